@@ -1,0 +1,261 @@
+package catalog
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Resource is one resource type in one group version.
+type Resource struct {
+	Group, Version, Kind string
+	// Resource is the plural name used in URLs.
+	Resource     string
+	Singular     string
+	Namespaced   bool
+	Verbs        []string
+	ShortNames   []string
+	Categories   []string
+	Subresources []Subresource
+}
+
+// Subresource is a resource's subresource; Group, Version and Kind are those of
+// the object it reads and writes (autoscaling/v1 Scale for "scale").
+type Subresource struct {
+	Name                 string
+	Group, Version, Kind string
+	Verbs                []string
+}
+
+// GroupVersionResource of r.
+func (r *Resource) GroupVersionResource() schema.GroupVersionResource {
+	return schema.GroupVersionResource{Group: r.Group, Version: r.Version, Resource: r.Resource}
+}
+
+// GroupVersionKind of r.
+func (r *Resource) GroupVersionKind() schema.GroupVersionKind {
+	return schema.GroupVersionKind{Group: r.Group, Version: r.Version, Kind: r.Kind}
+}
+
+// GroupResource of r, as error messages name it ("deployments.apps").
+func (r *Resource) GroupResource() schema.GroupResource {
+	return schema.GroupResource{Group: r.Group, Resource: r.Resource}
+}
+
+// APIVersion is the apiVersion field of r's objects ("v1", "apps/v1").
+func (r *Resource) APIVersion() string {
+	return r.GroupVersionKind().GroupVersion().String()
+}
+
+// HasVerb reports whether r supports verb.
+func (r *Resource) HasVerb(verb string) bool { return slices.Contains(r.Verbs, verb) }
+
+// Storage says where a resource's objects live. Resources served in several
+// group versions share one storage (and one key space).
+type Storage struct {
+	// Group, Version and Kind of the encoding objects are stored in.
+	Group, Version, Kind string
+	// Prefix is the key prefix under /registry/, as kube-apiserver lays out etcd.
+	Prefix string
+}
+
+// StorageOf returns where r's objects are stored.
+func StorageOf(r *Resource) Storage {
+	s := Storage{Group: r.Group, Version: r.Version, Kind: r.Kind, Prefix: r.Resource}
+	if p, ok := storagePrefixes[r.GroupResource()]; ok {
+		s.Prefix = p
+	}
+	if gv, ok := sharedStorage[r.GroupResource()]; ok {
+		s.Group, s.Version = gv.Group, gv.Version
+	}
+	return s
+}
+
+// StorageVersionHash is the discovery field clients use to notice a change of
+// storage version: the first 8 bytes of the SHA-256 of "group/version/kind"
+// of the storage encoding, base64-encoded.
+func (s Storage) StorageVersionHash() string {
+	sum := sha256.Sum256([]byte(s.Group + "/" + s.Version + "/" + s.Kind))
+	return base64.StdEncoding.EncodeToString(sum[:8])
+}
+
+// storagePrefixes lists the resources kube-apiserver stores under a prefix
+// other than their plural name.
+var storagePrefixes = map[schema.GroupResource]string{
+	{Resource: "services"}:                                                 "services/specs",
+	{Resource: "endpoints"}:                                                "services/endpoints",
+	{Resource: "nodes"}:                                                    "minions",
+	{Resource: "replicationcontrollers"}:                                   "controllers",
+	{Group: "networking.k8s.io", Resource: "ingresses"}:                    "ingress",
+	{Group: "events.k8s.io", Resource: "events"}:                           "events",
+	{Group: "apiregistration.k8s.io", Resource: "apiservices"}:             "apiregistration.k8s.io/apiservices",
+	{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}: "apiextensions.k8s.io/customresourcedefinitions",
+}
+
+// sharedStorage lists resources stored in another group version's encoding.
+var sharedStorage = map[schema.GroupResource]schema.GroupVersion{
+	{Group: "events.k8s.io", Resource: "events"}: {Version: "v1"},
+}
+
+// NameRule is the rule an object name must follow.
+type NameRule int
+
+const (
+	// DNSSubdomain: RFC 1123 subdomain, at most 253 characters (most types).
+	DNSSubdomain NameRule = iota
+	// DNSLabel: RFC 1123 label, at most 63 characters.
+	DNSLabel
+	// DNS1035Label: RFC 1035 label (starts with a letter), at most 63 characters.
+	DNS1035Label
+	// PathSegment: anything that can be one URL path segment (not ".", "..",
+	// and without "/" or "%").
+	PathSegment
+	// IPAddress: a valid IP address.
+	IPAddress
+	// Unchecked: any name.
+	Unchecked
+)
+
+// nameRules lists the types whose names do not follow DNSSubdomain, as
+// answered by kube-apiserver v1.35.
+var nameRules = map[schema.GroupResource]NameRule{
+	{Resource: "namespaces"}:                                               DNSLabel,
+	{Group: "apps", Resource: "statefulsets"}:                              DNSLabel,
+	{Resource: "services"}:                                                 DNS1035Label,
+	{Resource: "events"}:                                                   PathSegment,
+	{Group: "policy", Resource: "poddisruptionbudgets"}:                    PathSegment,
+	{Group: "rbac.authorization.k8s.io", Resource: "roles"}:                PathSegment,
+	{Group: "rbac.authorization.k8s.io", Resource: "clusterroles"}:         PathSegment,
+	{Group: "rbac.authorization.k8s.io", Resource: "rolebindings"}:         PathSegment,
+	{Group: "rbac.authorization.k8s.io", Resource: "clusterrolebindings"}:  PathSegment,
+	{Group: "networking.k8s.io", Resource: "ipaddresses"}:                  IPAddress,
+	{Group: "certificates.k8s.io", Resource: "certificatesigningrequests"}: Unchecked,
+}
+
+// NameRuleOf returns the rule r's object names must follow.
+func NameRuleOf(r *Resource) NameRule { return nameRules[r.GroupResource()] }
+
+// groupOrder is the order in which kube-apiserver v1.35 lists its groups in
+// discovery (its registration priority); groups not listed sort after, by name.
+var groupOrder = []string{
+	"", "apiregistration.k8s.io", "apps", "events.k8s.io", "authentication.k8s.io",
+	"authorization.k8s.io", "autoscaling", "batch", "certificates.k8s.io", "networking.k8s.io",
+	"policy", "rbac.authorization.k8s.io", "storage.k8s.io", "admissionregistration.k8s.io",
+	"apiextensions.k8s.io", "scheduling.k8s.io", "coordination.k8s.io", "node.k8s.io",
+	"discovery.k8s.io", "resource.k8s.io", "flowcontrol.apiserver.k8s.io",
+}
+
+// versionPriority orders versions within a group, preferred first, as
+// Kubernetes does: GA before beta before alpha, higher numbers first.
+func versionPriority(a, b string) int {
+	ka, kb := versionKey(a), versionKey(b)
+	for i := range ka {
+		if ka[i] != kb[i] {
+			return kb[i] - ka[i]
+		}
+	}
+	return strings.Compare(a, b)
+}
+
+func versionKey(v string) [3]int {
+	var major, minor int
+	stability := 3 // GA
+	rest := strings.TrimPrefix(v, "v")
+	i := 0
+	for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
+		major = major*10 + int(rest[i]-'0')
+		i++
+	}
+	switch {
+	case strings.HasPrefix(rest[i:], "beta"):
+		stability, i = 2, i+4
+	case strings.HasPrefix(rest[i:], "alpha"):
+		stability, i = 1, i+5
+	}
+	for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
+		minor = minor*10 + int(rest[i]-'0')
+		i++
+	}
+	return [3]int{stability, major, minor}
+}
+
+// Catalog is an immutable set of resource types with lookups.
+type Catalog struct {
+	resources []*Resource
+	byGVR     map[schema.GroupVersionResource]*Resource
+	groups    []Group
+}
+
+// Group is one API group with its versions, preferred first.
+type Group struct {
+	Name     string
+	Versions []string
+}
+
+// New builds a catalog of the given resources.
+func New(resources []Resource) *Catalog {
+	c := &Catalog{byGVR: map[schema.GroupVersionResource]*Resource{}}
+	versions := map[string][]string{}
+	for i := range resources {
+		r := &resources[i]
+		c.resources = append(c.resources, r)
+		c.byGVR[r.GroupVersionResource()] = r
+		if !slices.Contains(versions[r.Group], r.Version) {
+			versions[r.Group] = append(versions[r.Group], r.Version)
+		}
+	}
+	for name, vs := range versions {
+		slices.SortFunc(vs, versionPriority)
+		c.groups = append(c.groups, Group{Name: name, Versions: vs})
+	}
+	slices.SortFunc(c.groups, func(a, b Group) int {
+		ia, ib := groupRank(a.Name), groupRank(b.Name)
+		if ia != ib {
+			return ia - ib
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return c
+}
+
+func groupRank(group string) int {
+	if i := slices.Index(groupOrder, group); i >= 0 {
+		return i
+	}
+	return len(groupOrder)
+}
+
+// Builtin returns the built-in types for which keep(r) is true.
+func Builtin(keep func(*Resource) bool) []Resource {
+	var out []Resource
+	for _, r := range builtin {
+		if keep(&r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Lookup returns the resource for gvr, or nil.
+func (c *Catalog) Lookup(gvr schema.GroupVersionResource) *Resource { return c.byGVR[gvr] }
+
+// Groups returns the API groups in discovery order (the core group "" first).
+func (c *Catalog) Groups() []Group { return c.groups }
+
+// Resources returns the resources of one group version, by plural name.
+func (c *Catalog) Resources(gv schema.GroupVersion) []*Resource {
+	var out []*Resource
+	for _, r := range c.resources {
+		if r.Group == gv.Group && r.Version == gv.Version {
+			out = append(out, r)
+		}
+	}
+	slices.SortFunc(out, func(a, b *Resource) int { return strings.Compare(a.Resource, b.Resource) })
+	return out
+}
+
+// All returns every resource.
+func (c *Catalog) All() []*Resource { return c.resources }

@@ -1,0 +1,64 @@
+package server
+
+import (
+	"maps"
+
+	"kubeplay/server/catalog"
+)
+
+// eventFieldsV1 maps the fields of a core/v1 Event to their events.k8s.io/v1
+// names; events of both groups share one storage in the core/v1 encoding.
+var eventFieldsV1 = map[string]string{
+	"involvedObject":     "regarding",
+	"message":            "note",
+	"source":             "deprecatedSource",
+	"firstTimestamp":     "deprecatedFirstTimestamp",
+	"lastTimestamp":      "deprecatedLastTimestamp",
+	"count":              "deprecatedCount",
+	"reportingComponent": "reportingController",
+}
+
+func isEventsV1(r *catalog.Resource) bool {
+	return r.Group == "events.k8s.io" && r.Resource == "events"
+}
+
+// toStorage returns obj in r's storage encoding. It never modifies obj: the
+// result is a copy at the top level and in metadata.
+func toStorage(r *catalog.Resource, obj object) object {
+	out := maps.Clone(obj)
+	out["metadata"] = maps.Clone(metadata(obj))
+	st := catalog.StorageOf(r)
+	if isEventsV1(r) {
+		for core, v1 := range eventFieldsV1 {
+			renameField(out, v1, core)
+		}
+	}
+	out["apiVersion"] = schemaAPIVersion(st.Group, st.Version)
+	out["kind"] = st.Kind
+	return out
+}
+
+// fromStorage converts a freshly decoded stored object, in place, to r's version.
+func fromStorage(r *catalog.Resource, obj object) {
+	if isEventsV1(r) {
+		for core, v1 := range eventFieldsV1 {
+			renameField(obj, core, v1)
+		}
+	}
+	obj["apiVersion"] = r.APIVersion()
+	obj["kind"] = r.Kind
+}
+
+func renameField(obj object, from, to string) {
+	if v, ok := obj[from]; ok {
+		obj[to] = v
+		delete(obj, from)
+	}
+}
+
+func schemaAPIVersion(group, version string) string {
+	if group == "" {
+		return version
+	}
+	return group + "/" + version
+}

@@ -1,0 +1,233 @@
+package encoding
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"slices"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// Media types the server reads and writes.
+const (
+	JSON = "application/json"
+	YAML = "application/yaml"
+)
+
+// AcceptedBodyTypes is the list the real server names when it rejects a body.
+const AcceptedBodyTypes = "application/json, application/yaml, application/vnd.kubernetes.protobuf"
+
+// BodyMediaType returns the media type of a request body, or an
+// UnsupportedMediaType Status.
+func BodyMediaType(contentType string) (string, error) {
+	if contentType == "" {
+		return JSON, nil
+	}
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err == nil && (mt == JSON || mt == YAML) {
+		return mt, nil
+	}
+	return "", &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status:  metav1.StatusFailure,
+		Code:    http.StatusUnsupportedMediaType,
+		Reason:  metav1.StatusReasonUnsupportedMediaType,
+		Message: "the body of the request was in an unknown format - accepted media types include: " + AcceptedBodyTypes,
+	}}
+}
+
+// DecodeObject parses a JSON or YAML body into an object. The error is the
+// cause only; callers wrap it in the Status the real server gives.
+func DecodeObject(mediaType string, body []byte) (map[string]any, error) {
+	if mediaType == YAML {
+		j, err := yaml.YAMLToJSON(body)
+		if err != nil {
+			return nil, err
+		}
+		body = j
+	}
+	var obj map[string]any
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err := dec.Decode(&obj); err != nil {
+		return nil, err
+	}
+	if obj == nil {
+		return nil, errors.New("object is null")
+	}
+	return obj, nil
+}
+
+// ResponseMediaType picks the response format from the Accept header: YAML
+// when the client prefers it, JSON otherwise (including for */* and for
+// variants such as as=Table that are not served).
+func ResponseMediaType(accept string) string {
+	for _, part := range strings.Split(accept, ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		if params["as"] != "" {
+			continue
+		}
+		switch mt {
+		case JSON, "*/*", "application/*":
+			return JSON
+		case YAML:
+			return YAML
+		}
+	}
+	return JSON
+}
+
+// metadataOrder is the order of ObjectMeta's fields in kube-apiserver's JSON.
+var metadataOrder = []string{
+	"name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation",
+	"creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "labels",
+	"annotations", "ownerReferences", "finalizers", "managedFields",
+}
+
+// topOrder puts these first; other top-level fields follow in name order.
+var topOrder = []string{"kind", "apiVersion", "metadata"}
+
+// MarshalObject encodes an object as JSON with the field order of the real
+// server's typed objects where it is known: kind, apiVersion, metadata (in
+// ObjectMeta order), then the rest by name.
+func MarshalObject(obj map[string]any) ([]byte, error) {
+	var b bytes.Buffer
+	if err := writeOrdered(&b, obj, topOrder, func(key string, v any) error {
+		if m, ok := v.(map[string]any); ok && key == "metadata" {
+			return writeOrdered(&b, m, metadataOrder, nil)
+		}
+		return writeValue(&b, v)
+	}); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+func writeOrdered(b *bytes.Buffer, m map[string]any, first []string, write func(string, any) error) error {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		if !slices.Contains(first, k) {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	ordered := make([]string, 0, len(m))
+	for _, k := range first {
+		if _, ok := m[k]; ok {
+			ordered = append(ordered, k)
+		}
+	}
+	ordered = append(ordered, keys...)
+	b.WriteByte('{')
+	for i, k := range ordered {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		kb, _ := json.Marshal(k)
+		b.Write(kb)
+		b.WriteByte(':')
+		var err error
+		if write != nil {
+			err = write(k, m[k])
+		} else {
+			err = writeValue(b, m[k])
+		}
+		if err != nil {
+			return err
+		}
+	}
+	b.WriteByte('}')
+	return nil
+}
+
+func writeValue(b *bytes.Buffer, v any) error {
+	enc := json.NewEncoder(b)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	b.Truncate(b.Len() - 1) // Encode's newline
+	return nil
+}
+
+// Marshal encodes any value as compact JSON the way the server writes it
+// (HTML characters escaped, as kube-apiserver's serializer does).
+func Marshal(v any) ([]byte, error) {
+	if m, ok := v.(map[string]any); ok {
+		return MarshalObject(m)
+	}
+	var b bytes.Buffer
+	if err := writeValue(&b, v); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// Write sends v with status code in the negotiated media type.
+func Write(w http.ResponseWriter, r *http.Request, code int, v any) {
+	body, err := Marshal(v)
+	if err != nil {
+		WriteError(w, r, apierrors.NewInternalError(err))
+		return
+	}
+	mt := ResponseMediaType(r.Header.Get("Accept"))
+	switch {
+	case mt == YAML:
+		if y, err := yaml.JSONToYAML(body); err == nil {
+			body = y
+		} else {
+			mt = JSON
+		}
+	case Pretty(r):
+		var b bytes.Buffer
+		json.Indent(&b, body, "", "  ")
+		body = append(b.Bytes(), '\n')
+	default:
+		body = append(body, '\n')
+	}
+	w.Header().Set("Content-Type", mt)
+	w.WriteHeader(code)
+	w.Write(body)
+}
+
+// Pretty reports whether JSON should be indented: on ?pretty=true, and for
+// the user agents kube-apiserver indents for (curl, Wget, browsers).
+func Pretty(r *http.Request) bool {
+	if p := r.URL.Query().Get("pretty"); p != "" {
+		return p == "true" || p == "1"
+	}
+	ua := r.UserAgent()
+	return strings.HasPrefix(ua, "curl") || strings.HasPrefix(ua, "Wget") || strings.HasPrefix(ua, "Mozilla/5.0")
+}
+
+// StatusOf converts any error into the Status the server answers with.
+func StatusOf(err error) metav1.Status {
+	var api apierrors.APIStatus
+	if errors.As(err, &api) {
+		st := api.Status()
+		st.Kind, st.APIVersion = "Status", "v1"
+		return st
+	}
+	st := apierrors.NewInternalError(err).ErrStatus
+	st.Kind, st.APIVersion = "Status", "v1"
+	return st
+}
+
+// WriteError sends err as a Status.
+func WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	st := StatusOf(err)
+	Write(w, r, int(st.Code), &st)
+}
+
+// BadRequest returns a 400 Status with message.
+func BadRequest(format string, args ...any) error {
+	return apierrors.NewBadRequest(fmt.Sprintf(format, args...))
+}

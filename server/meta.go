@@ -1,0 +1,233 @@
+package server
+
+import (
+	"encoding/base64"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"net/netip"
+	"reflect"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"kubeplay/server/catalog"
+)
+
+// object is a decoded Kubernetes object.
+type object = map[string]any
+
+// metadata returns obj's metadata map, creating it if missing.
+func metadata(obj object) map[string]any {
+	m, ok := obj["metadata"].(map[string]any)
+	if !ok {
+		m = map[string]any{}
+		obj["metadata"] = m
+	}
+	return m
+}
+
+func str(m map[string]any, key string) string {
+	s, _ := m[key].(string)
+	return s
+}
+
+// generatedNameChars are the characters kube-apiserver draws generated name
+// suffixes from (no vowels, so no words; no look-alike characters).
+const generatedNameChars = "bcdfghjklmnpqrstvwxz2456789"
+
+func generateName(prefix string) string {
+	const maxNameLength, suffixLength = 63, 5
+	if len(prefix) > maxNameLength-suffixLength {
+		prefix = prefix[:maxNameLength-suffixLength]
+	}
+	b := make([]byte, suffixLength)
+	for i := range b {
+		b[i] = generatedNameChars[rand.IntN(len(generatedNameChars))]
+	}
+	return prefix + string(b)
+}
+
+// validateName checks a name against the rule its type follows, with the
+// messages kube-apiserver gives.
+func validateName(r *catalog.Resource, name string, path *field.Path) field.ErrorList {
+	var msgs []string
+	switch catalog.NameRuleOf(r) {
+	case catalog.DNSSubdomain:
+		msgs = validation.IsDNS1123Subdomain(name)
+	case catalog.DNSLabel:
+		msgs = validation.IsDNS1123Label(name)
+	case catalog.DNS1035Label:
+		msgs = validation.IsDNS1035Label(name)
+	case catalog.PathSegment:
+		msgs = pathSegmentErrors(name)
+	case catalog.IPAddress:
+		if _, err := netip.ParseAddr(name); err != nil {
+			msgs = []string{"must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"}
+		}
+	}
+	var errs field.ErrorList
+	for _, m := range msgs {
+		errs = append(errs, field.Invalid(path, name, m))
+	}
+	return errs
+}
+
+func pathSegmentErrors(name string) []string {
+	switch name {
+	case ".", "..":
+		return []string{fmt.Sprintf("may not be '%s'", name)}
+	}
+	var msgs []string
+	for _, c := range []string{"/", "%"} {
+		if strings.Contains(name, c) {
+			msgs = append(msgs, fmt.Sprintf("may not contain '%s'", c))
+		}
+	}
+	return msgs
+}
+
+// tracksGeneration lists the types whose metadata.generation the server
+// maintains (set to 1 on create, incremented when anything but metadata and
+// status changes), as kube-apiserver v1.35 does.
+var tracksGeneration = map[string]bool{
+	"apps/deployments": true, "apps/replicasets": true, "apps/statefulsets": true, "apps/daemonsets": true,
+	"/replicationcontrollers": true, "/pods": true, "batch/jobs": true, "batch/cronjobs": true,
+	"networking.k8s.io/ingresses": true, "networking.k8s.io/networkpolicies": true,
+	"policy/poddisruptionbudgets": true, "autoscaling/horizontalpodautoscalers": true,
+	"admissionregistration.k8s.io/validatingwebhookconfigurations":   true,
+	"admissionregistration.k8s.io/mutatingwebhookconfigurations":     true,
+	"admissionregistration.k8s.io/validatingadmissionpolicies":       true,
+	"admissionregistration.k8s.io/validatingadmissionpolicybindings": true,
+	"flowcontrol.apiserver.k8s.io/flowschemas":                       true,
+	"flowcontrol.apiserver.k8s.io/prioritylevelconfigurations":       true,
+	"discovery.k8s.io/endpointslices":                                true,
+	"resource.k8s.io/deviceclasses":                                  true, "resource.k8s.io/resourceslices": true,
+}
+
+func generationTracked(r *catalog.Resource) bool { return tracksGeneration[r.Group+"/"+r.Resource] }
+
+// hasStatus reports whether r's status is written through a /status
+// subresource, so that writes of the main resource leave it alone.
+func hasStatus(r *catalog.Resource) bool { return hasSubresource(r, "status") }
+
+// prepareForCreate sets the metadata the server owns on a new object, and
+// applies the type's own rules for new objects.
+func (s *Server) prepareForCreate(r *catalog.Resource, obj object) {
+	md := metadata(obj)
+	for _, k := range []string{"uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"} {
+		delete(md, k)
+	}
+	md["uid"] = string(uuid.NewUUID())
+	md["creationTimestamp"] = s.now().UTC().Format("2006-01-02T15:04:05Z")
+	if generationTracked(r) {
+		md["generation"] = int64(1)
+	}
+	if hasStatus(r) {
+		if _, ok := obj["status"]; ok {
+			obj["status"] = map[string]any{}
+		}
+	}
+	switch r.GroupResource().String() {
+	case "namespaces":
+		labels, _ := md["labels"].(map[string]any)
+		if labels == nil {
+			labels = map[string]any{}
+			md["labels"] = labels
+		}
+		labels["kubernetes.io/metadata.name"] = str(md, "name")
+		obj["spec"] = map[string]any{"finalizers": []any{"kubernetes"}}
+		obj["status"] = map[string]any{"phase": "Active"}
+	case "secrets":
+		normalizeSecret(obj)
+	}
+}
+
+// prepareForUpdate carries over what an update of the main resource cannot
+// change and bumps the generation when the object's desired state changed.
+func prepareForUpdate(r *catalog.Resource, obj, old object) {
+	md, oldMD := metadata(obj), metadata(old)
+	for _, k := range []string{"uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"} {
+		if v, ok := oldMD[k]; ok {
+			md[k] = v
+		} else {
+			delete(md, k)
+		}
+	}
+	delete(md, "selfLink")
+	if hasStatus(r) {
+		if st, ok := old["status"]; ok {
+			obj["status"] = st
+		} else {
+			delete(obj, "status")
+		}
+	}
+	switch r.GroupResource().String() {
+	case "namespaces":
+		// spec.finalizers change only through /finalize.
+		obj["spec"] = old["spec"]
+		labels, _ := md["labels"].(map[string]any)
+		if labels == nil {
+			labels = map[string]any{}
+			md["labels"] = labels
+		}
+		labels["kubernetes.io/metadata.name"] = str(md, "name")
+	case "secrets":
+		normalizeSecret(obj)
+	}
+	if generationTracked(r) && !reflect.DeepEqual(desiredState(obj), desiredState(old)) {
+		md["generation"] = generationOf(oldMD) + 1
+	}
+}
+
+// desiredState is an object without its metadata and status: what a change of
+// generation tracks.
+func desiredState(obj object) object {
+	out := maps.Clone(obj)
+	for _, k := range []string{"metadata", "status", "kind", "apiVersion"} {
+		delete(out, k)
+	}
+	return out
+}
+
+func generationOf(md map[string]any) int64 {
+	switch g := md["generation"].(type) {
+	case int64:
+		return g
+	case float64:
+		return int64(g)
+	case interface{ Int64() (int64, error) }:
+		n, _ := g.Int64()
+		return n
+	}
+	return 0
+}
+
+// normalizeSecret folds stringData into data (base64) and defaults the type,
+// as the Secret's API conversion does.
+func normalizeSecret(obj object) {
+	if sd, ok := obj["stringData"].(map[string]any); ok {
+		data, _ := obj["data"].(map[string]any)
+		if data == nil {
+			data = map[string]any{}
+		}
+		for k, v := range sd {
+			if s, ok := v.(string); ok {
+				data[k] = base64.StdEncoding.EncodeToString([]byte(s))
+			}
+		}
+		obj["data"] = data
+	}
+	delete(obj, "stringData")
+	if t, _ := obj["type"].(string); t == "" {
+		obj["type"] = "Opaque"
+	}
+}
+
+// errInvalid is the 422 for an object that failed validation.
+func errInvalid(r *catalog.Resource, name string, errs field.ErrorList) error {
+	return apierrors.NewInvalid(qualifiedKind(r), name, errs)
+}

@@ -1,0 +1,98 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+
+	"kubeplay/server/catalog"
+)
+
+// request is an API request after its URL has been parsed.
+type request struct {
+	group, version string
+	namespace      string
+	resource       string
+	name           string
+	subresource    string
+	// verb is the Kubernetes verb: get, list, watch, create, update, patch,
+	// delete, deletecollection.
+	verb string
+	res  *catalog.Resource
+}
+
+// namespaceSubresources are the paths under /namespaces/{name}/ that address
+// the namespace itself rather than a resource inside it.
+var namespaceSubresources = map[string]bool{"status": true, "finalize": true}
+
+// parsePath splits a resource path after /api/v1 or /apis/<group>/<version>
+// ("namespaces/default/configmaps/x") into its parts. ok is false when the
+// path has too many segments to be a resource path.
+func parsePath(parts []string) (ns, resource, name, sub string, ok bool) {
+	if len(parts) >= 2 && parts[0] == "namespaces" {
+		if len(parts) == 2 || namespaceSubresources[parts[2]] && len(parts) == 3 {
+			resource, name = "namespaces", parts[1]
+			if len(parts) == 3 {
+				sub = parts[2]
+			}
+			return "", resource, name, sub, true
+		}
+		ns, parts = parts[1], parts[2:]
+	}
+	switch len(parts) {
+	case 1:
+		resource = parts[0]
+	case 2:
+		resource, name = parts[0], parts[1]
+	case 3:
+		resource, name, sub = parts[0], parts[1], parts[2]
+	default:
+		return "", "", "", "", false
+	}
+	return ns, resource, name, sub, resource != ""
+}
+
+// verbFor maps an HTTP method on a collection or an object to a verb; "" if
+// the method is not allowed there.
+func verbFor(method string, collection, watchParam, watchPath bool) string {
+	switch {
+	case watchPath:
+		if method == http.MethodGet {
+			return "watch"
+		}
+	case collection:
+		switch method {
+		case http.MethodGet, http.MethodHead:
+			if watchParam {
+				return "watch"
+			}
+			return "list"
+		case http.MethodPost:
+			return "create"
+		case http.MethodDelete:
+			return "deletecollection"
+		}
+	default:
+		switch method {
+		case http.MethodGet, http.MethodHead:
+			if watchParam {
+				return "watch"
+			}
+			return "get"
+		case http.MethodPut:
+			return "update"
+		case http.MethodPatch:
+			return "patch"
+		case http.MethodDelete:
+			return "delete"
+		}
+	}
+	return ""
+}
+
+// isTrue parses the boolean query parameters kube-apiserver accepts ("true", "1").
+func isTrue(s string) bool { return s == "true" || s == "1" }
+
+// splitPath splits a URL path into its non-empty segments.
+func splitPath(p string) []string {
+	return strings.FieldsFunc(p, func(r rune) bool { return r == '/' })
+}

@@ -1,0 +1,271 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"runtime"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"kubeplay/server/catalog"
+	"kubeplay/server/encoding"
+	"kubeplay/store"
+)
+
+// Options configure a Server.
+type Options struct {
+	// Store holds the objects; the server does not close it.
+	Store store.Store
+	// Now is the clock for timestamps (default time.Now).
+	Now func() time.Time
+}
+
+// Server serves the Kubernetes API over one store.
+type Server struct {
+	store   store.Store
+	catalog *catalog.Catalog
+	now     func() time.Time
+}
+
+var _ http.Handler = (*Server)(nil)
+
+// New returns a server over opts.Store, creating the namespaces every
+// cluster starts with (default, kube-system, kube-public, kube-node-lease)
+// if they do not exist yet.
+func New(ctx context.Context, opts Options) (*Server, error) {
+	if opts.Store == nil {
+		return nil, errors.New("server: no store")
+	}
+	s := &Server{store: opts.Store, catalog: catalog.New(catalog.Builtin(served)), now: opts.Now}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if err := s.bootstrap(ctx); err != nil {
+		return nil, fmt.Errorf("server: bootstrap: %w", err)
+	}
+	return s, nil
+}
+
+// Catalog returns the resource types the server serves.
+func (s *Server) Catalog() *catalog.Catalog { return s.catalog }
+
+// notServed lists built-in resources kubeplay does not serve yet, and why.
+var notServed = map[schema.GroupResource]string{
+	// Their objects only mean something once the API server acts on them.
+	{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}: "custom resources are not served yet",
+	{Group: "apiregistration.k8s.io", Resource: "apiservices"}:             "API aggregation is not supported",
+}
+
+// served reports whether kubeplay serves a built-in resource: every stored
+// resource type of the GA groups, but not the virtual ones (reviews,
+// bindings, component statuses) that compute an answer instead of storing
+// an object, nor the group versions whose conversion is not implemented.
+func served(r *catalog.Resource) bool {
+	if !r.HasVerb("create") || !r.HasVerb("get") || !r.HasVerb("list") {
+		return false
+	}
+	if _, skip := notServed[r.GroupResource()]; skip {
+		return false
+	}
+	if r.Group == "autoscaling" && r.Version == "v1" {
+		return false // stored as autoscaling/v2; v1<->v2 conversion is not implemented
+	}
+	return true
+}
+
+// subresourceServed reports whether the server implements a subresource.
+func subresourceServed(r *catalog.Resource, sub string) bool {
+	return r.Group == "" && r.Resource == "namespaces" && sub == "finalize"
+}
+
+// ServeHTTP routes one API request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	parts := splitPath(r.URL.Path)
+	switch {
+	case len(parts) == 1 && (parts[0] == "healthz" || parts[0] == "livez" || parts[0] == "readyz"):
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		fmt.Fprint(w, "ok")
+	case len(parts) == 1 && parts[0] == "version":
+		encoding.Write(w, r, http.StatusOK, versionInfo())
+	case len(parts) >= 1 && parts[0] == "api":
+		s.serveCore(w, r, parts[1:])
+	case len(parts) >= 1 && parts[0] == "apis":
+		s.serveGroups(w, r, parts[1:])
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func (s *Server) serveCore(w http.ResponseWriter, r *http.Request, parts []string) {
+	switch {
+	case len(parts) == 0:
+		s.serveDiscovery(w, r, s.coreVersions(r))
+	case parts[0] != "v1":
+		http.NotFound(w, r)
+	case len(parts) == 1:
+		s.serveDiscovery(w, r, s.resourceList(schema.GroupVersion{Version: "v1"}))
+	default:
+		s.serveResource(w, r, schema.GroupVersion{Version: "v1"}, parts[1:])
+	}
+}
+
+func (s *Server) serveGroups(w http.ResponseWriter, r *http.Request, parts []string) {
+	if len(parts) == 0 {
+		s.serveDiscovery(w, r, s.groupList())
+		return
+	}
+	group, ok := s.group(parts[0])
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	if len(parts) == 1 {
+		s.serveDiscovery(w, r, apiGroup(group))
+		return
+	}
+	gv := schema.GroupVersion{Group: group.Name, Version: parts[1]}
+	if !containsVersion(group, gv.Version) {
+		encoding.WriteError(w, r, errNoResource())
+		return
+	}
+	if len(parts) == 2 {
+		s.serveDiscovery(w, r, s.resourceList(gv))
+		return
+	}
+	s.serveResource(w, r, gv, parts[2:])
+}
+
+// serveResource handles a request under a served group version.
+func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, gv schema.GroupVersion, parts []string) {
+	watchPath := len(parts) > 0 && parts[0] == "watch"
+	if watchPath {
+		parts = parts[1:]
+	}
+	ns, resource, name, sub, ok := parsePath(parts)
+	if !ok {
+		encoding.WriteError(w, r, errNoResource())
+		return
+	}
+	res := s.catalog.Lookup(gv.WithResource(resource))
+	if res == nil || (!res.Namespaced && ns != "") {
+		encoding.WriteError(w, r, errNoResource())
+		return
+	}
+	if sub != "" && !(hasSubresource(res, sub) && subresourceServed(res, sub)) {
+		encoding.WriteError(w, r, errNoResource())
+		return
+	}
+	if err := r.ParseForm(); err != nil {
+		encoding.WriteError(w, r, encoding.BadRequest("%v", err))
+		return
+	}
+	req := &request{group: gv.Group, version: gv.Version, namespace: ns, resource: resource, name: name, subresource: sub, res: res}
+	req.verb = verbFor(r.Method, name == "", isTrue(r.URL.Query().Get("watch")), watchPath)
+	if req.verb == "" || (sub == "" && !res.HasVerb(req.verb)) {
+		encoding.WriteError(w, r, errMethodNotAllowed())
+		return
+	}
+	switch {
+	case sub == "finalize":
+		s.finalizeNamespace(w, r, req)
+	case req.verb == "get":
+		s.get(w, r, req)
+	case req.verb == "list":
+		s.list(w, r, req)
+	case req.verb == "watch":
+		s.watch(w, r, req)
+	case req.verb == "create":
+		s.create(w, r, req)
+	case req.verb == "update":
+		s.update(w, r, req)
+	case req.verb == "delete":
+		s.delete(w, r, req)
+	case req.verb == "deletecollection":
+		s.deleteCollection(w, r, req)
+	case req.verb == "patch":
+		encoding.WriteError(w, r, &apierrors.StatusError{ErrStatus: metav1.Status{
+			Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType,
+			Reason: metav1.StatusReasonUnsupportedMediaType, Message: "415: Unsupported Media Type", Details: &metav1.StatusDetails{},
+		}})
+	}
+}
+
+func hasSubresource(r *catalog.Resource, name string) bool {
+	for _, sub := range r.Subresources {
+		if sub.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// errNoResource is kube-apiserver's answer for a path under a served group
+// version that names no resource.
+func errNoResource() error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusNotFound, Reason: metav1.StatusReasonNotFound,
+		Message: "the server could not find the requested resource", Details: &metav1.StatusDetails{},
+	}}
+}
+
+func errMethodNotAllowed() error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusMethodNotAllowed, Reason: metav1.StatusReasonMethodNotAllowed,
+		Message: "the server does not allow this method on the requested resource", Details: &metav1.StatusDetails{},
+	}}
+}
+
+// Version is the Kubernetes version kubeplay implements.
+const (
+	kubeMajor = "1"
+	kubeMinor = "35"
+	// GitVersion says which kube-apiserver kubeplay follows, marked as kubeplay's.
+	GitVersion = "v1.35.4+kubeplay"
+)
+
+type version struct {
+	Major                 string `json:"major"`
+	Minor                 string `json:"minor"`
+	EmulationMajor        string `json:"emulationMajor"`
+	EmulationMinor        string `json:"emulationMinor"`
+	MinCompatibilityMajor string `json:"minCompatibilityMajor"`
+	MinCompatibilityMinor string `json:"minCompatibilityMinor"`
+	GitVersion            string `json:"gitVersion"`
+	GitCommit             string `json:"gitCommit"`
+	GitTreeState          string `json:"gitTreeState"`
+	BuildDate             string `json:"buildDate"`
+	GoVersion             string `json:"goVersion"`
+	Compiler              string `json:"compiler"`
+	Platform              string `json:"platform"`
+}
+
+func versionInfo() version {
+	return version{
+		Major: kubeMajor, Minor: kubeMinor, EmulationMajor: kubeMajor, EmulationMinor: kubeMinor,
+		MinCompatibilityMajor: kubeMajor, MinCompatibilityMinor: "34",
+		GitVersion: GitVersion, GitCommit: "", GitTreeState: "", BuildDate: "1970-01-01T00:00:00Z",
+		GoVersion: runtime.Version(), Compiler: runtime.Compiler, Platform: runtime.GOOS + "/" + runtime.GOARCH,
+	}
+}
+
+// qualifiedKind names a kind as kube-apiserver's Invalid messages do:
+// "ConfigMap", "Deployment.apps".
+func qualifiedKind(r *catalog.Resource) schema.GroupKind {
+	return schema.GroupKind{Group: r.Group, Kind: r.Kind}
+}
+
+// internalPackage is the name of the Go package of a group's internal types,
+// which kube-apiserver's decoding errors mention ("core", "apps", "rbac").
+func internalPackage(group string) string {
+	if group == "" {
+		return "core"
+	}
+	return strings.Split(group, ".")[0]
+}

@@ -1,0 +1,235 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+
+	"kubeplay/server/catalog"
+	"kubeplay/server/encoding"
+	"kubeplay/store"
+)
+
+// minRequestTimeout is kube-apiserver's default --min-request-timeout: a watch
+// without timeoutSeconds lasts a random time between it and twice it.
+const minRequestTimeout = 30 * time.Minute
+
+// bookmarkInterval is how often a watch that allows bookmarks gets one.
+const bookmarkInterval = time.Minute
+
+// watchEvent is one event of a watch stream.
+type watchEvent struct {
+	Type   string
+	Object any
+}
+
+func (s *Server) watch(w http.ResponseWriter, r *http.Request, req *request) {
+	res := req.res
+	sel, err := parseSelectors(r, res)
+	if err != nil {
+		encoding.WriteError(w, r, err)
+		return
+	}
+	if req.name != "" {
+		sel.field = fields.AndSelectors(sel.field, fields.OneTermEqualSelector("metadata.name", req.name))
+	}
+	q := r.URL.Query()
+	timeout := minRequestTimeout + time.Duration(rand.Int64N(int64(minRequestTimeout)))
+	if v := q.Get("timeoutSeconds"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			encoding.WriteError(w, r, encoding.BadRequest("%v", err))
+			return
+		}
+		timeout = time.Duration(n) * time.Second
+	}
+	bookmarks := isTrue(q.Get("allowWatchBookmarks"))
+	ctx, cancel := context.WithTimeout(r.Context(), timeout)
+	defer cancel()
+
+	var initial []object
+	var fromRev int64
+	switch rv := q.Get("resourceVersion"); rv {
+	case "", "0":
+		list, err := s.listObjects(ctx, res, req.namespace, sel, listOptions{})
+		if err != nil {
+			encoding.WriteError(w, r, err)
+			return
+		}
+		initial, fromRev = list.items, list.rev
+	default:
+		n, err := strconv.ParseInt(rv, 10, 64)
+		if err != nil || n < 0 {
+			encoding.WriteError(w, r, encoding.BadRequest("invalid resource version: %q", rv))
+			return
+		}
+		fromRev = n
+	}
+
+	watcher, err := s.store.Watch(ctx, collectionPrefix(res, req.namespace), fromRev)
+	stream := newEventStream(w, r)
+	switch {
+	case errors.Is(err, store.ErrCompacted):
+		// kube-apiserver accepts the watch, then reports 410 Gone as an event.
+		stream.send(watchEvent{Type: "ERROR", Object: statusObject(apierrors.NewResourceExpired(
+			fmt.Sprintf("too old resource version: %d (%d)", fromRev, s.compactedRevision(ctx))))})
+		return
+	case errors.Is(err, store.ErrFutureRevision):
+		encoding.WriteError(w, r, errTooLargeResourceVersion(fromRev, s.currentRevision(ctx)))
+		return
+	case err != nil:
+		encoding.WriteError(w, r, storeError(res, req.name, err))
+		return
+	}
+	defer watcher.Stop()
+
+	stream.start()
+	for _, obj := range initial {
+		if !stream.send(watchEvent{Type: "ADDED", Object: obj}) {
+			return
+		}
+	}
+	lastRev := fromRev
+	if bookmarks && q.Get("resourceVersion") == "" {
+		if !stream.send(bookmark(res, lastRev, true)) {
+			return
+		}
+	}
+	ticker := time.NewTicker(bookmarkInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+			if bookmarks && !stream.send(bookmark(res, lastRev, false)) {
+				return
+			}
+		case ev, ok := <-watcher.Events():
+			if !ok {
+				return // ended (slow consumer, store closed): the client resumes from lastRev
+			}
+			lastRev = ev.KV.ModRevision
+			out, ok := s.translateEvent(res, sel, ev)
+			if ok && !stream.send(out) {
+				return
+			}
+		}
+	}
+}
+
+// translateEvent turns a store event into the watch event a client with
+// selectors sees: an object entering the selection is ADDED, one leaving it
+// is DELETED.
+func (s *Server) translateEvent(res *catalog.Resource, sel selectors, ev store.Event) (watchEvent, bool) {
+	obj, err := decodeStored(res, ev.KV)
+	if err != nil {
+		return watchEvent{Type: "ERROR", Object: statusObject(apierrors.NewInternalError(err))}, true
+	}
+	now := sel.matches(res, obj)
+	before := false
+	if ev.Prev != nil {
+		if prev, err := decodeStored(res, *ev.Prev); err == nil {
+			before = sel.matches(res, prev)
+		}
+	}
+	switch {
+	case ev.Type == store.Deleted:
+		return watchEvent{Type: "DELETED", Object: obj}, now
+	case ev.Type == store.Created || !before:
+		return watchEvent{Type: "ADDED", Object: obj}, now
+	case !now:
+		return watchEvent{Type: "DELETED", Object: obj}, true
+	default:
+		return watchEvent{Type: "MODIFIED", Object: obj}, true
+	}
+}
+
+func bookmark(res *catalog.Resource, rev int64, initialEventsEnd bool) watchEvent {
+	md := map[string]any{"resourceVersion": strconv.FormatInt(rev, 10)}
+	if initialEventsEnd {
+		md["annotations"] = map[string]any{"k8s.io/initial-events-end": "true"}
+	}
+	return watchEvent{Type: "BOOKMARK", Object: object{"kind": res.Kind, "apiVersion": res.APIVersion(), "metadata": md}}
+}
+
+func statusObject(err error) *metav1.Status {
+	st := encoding.StatusOf(err)
+	return &st
+}
+
+func errTooLargeResourceVersion(asked, current int64) error {
+	err := apierrors.NewTimeoutError(fmt.Sprintf("Too large resource version: %d, current: %d", asked, current), 1)
+	err.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: metav1.CauseTypeResourceVersionTooLarge, Message: "Too large resource version"}}
+	return err
+}
+
+func (s *Server) currentRevision(ctx context.Context) int64 {
+	rev, _ := s.store.CurrentRevision(ctx)
+	return rev
+}
+
+func (s *Server) compactedRevision(ctx context.Context) int64 {
+	rev, _ := s.store.CompactedRevision(ctx)
+	return rev
+}
+
+// eventStream writes watch events as a stream of JSON objects, one per line,
+// flushing each.
+type eventStream struct {
+	w       http.ResponseWriter
+	flusher http.Flusher
+	started bool
+}
+
+func newEventStream(w http.ResponseWriter, _ *http.Request) *eventStream {
+	f, _ := w.(http.Flusher)
+	return &eventStream{w: w, flusher: f}
+}
+
+func (e *eventStream) start() {
+	if e.started {
+		return
+	}
+	e.started = true
+	e.w.Header().Set("Content-Type", "application/json")
+	e.w.Header().Set("Cache-Control", "no-cache, private")
+	e.w.WriteHeader(http.StatusOK)
+	e.flush()
+}
+
+func (e *eventStream) flush() {
+	if e.flusher != nil {
+		e.flusher.Flush()
+	}
+}
+
+// send writes one event; false if the client is gone.
+func (e *eventStream) send(ev watchEvent) bool {
+	e.start()
+	obj, err := encoding.Marshal(ev.Object)
+	if err != nil {
+		return false
+	}
+	b, err := json.Marshal(struct {
+		Type   string          `json:"type"`
+		Object json.RawMessage `json:"object"`
+	}{ev.Type, obj})
+	if err != nil {
+		return false
+	}
+	if _, err := e.w.Write(append(b, '\n')); err != nil {
+		return false
+	}
+	e.flush()
+	return true
+}
