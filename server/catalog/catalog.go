@@ -98,6 +98,14 @@ var storagePrefixes = map[schema.GroupResource]string{
 // sharedStorage lists resources stored in another group version's encoding.
 var sharedStorage = map[schema.GroupResource]schema.GroupVersion{
 	{Group: "events.k8s.io", Resource: "events"}: {Version: "v1"},
+	// GA in v1.34, still stored as v1beta1 in v1.35.
+	{Group: "storage.k8s.io", Resource: "volumeattributesclasses"}: {Group: "storage.k8s.io", Version: "v1beta1"},
+}
+
+// laterShortNames holds short names of types that became GA after the
+// discovery documents the generator reads were captured.
+var laterShortNames = map[schema.GroupResource][]string{
+	{Group: "storage.k8s.io", Resource: "volumeattributesclasses"}: {"vac"},
 }
 
 // NameRule is the rule an object name must follow.
@@ -201,6 +209,9 @@ func New(resources []Resource) *Catalog {
 	versions := map[string][]string{}
 	for i := range resources {
 		r := &resources[i]
+		if names, ok := laterShortNames[r.GroupResource()]; ok && len(r.ShortNames) == 0 {
+			r.ShortNames = names
+		}
 		c.resources = append(c.resources, r)
 		c.byGVR[r.GroupVersionResource()] = r
 		if !slices.Contains(versions[r.Group], r.Version) {

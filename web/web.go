@@ -1,0 +1,94 @@
+package web
+
+import (
+	"mime"
+	"net/http"
+	"strings"
+	"time"
+
+	"kubeplay/web/assets"
+	"kubeplay/web/explorer"
+)
+
+// New returns the handler for the whole site: the UI routes it owns ("/"
+// exactly, "/ui/..." for UI pages and assets), and everything else is passed
+// to api unchanged (so /api, /apis, /version, /healthz etc. reach the API
+// server).
+//
+// "/" is the UI for browsers; a GET or HEAD of "/" whose Accept header names
+// a specific media type but not HTML (kubectl get --raw / sends
+// "application/json, */*") goes to api, which lists its root paths as
+// kube-apiserver does.
+func New(api http.Handler) http.Handler {
+	return &site{
+		api:      api,
+		explorer: explorer.New(api, time.Now),
+		assets:   assets.NewHandler(),
+	}
+}
+
+type site struct {
+	api      http.Handler
+	explorer http.Handler
+	assets   http.Handler
+}
+
+func (s *site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p := r.URL.Path
+	switch {
+	case p == "/" && isAPIClient(r):
+		s.api.ServeHTTP(w, r)
+	case p == "/":
+		w.Header().Add("Vary", "Accept")
+		pageHeaders(w.Header())
+		s.explorer.ServeHTTP(w, r)
+	case strings.HasPrefix(p, assets.Prefix):
+		assetHeaders(w.Header())
+		s.assets.ServeHTTP(w, r)
+	case p == "/ui" || strings.HasPrefix(p, "/ui/"):
+		pageHeaders(w.Header())
+		http.NotFound(w, r)
+	default:
+		s.api.ServeHTTP(w, r)
+	}
+}
+
+// pageHeaders are set on every UI page. Pages show live API state, so they
+// are never cached. No frame restrictions: documentation embeds the UI.
+func pageHeaders(h http.Header) {
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "same-origin")
+}
+
+// assetHeaders are set on every asset: revalidate each time (cheap: the
+// assets handler sends ETags), since asset URLs carry no version.
+func assetHeaders(h http.Header) {
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Content-Type-Options", "nosniff")
+}
+
+// isAPIClient reports whether a GET or HEAD request's Accept header names a
+// specific media type (application/json, yaml, protobuf, ...) and no HTML: an
+// API client rather than a browser. No Accept header, or only */*, is a browser.
+func isAPIClient(r *http.Request) bool {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return false
+	}
+	specific := false
+	for _, v := range r.Header.Values("Accept") {
+		for _, part := range strings.Split(v, ",") {
+			mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
+			if err != nil {
+				continue
+			}
+			switch {
+			case mt == "text/html" || mt == "application/xhtml+xml":
+				return false
+			case !strings.Contains(mt, "*"):
+				specific = true
+			}
+		}
+	}
+	return specific
+}
