@@ -199,6 +199,10 @@ func (s *Server) createObject(r *http.Request, req *request) (object, int, error
 		return nil, 0, err
 	}
 	md := metadata(obj)
+	if str(md, "resourceVersion") != "" {
+		// kube-apiserver answers this with a 500; it is the client's mistake.
+		return nil, 0, encoding.BadRequest("resourceVersion should not be set on objects to be created")
+	}
 	if res.Namespaced {
 		if ns := str(md, "namespace"); ns != "" && ns != req.namespace {
 			return nil, 0, encoding.BadRequest("the namespace of the provided object does not match the namespace sent on the request")

@@ -15,6 +15,7 @@ import (
 
 	"kubeplay/server/catalog"
 	"kubeplay/server/encoding"
+	"kubeplay/server/openapi"
 	"kubeplay/store"
 )
 
@@ -30,6 +31,7 @@ type Options struct {
 type Server struct {
 	store   store.Store
 	catalog *catalog.Catalog
+	openapi *openapi.Handler
 	now     func() time.Time
 }
 
@@ -43,6 +45,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		return nil, errors.New("server: no store")
 	}
 	s := &Server{store: opts.Store, catalog: catalog.New(catalog.Builtin(served)), now: opts.Now}
+	s.openapi = openapi.NewHandler(func(gv schema.GroupVersion) bool { return len(s.catalog.Resources(gv)) > 0 })
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -86,6 +89,9 @@ func subresourceServed(r *catalog.Resource, sub string) bool {
 
 // ServeHTTP routes one API request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Body == nil {
+		r.Body = http.NoBody // requests built in process may have none
+	}
 	parts := splitPath(r.URL.Path)
 	switch {
 	case len(parts) == 1 && (parts[0] == "healthz" || parts[0] == "livez" || parts[0] == "readyz"):
@@ -94,6 +100,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, "ok")
 	case len(parts) == 1 && parts[0] == "version":
 		encoding.Write(w, r, http.StatusOK, versionInfo())
+	case len(parts) >= 2 && parts[0] == "openapi" && parts[1] == "v3":
+		s.openapi.ServeHTTP(w, r)
 	case len(parts) >= 1 && parts[0] == "api":
 		s.serveCore(w, r, parts[1:])
 	case len(parts) >= 1 && parts[0] == "apis":

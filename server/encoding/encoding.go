@@ -17,8 +17,9 @@ import (
 
 // Media types the server reads and writes.
 const (
-	JSON = "application/json"
-	YAML = "application/yaml"
+	JSON     = "application/json"
+	YAML     = "application/yaml"
+	Protobuf = "application/vnd.kubernetes.protobuf"
 )
 
 // AcceptedBodyTypes is the list the real server names when it rejects a body.
@@ -31,7 +32,7 @@ func BodyMediaType(contentType string) (string, error) {
 		return JSON, nil
 	}
 	mt, _, err := mime.ParseMediaType(contentType)
-	if err == nil && (mt == JSON || mt == YAML) {
+	if err == nil && (mt == JSON || mt == YAML || mt == Protobuf) {
 		return mt, nil
 	}
 	return "", &apierrors.StatusError{ErrStatus: metav1.Status{
@@ -45,6 +46,9 @@ func BodyMediaType(contentType string) (string, error) {
 // DecodeObject parses a JSON or YAML body into an object. The error is the
 // cause only; callers wrap it in the Status the real server gives.
 func DecodeObject(mediaType string, body []byte) (map[string]any, error) {
+	if mediaType == Protobuf {
+		return decodeProtobuf(body)
+	}
 	if mediaType == YAML {
 		j, err := yaml.YAMLToJSON(body)
 		if err != nil {

@@ -1,0 +1,92 @@
+package playground_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"kubeplay/playground"
+	"kubeplay/store"
+)
+
+func openSandbox(t *testing.T) *playground.Sandbox {
+	t.Helper()
+	st, err := store.Open(t.Context(), ":memory:", store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := playground.Open(t.Context(), playground.Options{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sb.Close() })
+	return sb
+}
+
+func do(t *testing.T, h http.Handler, method, path, body string) (int, map[string]any) {
+	t.Helper()
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	var out map[string]any
+	json.Unmarshal(rec.Body.Bytes(), &out)
+	return rec.Code, out
+}
+
+// waitFor polls cond until it holds; the deadline only bounds a broken run.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestNamespaceController_DeletesContentThenNamespace(t *testing.T) {
+	h := openSandbox(t).Handler()
+	if code, _ := do(t, h, "POST", "/api/v1/namespaces", `{"metadata":{"name":"doomed"}}`); code != 201 {
+		t.Fatalf("create namespace: %d", code)
+	}
+	do(t, h, "POST", "/api/v1/namespaces/doomed/configmaps", `{"metadata":{"name":"a"}}`)
+	do(t, h, "POST", "/apis/apps/v1/namespaces/doomed/deployments", `{"metadata":{"name":"d"},"spec":{"selector":{"matchLabels":{"a":"b"}},"template":{"metadata":{"labels":{"a":"b"}},"spec":{"containers":[{"name":"c","image":"nginx"}]}}}}`)
+	do(t, h, "POST", "/api/v1/namespaces/doomed/secrets", `{"metadata":{"name":"held","finalizers":["example.com/hold"]}}`)
+
+	code, ns := do(t, h, "DELETE", "/api/v1/namespaces/doomed", "")
+	if code != 200 || ns["status"].(map[string]any)["phase"] != "Terminating" {
+		t.Fatalf("delete namespace: %d %v", code, ns)
+	}
+	if code, _ := do(t, h, "POST", "/api/v1/namespaces/doomed/configmaps", `{"metadata":{"name":"late"}}`); code != 403 {
+		t.Errorf("create in terminating namespace: %d, want 403", code)
+	}
+	waitFor(t, "content without finalizers to be deleted", func() bool {
+		c1, _ := do(t, h, "GET", "/api/v1/namespaces/doomed/configmaps/a", "")
+		c2, _ := do(t, h, "GET", "/apis/apps/v1/namespaces/doomed/deployments/d", "")
+		return c1 == 404 && c2 == 404
+	})
+	// The secret's finalizer holds it, and so the namespace.
+	code, secret := do(t, h, "GET", "/api/v1/namespaces/doomed/secrets/held", "")
+	if code != 200 || secret["metadata"].(map[string]any)["deletionTimestamp"] == nil {
+		t.Fatalf("held secret: %d %v", code, secret)
+	}
+	if code, _ := do(t, h, "GET", "/api/v1/namespaces/doomed", ""); code != 200 {
+		t.Fatalf("namespace gone while content remains: %d", code)
+	}
+	secret["metadata"].(map[string]any)["finalizers"] = []any{}
+	b, _ := json.Marshal(secret)
+	if code, out := do(t, h, "PUT", "/api/v1/namespaces/doomed/secrets/held", string(b)); code != 200 {
+		t.Fatalf("remove finalizer: %d %v", code, out)
+	}
+	waitFor(t, "the namespace to be removed", func() bool {
+		code, _ := do(t, h, "GET", "/api/v1/namespaces/doomed", "")
+		return code == 404
+	})
+}
