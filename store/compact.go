@@ -1,0 +1,114 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+)
+
+// compactSQL drops, in order, with ?1 the old horizon and ?2 the new one:
+//  1. every row superseded by a newer row of its key at or below the new
+//     horizon: such a newer row has a revision in (old, new], because the
+//     previous compaction left at most one row per key at or below old;
+//  2. the tombstones in (old, new]: a key deleted at or below the horizon
+//     does not exist as of it (and step 1 has dropped its earlier rows).
+//
+// Then it records the horizon. What remains at or below the horizon is each
+// key's value as of the horizon, so reads at the horizon still work.
+var compactSQL = []string{
+	`DELETE FROM kv WHERE rev IN (
+		SELECT o.rev FROM kv AS n JOIN kv AS o ON o.key = n.key AND o.rev < n.rev
+		WHERE n.rev > ?1 AND n.rev <= ?2)`,
+	`DELETE FROM kv WHERE rev > ?1 AND rev <= ?2 AND deleted = 1`,
+	`INSERT INTO meta (name, value) VALUES ('compact_rev', ?2)
+		ON CONFLICT (name) DO UPDATE SET value = excluded.value`,
+}
+
+// Compact implements Store.
+func (db *DB) Compact(ctx context.Context, rev int64) error {
+	if err := db.check(ctx); err != nil {
+		return err
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.closed.Load() {
+		return ErrClosed
+	}
+	return db.compactLocked(ctx, rev)
+}
+
+func (db *DB) compactLocked(ctx context.Context, rev int64) error {
+	old, cur := db.horizon.Load(), db.rev.Load()
+	if rev > cur {
+		return fmt.Errorf("%w: %d > %d", ErrFutureRevision, rev, cur)
+	}
+	if rev <= old {
+		return nil
+	}
+	tx, err := db.sql.BeginTx(dbctx(ctx), nil)
+	if err != nil {
+		return db.fail(err)
+	}
+	defer tx.Rollback()
+	for _, stmt := range compactSQL {
+		if _, err := tx.Exec(stmt, old, rev); err != nil {
+			return db.fail(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return db.fail(err)
+	}
+	db.horizon.Store(rev)
+	return nil
+}
+
+// expiredSQL finds the oldest revision above the horizon written after the
+// cutoff: everything below it has expired. Scanning revisions in order
+// rather than taking max(rev) by time keeps a clock step back from
+// compacting rows that are still young.
+const expiredSQL = `SELECT rev FROM kv WHERE rev > ? AND written_at > ? ORDER BY rev LIMIT 1`
+
+// compactExpired compacts away the history written more than Retention ago.
+func (db *DB) compactExpired(ctx context.Context) error {
+	if err := db.check(ctx); err != nil {
+		return err
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.closed.Load() {
+		return ErrClosed
+	}
+	cutoff := db.opts.Now().Add(-db.opts.Retention).UnixMilli()
+	horizon := db.rev.Load() // nothing written since the cutoff: all of it expired
+	var young int64
+	err := db.sql.QueryRowContext(dbctx(ctx), expiredSQL, db.horizon.Load(), cutoff).Scan(&young)
+	switch {
+	case err == sql.ErrNoRows:
+	case err != nil:
+		return db.fail(err)
+	default:
+		horizon = young - 1
+	}
+	return db.compactLocked(ctx, horizon)
+}
+
+// compactLoop runs compactExpired every Retention/10 (at least every
+// minCompactInterval) until ctx is done. Errors are left for the next tick:
+// a failed compaction changes nothing.
+func (db *DB) compactLoop(ctx context.Context) {
+	defer close(db.compactorDone)
+	if db.opts.Retention < 0 {
+		return
+	}
+	t := time.NewTicker(max(db.opts.Retention/10, minCompactInterval))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			db.compactExpired(ctx)
+		}
+	}
+}
