@@ -80,7 +80,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer sb.Close()
 
 	mux := http.NewServeMux()
-	mux.Handle("/browser/", http.StripPrefix("/browser", http.FileServerFS(static.FS())))
+	mux.Handle("/browser/", browserHeaders(http.StripPrefix("/browser", static.Handler())))
 	mux.Handle("/", web.New(sb.Handler()))
 
 	ln, err := net.Listen("tcp", *addr)
@@ -106,6 +106,16 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	slog.Info("kubeplay stopped")
 	return nil
+}
+
+// browserHeaders sets the cache policy of the browser-mode files: their URLs
+// carry no version, so browsers revalidate (cheaply, by ETag) on every load.
+func browserHeaders(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-cache")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		h.ServeHTTP(w, r)
+	})
 }
 
 func kubeconfig(args []string, stdout, stderr io.Writer) error {

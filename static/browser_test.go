@@ -1,0 +1,482 @@
+//go:build !js
+
+package static_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/andybalholm/brotli"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"kubeplay/static"
+)
+
+// The browser test runs the real thing: the page served from static.Handler
+// under /browser/ (as the native server mounts it), the engine in headless
+// Chromium. It needs static/dist built (static/build.sh) and Chromium; it
+// fails, rather than skips, without them, unless KUBEPLAY_SKIP_BROWSER_TEST is
+// set. KUBEPLAY_CHROMIUM overrides the browser's path.
+const (
+	skipEnv          = "KUBEPLAY_SKIP_BROWSER_TEST"
+	chromiumEnv      = "KUBEPLAY_CHROMIUM"
+	defaultChromium  = "/usr/bin/chromium"
+	screenshotPath   = "/tmp/kubeplay-browser.png"
+	browserTestLimit = 3 * time.Minute
+)
+
+func TestBrowser(t *testing.T) {
+	if os.Getenv(skipEnv) != "" {
+		t.Skipf("%s is set", skipEnv)
+	}
+	wasm, err := fs.ReadFile(static.FS(), "dist/kubeplay.wasm")
+	if err != nil {
+		t.Fatalf("static/dist is not built (%v): run static/build.sh first, or set %s=1 to skip this test", err, skipEnv)
+	}
+	chromium := os.Getenv(chromiumEnv)
+	if chromium == "" {
+		chromium = defaultChromium
+	}
+	if _, err := os.Stat(chromium); err != nil {
+		t.Fatalf("Chromium not found (%v): install it (apt-get install -y chromium), point %s at it, or set %s=1 to skip this test", err, chromiumEnv, skipEnv)
+	}
+	// /browser/ as the native server mounts it; /slow/ the same files with
+	// kubeplay.wasm held at half way until release is closed.
+	release := make(chan struct{})
+	mux := http.NewServeMux()
+	mux.Handle("/browser/", http.StripPrefix("/browser", static.Handler()))
+	mux.Handle("/slow/", http.StripPrefix("/slow", holdHalfway(static.Handler(), "/dist/kubeplay.wasm", release)))
+	mux.Handle("/nobuild/", http.StripPrefix("/nobuild", http.FileServerFS(withoutDist(t))))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	})
+
+	ctx := newBrowser(t, chromium)
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/browser/")); err != nil {
+		t.Fatalf("opening the page: %v", err)
+	}
+
+	timings, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]float64](`kubeplay.ready.then(k => k.timings)`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("kubeplay.ready: %v", err)
+	}
+	t.Logf("page load -> first answer: %.0f ms (sqlite %.0f, wasm downloaded %.0f, compiled %.0f, engine started %.0f)",
+		timings["firstAnswer"], timings["sqlite"], timings["download"], timings["compile"], timings["start"])
+	// Compressing competes for the CPU: only once the page has loaded.
+	sizes := make(chan string, 1)
+	go func() { sizes <- compressedSizes(wasm) }()
+
+	t.Run("ConfigMap create and get", func(t *testing.T) {
+		var got struct {
+			CreateStatus int
+			GetStatus    int
+			Kind         string
+			Data         map[string]string
+			UID          bool
+		}
+		run(t, ctx, `(async () => {
+			const created = await kubeplay.fetch("/api/v1/namespaces/default/configmaps", {
+				method: "POST",
+				headers: {"Content-Type": "application/json"},
+				body: JSON.stringify({apiVersion: "v1", kind: "ConfigMap", metadata: {name: "demo"}, data: {greeting: "hello"}}),
+			});
+			await created.arrayBuffer();
+			const res = await kubeplay.fetch("/api/v1/namespaces/default/configmaps/demo");
+			const cm = await res.json();
+			return {CreateStatus: created.status, GetStatus: res.status, Kind: cm.kind, Data: cm.data, UID: !!cm.metadata.uid};
+		})()`, &got)
+		if got.CreateStatus != 201 || got.GetStatus != 200 || got.Kind != "ConfigMap" || got.Data["greeting"] != "hello" || !got.UID {
+			t.Errorf("got %+v", got)
+		}
+	})
+
+	t.Run("errors are Status objects", func(t *testing.T) {
+		var got struct {
+			Status int
+			Kind   string
+			Reason string
+		}
+		run(t, ctx, `(async () => {
+			const res = await kubeplay.fetch("/api/v1/namespaces/default/configmaps/missing");
+			const st = await res.json();
+			return {Status: res.status, Kind: st.kind, Reason: st.reason};
+		})()`, &got)
+		if got.Status != 404 || got.Kind != "Status" || got.Reason != "NotFound" {
+			t.Errorf("got %+v", got)
+		}
+	})
+
+	t.Run("UI page at /", func(t *testing.T) {
+		var got struct {
+			Status      int
+			ContentType string
+			HTML        bool
+		}
+		run(t, ctx, `(async () => {
+			const res = await kubeplay.fetch("/");
+			const text = await res.text();
+			return {Status: res.status, ContentType: res.headers.get("Content-Type"),
+				HTML: text.includes("<html") && text.includes("Resource types")};
+		})()`, &got)
+		if got.Status != 200 || !strings.HasPrefix(got.ContentType, "text/html") || !got.HTML {
+			t.Errorf("got %+v", got)
+		}
+	})
+
+	t.Run("watch streams and aborts", func(t *testing.T) {
+		var got struct {
+			Status      int
+			ContentType string
+			Type        string
+			Name        string
+			AbortError  string
+			After       int // status of a request after the abort
+		}
+		run(t, ctx, `(async () => {
+			const list = await (await kubeplay.fetch("/api/v1/namespaces/default/configmaps")).json();
+			const ac = new AbortController();
+			const res = await kubeplay.fetch("/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=" +
+				list.metadata.resourceVersion, {signal: ac.signal});
+			const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+			const post = await kubeplay.fetch("/api/v1/namespaces/default/configmaps", {
+				method: "POST",
+				headers: {"Content-Type": "application/json"},
+				body: JSON.stringify({metadata: {name: "watched"}}),
+			});
+			await post.arrayBuffer();
+			let buf = "";
+			while (!buf.includes("\n")) {
+				const {value, done} = await reader.read();
+				if (done) break;
+				buf += value;
+			}
+			const ev = JSON.parse(buf.split("\n")[0]);
+			ac.abort();
+			let abortError = "";
+			try { await reader.read(); } catch (e) { abortError = e.name; }
+			const after = await kubeplay.fetch("/healthz");
+			return {Status: res.status, ContentType: res.headers.get("Content-Type"), Type: ev.type,
+				Name: ev.object.metadata.name, AbortError: abortError, After: after.status};
+		})()`, &got)
+		want := struct {
+			Status      int
+			ContentType string
+			Type        string
+			Name        string
+			AbortError  string
+			After       int
+		}{200, "application/json", "ADDED", "watched", "AbortError", 200}
+		if got != want {
+			t.Errorf("got %+v, want %+v", got, want)
+		}
+	})
+
+	t.Run("the page shows the UI and keeps navigation in the engine", func(t *testing.T) {
+		err := chromedp.Do(ctx,
+			chromedp.WaitVisible(chromedp.CSS(`.explorer`)),
+			chromedp.Click(chromedp.CSS(`tr[data-ref="v1/configmaps"] a`)),
+			chromedp.WaitVisible(chromedp.CSS(`.ns-form`)),
+			chromedp.SetValue(chromedp.CSS(`#ns`), "default"),
+			chromedp.Click(chromedp.CSS(`.ns-form button[type=submit]`)),
+			chromedp.Evaluate[chromedp.Void](`document.fonts.ready`, chromedp.EvalAwaitPromise),
+		)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := chromedp.Run(ctx, poll(`location.hash.includes("ns=default") && document.body.textContent.includes("watched")`)); err != nil {
+			t.Fatalf("waiting for the namespace's ConfigMaps: %v", err)
+		}
+		hash, err := chromedp.Run(ctx, chromedp.Location())
+		if err != nil {
+			t.Fatal(err)
+		}
+		title, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#selection-title`)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(hash, "#/?") || !strings.Contains(title, "ConfigMap") {
+			t.Errorf("after navigating: location %q, title %q", hash, title)
+		}
+		screenshot(t, ctx, screenshotPath)
+
+		err = chromedp.Do(ctx,
+			chromedp.Click(chromedp.CSS(`a.api-path`)),
+			chromedp.WaitVisible(chromedp.CSS(`body.kp-raw pre`)),
+		)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`body.kp-raw pre`)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := chromedp.Do(ctx, chromedp.NavigateBack(), chromedp.WaitVisible(chromedp.CSS(`.ns-form`))); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(raw, `"kind": "ConfigMapList"`) {
+			t.Errorf("the API link showed %.200q", raw)
+		}
+	})
+
+	t.Run("the loading indicator shows the download", func(t *testing.T) {
+		tab, cancel := chromedp.NewContext(ctx) // a second tab, a second engine
+		defer cancel()
+		if err := chromedp.Do(tab, chromedp.Navigate(srv.URL+"/slow/")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := chromedp.Run(tab, poll(`kubeplay.progress.phase === "download" && kubeplay.progress.loaded >= Math.floor(kubeplay.progress.total / 2)`)); err != nil {
+			st, _ := chromedp.Run(tab, chromedp.Evaluate[[]byte](`({p: kubeplay.progress, t: kubeplay.timings, u: location.href})`))
+			t.Fatalf("waiting for half the download: %v (%s)", err, st)
+		}
+		var got struct {
+			Status   string
+			Progress float64
+		}
+		run(t, tab, `Promise.resolve({Status: document.getElementById("kp-status").textContent,
+			Progress: document.getElementById("kp-progress").value})`, &got)
+		screenshot(t, tab, "/tmp/kubeplay-browser-loading.png")
+		mb := fmt.Sprintf("%.1f MB", float64(len(wasm))/1e6)
+		if !strings.HasPrefix(got.Status, "Downloading the engine: ") || !strings.HasSuffix(got.Status, " / "+mb) ||
+			got.Progress < 0.45 || got.Progress > 0.55 {
+			t.Errorf("half way: %+v", got)
+		}
+		close(release)
+		if _, err := chromedp.Run(tab, chromedp.Evaluate[chromedp.Void](`kubeplay.ready`, chromedp.EvalAwaitPromise)); err != nil {
+			t.Fatalf("kubeplay.ready after the download: %v", err)
+		}
+	})
+
+	t.Run("a browser without WebAssembly gets a message", func(t *testing.T) {
+		tab, cancel := chromedp.NewContext(ctx)
+		defer cancel()
+		_, err := chromedp.Call(tab, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
+			Source: `delete globalThis.WebAssembly`,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := chromedp.Do(tab, chromedp.Navigate(srv.URL+"/browser/")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := chromedp.Run(tab, poll(`document.querySelector("#kp-status.kp-error") !== null`)); err != nil {
+			t.Fatalf("waiting for the message: %v", err)
+		}
+		msg, err := chromedp.Run(tab, chromedp.Text(chromedp.CSS(`#kp-status`)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(msg, "cannot run WebAssembly") {
+			t.Errorf("message %q", msg)
+		}
+	})
+
+	t.Run("a site without the browser build says so", func(t *testing.T) {
+		tab, cancel := chromedp.NewContext(ctx)
+		defer cancel()
+		if err := chromedp.Do(tab, chromedp.Navigate(srv.URL+"/nobuild/")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := chromedp.Run(tab, poll(`document.querySelector("#kp-status.kp-error") !== null`)); err != nil {
+			t.Fatalf("waiting for the message: %v", err)
+		}
+		msg, err := chromedp.Run(tab, chromedp.Text(chromedp.CSS(`#kp-status`)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(msg, "HTTP 404") || !strings.Contains(msg, "static/build.sh") {
+			t.Errorf("message %q", msg)
+		}
+	})
+
+	t.Logf("kubeplay.wasm: %s", <-sizes)
+}
+
+// withoutDist returns the page's files without dist/, as in a fresh clone.
+func withoutDist(t *testing.T) fs.FS {
+	t.Helper()
+	m := fstest.MapFS{}
+	for _, name := range []string{"index.html", "page.js", "kubeplay.js", "boot.css"} {
+		data, err := fs.ReadFile(static.FS(), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m[name] = &fstest.MapFile{Data: data}
+	}
+	return m
+}
+
+// holdHalfway serves h, but stops the body of the file at path half way until
+// release is closed.
+func holdHalfway(h http.Handler, path string, release <-chan struct{}) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != path {
+			h.ServeHTTP(w, r)
+			return
+		}
+		h.ServeHTTP(&halfwayWriter{ResponseWriter: w, release: release, ctx: r.Context()}, r)
+	})
+}
+
+type halfwayWriter struct {
+	http.ResponseWriter
+	release <-chan struct{}
+	ctx     context.Context
+	written int
+}
+
+func (w *halfwayWriter) Write(p []byte) (int, error) {
+	half, _ := strconv.Atoi(w.Header().Get("Content-Length"))
+	half /= 2
+	if w.written < half && w.written+len(p) >= half {
+		n, err := w.ResponseWriter.Write(p[:half-w.written])
+		w.written += n
+		if err != nil {
+			return n, err
+		}
+		http.NewResponseController(w.ResponseWriter).Flush()
+		select {
+		case <-w.release:
+		case <-w.ctx.Done():
+			return n, w.ctx.Err()
+		}
+		m, err := w.ResponseWriter.Write(p[n:])
+		w.written += m
+		return n + m, err
+	}
+	n, err := w.ResponseWriter.Write(p)
+	w.written += n
+	return n, err
+}
+
+// newBrowser starts headless Chromium with a fresh profile and returns a
+// context for its first tab. The page's console and uncaught exceptions are
+// logged; an exception fails the test.
+func newBrowser(t *testing.T, chromium string, flags ...chromedp.ExecAllocatorOption) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), browserTestLimit)
+	t.Cleanup(cancel)
+	ctx, cancel = chromedp.NewExecAllocator(ctx, append([]chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromium),
+		chromedp.Flag("headless", true),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true),
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 900),
+	}, flags...)...)
+	t.Cleanup(cancel)
+	ctx, cancel = chromedp.NewContext(ctx)
+	console := chromedp.Events(ctx, runtime.ConsoleAPICalled)
+	exceptions := chromedp.Events(ctx, runtime.ExceptionThrown)
+	var wg sync.WaitGroup
+	t.Cleanup(func() {
+		cancel()
+		wg.Wait() // no logging after the test
+	})
+	wg.Go(func() {
+		for ev, err := range console {
+			if err != nil {
+				return
+			}
+			var args []string
+			for _, a := range ev.Args {
+				if a.Value != nil {
+					args = append(args, string(a.Value))
+				} else {
+					args = append(args, a.Description)
+				}
+			}
+			t.Logf("console.%s: %s", ev.Type, strings.Join(args, " "))
+		}
+	})
+	wg.Go(func() {
+		for ev, err := range exceptions {
+			if err != nil {
+				return
+			}
+			d := ev.ExceptionDetails
+			msg := d.Text
+			if d.Exception != nil {
+				msg += " " + d.Exception.Description
+			}
+			t.Errorf("uncaught exception in the page: %s", msg)
+		}
+	})
+	return ctx
+}
+
+// poll waits until the JavaScript expression is true. It polls on a timer:
+// the default, on animation frames, never fires in a background tab.
+func poll(expr string) chromedp.Action[bool] {
+	return chromedp.Poll[bool](expr, chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(30*time.Second))
+}
+
+// run evaluates expr (a Promise of a JSON-able value) into out.
+func run(t *testing.T, ctx context.Context, expr string, out any) {
+	t.Helper()
+	raw, err := chromedp.Run(ctx, chromedp.Evaluate[[]byte](expr, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("evaluating: %v", err)
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		t.Fatalf("decoding %s: %v", raw, err)
+	}
+}
+
+func screenshot(t *testing.T, ctx context.Context, path string) {
+	t.Helper()
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Errorf("screenshot: %v", err)
+		return
+	}
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Errorf("screenshot: %v", err)
+		return
+	}
+	t.Logf("screenshot: %s", path)
+}
+
+// compressedSizes reports b's size raw, and as gzip -9 and brotli -q 11
+// (what a build would precompress) would send it; with -short, brotli -q 5
+// (what a server compresses on the fly), since -q 11 takes half a minute.
+func compressedSizes(b []byte) string {
+	var gz, br bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
+	zw.Write(b)
+	zw.Close()
+	q := brotli.BestCompression
+	if testing.Short() {
+		q = 5
+	}
+	bw := brotli.NewWriterOptions(&br, brotli.WriterOptions{Quality: q, LGWin: 24})
+	bw.Write(b)
+	bw.Close()
+	mb := func(n int) string { return fmt.Sprintf("%.2f MB", float64(n)/1e6) }
+	return fmt.Sprintf("%s raw, %s gzip -9, %s brotli -q %d", mb(len(b)), mb(gz.Len()), mb(br.Len()), q)
+}

@@ -1,0 +1,21 @@
+#!/bin/sh
+# Builds static/dist, the browser-mode artifacts that package static embeds
+# (see static/dist/README.md). Run from anywhere; needs Go and `npm ci` done at
+# the repository root. Go flags may be added through GOFLAGS.
+set -eu
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+dist=$root/static/dist
+sqlite=$root/node_modules/@sqlite.org/sqlite-wasm/dist
+
+if [ ! -f "$sqlite/index.mjs" ] || [ ! -f "$sqlite/sqlite3.wasm" ]; then
+	echo "static/build.sh: $sqlite not found: run 'npm ci' at the repository root" >&2
+	exit 1
+fi
+
+find "$dist" -mindepth 1 ! -name README.md -exec rm -rf {} +
+cd "$root"
+GOOS=js GOARCH=wasm go build -trimpath -ldflags="-s -w" -o "$dist/kubeplay.wasm" ./wasm
+cp "$(go env GOROOT)/lib/wasm/wasm_exec.js" "$dist/wasm_exec.js"
+cp "$sqlite/index.mjs" "$dist/sqlite3.mjs"
+cp "$sqlite/sqlite3.wasm" "$dist/sqlite3.wasm"

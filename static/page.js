@@ -1,0 +1,165 @@
+// page.js: the browser-mode page. It shows the engine loading, then renders
+// the engine's own UI pages (kubeplay.fetch("/")) into this document and keeps
+// links and forms inside the engine. The engine's path is kept in the URL
+// fragment ("#/?r=v1/configmaps"), so reloading and the history work.
+//
+// Deliberately small: scripts inside the rendered pages do not run, and
+// stylesheets are inlined. The full browser UI comes later.
+
+import kubeplay from "./kubeplay.js";
+
+const status = document.getElementById("kp-status");
+const bar = document.getElementById("kp-progress");
+
+const mb = (n) => (n / 1e6).toFixed(1);
+const messages = {
+	sqlite: () => "Loading SQLite…",
+	download: ({ loaded, total }) =>
+		total ? `Downloading the engine: ${mb(loaded)} / ${mb(total)} MB` : `Downloading the engine: ${mb(loaded)} MB`,
+	compile: () => "Compiling the engine…",
+	start: () => "Starting the cluster…",
+	ready: () => "Ready.",
+};
+
+function showProgress(p) {
+	if (!status || p.phase === "failed") return;
+	status.textContent = messages[p.phase]?.(p) ?? "";
+	if (p.phase === "download" && p.total) bar.value = Math.min(p.loaded / p.total, 1);
+	else if (p.phase === "download") bar.removeAttribute("value"); // indeterminate
+	else if (p.phase !== "sqlite") bar.value = 1;
+}
+showProgress(kubeplay.progress);
+kubeplay.addEventListener("progress", (e) => showProgress(e.detail));
+
+// The engine's origin is this page's: its links are root-relative paths.
+const origin = location.origin;
+let current = ""; // the engine path shown
+let seq = 0; // the latest navigation; older ones give way
+const styles = new Map(); // stylesheet path -> CSS text
+
+const enginePath = () => decodeURI(location.hash.slice(1)) || "/";
+
+function go(path) {
+	if (path === enginePath()) render(path);
+	else location.hash = encodeURI(path);
+}
+
+async function render(path, init = undefined) {
+	const n = ++seq;
+	let res, text;
+	try {
+		res = await kubeplay.fetch(path, { headers: { Accept: "text/html,*/*;q=0.8" }, ...init });
+		text = await res.text();
+	} catch (err) {
+		if (n === seq) showRaw(init?.method ?? "GET", path, null, String(err));
+		return;
+	}
+	if (n !== seq) return;
+	current = new URL(res.url).pathname + new URL(res.url).search;
+	if (!(res.headers.get("Content-Type") ?? "").startsWith("text/html")) {
+		showRaw(init?.method ?? "GET", path, res, text);
+		return;
+	}
+	const doc = new DOMParser().parseFromString(text, "text/html");
+	await inlineStyles(doc);
+	if (n !== seq) return;
+	for (const old of document.head.querySelectorAll("[data-kp-page]")) old.remove();
+	for (const s of doc.head.querySelectorAll("style")) {
+		s.dataset.kpPage = "";
+		document.head.append(document.adoptNode(s));
+	}
+	document.title = doc.title || "kubeplay";
+	document.documentElement.lang = doc.documentElement.lang || "en";
+	document.body.replaceWith(document.adoptNode(doc.body));
+	scrollTo(0, 0);
+}
+
+// inlineStyles replaces the page's same-origin stylesheet links, which name
+// engine paths, by the engine's answer.
+async function inlineStyles(doc) {
+	for (const link of doc.querySelectorAll('link[rel~="stylesheet"][href]')) {
+		const url = new URL(link.getAttribute("href"), origin + current);
+		if (url.origin !== origin) continue;
+		const key = url.pathname + url.search;
+		if (!styles.has(key)) {
+			const res = await kubeplay.fetch(key);
+			styles.set(key, res.ok ? await res.text() : "");
+		}
+		const style = doc.createElement("style");
+		style.textContent = styles.get(key);
+		link.replaceWith(style);
+		doc.head.append(style);
+	}
+}
+
+// showRaw shows an answer that is not a page (an API link's JSON).
+function showRaw(method, path, res, text) {
+	const body = document.createElement("body");
+	body.className = "kp-raw";
+	const header = document.createElement("header");
+	const home = Object.assign(document.createElement("a"), { href: "/", textContent: "kubeplay" });
+	const line = document.createElement("code");
+	line.textContent = `${method} ${path}` + (res ? ` → ${res.status} ${res.headers.get("Content-Type") ?? ""}` : "");
+	header.append(home, line);
+	const pre = document.createElement("pre");
+	try {
+		pre.textContent = JSON.stringify(JSON.parse(text), null, 2);
+	} catch {
+		pre.textContent = text;
+	}
+	body.append(header, pre);
+	document.title = `${path} · kubeplay`;
+	document.body.replaceWith(body);
+}
+
+// engineURL resolves a link or form target of the shown page, or returns null
+// when it leaves the engine (another origin, or a fragment of this page).
+function engineURL(href) {
+	if (href === null || href.startsWith("#")) return null;
+	const url = new URL(href, origin + current);
+	return url.origin === origin ? url : null;
+}
+
+function startUI() {
+	addEventListener("hashchange", () => render(enginePath()));
+	document.addEventListener("click", onClick);
+	document.addEventListener("submit", onSubmit);
+	render(enginePath());
+}
+
+function onClick(e) {
+	const a = e.target.closest?.("a[href]");
+	if (!a || e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+	if ((a.target && a.target !== "_self") || a.hasAttribute("download")) return;
+	const url = engineURL(a.getAttribute("href"));
+	if (!url) return;
+	e.preventDefault();
+	go(url.pathname + url.search);
+}
+
+function onSubmit(e) {
+	const form = e.target;
+	const method = (e.submitter?.getAttribute("formmethod") ?? form.getAttribute("method") ?? "get").toLowerCase();
+	const url = engineURL(e.submitter?.getAttribute("formaction") ?? form.getAttribute("action") ?? current);
+	if (e.defaultPrevented || !url || method === "dialog") return;
+	e.preventDefault();
+	const data = new FormData(form, e.submitter);
+	if (method === "get") {
+		url.search = new URLSearchParams(data).toString();
+		go(url.pathname + url.search);
+		return;
+	}
+	const multipart = (form.getAttribute("enctype") ?? "").toLowerCase() === "multipart/form-data";
+	render(url.pathname + url.search, { method: method.toUpperCase(), body: multipart ? data : new URLSearchParams(data) }).then(() => {
+		// Show where the answer came from, without fetching it again.
+		if (enginePath() !== current) history.replaceState(null, "", "#" + encodeURI(current));
+	});
+}
+
+kubeplay.ready.then(startUI, (err) => {
+	document.documentElement.classList.add("kp-failed");
+	bar?.remove();
+	status.className = "kp-error";
+	status.textContent = err.message;
+	console.error(err);
+});
