@@ -3,9 +3,11 @@ package server
 import (
 	"context"
 	"errors"
+	"net/http"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"kubeplay/server/encoding"
 	"kubeplay/store"
 )
 
@@ -30,4 +32,41 @@ func (s *Server) bootstrap(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// finalizeNamespace is PUT /api/v1/namespaces/{name}/finalize: it replaces
+// the namespace's spec.finalizers and, if the namespace is being deleted and
+// nothing holds it any more, removes it.
+func (s *Server) finalizeNamespace(w http.ResponseWriter, r *http.Request, req *request) {
+	if r.Method != http.MethodPut {
+		encoding.WriteError(w, r, errMethodNotAllowed())
+		return
+	}
+	obj, err := readBody(r, req.res)
+	if err != nil {
+		encoding.WriteError(w, r, err)
+		return
+	}
+	old, kv, err := s.getObject(r.Context(), req.res, "", req.name)
+	if err != nil {
+		encoding.WriteError(w, r, err)
+		return
+	}
+	spec, _ := obj["spec"].(map[string]any)
+	oldSpec, _ := old["spec"].(map[string]any)
+	if oldSpec == nil {
+		oldSpec = map[string]any{}
+		old["spec"] = oldSpec
+	}
+	if list, ok := spec["finalizers"].([]any); ok && len(list) > 0 {
+		oldSpec["finalizers"] = list
+	} else {
+		delete(oldSpec, "finalizers")
+	}
+	out, err := s.commitUpdate(r.Context(), req.res, "", req.name, old, kv.ModRevision, false)
+	if err != nil {
+		encoding.WriteError(w, r, err)
+		return
+	}
+	encoding.Write(w, r, http.StatusOK, out)
 }

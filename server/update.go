@@ -1,0 +1,144 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"kubeplay/server/catalog"
+	"kubeplay/server/encoding"
+	"kubeplay/store"
+)
+
+func (s *Server) update(w http.ResponseWriter, r *http.Request, req *request) {
+	res := req.res
+	isDryRun, err := dryRun(r)
+	if err != nil {
+		encoding.WriteError(w, r, err)
+		return
+	}
+	obj, err := readBody(r, res)
+	if err != nil {
+		encoding.WriteError(w, r, err)
+		return
+	}
+	md := metadata(obj)
+	if name := str(md, "name"); name != req.name {
+		encoding.WriteError(w, r, encoding.BadRequest("the name of the object (%s) does not match the name on the URL (%s)", name, req.name))
+		return
+	}
+	if res.Namespaced {
+		if ns := str(md, "namespace"); ns != "" && ns != req.namespace {
+			encoding.WriteError(w, r, encoding.BadRequest("the namespace of the provided object does not match the namespace sent on the request"))
+			return
+		}
+		md["namespace"] = req.namespace
+	} else {
+		delete(md, "namespace")
+	}
+	old, kv, err := s.getObject(r.Context(), res, req.namespace, req.name)
+	if err != nil {
+		encoding.WriteError(w, r, err)
+		return
+	}
+	expected := kv.ModRevision
+	if rv := str(md, "resourceVersion"); rv != "" {
+		n, err := strconv.ParseInt(rv, 10, 64)
+		if err != nil || n <= 0 {
+			encoding.WriteError(w, r, errInvalid(res, req.name, field.ErrorList{
+				field.Invalid(field.NewPath("metadata", "resourceVersion"), rv, "must be a positive integer")}))
+			return
+		}
+		if n != kv.ModRevision {
+			encoding.WriteError(w, r, storeError(res, req.name, store.ErrConflict))
+			return
+		}
+	}
+	prepareForUpdate(res, obj, old)
+	if errs := validateFinalizersOnUpdate(obj, old); len(errs) > 0 {
+		encoding.WriteError(w, r, errInvalid(res, req.name, errs))
+		return
+	}
+	out, err := s.commitUpdate(r.Context(), res, req.namespace, req.name, obj, expected, isDryRun)
+	if err != nil {
+		encoding.WriteError(w, r, err)
+		return
+	}
+	encoding.Write(w, r, http.StatusOK, out)
+}
+
+// validateFinalizersOnUpdate rejects new finalizers on an object being
+// deleted, as kube-apiserver does.
+func validateFinalizersOnUpdate(obj, old object) field.ErrorList {
+	if !deleting(old) {
+		return nil
+	}
+	had := map[string]bool{}
+	for _, f := range finalizers(old) {
+		had[f] = true
+	}
+	var errs field.ErrorList
+	for _, f := range finalizers(obj) {
+		if !had[f] {
+			errs = append(errs, field.Forbidden(field.NewPath("metadata", "finalizers"),
+				fmt.Sprintf("no new finalizers can be added if the object is being deleted, found new finalizers []string{%q}", f)))
+		}
+	}
+	return errs
+}
+
+func finalizers(obj object) []string {
+	list, _ := metadata(obj)["finalizers"].([]any)
+	out := make([]string, 0, len(list))
+	for _, f := range list {
+		if s, ok := f.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// commitUpdate writes obj over the object at revision expected. An object
+// being deleted whose last finalizer is gone is deleted instead.
+func (s *Server) commitUpdate(ctx context.Context, res *catalog.Resource, ns, name string, obj object, expected int64, isDryRun bool) (object, error) {
+	if isDryRun {
+		return obj, nil
+	}
+	key := objectKey(res, ns, name)
+	if deleting(obj) && !hasFinalizers(res, obj) {
+		rev, _, err := s.store.Delete(ctx, key, expected)
+		if err != nil {
+			return nil, storeError(res, name, err)
+		}
+		metadata(obj)["resourceVersion"] = strconv.FormatInt(rev, 10)
+		return obj, nil
+	}
+	value, err := encodeForStorage(res, obj)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	rev, err := s.store.Update(ctx, key, value, expected)
+	if err != nil {
+		return nil, storeError(res, name, err)
+	}
+	metadata(obj)["resourceVersion"] = strconv.FormatInt(rev, 10)
+	return obj, nil
+}
+
+// hasFinalizers reports whether anything still holds obj back from deletion:
+// metadata.finalizers, and for a namespace its spec.finalizers.
+func hasFinalizers(res *catalog.Resource, obj object) bool {
+	if len(finalizers(obj)) > 0 {
+		return true
+	}
+	if res.Group == "" && res.Resource == "namespaces" {
+		spec, _ := obj["spec"].(map[string]any)
+		list, _ := spec["finalizers"].([]any)
+		return len(list) > 0
+	}
+	return false
+}
