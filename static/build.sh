@@ -19,3 +19,5 @@ GOOS=js GOARCH=wasm go build -trimpath -ldflags="-s -w" -o "$dist/kubeplay.wasm"
 cp "$(go env GOROOT)/lib/wasm/wasm_exec.js" "$dist/wasm_exec.js"
 cp "$sqlite/index.mjs" "$dist/sqlite3.mjs"
 cp "$sqlite/sqlite3.wasm" "$dist/sqlite3.wasm"
+# The native server sends these copies to clients that accept them.
+go run ./static/internal/precompress "$dist/kubeplay.wasm" "$dist/wasm_exec.js" "$dist/sqlite3.mjs" "$dist/sqlite3.wasm"

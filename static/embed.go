@@ -13,11 +13,15 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
+	"io"
 	"io/fs"
+	"mime"
 	"net/http"
 	"path"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 //go:embed index.html page.js kubeplay.js boot.css all:dist
@@ -30,11 +34,16 @@ func FS() fs.FS { return files }
 // directory, Content-Type from the extension, including application/wasm for
 // .wasm, which WebAssembly streaming compilation requires) with a strong ETag
 // per file: embedded files have no modification time, so without it a
-// browser would download the engine again on every visit. Cache policy is the
-// mounter's; a file is hashed the first time it is asked for.
+// browser would download the engine again on every visit. Where build.sh left
+// a precompressed copy (name.br, name.gz) and the client accepts its
+// encoding, the copy is sent instead. Cache policy is the mounter's; a file
+// is hashed the first time it is asked for.
 func Handler() http.Handler {
 	return &handler{fs: http.FileServerFS(files), etags: make(map[string]string)}
 }
+
+// encodings are the precompressed variants, best first.
+var encodings = []struct{ name, suffix string }{{"br", ".br"}, {"gzip", ".gz"}}
 
 type handler struct {
 	fs    http.Handler
@@ -47,10 +56,61 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if name == "" || strings.HasSuffix(r.URL.Path, "/") {
 		name = path.Join(name, "index.html")
 	}
+	if h.serveCompressed(w, r, name) {
+		return
+	}
 	if etag := h.etag(name); etag != "" {
 		w.Header().Set("ETag", etag)
 	}
 	h.fs.ServeHTTP(w, r)
+}
+
+// serveCompressed sends a precompressed copy of name if there is one the
+// client accepts, and reports whether it did.
+func (h *handler) serveCompressed(w http.ResponseWriter, r *http.Request, name string) bool {
+	for _, enc := range encodings {
+		etag := h.etag(name + enc.suffix)
+		if etag == "" || !accepts(r.Header.Get("Accept-Encoding"), enc.name) {
+			continue
+		}
+		f, err := files.Open(name + enc.suffix)
+		if err != nil {
+			continue
+		}
+		defer f.Close()
+		hdr := w.Header()
+		hdr.Add("Vary", "Accept-Encoding")
+		hdr.Set("Content-Encoding", enc.name)
+		hdr.Set("Content-Type", mime.TypeByExtension(path.Ext(name)))
+		hdr.Set("ETag", etag)
+		// For the page's download progress, which counts decoded bytes.
+		if info, err := fs.Stat(files, name); err == nil {
+			hdr.Set("X-Decoded-Content-Length", strconv.FormatInt(info.Size(), 10))
+		}
+		// Embedded files are seekable; ServeContent answers ranges and
+		// If-None-Match.
+		http.ServeContent(w, r, name, time.Time{}, f.(io.ReadSeeker))
+		return true
+	}
+	return false
+}
+
+// accepts reports whether an Accept-Encoding header lists coding with a
+// non-zero quality.
+func accepts(header, coding string) bool {
+	for _, part := range strings.Split(header, ",") {
+		c, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if !strings.EqualFold(strings.TrimSpace(c), coding) {
+			continue
+		}
+		q, ok := strings.CutPrefix(strings.TrimSpace(params), "q=")
+		if !ok {
+			return true
+		}
+		weight, err := strconv.ParseFloat(q, 64)
+		return err == nil && weight > 0
+	}
+	return false
 }
 
 func (h *handler) etag(name string) string {

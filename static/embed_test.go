@@ -1,11 +1,16 @@
 package static_test
 
 import (
+	"bytes"
+	"compress/gzip"
+	"io"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/andybalholm/brotli"
 
 	"kubeplay/static"
 )
@@ -62,5 +67,62 @@ func TestHandler_notFound(t *testing.T) {
 	static.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/dist/missing.wasm", nil))
 	if rec.Code != http.StatusNotFound || rec.Header().Get("ETag") != "" {
 		t.Errorf("status %d, ETag %q", rec.Code, rec.Header().Get("ETag"))
+	}
+}
+
+func TestHandler_precompressed(t *testing.T) {
+	const name = "dist/wasm_exec.js"
+	raw, err := fs.ReadFile(static.FS(), name)
+	if err != nil {
+		t.Skip("no browser build in dist/ (a fresh clone): the browser test fails on it, not this one")
+	}
+	decoders := map[string]func(io.Reader) (io.Reader, error){
+		"gzip": func(r io.Reader) (io.Reader, error) { return gzip.NewReader(r) },
+		"br":   func(r io.Reader) (io.Reader, error) { return brotli.NewReader(r), nil },
+		"":     func(r io.Reader) (io.Reader, error) { return r, nil },
+	}
+	tests := []struct {
+		acceptEncoding, want string
+	}{
+		{"gzip, deflate, br, zstd", "br"},
+		{"gzip, deflate", "gzip"},
+		{"br;q=0, gzip;q=0.5", "gzip"},
+		{"gzip;q=0", ""},
+		{"", ""},
+	}
+	h := static.Handler()
+	for _, tt := range tests {
+		t.Run(tt.acceptEncoding, func(t *testing.T) {
+			req := httptest.NewRequest(http.MethodGet, "/"+name, nil)
+			req.Header.Set("Accept-Encoding", tt.acceptEncoding)
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if got := rec.Header().Get("Content-Encoding"); rec.Code != http.StatusOK || got != tt.want {
+				t.Fatalf("status %d, Content-Encoding %q, want %q", rec.Code, got, tt.want)
+			}
+			if got := rec.Header().Get("Content-Type"); !strings.HasPrefix(got, "text/javascript") {
+				t.Errorf("Content-Type %q", got)
+			}
+			r, err := decoders[tt.want](rec.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, err := io.ReadAll(r)
+			if err != nil || !bytes.Equal(body, raw) {
+				t.Errorf("decoded body differs from %s (err %v)", name, err)
+			}
+			if tt.want == "" {
+				return
+			}
+			if vary := rec.Header().Get("Vary"); vary != "Accept-Encoding" {
+				t.Errorf("Vary %q", vary)
+			}
+			req.Header.Set("If-None-Match", rec.Header().Get("ETag"))
+			rec = httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if rec.Code != http.StatusNotModified {
+				t.Errorf("revalidation: status %d, want 304", rec.Code)
+			}
+		})
 	}
 }

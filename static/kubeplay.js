@@ -107,8 +107,11 @@ async function compile(url) {
 		const hint = res.status === 404 ? " (this site has no browser build: run static/build.sh)" : "";
 		throw new Error(`kubeplay: ${url.pathname}: HTTP ${res.status}${hint}`);
 	}
-	// Content-Length counts compressed bytes when the server compressed them.
-	const total = res.headers.has("Content-Encoding") ? 0 : Number(res.headers.get("Content-Length")) || 0;
+	// Content-Length counts compressed bytes when the server compressed them,
+	// and the stream below counts decoded ones: kubeplay's own server says how
+	// many that will be; other hosts leave the total unknown.
+	const length = res.headers.has("Content-Encoding") ? "X-Decoded-Content-Length" : "Content-Length";
+	const total = Number(res.headers.get(length)) || 0;
 	let loaded = 0;
 	report("download", 0, total);
 	const counted = res.body.pipeThrough(
