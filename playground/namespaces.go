@@ -3,6 +3,7 @@ package playground
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -10,7 +11,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"kubeplay/server"
 	"kubeplay/server/catalog"
 	"kubeplay/server/inproc"
 	"kubeplay/store"
@@ -31,8 +31,8 @@ type namespaceController struct {
 	store   store.Store
 }
 
-func newNamespaceController(api *server.Server, st store.Store) *namespaceController {
-	return &namespaceController{api: inproc.New(api, namespaceControllerAgent), catalog: api.Catalog(), store: st}
+func newNamespaceController(api http.Handler, cat *catalog.Catalog, st store.Store) *namespaceController {
+	return &namespaceController{api: inproc.New(api, namespaceControllerAgent), catalog: cat, store: st}
 }
 
 // retryInterval paces another look at a namespace whose content is still

@@ -1,0 +1,188 @@
+package journal_test
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"kubeplay/playground/journal"
+)
+
+// clock advances a millisecond each time it is read.
+func clock() func() time.Time {
+	t := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
+	return func() time.Time { t = t.Add(time.Millisecond); return t }
+}
+
+func echo(code int) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		fmt.Fprintf(w, `{"got":%q}`, body)
+	})
+}
+
+func serve(h http.Handler, method, target, body string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(method, target, strings.NewReader(body))
+	req.Header.Set("User-Agent", "kubectl/v1.35.0 (linux/amd64) kubernetes/abc")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+func TestJournal_records(t *testing.T) {
+	j := journal.New(journal.Limits{}, clock())
+	rec := serve(j.Handler(echo(http.StatusCreated)), http.MethodPost, "/api/v1/namespaces/default/configmaps?dryRun=All", `{"kind":"ConfigMap"}`)
+	if rec.Code != http.StatusCreated || rec.Body.String() != `{"got":"{\"kind\":\"ConfigMap\"}"}` {
+		t.Fatalf("the client got %d %s", rec.Code, rec.Body)
+	}
+	entries, oldest := j.Page(0, 0)
+	if len(entries) != 1 || oldest != 1 {
+		t.Fatalf("Page: %d entries, oldest %d", len(entries), oldest)
+	}
+	e := entries[0]
+	want := journal.Entry{Seq: 1, Method: "POST", Path: "/api/v1/namespaces/default/configmaps", Query: "dryRun=All",
+		UserAgent: "kubectl/v1.35.0 (linux/amd64) kubernetes/abc", Status: 201, Done: true}
+	if e.Seq != want.Seq || e.Method != want.Method || e.Path != want.Path || e.Query != want.Query ||
+		e.UserAgent != want.UserAgent || e.Status != want.Status || e.Done != want.Done {
+		t.Errorf("entry %+v, want %+v", e, want)
+	}
+	if string(e.Request.Body) != `{"kind":"ConfigMap"}` || string(e.Response.Body) != rec.Body.String() {
+		t.Errorf("bodies: request %s, response %s", e.Request.Body, e.Response.Body)
+	}
+	if e.Response.Header.Get("Content-Type") != "application/json" || e.Request.Header.Get("User-Agent") == "" {
+		t.Errorf("headers: request %v, response %v", e.Request.Header, e.Response.Header)
+	}
+	if e.Latency <= 0 {
+		t.Errorf("latency %v", e.Latency)
+	}
+}
+
+func TestJournal_truncatesBodies(t *testing.T) {
+	j := journal.New(journal.Limits{BodyBytes: 8}, nil)
+	serve(j.Handler(echo(http.StatusOK)), http.MethodPut, "/api/v1/namespaces/x", "0123456789")
+	entries, _ := j.Page(0, 0)
+	e := entries[0]
+	if string(e.Request.Body) != "01234567" || !e.Request.Truncated || string(e.Response.Body) != `{"got":"` || !e.Response.Truncated {
+		t.Errorf("request %q (truncated %v), response %q (truncated %v)", e.Request.Body, e.Request.Truncated, e.Response.Body, e.Response.Truncated)
+	}
+}
+
+func TestJournal_Page(t *testing.T) {
+	j := journal.New(journal.Limits{Entries: 3}, nil)
+	h := j.Handler(echo(http.StatusOK))
+	for i := range 5 {
+		serve(h, http.MethodGet, fmt.Sprintf("/api/v1/namespaces/n%d", i+1), "")
+	}
+	tests := []struct {
+		after    int64
+		limit    int
+		wantSeqs string
+	}{
+		{0, 0, "3 4 5"},
+		{3, 0, "4 5"},
+		{0, 2, "3 4"},
+		{5, 0, ""},
+	}
+	for _, tt := range tests {
+		entries, oldest := j.Page(tt.after, tt.limit)
+		var seqs []string
+		for _, e := range entries {
+			seqs = append(seqs, fmt.Sprint(e.Seq))
+			if want := fmt.Sprintf("/api/v1/namespaces/n%d", e.Seq); e.Path != want {
+				t.Errorf("entry %d has path %s, want %s", e.Seq, e.Path, want)
+			}
+		}
+		if got := strings.Join(seqs, " "); got != tt.wantSeqs || oldest != 3 {
+			t.Errorf("Page(%d, %d): seqs %q, oldest %d; want %q, 3", tt.after, tt.limit, got, oldest, tt.wantSeqs)
+		}
+	}
+}
+
+// watchHandler streams three events, one per write, the last split in two
+// writes, each followed by a flush, pausing until told to go on.
+func watchHandler(proceed <-chan struct{}) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json;stream=watch")
+		w.WriteHeader(http.StatusOK)
+		flusher := w.(http.Flusher)
+		for _, chunk := range []string{"{\"type\":\"ADDED\"}\n", "{\"type\":\"MODIFIED\"}\n{\"type\":", "\"DELETED\"}\n"} {
+			<-proceed
+			io.WriteString(w, chunk)
+			flusher.Flush()
+		}
+	})
+}
+
+func TestJournal_watch(t *testing.T) {
+	j := journal.New(journal.Limits{}, nil)
+	sub := j.Subscribe()
+	defer sub.Stop()
+	proceed := make(chan struct{})
+	done := make(chan *httptest.ResponseRecorder)
+	go func() { done <- serve(j.Handler(watchHandler(proceed)), http.MethodGet, "/api/v1/pods?watch=1", "") }()
+
+	first := <-sub.Updates()
+	if first.Entry == nil || first.Entry.Done || first.Entry.Status != 200 || first.Entry.Watch == nil {
+		t.Fatalf("first update %+v, want the watch's entry, not done", first)
+	}
+	for _, want := range []string{`{"type":"ADDED"}`, `{"type":"MODIFIED"}`} {
+		proceed <- struct{}{}
+		u := <-sub.Updates()
+		if u.Event == nil || u.Seq != 1 || string(u.Event.Data) != want {
+			t.Fatalf("update %+v, want event %s", u, want)
+		}
+	}
+	// Mid-stream, the entry already holds the events sent so far.
+	entries, _ := j.Page(0, 0)
+	if got := len(entries[0].Watch.Events); got != 2 || entries[0].Done {
+		t.Errorf("mid-stream: %d events, done %v", got, entries[0].Done)
+	}
+	proceed <- struct{}{}
+	if u := <-sub.Updates(); u.Event == nil || string(u.Event.Data) != `{"type":"DELETED"}` {
+		t.Fatalf("update %+v, want the DELETED event", u)
+	}
+	last := <-sub.Updates()
+	if last.Entry == nil || !last.Entry.Done || len(last.Entry.Watch.Events) != 3 {
+		t.Fatalf("last update %+v, want the finished entry with 3 events", last)
+	}
+	if rec := <-done; !rec.Flushed || !strings.HasSuffix(rec.Body.String(), "\"DELETED\"}\n") {
+		t.Errorf("the client got (flushed %v) %q", rec.Flushed, rec.Body)
+	}
+}
+
+func TestJournal_dropsSlowSubscribers(t *testing.T) {
+	j := journal.New(journal.Limits{}, nil)
+	slow := j.Subscribe()
+	h := j.Handler(echo(http.StatusOK))
+	for range 300 { // more than a subscriber may have waiting
+		serve(h, http.MethodGet, "/api", "")
+	}
+	n := 0
+	for range slow.Updates() {
+		n++
+	}
+	if !errors.Is(slow.Err(), journal.ErrTooSlow) || n == 0 || n >= 300 {
+		t.Errorf("slow subscriber: got %d updates, then %v", n, slow.Err())
+	}
+	// Requests go on being served and recorded.
+	if entries, _ := j.Page(299, 0); len(entries) != 1 {
+		t.Errorf("after the drop: %d entries past 299", len(entries))
+	}
+}
+
+func TestSubscription_Stop(t *testing.T) {
+	j := journal.New(journal.Limits{}, nil)
+	s := j.Subscribe()
+	s.Stop()
+	s.Stop()
+	if _, open := <-s.Updates(); open || s.Err() != nil {
+		t.Errorf("after Stop: open %v, err %v", open, s.Err())
+	}
+}

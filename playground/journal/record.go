@@ -1,0 +1,150 @@
+package journal
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+)
+
+// Handler returns api wrapped so that every request it serves is recorded.
+func (j *Journal) Handler(api http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := j.now()
+		e := &Entry{
+			Time: start, Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery,
+			UserAgent: r.UserAgent(), Request: Message{Header: r.Header.Clone()},
+		}
+		j.begin(e)
+		body := &capture{limit: j.limits.BodyBytes}
+		if r.Body != nil {
+			r.Body = &teeBody{ReadCloser: r.Body, capture: body}
+		}
+		rec := &recorder{ResponseWriter: w, j: j, e: e, body: capture{limit: j.limits.BodyBytes}}
+		defer func() {
+			rec.flushPartialEvent()
+			j.update(e, true, func(e *Entry) {
+				e.Request.Body, e.Request.Truncated = body.bytes(), body.truncated
+				if e.Status == 0 { // the handler wrote nothing: net/http sends 200
+					e.Status, e.Response.Header = http.StatusOK, w.Header().Clone()
+				}
+				e.Response.Body, e.Response.Truncated = rec.body.bytes(), rec.body.truncated
+				e.Latency, e.Done = j.now().Sub(start), true
+			})
+		}()
+		api.ServeHTTP(rec, r)
+	})
+}
+
+// capture keeps the first limit bytes written to it.
+type capture struct {
+	buf       bytes.Buffer
+	limit     int
+	truncated bool
+}
+
+func (c *capture) Write(p []byte) {
+	if room := c.limit - c.buf.Len(); room < len(p) {
+		p, c.truncated = p[:max(room, 0)], true
+	}
+	c.buf.Write(p)
+}
+
+func (c *capture) bytes() []byte {
+	if c.buf.Len() == 0 {
+		return nil
+	}
+	return bytes.Clone(c.buf.Bytes())
+}
+
+type teeBody struct {
+	io.ReadCloser
+	capture *capture
+}
+
+func (t *teeBody) Read(p []byte) (int, error) {
+	n, err := t.ReadCloser.Read(p)
+	t.capture.Write(p[:n])
+	return n, err
+}
+
+// recorder sees the response as the client does. A watch's stream
+// (Content-Type with stream=watch: one JSON event per line) is recorded
+// event by event, as it is sent; other bodies up to the body limit.
+type recorder struct {
+	http.ResponseWriter
+	j       *Journal
+	e       *Entry
+	wrote   bool
+	body    capture
+	partial []byte // a watch event not yet ended by its newline
+}
+
+func (r *recorder) WriteHeader(code int) {
+	if r.wrote {
+		r.ResponseWriter.WriteHeader(code)
+		return
+	}
+	r.wrote = true
+	streaming := strings.Contains(r.Header().Get("Content-Type"), "stream=watch")
+	r.j.update(r.e, streaming, func(e *Entry) {
+		e.Status, e.Response.Header = code, r.Header().Clone()
+		if streaming {
+			e.Watch = &Stream{}
+		}
+	})
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(p []byte) (int, error) {
+	if !r.wrote {
+		r.WriteHeader(http.StatusOK)
+	}
+	if r.e.Watch == nil {
+		r.body.Write(p)
+	} else {
+		r.partial = append(r.partial, p...)
+		for {
+			line, rest, ok := bytes.Cut(r.partial, []byte{'\n'})
+			if !ok {
+				break
+			}
+			if len(bytes.TrimSpace(line)) > 0 {
+				r.j.event(r.e, bytes.Clone(line))
+			}
+			r.partial = rest
+		}
+		r.partial = bytes.Clone(r.partial)
+	}
+	return r.ResponseWriter.Write(p)
+}
+
+// flushPartialEvent records an event the stream ended without a newline.
+func (r *recorder) flushPartialEvent() {
+	if r.e.Watch != nil && len(bytes.TrimSpace(r.partial)) > 0 {
+		r.j.event(r.e, r.partial)
+	}
+}
+
+// Flush lets watches stream through the recorder.
+func (r *recorder) Flush() {
+	http.NewResponseController(r.ResponseWriter).Flush()
+}
+
+// Hijack lets WebSocket upgrades through; the journal then records only
+// the upgrade, not the frames.
+func (r *recorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	conn, rw, err := http.NewResponseController(r.ResponseWriter).Hijack()
+	if err == nil {
+		r.wrote = true
+		r.j.update(r.e, false, func(e *Entry) {
+			e.Status, e.Response.Header = http.StatusSwitchingProtocols, r.Header().Clone()
+		})
+	}
+	return conn, rw, err
+}
+
+// Unwrap gives http.ResponseController the underlying writer.
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
