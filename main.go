@@ -81,7 +81,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	mux := http.NewServeMux()
 	mux.Handle("/browser/", browserHeaders(http.StripPrefix("/browser", static.Handler())))
-	mux.Handle("/", web.New(sb.Handler()))
+	mux.Handle("/", web.New(sb))
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {

@@ -4,53 +4,37 @@ package static_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"testing/fstest"
 	"time"
 
 	"github.com/chromedp/cdproto/page"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"kubeplay/internal/browsertest"
 	"kubeplay/static"
 )
 
 // The browser test runs the real thing: the page served from static.Handler
 // under /browser/ (as the native server mounts it), the engine in headless
-// Chromium. It needs static/dist built (static/build.sh) and Chromium; it
-// fails, rather than skips, without them, unless KUBEPLAY_SKIP_BROWSER_TEST is
-// set. KUBEPLAY_CHROMIUM overrides the browser's path.
+// Chromium (see package browsertest). It needs static/dist built
+// (static/build.sh); it fails, rather than skips, without it.
 const (
-	skipEnv          = "KUBEPLAY_SKIP_BROWSER_TEST"
-	chromiumEnv      = "KUBEPLAY_CHROMIUM"
-	defaultChromium  = "/usr/bin/chromium"
 	screenshotPath   = "/tmp/kubeplay-browser.png"
 	browserTestLimit = 3 * time.Minute
 )
 
 func TestBrowser(t *testing.T) {
-	if os.Getenv(skipEnv) != "" {
-		t.Skipf("%s is set", skipEnv)
-	}
+	browsertest.SkipIfAsked(t)
 	wasm, err := fs.ReadFile(static.FS(), "dist/kubeplay.wasm")
 	if err != nil {
-		t.Fatalf("static/dist is not built (%v): run static/build.sh first, or set %s=1 to skip this test", err, skipEnv)
-	}
-	chromium := os.Getenv(chromiumEnv)
-	if chromium == "" {
-		chromium = defaultChromium
-	}
-	if _, err := os.Stat(chromium); err != nil {
-		t.Fatalf("Chromium not found (%v): install it (apt-get install -y chromium), point %s at it, or set %s=1 to skip this test", err, chromiumEnv, skipEnv)
+		t.Fatalf("static/dist is not built (%v): run static/build.sh first, or set %s=1 to skip this test", err, browsertest.SkipEnv)
 	}
 	// /browser/ as the native server mounts it; /slow/ the same files with
 	// kubeplay.wasm held at half way until release is closed.
@@ -69,7 +53,7 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
-	ctx := newBrowser(t, chromium)
+	ctx := browsertest.New(t, browserTestLimit)
 	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/browser/")); err != nil {
 		t.Fatalf("opening the page: %v", err)
 	}
@@ -90,7 +74,7 @@ func TestBrowser(t *testing.T) {
 			Data         map[string]string
 			UID          bool
 		}
-		run(t, ctx, `(async () => {
+		browsertest.Eval(t, ctx, `(async () => {
 			const created = await kubeplay.fetch("/api/v1/namespaces/default/configmaps", {
 				method: "POST",
 				headers: {"Content-Type": "application/json"},
@@ -108,7 +92,7 @@ func TestBrowser(t *testing.T) {
 
 	t.Run("the engine arrives compressed", func(t *testing.T) {
 		var got struct{ Encoded, Decoded float64 }
-		run(t, ctx, `(async () => {
+		browsertest.Eval(t, ctx, `(async () => {
 			const e = performance.getEntriesByType("resource").find((e) => e.name.endsWith("/dist/kubeplay.wasm"));
 			return {Encoded: e.encodedBodySize, Decoded: e.decodedBodySize};
 		})()`, &got)
@@ -123,7 +107,7 @@ func TestBrowser(t *testing.T) {
 			Kind   string
 			Reason string
 		}
-		run(t, ctx, `(async () => {
+		browsertest.Eval(t, ctx, `(async () => {
 			const res = await kubeplay.fetch("/api/v1/namespaces/default/configmaps/missing");
 			const st = await res.json();
 			return {Status: res.status, Kind: st.kind, Reason: st.reason};
@@ -139,7 +123,7 @@ func TestBrowser(t *testing.T) {
 			ContentType string
 			HTML        bool
 		}
-		run(t, ctx, `(async () => {
+		browsertest.Eval(t, ctx, `(async () => {
 			const res = await kubeplay.fetch("/");
 			const text = await res.text();
 			return {Status: res.status, ContentType: res.headers.get("Content-Type"),
@@ -159,7 +143,7 @@ func TestBrowser(t *testing.T) {
 			AbortError  string
 			After       int // status of a request after the abort
 		}
-		run(t, ctx, `(async () => {
+		browsertest.Eval(t, ctx, `(async () => {
 			const list = await (await kubeplay.fetch("/api/v1/namespaces/default/configmaps")).json();
 			const ac = new AbortController();
 			const res = await kubeplay.fetch("/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=" +
@@ -210,7 +194,7 @@ func TestBrowser(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := chromedp.Run(ctx, poll(`location.hash.includes("ns=default") && document.body.textContent.includes("watched")`)); err != nil {
+		if _, err := chromedp.Run(ctx, browsertest.Poll(`location.hash.includes("ns=default") && document.body.textContent.includes("watched")`)); err != nil {
 			t.Fatalf("waiting for the namespace's ConfigMaps: %v", err)
 		}
 		hash, err := chromedp.Run(ctx, chromedp.Location())
@@ -224,7 +208,7 @@ func TestBrowser(t *testing.T) {
 		if !strings.Contains(hash, "#/?") || !strings.Contains(title, "ConfigMap") {
 			t.Errorf("after navigating: location %q, title %q", hash, title)
 		}
-		screenshot(t, ctx, screenshotPath)
+		browsertest.Screenshot(t, ctx, screenshotPath)
 
 		err = chromedp.Do(ctx,
 			chromedp.Click(chromedp.CSS(`a.api-path`)),
@@ -253,7 +237,7 @@ func TestBrowser(t *testing.T) {
 		}
 		// The server holds the response after half its compressed bytes; the
 		// page counts decoded bytes, of which some share has then arrived.
-		if _, err := chromedp.Run(tab, poll(`kubeplay.progress.phase === "download" && kubeplay.progress.loaded >= 1e6`)); err != nil {
+		if _, err := chromedp.Run(tab, browsertest.Poll(`kubeplay.progress.phase === "download" && kubeplay.progress.loaded >= 1e6`)); err != nil {
 			st, _ := chromedp.Run(tab, chromedp.Evaluate[[]byte](`({p: kubeplay.progress, t: kubeplay.timings, u: location.href})`))
 			t.Fatalf("waiting for the download to be under way: %v (%s)", err, st)
 		}
@@ -261,9 +245,9 @@ func TestBrowser(t *testing.T) {
 			Status   string
 			Progress float64
 		}
-		run(t, tab, `Promise.resolve({Status: document.getElementById("kp-status").textContent,
+		browsertest.Eval(t, tab, `Promise.resolve({Status: document.getElementById("kp-status").textContent,
 			Progress: document.getElementById("kp-progress").value})`, &got)
-		screenshot(t, tab, "/tmp/kubeplay-browser-loading.png")
+		browsertest.Screenshot(t, tab, "/tmp/kubeplay-browser-loading.png")
 		mb := fmt.Sprintf("%.1f MB", float64(len(wasm))/1e6)
 		if !strings.HasPrefix(got.Status, "Downloading the engine: ") || !strings.HasSuffix(got.Status, " / "+mb) ||
 			got.Progress <= 0 || got.Progress >= 1 {
@@ -287,7 +271,7 @@ func TestBrowser(t *testing.T) {
 		if err := chromedp.Do(tab, chromedp.Navigate(srv.URL+"/browser/")); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := chromedp.Run(tab, poll(`document.querySelector("#kp-status.kp-error") !== null`)); err != nil {
+		if _, err := chromedp.Run(tab, browsertest.Poll(`document.querySelector("#kp-status.kp-error") !== null`)); err != nil {
 			t.Fatalf("waiting for the message: %v", err)
 		}
 		msg, err := chromedp.Run(tab, chromedp.Text(chromedp.CSS(`#kp-status`)))
@@ -305,7 +289,7 @@ func TestBrowser(t *testing.T) {
 		if err := chromedp.Do(tab, chromedp.Navigate(srv.URL+"/nobuild/")); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := chromedp.Run(tab, poll(`document.querySelector("#kp-status.kp-error") !== null`)); err != nil {
+		if _, err := chromedp.Run(tab, browsertest.Poll(`document.querySelector("#kp-status.kp-error") !== null`)); err != nil {
 			t.Fatalf("waiting for the message: %v", err)
 		}
 		msg, err := chromedp.Run(tab, chromedp.Text(chromedp.CSS(`#kp-status`)))
@@ -380,96 +364,6 @@ func (w *halfwayWriter) Write(p []byte) (int, error) {
 // newBrowser starts headless Chromium with a fresh profile and returns a
 // context for its first tab. The page's console and uncaught exceptions are
 // logged; an exception fails the test.
-func newBrowser(t *testing.T, chromium string, flags ...chromedp.ExecAllocatorOption) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), browserTestLimit)
-	t.Cleanup(cancel)
-	ctx, cancel = chromedp.NewExecAllocator(ctx, append([]chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromium),
-		chromedp.Flag("headless", true),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true),
-		chromedp.NoFirstRun,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 900),
-	}, flags...)...)
-	t.Cleanup(cancel)
-	ctx, cancel = chromedp.NewContext(ctx)
-	console := chromedp.Events(ctx, runtime.ConsoleAPICalled)
-	exceptions := chromedp.Events(ctx, runtime.ExceptionThrown)
-	var wg sync.WaitGroup
-	t.Cleanup(func() {
-		cancel()
-		wg.Wait() // no logging after the test
-	})
-	wg.Go(func() {
-		for ev, err := range console {
-			if err != nil {
-				return
-			}
-			var args []string
-			for _, a := range ev.Args {
-				if a.Value != nil {
-					args = append(args, string(a.Value))
-				} else {
-					args = append(args, a.Description)
-				}
-			}
-			t.Logf("console.%s: %s", ev.Type, strings.Join(args, " "))
-		}
-	})
-	wg.Go(func() {
-		for ev, err := range exceptions {
-			if err != nil {
-				return
-			}
-			d := ev.ExceptionDetails
-			msg := d.Text
-			if d.Exception != nil {
-				msg += " " + d.Exception.Description
-			}
-			t.Errorf("uncaught exception in the page: %s", msg)
-		}
-	})
-	return ctx
-}
-
-// poll waits until the JavaScript expression is true. It polls on a timer:
-// the default, on animation frames, never fires in a background tab.
-func poll(expr string) chromedp.Action[bool] {
-	return chromedp.Poll[bool](expr, chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(30*time.Second))
-}
-
-// run evaluates expr (a Promise of a JSON-able value) into out.
-func run(t *testing.T, ctx context.Context, expr string, out any) {
-	t.Helper()
-	raw, err := chromedp.Run(ctx, chromedp.Evaluate[[]byte](expr, chromedp.EvalAwaitPromise))
-	if err != nil {
-		t.Fatalf("evaluating: %v", err)
-	}
-	if err := json.Unmarshal(raw, out); err != nil {
-		t.Fatalf("decoding %s: %v", raw, err)
-	}
-}
-
-func screenshot(t *testing.T, ctx context.Context, path string) {
-	t.Helper()
-	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-	if err != nil {
-		t.Errorf("screenshot: %v", err)
-		return
-	}
-	if err := os.WriteFile(path, png, 0o644); err != nil {
-		t.Errorf("screenshot: %v", err)
-		return
-	}
-	t.Logf("screenshot: %s", path)
-}
-
 // sizes reports the engine's size raw and as the precompressed copies the
 // server sends.
 func sizes(t *testing.T, raw int) string {

@@ -63,5 +63,5 @@ func open(ctx context.Context) (http.Handler, error) {
 		st.Close()
 		return nil, err
 	}
-	return web.New(sb.Handler()), nil
+	return web.New(sb), nil
 }

@@ -6,23 +6,34 @@ import (
 	"strings"
 	"time"
 
+	"kubeplay/playground/journal"
 	"kubeplay/web/assets"
 	"kubeplay/web/explorer"
+	"kubeplay/web/requests"
 )
+
+// Sandbox is the cluster the UI shows: its API, and the journal of the
+// requests that API served.
+type Sandbox interface {
+	Handler() http.Handler
+	Journal() *journal.Journal
+}
 
 // New returns the handler for the whole site: the UI routes it owns ("/"
 // exactly, "/ui/..." for UI pages and assets), and everything else is passed
-// to api unchanged (so /api, /apis, /version, /healthz etc. reach the API
-// server).
+// to the sandbox's API unchanged (so /api, /apis, /version, /healthz etc.
+// reach the API server, and are journaled).
 //
 // "/" is the UI for browsers; a GET or HEAD of "/" whose Accept header names
 // a specific media type but not HTML (kubectl get --raw / sends
 // "application/json, */*") goes to api, which lists its root paths as
 // kube-apiserver does.
-func New(api http.Handler) http.Handler {
+func New(sb Sandbox) http.Handler {
+	api := sb.Handler()
 	return &site{
 		api:      api,
 		explorer: explorer.New(api, time.Now),
+		requests: requests.New(sb.Journal()),
 		assets:   assets.NewHandler(),
 	}
 }
@@ -30,6 +41,7 @@ func New(api http.Handler) http.Handler {
 type site struct {
 	api      http.Handler
 	explorer http.Handler
+	requests http.Handler
 	assets   http.Handler
 }
 
@@ -45,6 +57,9 @@ func (s *site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case strings.HasPrefix(p, assets.Prefix):
 		assetHeaders(w.Header())
 		s.assets.ServeHTTP(w, r)
+	case p == requests.Path || p == requests.LivePath:
+		pageHeaders(w.Header())
+		s.requests.ServeHTTP(w, r)
 	case p == "/ui" || strings.HasPrefix(p, "/ui/"):
 		pageHeaders(w.Header())
 		http.NotFound(w, r)

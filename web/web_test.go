@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"kubeplay/playground/journal"
 	"kubeplay/web"
 	"kubeplay/web/internal/fakeapi"
 	"kubeplay/web/internal/htmltest"
@@ -15,6 +16,20 @@ import (
 
 // discoveryDir holds discovery documents recorded from kube-apiserver v1.35.
 const discoveryDir = "../server/testdata/oracle/discovery"
+
+// fakeSandbox is an API with a journal in front, as a playground sandbox has.
+type fakeSandbox struct {
+	api     http.Handler
+	journal *journal.Journal
+}
+
+func sandbox(api http.Handler) fakeSandbox {
+	j := journal.New(journal.Limits{}, nil)
+	return fakeSandbox{api: j.Handler(api), journal: j}
+}
+
+func (s fakeSandbox) Handler() http.Handler     { return s.api }
+func (s fakeSandbox) Journal() *journal.Journal { return s.journal }
 
 // newAPI returns a fake API serving the recorded discovery documents, three
 // namespaces and a few ConfigMaps.
@@ -96,7 +111,7 @@ func TestNew_Routes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			api := newAPI(t)
-			rec := do(t, web.New(api), tt.method, tt.target, tt.header...)
+			rec := do(t, web.New(sandbox(api)), tt.method, tt.target, tt.header...)
 			if rec.Code != tt.wantCode {
 				t.Errorf("status %d, want %d; body:\n%s", rec.Code, tt.wantCode, rec.Body)
 			}
@@ -121,7 +136,7 @@ func TestNew_Routes(t *testing.T) {
 }
 
 func TestNew_Headers(t *testing.T) {
-	h := web.New(newAPI(t))
+	h := web.New(sandbox(newAPI(t)))
 
 	rec := do(t, h, "GET", "/")
 	if got := rec.Header().Get("Cache-Control"); got != "no-store" {
@@ -142,7 +157,7 @@ func TestNew_Headers(t *testing.T) {
 }
 
 func TestExplorer_Layout(t *testing.T) {
-	doc := page(t, web.New(newAPI(t)), "/", 200)
+	doc := page(t, web.New(sandbox(newAPI(t))), "/", 200)
 	link := doc.One(t, "link", "rel", "stylesheet")
 	if href, _ := link.Attr("href"); href != "/ui/assets/style.css" {
 		t.Errorf("stylesheet href %q", href)
@@ -156,7 +171,7 @@ func TestExplorer_Layout(t *testing.T) {
 }
 
 func TestExplorer_Catalog(t *testing.T) {
-	doc := page(t, web.New(newAPI(t)), "/", 200)
+	doc := page(t, web.New(sandbox(newAPI(t))), "/", 200)
 
 	t.Run("groups in server order, at preferred versions", func(t *testing.T) {
 		var got []string
@@ -217,7 +232,7 @@ func TestExplorer_Catalog(t *testing.T) {
 func TestExplorer_Objects(t *testing.T) {
 	t.Run("one namespace", func(t *testing.T) {
 		api := newAPI(t)
-		doc := page(t, web.New(api), "/?r=v1/configmaps&ns=default", 200)
+		doc := page(t, web.New(sandbox(api)), "/?r=v1/configmaps&ns=default", 200)
 
 		if got := doc.One(t, "h1").Text(); got != "ConfigMap v1" {
 			t.Errorf("heading %q", got)
@@ -263,7 +278,7 @@ func TestExplorer_Objects(t *testing.T) {
 	})
 
 	t.Run("namespace selector", func(t *testing.T) {
-		doc := page(t, web.New(newAPI(t)), "/?r=v1/configmaps&ns=default", 200)
+		doc := page(t, web.New(sandbox(newAPI(t))), "/?r=v1/configmaps&ns=default", 200)
 		form := doc.One(t, "form", "class", "ns-form")
 		if action, _ := form.Attr("action"); action != "/" {
 			t.Errorf("form action %q", action)
@@ -292,7 +307,7 @@ func TestExplorer_Objects(t *testing.T) {
 
 	t.Run("all namespaces", func(t *testing.T) {
 		api := newAPI(t)
-		doc := page(t, web.New(api), "/?r=v1/configmaps", 200)
+		doc := page(t, web.New(sandbox(api)), "/?r=v1/configmaps", 200)
 		if !slices.Contains(api.Requests(), "GET /api/v1/configmaps?limit=500") {
 			t.Errorf("list request missing from %q", api.Requests())
 		}
@@ -307,7 +322,7 @@ func TestExplorer_Objects(t *testing.T) {
 	})
 
 	t.Run("cluster-scoped", func(t *testing.T) {
-		doc := page(t, web.New(newAPI(t)), "/?r=v1/namespaces&ns=default", 200)
+		doc := page(t, web.New(sandbox(newAPI(t))), "/?r=v1/namespaces&ns=default", 200)
 		if doc.Has("select") {
 			t.Error("namespace selector shown for a cluster-scoped type")
 		}
@@ -321,7 +336,7 @@ func TestExplorer_Objects(t *testing.T) {
 	})
 
 	t.Run("empty", func(t *testing.T) {
-		doc := page(t, web.New(newAPI(t)), "/?r=apps/v1/deployments&ns=default", 200)
+		doc := page(t, web.New(sandbox(newAPI(t))), "/?r=apps/v1/deployments&ns=default", 200)
 		if got := doc.One(t, "p", "class", "empty").Text(); got != "No deployments found in namespace default." {
 			t.Errorf("empty message %q", got)
 		}
@@ -333,7 +348,7 @@ func TestExplorer_Objects(t *testing.T) {
 	t.Run("non-preferred version", func(t *testing.T) {
 		api := newAPI(t)
 		api.Set("/apis/autoscaling/v1/horizontalpodautoscalers", 200, fakeapi.List("HorizontalPodAutoscalerList", "autoscaling/v1", "7"))
-		doc := page(t, web.New(api), "/?r=autoscaling/v1/horizontalpodautoscalers", 200)
+		doc := page(t, web.New(sandbox(api)), "/?r=autoscaling/v1/horizontalpodautoscalers", 200)
 		if got := doc.One(t, "h1").Text(); got != "HorizontalPodAutoscaler autoscaling/v1" {
 			t.Errorf("heading %q", got)
 		}
@@ -466,7 +481,7 @@ func TestExplorer_Errors(t *testing.T) {
 			if tt.wrap != nil {
 				h = tt.wrap(api)
 			}
-			doc := page(t, web.New(h), tt.target, tt.wantCode)
+			doc := page(t, web.New(sandbox(h)), tt.target, tt.wantCode)
 			got := htmltest.Texts(doc.All("", "role", "alert"))
 			if len(got) != len(tt.alerts) {
 				t.Fatalf("alerts %q, want %d", got, len(tt.alerts))

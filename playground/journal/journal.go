@@ -77,9 +77,11 @@ type Update struct {
 	// Entry is set when a request was answered (Done false for a watch
 	// whose stream goes on) and again when a watch ends.
 	Entry *Entry `json:"entry,omitempty"`
-	// Seq and Event are set for each event a watch sends.
+	// Seq, Event and Index (the event's position in the watch's stream) are
+	// set for each event a watch sends.
 	Seq   int64  `json:"seq,omitempty"`
 	Event *Event `json:"event,omitempty"`
+	Index int    `json:"index,omitempty"`
 }
 
 // ErrTooSlow ends a subscription whose receiver fell behind; it resumes with
@@ -238,5 +240,5 @@ func (j *Journal) event(e *Entry, data []byte) {
 	}
 	ev := Event{Time: j.now(), Data: data}
 	e.Watch.Events = append(e.Watch.Events, ev)
-	j.publish(Update{Seq: e.Seq, Event: &ev})
+	j.publish(Update{Seq: e.Seq, Event: &ev, Index: len(e.Watch.Events) - 1})
 }

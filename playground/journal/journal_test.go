@@ -109,7 +109,7 @@ func TestJournal_Page(t *testing.T) {
 // writes, each followed by a flush, pausing until told to go on.
 func watchHandler(proceed <-chan struct{}) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json;stream=watch")
+		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusOK)
 		flusher := w.(http.Flusher)
 		for _, chunk := range []string{"{\"type\":\"ADDED\"}\n", "{\"type\":\"MODIFIED\"}\n{\"type\":", "\"DELETED\"}\n"} {

@@ -22,7 +22,7 @@ func (j *Journal) Handler(api http.Handler) http.Handler {
 		if r.Body != nil {
 			r.Body = &teeBody{ReadCloser: r.Body, capture: body}
 		}
-		rec := &recorder{ResponseWriter: w, j: j, e: e, body: capture{limit: j.limits.BodyBytes}}
+		rec := &recorder{ResponseWriter: w, j: j, e: e, watch: isWatch(r), body: capture{limit: j.limits.BodyBytes}}
 		defer func() {
 			rec.flushPartialEvent()
 			j.update(e, true, func(e *Entry) {
@@ -70,13 +70,21 @@ func (t *teeBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// recorder sees the response as the client does. A watch's stream
-// (Content-Type with stream=watch: one JSON event per line) is recorded
-// event by event, as it is sent; other bodies up to the body limit.
+// isWatch reports whether r asks for a watch (?watch=true, or the
+// deprecated /watch/ paths).
+func isWatch(r *http.Request) bool {
+	w := r.URL.Query().Get("watch")
+	return w == "true" || w == "1" || strings.Contains(r.URL.Path, "/watch/")
+}
+
+// recorder sees the response as the client does. A watch's JSON stream (one
+// event per line) is recorded event by event, as it is sent; other bodies,
+// and watches in other encodings, up to the body limit.
 type recorder struct {
 	http.ResponseWriter
 	j       *Journal
 	e       *Entry
+	watch   bool
 	wrote   bool
 	body    capture
 	partial []byte // a watch event not yet ended by its newline
@@ -88,7 +96,7 @@ func (r *recorder) WriteHeader(code int) {
 		return
 	}
 	r.wrote = true
-	streaming := strings.Contains(r.Header().Get("Content-Type"), "stream=watch")
+	streaming := r.watch && code == http.StatusOK && strings.HasPrefix(r.Header().Get("Content-Type"), "application/json")
 	r.j.update(r.e, streaming, func(e *Entry) {
 		e.Status, e.Response.Header = code, r.Header().Clone()
 		if streaming {

@@ -1,5 +1,6 @@
-// Package assets holds the UI's static files (CSS), embedded into the binary,
-// and serves them. Pages link to them with URL; web mounts Handler at Prefix.
+// Package assets holds the UI's static files (CSS and a little JavaScript),
+// embedded into the binary, and serves them. Pages link to them with URL;
+// web mounts Handler at Prefix.
 package assets
 
 import (
@@ -16,7 +17,7 @@ import (
 // Prefix is the URL path under which the assets are served.
 const Prefix = "/ui/assets/"
 
-//go:embed *.css
+//go:embed *.css *.js
 var files embed.FS
 
 // FS returns the embedded files, named as under Prefix ("style.css").

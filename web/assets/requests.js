@@ -1,0 +1,80 @@
+// The request log's live updates: new entries and watch events arrive over a
+// WebSocket as rendered HTML (see web/requests/live.go), and the copy
+// buttons. Without JavaScript the page still shows the log as it was.
+const log = document.getElementById("entries");
+const section = document.querySelector("section.requests");
+const state = document.getElementById("live-state");
+let lastSeq = Number(section.dataset.lastSeq) || 0;
+let retry = 500;
+
+function connect() {
+	const url = new URL("/ui/requests/live", location.href);
+	url.protocol = location.protocol === "https:" ? "wss:" : "ws:";
+	for (const [k, v] of new URLSearchParams(location.search)) url.searchParams.set(k, v);
+	url.searchParams.set("after", String(lastSeq));
+	const ws = new WebSocket(url);
+	ws.onopen = () => {
+		retry = 500;
+		section.dataset.live = "on";
+	};
+	ws.onmessage = (msg) => apply(JSON.parse(msg.data));
+	ws.onclose = () => {
+		section.dataset.live = "off";
+		setTimeout(connect, retry);
+		retry = Math.min(retry * 2, 10000);
+	};
+}
+
+function fragment(html) {
+	const t = document.createElement("template");
+	t.innerHTML = html;
+	return t.content.firstElementChild;
+}
+
+function apply(m) {
+	lastSeq = Math.max(lastSeq, m.seq);
+	if (m.html) {
+		const el = fragment(m.html);
+		const old = document.getElementById(el.id);
+		if (old) {
+			// Keep what the reader opened.
+			const openOld = old.querySelectorAll("details");
+			const openNew = el.querySelectorAll("details");
+			openOld.forEach((d, i) => openNew[i] && (openNew[i].open = d.open));
+			old.replaceWith(el);
+		} else {
+			insert(el);
+		}
+		document.getElementById("no-entries")?.remove();
+	} else if (m.eventHTML) {
+		const list = document.querySelector(`ol.events[data-seq="${m.seq}"]`);
+		if (list && !list.querySelector(`li[data-index="${m.index}"]`)) list.append(fragment(m.eventHTML));
+	}
+}
+
+// insert keeps the list newest first.
+function insert(el) {
+	const seq = Number(el.dataset.seq);
+	for (const li of log.children) {
+		if (Number(li.dataset.seq) < seq) {
+			li.before(el);
+			return;
+		}
+	}
+	log.append(el);
+}
+
+document.addEventListener("click", async (e) => {
+	const button = e.target.closest("button.copy");
+	if (!button) return;
+	try {
+		await navigator.clipboard.writeText(button.dataset.copy);
+		button.textContent = "copied";
+	} catch {
+		button.textContent = "select and copy";
+	}
+	setTimeout(() => (button.textContent = "copy"), 1500);
+});
+
+if ("WebSocket" in window && location.protocol.startsWith("http")) connect();
+else if (state) state.textContent += " (not live here)";

@@ -1,0 +1,233 @@
+package requests
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"mime"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"kubeplay/playground/journal"
+	"kubeplay/server/encoding"
+)
+
+// EntryProps is one request as the log shows it.
+type EntryProps struct {
+	Seq      int64
+	Time     string // "15:04:05.000"
+	Method   string
+	Target   string // path and query, as sent
+	Verb     string // Kubernetes verb, or the HTTP method for other paths
+	Resource string // "deployments.apps", "" for non-resource paths
+	Status   int    // 0 while no answer was sent
+	Latency  string
+	Client   string // "kubectl", "kube-controller-manager", ...
+	Done     bool
+	Request  MessageProps
+	Response MessageProps
+	// Events are a watch's events; Watch says the response is a watch stream.
+	Watch         bool
+	Events        []EventProps
+	DroppedEvents int
+	Curl          string
+	Kubectl       string // "" when no kubectl command sends this request
+}
+
+// MessageProps is a request or response's headers and body.
+type MessageProps struct {
+	Headers   []HeaderProps
+	Body      string // pretty-printed when JSON
+	Truncated bool
+}
+
+// HeaderProps is one header line.
+type HeaderProps struct{ Name, Value string }
+
+// EventProps is one watch event.
+type EventProps struct {
+	Time    string
+	Type    string // ADDED, MODIFIED, DELETED, BOOKMARK, ERROR
+	Summary string // "ConfigMap default/x rv 42"
+	Data    string // pretty-printed
+}
+
+// StatusClass groups a status code as the filter does: "2xx", "4xx", ...
+// and "pending" before an answer.
+func (e EntryProps) StatusClass() string {
+	if e.Status == 0 {
+		return "pending"
+	}
+	return fmt.Sprintf("%dxx", e.Status/100)
+}
+
+func entryProps(e journal.Entry, host string) EntryProps {
+	target := e.Path
+	if e.Query != "" {
+		target += "?" + e.Query
+	}
+	attrs := parse(e.Method, e.Path, e.Query)
+	p := EntryProps{
+		Seq: e.Seq, Time: e.Time.Format("15:04:05.000"), Method: e.Method, Target: target,
+		Verb: attrs.verb, Resource: attrs.qualifiedResource(), Status: e.Status,
+		Client: client(e.UserAgent), Done: e.Done,
+		Request: messageProps(e.Request), Response: messageProps(e.Response),
+		Curl: curl(e, host), Kubectl: kubectl(attrs, e),
+	}
+	if e.Done {
+		p.Latency = latency(e.Latency)
+	}
+	if e.Watch != nil {
+		p.Watch, p.DroppedEvents = true, e.Watch.Dropped
+		for _, ev := range e.Watch.Events {
+			p.Events = append(p.Events, eventProps(ev))
+		}
+	}
+	return p
+}
+
+func latency(d time.Duration) string {
+	switch {
+	case d < time.Millisecond:
+		return fmt.Sprintf("%dµs", d.Microseconds())
+	case d < time.Second:
+		return fmt.Sprintf("%.1fms", float64(d.Microseconds())/1000)
+	default:
+		return d.Round(time.Millisecond).String()
+	}
+}
+
+// client names the program behind a User-Agent the way people call it:
+// its first product token ("kubectl/v1.35.0 (linux/amd64) kubernetes/x"
+// is kubectl).
+func client(userAgent string) string {
+	name, _, _ := strings.Cut(userAgent, "/")
+	name, _, _ = strings.Cut(name, " ")
+	if name == "" {
+		return "unknown"
+	}
+	return name
+}
+
+func messageProps(m journal.Message) MessageProps {
+	p := MessageProps{Body: pretty(textBody(m)), Truncated: m.Truncated}
+	names := make([]string, 0, len(m.Header))
+	for name := range m.Header {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		for _, v := range m.Header[name] {
+			if name == "Authorization" {
+				v = redact(v)
+			}
+			p.Headers = append(p.Headers, HeaderProps{Name: name, Value: v})
+		}
+	}
+	return p
+}
+
+// redact keeps a credential's scheme and hides the secret.
+func redact(v string) string {
+	scheme, _, _ := strings.Cut(v, " ")
+	return scheme + " <redacted>"
+}
+
+// textBody is a message's body as text: a protobuf body (kubectl sends
+// built-in objects so) decoded to the JSON it stands for, since the bytes
+// mean nothing on screen or in a shell command.
+func textBody(m journal.Message) []byte {
+	mt, _, _ := mime.ParseMediaType(m.Header.Get("Content-Type"))
+	if mt != encoding.Protobuf || len(m.Body) == 0 {
+		return m.Body
+	}
+	if obj, err := encoding.DecodeObject(mt, m.Body); err == nil {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false) // shown as text: "<" reads better than "\u003c"
+		if enc.Encode(obj) == nil {
+			return bytes.TrimSpace(b.Bytes())
+		}
+	}
+	return fmt.Appendf(nil, "(%d bytes of %s that do not decode)", len(m.Body), mt)
+}
+
+// isProtobuf reports whether a message's body is protobuf.
+func isProtobuf(m journal.Message) bool {
+	mt, _, _ := mime.ParseMediaType(m.Header.Get("Content-Type"))
+	return mt == encoding.Protobuf
+}
+
+// pretty indents a JSON body; other bodies are shown as they are.
+func pretty(body []byte) string {
+	var out bytes.Buffer
+	if json.Valid(body) && json.Indent(&out, body, "", "  ") == nil {
+		return out.String()
+	}
+	return string(body)
+}
+
+func eventProps(ev journal.Event) EventProps {
+	p := EventProps{Time: ev.Time.Format("15:04:05.000"), Data: pretty(ev.Data)}
+	var e struct {
+		Type   string `json:"type"`
+		Object struct {
+			Kind     string `json:"kind"`
+			Metadata struct {
+				Name            string `json:"name"`
+				Namespace       string `json:"namespace"`
+				ResourceVersion string `json:"resourceVersion"`
+			} `json:"metadata"`
+			Message string `json:"message"`
+		} `json:"object"`
+	}
+	if json.Unmarshal(ev.Data, &e) != nil {
+		return p
+	}
+	p.Type = e.Type
+	md := e.Object.Metadata
+	switch {
+	case e.Type == "ERROR":
+		p.Summary = e.Object.Message
+	case e.Type == "BOOKMARK":
+		p.Summary = "rv " + md.ResourceVersion
+	default:
+		name := md.Name
+		if md.Namespace != "" {
+			name = md.Namespace + "/" + name
+		}
+		p.Summary = strings.TrimSpace(e.Object.Kind + " " + name + " rv " + md.ResourceVersion)
+	}
+	return p
+}
+
+// curl is the request as a curl command against the address it was sent to.
+func curl(e journal.Entry, host string) string {
+	u := url.URL{Scheme: "http", Host: host, Path: e.Path, RawQuery: e.Query}
+	var b strings.Builder
+	b.WriteString("curl")
+	if e.Method != "GET" {
+		b.WriteString(" -X " + e.Method)
+	}
+	b.WriteString(" " + shellQuote(u.String()))
+	for _, name := range []string{"Content-Type", "Accept"} {
+		v := e.Request.Header.Get(name)
+		if name == "Content-Type" && isProtobuf(e.Request) {
+			v = encoding.JSON // the body below is the JSON it decodes to
+		}
+		if v != "" {
+			b.WriteString(" -H " + shellQuote(name+": "+v))
+		}
+	}
+	if len(e.Request.Body) > 0 {
+		b.WriteString(" --data-binary " + shellQuote(string(textBody(e.Request))))
+	}
+	return b.String()
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

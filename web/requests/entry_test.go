@@ -1,0 +1,113 @@
+package requests
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"kubeplay/playground/journal"
+)
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		method, path, query string
+		want                attributes
+	}{
+		{"GET", "/api/v1/namespaces/default/configmaps/x", "", attributes{version: "v1", namespace: "default", resource: "configmaps", name: "x", verb: "get"}},
+		{"GET", "/api/v1/configmaps", "", attributes{version: "v1", resource: "configmaps", verb: "list"}},
+		{"GET", "/api/v1/namespaces/default/pods", "watch=1", attributes{version: "v1", namespace: "default", resource: "pods", verb: "watch"}},
+		{"GET", "/api/v1/watch/namespaces/default/pods", "", attributes{version: "v1", namespace: "default", resource: "pods", verb: "watch"}},
+		{"GET", "/api/v1/namespaces/default", "", attributes{version: "v1", resource: "namespaces", name: "default", verb: "get"}},
+		{"PUT", "/api/v1/namespaces/gone/finalize", "", attributes{version: "v1", resource: "namespaces", name: "gone", subresource: "finalize", verb: "update"}},
+		{"PATCH", "/apis/apps/v1/namespaces/d/deployments/web/scale", "", attributes{group: "apps", version: "v1", namespace: "d", resource: "deployments", name: "web", subresource: "scale", verb: "patch"}},
+		{"DELETE", "/apis/apps/v1/namespaces/d/deployments", "", attributes{group: "apps", version: "v1", namespace: "d", resource: "deployments", verb: "deletecollection"}},
+		{"POST", "/api/v1/namespaces", "", attributes{version: "v1", resource: "namespaces", verb: "create"}},
+		{"GET", "/apis/apps", "", attributes{discovery: true, verb: "get"}},
+		{"GET", "/api", "", attributes{discovery: true, verb: "get"}},
+		{"GET", "/version", "", attributes{nonResource: true, verb: "get"}},
+		{"GET", "/openapi/v3/apis/apps/v1", "", attributes{nonResource: true, verb: "get"}},
+	}
+	for _, tt := range tests {
+		if got := parse(tt.method, tt.path, tt.query); got != tt.want {
+			t.Errorf("parse(%s %s?%s) = %+v, want %+v", tt.method, tt.path, tt.query, got, tt.want)
+		}
+	}
+}
+
+func TestKubectl(t *testing.T) {
+	entry := func(method, path, query, contentType, body string) journal.Entry {
+		h := http.Header{}
+		if contentType != "" {
+			h.Set("Content-Type", contentType)
+		}
+		return journal.Entry{Method: method, Path: path, Query: query, Request: journal.Message{Header: h, Body: []byte(body)}}
+	}
+	tests := []struct {
+		e    journal.Entry
+		want string
+	}{
+		{entry("GET", "/api/v1/namespaces/default/configmaps/x", "", "", ""), "kubectl get configmaps x -o yaml -n default"},
+		{entry("GET", "/apis/apps/v1/deployments", "labelSelector=app%3Dweb", "", ""), "kubectl get deployments.apps -l 'app=web' -A"},
+		{entry("GET", "/api/v1/namespaces/default/pods", "watch=1&fieldSelector=metadata.name%3Dp", "", ""), "kubectl get pods --field-selector 'metadata.name=p' --watch -n default"},
+		{entry("GET", "/api/v1/nodes", "", "", ""), "kubectl get nodes -A"},
+		{entry("POST", "/api/v1/namespaces/default/configmaps", "dryRun=All", "application/json", `{"a":"it's"}`), `echo '{"a":"it'\''s"}' | kubectl create -f - --dry-run=server -n default`},
+		{entry("PATCH", "/api/v1/namespaces/default/configmaps/x", "fieldManager=me&force=true", "application/apply-patch+yaml", "data: {}"), "echo 'data: {}' | kubectl apply --server-side -f - --field-manager='me' --force-conflicts -n default"},
+		{entry("PATCH", "/api/v1/namespaces/default/configmaps/x", "", "application/merge-patch+json", `{}`), "echo '{}' | kubectl patch configmaps x --type=merge --patch-file=/dev/stdin -n default"},
+		{entry("PUT", "/apis/apps/v1/namespaces/d/deployments/web/status", "", "application/json", `{}`), "echo '{}' | kubectl replace -f - --subresource=status -n d"},
+		{entry("DELETE", "/apis/apps/v1/namespaces/d/deployments/web", "propagationPolicy=Foreground", "", ""), "kubectl delete deployments.apps web --cascade=foreground -n d"},
+		{entry("DELETE", "/api/v1/namespaces/d/configmaps", "", "", ""), "kubectl delete configmaps --all -n d"},
+		{entry("GET", "/version", "", "", ""), "kubectl version"},
+		{entry("GET", "/apis/apps/v1", "", "", ""), "kubectl get --raw '/apis/apps/v1'"},
+		{entry("PUT", "/api/v1/namespaces/gone/finalize", "", "application/json", "{}"), ""},
+	}
+	for _, tt := range tests {
+		a := parse(tt.e.Method, tt.e.Path, tt.e.Query)
+		if got := kubectl(a, tt.e); got != tt.want {
+			t.Errorf("%s %s?%s:\n got %s\nwant %s", tt.e.Method, tt.e.Path, tt.e.Query, got, tt.want)
+		}
+	}
+}
+
+func TestEntryProps(t *testing.T) {
+	e := journal.Entry{
+		Seq: 7, Time: time.Date(2026, 11, 21, 3, 4, 5, 6e6, time.UTC), Method: "POST",
+		Path: "/api/v1/namespaces/default/configmaps", UserAgent: "kubectl/v1.35.0 (linux/amd64) kubernetes/abc",
+		Request: journal.Message{
+			Header: http.Header{"Content-Type": {"application/json"}, "Authorization": {"Bearer s3cret"}},
+			Body:   []byte(`{"kind":"ConfigMap"}`),
+		},
+		Status: 201, Latency: 1500 * time.Microsecond, Done: true,
+		Response: journal.Message{Body: []byte(`{"kind":"ConfigMap","metadata":{"name":"x"}}`)},
+	}
+	p := entryProps(e, "127.0.0.1:8080")
+	if p.Client != "kubectl" || p.Verb != "create" || p.Resource != "configmaps" || p.StatusClass() != "2xx" ||
+		p.Time != "03:04:05.006" || p.Latency != "1.5ms" {
+		t.Errorf("props %+v", p)
+	}
+	if p.Request.Body != "{\n  \"kind\": \"ConfigMap\"\n}" {
+		t.Errorf("request body %q, want it pretty-printed", p.Request.Body)
+	}
+	for _, h := range p.Request.Headers {
+		if h.Name == "Authorization" && h.Value != "Bearer <redacted>" {
+			t.Errorf("Authorization shown as %q", h.Value)
+		}
+	}
+	want := `curl -X POST 'http://127.0.0.1:8080/api/v1/namespaces/default/configmaps' -H 'Content-Type: application/json' --data-binary '{"kind":"ConfigMap"}'`
+	if p.Curl != want {
+		t.Errorf("curl:\n got %s\nwant %s", p.Curl, want)
+	}
+}
+
+func TestEventProps(t *testing.T) {
+	tests := []struct{ data, typ, summary string }{
+		{`{"type":"ADDED","object":{"kind":"Pod","metadata":{"name":"p","namespace":"ns","resourceVersion":"12"}}}`, "ADDED", "Pod ns/p rv 12"},
+		{`{"type":"BOOKMARK","object":{"kind":"Pod","metadata":{"resourceVersion":"15"}}}`, "BOOKMARK", "rv 15"},
+		{`{"type":"ERROR","object":{"kind":"Status","message":"too old resource version: 1 (5)"}}`, "ERROR", "too old resource version: 1 (5)"},
+	}
+	for _, tt := range tests {
+		p := eventProps(journal.Event{Data: []byte(tt.data)})
+		if p.Type != tt.typ || p.Summary != tt.summary {
+			t.Errorf("%s: type %q summary %q", tt.data, p.Type, p.Summary)
+		}
+	}
+}

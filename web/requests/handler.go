@@ -1,0 +1,95 @@
+package requests
+
+import (
+	"bytes"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"kubeplay/playground/journal"
+)
+
+// Path is where the log is mounted; LivePath streams its updates.
+const (
+	Path     = "/ui/requests"
+	LivePath = "/ui/requests/live"
+)
+
+// pageEntries is how many entries the page shows; older ones stay in the
+// journal (and its API) but would make the page slow to render.
+const pageEntries = 200
+
+// Handler serves the request log page and its live updates.
+type Handler struct {
+	journal *journal.Journal
+}
+
+// New returns the request log over j.
+func New(j *journal.Journal) *Handler { return &Handler{journal: j} }
+
+// Filter selects entries; an empty field matches everything.
+type Filter struct {
+	Verb     string // Kubernetes verb: "watch", "create", ...
+	Resource string // "pods", or qualified: "deployments.apps"
+	Status   string // "2xx", "4xx", ...
+	Client   string // "kubectl", ...
+}
+
+func filterFrom(q url.Values) Filter {
+	return Filter{
+		Verb:     strings.TrimSpace(q.Get("verb")),
+		Resource: strings.TrimSpace(q.Get("resource")),
+		Status:   strings.TrimSpace(q.Get("status")),
+		Client:   strings.TrimSpace(q.Get("client")),
+	}
+}
+
+func (f Filter) empty() bool { return f == Filter{} }
+
+func (f Filter) matches(e EntryProps) bool {
+	resource, _, _ := strings.Cut(e.Resource, ".")
+	return (f.Verb == "" || strings.EqualFold(f.Verb, e.Verb)) &&
+		(f.Resource == "" || f.Resource == e.Resource || f.Resource == resource) &&
+		(f.Status == "" || f.Status == e.StatusClass()) &&
+		(f.Client == "" || strings.EqualFold(f.Client, e.Client))
+}
+
+// ServeHTTP serves the page at Path and live updates at LivePath.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	switch r.URL.Path {
+	case Path:
+		h.page(w, r)
+	case LivePath:
+		h.live(w, r)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
+	filter := filterFrom(r.URL.Query())
+	entries, _ := h.journal.Page(0, 0)
+	p := Props{Filter: filter, Held: len(entries)}
+	for _, e := range slices.Backward(entries) {
+		p.LastSeq = max(p.LastSeq, e.Seq)
+		if props := entryProps(e, r.Host); len(p.Entries) < pageEntries && filter.matches(props) {
+			p.Entries = append(p.Entries, props)
+		}
+	}
+	p.Shown = len(p.Entries)
+	var buf bytes.Buffer
+	if err := Page(p).Render(r.Context(), &buf); err != nil {
+		http.Error(w, "rendering the page: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
+	_, _ = w.Write(buf.Bytes())
+}

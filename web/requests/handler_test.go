@@ -1,0 +1,140 @@
+package requests_test
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"kubeplay/playground/journal"
+	"kubeplay/web/internal/htmltest"
+	"kubeplay/web/requests"
+)
+
+// api answers every request with its path in a JSON object; watches stream
+// one event per value sent on events.
+func api(events <-chan string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		if r.URL.Query().Get("watch") == "1" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusOK)
+			for ev := range events {
+				fmt.Fprintln(w, ev)
+				w.(http.Flusher).Flush()
+			}
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if strings.HasSuffix(r.URL.Path, "/missing") {
+			w.WriteHeader(http.StatusNotFound)
+		}
+		fmt.Fprintf(w, `{"path":%q}`, r.URL.Path)
+	})
+}
+
+func send(t *testing.T, h http.Handler, method, target, userAgent, body string) {
+	t.Helper()
+	req := httptest.NewRequest(method, target, strings.NewReader(body))
+	req.Header.Set("User-Agent", userAgent)
+	h.ServeHTTP(httptest.NewRecorder(), req)
+}
+
+func TestHandler_page(t *testing.T) {
+	j := journal.New(journal.Limits{}, nil)
+	h := j.Handler(api(nil))
+	send(t, h, "GET", "/api/v1/namespaces/default/configmaps", "kubectl/v1.35.0", "")
+	send(t, h, "POST", "/api/v1/namespaces/default/configmaps", "kubectl/v1.35.0", `{"metadata":{"name":"<script>alert(1)</script>"}}`)
+	send(t, h, "GET", "/api/v1/namespaces/default/configmaps/missing", "Go-http-client/1.1", "")
+
+	tests := []struct {
+		query string
+		want  []string // targets, newest first
+	}{
+		{"", []string{"/api/v1/namespaces/default/configmaps/missing", "/api/v1/namespaces/default/configmaps", "/api/v1/namespaces/default/configmaps"}},
+		{"?verb=create", []string{"/api/v1/namespaces/default/configmaps"}},
+		{"?status=4xx", []string{"/api/v1/namespaces/default/configmaps/missing"}},
+		{"?client=kubectl&verb=list", []string{"/api/v1/namespaces/default/configmaps"}},
+		{"?resource=secrets", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			requests.New(j).ServeHTTP(rec, httptest.NewRequest("GET", "/ui/requests"+tt.query, nil))
+			if rec.Code != 200 {
+				t.Fatalf("status %d", rec.Code)
+			}
+			doc := htmltest.Parse(t, rec.Body)
+			got := htmltest.Texts(doc.All("span", "class", "target"))
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("targets %q, want %q", got, tt.want)
+			}
+			// Bodies are text, never markup.
+			if len(doc.All("script")) != 1 {
+				t.Errorf("the page has %d script elements, want only requests.js", len(doc.All("script")))
+			}
+		})
+	}
+}
+
+func TestHandler_live(t *testing.T) {
+	j := journal.New(journal.Limits{}, nil)
+	events := make(chan string)
+	h := j.Handler(api(events))
+	send(t, h, "GET", "/api/v1/namespaces", "kubectl/v1.35.0", "") // seq 1, before the page
+	srv := httptest.NewServer(requests.New(j))
+	defer srv.Close()
+	wsURL := "ws" + strings.TrimPrefix(srv.URL, "http") + "/ui/requests/live?after=1&client=kubectl"
+
+	t.Run("another site cannot connect", func(t *testing.T) {
+		_, res, err := websocket.DefaultDialer.Dial(wsURL, http.Header{"Origin": {"https://evil.example"}})
+		if err == nil || res == nil || res.StatusCode != http.StatusForbidden {
+			t.Fatalf("dial from another origin: %v (%v)", err, res)
+		}
+	})
+
+	conn, _, err := websocket.DefaultDialer.Dial(wsURL, http.Header{"Origin": {srv.URL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	type message struct {
+		Seq       int64
+		HTML      string
+		EventHTML string
+		Index     int
+	}
+	next := func() message {
+		t.Helper()
+		conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		var m message
+		if err := conn.ReadJSON(&m); err != nil {
+			t.Fatalf("reading: %v", err)
+		}
+		return m
+	}
+
+	send(t, h, "GET", "/api/v1/pods", "Go-http-client/1.1", "")                      // filtered out
+	send(t, h, "DELETE", "/api/v1/namespaces/default/pods/p", "kubectl/v1.35.0", "") // seq 3
+	if m := next(); m.Seq != 3 || !strings.Contains(m.HTML, `id="entry-3"`) || !strings.Contains(m.HTML, "kubectl delete pods p -n default") {
+		t.Fatalf("first message %+v", m)
+	}
+
+	go send(t, h, "GET", "/api/v1/namespaces/default/pods?watch=1", "kubectl/v1.35.0", "") // seq 4
+	if m := next(); m.Seq != 4 || !strings.Contains(m.HTML, "streaming") {
+		t.Fatalf("watch started: %+v", m)
+	}
+	events <- `{"type":"ADDED","object":{"kind":"Pod","metadata":{"name":"p","namespace":"default","resourceVersion":"9"}}}`
+	if m := next(); m.Seq != 4 || m.Index != 0 || !strings.Contains(m.EventHTML, "Pod default/p rv 9") {
+		t.Fatalf("watch event: %+v", m)
+	}
+	close(events)
+	if m := next(); m.Seq != 4 || m.HTML == "" || strings.Contains(m.HTML, "streaming") {
+		t.Fatalf("watch ended: %+v", m)
+	}
+}

@@ -1,0 +1,140 @@
+package requests
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"kubeplay/playground/journal"
+)
+
+// The live log is a WebSocket carrying liveMessage frames (JSON). The page
+// connects with ?after=<the newest seq it shows> and the page's filter; it
+// first gets every matching entry after that, then each new or changed
+// entry and each watch event as it happens. Entries come as rendered HTML
+// (the same Entry component as the page) so the page needs no template of
+// its own.
+//
+// Slow clients: the journal subscription buffers a bounded number of
+// updates; a client that lets it fill is disconnected (close code 1013,
+// "try again later") and reconnects with the newest seq it has, catching up
+// from the journal. Keepalive: a ping every pingInterval; a connection
+// silent for twice that is closed.
+type liveMessage struct {
+	Seq int64 `json:"seq"`
+	// HTML is a whole entry (replace or insert by seq) ...
+	HTML string `json:"html,omitempty"`
+	// ... or one watch event to append to the entry's events (index is its
+	// position, so a repeat can be recognised).
+	EventHTML string `json:"eventHTML,omitempty"`
+	Index     int    `json:"index"`
+}
+
+const (
+	pingInterval = 30 * time.Second
+	writeTimeout = 10 * time.Second
+)
+
+// upgrader checks the Origin header against the Host (gorilla's default),
+// so other sites cannot read the log through a visitor's browser.
+var upgrader = websocket.Upgrader{}
+
+func (h *Handler) live(w http.ResponseWriter, r *http.Request) {
+	if !websocket.IsWebSocketUpgrade(r) {
+		http.Error(w, "this is a WebSocket endpoint", http.StatusBadRequest)
+		return
+	}
+	q := r.URL.Query()
+	filter := filterFrom(q)
+	after, _ := strconv.ParseInt(q.Get("after"), 10, 64)
+	conn, err := upgrader.Upgrade(w, r, nil)
+	if err != nil {
+		return // Upgrade answered the client
+	}
+	defer conn.Close()
+
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	conn.SetReadDeadline(time.Now().Add(2 * pingInterval))
+	conn.SetPongHandler(func(string) error { return conn.SetReadDeadline(time.Now().Add(2 * pingInterval)) })
+	go func() { // reads only to process pongs and notice the client leaving
+		defer cancel()
+		for {
+			if _, _, err := conn.ReadMessage(); err != nil {
+				return
+			}
+		}
+	}()
+
+	sub := h.journal.Subscribe()
+	defer sub.Stop()
+	s := &liveSession{conn: conn, filter: filter, host: r.Host, shown: map[int64]bool{}}
+	catchUp, _ := h.journal.Page(after, 0)
+	for _, e := range catchUp {
+		if !s.sendEntry(ctx, e) {
+			return
+		}
+	}
+	ping := time.NewTicker(pingInterval)
+	defer ping.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ping.C:
+			if conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(writeTimeout)) != nil {
+				return
+			}
+		case u, ok := <-sub.Updates():
+			if !ok {
+				msg := websocket.FormatCloseMessage(websocket.CloseTryAgainLater, "fell behind; reconnect")
+				conn.WriteControl(websocket.CloseMessage, msg, time.Now().Add(writeTimeout))
+				return
+			}
+			if u.Entry != nil && !s.sendEntry(ctx, *u.Entry) {
+				return
+			}
+			if u.Event != nil && s.shown[u.Seq] && !s.sendEvent(ctx, u) {
+				return
+			}
+		}
+	}
+}
+
+// liveSession is one client's connection and what it was sent.
+type liveSession struct {
+	conn   *websocket.Conn
+	filter Filter
+	host   string
+	shown  map[int64]bool // entries sent, whose events follow
+}
+
+func (s *liveSession) sendEntry(ctx context.Context, e journal.Entry) bool {
+	props := entryProps(e, s.host)
+	if !s.filter.matches(props) {
+		return true
+	}
+	s.shown[e.Seq] = true
+	var buf bytes.Buffer
+	if err := Entry(props).Render(ctx, &buf); err != nil {
+		return false
+	}
+	return s.write(liveMessage{Seq: e.Seq, HTML: buf.String()})
+}
+
+func (s *liveSession) sendEvent(ctx context.Context, u journal.Update) bool {
+	var buf bytes.Buffer
+	if err := Event(u.Index, eventProps(*u.Event)).Render(ctx, &buf); err != nil {
+		return false
+	}
+	return s.write(liveMessage{Seq: u.Seq, EventHTML: buf.String(), Index: u.Index})
+}
+
+func (s *liveSession) write(m liveMessage) bool {
+	s.conn.SetWriteDeadline(time.Now().Add(writeTimeout))
+	return s.conn.WriteJSON(m) == nil
+}

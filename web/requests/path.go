@@ -1,0 +1,98 @@
+package requests
+
+import (
+	"net/url"
+	"strings"
+)
+
+// attributes are what a request path and method say about it, as the API
+// server reads them.
+type attributes struct {
+	group, version      string
+	namespace, resource string
+	name, subresource   string
+	verb                string
+	discovery           bool // /api, /apis, /apis/<group>[/<version>]
+	nonResource         bool // /version, /healthz, /openapi/v3, ...
+}
+
+func (a attributes) qualifiedResource() string {
+	if a.resource == "" || a.group == "" {
+		return a.resource
+	}
+	return a.resource + "." + a.group
+}
+
+// parse reads a request's attributes from its method, path and query.
+func parse(method, path, rawQuery string) attributes {
+	parts := strings.FieldsFunc(path, func(r rune) bool { return r == '/' })
+	var a attributes
+	switch {
+	case len(parts) >= 1 && parts[0] == "api" && len(parts) <= 2:
+		a.discovery = true
+	case len(parts) >= 1 && parts[0] == "api":
+		a.version, parts = parts[1], parts[2:]
+	case len(parts) >= 1 && parts[0] == "apis" && len(parts) <= 3:
+		a.discovery = true
+	case len(parts) >= 1 && parts[0] == "apis":
+		a.group, a.version, parts = parts[1], parts[2], parts[3:]
+	default:
+		a.nonResource = true
+	}
+	if a.discovery || a.nonResource {
+		a.verb = strings.ToLower(method)
+		return a
+	}
+	watchPath := len(parts) > 0 && parts[0] == "watch"
+	if watchPath {
+		parts = parts[1:]
+	}
+	if len(parts) >= 2 && parts[0] == "namespaces" && (len(parts) == 2 || len(parts) == 3 && (parts[2] == "status" || parts[2] == "finalize")) {
+		a.resource, a.name = "namespaces", parts[1]
+		if len(parts) == 3 {
+			a.subresource = parts[2]
+		}
+	} else {
+		if len(parts) >= 2 && parts[0] == "namespaces" {
+			a.namespace, parts = parts[1], parts[2:]
+		}
+		if len(parts) > 0 {
+			a.resource = parts[0]
+		}
+		if len(parts) > 1 {
+			a.name = parts[1]
+		}
+		if len(parts) > 2 {
+			a.subresource = parts[2]
+		}
+	}
+	q, _ := url.ParseQuery(rawQuery)
+	watch := watchPath || q.Get("watch") == "true" || q.Get("watch") == "1"
+	a.verb = verb(method, a.name == "", watch)
+	return a
+}
+
+func verb(method string, collection, watch bool) string {
+	switch method {
+	case "GET", "HEAD":
+		switch {
+		case watch:
+			return "watch"
+		case collection:
+			return "list"
+		}
+		return "get"
+	case "POST":
+		return "create"
+	case "PUT":
+		return "update"
+	case "PATCH":
+		return "patch"
+	case "DELETE":
+		if collection {
+			return "deletecollection"
+		}
+		return "delete"
+	}
+	return strings.ToLower(method)
+}
