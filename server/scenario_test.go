@@ -183,7 +183,6 @@ var generatedSuffix = regexp.MustCompile(`^(.*-)[bcdfghjklmnpqrstvwxz2456789]{5}
 
 // normalize replaces what legitimately differs between two servers (uids,
 // timestamps, resource versions, generated name suffixes) with placeholders.
-// managedFields are dropped: the field manager is not implemented yet (issue 4).
 func normalize(t *testing.T, body json.RawMessage) any {
 	t.Helper()
 	var v any
@@ -194,7 +193,6 @@ func normalize(t *testing.T, body json.RawMessage) any {
 	walk = func(v any, key string) any {
 		switch x := v.(type) {
 		case map[string]any:
-			delete(x, "managedFields")
 			if gn, ok := x["generateName"].(string); ok {
 				if n, ok := x["name"].(string); ok && generatedSuffix.MatchString(n) && strings.HasPrefix(n, gn) {
 					x["name"] = gn + "XXXXX"
