@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -200,6 +201,12 @@ func normalize(t *testing.T, body json.RawMessage) any {
 			}
 			for k, e := range x {
 				x[k] = walk(e, k)
+			}
+			if causes, ok := x["causes"].([]any); ok {
+				// kube-apiserver lists Server-Side Apply conflicts in map order.
+				slices.SortFunc(causes, func(a, b any) int {
+					return strings.Compare(fmt.Sprint(a), fmt.Sprint(b))
+				})
 			}
 		case []any:
 			for i, e := range x {
