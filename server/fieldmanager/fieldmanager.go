@@ -77,7 +77,12 @@ func (m *Managers) For(gvk schema.GroupVersionKind, subresource string, hasStatu
 func Update(f *managedfields.FieldManager, gvk schema.GroupVersionKind, live, obj Object, manager string) Object {
 	unstructuredNumbers(obj)
 	if live == nil {
+		// The zero value kube-apiserver compares a new object to holds
+		// null where its Go type has a slice, map or pointer.
 		live = NewObject(gvk)
+		if defs, err := openapi.Definitions(); err == nil {
+			addNulls(defs[gvk], live)
+		}
 	}
 	liveObj := &unstructured.Unstructured{Object: live}
 	unstructuredNumbers(live)
@@ -91,9 +96,6 @@ func NewObject(gvk schema.GroupVersionKind) Object {
 	obj := Object{"apiVersion": gvk.GroupVersion().String(), "kind": gvk.Kind}
 	// An error means the schemas are broken; the embedded ones are not.
 	_ = Materialize(gvk, obj)
-	if defs, err := openapi.Definitions(); err == nil {
-		addNulls(defs[gvk], obj)
-	}
 	return obj
 }
 
