@@ -25,6 +25,10 @@ func (s *Server) createObject(r *http.Request, req *request) (object, int, error
 	if err != nil {
 		return nil, 0, err
 	}
+	manager, err := fieldManagerOf(r, "CreateOptions")
+	if err != nil {
+		return nil, 0, err
+	}
 	obj, err := readBody(r, res)
 	if err != nil {
 		return nil, 0, err
@@ -61,7 +65,16 @@ func (s *Server) createObject(r *http.Request, req *request) (object, int, error
 			return nil, 0, err
 		}
 	}
+	// As kube-apiserver, the fields are recorded after defaulting and
+	// before the type's own rules for new objects.
+	if err := applyDefaults(res, obj); err != nil {
+		return nil, 0, err
+	}
+	if obj, err = s.trackUpdate(res, req.subresource, nil, obj, manager); err != nil {
+		return nil, 0, err
+	}
 	s.prepareForCreate(res, obj)
+	md = metadata(obj)
 	if isDryRun {
 		return obj, http.StatusCreated, nil
 	}

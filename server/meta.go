@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"kubeplay/server/catalog"
+	"kubeplay/server/fieldmanager"
 )
 
 // object is a decoded Kubernetes object.
@@ -114,6 +115,29 @@ func generationTracked(r *catalog.Resource) bool { return tracksGeneration[r.Gro
 // subresource, so that writes of the main resource leave it alone.
 func hasStatus(r *catalog.Resource) bool { return hasSubresource(r, "status") }
 
+// applyDefaults does what kube-apiserver's decoding does to an object
+// before its field manager records who set what: a namespace's
+// kubernetes.io/metadata.name label, a Secret's stringData folded into data,
+// and the fields Go types hold as structs present.
+func applyDefaults(r *catalog.Resource, obj object) error {
+	if err := fieldmanager.Materialize(r.GroupVersionKind(), obj); err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	if r.Group == "" && r.Resource == "secrets" {
+		normalizeSecret(obj)
+	}
+	if r.Group == "" && r.Resource == "namespaces" {
+		md := metadata(obj)
+		labels, _ := md["labels"].(map[string]any)
+		if labels == nil {
+			labels = map[string]any{}
+			md["labels"] = labels
+		}
+		labels["kubernetes.io/metadata.name"] = str(md, "name")
+	}
+	return nil
+}
+
 // prepareForCreate sets the metadata the server owns on a new object, and
 // applies the type's own rules for new objects.
 func (s *Server) prepareForCreate(r *catalog.Resource, obj object) {
@@ -133,16 +157,8 @@ func (s *Server) prepareForCreate(r *catalog.Resource, obj object) {
 	}
 	switch r.GroupResource().String() {
 	case "namespaces":
-		labels, _ := md["labels"].(map[string]any)
-		if labels == nil {
-			labels = map[string]any{}
-			md["labels"] = labels
-		}
-		labels["kubernetes.io/metadata.name"] = str(md, "name")
 		obj["spec"] = map[string]any{"finalizers": []any{"kubernetes"}}
 		obj["status"] = map[string]any{"phase": "Active"}
-	case "secrets":
-		normalizeSecret(obj)
 	}
 }
 
@@ -169,14 +185,6 @@ func prepareForUpdate(r *catalog.Resource, obj, old object) {
 	case "namespaces":
 		// spec.finalizers change only through /finalize.
 		obj["spec"] = old["spec"]
-		labels, _ := md["labels"].(map[string]any)
-		if labels == nil {
-			labels = map[string]any{}
-			md["labels"] = labels
-		}
-		labels["kubernetes.io/metadata.name"] = str(md, "name")
-	case "secrets":
-		normalizeSecret(obj)
 	}
 	if generationTracked(r) && !reflect.DeepEqual(desiredState(obj), desiredState(old)) {
 		md["generation"] = generationOf(oldMD) + 1

@@ -22,6 +22,13 @@ func (s *Server) bootstrap(ctx context.Context) error {
 	res := s.catalog.Lookup(namespacesGVR)
 	for _, name := range systemNamespaces {
 		obj := object{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name}}
+		if err := applyDefaults(res, obj); err != nil {
+			return err
+		}
+		obj, err := s.trackUpdate(res, "", nil, obj, "kube-apiserver")
+		if err != nil {
+			return err
+		}
 		s.prepareForCreate(res, obj)
 		value, err := encodeForStorage(res, obj)
 		if err != nil {

@@ -62,12 +62,9 @@ func readBody(r *http.Request, res *catalog.Resource) (object, error) {
 	if err != nil {
 		return nil, err
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
+	body, err := readBytes(r)
 	if err != nil {
-		return nil, encoding.BadRequest("unable to read the request body: %v", err)
-	}
-	if len(body) > maxBodyBytes {
-		return nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", maxBodyBytes))
+		return nil, err
 	}
 	obj, err := encoding.DecodeObject(mt, body)
 	if err != nil {
@@ -95,6 +92,18 @@ func readBody(r *http.Request, res *catalog.Resource) (object, error) {
 		}
 	}
 	return obj, nil
+}
+
+// readBytes reads a request body of at most maxBodyBytes.
+func readBytes(r *http.Request) ([]byte, error) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
+	if err != nil {
+		return nil, encoding.BadRequest("unable to read the request body: %v", err)
+	}
+	if len(body) > maxBodyBytes {
+		return nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", maxBodyBytes))
+	}
+	return body, nil
 }
 
 func truncate(b []byte, n int) string {

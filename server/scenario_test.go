@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -183,7 +184,6 @@ var generatedSuffix = regexp.MustCompile(`^(.*-)[bcdfghjklmnpqrstvwxz2456789]{5}
 
 // normalize replaces what legitimately differs between two servers (uids,
 // timestamps, resource versions, generated name suffixes) with placeholders.
-// managedFields are dropped: the field manager is not implemented yet (issue 4).
 func normalize(t *testing.T, body json.RawMessage) any {
 	t.Helper()
 	var v any
@@ -194,7 +194,6 @@ func normalize(t *testing.T, body json.RawMessage) any {
 	walk = func(v any, key string) any {
 		switch x := v.(type) {
 		case map[string]any:
-			delete(x, "managedFields")
 			if gn, ok := x["generateName"].(string); ok {
 				if n, ok := x["name"].(string); ok && generatedSuffix.MatchString(n) && strings.HasPrefix(n, gn) {
 					x["name"] = gn + "XXXXX"
@@ -202,6 +201,12 @@ func normalize(t *testing.T, body json.RawMessage) any {
 			}
 			for k, e := range x {
 				x[k] = walk(e, k)
+			}
+			if causes, ok := x["causes"].([]any); ok {
+				// kube-apiserver lists Server-Side Apply conflicts in map order.
+				slices.SortFunc(causes, func(a, b any) int {
+					return strings.Compare(fmt.Sprint(a), fmt.Sprint(b))
+				})
 			}
 		case []any:
 			for i, e := range x {

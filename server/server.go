@@ -15,6 +15,7 @@ import (
 
 	"kubeplay/server/catalog"
 	"kubeplay/server/encoding"
+	"kubeplay/server/fieldmanager"
 	"kubeplay/server/openapi"
 	"kubeplay/store"
 )
@@ -33,6 +34,7 @@ type Server struct {
 	catalog *catalog.Catalog
 	openapi *openapi.Handler
 	now     func() time.Time
+	fields  fieldmanager.Managers
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -198,10 +200,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, gv schema
 	case req.verb == "deletecollection":
 		s.deleteCollection(w, r, req)
 	case req.verb == "patch":
-		encoding.WriteError(w, r, &apierrors.StatusError{ErrStatus: metav1.Status{
-			Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType,
-			Reason: metav1.StatusReasonUnsupportedMediaType, Message: "415: Unsupported Media Type", Details: &metav1.StatusDetails{},
-		}})
+		s.patch(w, r, req)
 	}
 }
 

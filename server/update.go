@@ -21,6 +21,11 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, req *request) {
 		encoding.WriteError(w, r, err)
 		return
 	}
+	manager, err := fieldManagerOf(r, "UpdateOptions")
+	if err != nil {
+		encoding.WriteError(w, r, err)
+		return
+	}
 	obj, err := readBody(r, res)
 	if err != nil {
 		encoding.WriteError(w, r, err)
@@ -58,9 +63,17 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, req *request) {
 			return
 		}
 	}
+	if err := applyDefaults(res, obj); err != nil {
+		encoding.WriteError(w, r, err)
+		return
+	}
 	prepareForUpdate(res, obj, old)
 	if errs := validateFinalizersOnUpdate(obj, old); len(errs) > 0 {
 		encoding.WriteError(w, r, errInvalid(res, req.name, errs))
+		return
+	}
+	if obj, err = s.trackUpdate(res, req.subresource, old, obj, manager); err != nil {
+		encoding.WriteError(w, r, err)
 		return
 	}
 	out, err := s.commitUpdate(r.Context(), res, req.namespace, req.name, obj, expected, isDryRun)
@@ -106,6 +119,8 @@ func finalizers(obj object) []string {
 // being deleted whose last finalizer is gone is deleted instead.
 func (s *Server) commitUpdate(ctx context.Context, res *catalog.Resource, ns, name string, obj object, expected int64, isDryRun bool) (object, error) {
 	if isDryRun {
+		// As kube-apiserver, a dry run answers with the revision it would replace.
+		metadata(obj)["resourceVersion"] = strconv.FormatInt(expected, 10)
 		return obj, nil
 	}
 	key := objectKey(res, ns, name)

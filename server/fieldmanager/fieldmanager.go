@@ -1,0 +1,206 @@
+package fieldmanager
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"unicode"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"kubeplay/server/openapi"
+)
+
+// Object is a decoded Kubernetes object.
+type Object = map[string]any
+
+// typeConverter types built-in objects by their OpenAPI schemas. Built once
+// per process from the embedded documents, then only read.
+var typeConverter = sync.OnceValues(func() (managedfields.TypeConverter, error) {
+	schemas, err := openapi.Schemas()
+	if err != nil {
+		return nil, err
+	}
+	return managedfields.NewTypeConverter(schemas, false)
+})
+
+// Managers hands out the field manager of each kind and subresource. It is
+// safe for concurrent use; the zero value is ready.
+type Managers struct {
+	byKey sync.Map // key -> *managedfields.FieldManager
+}
+
+type key struct {
+	gvk         schema.GroupVersionKind
+	subresource string
+}
+
+// For returns the field manager of objects of kind gvk written through
+// subresource ("" for the main resource, "status"). hasStatus says whether
+// the kind has a status subresource, whose fields the main resource's apply
+// then leaves alone (and the other way round).
+func (m *Managers) For(gvk schema.GroupVersionKind, subresource string, hasStatus bool) (*managedfields.FieldManager, error) {
+	k := key{gvk, subresource}
+	if f, ok := m.byKey.Load(k); ok {
+		return f.(*managedfields.FieldManager), nil
+	}
+	tc, err := typeConverter()
+	if err != nil {
+		return nil, err
+	}
+	var reset map[fieldpath.APIVersion]fieldpath.Filter
+	apiVersion := fieldpath.APIVersion(gvk.GroupVersion().String())
+	switch {
+	case subresource == "status":
+		reset = map[fieldpath.APIVersion]fieldpath.Filter{apiVersion: fieldpath.NewExcludeSetFilter(fieldpath.NewSet(
+			fieldpath.MakePathOrDie("spec"), fieldpath.MakePathOrDie("metadata", "labels"), fieldpath.MakePathOrDie("metadata", "annotations")))}
+	case hasStatus:
+		reset = map[fieldpath.APIVersion]fieldpath.Filter{apiVersion: fieldpath.NewExcludeSetFilter(fieldpath.NewSet(fieldpath.MakePathOrDie("status")))}
+	}
+	f, err := managedfields.NewDefaultFieldManager(tc, unversioned{}, unversioned{}, unversioned{}, gvk, gvk.GroupVersion(), subresource, reset)
+	if err != nil {
+		return nil, err
+	}
+	actual, _ := m.byKey.LoadOrStore(k, f)
+	return actual.(*managedfields.FieldManager), nil
+}
+
+// Update records manager's changes from live to obj in obj's managedFields
+// and returns obj. live is nil for a create. As kube-apiserver does, a
+// failure to compute managedFields drops them rather than failing the write.
+func Update(f *managedfields.FieldManager, gvk schema.GroupVersionKind, live, obj Object, manager string) Object {
+	unstructuredNumbers(obj)
+	if live == nil {
+		// The zero value kube-apiserver compares a new object to holds
+		// null where its Go type has a slice, map or pointer.
+		live = NewObject(gvk)
+		if defs, err := openapi.Definitions(); err == nil {
+			addNulls(defs[gvk], live)
+		}
+	}
+	liveObj := &unstructured.Unstructured{Object: live}
+	unstructuredNumbers(live)
+	out := f.UpdateNoErrors(liveObj, &unstructured.Unstructured{Object: obj}, manager)
+	return out.(*unstructured.Unstructured).Object
+}
+
+// NewObject is the empty object of kind gvk a create starts from, shaped as
+// kube-apiserver's Go types shape it (see Materialize).
+func NewObject(gvk schema.GroupVersionKind) Object {
+	obj := Object{"apiVersion": gvk.GroupVersion().String(), "kind": gvk.Kind}
+	// An error means the schemas are broken; the embedded ones are not.
+	_ = Materialize(gvk, obj)
+	return obj
+}
+
+// addNulls sets the fields a zero value of the Go type holds as null, in
+// obj and in the structs Materialize added to it.
+func addNulls(def string, obj map[string]any) {
+	for _, f := range nullFields[def] {
+		if _, ok := obj[f]; !ok {
+			obj[f] = nil
+		}
+	}
+	schemas, _ := openapi.Schemas()
+	s := schemas[def]
+	if s == nil {
+		return
+	}
+	for _, f := range structFields[def] {
+		if m, ok := obj[f].(map[string]any); ok {
+			p := s.Properties[f]
+			addNulls(refName(&p), m)
+		}
+	}
+}
+
+// Apply merges the applied configuration into live as manager's, returning
+// the new object; a conflict with another manager's fields is a 409 Status
+// error unless force. live is an empty object of the kind for a create.
+func Apply(f *managedfields.FieldManager, live, applied Object, manager string, force bool) (Object, error) {
+	unstructuredNumbers(live)
+	unstructuredNumbers(applied)
+	out, err := f.Apply(&unstructured.Unstructured{Object: live}, &unstructured.Unstructured{Object: applied}, manager, force)
+	if err != nil {
+		return nil, err
+	}
+	return out.(*unstructured.Unstructured).Object, nil
+}
+
+// ManagerFromUserAgent is the manager kube-apiserver names a write without
+// fieldManager after: the User-Agent up to its first "/" ("kubectl" for
+// "kubectl/v1.35.0 (linux/amd64) kubernetes/abc"), printable characters
+// only, at most 128 bytes.
+func ManagerFromUserAgent(userAgent string) string {
+	prefix, _, _ := strings.Cut(userAgent, "/")
+	var b bytes.Buffer
+	for _, r := range prefix {
+		if !unicode.IsPrint(r) {
+			continue
+		}
+		if b.Len() >= 128 {
+			break
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// unversioned is the object converter, defaulter and creater of a kind
+// served in one version, its own hub: conversion is the identity, defaulting
+// a no-op, and new objects are empty unstructured objects.
+type unversioned struct{}
+
+func (unversioned) Convert(in, out, context any) error {
+	return fmt.Errorf("fieldmanager: conversion between objects is not supported")
+}
+
+func (unversioned) ConvertToVersion(in runtime.Object, gv runtime.GroupVersioner) (runtime.Object, error) {
+	gvk := in.GetObjectKind().GroupVersionKind()
+	target, ok := gv.KindForGroupVersionKinds([]schema.GroupVersionKind{gvk})
+	if !ok || target != gvk {
+		return nil, fmt.Errorf("fieldmanager: cannot convert %v to %v", gvk, gv)
+	}
+	return in, nil
+}
+
+func (unversioned) ConvertFieldLabel(gvk schema.GroupVersionKind, label, value string) (string, string, error) {
+	return label, value, nil
+}
+
+func (unversioned) Default(runtime.Object) {}
+
+func (unversioned) New(gvk schema.GroupVersionKind) (runtime.Object, error) {
+	u := &unstructured.Unstructured{Object: map[string]any{}}
+	u.SetGroupVersionKind(gvk)
+	return u, nil
+}
+
+// unstructuredNumbers turns the json.Numbers of a decoded object into the
+// int64 and float64 values unstructured objects hold, in place.
+func unstructuredNumbers(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = unstructuredNumbers(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = unstructuredNumbers(e)
+		}
+	case json.Number:
+		if n, err := x.Int64(); err == nil {
+			return n
+		}
+		if f, err := x.Float64(); err == nil {
+			return f
+		}
+	}
+	return v
+}

@@ -1,0 +1,83 @@
+package fieldmanager
+
+import (
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"kubeplay/server/openapi"
+)
+
+//go:generate go run ./internal/gen -out zz_generated_structs.go
+
+// Materialize gives obj, of kind gvk, the shape kube-apiserver's Go types
+// give every decoded object: a field held as a struct by value (a
+// Deployment's spec, its pod template's metadata) is present, as {} at
+// least. The field manager then sees such fields as always there, as the
+// real server's does, and records no "." entry for them.
+func Materialize(gvk schema.GroupVersionKind, obj Object) error {
+	schemas, err := openapi.Schemas()
+	if err != nil {
+		return err
+	}
+	defs, err := openapi.Definitions()
+	if err != nil {
+		return err
+	}
+	materialize(schemas, defs[gvk], obj)
+	return nil
+}
+
+func materialize(schemas map[string]*spec.Schema, def string, obj map[string]any) {
+	for _, f := range structFields[def] {
+		if _, ok := obj[f]; !ok {
+			obj[f] = map[string]any{}
+		}
+	}
+	s := schemas[def]
+	if s == nil {
+		return
+	}
+	for k, v := range obj {
+		p, ok := s.Properties[k]
+		if !ok {
+			continue
+		}
+		switch x := v.(type) {
+		case map[string]any:
+			if ref := refName(&p); ref != "" {
+				materialize(schemas, ref, x)
+			} else if p.AdditionalProperties != nil && p.AdditionalProperties.Schema != nil {
+				if ref := refName(p.AdditionalProperties.Schema); ref != "" {
+					for _, e := range x {
+						if m, ok := e.(map[string]any); ok {
+							materialize(schemas, ref, m)
+						}
+					}
+				}
+			}
+		case []any:
+			if p.Items == nil || p.Items.Schema == nil {
+				continue
+			}
+			if ref := refName(p.Items.Schema); ref != "" {
+				for _, e := range x {
+					if m, ok := e.(map[string]any); ok {
+						materialize(schemas, ref, m)
+					}
+				}
+			}
+		}
+	}
+}
+
+// refName is the schema name a property refers to, directly or through a
+// single allOf, as the v3 documents write references.
+func refName(s *spec.Schema) string {
+	ref := s.Ref.String()
+	if ref == "" && len(s.AllOf) == 1 {
+		ref = s.AllOf[0].Ref.String()
+	}
+	return strings.TrimPrefix(ref, "#/components/schemas/")
+}

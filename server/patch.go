@@ -1,0 +1,310 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"mime"
+	"net/http"
+	"strconv"
+
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/yaml"
+
+	"kubeplay/server/encoding"
+	"kubeplay/server/fieldmanager"
+	"kubeplay/server/openapi"
+	"kubeplay/store"
+)
+
+// The patch formats of PATCH request bodies.
+const (
+	jsonPatchType      = "application/json-patch+json"
+	mergePatchType     = "application/merge-patch+json"
+	strategicPatchType = "application/strategic-merge-patch+json"
+	applyPatchType     = "application/apply-patch+yaml"
+)
+
+// maxPatchAttempts bounds how often a patch is recomputed when the object
+// changed between reading and writing it, as kube-apiserver retries.
+const maxPatchAttempts = 5
+
+// patchRequest is a PATCH after its options were checked.
+type patchRequest struct {
+	*request
+	patchType string
+	body      []byte
+	manager   string
+	force     bool
+	dryRun    bool
+}
+
+func (s *Server) patch(w http.ResponseWriter, r *http.Request, req *request) {
+	obj, code, err := s.patchObject(r, req)
+	if err != nil {
+		encoding.WriteError(w, r, err)
+		return
+	}
+	encoding.Write(w, r, code, obj)
+}
+
+func (s *Server) patchObject(r *http.Request, req *request) (object, int, error) {
+	pr := &patchRequest{request: req}
+	pr.patchType, _, _ = mime.ParseMediaType(r.Header.Get("Content-Type"))
+	switch pr.patchType {
+	case jsonPatchType, mergePatchType, strategicPatchType, applyPatchType:
+	default:
+		return nil, 0, errUnsupportedMediaType()
+	}
+	var err error
+	if pr.dryRun, err = dryRun(r); err != nil {
+		return nil, 0, err
+	}
+	q := r.URL.Query()
+	pr.manager = q.Get("fieldManager")
+	var errs field.ErrorList
+	if pr.patchType == applyPatchType {
+		if pr.manager == "" {
+			errs = append(errs, field.Required(field.NewPath("fieldManager"), "is required for apply patch"))
+		}
+	} else if q.Has("force") {
+		errs = append(errs, field.Forbidden(field.NewPath("force"), "may not be specified for non-apply patch"))
+	}
+	errs = append(errs, metav1validation.ValidateFieldManager(pr.manager, field.NewPath("fieldManager"))...)
+	if len(errs) > 0 {
+		return nil, 0, errInvalidOptions("PatchOptions", errs)
+	}
+	if pr.manager == "" {
+		pr.manager = fieldmanager.ManagerFromUserAgent(r.UserAgent())
+	}
+	pr.force = isTrue(q.Get("force"))
+	if pr.body, err = readBytes(r); err != nil {
+		return nil, 0, err
+	}
+	for attempt := 1; ; attempt++ {
+		obj, code, err := s.tryPatch(r.Context(), pr)
+		if attempt < maxPatchAttempts && errors.Is(err, errRetry) {
+			continue
+		}
+		if errors.Is(err, errRetry) {
+			err = storeError(req.res, req.name, store.ErrConflict)
+		}
+		return obj, code, err
+	}
+}
+
+// errRetry says the object changed while a patch was computed on it.
+var errRetry = errors.New("object changed during the patch")
+
+// tryPatch applies a patch to the current object and writes the result.
+func (s *Server) tryPatch(ctx context.Context, pr *patchRequest) (object, int, error) {
+	res := pr.res
+	live, kv, err := s.getObject(ctx, res, pr.namespace, pr.name)
+	creating := false
+	switch {
+	case err == nil:
+	case apierrors.IsNotFound(err) && pr.patchType == applyPatchType:
+		creating = true // Server-Side Apply creates what does not exist
+		live = fieldmanager.NewObject(res.GroupVersionKind())
+	default:
+		return nil, 0, err
+	}
+	var obj object
+	if pr.patchType == applyPatchType {
+		obj, err = s.applyConfiguration(pr, live)
+	} else {
+		obj, err = s.mergePatch(pr, live)
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	md := metadata(obj)
+	if name := str(md, "name"); name != pr.name {
+		return nil, 0, encoding.BadRequest("the name of the object (%s) does not match the name on the URL (%s)", name, pr.name)
+	}
+	if res.Namespaced {
+		md["namespace"] = pr.namespace
+	} else {
+		delete(md, "namespace")
+	}
+	obj["apiVersion"], obj["kind"] = res.APIVersion(), res.Kind
+	if creating {
+		return s.createPatched(ctx, pr, obj)
+	}
+	if rv := str(md, "resourceVersion"); rv != "" && rv != strconv.FormatInt(kv.ModRevision, 10) {
+		return nil, 0, storeError(res, pr.name, store.ErrConflict)
+	}
+	if err := applyDefaults(res, obj); err != nil {
+		return nil, 0, err
+	}
+	prepareForUpdate(res, obj, live)
+	if errs := validateFinalizersOnUpdate(obj, live); len(errs) > 0 {
+		return nil, 0, errInvalid(res, pr.name, errs)
+	}
+	if pr.patchType != applyPatchType {
+		if obj, err = s.trackUpdate(res, pr.subresource, live, obj, pr.manager); err != nil {
+			return nil, 0, err
+		}
+	}
+	out, err := s.commitUpdate(ctx, res, pr.namespace, pr.name, obj, kv.ModRevision, pr.dryRun)
+	if apierrors.IsConflict(err) {
+		// Recomputed on the new object, a patch that named the old
+		// resourceVersion fails the check above.
+		return nil, 0, errRetry
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	return out, http.StatusOK, nil
+}
+
+// createPatched stores the object an apply created.
+func (s *Server) createPatched(ctx context.Context, pr *patchRequest, obj object) (object, int, error) {
+	res := pr.res
+	if errs := validateName(res, pr.name, field.NewPath("metadata", "name")); len(errs) > 0 {
+		return nil, 0, errInvalid(res, pr.name, errs)
+	}
+	if res.Namespaced {
+		if err := s.requireNamespace(ctx, res, pr.namespace, pr.name); err != nil {
+			return nil, 0, err
+		}
+	}
+	if err := applyDefaults(res, obj); err != nil {
+		return nil, 0, err
+	}
+	s.prepareForCreate(res, obj)
+	if pr.dryRun {
+		return obj, http.StatusCreated, nil
+	}
+	value, err := encodeForStorage(res, obj)
+	if err != nil {
+		return nil, 0, apierrors.NewInternalError(err)
+	}
+	rev, err := s.store.Create(ctx, objectKey(res, pr.namespace, pr.name), value)
+	if errors.Is(err, store.ErrExists) {
+		return nil, 0, errRetry
+	}
+	if err != nil {
+		return nil, 0, storeError(res, pr.name, err)
+	}
+	metadata(obj)["resourceVersion"] = strconv.FormatInt(rev, 10)
+	return obj, http.StatusCreated, nil
+}
+
+// applyConfiguration merges a Server-Side Apply configuration into live.
+func (s *Server) applyConfiguration(pr *patchRequest, live object) (object, error) {
+	var applied map[string]any
+	if err := yaml.Unmarshal(pr.body, &applied, func(d *json.Decoder) *json.Decoder { d.UseNumber(); return d }); err != nil {
+		return nil, encoding.BadRequest("error decoding YAML: %v", err)
+	}
+	if applied == nil {
+		applied = map[string]any{}
+	}
+	apiVersion, _ := applied["apiVersion"].(string)
+	kind, _ := applied["kind"].(string)
+	gv, _ := schema.ParseGroupVersion(apiVersion)
+	if kind != pr.res.Kind {
+		return nil, encoding.BadRequest("invalid object type: %v", gv.WithKind(kind))
+	}
+	f, err := s.fieldManager(pr.res, pr.subresource)
+	if err != nil {
+		return nil, err
+	}
+	obj, err := fieldmanager.Apply(f, live, applied, pr.manager, pr.force)
+	var status apierrors.APIStatus
+	if err != nil && !errors.As(err, &status) {
+		// kube-apiserver passes the field manager's own errors (a field
+		// not in the schema, say) through as a bare 500.
+		return nil, &apierrors.StatusError{ErrStatus: metav1.Status{
+			Status: metav1.StatusFailure, Code: http.StatusInternalServerError, Message: err.Error()}}
+	}
+	return obj, err
+}
+
+// mergePatch applies a JSON, merge or strategic merge patch to live.
+func (s *Server) mergePatch(pr *patchRequest, live object) (object, error) {
+	current, err := encoding.MarshalObject(live)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	var patched []byte
+	switch pr.patchType {
+	case jsonPatchType:
+		p, err := jsonpatch.DecodePatch(pr.body)
+		if err != nil {
+			return nil, encoding.BadRequest("error decoding patch: %v", err)
+		}
+		if patched, err = p.Apply(current); err != nil {
+			return nil, errPatchInvalid()
+		}
+	case mergePatchType:
+		if err := json.Unmarshal(pr.body, new(any)); err != nil {
+			return nil, encoding.BadRequest("error decoding patch: %v", err)
+		}
+		if patched, err = jsonpatch.MergePatch(current, pr.body); err != nil {
+			return nil, encoding.BadRequest("%v", err)
+		}
+	case strategicPatchType:
+		return strategicMergePatch(pr, current)
+	}
+	obj, err := encoding.DecodeObject(encoding.JSON, patched)
+	if err != nil {
+		return nil, encoding.BadRequest("%v", err)
+	}
+	return obj, nil
+}
+
+// strategicMergePatch applies a strategic merge patch, with the merge keys
+// and strategies of the type's OpenAPI schema.
+func strategicMergePatch(pr *patchRequest, current []byte) (object, error) {
+	var patch map[string]any
+	if err := json.Unmarshal(pr.body, &patch); err != nil {
+		return nil, encoding.BadRequest("%v", err)
+	}
+	schemas, err := openapi.Schemas()
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	defs, err := openapi.Definitions()
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	def, ok := defs[pr.res.GroupVersionKind()]
+	if !ok {
+		return nil, errUnsupportedMediaType()
+	}
+	var base map[string]any
+	if err := json.Unmarshal(current, &base); err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	meta := strategicpatch.PatchMetaFromOpenAPIV3{SchemaList: schemas, Schema: schemas[def]}
+	out, err := strategicpatch.StrategicMergeMapPatchUsingLookupPatchMeta(base, patch, meta)
+	if err != nil {
+		return nil, encoding.BadRequest("%v", err)
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	return encoding.DecodeObject(encoding.JSON, b)
+}
+
+// errPatchInvalid is kube-apiserver's answer to a JSON patch that cannot be
+// applied (a failed test, a missing path, an unknown operation): a 422
+// without details.
+func errPatchInvalid() error {
+	return apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", "", 0, false)
+}
+
+func errUnsupportedMediaType() error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType,
+		Reason: metav1.StatusReasonUnsupportedMediaType, Message: "415: Unsupported Media Type", Details: &metav1.StatusDetails{},
+	}}
+}
