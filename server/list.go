@@ -30,10 +30,13 @@ func (s selectors) empty() bool { return s.label.Empty() && s.field.Empty() }
 
 // selectableField is a field a field selector may name besides
 // metadata.name: its path in the object and the value an absent field has
-// (kube-apiserver selects on the typed object, where an unset bool is
-// "false" and an unset count "0").
+// (kube-apiserver selects on the defaulted, typed object, where an unset
+// bool is "false", an unset count "0", a pod's unset restartPolicy
+// "Always"). none marks a field the real server accepts but never
+// matches a value with (pods' status.podIPs).
 type selectableField struct {
 	path, zero string
+	none       bool
 }
 
 // fieldTables lists, per type that has its own, the fields a field
@@ -43,9 +46,9 @@ type selectableField struct {
 // lists (so not metadata.namespace for nodes and namespaces).
 var fieldTables = map[string]map[string]selectableField{
 	"/pods": withNamespace(map[string]selectableField{
-		"spec.nodeName": {}, "spec.restartPolicy": {}, "spec.schedulerName": {}, "spec.serviceAccountName": {},
-		"spec.hostNetwork": {zero: "false"}, "status.phase": {}, "status.podIP": {}, "status.nominatedNodeName": {},
-		"status.podIPs": {path: "status.podIP"},
+		"spec.nodeName": {}, "spec.restartPolicy": {zero: "Always"}, "spec.schedulerName": {zero: "default-scheduler"},
+		"spec.serviceAccountName": {zero: "default"}, "spec.hostNetwork": {zero: "false"}, "status.phase": {zero: "Pending"},
+		"status.podIP": {}, "status.nominatedNodeName": {}, "status.podIPs": {none: true},
 	}),
 	"/secrets": withNamespace(map[string]selectableField{"type": {}}),
 	"/events": withNamespace(map[string]selectableField{
@@ -123,7 +126,7 @@ func (s selectors) matches(res *catalog.Resource, obj object) bool {
 		set := fields.Set{"metadata.name": str(md, "name"), "metadata.namespace": str(md, "namespace")}
 		table, _ := fieldsOf(res)
 		for name, f := range table {
-			if name == "metadata.namespace" {
+			if name == "metadata.namespace" || f.none {
 				continue
 			}
 			path := f.path

@@ -586,6 +586,19 @@ func TestReads_FieldSelectorValues(t *testing.T) {
 			t.Errorf("%s: %v, want %v", q, a.names(), want)
 		}
 	}
+	// A pod's unset fields as the defaulted object has them.
+	c.write("POST", "/api/v1/namespaces/"+ns+"/serviceaccounts", map[string]any{"metadata": map[string]any{"name": "default"}})
+	pods := "/api/v1/namespaces/" + ns + "/pods"
+	c.write("POST", pods, map[string]any{"metadata": map[string]any{"name": "p"}, "spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "busybox"}}}})
+	for q, want := range map[string][]string{
+		"spec.restartPolicy=Always,spec.schedulerName=default-scheduler,spec.serviceAccountName=default,status.phase=Pending,spec.hostNetwork=false,spec.nodeName=,status.podIP=": {"p"},
+		"status.podIPs=":        {"p"},
+		"status.phase!=Pending": {},
+	} {
+		if a := c.do("GET", pods+"?fieldSelector="+url.QueryEscape(q), nil); !slices.Equal(a.names(), want) {
+			t.Errorf("%s: %v, want %v", q, a.names(), want)
+		}
+	}
 	secrets := "/api/v1/namespaces/" + ns + "/secrets"
 	c.write("POST", secrets, map[string]any{"metadata": map[string]any{"name": "s"}, "type": "kubernetes.io/basic-auth", "stringData": map[string]any{"username": "u"}})
 	for q, want := range map[string][]string{"type%3Dkubernetes.io%2Fbasic-auth": {"s"}, "type%3DOpaque": {}, "metadata.namespace%3D" + ns: {"s"}} {

@@ -9,14 +9,14 @@ import (
 )
 
 // newTestServer returns a kubeplay API server over a fresh in-memory store.
-func newTestServer(t *testing.T) http.Handler {
+func newTestServer(t testing.TB) http.Handler {
 	t.Helper()
 	h, _ := newTestServerStore(t)
 	return h
 }
 
 // newTestServerStore is newTestServer, also returning the store (to compact it).
-func newTestServerStore(t *testing.T) (http.Handler, store.Store) {
+func newTestServerStore(t testing.TB) (http.Handler, store.Store) {
 	t.Helper()
 	st, err := store.Open(t.Context(), ":memory:", store.Options{})
 	if err != nil {

@@ -53,7 +53,9 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, req *request) {
 			encoding.WriteError(w, r, encoding.BadRequest("%v", err))
 			return
 		}
-		timeout = time.Duration(n) * time.Second
+		if n != 0 { // 0 is the default, as in kube-apiserver; a negative timeout ends the watch at once
+			timeout = time.Duration(n) * time.Second
+		}
 	}
 	bookmarks := isTrue(q.Get("allowWatchBookmarks"))
 	rvParam := q.Get("resourceVersion")
