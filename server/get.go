@@ -6,7 +6,19 @@ import (
 	"kubeplay/server/encoding"
 )
 
+// get reads the latest version of an object. A resourceVersion asks for one
+// not older than it ("0": any), so only a revision the store has not reached
+// changes the answer: 504 after a short wait, as kube-apiserver answers.
 func (s *Server) get(w http.ResponseWriter, r *http.Request, req *request) {
+	rev, err := parseResourceVersion(r.URL.Query().Get("resourceVersion"))
+	if err != nil {
+		encoding.WriteError(w, r, err)
+		return
+	}
+	if err := s.awaitRevision(r.Context(), rev); err != nil {
+		writeError(w, r, err)
+		return
+	}
 	obj, _, err := s.getObject(r.Context(), req.res, req.namespace, req.name)
 	if err != nil {
 		encoding.WriteError(w, r, err)

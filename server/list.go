@@ -2,9 +2,9 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -15,6 +15,7 @@ import (
 
 	"kubeplay/server/catalog"
 	"kubeplay/server/encoding"
+	"kubeplay/store"
 )
 
 func typesUID(s string) types.UID { return types.UID(s) }
@@ -27,23 +28,61 @@ type selectors struct {
 
 func (s selectors) empty() bool { return s.label.Empty() && s.field.Empty() }
 
-// selectableFields lists, per type, the fields a field selector may use
-// besides metadata.name and metadata.namespace.
-var selectableFields = map[string][]string{
-	"/pods":                   {"spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName", "spec.hostNetwork", "status.phase", "status.podIP", "status.nominatedNodeName"},
-	"/secrets":                {"type"},
-	"/namespaces":             {"status.phase"},
-	"/nodes":                  {"spec.unschedulable"},
-	"/events":                 {"involvedObject.kind", "involvedObject.namespace", "involvedObject.name", "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion", "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type"},
-	"/replicationcontrollers": {"status.replicas"},
-	"/services":               {"spec.clusterIP", "spec.type"},
-	"apps/replicasets":        {"status.replicas"},
-	"batch/jobs":              {"status.successful"},
-	"certificates.k8s.io/certificatesigningrequests": {"spec.signerName"},
+// selectableField is a field a field selector may name besides
+// metadata.name: its path in the object and the value an absent field has
+// (kube-apiserver selects on the defaulted, typed object, where an unset
+// bool is "false", an unset count "0", a pod's unset restartPolicy
+// "Always"). none marks a field the real server accepts but never
+// matches a value with (pods' status.podIPs).
+type selectableField struct {
+	path, zero string
+	none       bool
 }
 
-func fieldsOf(r *catalog.Resource) []string {
-	return selectableFields[r.Group+"/"+r.Resource]
+// fieldTables lists, per type that has its own, the fields a field
+// selector may use besides metadata.name (each checked against a real
+// kube-apiserver in reads_test.go). A type without a table accepts
+// metadata.name and metadata.namespace; one with a table, only what it
+// lists (so not metadata.namespace for nodes and namespaces).
+var fieldTables = map[string]map[string]selectableField{
+	"/pods": withNamespace(map[string]selectableField{
+		"spec.nodeName": {}, "spec.restartPolicy": {zero: "Always"}, "spec.schedulerName": {zero: "default-scheduler"},
+		"spec.serviceAccountName": {zero: "default"}, "spec.hostNetwork": {zero: "false"}, "status.phase": {zero: "Pending"},
+		"status.podIP": {}, "status.nominatedNodeName": {}, "status.podIPs": {none: true},
+	}),
+	"/secrets": withNamespace(map[string]selectableField{"type": {}}),
+	"/events": withNamespace(map[string]selectableField{
+		"involvedObject.kind": {}, "involvedObject.namespace": {}, "involvedObject.name": {}, "involvedObject.uid": {},
+		"involvedObject.apiVersion": {}, "involvedObject.resourceVersion": {}, "involvedObject.fieldPath": {},
+		"reason": {}, "reportingComponent": {}, "source": {path: "source.component"}, "type": {},
+	}),
+	"events.k8s.io/events": withNamespace(map[string]selectableField{
+		"regarding.kind": {}, "regarding.namespace": {}, "regarding.name": {}, "regarding.uid": {},
+		"regarding.apiVersion": {}, "regarding.resourceVersion": {}, "regarding.fieldPath": {},
+		"reason": {}, "reportingController": {}, "type": {},
+	}),
+	"/namespaces":             {"status.phase": {}},
+	"/nodes":                  {"spec.unschedulable": {zero: "false"}},
+	"/replicationcontrollers": withNamespace(map[string]selectableField{"status.replicas": {zero: "0"}}),
+	"/services":               withNamespace(map[string]selectableField{"spec.clusterIP": {}, "spec.type": {}}),
+	"batch/jobs":              withNamespace(map[string]selectableField{"status.successful": {path: "status.succeeded", zero: "0"}}),
+	"certificates.k8s.io/certificatesigningrequests": withNamespace(map[string]selectableField{"spec.signerName": {}}),
+}
+
+// defaultFields is the table of the types without one of their own.
+var defaultFields = withNamespace(map[string]selectableField{})
+
+func withNamespace(t map[string]selectableField) map[string]selectableField {
+	t["metadata.namespace"] = selectableField{}
+	return t
+}
+
+func fieldsOf(r *catalog.Resource) (table map[string]selectableField, own bool) {
+	table, own = fieldTables[r.Group+"/"+r.Resource]
+	if !own {
+		table = defaultFields
+	}
+	return table, own
 }
 
 func parseSelectors(r *http.Request, res *catalog.Resource) (selectors, error) {
@@ -56,14 +95,15 @@ func parseSelectors(r *http.Request, res *catalog.Resource) (selectors, error) {
 	if err != nil {
 		return selectors{}, encoding.BadRequest("%v", err)
 	}
-	known := append([]string{"metadata.name", "metadata.namespace"}, fieldsOf(res)...)
+	table, own := fieldsOf(res)
 	for _, req := range fs.Requirements() {
-		if !slices.Contains(known, req.Field) {
-			if len(known) == 2 {
-				return selectors{}, encoding.BadRequest("%q is not a known field selector: only \"metadata.name\", \"metadata.namespace\"", req.Field)
-			}
-			return selectors{}, encoding.BadRequest("field label not supported: %s", req.Field)
+		if _, ok := table[req.Field]; ok || req.Field == "metadata.name" {
+			continue
 		}
+		if !own {
+			return selectors{}, encoding.BadRequest("%q is not a known field selector: only \"metadata.name\", \"metadata.namespace\"", req.Field)
+		}
+		return selectors{}, encoding.BadRequest("field label not supported: %s", req.Field)
 	}
 	return selectors{label: ls, field: fs}, nil
 }
@@ -83,12 +123,19 @@ func (s selectors) matches(res *catalog.Resource, obj object) bool {
 		}
 	}
 	if !s.field.Empty() {
-		set := fields.Set{"metadata.name": str(md, "name")}
-		if res.Namespaced {
-			set["metadata.namespace"] = str(md, "namespace")
-		}
-		for _, f := range fieldsOf(res) {
-			set[f] = fieldValue(obj, f)
+		set := fields.Set{"metadata.name": str(md, "name"), "metadata.namespace": str(md, "namespace")}
+		table, _ := fieldsOf(res)
+		for name, f := range table {
+			if name == "metadata.namespace" || f.none {
+				continue
+			}
+			path := f.path
+			if path == "" {
+				path = name
+			}
+			if set[name] = fieldValue(obj, path); set[name] == "" {
+				set[name] = f.zero
+			}
 		}
 		if !s.field.Matches(set) {
 			return false
@@ -120,13 +167,25 @@ func fieldValue(obj object, path string) string {
 type listOptions struct {
 	limit     int64
 	continued *continueToken
-	// atRev reads at this revision (0: the latest).
+	// atRev reads at exactly this revision (0: the latest).
 	atRev int64
+	// minRev, for a read at the latest revision, is the oldest revision the
+	// client accepts (resourceVersion with NotOlderThan semantics).
+	minRev int64
 }
 
+// parseListOptions reads limit, continue, resourceVersion and
+// resourceVersionMatch into where a list reads from, following the real
+// server's table: unset reads the latest revision; "0" reads any (the
+// latest here) and, like the watch cache that serves it, in one page;
+// a value with Exact, or with no match and a limit, reads at that
+// revision; a value otherwise reads one not older than it.
 func parseListOptions(r *http.Request) (listOptions, error) {
-	q := r.URL.Query()
 	var opts listOptions
+	if err := validateListOptions(r, false); err != nil {
+		return opts, err
+	}
+	q := r.URL.Query()
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
@@ -136,13 +195,31 @@ func parseListOptions(r *http.Request) (listOptions, error) {
 			opts.limit = n
 		}
 	}
+	rv, match := q.Get("resourceVersion"), q.Get("resourceVersionMatch")
+	if rv == "0" {
+		opts.limit = 0
+	}
 	if v := q.Get("continue"); v != "" {
+		if rv != "" && rv != "0" {
+			return opts, encoding.BadRequest("specifying resource version is not allowed when using continue")
+		}
 		t, err := decodeContinue(v)
 		if err != nil {
 			return opts, err
 		}
 		opts.continued = &t
-		opts.atRev = t.ResourceVersion
+		opts.atRev = max(t.ResourceVersion, 0) // negative: continue at the latest revision
+		return opts, nil
+	}
+	n, err := parseResourceVersion(rv)
+	switch {
+	case err != nil:
+		return opts, apierrors.NewBadRequest("invalid resource version: " + encoding.StatusOf(err).Message)
+	case n == 0:
+	case match == matchExact || match == "" && opts.limit > 0:
+		opts.atRev = n
+	default:
+		opts.minRev = n
 	}
 	return opts, nil
 }
@@ -190,7 +267,12 @@ func (s *Server) listObjects(ctx context.Context, res *catalog.Resource, ns stri
 			want = int(opts.limit) - len(out.items)
 		}
 		page, err := s.store.List(ctx, prefix, start, want, rev)
-		if err != nil {
+		switch {
+		case errors.Is(err, store.ErrCompacted) && opts.continued != nil:
+			return nil, errContinueExpired(opts.continued.StartKey)
+		case errors.Is(err, store.ErrCompacted):
+			return nil, errListTooOld()
+		case err != nil:
 			return nil, storeError(res, "", err)
 		}
 		rev = page.Revision
@@ -231,9 +313,13 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, req *request) {
 		encoding.WriteError(w, r, err)
 		return
 	}
+	if err := s.awaitRevision(r.Context(), max(opts.atRev, opts.minRev)); err != nil {
+		writeError(w, r, err)
+		return
+	}
 	list, err := s.listObjects(r.Context(), req.res, req.namespace, sel, opts)
 	if err != nil {
-		encoding.WriteError(w, r, err)
+		writeError(w, r, err)
 		return
 	}
 	encoding.Write(w, r, http.StatusOK, list.encode(req.res))

@@ -74,10 +74,7 @@ func verbFor(method string, collection, watchParam, watchPath bool) string {
 	default:
 		switch method {
 		case http.MethodGet, http.MethodHead:
-			if watchParam {
-				return "watch"
-			}
-			return "get"
+			return "get" // kube-apiserver ignores ?watch on an object's path
 		case http.MethodPut:
 			return "update"
 		case http.MethodPatch:

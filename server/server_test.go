@@ -11,6 +11,13 @@ import (
 // newTestServer returns a kubeplay API server over a fresh in-memory store.
 func newTestServer(t testing.TB) http.Handler {
 	t.Helper()
+	h, _ := newTestServerStore(t)
+	return h
+}
+
+// newTestServerStore is newTestServer, also returning the store (to compact it).
+func newTestServerStore(t testing.TB) (http.Handler, store.Store) {
+	t.Helper()
 	st, err := store.Open(t.Context(), ":memory:", store.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -20,5 +27,5 @@ func newTestServer(t testing.TB) http.Handler {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return srv
+	return srv, st
 }

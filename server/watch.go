@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -42,6 +41,10 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, req *request) {
 	if req.name != "" {
 		sel.field = fields.AndSelectors(sel.field, fields.OneTermEqualSelector("metadata.name", req.name))
 	}
+	if err := validateListOptions(r, true); err != nil {
+		encoding.WriteError(w, r, err)
+		return
+	}
 	q := r.URL.Query()
 	timeout := minRequestTimeout + time.Duration(rand.Int64N(int64(minRequestTimeout)))
 	if v := q.Get("timeoutSeconds"); v != "" {
@@ -50,41 +53,50 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, req *request) {
 			encoding.WriteError(w, r, encoding.BadRequest("%v", err))
 			return
 		}
-		timeout = time.Duration(n) * time.Second
+		if n != 0 { // 0 is the default, as in kube-apiserver; a negative timeout ends the watch at once
+			timeout = time.Duration(n) * time.Second
+		}
 	}
 	bookmarks := isTrue(q.Get("allowWatchBookmarks"))
+	rvParam := q.Get("resourceVersion")
+	fromRev, err := parseResourceVersion(rvParam)
+	if err != nil {
+		encoding.WriteError(w, r, err)
+		return
+	}
+	// Initial events (the current state as ADDED, then, with bookmarks, the
+	// initial-events-end bookmark) come with sendInitialEvents=true, or by
+	// default when no resourceVersion (or "0") is given.
+	initialEvents := isTrue(q.Get("sendInitialEvents")) || (!q.Has("sendInitialEvents") && fromRev == 0)
 	ctx, cancel := context.WithTimeout(r.Context(), timeout)
 	defer cancel()
 
 	var initial []object
-	var fromRev int64
-	switch rv := q.Get("resourceVersion"); rv {
-	case "", "0":
-		list, err := s.listObjects(ctx, res, req.namespace, sel, listOptions{})
+	if initialEvents {
+		if err := s.awaitRevision(r.Context(), fromRev); err != nil {
+			writeError(w, r, err)
+			return
+		}
+		list, err := s.listObjects(r.Context(), res, req.namespace, sel, listOptions{})
 		if err != nil {
-			encoding.WriteError(w, r, err)
+			writeError(w, r, err)
 			return
 		}
 		initial, fromRev = list.items, list.rev
-	default:
-		n, err := strconv.ParseInt(rv, 10, 64)
-		if err != nil || n < 0 {
-			encoding.WriteError(w, r, encoding.BadRequest("invalid resource version: %q", rv))
-			return
-		}
-		fromRev = n
 	}
 
-	watcher, err := s.store.Watch(ctx, collectionPrefix(res, req.namespace), fromRev)
+	// A watch from a revision the store has not reached is accepted, as by
+	// kube-apiserver: it delivers the changes after that revision when they come.
+	after := fromRev
+	if cur := s.currentRevision(r.Context()); after > cur {
+		after = cur
+	}
+	watcher, err := s.store.Watch(r.Context(), collectionPrefix(res, req.namespace), after)
 	stream := newEventStream(w, r)
 	switch {
 	case errors.Is(err, store.ErrCompacted):
 		// kube-apiserver accepts the watch, then reports 410 Gone as an event.
-		stream.send(watchEvent{Type: "ERROR", Object: statusObject(apierrors.NewResourceExpired(
-			fmt.Sprintf("too old resource version: %d (%d)", fromRev, s.compactedRevision(ctx))))})
-		return
-	case errors.Is(err, store.ErrFutureRevision):
-		encoding.WriteError(w, r, errTooLargeResourceVersion(fromRev, s.currentRevision(ctx)))
+		stream.send(watchEvent{Type: "ERROR", Object: statusObject(apierrors.NewResourceExpired("The resourceVersion for the provided watch is too old."))})
 		return
 	case err != nil:
 		encoding.WriteError(w, r, storeError(res, req.name, err))
@@ -98,8 +110,8 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, req *request) {
 			return
 		}
 	}
-	lastRev := fromRev
-	if bookmarks && q.Get("resourceVersion") == "" {
+	lastRev := after
+	if bookmarks && initialEvents {
 		if !stream.send(bookmark(res, lastRev, true)) {
 			return
 		}
@@ -118,6 +130,9 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, req *request) {
 			if !ok {
 				return // ended (slow consumer, store closed): the client resumes from lastRev
 			}
+			if ev.KV.ModRevision <= fromRev {
+				continue // before the future revision the watch started from
+			}
 			lastRev = ev.KV.ModRevision
 			out, ok := s.translateEvent(res, sel, ev)
 			if ok && !stream.send(out) {
@@ -129,16 +144,18 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, req *request) {
 
 // translateEvent turns a store event into the watch event a client with
 // selectors sees: an object entering the selection is ADDED, one leaving it
-// is DELETED.
+// is DELETED, carrying (as kube-apiserver's) the object as it was before the
+// update, at the update's resourceVersion.
 func (s *Server) translateEvent(res *catalog.Resource, sel selectors, ev store.Event) (watchEvent, bool) {
 	obj, err := decodeStored(res, ev.KV)
 	if err != nil {
 		return watchEvent{Type: "ERROR", Object: statusObject(apierrors.NewInternalError(err))}, true
 	}
 	now := sel.matches(res, obj)
+	var prev object
 	before := false
 	if ev.Prev != nil {
-		if prev, err := decodeStored(res, *ev.Prev); err == nil {
+		if prev, err = decodeStored(res, *ev.Prev); err == nil {
 			before = sel.matches(res, prev)
 		}
 	}
@@ -148,7 +165,8 @@ func (s *Server) translateEvent(res *catalog.Resource, sel selectors, ev store.E
 	case ev.Type == store.Created || !before:
 		return watchEvent{Type: "ADDED", Object: obj}, now
 	case !now:
-		return watchEvent{Type: "DELETED", Object: obj}, true
+		metadata(prev)["resourceVersion"] = metadata(obj)["resourceVersion"]
+		return watchEvent{Type: "DELETED", Object: prev}, true
 	default:
 		return watchEvent{Type: "MODIFIED", Object: obj}, true
 	}
@@ -167,19 +185,8 @@ func statusObject(err error) *metav1.Status {
 	return &st
 }
 
-func errTooLargeResourceVersion(asked, current int64) error {
-	err := apierrors.NewTimeoutError(fmt.Sprintf("Too large resource version: %d, current: %d", asked, current), 1)
-	err.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: metav1.CauseTypeResourceVersionTooLarge, Message: "Too large resource version"}}
-	return err
-}
-
 func (s *Server) currentRevision(ctx context.Context) int64 {
 	rev, _ := s.store.CurrentRevision(ctx)
-	return rev
-}
-
-func (s *Server) compactedRevision(ctx context.Context) int64 {
-	rev, _ := s.store.CompactedRevision(ctx)
 	return rev
 }
 
