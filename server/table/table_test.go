@@ -59,9 +59,9 @@ func TestPrinters(t *testing.T) {
 			var want struct {
 				Columns []metav1.TableColumnDefinition `json:"columnDefinitions"`
 				Rows    []struct {
-					Cells      []any                     `json:"cells"`
+					Cells      []any                      `json:"cells"`
 					Conditions []metav1.TableRowCondition `json:"conditions"`
-					Object     map[string]any            `json:"object"`
+					Object     map[string]any             `json:"object"`
 				} `json:"rows"`
 			}
 			dec := json.NewDecoder(bytes.NewReader(rec.Table))
