@@ -164,6 +164,11 @@ func (l *objectList) encode(res *catalog.Resource) object {
 		delete(it, "apiVersion")
 		items = append(items, it)
 	}
+	return object{"kind": res.Kind + "List", "apiVersion": res.APIVersion(), "metadata": l.meta(), "items": items}
+}
+
+// meta is the list's ListMeta.
+func (l *objectList) meta() map[string]any {
 	md := map[string]any{"resourceVersion": strconv.FormatInt(l.rev, 10)}
 	if l.cont != "" {
 		md["continue"] = l.cont
@@ -171,7 +176,7 @@ func (l *objectList) encode(res *catalog.Resource) object {
 	if l.remaining != nil {
 		md["remainingItemCount"] = *l.remaining
 	}
-	return object{"kind": res.Kind + "List", "apiVersion": res.APIVersion(), "metadata": md, "items": items}
+	return md
 }
 
 // listObjects reads one page of res's objects in ns matching sel, from one
@@ -231,10 +236,15 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, req *request) {
 		encoding.WriteError(w, r, err)
 		return
 	}
+	conv, err := s.newConverter(r, req)
+	if err != nil {
+		encoding.WriteError(w, r, err)
+		return
+	}
 	list, err := s.listObjects(r.Context(), req.res, req.namespace, sel, opts)
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return
 	}
-	encoding.Write(w, r, http.StatusOK, list.encode(req.res))
+	encoding.Write(w, r, http.StatusOK, conv.list(list, req.res))
 }

@@ -2,6 +2,7 @@ package encoding
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -68,26 +69,15 @@ func DecodeObject(mediaType string, body []byte) (map[string]any, error) {
 	return obj, nil
 }
 
-// ResponseMediaType picks the response format from the Accept header: YAML
-// when the client prefers it, JSON otherwise (including for */* and for
-// variants such as as=Table that are not served).
+// ResponseMediaType is the media type of a response: the negotiated one,
+// JSON when nothing served is acceptable (errors, including 406, are then
+// written as JSON).
 func ResponseMediaType(accept string) string {
-	for _, part := range strings.Split(accept, ",") {
-		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-		if err != nil {
-			continue
-		}
-		if params["as"] != "" {
-			continue
-		}
-		switch mt {
-		case JSON, "*/*", "application/*":
-			return JSON
-		case YAML:
-			return YAML
-		}
+	n, err := Negotiate(accept, false, AsTable, AsPartialObjectMetadata, AsPartialObjectMetadataList)
+	if err != nil {
+		return JSON
 	}
-	return JSON
+	return n.MediaType
 }
 
 // metadataOrder is the order of ObjectMeta's fields in kube-apiserver's JSON.
@@ -198,8 +188,30 @@ func Write(w http.ResponseWriter, r *http.Request, code int, v any) {
 		body = append(body, '\n')
 	}
 	w.Header().Set("Content-Type", mt)
+	if len(body) >= gzipThreshold && acceptsGzip(r) {
+		var z bytes.Buffer
+		zw := gzip.NewWriter(&z)
+		zw.Write(body)
+		zw.Close()
+		body = z.Bytes()
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Header().Set("Vary", "Accept-Encoding")
+	}
 	w.WriteHeader(code)
 	w.Write(body)
+}
+
+// gzipThreshold is the size from which kube-apiserver compresses a response
+// for a client that accepts gzip: smaller ones are not worth the CPU.
+const gzipThreshold = 128 * 1024
+
+func acceptsGzip(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
+		if enc, _, _ := strings.Cut(strings.TrimSpace(part), ";"); enc == "gzip" {
+			return true
+		}
+	}
+	return false
 }
 
 // Pretty reports whether JSON should be indented: on ?pretty=true, and for
