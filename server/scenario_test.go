@@ -17,6 +17,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"sigs.k8s.io/yaml"
 )
 
 // Scenarios are request sequences whose answers were recorded from a real
@@ -137,7 +139,7 @@ func record(t *testing.T, in, golden string) {
 	}
 }
 
-// readResponse reads a response: a JSON body compacted, a stream of JSON
+// readResponse reads a response: a JSON (or YAML) body compacted, a stream of JSON
 // values (a watch) as an array of them, anything else as a string; a gzip
 // body is decompressed first.
 func readResponse(t *testing.T, resp *http.Response, headers []string) *response {
@@ -161,6 +163,11 @@ func readResponse(t *testing.T, resp *http.Response, headers []string) *response
 			r.Headers = map[string]string{}
 		}
 		r.Headers[h] = resp.Header.Get(h)
+	}
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/yaml") {
+		if j, err := yaml.YAMLToJSON(b); err == nil {
+			b = j // compared as data; the Content-Type header can be checked
+		}
 	}
 	if json.Valid(b) {
 		var buf bytes.Buffer

@@ -53,9 +53,18 @@ func DecodeObject(mediaType string, body []byte) (map[string]any, error) {
 	if mediaType == YAML {
 		j, err := yaml.YAMLToJSON(body)
 		if err != nil {
-			return nil, err
+			return nil, &YAMLSyntaxError{Err: err}
 		}
 		body = j
+	}
+	// kube-apiserver first reads apiVersion and kind: its error for a body
+	// that is no object names this struct.
+	var typeMeta struct {
+		APIVersion string `json:"apiVersion,omitempty"`
+		Kind       string `json:"kind,omitempty"`
+	}
+	if err := json.Unmarshal(body, &typeMeta); err != nil {
+		return nil, err
 	}
 	var obj map[string]any
 	dec := json.NewDecoder(bytes.NewReader(body))
@@ -69,11 +78,17 @@ func DecodeObject(mediaType string, body []byte) (map[string]any, error) {
 	return obj, nil
 }
 
+// YAMLSyntaxError is a YAML body that does not parse: kube-apiserver reports
+// it without the "couldn't get version/kind" of other decoding errors.
+type YAMLSyntaxError struct{ Err error }
+
+func (e *YAMLSyntaxError) Error() string { return e.Err.Error() }
+
 // ResponseMediaType is the media type of a response: the negotiated one,
 // JSON when nothing served is acceptable (errors, including 406, are then
 // written as JSON).
 func ResponseMediaType(accept string) string {
-	n, err := Negotiate(accept, false, AsTable, AsPartialObjectMetadata, AsPartialObjectMetadataList)
+	n, err := Negotiate(accept, false, conversions...)
 	if err != nil {
 		return JSON
 	}
@@ -183,7 +198,7 @@ func Write(w http.ResponseWriter, r *http.Request, code int, v any) {
 	case Pretty(r):
 		var b bytes.Buffer
 		json.Indent(&b, body, "", "  ")
-		body = append(b.Bytes(), '\n')
+		body = b.Bytes() // kube-apiserver ends indented JSON without a newline
 	default:
 		body = append(body, '\n')
 	}

@@ -25,6 +25,16 @@ const (
 	notAcceptableRepresentations = "406: Not Acceptable\n\nAvailable representations: "
 )
 
+// conversions are all the conversions the server knows.
+var conversions = []string{AsTable, AsPartialObjectMetadata, AsPartialObjectMetadataList}
+
+// Acceptable returns the 406 Not Acceptable Status when nothing the server
+// serves is acceptable to a client sending this Accept header.
+func Acceptable(accept string, collection bool) error {
+	_, err := Negotiate(accept, collection, conversions...)
+	return err
+}
+
 // Negotiated is the representation chosen for a response.
 type Negotiated struct {
 	// MediaType is JSON or YAML.
