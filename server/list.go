@@ -241,6 +241,11 @@ func (l *objectList) encode(res *catalog.Resource) object {
 		delete(it, "apiVersion")
 		items = append(items, it)
 	}
+	return object{"kind": res.Kind + "List", "apiVersion": res.APIVersion(), "metadata": l.meta(), "items": items}
+}
+
+// meta is the list's ListMeta.
+func (l *objectList) meta() map[string]any {
 	md := map[string]any{"resourceVersion": strconv.FormatInt(l.rev, 10)}
 	if l.cont != "" {
 		md["continue"] = l.cont
@@ -248,7 +253,7 @@ func (l *objectList) encode(res *catalog.Resource) object {
 	if l.remaining != nil {
 		md["remainingItemCount"] = *l.remaining
 	}
-	return object{"kind": res.Kind + "List", "apiVersion": res.APIVersion(), "metadata": md, "items": items}
+	return md
 }
 
 // listObjects reads one page of res's objects in ns matching sel, from one
@@ -313,6 +318,11 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, req *request) {
 		encoding.WriteError(w, r, err)
 		return
 	}
+	conv, err := s.newConverter(r, req)
+	if err != nil {
+		encoding.WriteError(w, r, err)
+		return
+	}
 	if err := s.awaitRevision(r.Context(), max(opts.atRev, opts.minRev)); err != nil {
 		writeError(w, r, err)
 		return
@@ -322,5 +332,5 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, req *request) {
 		writeError(w, r, err)
 		return
 	}
-	encoding.Write(w, r, http.StatusOK, list.encode(req.res))
+	encoding.Write(w, r, http.StatusOK, conv.list(list, req.res))
 }

@@ -67,8 +67,12 @@ func readBody(r *http.Request, res *catalog.Resource) (object, error) {
 		return nil, err
 	}
 	obj, err := encoding.DecodeObject(mt, body)
-	if err != nil {
-		return nil, encoding.BadRequest("the object provided is unrecognized (must be of type %s): couldn't get version/kind; json parse error: %v (%s)", res.Kind, err, truncate(body, 64))
+	var yamlErr *encoding.YAMLSyntaxError
+	switch {
+	case errors.As(err, &yamlErr):
+		return nil, encoding.BadRequest("the object provided is unrecognized (must be of type %s): %v (%s)", res.Kind, err, excerpt(body))
+	case err != nil:
+		return nil, encoding.BadRequest("the object provided is unrecognized (must be of type %s): couldn't get version/kind; json parse error: %v (%s)", res.Kind, err, excerpt(body))
 	}
 	apiVersion, _ := obj["apiVersion"].(string)
 	kind, _ := obj["kind"].(string)
@@ -104,6 +108,20 @@ func readBytes(r *http.Request) ([]byte, error) {
 		return nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", maxBodyBytes))
 	}
 	return body, nil
+}
+
+// excerpt shows the start of a body that did not decode as kube-apiserver
+// does: the text of what looks like a JSON object, the bytes in hex (30 at
+// most) of anything else.
+func excerpt(body []byte) string {
+	if len(body) > 0 && body[0] == '{' {
+		return truncate(body, 64)
+	}
+	const max = 30
+	if len(body) > max {
+		return fmt.Sprintf("%x ...", body[:max])
+	}
+	return fmt.Sprintf("%x", body)
 }
 
 func truncate(b []byte, n int) string {

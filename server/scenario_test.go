@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"crypto/tls"
 	"encoding/json"
 	"flag"
@@ -16,6 +17,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
 )
 
 // Scenarios are request sequences whose answers were recorded from a real
@@ -39,6 +43,11 @@ type step struct {
 	Body        json.RawMessage `json:"body,omitempty"`
 	RawBody     string          `json:"rawBody,omitempty"`
 	ContentType string          `json:"contentType,omitempty"`
+	// Headers are extra request headers (Accept, Accept-Encoding, ...).
+	Headers map[string]string `json:"headers,omitempty"`
+	// CheckHeaders names response headers recorded and compared, besides
+	// the code and body.
+	CheckHeaders []string `json:"checkHeaders,omitempty"`
 	// Pending, when set, says why kubeplay's answer is not yet the oracle's
 	// in full: its body is then checked to be a subset of the oracle's.
 	Pending  string    `json:"pending,omitempty"`
@@ -46,8 +55,9 @@ type step struct {
 }
 
 type response struct {
-	Code int             `json:"code"`
-	Body json.RawMessage `json:"body"`
+	Code    int               `json:"code"`
+	Headers map[string]string `json:"headers,omitempty"`
+	Body    json.RawMessage   `json:"body"`
 }
 
 func TestScenarios(t *testing.T) {
@@ -102,6 +112,9 @@ func (st step) request(t *testing.T, base string) *http.Request {
 		req.Header.Set("Content-Type", ct)
 	}
 	req.Header.Set("User-Agent", "kubeplay-scenarios")
+	for k, v := range st.Headers {
+		req.Header.Set(k, v)
+	}
 	return req
 }
 
@@ -116,7 +129,7 @@ func record(t *testing.T, in, golden string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		st.Response = readResponse(t, resp)
+		st.Response = readResponse(t, resp, st.CheckHeaders)
 	}
 	out, _ := json.MarshalIndent(sc, "", "  ")
 	if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
@@ -127,22 +140,66 @@ func record(t *testing.T, in, golden string) {
 	}
 }
 
-func readResponse(t *testing.T, resp *http.Response) *response {
+// readResponse reads a response: a JSON (or YAML) body compacted, a stream of JSON
+// values (a watch) as an array of them, anything else as a string; a gzip
+// body is decompressed first.
+func readResponse(t *testing.T, resp *http.Response, headers []string) *response {
 	t.Helper()
 	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
+	var body io.Reader = resp.Body
+	if resp.Header.Get("Content-Encoding") == "gzip" {
+		zr, err := gzip.NewReader(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body = zr
+	}
+	b, err := io.ReadAll(body)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := &response{Code: resp.StatusCode}
+	for _, h := range headers {
+		if r.Headers == nil {
+			r.Headers = map[string]string{}
+		}
+		r.Headers[h] = resp.Header.Get(h)
+	}
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/yaml") {
+		if j, err := yaml.YAMLToJSON(b); err == nil {
+			b = j // compared as data; the Content-Type header can be checked
+		}
+	}
 	if json.Valid(b) {
 		var buf bytes.Buffer
 		json.Compact(&buf, b)
 		r.Body = buf.Bytes()
+	} else if stream, ok := jsonStream(b); ok {
+		r.Body = stream
 	} else {
 		r.Body, _ = json.Marshal(string(b))
 	}
 	return r
+}
+
+// jsonStream returns a stream of JSON values as a JSON array.
+func jsonStream(b []byte) (json.RawMessage, bool) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	var values []json.RawMessage
+	for dec.More() {
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, false
+		}
+		values = append(values, v)
+	}
+	if len(values) == 0 {
+		return nil, false
+	}
+	out, _ := json.Marshal(values)
+	var buf bytes.Buffer
+	json.Compact(&buf, out)
+	return buf.Bytes(), true
 }
 
 func replay(t *testing.T, golden string) {
@@ -150,11 +207,14 @@ func replay(t *testing.T, golden string) {
 	srv := httptest.NewServer(newTestServer(t))
 	defer srv.Close()
 	for i, st := range sc.Steps {
-		got := readResponse(t, mustDo(t, st.request(t, srv.URL)))
+		got := readResponse(t, mustDo(t, st.request(t, srv.URL)), st.CheckHeaders)
 		label := fmt.Sprintf("step %d: %s %s", i, st.Method, st.Path)
 		if got.Code != st.Response.Code {
 			t.Errorf("%s: code %d, oracle %d\n got: %s\nwant: %s", label, got.Code, st.Response.Code, got.Body, st.Response.Body)
 			continue
+		}
+		if !reflect.DeepEqual(got.Headers, st.Response.Headers) {
+			t.Errorf("%s: headers %v, oracle %v", label, got.Headers, st.Response.Headers)
 		}
 		g, w := normalize(t, got.Body), normalize(t, st.Response.Body)
 		if st.Pending != "" {
@@ -179,6 +239,9 @@ func mustDo(t *testing.T, req *http.Request) *http.Response {
 	}
 	return resp
 }
+
+// ageCell matches an age as a Table prints it ("0s", "5m3s", "2d").
+var ageCell = regexp.MustCompile(`^([0-9]+[smhdy])+$`)
 
 var generatedSuffix = regexp.MustCompile(`^(.*-)[bcdfghjklmnpqrstvwxz2456789]{5}$`)
 
@@ -221,6 +284,13 @@ func normalize(t *testing.T, body json.RawMessage) any {
 			case "resourceVersion":
 				if x != "" {
 					return "RV"
+				}
+			case "cells": // a Table's ages and timestamps
+				if ageCell.MatchString(x) {
+					return "AGE"
+				}
+				if _, err := time.Parse(time.RFC3339, x); err == nil {
+					return "TIME"
 				}
 			}
 		}

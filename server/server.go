@@ -182,6 +182,12 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, gv schema
 		encoding.WriteError(w, r, errMethodNotAllowed())
 		return
 	}
+	// Like kube-apiserver, refuse a response nothing acceptable can carry
+	// before acting on the request.
+	if err := encoding.Acceptable(r.Header.Get("Accept"), name == ""); err != nil {
+		encoding.WriteError(w, r, err)
+		return
+	}
 	switch {
 	case sub == "finalize":
 		s.finalizeNamespace(w, r, req)

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"math/rand/v2"
 	"net/http"
@@ -38,6 +37,13 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, req *request) {
 		encoding.WriteError(w, r, err)
 		return
 	}
+	conv, err := s.newConverter(r, req)
+	if err != nil {
+		encoding.WriteError(w, r, err)
+		return
+	}
+	stream := newEventStream(w, r, conv)
+	defer stream.finish()
 	if req.name != "" {
 		sel.field = fields.AndSelectors(sel.field, fields.OneTermEqualSelector("metadata.name", req.name))
 	}
@@ -68,7 +74,7 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, req *request) {
 	// initial-events-end bookmark) come with sendInitialEvents=true, or by
 	// default when no resourceVersion (or "0") is given.
 	initialEvents := isTrue(q.Get("sendInitialEvents")) || (!q.Has("sendInitialEvents") && fromRev == 0)
-	ctx, cancel := context.WithTimeout(r.Context(), timeout)
+	ctx, cancel := context.WithTimeout(stream.context(r.Context()), timeout)
 	defer cancel()
 
 	var initial []object
@@ -92,7 +98,6 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, req *request) {
 		after = cur
 	}
 	watcher, err := s.store.Watch(r.Context(), collectionPrefix(res, req.namespace), after)
-	stream := newEventStream(w, r)
 	switch {
 	case errors.Is(err, store.ErrCompacted):
 		// kube-apiserver accepts the watch, then reports 410 Gone as an event.
@@ -188,55 +193,4 @@ func statusObject(err error) *metav1.Status {
 func (s *Server) currentRevision(ctx context.Context) int64 {
 	rev, _ := s.store.CurrentRevision(ctx)
 	return rev
-}
-
-// eventStream writes watch events as a stream of JSON objects, one per line,
-// flushing each.
-type eventStream struct {
-	w       http.ResponseWriter
-	flusher http.Flusher
-	started bool
-}
-
-func newEventStream(w http.ResponseWriter, _ *http.Request) *eventStream {
-	f, _ := w.(http.Flusher)
-	return &eventStream{w: w, flusher: f}
-}
-
-func (e *eventStream) start() {
-	if e.started {
-		return
-	}
-	e.started = true
-	e.w.Header().Set("Content-Type", "application/json")
-	e.w.Header().Set("Cache-Control", "no-cache, private")
-	e.w.WriteHeader(http.StatusOK)
-	e.flush()
-}
-
-func (e *eventStream) flush() {
-	if e.flusher != nil {
-		e.flusher.Flush()
-	}
-}
-
-// send writes one event; false if the client is gone.
-func (e *eventStream) send(ev watchEvent) bool {
-	e.start()
-	obj, err := encoding.Marshal(ev.Object)
-	if err != nil {
-		return false
-	}
-	b, err := json.Marshal(struct {
-		Type   string          `json:"type"`
-		Object json.RawMessage `json:"object"`
-	}{ev.Type, obj})
-	if err != nil {
-		return false
-	}
-	if _, err := e.w.Write(append(b, '\n')); err != nil {
-		return false
-	}
-	e.flush()
-	return true
 }

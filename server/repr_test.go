@@ -1,0 +1,322 @@
+package server_test
+
+import (
+	"bytes"
+	"crypto/tls"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// target is a server under test: kubeplay, or the oracle with -oracle.
+type target struct {
+	URL   string
+	token string
+}
+
+// kubeplayOrOracle starts kubeplay, or returns the oracle when -oracle is
+// given (for the tests that check facts taken from it).
+func kubeplayOrOracle(t *testing.T) *target {
+	if *oracleURL != "" {
+		return &target{URL: *oracleURL, token: *oracleToken}
+	}
+	srv := httptest.NewServer(newTestServer(t))
+	t.Cleanup(srv.Close)
+	return &target{URL: srv.URL}
+}
+
+func (tg *target) header() http.Header {
+	h := http.Header{}
+	if tg.token != "" {
+		h.Set("Authorization", "Bearer "+tg.token)
+	}
+	return h
+}
+
+var insecureTLS = &tls.Config{InsecureSkipVerify: true} // the oracle's self-signed certificate
+
+// call sends one request to srv with the given headers and returns the
+// response with its body read.
+func call(t *testing.T, srv *target, method, path, body string, headers ...string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header = srv.header()
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	// No transparent decompression: the test sees what the server sent.
+	resp, err := (&http.Transport{DisableCompression: true, TLSClientConfig: insecureTLS}).RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, b
+}
+
+func statusMessage(t *testing.T, body []byte) string {
+	t.Helper()
+	var st struct{ Message, Reason string }
+	if err := json.Unmarshal(body, &st); err != nil {
+		t.Fatalf("%v: %s", err, body)
+	}
+	return st.Message
+}
+
+// The messages are kube-apiserver's (v1.35), which also lists protobuf: it
+// serves protobuf, kubeplay does not (the issue: 406 when protobuf is the
+// only acceptable type), so kubeplay names what it serves.
+func TestNegotiate_NotAcceptable(t *testing.T) {
+	srv := &target{URL: httptest.NewServer(newTestServer(t)).URL}
+	const cms = "/api/v1/namespaces/default/configmaps"
+	if resp, b := call(t, srv, "POST", cms, `{"metadata":{"name":"cm"}}`); resp.StatusCode != 201 {
+		t.Fatalf("create: %d %s", resp.StatusCode, b)
+	}
+	const (
+		object     = "406: Not Acceptable\n\nAvailable representations: application/json, application/yaml"
+		collection = object + ", application/json;stream=watch"
+		only       = "only the following media types are accepted: application/json, application/yaml"
+	)
+	for _, tc := range []struct {
+		name, method, path, accept, want string
+	}{
+		{"protobuf get", "GET", cms + "/cm", "application/vnd.kubernetes.protobuf", object},
+		{"protobuf list", "GET", cms, "application/vnd.kubernetes.protobuf", collection},
+		{"protobuf watch", "GET", cms + "?watch=true", "application/vnd.kubernetes.protobuf", collection},
+		{"protobuf create", "POST", cms, "application/vnd.kubernetes.protobuf", collection},
+		{"cbor get", "GET", cms + "/cm", "application/cbor", object},
+		{"html get", "GET", cms + "/cm", "text/html", object},
+		{"unknown as", "GET", cms, "application/json;as=Foo;g=meta.k8s.io;v=v1", only},
+		{"protobuf table", "GET", cms, "application/vnd.kubernetes.protobuf;as=Table;g=meta.k8s.io;v=v1", collection},
+		{"list conversion on get", "GET", cms + "/cm", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1", only},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := ""
+			if tc.method == "POST" {
+				body = `{"metadata":{"name":"other"}}`
+			}
+			resp, b := call(t, srv, tc.method, tc.path, body, "Accept", tc.accept)
+			if resp.StatusCode != http.StatusNotAcceptable || resp.Header.Get("Content-Type") != "application/json" {
+				t.Fatalf("got %d %s: %s", resp.StatusCode, resp.Header.Get("Content-Type"), b)
+			}
+			if got := statusMessage(t, b); got != tc.want {
+				t.Errorf("message %q, want %q", got, tc.want)
+			}
+		})
+	}
+	// The refused create did not happen.
+	if resp, _ := call(t, srv, "GET", cms+"/other", ""); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("object created despite the 406: %d", resp.StatusCode)
+	}
+	// With JSON also acceptable, JSON it is.
+	resp, _ := call(t, srv, "GET", cms+"/cm", "", "Accept", "application/vnd.kubernetes.protobuf, application/json")
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" {
+		t.Errorf("protobuf and JSON: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+}
+
+// namespace creates a namespace for one test, so that tests against the
+// oracle (which share it) do not see each other's objects.
+func namespace(t *testing.T, srv *target, name string) string {
+	t.Helper()
+	resp, b := call(t, srv, "POST", "/api/v1/namespaces", `{"metadata":{"name":"`+name+`"}}`)
+	if resp.StatusCode != 201 {
+		t.Fatalf("create namespace: %d %s", resp.StatusCode, b)
+	}
+	return "/api/v1/namespaces/" + name + "/configmaps"
+}
+
+// kube-apiserver compresses a response of 128 KiB or more for a client that
+// accepts gzip, with Vary: Accept-Encoding (the test passes against the
+// oracle with -oracle).
+func TestWrite_Gzip(t *testing.T) {
+	srv := kubeplayOrOracle(t)
+	cms := namespace(t, srv, "repr-gzip")
+	create := func(size int) {
+		body, _ := json.Marshal(map[string]any{"metadata": map[string]any{"name": "big"}, "data": map[string]string{"k": strings.Repeat("a", size)}})
+		if resp, b := call(t, srv, "POST", cms, string(body)); resp.StatusCode != 201 {
+			t.Fatalf("create: %d %s", resp.StatusCode, b)
+		}
+	}
+	// The list's size with a value of size bytes, to aim at the threshold
+	// whatever the server's overhead.
+	create(1000)
+	_, b := call(t, srv, "GET", cms, "")
+	overhead := len(b) - 1000
+	for _, tc := range []struct {
+		size int
+		gzip bool
+	}{
+		{128 * 1024, false},
+		{128*1024 + 1, true},
+		{200 * 1024, true},
+	} {
+		// The resourceVersions grow by a digit now and then: aim again.
+		var plain []byte
+		for range 3 {
+			call(t, srv, "DELETE", cms+"/big", "")
+			create(tc.size - overhead)
+			_, plain = call(t, srv, "GET", cms, "")
+			if len(plain) == tc.size {
+				break
+			}
+			overhead += len(plain) - tc.size
+		}
+		if len(plain) != tc.size {
+			t.Fatalf("list of %d bytes, aimed at %d", len(plain), tc.size)
+		}
+		resp, b := call(t, srv, "GET", cms, "", "Accept-Encoding", "deflate, gzip")
+		gzipped := resp.Header.Get("Content-Encoding") == "gzip"
+		if gzipped != tc.gzip {
+			t.Errorf("%d bytes: Content-Encoding %q", tc.size, resp.Header.Get("Content-Encoding"))
+		}
+		if gzipped && (resp.Header.Get("Vary") != "Accept-Encoding" || !bytes.HasPrefix(b, []byte{0x1f, 0x8b})) {
+			t.Errorf("%d bytes: Vary %q, body starts %x", tc.size, resp.Header.Get("Vary"), b[:2])
+		}
+	}
+	// Only a plain "gzip" token counts, as on the oracle.
+	for _, ae := range []string{"", "gzip;q=0.8", "GZIP", "*"} {
+		if resp, _ := call(t, srv, "GET", cms, "", "Accept-Encoding", ae); resp.Header.Get("Content-Encoding") != "" {
+			t.Errorf("Accept-Encoding %q: gzipped", ae)
+		}
+	}
+}
+
+// The bytes are the oracle's for the same request.
+func TestWrite_Pretty(t *testing.T) {
+	srv := kubeplayOrOracle(t)
+	want := "{\n  \"kind\": \"Status\",\n  \"apiVersion\": \"v1\",\n  \"metadata\": {},\n  \"status\": \"Failure\",\n  \"message\": \"configmaps \\\"nope\\\" not found\",\n  \"reason\": \"NotFound\",\n  \"details\": {\n    \"name\": \"nope\",\n    \"kind\": \"configmaps\"\n  },\n  \"code\": 404\n}"
+	_, b := call(t, srv, "GET", "/api/v1/namespaces/default/configmaps/nope?pretty=true", "", "User-Agent", "kubectl")
+	if string(b) != want {
+		t.Errorf("pretty body\n%s\nwant\n%s", b, want)
+	}
+	_, b = call(t, srv, "GET", "/api/v1/namespaces/default/configmaps/nope", "", "User-Agent", "kubectl")
+	if !bytes.HasSuffix(b, []byte("\"code\":404}\n")) {
+		t.Errorf("compact body %q", b)
+	}
+}
+
+// The handshake rules and framing are the oracle's (the test passes against
+// it with -oracle, on a fresh one): a watch upgrades when the request has an
+// Origin and at most one subprotocol (echoed back, any name); each event is
+// a text message holding the JSON line of the HTTP stream; the end of the
+// watch is a normal closure.
+func TestWatch_WebSocket(t *testing.T) {
+	srv := kubeplayOrOracle(t)
+	cms := namespace(t, srv, "repr-websocket")
+	call(t, srv, "POST", cms, `{"metadata":{"name":"first"}}`)
+	wsURL := "ws" + strings.TrimPrefix(srv.URL, "http") + cms + "?watch=true&timeoutSeconds=2"
+	dial := func(h http.Header, protocols ...string) (*websocket.Conn, *http.Response, error) {
+		d := websocket.Dialer{Subprotocols: protocols, TLSClientConfig: insecureTLS}
+		full := srv.header()
+		for k, v := range h {
+			full[k] = v
+		}
+		return d.Dial(wsURL, full)
+	}
+	origin := http.Header{"Origin": {"http://localhost"}}
+
+	t.Run("events", func(t *testing.T) {
+		conn, resp, err := dial(origin, "base64.binary.k8s.io")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		if p := resp.Header.Get("Sec-Websocket-Protocol"); p != "base64.binary.k8s.io" {
+			t.Errorf("subprotocol %q", p)
+		}
+		read := func() (string, string) {
+			t.Helper()
+			conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+			mt, b, err := conn.ReadMessage()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if mt != websocket.TextMessage || !bytes.HasSuffix(b, []byte("\n")) {
+				t.Fatalf("message type %d %q", mt, b)
+			}
+			var ev struct {
+				Type   string
+				Object struct{ Metadata struct{ Name string } }
+			}
+			if err := json.Unmarshal(b, &ev); err != nil {
+				t.Fatal(err)
+			}
+			return ev.Type, ev.Object.Metadata.Name
+		}
+		if typ, name := read(); typ != "ADDED" || name != "first" {
+			t.Errorf("got %s %s", typ, name)
+		}
+		call(t, srv, "POST", cms, `{"metadata":{"name":"second"}}`)
+		if typ, name := read(); typ != "ADDED" || name != "second" {
+			t.Errorf("got %s %s", typ, name)
+		}
+		_, _, err = conn.ReadMessage()
+		if !websocket.IsCloseError(err, websocket.CloseNormalClosure) {
+			t.Errorf("end of watch: %v", err)
+		}
+	})
+	t.Run("table", func(t *testing.T) {
+		h := origin.Clone()
+		h.Set("Accept", "application/json;as=Table;g=meta.k8s.io;v=v1")
+		conn, _, err := dial(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		_, b, err := conn.ReadMessage()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(b, []byte(`"kind":"Table"`)) || !bytes.Contains(b, []byte(`"cells":["first",0,`)) {
+			t.Errorf("not a Table event: %s", b)
+		}
+	})
+	t.Run("refused", func(t *testing.T) {
+		for _, tc := range []struct {
+			name      string
+			header    http.Header
+			protocols []string
+			code      int
+		}{
+			{"no origin", nil, nil, http.StatusForbidden},
+			{"two subprotocols", origin, []string{"foo", "base64.binary.k8s.io"}, http.StatusBadRequest},
+		} {
+			_, resp, err := dial(tc.header, tc.protocols...)
+			if err == nil || resp == nil || resp.StatusCode != tc.code {
+				t.Errorf("%s: %v %v", tc.name, err, resp)
+				continue
+			}
+			if b, _ := io.ReadAll(resp.Body); len(b) != 0 {
+				t.Errorf("%s: body %q", tc.name, b)
+			}
+		}
+	})
+	t.Run("bad request before the upgrade", func(t *testing.T) {
+		h := origin.Clone()
+		h.Set("Accept", "application/json;as=Table;g=meta.k8s.io;v=v1")
+		for k, v := range srv.header() {
+			h[k] = v
+		}
+		d := websocket.Dialer{TLSClientConfig: insecureTLS}
+		_, resp, err := d.Dial(wsURL+"&includeObject=Bogus", h)
+		if err == nil || resp == nil || resp.StatusCode != http.StatusBadRequest {
+			t.Fatalf("%v %v", err, resp)
+		}
+	})
+}

@@ -1,0 +1,104 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+
+	"kubeplay/server/encoding"
+)
+
+// watchStream is the transport of a watch: it knows how events travel
+// (chunked HTTP, WebSocket messages), not which events a watch sends.
+type watchStream interface {
+	// start commits the response (status and headers, or the WebSocket
+	// upgrade); later calls do nothing. Before it, the watch may still
+	// answer with an HTTP error instead.
+	start()
+	// send writes one event, starting the stream if needed; false when the
+	// client is gone and the watch should end.
+	send(ev watchEvent) bool
+	// context derives the watch's context from parent, ending it when the
+	// transport notices that the client went away.
+	context(parent context.Context) context.Context
+	// finish ends the stream once the watch is over.
+	finish()
+}
+
+// newEventStream returns the transport r asks for: a WebSocket when it asks
+// to upgrade, otherwise a chunked HTTP response. conv converts each event's
+// object into the negotiated representation.
+func newEventStream(w http.ResponseWriter, r *http.Request, conv *converter) watchStream {
+	if isWebSocket(r) {
+		return newWebSocketStream(w, r, conv)
+	}
+	f, _ := w.(http.Flusher)
+	return &chunkedStream{w: w, flusher: f, conv: conv}
+}
+
+// encodeEvent encodes one event as the JSON object a watch sends, its
+// object converted as the client asked (a Table of one row, metadata only).
+// Status objects of ERROR events are sent as they are.
+func (c *converter) encodeEvent(ev watchEvent) ([]byte, error) {
+	o := ev.Object
+	if obj, ok := o.(object); ok {
+		o = c.object(obj)
+		if c.as.As == encoding.AsTable {
+			c.columnsSent = true
+		}
+	}
+	body, err := encoding.Marshal(o)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(struct {
+		Type   string          `json:"type"`
+		Object json.RawMessage `json:"object"`
+	}{ev.Type, body})
+}
+
+// chunkedStream writes watch events as a stream of JSON objects, one per
+// line, flushing each.
+type chunkedStream struct {
+	w       http.ResponseWriter
+	flusher http.Flusher
+	conv    *converter
+	started bool
+}
+
+func (e *chunkedStream) start() {
+	if e.started {
+		return
+	}
+	e.started = true
+	e.w.Header().Set("Content-Type", "application/json")
+	e.w.Header().Set("Cache-Control", "no-cache, private")
+	e.w.WriteHeader(http.StatusOK)
+	e.flush()
+}
+
+// context is parent: net/http cancels a request's context when its client
+// goes away.
+func (e *chunkedStream) context(parent context.Context) context.Context { return parent }
+
+// finish does nothing: returning from the handler ends the response.
+func (e *chunkedStream) finish() {}
+
+func (e *chunkedStream) flush() {
+	if e.flusher != nil {
+		e.flusher.Flush()
+	}
+}
+
+func (e *chunkedStream) send(ev watchEvent) bool {
+	e.start()
+	b, err := e.conv.encodeEvent(ev)
+	if err != nil {
+		return false
+	}
+	if _, err := e.w.Write(append(b, '\n')); err != nil {
+		return false
+	}
+	e.flush()
+	return true
+}
