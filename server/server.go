@@ -114,7 +114,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) serveCore(w http.ResponseWriter, r *http.Request, parts []string) {
 	switch {
 	case len(parts) == 0:
-		s.serveDiscovery(w, r, s.coreVersions(r))
+		s.serveDiscoveryRoot(w, r, true, s.coreVersions(r))
 	case parts[0] != "v1":
 		http.NotFound(w, r)
 	case len(parts) == 1:
@@ -126,7 +126,7 @@ func (s *Server) serveCore(w http.ResponseWriter, r *http.Request, parts []strin
 
 func (s *Server) serveGroups(w http.ResponseWriter, r *http.Request, parts []string) {
 	if len(parts) == 0 {
-		s.serveDiscovery(w, r, s.groupList())
+		s.serveDiscoveryRoot(w, r, false, s.groupList())
 		return
 	}
 	group, ok := s.group(parts[0])
