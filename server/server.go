@@ -92,12 +92,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Body == nil {
 		r.Body = http.NoBody // requests built in process may have none
 	}
+	// kube-apiserver marks every response private and uncached unless the
+	// handler says otherwise (aggregated discovery, hashed OpenAPI documents).
+	w.Header().Set("Cache-Control", "no-cache, private")
 	parts := splitPath(r.URL.Path)
 	switch {
-	case len(parts) == 1 && (parts[0] == "healthz" || parts[0] == "livez" || parts[0] == "readyz"):
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		fmt.Fprint(w, "ok")
+	case len(parts) >= 1 && (parts[0] == "healthz" || parts[0] == "livez" || parts[0] == "readyz"):
+		s.serveHealth(w, r, parts[0], parts[1:])
 	case len(parts) == 1 && parts[0] == "version":
 		encoding.Write(w, r, http.StatusOK, versionInfo())
 	case len(parts) >= 2 && parts[0] == "openapi" && parts[1] == "v3":
