@@ -54,6 +54,16 @@ func (s *Server) group(name string) (catalog.Group, bool) {
 	return catalog.Group{}, false
 }
 
+// servesGroupVersion reports whether a group version has served resources,
+// or, when gv.Version is empty, whether the group is served.
+func (s *Server) servesGroupVersion(gv schema.GroupVersion) bool {
+	if gv.Version == "" {
+		_, ok := s.group(gv.Group)
+		return ok
+	}
+	return len(s.catalog.Resources(gv)) > 0
+}
+
 func containsVersion(g catalog.Group, v string) bool { return slices.Contains(g.Versions, v) }
 
 func apiGroup(g catalog.Group) *metav1.APIGroup {

@@ -45,10 +45,10 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		return nil, errors.New("server: no store")
 	}
 	s := &Server{store: opts.Store, catalog: catalog.New(catalog.Builtin(served)), now: opts.Now}
-	s.openapi = openapi.NewHandler(func(gv schema.GroupVersion) bool { return len(s.catalog.Resources(gv)) > 0 })
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.openapi = openapi.NewHandler(s.servesGroupVersion, s.now())
 	if err := s.bootstrap(ctx); err != nil {
 		return nil, fmt.Errorf("server: bootstrap: %w", err)
 	}

@@ -1,0 +1,101 @@
+package server_test
+
+import (
+	"encoding/json"
+	"maps"
+	"net/http"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// appsV1Hash is kube-apiserver v1.35.4's hash of /openapi/v3/apis/apps/v1;
+// kubeplay embeds the documents that server serves, so it is kubeplay's too.
+const appsV1Hash = "381D31779DB6B4B0BF7BC377E2308E6D8BA1201A54160FE54EEFF7651AFF4AE4636EC89448E9C23F5B326D77CB0858F1803A8A11FA260E0499E7FD18635A3305"
+
+// TestOpenAPIV3_MatchesOracle replays /openapi/v3 requests recorded from
+// kube-apiserver v1.35.4: status codes and headers must be the oracle's
+// (Last-Modified and Expires name other instants, so only their presence is
+// compared), and the index must list exactly the oracle's documents of what
+// kubeplay serves, with the oracle's hashes: the documents are the same bytes.
+func TestOpenAPIV3_MatchesOracle(t *testing.T) {
+	h := newTestServer(t)
+	hashed := "/openapi/v3/apis/apps/v1?hash=" + appsV1Hash
+	etag := map[string]string{"If-None-Match": `"` + appsV1Hash + `"`}
+	oracle, send := exchanges(t, h, []exchange{
+		{Method: http.MethodGet, Path: "/openapi/v3"},
+		{Method: http.MethodHead, Path: "/openapi/v3/apis/apps/v1"},
+		{Method: http.MethodHead, Path: hashed},
+		{Method: http.MethodGet, Path: "/openapi/v3/apis/apps/v1", Header: etag},
+		{Method: http.MethodGet, Path: hashed, Header: etag},
+		{Method: http.MethodGet, Path: "/openapi/v3/apis/apps/v1?hash=0123"},
+		{Method: http.MethodHead, Path: "/openapi/v3/apis/apps"},
+		{Method: http.MethodHead, Path: "/openapi/v3/api"},
+		{Method: http.MethodHead, Path: "/openapi/v3/version"},
+		{Method: http.MethodGet, Path: "/openapi/v3/apis/nope/v1"},
+		{Method: http.MethodGet, Path: "/openapi/v3/api/v2"},
+	})
+	for i, want := range oracle {
+		got := send(want)
+		label := want.Method + " " + want.Path
+		if i == 0 {
+			checkIndex(t, h, got.Body, want.Body)
+			got.Body = want.Body
+		}
+		for _, name := range []string{"Last-Modified", "Expires"} {
+			if _, err := time.Parse(time.RFC1123, got.ResponseHeader[name]); (err == nil) != (want.ResponseHeader[name] != "") {
+				t.Errorf("%s: %s %q, oracle %q", label, name, got.ResponseHeader[name], want.ResponseHeader[name])
+			}
+			delete(got.ResponseHeader, name)
+			delete(want.ResponseHeader, name)
+		}
+		if got.Code != want.Code || !reflect.DeepEqual(got.ResponseHeader, want.ResponseHeader) || got.Body != want.Body {
+			t.Errorf("%s: %d %v %q\noracle: %d %v %q", label, got.Code, got.ResponseHeader, got.Body, want.Code, want.ResponseHeader, want.Body)
+		}
+	}
+}
+
+type openAPIIndex struct {
+	Paths map[string]struct {
+		ServerRelativeURL string `json:"serverRelativeURL"`
+	} `json:"paths"`
+}
+
+// checkIndex checks that kubeplay's index is the oracle's restricted to the
+// paths kubeplay serves: /api, /apis, /version, each served group and group
+// version (as its discovery lists them).
+func checkIndex(t *testing.T, h http.Handler, got, oracle string) {
+	t.Helper()
+	var g, o openAPIIndex
+	if err := json.Unmarshal([]byte(got), &g); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(oracle), &o); err != nil {
+		t.Fatal(err)
+	}
+	served := []string{"api", "api/v1", "apis", "version"}
+	var groups metav1.APIGroupList
+	getJSON(t, h, "/apis", &groups)
+	for _, grp := range groups.Groups {
+		served = append(served, "apis/"+grp.Name)
+		for _, v := range grp.Versions {
+			served = append(served, "apis/"+v.GroupVersion)
+		}
+	}
+	slices.Sort(served)
+	if paths := slices.Sorted(maps.Keys(g.Paths)); !slices.Equal(paths, served) {
+		t.Errorf("index lists %v, want %v", paths, served)
+	}
+	for path, entry := range g.Paths {
+		if want := o.Paths[path].ServerRelativeURL; entry.ServerRelativeURL != want {
+			t.Errorf("index: %s is at %s, oracle %s", path, entry.ServerRelativeURL, want)
+		}
+	}
+	if strings.Contains(got, "\n") || !strings.HasPrefix(got, `{"paths":{"api":`) {
+		t.Errorf("index is not compact JSON with sorted keys like the oracle's: %.80s", got)
+	}
+}
