@@ -101,7 +101,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveHealth(w, r, parts[0], parts[1:])
 	case len(parts) == 1 && parts[0] == "version":
 		encoding.Write(w, r, http.StatusOK, versionInfo())
-	case len(parts) >= 2 && parts[0] == "openapi" && parts[1] == "v3":
+	case len(parts) >= 1 && parts[0] == "openapi":
 		s.openapi.ServeHTTP(w, r)
 	case len(parts) >= 1 && parts[0] == "api":
 		s.serveCore(w, r, parts[1:])

@@ -17,8 +17,8 @@ import (
 //go:embed spec/v3/*.json
 var documents embed.FS
 
-// Handler serves /openapi/v3 (the index) and /openapi/v3/<api path> (one
-// document) for the paths kubeplay serves.
+// Handler serves /openapi/v2 and /openapi/v3: the index, and the documents
+// of what kubeplay serves.
 type Handler struct {
 	served  func(schema.GroupVersion) bool
 	modTime time.Time
@@ -75,16 +75,29 @@ func (h *Handler) hash(path string, doc []byte) string {
 	return hash
 }
 
-// ServeHTTP serves the part of the URL path after /openapi/v3 as
+// ServeHTTP serves /openapi/v2 and /openapi/v3/...; other paths are not
+// found.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case r.URL.Path == "/openapi/v2":
+		h.serveV2(w, r)
+	case r.URL.Path == "/openapi/v3" || strings.HasPrefix(r.URL.Path, "/openapi/v3/"):
+		h.serveV3(w, r)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// serveV3 serves the part of the URL path after /openapi/v3 as
 // kube-apiserver does: documents are JSON, revalidated by ETag unless
 // requested with their current ?hash=, which makes them cacheable for a
 // year; an outdated ?hash= redirects to the current one.
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	rest := strings.Trim(strings.TrimPrefix(r.URL.Path, "/openapi/v3"), "/")
-	if rest == "" {
+func (h *Handler) serveV3(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/openapi/v3" {
 		h.serveIndex(w, r)
 		return
 	}
+	rest := strings.TrimPrefix(r.URL.Path, "/openapi/v3/")
 	doc, ok := h.document(rest)
 	if !ok {
 		w.WriteHeader(http.StatusNotFound) // kube-apiserver's 404 here has no body
