@@ -279,3 +279,23 @@ func (s *Server) serveAggregated(w http.ResponseWriter, r *http.Request, mediaTy
 		w.Write(body)
 	}
 }
+
+// rootPaths lists the paths kubeplay serves, as kube-apiserver answers GET /
+// (sorted; "/apis/" and "/openapi/v3/" name the prefixes of their trees).
+func (s *Server) rootPaths() map[string][]string {
+	paths := []string{"/api", "/api/v1", "/apis", "/apis/", "/openapi/v2", "/openapi/v3", "/openapi/v3/", "/version"}
+	for _, g := range s.groupList().Groups {
+		paths = append(paths, "/apis/"+g.Name)
+		for _, v := range g.Versions {
+			paths = append(paths, "/apis/"+v.GroupVersion)
+		}
+	}
+	for _, endpoint := range []string{"healthz", "livez", "readyz"} {
+		paths = append(paths, "/"+endpoint)
+		for _, c := range s.healthChecks(endpoint) {
+			paths = append(paths, "/"+endpoint+"/"+c.name)
+		}
+	}
+	slices.Sort(paths)
+	return map[string][]string{"paths": paths}
+}

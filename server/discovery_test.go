@@ -352,3 +352,53 @@ func TestAggregatedDiscovery_Negotiation(t *testing.T) {
 		t.Errorf("HEAD /apis: %d, %d bytes, Etag %q", rec.Code, rec.Body.Len(), rec.Header().Get("Etag"))
 	}
 }
+
+// TestRootPaths checks GET / against kube-apiserver v1.35.4's answer: kubeplay
+// lists a path of the oracle's list exactly when it serves it (answers a GET
+// with 200), and no path the oracle does not list.
+func TestRootPaths(t *testing.T) {
+	h := newTestServer(t)
+	oracle, send := exchanges(t, h, []exchange{
+		{Method: http.MethodGet, Path: "/"},
+		{Method: http.MethodPost, Path: "/"},
+		{Method: http.MethodGet, Path: "/index.html"},
+	})
+	var want struct{ Paths []string }
+	if err := json.Unmarshal([]byte(oracle[0].Body), &want); err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]bool{}
+	for _, p := range want.Paths {
+		listed[p] = true
+	}
+	for i, e := range oracle {
+		got := send(e)
+		if got.Code != e.Code || !reflect.DeepEqual(got.ResponseHeader, e.ResponseHeader) {
+			t.Errorf("%s %s: %d %v, oracle %d %v", e.Method, e.Path, got.Code, got.ResponseHeader, e.Code, e.ResponseHeader)
+		}
+		var paths struct{ Paths []string }
+		if err := json.Unmarshal([]byte(got.Body), &paths); err != nil {
+			t.Fatalf("%s %s: %v", e.Method, e.Path, err)
+		}
+		if !slices.IsSorted(paths.Paths) {
+			t.Errorf("%s %s: paths not sorted", e.Method, e.Path)
+		}
+		if i > 0 {
+			continue
+		}
+		ours := map[string]bool{}
+		for _, p := range paths.Paths {
+			ours[p] = true
+			if !listed[p] {
+				t.Errorf("lists %s, which the oracle does not", p)
+			}
+		}
+		for _, p := range want.Paths {
+			// "/openapi/v3/" names a subtree; GET of the bare prefix is 404.
+			served := p == "/openapi/v3/" || get(t, h, http.MethodGet, p, nil).Code == http.StatusOK
+			if served != ours[p] {
+				t.Errorf("%s: listed %v, but GET answers %d", p, ours[p], get(t, h, http.MethodGet, p, nil).Code)
+			}
+		}
+	}
+}

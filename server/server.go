@@ -99,6 +99,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case len(parts) >= 1 && (parts[0] == "healthz" || parts[0] == "livez" || parts[0] == "readyz"):
 		s.serveHealth(w, r, parts[0], parts[1:])
+	case len(parts) == 0 || len(parts) == 1 && parts[0] == "index.html":
+		encoding.Write(w, r, http.StatusOK, s.rootPaths()) // for any method, as kube-apiserver
 	case len(parts) == 1 && parts[0] == "version":
 		encoding.Write(w, r, http.StatusOK, versionInfo())
 	case len(parts) >= 1 && parts[0] == "openapi":
