@@ -21,10 +21,12 @@ import (
 	"kubeplay/server/encoding"
 )
 
-// serveDiscovery answers a discovery request; discovery documents are
-// read-only.
-func (s *Server) serveDiscovery(w http.ResponseWriter, r *http.Request, doc any) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+// serveDiscovery answers a legacy discovery request. kube-apiserver answers
+// GET only for /api and the resource lists of group versions (HEAD
+// included: 405), but any method for /apis and /apis/<group>; anyMethod says
+// which.
+func (s *Server) serveDiscovery(w http.ResponseWriter, r *http.Request, doc any, anyMethod bool) {
+	if !anyMethod && r.Method != http.MethodGet {
 		encoding.WriteError(w, r, errMethodNotAllowed())
 		return
 	}
@@ -238,7 +240,7 @@ func (s *Server) serveDiscoveryRoot(w http.ResponseWriter, r *http.Request, core
 		s.serveAggregated(w, r, mt, core)
 		return
 	}
-	s.serveDiscovery(w, r, legacy)
+	s.serveDiscovery(w, r, legacy, !core)
 }
 
 // serveAggregated answers /api or /apis in aggregated form, as

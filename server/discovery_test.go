@@ -402,3 +402,22 @@ func TestRootPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestDiscovery_Methods replays other methods than GET on the discovery
+// documents, recorded from kube-apiserver v1.35.4: status codes and headers
+// must be the oracle's, and so must bodies other than the documents.
+func TestDiscovery_Methods(t *testing.T) {
+	var requests []exchange
+	for _, path := range []string{"/api", "/apis", "/apis/apps", "/api/v1", "/apis/apps/v1"} {
+		for _, method := range []string{http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodHead} {
+			requests = append(requests, exchange{Method: method, Path: path})
+		}
+	}
+	oracle, send := exchanges(t, newTestServer(t), requests)
+	for _, want := range oracle {
+		got := send(want)
+		if got.Code != want.Code || !reflect.DeepEqual(got.ResponseHeader, want.ResponseHeader) || got.Code != http.StatusOK && got.Body != want.Body {
+			t.Errorf("%s %s: %d %v %s\noracle: %d %v %s", want.Method, want.Path, got.Code, got.ResponseHeader, got.Body, want.Code, want.ResponseHeader, want.Body)
+		}
+	}
+}

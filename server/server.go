@@ -121,7 +121,7 @@ func (s *Server) serveCore(w http.ResponseWriter, r *http.Request, parts []strin
 	case parts[0] != "v1":
 		http.NotFound(w, r)
 	case len(parts) == 1:
-		s.serveDiscovery(w, r, s.resourceList(schema.GroupVersion{Version: "v1"}))
+		s.serveDiscovery(w, r, s.resourceList(schema.GroupVersion{Version: "v1"}), false)
 	default:
 		s.serveResource(w, r, schema.GroupVersion{Version: "v1"}, parts[1:])
 	}
@@ -138,7 +138,7 @@ func (s *Server) serveGroups(w http.ResponseWriter, r *http.Request, parts []str
 		return
 	}
 	if len(parts) == 1 {
-		s.serveDiscovery(w, r, apiGroup(group))
+		s.serveDiscovery(w, r, apiGroup(group), true)
 		return
 	}
 	gv := schema.GroupVersion{Group: group.Name, Version: parts[1]}
@@ -147,7 +147,7 @@ func (s *Server) serveGroups(w http.ResponseWriter, r *http.Request, parts []str
 		return
 	}
 	if len(parts) == 2 {
-		s.serveDiscovery(w, r, s.resourceList(gv))
+		s.serveDiscovery(w, r, s.resourceList(gv), false)
 		return
 	}
 	s.serveResource(w, r, gv, parts[2:])
