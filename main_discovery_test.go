@@ -10,6 +10,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
 )
 
 // The kubectl outputs in testdata/oracle/kubectl were recorded from
@@ -33,6 +36,7 @@ var discoveryCommands = map[string][]string{
 	"explain-cm-data":          {"explain", "configmaps.data", "--output=plaintext-openapiv2"},
 	"raw-api-v1":               {"get", "--raw", "/api/v1"},
 	"raw-openapi-v3":           {"get", "--raw", "/openapi/v3"},
+	"raw-root":                 {"get", "--raw", "/"},
 }
 
 // runKubectl runs kubectl with its own discovery cache, against the server
@@ -96,6 +100,8 @@ func TestKubectl_Discovery(t *testing.T) {
 				compareResourceList(t, got, want)
 			case name == "raw-openapi-v3":
 				compareIndex(t, got, want)
+			case name == "raw-root":
+				compareRootPaths(t, got, want)
 			default:
 				if got != want {
 					t.Errorf("kubectl %s:\n%s\noracle:\n%s", strings.Join(args, " "), got, want)
@@ -174,5 +180,77 @@ func compareIndex(t *testing.T, got, want string) {
 		if !reflect.DeepEqual(entry, w.Paths[path]) {
 			t.Errorf("%s: %v, oracle %v", path, entry, w.Paths[path])
 		}
+	}
+}
+
+// compareRootPaths checks that kubectl reaches the API's root paths list (not
+// the web UI) and that it lists only paths the oracle lists.
+func compareRootPaths(t *testing.T, got, want string) {
+	t.Helper()
+	var g, w struct {
+		Paths []string `json:"paths"`
+	}
+	if err := json.Unmarshal([]byte(got), &g); err != nil {
+		t.Fatalf("%v\n%.300s", err, got)
+	}
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range g.Paths {
+		if !slices.Contains(w.Paths, p) {
+			t.Errorf("lists %s, which the oracle does not", p)
+		}
+	}
+	if !slices.Contains(g.Paths, "/apis/apps/v1") || !slices.Contains(g.Paths, "/readyz") {
+		t.Errorf("paths lack /apis/apps/v1 or /readyz: %v", g.Paths)
+	}
+}
+
+// TestClientGo_Discovery reads kubeplay's discovery and OpenAPI documents
+// with client-go, as controllers and tools do: aggregated discovery, the
+// OpenAPI v3 index and a document, and the v2 document in protobuf.
+func TestClientGo_Discovery(t *testing.T) {
+	url := startServer(t, t.TempDir())
+	dc, err := discovery.NewDiscoveryClientForConfig(&rest.Config{Host: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups, resources, err := dc.ServerGroupsAndResources()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(groups) < 15 {
+		t.Errorf("%d groups", len(groups))
+	}
+	found := false
+	for _, list := range resources {
+		for _, r := range list.APIResources {
+			if list.GroupVersion == "apps/v1" && r.Name == "deployments" && r.Namespaced && slices.Equal(r.ShortNames, []string{"deploy"}) {
+				found = true
+			}
+		}
+	}
+	if !found {
+		t.Errorf("apps/v1 deployments not discovered as the oracle lists them")
+	}
+
+	paths, err := dc.OpenAPIV3().Paths()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := paths["apis/apps/v1"].Schema("application/json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(doc), `"io.k8s.api.apps.v1.Deployment"`) {
+		t.Errorf("apis/apps/v1 document lacks the Deployment schema")
+	}
+
+	v2, err := dc.OpenAPISchema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v2.GetInfo().GetTitle() != "Kubernetes" || len(v2.GetDefinitions().GetAdditionalProperties()) < 500 {
+		t.Errorf("v2 document: %q with %d definitions", v2.GetInfo().GetTitle(), len(v2.GetDefinitions().GetAdditionalProperties()))
 	}
 }
