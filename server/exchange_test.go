@@ -6,11 +6,14 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
+	"time"
 )
 
 // An exchange is one request and kube-apiserver's answer to it, headers
@@ -120,5 +123,23 @@ func exchanges(t *testing.T, h http.Handler, requests []exchange) (oracle []exch
 		}
 		e.read(t, resp)
 		return e
+	}
+}
+
+// checkExchange reports where got differs from the oracle's answer want:
+// the status code, the headers (Last-Modified and Expires name other
+// instants, so only whether they are present and well-formed), and the body
+// when body is true.
+func checkExchange(t *testing.T, got, want exchange, body bool) {
+	t.Helper()
+	gotHeader, wantHeader := maps.Clone(got.ResponseHeader), maps.Clone(want.ResponseHeader)
+	for _, name := range []string{"Last-Modified", "Expires"} {
+		if _, err := time.Parse(time.RFC1123, gotHeader[name]); err == nil && wantHeader[name] != "" {
+			gotHeader[name], wantHeader[name] = "(a time)", "(a time)"
+		}
+	}
+	if got.Code != want.Code || !reflect.DeepEqual(gotHeader, wantHeader) || body && got.Body != want.Body {
+		t.Errorf("%s %s %v: %d %v %.300q\noracle: %d %v %.300q", want.Method, want.Path, want.Header,
+			got.Code, got.ResponseHeader, got.Body, want.Code, want.ResponseHeader, want.Body)
 	}
 }
