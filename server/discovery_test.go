@@ -14,6 +14,9 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"kubeplay/server"
+	"kubeplay/store"
 )
 
 // The discovery documents in testdata/oracle/discovery were fetched from
@@ -414,5 +417,30 @@ func TestDiscovery_Methods(t *testing.T) {
 	oracle, send := exchanges(t, newTestServer(t), requests)
 	for _, want := range oracle {
 		checkExchange(t, send(want), want, want.Code != http.StatusOK)
+	}
+}
+
+// BenchmarkAggregatedDiscovery measures GET /apis in aggregated form, which
+// every kubectl command without a fresh cache sends; the document is built
+// and hashed per request.
+func BenchmarkAggregatedDiscovery(b *testing.B) {
+	st, err := store.Open(b.Context(), ":memory:", store.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	h, err := server.New(b.Context(), server.Options{Store: st})
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := httptest.NewRequest(http.MethodGet, "/apis", nil)
+	req.Header.Set("Accept", kubectlDiscoveryAccept)
+	b.ReportAllocs()
+	for b.Loop() {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			b.Fatal(rec.Code)
+		}
 	}
 }
