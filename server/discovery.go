@@ -1,9 +1,18 @@
 package server
 
 import (
+	"bytes"
+	"crypto/sha512"
+	"encoding/hex"
+	"encoding/json"
+	"mime"
 	"net"
 	"net/http"
 	"slices"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/yaml"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -12,10 +21,12 @@ import (
 	"kubeplay/server/encoding"
 )
 
-// serveDiscovery answers a discovery request; discovery documents are
-// read-only.
-func (s *Server) serveDiscovery(w http.ResponseWriter, r *http.Request, doc any) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+// serveDiscovery answers a legacy discovery request. kube-apiserver answers
+// GET only for /api and the resource lists of group versions (HEAD
+// included: 405), but any method for /apis and /apis/<group>; anyMethod says
+// which.
+func (s *Server) serveDiscovery(w http.ResponseWriter, r *http.Request, doc any, anyMethod bool) {
+	if !anyMethod && r.Method != http.MethodGet {
 		encoding.WriteError(w, r, errMethodNotAllowed())
 		return
 	}
@@ -43,6 +54,16 @@ func (s *Server) group(name string) (catalog.Group, bool) {
 		}
 	}
 	return catalog.Group{}, false
+}
+
+// servesGroupVersion reports whether a group version has served resources,
+// or, when gv.Version is empty, whether the group is served.
+func (s *Server) servesGroupVersion(gv schema.GroupVersion) bool {
+	if gv.Version == "" {
+		_, ok := s.group(gv.Group)
+		return ok
+	}
+	return len(s.catalog.Resources(gv)) > 0
 }
 
 func containsVersion(g catalog.Group, v string) bool { return slices.Contains(g.Versions, v) }
@@ -93,4 +114,190 @@ func (s *Server) resourceList(gv schema.GroupVersion) *metav1.APIResourceList {
 		}
 	}
 	return list
+}
+
+// Aggregated discovery (apidiscovery.k8s.io/v2): every group version's
+// resources in one document, which kubectl and client-go ask for first
+// (Accept: application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList).
+// The types mirror k8s.io/api/apidiscovery/v2, which the engine must not
+// import; field order and omitempty follow the real server's JSON.
+type groupDiscoveryList struct {
+	Kind       string           `json:"kind"`
+	APIVersion string           `json:"apiVersion"`
+	Metadata   struct{}         `json:"metadata"`
+	Items      []groupDiscovery `json:"items"`
+}
+
+type groupDiscovery struct {
+	Metadata struct {
+		Name string `json:"name,omitempty"`
+	} `json:"metadata"`
+	Versions []versionDiscovery `json:"versions"`
+}
+
+type versionDiscovery struct {
+	Version   string              `json:"version"`
+	Resources []resourceDiscovery `json:"resources"`
+	Freshness string              `json:"freshness"`
+}
+
+type resourceDiscovery struct {
+	Resource         string                 `json:"resource"`
+	ResponseKind     kindRef                `json:"responseKind"`
+	Scope            string                 `json:"scope"`
+	SingularResource string                 `json:"singularResource"`
+	Verbs            []string               `json:"verbs"`
+	ShortNames       []string               `json:"shortNames,omitempty"`
+	Categories       []string               `json:"categories,omitempty"`
+	Subresources     []subresourceDiscovery `json:"subresources,omitempty"`
+}
+
+type subresourceDiscovery struct {
+	Subresource  string   `json:"subresource"`
+	ResponseKind kindRef  `json:"responseKind"`
+	Verbs        []string `json:"verbs"`
+}
+
+// kindRef is a response kind; group and version stay empty (always present)
+// when they are those of the group version listing it.
+type kindRef struct {
+	Group   string `json:"group"`
+	Version string `json:"version"`
+	Kind    string `json:"kind"`
+}
+
+// aggregated returns the aggregated discovery document of the core group
+// (core true, for /api) or of the named groups (for /apis).
+func (s *Server) aggregated(core bool) *groupDiscoveryList {
+	list := &groupDiscoveryList{Kind: "APIGroupDiscoveryList", APIVersion: "apidiscovery.k8s.io/v2", Items: []groupDiscovery{}}
+	for _, g := range s.catalog.Groups() {
+		if (g.Name == "") != core {
+			continue
+		}
+		item := groupDiscovery{}
+		item.Metadata.Name = g.Name
+		for _, v := range g.Versions {
+			item.Versions = append(item.Versions, versionDiscovery{
+				Version: v, Resources: s.resourceDiscovery(schema.GroupVersion{Group: g.Name, Version: v}), Freshness: "Current",
+			})
+		}
+		list.Items = append(list.Items, item)
+	}
+	return list
+}
+
+func (s *Server) resourceDiscovery(gv schema.GroupVersion) []resourceDiscovery {
+	out := []resourceDiscovery{}
+	for _, r := range s.catalog.Resources(gv) {
+		rd := resourceDiscovery{
+			Resource: r.Resource, ResponseKind: kindRef{Kind: r.Kind}, Scope: "Cluster",
+			SingularResource: r.Singular, Verbs: r.Verbs, ShortNames: r.ShortNames, Categories: r.Categories,
+		}
+		if r.Namespaced {
+			rd.Scope = "Namespaced"
+		}
+		for _, sub := range r.Subresources {
+			if !subresourceServed(r, sub.Name) {
+				continue
+			}
+			kind := kindRef{Kind: sub.Kind}
+			if sub.Group != r.Group || sub.Version != r.Version {
+				kind.Group, kind.Version = sub.Group, sub.Version
+			}
+			rd.Subresources = append(rd.Subresources, subresourceDiscovery{Subresource: sub.Name, ResponseKind: kind, Verbs: sub.Verbs})
+		}
+		out = append(out, rd)
+	}
+	return out
+}
+
+// aggregatedMediaType returns the media type ("application/json" or
+// "application/yaml") of the first Accept clause asking for aggregated
+// discovery v2, or "" if none does. Like kube-apiserver, it ignores quality
+// values and the profile parameter, and serves any such clause even when a
+// plain type comes first. Protobuf is not served, so a protobuf clause is
+// skipped: the client's next choice applies.
+func aggregatedMediaType(accept string) string {
+	for _, part := range strings.Split(accept, ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil || params["g"] != "apidiscovery.k8s.io" || params["v"] != "v2" || params["as"] != "APIGroupDiscoveryList" {
+			continue
+		}
+		switch mt {
+		case encoding.JSON, "application/*", "*/*":
+			return encoding.JSON
+		case encoding.YAML:
+			return encoding.YAML
+		}
+	}
+	return ""
+}
+
+// serveDiscoveryRoot answers /api (core) or /apis: aggregated discovery
+// when the client asks for it, else the legacy document.
+func (s *Server) serveDiscoveryRoot(w http.ResponseWriter, r *http.Request, core bool, legacy any) {
+	if mt := aggregatedMediaType(r.Header.Get("Accept")); mt != "" {
+		s.serveAggregated(w, r, mt, core)
+		return
+	}
+	s.serveDiscovery(w, r, legacy, !core)
+}
+
+// serveAggregated answers /api or /apis in aggregated form, as
+// kube-apiserver does for any method: cacheable by clients (public, with an
+// ETag, 304 when If-None-Match names it), varying with Accept.
+func (s *Server) serveAggregated(w http.ResponseWriter, r *http.Request, mediaType string, core bool) {
+	body, err := encoding.Marshal(s.aggregated(core))
+	if err != nil {
+		encoding.WriteError(w, r, apierrors.NewInternalError(err))
+		return
+	}
+	sum := sha512.Sum512(body)
+	etag := `"` + strings.ToUpper(hex.EncodeToString(sum[:])) + `"`
+	h := w.Header()
+	h.Set("Cache-Control", "public")
+	h.Set("Etag", etag)
+	h.Set("Vary", "Accept")
+	if r.Header.Get("If-None-Match") == etag {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	switch {
+	case mediaType == encoding.YAML:
+		if body, err = yaml.JSONToYAML(body); err != nil {
+			encoding.WriteError(w, r, apierrors.NewInternalError(err))
+			return
+		}
+	case encoding.Pretty(r):
+		var b bytes.Buffer
+		json.Indent(&b, body, "", "  ")
+		body = append(b.Bytes(), '\n')
+	default:
+		body = append(body, '\n')
+	}
+	h.Set("Content-Type", mediaType+";g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList")
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		w.Write(body)
+	}
+}
+
+// rootPaths lists the paths kubeplay serves, as kube-apiserver answers GET /
+// (sorted; "/apis/" and "/openapi/v3/" name the prefixes of their trees).
+func (s *Server) rootPaths() map[string][]string {
+	paths := []string{"/api", "/api/v1", "/apis", "/apis/", "/openapi/v2", "/openapi/v3", "/openapi/v3/", "/version"}
+	for _, g := range s.groupList().Groups {
+		paths = append(paths, "/apis/"+g.Name)
+		for _, v := range g.Versions {
+			paths = append(paths, "/apis/"+v.GroupVersion)
+		}
+	}
+	for _, endpoint := range []string{"healthz", "livez", "readyz"} {
+		paths = append(paths, "/"+endpoint)
+		for _, c := range s.healthChecks(endpoint) {
+			paths = append(paths, "/"+endpoint+"/"+c.name)
+		}
+	}
+	slices.Sort(paths)
+	return map[string][]string{"paths": paths}
 }

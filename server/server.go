@@ -47,10 +47,10 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		return nil, errors.New("server: no store")
 	}
 	s := &Server{store: opts.Store, catalog: catalog.New(catalog.Builtin(served)), now: opts.Now}
-	s.openapi = openapi.NewHandler(func(gv schema.GroupVersion) bool { return len(s.catalog.Resources(gv)) > 0 })
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.openapi = openapi.NewHandler(s.servesGroupVersion, s.now())
 	if err := s.bootstrap(ctx); err != nil {
 		return nil, fmt.Errorf("server: bootstrap: %w", err)
 	}
@@ -94,15 +94,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Body == nil {
 		r.Body = http.NoBody // requests built in process may have none
 	}
+	// kube-apiserver marks every response private and uncached unless the
+	// handler says otherwise (aggregated discovery, hashed OpenAPI documents).
+	w.Header().Set("Cache-Control", "no-cache, private")
 	parts := splitPath(r.URL.Path)
 	switch {
-	case len(parts) == 1 && (parts[0] == "healthz" || parts[0] == "livez" || parts[0] == "readyz"):
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		fmt.Fprint(w, "ok")
+	case len(parts) >= 1 && (parts[0] == "healthz" || parts[0] == "livez" || parts[0] == "readyz"):
+		s.serveHealth(w, r, parts[0], parts[1:])
+	case len(parts) == 0 || len(parts) == 1 && parts[0] == "index.html":
+		encoding.Write(w, r, http.StatusOK, s.rootPaths()) // for any method, as kube-apiserver
 	case len(parts) == 1 && parts[0] == "version":
 		encoding.Write(w, r, http.StatusOK, versionInfo())
-	case len(parts) >= 2 && parts[0] == "openapi" && parts[1] == "v3":
+	case len(parts) >= 1 && parts[0] == "openapi":
 		s.openapi.ServeHTTP(w, r)
 	case len(parts) >= 1 && parts[0] == "api":
 		s.serveCore(w, r, parts[1:])
@@ -116,11 +119,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) serveCore(w http.ResponseWriter, r *http.Request, parts []string) {
 	switch {
 	case len(parts) == 0:
-		s.serveDiscovery(w, r, s.coreVersions(r))
+		s.serveDiscoveryRoot(w, r, true, s.coreVersions(r))
 	case parts[0] != "v1":
 		http.NotFound(w, r)
 	case len(parts) == 1:
-		s.serveDiscovery(w, r, s.resourceList(schema.GroupVersion{Version: "v1"}))
+		s.serveDiscovery(w, r, s.resourceList(schema.GroupVersion{Version: "v1"}), false)
 	default:
 		s.serveResource(w, r, schema.GroupVersion{Version: "v1"}, parts[1:])
 	}
@@ -128,7 +131,7 @@ func (s *Server) serveCore(w http.ResponseWriter, r *http.Request, parts []strin
 
 func (s *Server) serveGroups(w http.ResponseWriter, r *http.Request, parts []string) {
 	if len(parts) == 0 {
-		s.serveDiscovery(w, r, s.groupList())
+		s.serveDiscoveryRoot(w, r, false, s.groupList())
 		return
 	}
 	group, ok := s.group(parts[0])
@@ -137,7 +140,7 @@ func (s *Server) serveGroups(w http.ResponseWriter, r *http.Request, parts []str
 		return
 	}
 	if len(parts) == 1 {
-		s.serveDiscovery(w, r, apiGroup(group))
+		s.serveDiscovery(w, r, apiGroup(group), true)
 		return
 	}
 	gv := schema.GroupVersion{Group: group.Name, Version: parts[1]}
@@ -146,7 +149,7 @@ func (s *Server) serveGroups(w http.ResponseWriter, r *http.Request, parts []str
 		return
 	}
 	if len(parts) == 2 {
-		s.serveDiscovery(w, r, s.resourceList(gv))
+		s.serveDiscovery(w, r, s.resourceList(gv), false)
 		return
 	}
 	s.serveResource(w, r, gv, parts[2:])

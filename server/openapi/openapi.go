@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"bytes"
 	"crypto/sha512"
 	"embed"
 	"encoding/hex"
@@ -8,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -15,16 +17,20 @@ import (
 //go:embed spec/v3/*.json
 var documents embed.FS
 
-// Handler serves /openapi/v3 (the index) and /openapi/v3/<api path> (one
-// group version's document) for the group versions served reports true for.
+// Handler serves /openapi/v2 and /openapi/v3: the index, and the documents
+// of what kubeplay serves.
 type Handler struct {
-	served func(schema.GroupVersion) bool
-	hashes sync.Map // document path -> hash, computed on first use
+	served  func(schema.GroupVersion) bool
+	modTime time.Time
+	hashes  sync.Map // document path -> hash, computed on first use
 }
 
-// NewHandler returns a handler for the documents of the served group versions.
-func NewHandler(served func(schema.GroupVersion) bool) *Handler {
-	return &Handler{served: served}
+// NewHandler returns a handler for the documents of what served reports
+// true for: a group version, or a group when Version is empty. The
+// documents of /api, /apis and /version are always served. modTime is the
+// documents' Last-Modified time (kube-apiserver's is when it built them).
+func NewHandler(served func(schema.GroupVersion) bool, modTime time.Time) *Handler {
+	return &Handler{served: served, modTime: modTime}
 }
 
 // docFile maps "api/v1" or "apis/apps/v1" to its embedded file.
@@ -32,26 +38,33 @@ func docFile(path string) string {
 	return "spec/v3/" + strings.ReplaceAll(path, "/", "__") + "_openapi.json"
 }
 
-func groupVersion(path string) (schema.GroupVersion, bool) {
+// isServed reports whether the document of path ("api/v1", "apis/apps",
+// "version") describes something kubeplay serves.
+func (h *Handler) isServed(path string) bool {
 	parts := strings.Split(path, "/")
 	switch {
+	case len(parts) == 1:
+		return parts[0] == "api" || parts[0] == "apis" || parts[0] == "version"
 	case len(parts) == 2 && parts[0] == "api":
-		return schema.GroupVersion{Version: parts[1]}, true
+		return h.served(schema.GroupVersion{Version: parts[1]})
+	case len(parts) == 2 && parts[0] == "apis":
+		return h.served(schema.GroupVersion{Group: parts[1]})
 	case len(parts) == 3 && parts[0] == "apis":
-		return schema.GroupVersion{Group: parts[1], Version: parts[2]}, true
+		return h.served(schema.GroupVersion{Group: parts[1], Version: parts[2]})
 	}
-	return schema.GroupVersion{}, false
+	return false
 }
 
 func (h *Handler) document(path string) ([]byte, bool) {
-	gv, ok := groupVersion(path)
-	if !ok || !h.served(gv) {
+	if !h.isServed(path) {
 		return nil, false
 	}
 	b, err := documents.ReadFile(docFile(path))
 	return b, err == nil
 }
 
+// hash is kube-apiserver's ETag and ?hash= value of a document: its
+// SHA-512 in upper-case hex.
 func (h *Handler) hash(path string, doc []byte) string {
 	if v, ok := h.hashes.Load(path); ok {
 		return v.(string)
@@ -62,38 +75,60 @@ func (h *Handler) hash(path string, doc []byte) string {
 	return hash
 }
 
-// ServeHTTP serves rest, the part of the URL path after /openapi/v3.
+// ServeHTTP serves /openapi/v2 and /openapi/v3/...; other paths are not
+// found.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	rest := strings.Trim(strings.TrimPrefix(r.URL.Path, "/openapi/v3"), "/")
-	if rest == "" {
-		h.serveIndex(w)
+	switch {
+	case r.URL.Path == "/openapi/v2":
+		h.serveV2(w, r)
+	case r.URL.Path == "/openapi/v3" || strings.HasPrefix(r.URL.Path, "/openapi/v3/"):
+		h.serveV3(w, r)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// serveV3 serves the part of the URL path after /openapi/v3 as
+// kube-apiserver does: documents are JSON, revalidated by ETag unless
+// requested with their current ?hash=, which makes them cacheable for a
+// year; an outdated ?hash= redirects to the current one.
+func (h *Handler) serveV3(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/openapi/v3" {
+		h.serveIndex(w, r)
 		return
 	}
+	rest := strings.TrimPrefix(r.URL.Path, "/openapi/v3/")
 	doc, ok := h.document(rest)
 	if !ok {
-		http.NotFound(w, r)
+		w.WriteHeader(http.StatusNotFound) // kube-apiserver's 404 here has no body
 		return
 	}
 	hash := h.hash(rest, doc)
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Etag", `"`+hash+`"`)
-	if r.URL.Query().Get("hash") == hash {
-		w.Header().Set("Cache-Control", "public, immutable")
-	} else {
-		w.Header().Set("Cache-Control", "no-cache, private")
+	header := w.Header()
+	header.Set("Content-Type", "application/json")
+	header.Set("Etag", `"`+hash+`"`)
+	header.Set("Vary", "Accept")
+	if want := r.URL.Query().Get("hash"); want != "" {
+		if want != hash {
+			header.Set("Location", "/openapi/v3/"+rest+"?hash="+hash)
+			header.Set("Content-Length", "0")
+			w.WriteHeader(http.StatusMovedPermanently)
+			return
+		}
+		header.Set("Cache-Control", "public, immutable")
+		header.Set("Expires", time.Now().AddDate(1, 0, 0).UTC().Format(time.RFC1123))
 	}
-	if match := r.Header.Get("If-None-Match"); match == `"`+hash+`"` {
-		w.WriteHeader(http.StatusNotModified)
-		return
-	}
-	w.Write(doc)
+	http.ServeContent(w, r, "", h.modTime, bytes.NewReader(doc))
 }
 
 type indexEntry struct {
 	ServerRelativeURL string `json:"serverRelativeURL"`
 }
 
-func (h *Handler) serveIndex(w http.ResponseWriter) {
+// serveIndex lists the served documents with their current hashes. Like
+// kube-apiserver, it leaves the content type to http.ServeContent, which
+// sniffs text/plain.
+func (h *Handler) serveIndex(w http.ResponseWriter, r *http.Request) {
 	entries, _ := documents.ReadDir("spec/v3")
 	paths := map[string]indexEntry{}
 	for _, e := range entries {
@@ -103,7 +138,5 @@ func (h *Handler) serveIndex(w http.ResponseWriter) {
 		}
 	}
 	b, _ := json.Marshal(map[string]any{"paths": paths})
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-cache, private")
-	w.Write(b)
+	http.ServeContent(w, r, "", h.modTime, bytes.NewReader(b))
 }
