@@ -25,6 +25,14 @@ type Options struct {
 	Store store.Store
 	// Now is the clock for timestamps (default time.Now).
 	Now func() time.Time
+	// AllowUnsafeMalformedObjectDeletion is kube-apiserver's feature gate of
+	// that name (alpha, off by default): DELETE with
+	// ignoreStoreReadErrorWithClusterBreakingPotential removes an object
+	// that cannot be decoded.
+	AllowUnsafeMalformedObjectDeletion bool
+	// OnDeletion, if set, is told every phase of every object's deletion
+	// (see DeletionEvent), synchronously, from the request that caused it.
+	OnDeletion func(DeletionEvent)
 }
 
 // Server serves the Kubernetes API over one store.
@@ -33,6 +41,9 @@ type Server struct {
 	catalog *catalog.Catalog
 	openapi *openapi.Handler
 	now     func() time.Time
+
+	unsafeDeletion bool
+	onDeletion     func(DeletionEvent)
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -44,7 +55,8 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Store == nil {
 		return nil, errors.New("server: no store")
 	}
-	s := &Server{store: opts.Store, catalog: catalog.New(catalog.Builtin(served)), now: opts.Now}
+	s := &Server{store: opts.Store, catalog: catalog.New(catalog.Builtin(served)), now: opts.Now,
+		unsafeDeletion: opts.AllowUnsafeMalformedObjectDeletion, onDeletion: opts.OnDeletion}
 	s.openapi = openapi.NewHandler(func(gv schema.GroupVersion) bool { return len(s.catalog.Resources(gv)) > 0 })
 	if s.now == nil {
 		s.now = time.Now
@@ -92,6 +104,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Body == nil {
 		r.Body = http.NoBody // requests built in process may have none
 	}
+	r = withActor(r)
 	parts := splitPath(r.URL.Path)
 	switch {
 	case len(parts) == 1 && (parts[0] == "healthz" || parts[0] == "livez" || parts[0] == "readyz"):
