@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"kubeplay/server"
 	"kubeplay/store"
 )
@@ -14,14 +16,33 @@ import (
 type Options struct {
 	// Store holds the sandbox's objects; Close closes it.
 	Store store.Store
+	// Controllers are the controllers of a real cluster the sandbox runs;
+	// the zero value runs them all.
+	Controllers Controllers
+	// AllowUnsafeMalformedObjectDeletion turns on kube-apiserver's feature
+	// gate of that name (off by default, as in kube-apiserver v1.35).
+	AllowUnsafeMalformedObjectDeletion bool
+}
+
+// Controllers switches off controllers a sandbox would otherwise run, to
+// show what the API server alone does (objects stay Terminating).
+type Controllers struct {
+	// DisableNamespace: kube-controller-manager's namespace controller.
+	DisableNamespace bool
+	// DisableGarbageCollector: kube-controller-manager's garbage collector.
+	DisableGarbageCollector bool
+	// DisableKubelet: the stand-in for the nodes' kubelets that removes
+	// gracefully deleted pods when their grace period ends.
+	DisableKubelet bool
 }
 
 // Sandbox is one isolated cluster: an API server and its controllers.
 type Sandbox struct {
-	store  store.Store
-	api    *server.Server
-	cancel context.CancelFunc
-	done   sync.WaitGroup
+	store   store.Store
+	api     *server.Server
+	journal *DeletionJournal
+	cancel  context.CancelFunc
+	done    sync.WaitGroup
 }
 
 // Open starts a sandbox over opts.Store.
@@ -29,19 +50,42 @@ func Open(ctx context.Context, opts Options) (*Sandbox, error) {
 	if opts.Store == nil {
 		return nil, errors.New("playground: no store")
 	}
-	api, err := server.New(ctx, server.Options{Store: opts.Store})
+	journal := newDeletionJournal()
+	api, err := server.New(ctx, server.Options{Store: opts.Store, OnDeletion: journal.record,
+		AllowUnsafeMalformedObjectDeletion: opts.AllowUnsafeMalformedObjectDeletion})
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	sb := &Sandbox{store: opts.Store, api: api, cancel: cancel}
-	nc := newNamespaceController(api, opts.Store)
-	sb.done.Go(func() { nc.run(ctx) })
+	sb := &Sandbox{store: opts.Store, api: api, journal: journal, cancel: cancel}
+	if !opts.Controllers.DisableNamespace {
+		nc := newNamespaceController(api, opts.Store)
+		sb.done.Go(func() { nc.run(ctx) })
+	}
+	if !opts.Controllers.DisableGarbageCollector {
+		gc := newGarbageCollector(api, opts.Store, journal)
+		sb.done.Go(func() { runLoop(ctx, "garbage collector", opts.Store, gc.sync) })
+	}
+	if !opts.Controllers.DisableKubelet {
+		k := newKubelet(api)
+		sb.done.Go(func() { runLoop(ctx, "kubelet", opts.Store, k.sync) })
+	}
 	return sb, nil
 }
 
 // Handler returns the sandbox's Kubernetes API.
 func (sb *Sandbox) Handler() http.Handler { return sb.api }
+
+// DeletionJournal returns the timelines of the deletions in the sandbox.
+func (sb *Sandbox) DeletionJournal() *DeletionJournal { return sb.journal }
+
+// PlantUndecodable stores value as the object ns/name of resource gvr even
+// though it cannot be decoded, to show what a corrupt object in etcd does
+// (reads fail; only the unsafe deletion, with
+// Options.AllowUnsafeMalformedObjectDeletion, removes it).
+func (sb *Sandbox) PlantUndecodable(ctx context.Context, gvr schema.GroupVersionResource, ns, name string, value []byte) error {
+	return sb.api.PlantUndecodable(ctx, gvr, ns, name, value)
+}
 
 // Close stops the controllers and closes the store.
 func (sb *Sandbox) Close() error {

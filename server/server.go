@@ -96,7 +96,7 @@ func served(r *catalog.Resource) bool {
 
 // subresourceServed reports whether the server implements a subresource.
 func subresourceServed(r *catalog.Resource, sub string) bool {
-	return r.Group == "" && r.Resource == "namespaces" && sub == "finalize"
+	return isNamespaces(r) && (sub == "finalize" || sub == "status")
 }
 
 // ServeHTTP routes one API request.
@@ -196,6 +196,8 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, gv schema
 	switch {
 	case sub == "finalize":
 		s.finalizeNamespace(w, r, req)
+	case sub == "status":
+		s.namespaceStatus(w, r, req)
 	case req.verb == "get":
 		s.get(w, r, req)
 	case req.verb == "list":
