@@ -2,6 +2,7 @@ package playground
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -44,7 +45,7 @@ const retryInterval = time.Second
 
 func (c *namespaceController) run(ctx context.Context) {
 	for ctx.Err() == nil {
-		if err := c.watchAndSync(ctx); err != nil && ctx.Err() == nil {
+		if err := c.watchAndSync(ctx); err != nil && ctx.Err() == nil && !errors.Is(err, store.ErrWatcherTooSlow) {
 			slog.Warn("namespace controller", "err", err)
 			sleep(ctx, retryInterval)
 		}
