@@ -2,9 +2,13 @@ package playground
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -41,7 +45,7 @@ const retryInterval = time.Second
 
 func (c *namespaceController) run(ctx context.Context) {
 	for ctx.Err() == nil {
-		if err := c.watchAndSync(ctx); err != nil && ctx.Err() == nil {
+		if err := c.watchAndSync(ctx); err != nil && ctx.Err() == nil && !errors.Is(err, store.ErrWatcherTooSlow) {
 			slog.Warn("namespace controller", "err", err)
 			sleep(ctx, retryInterval)
 		}
@@ -115,18 +119,29 @@ func (c *namespaceController) syncAll(ctx context.Context) (pending bool) {
 	return pending
 }
 
-// sync deletes the content of a terminating namespace and, once it is gone,
-// finalizes the namespace. done is false while content remains.
+// backgroundDeletion is how the namespace controller deletes content: the
+// garbage collector then deletes the dependents, whatever the type's default.
+var backgroundDeletion = func() metav1.DeleteOptions {
+	p := metav1.DeletePropagationBackground
+	return metav1.DeleteOptions{TypeMeta: metav1.TypeMeta{Kind: "DeleteOptions", APIVersion: "v1"}, PropagationPolicy: &p}
+}()
+
+// sync deletes the content of a terminating namespace, reports what remains
+// in the namespace's status conditions and, once nothing remains, finalizes
+// the namespace. done is false while content remains.
 func (c *namespaceController) sync(ctx context.Context, ns string) (done bool, err error) {
-	remaining := 0
+	remaining := map[string]int{}  // by "resource.group"
+	finalizers := map[string]int{} // by finalizer
+	var contentErrs []string
 	for _, r := range c.catalog.All() {
 		if !r.Namespaced || !r.HasVerb("list") || !r.HasVerb("delete") {
 			continue
 		}
 		base := collectionPath(r, ns)
 		if r.HasVerb("deletecollection") {
-			if err := c.api.Do(ctx, "DELETE", base, nil, nil); err != nil && !apierrors.IsNotFound(err) {
-				return false, err
+			if err := c.api.Do(ctx, "DELETE", base, backgroundDeletion, nil); err != nil && !apierrors.IsNotFound(err) {
+				contentErrs = append(contentErrs, err.Error())
+				continue
 			}
 		}
 		var left struct {
@@ -135,19 +150,28 @@ func (c *namespaceController) sync(ctx context.Context, ns string) (done bool, e
 			} `json:"items"`
 		}
 		if err := c.api.Get(ctx, base, &left); err != nil {
-			return false, err
+			contentErrs = append(contentErrs, err.Error())
+			continue
 		}
 		for _, it := range left.Items {
 			if it.Metadata.DeletionTimestamp == nil {
-				err := c.api.Do(ctx, "DELETE", base+"/"+it.Metadata.Name, nil, nil)
+				err := c.api.Do(ctx, "DELETE", base+"/"+it.Metadata.Name, backgroundDeletion, nil)
 				if err != nil && !apierrors.IsNotFound(err) {
-					return false, err
+					contentErrs = append(contentErrs, err.Error())
 				}
 			}
+			for _, f := range it.Metadata.Finalizers {
+				finalizers[f]++
+			}
 		}
-		remaining += len(left.Items)
+		if len(left.Items) > 0 {
+			remaining[r.Resource+"."+r.Group] += len(left.Items)
+		}
 	}
-	if remaining > 0 {
+	if err := c.reportConditions(ctx, ns, remaining, finalizers, contentErrs); err != nil && !apierrors.IsNotFound(err) {
+		slog.Warn("namespace controller: status", "namespace", ns, "err", err)
+	}
+	if len(remaining) > 0 || len(contentErrs) > 0 {
 		return false, nil
 	}
 	finalize := map[string]any{
@@ -181,4 +205,89 @@ func sleep(ctx context.Context, d time.Duration) {
 	case <-ctx.Done():
 	case <-t.C:
 	}
+}
+
+// namespaceConditionTypes are the conditions the namespace controller keeps
+// on a terminating namespace, in the order it writes them.
+var namespaceConditionTypes = []string{"NamespaceDeletionDiscoveryFailure", "NamespaceDeletionGroupVersionParsingFailure",
+	"NamespaceDeletionContentFailure", "NamespaceContentRemaining", "NamespaceFinalizersRemaining"}
+
+// namespaceConditions are the conditions kube-controller-manager's namespace
+// controller reports for what remains in a terminating namespace, with its
+// reasons and messages. Discovery cannot fail here: the catalog is the
+// discovery.
+func namespaceConditions(remaining, finalizers map[string]int, contentErrs []string) map[string]metav1.Condition {
+	out := map[string]metav1.Condition{
+		"NamespaceDeletionDiscoveryFailure":           {Status: "False", Reason: "ResourcesDiscovered", Message: "All resources successfully discovered"},
+		"NamespaceDeletionGroupVersionParsingFailure": {Status: "False", Reason: "ParsedGroupVersions", Message: "All legacy kube types successfully parsed"},
+		"NamespaceDeletionContentFailure":             {Status: "False", Reason: "ContentDeleted", Message: "All content successfully deleted, may be waiting on finalization"},
+		"NamespaceContentRemaining":                   {Status: "False", Reason: "ContentRemoved", Message: "All content successfully removed"},
+		"NamespaceFinalizersRemaining":                {Status: "False", Reason: "ContentHasNoFinalizers", Message: "All content-preserving finalizers finished"},
+	}
+	if len(contentErrs) > 0 {
+		slices.Sort(contentErrs)
+		out["NamespaceDeletionContentFailure"] = metav1.Condition{Status: "True", Reason: "ContentDeletionFailed",
+			Message: "Failed to delete all resource types, " + strconv.Itoa(len(contentErrs)) + " remaining: " + strings.Join(contentErrs, ", ")}
+	}
+	if len(remaining) > 0 {
+		out["NamespaceContentRemaining"] = metav1.Condition{Status: "True", Reason: "SomeResourcesRemain",
+			Message: "Some resources are remaining: " + countList(remaining, "%s has %d resource instances")}
+	}
+	if len(finalizers) > 0 {
+		out["NamespaceFinalizersRemaining"] = metav1.Condition{Status: "True", Reason: "SomeFinalizersRemain",
+			Message: "Some content in the namespace has finalizers remaining: " + countList(finalizers, "%s in %d resource instances")}
+	}
+	return out
+}
+
+func countList(counts map[string]int, format string) string {
+	keys := slices.Sorted(maps.Keys(counts))
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf(format, k, counts[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// reportConditions writes the namespace's status conditions through
+// /status when they changed, keeping lastTransitionTime for a condition
+// whose status did not change.
+func (c *namespaceController) reportConditions(ctx context.Context, ns string, remaining, finalizers map[string]int, contentErrs []string) error {
+	var obj map[string]any
+	path := "/api/v1/namespaces/" + ns + "/status"
+	if err := c.api.Get(ctx, path, &obj); err != nil {
+		return err
+	}
+	status, _ := obj["status"].(map[string]any)
+	if status == nil {
+		status = map[string]any{}
+		obj["status"] = status
+	}
+	old := map[string]map[string]any{}
+	oldList, _ := status["conditions"].([]any)
+	for _, v := range oldList {
+		if m, ok := v.(map[string]any); ok {
+			old[fmt.Sprint(m["type"])] = m
+		}
+	}
+	want := namespaceConditions(remaining, finalizers, contentErrs)
+	now := time.Now().UTC().Format(time.RFC3339)
+	list := make([]any, 0, len(namespaceConditionTypes))
+	changed := len(oldList) != len(namespaceConditionTypes)
+	for _, t := range namespaceConditionTypes {
+		w := want[t]
+		cond := map[string]any{"type": t, "status": w.Status, "lastTransitionTime": now, "reason": w.Reason, "message": w.Message}
+		if o := old[t]; o != nil && o["status"] == w.Status {
+			cond["lastTransitionTime"] = o["lastTransitionTime"]
+		}
+		if o := old[t]; o == nil || o["status"] != w.Status || o["reason"] != w.Reason || o["message"] != w.Message {
+			changed = true
+		}
+		list = append(list, cond)
+	}
+	if !changed {
+		return nil
+	}
+	status["conditions"] = list
+	return c.api.Do(ctx, "PUT", path, obj, nil)
 }

@@ -26,7 +26,7 @@ func openSandbox(t *testing.T) *playground.Sandbox {
 	return sb
 }
 
-func do(t *testing.T, h http.Handler, method, path, body string) (int, map[string]any) {
+func do(t testing.TB, h http.Handler, method, path, body string) (int, map[string]any) {
 	t.Helper()
 	req := httptest.NewRequest(method, path, strings.NewReader(body))
 	if body != "" {
@@ -40,7 +40,7 @@ func do(t *testing.T, h http.Handler, method, path, body string) (int, map[strin
 }
 
 // waitFor polls cond until it holds; the deadline only bounds a broken run.
-func waitFor(t *testing.T, what string, cond func() bool) {
+func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for !cond() {

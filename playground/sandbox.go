@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"kubeplay/playground/journal"
 	"kubeplay/server"
 	"kubeplay/store"
@@ -15,6 +17,24 @@ import (
 type Options struct {
 	// Store holds the sandbox's objects; Close closes it.
 	Store store.Store
+	// Controllers are the controllers of a real cluster the sandbox runs;
+	// the zero value runs them all.
+	Controllers Controllers
+	// AllowUnsafeMalformedObjectDeletion turns on kube-apiserver's feature
+	// gate of that name (off by default, as in kube-apiserver v1.35).
+	AllowUnsafeMalformedObjectDeletion bool
+}
+
+// Controllers switches off controllers a sandbox would otherwise run, to
+// show what the API server alone does (objects stay Terminating).
+type Controllers struct {
+	// DisableNamespace: kube-controller-manager's namespace controller.
+	DisableNamespace bool
+	// DisableGarbageCollector: kube-controller-manager's garbage collector.
+	DisableGarbageCollector bool
+	// DisableKubelet: the stand-in for the nodes' kubelets that removes
+	// gracefully deleted pods when their grace period ends.
+	DisableKubelet bool
 }
 
 // Sandbox is one isolated cluster: an API server and its controllers.
@@ -24,9 +44,10 @@ type Sandbox struct {
 	journal *journal.Journal
 	// handler is the API as clients and controllers reach it: through the
 	// journal, so that every request shows up there.
-	handler http.Handler
-	cancel  context.CancelFunc
-	done    sync.WaitGroup
+	handler   http.Handler
+	deletions *DeletionJournal
+	cancel    context.CancelFunc
+	done      sync.WaitGroup
 }
 
 // Open starts a sandbox over opts.Store.
@@ -34,15 +55,27 @@ func Open(ctx context.Context, opts Options) (*Sandbox, error) {
 	if opts.Store == nil {
 		return nil, errors.New("playground: no store")
 	}
-	api, err := server.New(ctx, server.Options{Store: opts.Store})
+	deletions := newDeletionJournal()
+	api, err := server.New(ctx, server.Options{Store: opts.Store, OnDeletion: deletions.record,
+		AllowUnsafeMalformedObjectDeletion: opts.AllowUnsafeMalformedObjectDeletion})
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	j := journal.New(journal.Limits{}, nil)
-	sb := &Sandbox{store: opts.Store, api: api, journal: j, handler: j.Handler(api), cancel: cancel}
-	nc := newNamespaceController(sb.handler, api.Catalog(), opts.Store)
-	sb.done.Go(func() { nc.run(ctx) })
+	sb := &Sandbox{store: opts.Store, api: api, journal: j, handler: j.Handler(api), deletions: deletions, cancel: cancel}
+	if !opts.Controllers.DisableNamespace {
+		nc := newNamespaceController(sb.handler, api.Catalog(), opts.Store)
+		sb.done.Go(func() { nc.run(ctx) })
+	}
+	if !opts.Controllers.DisableGarbageCollector {
+		gc := newGarbageCollector(sb.handler, api.Catalog(), opts.Store, deletions)
+		sb.done.Go(func() { runLoop(ctx, "garbage collector", opts.Store, gc.sync) })
+	}
+	if !opts.Controllers.DisableKubelet {
+		k := newKubelet(sb.handler)
+		sb.done.Go(func() { runLoop(ctx, "kubelet", opts.Store, k.sync) })
+	}
 	return sb, nil
 }
 
@@ -52,6 +85,17 @@ func (sb *Sandbox) Handler() http.Handler { return sb.handler }
 // Journal returns the record of the requests the sandbox served, its
 // controllers' included.
 func (sb *Sandbox) Journal() *journal.Journal { return sb.journal }
+
+// DeletionJournal returns the timelines of the deletions in the sandbox.
+func (sb *Sandbox) DeletionJournal() *DeletionJournal { return sb.deletions }
+
+// PlantUndecodable stores value as the object ns/name of resource gvr even
+// though it cannot be decoded, to show what a corrupt object in etcd does
+// (reads fail; only the unsafe deletion, with
+// Options.AllowUnsafeMalformedObjectDeletion, removes it).
+func (sb *Sandbox) PlantUndecodable(ctx context.Context, gvr schema.GroupVersionResource, ns, name string, value []byte) error {
+	return sb.api.PlantUndecodable(ctx, gvr, ns, name, value)
+}
 
 // Close stops the controllers and closes the store.
 func (sb *Sandbox) Close() error {

@@ -4,19 +4,32 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"kubeplay/server/catalog"
 	"kubeplay/server/encoding"
 )
 
-// deleteOptions reads DeleteOptions from the body or the query.
+// The finalizers through which the API server hands a cascading deletion to
+// the garbage collector.
+const (
+	FinalizerOrphan     = metav1.FinalizerOrphanDependents // "orphan"
+	FinalizerForeground = metav1.FinalizerDeleteDependents // "foregroundDeletion"
+)
+
+// deleteOptions reads DeleteOptions as kube-apiserver does: from the body
+// when it has one (the query is then ignored), else from the query.
 func deleteOptions(r *http.Request) (*metav1.DeleteOptions, error) {
 	opts := &metav1.DeleteOptions{}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes))
@@ -30,12 +43,21 @@ func deleteOptions(r *http.Request) (*metav1.DeleteOptions, error) {
 		}
 		m, err := encoding.DecodeObject(mt, body)
 		if err != nil {
-			return nil, encoding.BadRequest("%v", err)
+			return nil, encoding.BadRequest("couldn't get version/kind; json parse error: %v", err)
+		}
+		if kind, _ := m["kind"].(string); kind != "" && kind != "DeleteOptions" {
+			apiVersion, _ := m["apiVersion"].(string)
+			return nil, encoding.BadRequest("no kind %q is registered for version %q in scheme \"pkg/runtime/scheme.go:111\"", kind, apiVersion)
 		}
 		j, _ := json.Marshal(m)
 		if err := json.Unmarshal(j, opts); err != nil {
+			var te *json.UnmarshalTypeError
+			if errors.As(err, &te) {
+				return nil, encoding.BadRequest("json: cannot unmarshal %s into Go struct field DeleteOptions.%s of type %s", te.Value, te.Field, te.Type)
+			}
 			return nil, encoding.BadRequest("%v", err)
 		}
+		return opts, nil
 	}
 	q := r.URL.Query()
 	if v := q.Get("gracePeriodSeconds"); v != "" {
@@ -49,19 +71,79 @@ func deleteOptions(r *http.Request) (*metav1.DeleteOptions, error) {
 		p := metav1.DeletionPropagation(v)
 		opts.PropagationPolicy = &p
 	}
-	if v := q["dryRun"]; len(v) > 0 {
-		opts.DryRun = v
+	if v, ok := q["orphanDependents"]; ok && len(v) > 0 {
+		b := v[0] != "false" // the parameter codec reads anything else as true
+		opts.OrphanDependents = &b
 	}
-	for _, v := range opts.DryRun {
-		if v != "All" {
-			return nil, encoding.BadRequest("Invalid dry run: %q, only \"All\" is supported", v)
+	if v := q.Get("ignoreStoreReadErrorWithClusterBreakingPotential"); v != "" {
+		b := v != "false"
+		opts.IgnoreStoreReadErrorWithClusterBreakingPotential = &b
+	}
+	opts.DryRun = q["dryRun"]
+	return opts, nil
+}
+
+var deleteOptionsKind = schema.GroupKind{Group: "meta.k8s.io", Kind: "DeleteOptions"}
+
+// validateDeleteOptions answers 422 for options kube-apiserver rejects. The
+// unsafe-deletion option is checked only when its feature gate is on (when
+// off, the server drops the field).
+func (s *Server) validateDeleteOptions(opts *metav1.DeleteOptions, collection bool) error {
+	var errs field.ErrorList
+	if opts.OrphanDependents != nil && opts.PropagationPolicy != nil {
+		errs = append(errs, field.Invalid(field.NewPath("propagationPolicy"), *opts.PropagationPolicy, "orphanDependents and deletionPropagation cannot be both set"))
+	}
+	if p := opts.PropagationPolicy; p != nil {
+		switch *p {
+		case metav1.DeletePropagationForeground, metav1.DeletePropagationBackground, metav1.DeletePropagationOrphan:
+		default:
+			errs = append(errs, field.NotSupported(field.NewPath("propagationPolicy"), *p, []string{"Foreground", "Background", "Orphan", "nil"}))
 		}
 	}
-	return opts, nil
+	for _, v := range opts.DryRun {
+		if v != metav1.DryRunAll {
+			errs = append(errs, field.NotSupported(field.NewPath("dryRun"), opts.DryRun, []string{metav1.DryRunAll}))
+			break
+		}
+	}
+	if !s.unsafeDeletion {
+		opts.IgnoreStoreReadErrorWithClusterBreakingPotential = nil
+	}
+	if unsafeDelete(opts) {
+		p := field.NewPath("ignoreStoreReadErrorWithClusterBreakingPotential")
+		if collection {
+			errs = append(errs, field.Invalid(p, true, "is not allowed with DELETECOLLECTION, try again after removing the option"))
+		}
+		for _, set := range []struct {
+			name string
+			set  bool
+		}{
+			{".dryRun", len(opts.DryRun) > 0},
+			{".propagationPolicy", opts.PropagationPolicy != nil},
+			{".orphanDependents", opts.OrphanDependents != nil},
+			{".gracePeriodSeconds", opts.GracePeriodSeconds != nil},
+			{".preconditions", opts.Preconditions != nil},
+		} {
+			if set.set && !collection {
+				errs = append(errs, field.Invalid(p, true, "cannot be set together with "+set.name))
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return apierrors.NewInvalid(deleteOptionsKind, "", errs)
+	}
+	return nil
+}
+
+func unsafeDelete(opts *metav1.DeleteOptions) bool {
+	return opts.IgnoreStoreReadErrorWithClusterBreakingPotential != nil && *opts.IgnoreStoreReadErrorWithClusterBreakingPotential
 }
 
 func (s *Server) delete(w http.ResponseWriter, r *http.Request, req *request) {
 	opts, err := deleteOptions(r)
+	if err == nil {
+		err = s.validateDeleteOptions(opts, false)
+	}
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return
@@ -74,47 +156,230 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, req *request) {
 	encoding.Write(w, r, code, out)
 }
 
-// deleteObject deletes one object. An object with finalizers is only marked
-// (deletionTimestamp set) and returned; otherwise it is removed and a
-// Success Status returned, as kube-apiserver does.
+// defaultOrphans lists the types whose objects orphan their dependents when
+// a DELETE names no propagation policy, kept for compatibility with old
+// clients (kube-apiserver v1.35: core/v1 replicationcontrollers and batch/v1
+// jobs). Every other type deletes its dependents in the background.
+var defaultOrphans = map[string]bool{"/replicationcontrollers": true, "batch/jobs": true}
+
+// returnsDeletedObject lists the types whose DELETE answers with the object
+// rather than a Status, as kube-apiserver's registries for them do.
+var returnsDeletedObject = map[string]bool{"/pods": true, "/services": true, "/serviceaccounts": true, "/namespaces": true}
+
+func typeKey(res *catalog.Resource) string { return res.Group + "/" + res.Resource }
+
+func isPods(res *catalog.Resource) bool       { return res.Group == "" && res.Resource == "pods" }
+func isNamespaces(res *catalog.Resource) bool { return res.Group == "" && res.Resource == "namespaces" }
+
+// gcFinalizers computes the finalizers obj gets on DELETE with opts: an
+// explicit orphanDependents or propagationPolicy decides; else an orphan or
+// foregroundDeletion finalizer already there; else the type's default.
+// changed is false when the set of finalizers stays the same.
+func gcFinalizers(res *catalog.Resource, obj object, opts *metav1.DeleteOptions) (out []string, changed bool) {
+	old := finalizers(obj)
+	orphan, foreground := defaultOrphans[typeKey(res)], false
+	switch {
+	case opts.OrphanDependents != nil:
+		orphan, foreground = *opts.OrphanDependents, false
+	case opts.PropagationPolicy != nil:
+		orphan = *opts.PropagationPolicy == metav1.DeletePropagationOrphan
+		foreground = *opts.PropagationPolicy == metav1.DeletePropagationForeground
+	case slices.Contains(old, FinalizerOrphan):
+		orphan = true
+	case slices.Contains(old, FinalizerForeground):
+		orphan, foreground = false, true
+	}
+	for _, f := range old {
+		if f != FinalizerOrphan && f != FinalizerForeground {
+			out = append(out, f)
+		}
+	}
+	if orphan {
+		out = append(out, FinalizerOrphan)
+	}
+	if foreground {
+		out = append(out, FinalizerForeground)
+	}
+	return out, !sameSet(old, out)
+}
+
+func sameSet(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			return false
+		}
+	}
+	return true
+}
+
+func setFinalizers(obj object, list []string) {
+	md := metadata(obj)
+	if len(list) == 0 {
+		delete(md, "finalizers")
+		return
+	}
+	anys := make([]any, len(list))
+	for i, f := range list {
+		anys[i] = f
+	}
+	md["finalizers"] = anys
+}
+
+func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// podGracePeriod is the grace period of a pod's deletion: the request's, else
+// the pod's terminationGracePeriodSeconds (30 by default); 0 for a pod that is
+// not bound to a node or has finished; negative values become 1.
+func podGracePeriod(pod object, opts *metav1.DeleteOptions) int64 {
+	spec, _ := pod["spec"].(map[string]any)
+	status, _ := pod["status"].(map[string]any)
+	period := int64(30)
+	if opts.GracePeriodSeconds != nil {
+		period = *opts.GracePeriodSeconds
+	} else if v, ok := spec["terminationGracePeriodSeconds"]; ok {
+		period = int64Of(v)
+	}
+	if str(spec, "nodeName") == "" {
+		period = 0
+	}
+	if phase := str(status, "phase"); phase == "Succeeded" || phase == "Failed" {
+		period = 0
+	}
+	if period < 0 {
+		period = 1
+	}
+	return period
+}
+
+func int64Of(v any) int64 {
+	switch n := v.(type) {
+	case json.Number:
+		i, _ := n.Int64()
+		return i
+	case float64:
+		return int64(n)
+	case int64:
+		return n
+	}
+	return 0
+}
+
+// deleteObject deletes one object as kube-apiserver's registry does: an
+// object with finalizers (or, for a pod, a grace period) is only marked as
+// being deleted (deletionTimestamp) and returned; otherwise it is removed.
 func (s *Server) deleteObject(ctx context.Context, res *catalog.Resource, ns, name string, opts *metav1.DeleteOptions) (int, any, error) {
+	if unsafeDelete(opts) {
+		return s.unsafeDeleteObject(ctx, res, ns, name)
+	}
 	obj, kv, err := s.getObject(ctx, res, ns, name)
 	if err != nil {
 		return 0, nil, err
 	}
 	md := metadata(obj)
-	if pre := opts.Preconditions; pre != nil {
-		if pre.UID != nil && string(*pre.UID) != str(md, "uid") {
-			return 0, nil, apierrors.NewConflict(res.GroupResource(), name, fmt.Errorf("the UID in the precondition (%s) does not match the UID in record (%s). The object might have been deleted and then recreated", *pre.UID, str(md, "uid")))
-		}
-		if pre.ResourceVersion != nil && *pre.ResourceVersion != str(md, "resourceVersion") {
-			return 0, nil, apierrors.NewConflict(res.GroupResource(), name, fmt.Errorf("the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%s). The object might have been modified", *pre.ResourceVersion, str(md, "resourceVersion")))
-		}
+	if err := checkPreconditions(res, name, md, opts.Preconditions); err != nil {
+		return 0, nil, err
 	}
 	isDryRun := len(opts.DryRun) > 0
-	if res.Group == "" && res.Resource == "namespaces" {
+	s.journal(ctx, res, obj, DeletionEvent{Phase: PhaseDeleteRequested, Options: opts})
+	wasDeleting := deleting(obj)
+	code := http.StatusOK
+	if opts.OrphanDependents != nil && !*opts.OrphanDependents {
+		// kube-apiserver's answer for a cascading delete that has not
+		// finished: 202, kept for old clients that asked for it this way.
+		code = http.StatusAccepted
+	}
+	answer := func(out object) (int, any, error) {
+		if out == nil {
+			out = obj
+		}
+		return code, out, nil
+	}
+
+	// A namespace is never deleted at once: its spec.finalizers hold it for
+	// the namespace controller. A second DELETE changes nothing.
+	if isNamespaces(res) {
+		if wasDeleting {
+			return answer(nil)
+		}
+		if list, changed := gcFinalizers(res, obj, opts); changed {
+			setFinalizers(obj, list)
+		}
+		md["deletionTimestamp"] = formatTime(s.now())
 		if st, ok := obj["status"].(map[string]any); ok {
 			st["phase"] = "Terminating"
+		} else {
+			obj["status"] = map[string]any{"phase": "Terminating"}
+		}
+		return s.writeDeleting(ctx, res, ns, name, obj, kv.ModRevision, isDryRun, code, false)
+	}
+
+	modified := false // anything to write
+	graceful := false // the object waits for its grace period
+	if isPods(res) {
+		if g, ok := md["deletionGracePeriodSeconds"]; wasDeleting && ok && int64Of(g) > 0 {
+			// Graceful deletion under way: only a shorter grace period
+			// changes anything; it counts from the first request.
+			old := int64Of(g)
+			if opts.GracePeriodSeconds == nil || *opts.GracePeriodSeconds >= old {
+				return answer(nil)
+			}
+			period := max(*opts.GracePeriodSeconds, 0)
+			ts, _ := time.Parse(time.RFC3339, str(md, "deletionTimestamp"))
+			md["deletionTimestamp"] = formatTime(ts.Add(time.Duration(period-old) * time.Second))
+			md["deletionGracePeriodSeconds"] = period
+			modified, graceful = true, period > 0
+		} else if !wasDeleting {
+			period := podGracePeriod(obj, opts)
+			md["deletionTimestamp"] = formatTime(s.now().Add(time.Duration(period) * time.Second))
+			md["deletionGracePeriodSeconds"] = period
+			bumpGeneration(md)
+			modified, graceful = true, period > 0
 		}
 	}
-	if hasFinalizers(res, obj) {
+	list, changed := gcFinalizers(res, obj, opts)
+	if changed {
+		setFinalizers(obj, list)
+		modified = true
+	}
+	if len(list) > 0 || graceful {
 		if !deleting(obj) {
-			md["deletionTimestamp"] = s.now().UTC().Format("2006-01-02T15:04:05Z")
+			md["deletionTimestamp"] = formatTime(s.now())
 			md["deletionGracePeriodSeconds"] = int64(0)
+			bumpGeneration(md)
+			modified = true
 		}
-		out, err := s.commitUpdate(ctx, res, ns, name, obj, kv.ModRevision, isDryRun)
-		if err != nil {
-			return 0, nil, err
+		if !modified {
+			return answer(nil) // nothing changes: no write, same resourceVersion
 		}
-		return http.StatusOK, out, nil
+		return s.writeDeleting(ctx, res, ns, name, obj, kv.ModRevision, isDryRun, code, wasDeleting)
 	}
-	if !isDryRun {
-		if _, _, err := s.store.Delete(ctx, objectKey(res, ns, name), kv.ModRevision); err != nil {
+
+	// Delete now. A pod's deletionTimestamp is written first, so watchers
+	// see it (MODIFIED) before the object goes (DELETED), as they do with
+	// kube-apiserver.
+	key, rev := objectKey(res, ns, name), kv.ModRevision
+	if !isDryRun && isPods(res) && modified {
+		value, err := encodeForStorage(res, obj)
+		if err != nil {
+			return 0, nil, apierrors.NewInternalError(err)
+		}
+		if rev, err = s.store.Update(ctx, key, value, rev); err != nil {
 			return 0, nil, storeError(res, name, err)
 		}
 	}
-	if res.Group == "" && res.Resource == "namespaces" {
-		return http.StatusOK, obj, nil
+	if !isDryRun {
+		drev, _, err := s.store.Delete(ctx, key, rev)
+		if err != nil {
+			return 0, nil, storeError(res, name, err)
+		}
+		md["resourceVersion"] = strconv.FormatInt(drev, 10)
+		s.journal(ctx, res, obj, DeletionEvent{Phase: PhaseRemoved})
+	}
+	if returnsDeletedObject[typeKey(res)] {
+		return answer(nil)
 	}
 	return http.StatusOK, &metav1.Status{
 		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
@@ -125,8 +390,45 @@ func (s *Server) deleteObject(ctx context.Context, res *catalog.Resource, ns, na
 	}, nil
 }
 
+// writeDeleting stores an object marked for deletion and answers with it.
+func (s *Server) writeDeleting(ctx context.Context, res *catalog.Resource, ns, name string, obj object, rev int64, isDryRun bool, code int, wasDeleting bool) (int, any, error) {
+	out, err := s.commitUpdate(ctx, res, ns, name, obj, rev, isDryRun)
+	if err != nil {
+		return 0, nil, err
+	}
+	if !isDryRun && !wasDeleting {
+		s.journal(ctx, res, out, DeletionEvent{Phase: PhaseMarked})
+	}
+	return code, out, nil
+}
+
+func bumpGeneration(md map[string]any) {
+	if g := generationOf(md); g > 0 {
+		md["generation"] = g + 1
+	}
+}
+
+// checkPreconditions answers 409 when a DELETE's preconditions do not hold;
+// kube-apiserver names the object by its kind in these messages.
+func checkPreconditions(res *catalog.Resource, name string, md map[string]any, pre *metav1.Preconditions) error {
+	if pre == nil {
+		return nil
+	}
+	kind := schema.GroupResource{Group: res.Group, Resource: res.Kind}
+	if pre.UID != nil && string(*pre.UID) != str(md, "uid") {
+		return apierrors.NewConflict(kind, name, fmt.Errorf("the UID in the precondition (%s) does not match the UID in record (%s). The object might have been deleted and then recreated", *pre.UID, str(md, "uid")))
+	}
+	if pre.ResourceVersion != nil && *pre.ResourceVersion != str(md, "resourceVersion") {
+		return apierrors.NewConflict(kind, name, fmt.Errorf("the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%s). The object might have been modified", *pre.ResourceVersion, str(md, "resourceVersion")))
+	}
+	return nil
+}
+
 func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request, req *request) {
 	opts, err := deleteOptions(r)
+	if err == nil {
+		err = s.validateDeleteOptions(opts, true)
+	}
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return
@@ -141,6 +443,7 @@ func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request, req *r
 		encoding.WriteError(w, r, err)
 		return
 	}
+	// The answer lists the objects as they were before the deletion.
 	deleted := []object{}
 	for _, item := range list.items {
 		md := metadata(item)

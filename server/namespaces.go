@@ -41,6 +41,42 @@ func (s *Server) bootstrap(ctx context.Context) error {
 	return nil
 }
 
+// namespaceStatus is GET and PUT /api/v1/namespaces/{name}/status, through
+// which the namespace controller reports its progress in status.conditions:
+// a PUT changes the status only.
+func (s *Server) namespaceStatus(w http.ResponseWriter, r *http.Request, req *request) {
+	switch req.verb {
+	case "get":
+		s.get(w, r, req)
+		return
+	case "update":
+	default:
+		encoding.WriteError(w, r, errMethodNotAllowed())
+		return
+	}
+	obj, err := readBody(r, req.res)
+	if err != nil {
+		encoding.WriteError(w, r, err)
+		return
+	}
+	old, kv, err := s.getObject(r.Context(), req.res, "", req.name)
+	if err != nil {
+		encoding.WriteError(w, r, err)
+		return
+	}
+	if rv := str(metadata(obj), "resourceVersion"); rv != "" && rv != str(metadata(old), "resourceVersion") {
+		encoding.WriteError(w, r, storeError(req.res, req.name, store.ErrConflict))
+		return
+	}
+	old["status"] = obj["status"]
+	out, err := s.commitUpdate(r.Context(), req.res, "", req.name, old, kv.ModRevision, false)
+	if err != nil {
+		encoding.WriteError(w, r, err)
+		return
+	}
+	encoding.Write(w, r, http.StatusOK, out)
+}
+
 // finalizeNamespace is PUT /api/v1/namespaces/{name}/finalize: it replaces
 // the namespace's spec.finalizers and, if the namespace is being deleted and
 // nothing holds it any more, removes it.

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"kubeplay/server/catalog"
 	"kubeplay/server/encoding"
@@ -170,7 +171,7 @@ func (s *Server) getObject(ctx context.Context, res *catalog.Resource, ns, name 
 	}
 	obj, err := decodeStored(res, kv)
 	if err != nil {
-		return nil, kv, apierrors.NewInternalError(err)
+		return nil, kv, s.corruptError(kv, err)
 	}
 	return obj, kv, nil
 }
@@ -184,8 +185,10 @@ func (s *Server) requireNamespace(ctx context.Context, res *catalog.Resource, ns
 		return err
 	}
 	if deleting(obj) {
-		return apierrors.NewForbidden(res.GroupResource(), name,
+		err := apierrors.NewForbidden(res.GroupResource(), name,
 			fmt.Errorf("unable to create new content in namespace %s because it is being terminated", ns))
+		err.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: "NamespaceTerminating", Field: "metadata.namespace", Message: "namespace " + ns + " is being terminated"}}
+		return err
 	}
 	return nil
 }

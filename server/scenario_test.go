@@ -243,6 +243,11 @@ func mustDo(t *testing.T, req *http.Request) *http.Response {
 // ageCell matches an age as a Table prints it ("0s", "5m3s", "2d").
 var ageCell = regexp.MustCompile(`^([0-9]+[smhdy])+$`)
 
+var (
+	uuidPattern = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+	inRecordRV  = regexp.MustCompile(`in record \(\d+\)`)
+)
+
 var generatedSuffix = regexp.MustCompile(`^(.*-)[bcdfghjklmnpqrstvwxz2456789]{5}$`)
 
 // normalize replaces what legitimately differs between two servers (uids,
@@ -277,6 +282,10 @@ func normalize(t *testing.T, body json.RawMessage) any {
 			}
 		case string:
 			switch key {
+			case "message":
+				// Conflict messages quote the uid and resourceVersion in record.
+				x = uuidPattern.ReplaceAllString(x, "UID")
+				return inRecordRV.ReplaceAllString(x, "in record (RV)")
 			case "uid":
 				return "UID"
 			case "creationTimestamp", "deletionTimestamp", "time":

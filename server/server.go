@@ -26,6 +26,14 @@ type Options struct {
 	Store store.Store
 	// Now is the clock for timestamps (default time.Now).
 	Now func() time.Time
+	// AllowUnsafeMalformedObjectDeletion is kube-apiserver's feature gate of
+	// that name (alpha, off by default): DELETE with
+	// ignoreStoreReadErrorWithClusterBreakingPotential removes an object
+	// that cannot be decoded.
+	AllowUnsafeMalformedObjectDeletion bool
+	// OnDeletion, if set, is told every phase of every object's deletion
+	// (see DeletionEvent), synchronously, from the request that caused it.
+	OnDeletion func(DeletionEvent)
 }
 
 // Server serves the Kubernetes API over one store.
@@ -35,6 +43,9 @@ type Server struct {
 	openapi *openapi.Handler
 	now     func() time.Time
 	fields  fieldmanager.Managers
+
+	unsafeDeletion bool
+	onDeletion     func(DeletionEvent)
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -46,7 +57,8 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Store == nil {
 		return nil, errors.New("server: no store")
 	}
-	s := &Server{store: opts.Store, catalog: catalog.New(catalog.Builtin(served)), now: opts.Now}
+	s := &Server{store: opts.Store, catalog: catalog.New(catalog.Builtin(served)), now: opts.Now,
+		unsafeDeletion: opts.AllowUnsafeMalformedObjectDeletion, onDeletion: opts.OnDeletion}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -86,7 +98,7 @@ func served(r *catalog.Resource) bool {
 
 // subresourceServed reports whether the server implements a subresource.
 func subresourceServed(r *catalog.Resource, sub string) bool {
-	return r.Group == "" && r.Resource == "namespaces" && sub == "finalize"
+	return isNamespaces(r) && (sub == "finalize" || sub == "status")
 }
 
 // ServeHTTP routes one API request.
@@ -97,6 +109,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// kube-apiserver marks every response private and uncached unless the
 	// handler says otherwise (aggregated discovery, hashed OpenAPI documents).
 	w.Header().Set("Cache-Control", "no-cache, private")
+	r = withActor(r)
 	parts := splitPath(r.URL.Path)
 	switch {
 	case len(parts) >= 1 && (parts[0] == "healthz" || parts[0] == "livez" || parts[0] == "readyz"):
@@ -194,6 +207,8 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, gv schema
 	switch {
 	case sub == "finalize":
 		s.finalizeNamespace(w, r, req)
+	case sub == "status":
+		s.namespaceStatus(w, r, req)
 	case req.verb == "get":
 		s.get(w, r, req)
 	case req.verb == "list":

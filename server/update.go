@@ -67,11 +67,13 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, req *request) {
 		encoding.WriteError(w, r, err)
 		return
 	}
-	prepareForUpdate(res, obj, old)
 	if errs := validateFinalizersOnUpdate(obj, old); len(errs) > 0 {
 		encoding.WriteError(w, r, errInvalid(res, req.name, errs))
 		return
 	}
+	// After the validation, which compares what the client sent with the
+	// stored object (a changed deletionGracePeriodSeconds, say).
+	prepareForUpdate(res, obj, old)
 	if obj, err = s.trackUpdate(res, req.subresource, old, obj, manager); err != nil {
 		encoding.WriteError(w, r, err)
 		return
@@ -85,23 +87,33 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, req *request) {
 }
 
 // validateFinalizersOnUpdate rejects new finalizers on an object being
-// deleted, as kube-apiserver does.
+// deleted, and a different deletionGracePeriodSeconds, as kube-apiserver
+// does. kube-apiserver checks object metadata twice on update (generic and
+// type-specific validation), so it reports each error twice.
 func validateFinalizersOnUpdate(obj, old object) field.ErrorList {
 	if !deleting(old) {
 		return nil
+	}
+	if g, ok := metadata(obj)["deletionGracePeriodSeconds"]; ok && g != nil && int64Of(g) != int64Of(metadata(old)["deletionGracePeriodSeconds"]) {
+		err := field.Invalid(field.NewPath("metadata", "deletionGracePeriodSeconds"), int64Of(g), "field is immutable")
+		return field.ErrorList{err, err}
 	}
 	had := map[string]bool{}
 	for _, f := range finalizers(old) {
 		had[f] = true
 	}
-	var errs field.ErrorList
+	var added []string
 	for _, f := range finalizers(obj) {
 		if !had[f] {
-			errs = append(errs, field.Forbidden(field.NewPath("metadata", "finalizers"),
-				fmt.Sprintf("no new finalizers can be added if the object is being deleted, found new finalizers []string{%q}", f)))
+			added = append(added, f)
 		}
 	}
-	return errs
+	if len(added) == 0 {
+		return nil
+	}
+	err := field.Forbidden(field.NewPath("metadata", "finalizers"),
+		fmt.Sprintf("no new finalizers can be added if the object is being deleted, found new finalizers %#v", added))
+	return field.ErrorList{err, err}
 }
 
 func finalizers(obj object) []string {
@@ -116,7 +128,8 @@ func finalizers(obj object) []string {
 }
 
 // commitUpdate writes obj over the object at revision expected. An object
-// being deleted whose last finalizer is gone is deleted instead.
+// being deleted whose last finalizer is gone is deleted instead, unless it
+// is still in its grace period (a pod, which its kubelet deletes).
 func (s *Server) commitUpdate(ctx context.Context, res *catalog.Resource, ns, name string, obj object, expected int64, isDryRun bool) (object, error) {
 	if isDryRun {
 		// As kube-apiserver, a dry run answers with the revision it would replace.
@@ -124,12 +137,13 @@ func (s *Server) commitUpdate(ctx context.Context, res *catalog.Resource, ns, na
 		return obj, nil
 	}
 	key := objectKey(res, ns, name)
-	if deleting(obj) && !hasFinalizers(res, obj) {
+	if deleting(obj) && !hasFinalizers(res, obj) && int64Of(metadata(obj)["deletionGracePeriodSeconds"]) == 0 {
 		rev, _, err := s.store.Delete(ctx, key, expected)
 		if err != nil {
 			return nil, storeError(res, name, err)
 		}
 		metadata(obj)["resourceVersion"] = strconv.FormatInt(rev, 10)
+		s.journalWrite(ctx, res, key, expected, obj, true)
 		return obj, nil
 	}
 	value, err := encodeForStorage(res, obj)
@@ -141,6 +155,9 @@ func (s *Server) commitUpdate(ctx context.Context, res *catalog.Resource, ns, na
 		return nil, storeError(res, name, err)
 	}
 	metadata(obj)["resourceVersion"] = strconv.FormatInt(rev, 10)
+	if deleting(obj) {
+		s.journalWrite(ctx, res, key, expected, obj, false)
+	}
 	return obj, nil
 }
 

@@ -1,0 +1,63 @@
+package playground
+
+import (
+	"slices"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"kubeplay/server"
+)
+
+// DeletionJournal keeps, for every object, the timeline of its deletion:
+// the API server reports requests, deletionTimestamps, finalizer removals
+// and removals; the garbage collector reports the dependents it deleted or
+// orphaned. It is safe for concurrent use.
+type DeletionJournal struct {
+	mu    sync.Mutex
+	byUID map[string][]server.DeletionEvent
+	// latest maps an object's name to the uid of its latest incarnation
+	// seen, so the timeline of "the configmap a" can be found by name.
+	latest map[objectName]string
+}
+
+type objectName struct {
+	gr       schema.GroupResource
+	ns, name string
+}
+
+func newDeletionJournal() *DeletionJournal {
+	return &DeletionJournal{byUID: map[string][]server.DeletionEvent{}, latest: map[objectName]string{}}
+}
+
+// record adds ev to the timeline of its object (by uid; by name when the
+// uid is unknown, as for a corrupt object).
+func (j *DeletionJournal) record(ev server.DeletionEvent) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	key := ev.Object.UID
+	name := objectName{ev.Object.Resource, ev.Object.Namespace, ev.Object.Name}
+	if key == "" {
+		key = "name:" + name.gr.String() + "/" + name.ns + "/" + name.name
+	}
+	if ev.Object.Name != "" {
+		j.latest[name] = key
+	}
+	j.byUID[key] = append(j.byUID[key], ev)
+}
+
+// Timeline returns the deletion events of the object with uid, oldest
+// first (nil if none).
+func (j *DeletionJournal) Timeline(uid string) []server.DeletionEvent {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return slices.Clone(j.byUID[uid])
+}
+
+// TimelineOf returns the deletion events of the latest object named
+// ns/name of resource gr (ns is "" for cluster-scoped objects).
+func (j *DeletionJournal) TimelineOf(gr schema.GroupResource, ns, name string) []server.DeletionEvent {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return slices.Clone(j.byUID[j.latest[objectName{gr, ns, name}]])
+}
