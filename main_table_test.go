@@ -1,0 +1,109 @@
+package main
+
+import (
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// The expected outputs in testdata/kubectl-get/ are kubectl's against a real
+// kube-apiserver for the objects in testdata/kubectl-get.yaml. To re-record
+// against a freshly started oracle:
+//
+//	go test . -run TestKubectlGet -oracle-kubeconfig /tmp/oracle/kubeconfig
+var oracleKubeconfig = flag.String("oracle-kubeconfig", "", "record kubectl get's output against the kube-apiserver of this kubeconfig")
+
+// kubectlGets are the commands compared: each type's default and wide
+// columns, which kubectl reads from the server's Table.
+var kubectlGets = func() [][]string {
+	var gets [][]string
+	for _, t := range []string{
+		"deployments", "replicasets", "statefulsets", "daemonsets", "cronjobs", "services",
+		"configmaps", "secrets", "serviceaccounts", "endpointslices", "events", "leases",
+		"roles", "rolebindings", "ingresses", "networkpolicies", "poddisruptionbudgets",
+		"horizontalpodautoscalers",
+	} {
+		gets = append(gets, []string{"get", t, "-n", "tblk"}, []string{"get", t, "-n", "tblk", "-o", "wide"})
+	}
+	for _, t := range []string{
+		"namespaces tblk default", "nodes tblk-node", "storageclasses tblk-fast", "priorityclasses tblk-high",
+		"clusterroles tblk-viewer", "clusterrolebindings tblk-viewers",
+	} {
+		gets = append(gets, append([]string{"get"}, strings.Fields(t)...), append(append([]string{"get"}, strings.Fields(t)...), "-o", "wide"))
+	}
+	return gets
+}()
+
+func TestKubectlGet(t *testing.T) {
+	manifest, err := os.ReadFile("testdata/kubectl-get.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := ""
+	if *oracleKubeconfig == "" {
+		url = startServer(t, t.TempDir())
+	}
+	run := func(t *testing.T, args ...string) string {
+		t.Helper()
+		if url != "" {
+			return kubectl(t, url, string(manifest), args...)
+		}
+		cmd := exec.Command("kubectl", append([]string{"--kubeconfig", *oracleKubeconfig}, args...)...)
+		cmd.Stdin = strings.NewReader(string(manifest))
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	run(t, "create", "-f", "-")
+	for _, args := range kubectlGets {
+		name := strings.Join(args[1:], "_")
+		t.Run(name, func(t *testing.T) {
+			got := run(t, args...)
+			golden := filepath.Join("testdata", "kubectl-get", strings.ReplaceAll(name, " ", "_")+".txt")
+			if *oracleKubeconfig != "" {
+				os.MkdirAll(filepath.Dir(golden), 0o755)
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if normalizeGet(got) != normalizeGet(string(want)) {
+				t.Errorf("kubectl %s:\n%s\noracle:\n%s", strings.Join(args, " "), got, want)
+			}
+		})
+	}
+}
+
+var (
+	ageWord   = regexp.MustCompile(`^([0-9]+[smhdy])+$`)
+	timestamp = regexp.MustCompile(`[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z`)
+	spaces    = regexp.MustCompile(` {2,}`)
+)
+
+// normalizeGet replaces what differs between two runs (ages, timestamps) and
+// the column padding that depends on their width.
+func normalizeGet(s string) string {
+	s = timestamp.ReplaceAllString(s, "TIME")
+	s = spaces.ReplaceAllString(s, "  ")
+	var lines []string
+	for _, l := range strings.Split(s, "\n") {
+		cols := strings.Split(l, "  ")
+		for i, c := range cols {
+			if ageWord.MatchString(strings.TrimSpace(c)) {
+				cols[i] = "AGE"
+			}
+		}
+		lines = append(lines, strings.Join(cols, "  "))
+	}
+	return strings.Join(lines, "\n")
+}
