@@ -71,7 +71,7 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, req *request) {
 		encoding.WriteError(w, r, err)
 		return
 	}
-	encoding.Write(w, r, code, out)
+	s.writeObject(w, r, req, code, out)
 }
 
 // deleteObject deletes one object. An object with finalizers is only marked
@@ -155,5 +155,5 @@ func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request, req *r
 		deleted = append(deleted, item)
 	}
 	list.items = deleted
-	encoding.Write(w, r, http.StatusOK, list.encode(req.res))
+	s.writeList(w, r, req, list)
 }

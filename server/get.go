@@ -7,15 +7,10 @@ import (
 )
 
 func (s *Server) get(w http.ResponseWriter, r *http.Request, req *request) {
-	conv, err := s.newConverter(r, req)
-	if err != nil {
-		encoding.WriteError(w, r, err)
-		return
-	}
 	obj, _, err := s.getObject(r.Context(), req.res, req.namespace, req.name)
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return
 	}
-	encoding.Write(w, r, http.StatusOK, conv.object(obj))
+	s.writeObject(w, r, req, http.StatusOK, obj)
 }

@@ -236,15 +236,10 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, req *request) {
 		encoding.WriteError(w, r, err)
 		return
 	}
-	conv, err := s.newConverter(r, req)
-	if err != nil {
-		encoding.WriteError(w, r, err)
-		return
-	}
 	list, err := s.listObjects(r.Context(), req.res, req.namespace, sel, opts)
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return
 	}
-	encoding.Write(w, r, http.StatusOK, conv.list(list, req.res))
+	s.writeList(w, r, req, list)
 }

@@ -103,7 +103,6 @@ func TestNegotiate_NotAcceptable(t *testing.T) {
 		{"html get", "GET", cms + "/cm", "text/html", object},
 		{"unknown as", "GET", cms, "application/json;as=Foo;g=meta.k8s.io;v=v1", only},
 		{"protobuf table", "GET", cms, "application/vnd.kubernetes.protobuf;as=Table;g=meta.k8s.io;v=v1", collection},
-		{"list conversion on get", "GET", cms + "/cm", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1", only},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			body := ""

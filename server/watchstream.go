@@ -42,7 +42,10 @@ func newEventStream(w http.ResponseWriter, r *http.Request, conv *converter) wat
 func (c *converter) encodeEvent(ev watchEvent) ([]byte, error) {
 	o := ev.Object
 	if obj, ok := o.(object); ok {
-		o = c.object(obj)
+		var err error
+		if o, err = c.object(obj); err != nil {
+			return nil, err // a list conversion: the stream ends, empty, as on the oracle
+		}
 		if c.as.As == encoding.AsTable {
 			c.columnsSent = true
 		}
