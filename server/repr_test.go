@@ -319,3 +319,49 @@ func TestWatch_WebSocket(t *testing.T) {
 		}
 	})
 }
+
+// A Table page carries the list's metadata: the continue token and
+// remainingItemCount of the same page as JSON (as kubectl get --chunk-size
+// relies on).
+func TestTable_Pages(t *testing.T) {
+	srv := &target{URL: httptest.NewServer(newTestServer(t)).URL}
+	cms := namespace(t, srv, "pages")
+	for _, n := range []string{"a", "b", "c"} {
+		call(t, srv, "POST", cms, `{"metadata":{"name":"`+n+`"}}`)
+	}
+	type page struct {
+		Metadata struct {
+			ResourceVersion    string `json:"resourceVersion"`
+			Continue           string `json:"continue"`
+			RemainingItemCount *int64 `json:"remainingItemCount"`
+		}
+		Rows []struct{ Cells []any }
+	}
+	get := func(path string, accept string) page {
+		t.Helper()
+		resp, b := call(t, srv, "GET", path, "", "Accept", accept)
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s: %d %s", path, resp.StatusCode, b)
+		}
+		var p page
+		if err := json.Unmarshal(b, &p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	const table = "application/json;as=Table;g=meta.k8s.io;v=v1"
+	list := get(cms+"?limit=2", "application/json")
+	first := get(cms+"?limit=2", table)
+	fm, lm := first.Metadata, list.Metadata
+	if fm.ResourceVersion != lm.ResourceVersion || fm.Continue != lm.Continue || fm.Continue == "" ||
+		fm.RemainingItemCount == nil || *fm.RemainingItemCount != 1 {
+		t.Fatalf("table page metadata %+v, list's %+v", first.Metadata, list.Metadata)
+	}
+	if len(first.Rows) != 2 || first.Rows[0].Cells[0] != "a" || first.Rows[1].Cells[0] != "b" {
+		t.Errorf("first page rows %v", first.Rows)
+	}
+	last := get(cms+"?limit=2&continue="+first.Metadata.Continue, table)
+	if len(last.Rows) != 1 || last.Rows[0].Cells[0] != "c" || last.Metadata.Continue != "" || last.Metadata.ResourceVersion != first.Metadata.ResourceVersion {
+		t.Errorf("last page %+v", last)
+	}
+}

@@ -9,7 +9,7 @@ import (
 )
 
 // newTestServer returns a kubeplay API server over a fresh in-memory store.
-func newTestServer(t *testing.T) http.Handler {
+func newTestServer(t testing.TB) http.Handler {
 	t.Helper()
 	st, err := store.Open(t.Context(), ":memory:", store.Options{})
 	if err != nil {
