@@ -5,7 +5,7 @@ package table
 var printers = map[string]cellsFunc{
 	"/configmaps":                          configMapCells,
 	"/endpoints":                           endpointsCells,
-	"/events":                              eventCells,
+	"/events":                              eventCells(coreEvent),
 	"/namespaces":                          namespaceCells,
 	"/nodes":                               nodeCells,
 	"/persistentvolumeclaims":              persistentVolumeClaimCells,
@@ -27,7 +27,7 @@ var printers = map[string]cellsFunc{
 	"batch/jobs":                           jobCells,
 	"coordination.k8s.io/leases":           leaseCells,
 	"discovery.k8s.io/endpointslices":      endpointSliceCells,
-	"events.k8s.io/events":                 eventsV1Cells,
+	"events.k8s.io/events":                 eventCells(eventsV1Event),
 	"networking.k8s.io/ingressclasses":     ingressClassCells,
 	"networking.k8s.io/ingresses":          ingressCells,
 	"networking.k8s.io/networkpolicies":    networkPolicyCells,
