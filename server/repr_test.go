@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"kubeplay/server"
+	"kubeplay/store"
 )
 
 // target is a server under test: kubeplay, or the oracle with -oracle.
@@ -363,5 +366,37 @@ func TestTable_Pages(t *testing.T) {
 	last := get(cms+"?limit=2&continue="+first.Metadata.Continue, table)
 	if len(last.Rows) != 1 || last.Rows[0].Cells[0] != "c" || last.Metadata.Continue != "" || last.Metadata.ResourceVersion != first.Metadata.ResourceVersion {
 		t.Errorf("last page %+v", last)
+	}
+}
+
+// Ages are computed when the server answers, with its clock (Options.Now).
+func TestTable_AgesUseServerClock(t *testing.T) {
+	st, err := store.Open(t.Context(), ":memory:", store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	h, err := server.New(t.Context(), server.Options{Store: st, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	httpSrv := httptest.NewServer(h)
+	defer httpSrv.Close()
+	srv := &target{URL: httpSrv.URL}
+	call(t, srv, "POST", "/api/v1/namespaces/default/configmaps", `{"metadata":{"name":"cm"}}`)
+	for _, tc := range []struct {
+		after time.Duration
+		want  string
+	}{{0, "0s"}, {90 * time.Second, "90s"}, {5*time.Minute + 3*time.Second, "5m3s"}, {49 * time.Hour, "2d1h"}} {
+		now = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).Add(tc.after)
+		_, b := call(t, srv, "GET", "/api/v1/namespaces/default/configmaps/cm", "", "Accept", "application/json;as=Table;g=meta.k8s.io;v=v1")
+		var tbl struct{ Rows []struct{ Cells []any } }
+		if err := json.Unmarshal(b, &tbl); err != nil || len(tbl.Rows) != 1 {
+			t.Fatalf("%v: %s", err, b)
+		}
+		if got := tbl.Rows[0].Cells[2]; got != tc.want {
+			t.Errorf("after %v: age %v, want %s", tc.after, got, tc.want)
+		}
 	}
 }
