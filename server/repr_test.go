@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"sigs.k8s.io/yaml"
 
 	"kubeplay/server"
 	"kubeplay/store"
@@ -106,6 +107,7 @@ func TestNegotiate_NotAcceptable(t *testing.T) {
 		{"html get", "GET", cms + "/cm", "text/html", object},
 		{"unknown as", "GET", cms, "application/json;as=Foo;g=meta.k8s.io;v=v1", only},
 		{"protobuf table", "GET", cms, "application/vnd.kubernetes.protobuf;as=Table;g=meta.k8s.io;v=v1", collection},
+		{"yaml watch", "GET", cms + "?watch=true", "application/yaml", "only the following media types are accepted: application/json;stream=watch"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			body := ""
@@ -113,8 +115,13 @@ func TestNegotiate_NotAcceptable(t *testing.T) {
 				body = `{"metadata":{"name":"other"}}`
 			}
 			resp, b := call(t, srv, tc.method, tc.path, body, "Accept", tc.accept)
-			if resp.StatusCode != http.StatusNotAcceptable || resp.Header.Get("Content-Type") != "application/json" {
+			if resp.StatusCode != http.StatusNotAcceptable {
 				t.Fatalf("got %d %s: %s", resp.StatusCode, resp.Header.Get("Content-Type"), b)
+			}
+			if resp.Header.Get("Content-Type") == "application/yaml" {
+				b, _ = yaml.YAMLToJSON(b) // the Status in the format the client accepts
+			} else if resp.Header.Get("Content-Type") != "application/json" {
+				t.Errorf("Content-Type %q", resp.Header.Get("Content-Type"))
 			}
 			if got := statusMessage(t, b); got != tc.want {
 				t.Errorf("message %q, want %q", got, tc.want)

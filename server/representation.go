@@ -79,6 +79,14 @@ func (s *Server) newConverter(r *http.Request, req *request) (*converter, error)
 	if err != nil {
 		return nil, err
 	}
+	if req.verb == "watch" && as.MediaType == encoding.YAML {
+		// Watch events stream as JSON only (kube-apiserver's message also
+		// names protobuf, which it streams and kubeplay does not).
+		return nil, &apierrors.StatusError{ErrStatus: metav1.Status{
+			Status: metav1.StatusFailure, Code: http.StatusNotAcceptable, Reason: metav1.StatusReasonNotAcceptable,
+			Message: "only the following media types are accepted: application/json;stream=watch",
+		}}
+	}
 	c := &converter{as: as, res: req.res, now: s.now}
 	if as.As == encoding.AsTable {
 		c.include = r.URL.Query().Get("includeObject")
