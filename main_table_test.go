@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"flag"
 	"os"
 	"os/exec"
@@ -8,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The expected outputs in testdata/kubectl-get/ are kubectl's against a real
@@ -106,4 +108,62 @@ func normalizeGet(s string) string {
 		lines = append(lines, strings.Join(cols, "  "))
 	}
 	return strings.Join(lines, "\n")
+}
+
+// kubectl get -w prints the Tables of a watch. The expected lines are
+// kubectl's against the oracle for the same steps (ages normalized).
+func TestKubectlGetWatch(t *testing.T) {
+	url := startServer(t, t.TempDir())
+	k := func(stdin string, args ...string) { t.Helper(); kubectl(t, url, stdin, args...) }
+	k("", "create", "namespace", "kw")
+	k("", "-n", "kw", "create", "configmap", "a")
+
+	cmd := exec.Command("kubectl", "--server", url, "-n", "kw", "get", "configmaps", "-w", "--output-watch-events")
+	cmd.Env = append(os.Environ(), "KUBECONFIG=/dev/null")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	lines := make(chan string)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	var got []string
+	read := func(n int) {
+		t.Helper()
+		for len(got) < n {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					t.Fatalf("kubectl ended after %q", got)
+				}
+				got = append(got, normalizeGet(l))
+			case <-time.After(10 * time.Second):
+				t.Fatalf("waiting for line %d; got %q", n, got)
+			}
+		}
+	}
+	read(2) // the header and the existing object: the watch is running
+	k("", "-n", "kw", "create", "configmap", "b", "--from-literal=x=1")
+	k("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b, namespace: kw}\ndata: {x: '1', y: '2'}\n", "replace", "-f", "-")
+	k("", "-n", "kw", "delete", "configmap", "a")
+	read(5)
+	want := []string{
+		"EVENT  NAME  DATA  AGE",
+		"ADDED  a  0  AGE",
+		"ADDED  b  1  AGE",
+		"MODIFIED  b  2  AGE",
+		"DELETED  a  0  AGE",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("kubectl get -w:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
 }
