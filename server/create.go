@@ -16,7 +16,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, req *request) {
 		encoding.WriteError(w, r, err)
 		return
 	}
-	encoding.Write(w, r, code, obj)
+	s.writeObject(w, r, req, code, obj)
 }
 
 func (s *Server) createObject(r *http.Request, req *request) (object, int, error) {

@@ -153,7 +153,7 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, req *request) {
 		encoding.WriteError(w, r, err)
 		return
 	}
-	encoding.Write(w, r, code, out)
+	s.writeObject(w, r, req, code, out)
 }
 
 // defaultOrphans lists the types whose objects orphan their dependents when
@@ -458,5 +458,5 @@ func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request, req *r
 		deleted = append(deleted, item)
 	}
 	list.items = deleted
-	encoding.Write(w, r, http.StatusOK, list.encode(req.res))
+	s.writeList(w, r, req, list)
 }

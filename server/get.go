@@ -10,11 +10,6 @@ import (
 // not older than it ("0": any), so only a revision the store has not reached
 // changes the answer: 504 after a short wait, as kube-apiserver answers.
 func (s *Server) get(w http.ResponseWriter, r *http.Request, req *request) {
-	conv, err := s.newConverter(r, req)
-	if err != nil {
-		encoding.WriteError(w, r, err)
-		return
-	}
 	rev, err := parseResourceVersion(r.URL.Query().Get("resourceVersion"))
 	if err != nil {
 		encoding.WriteError(w, r, err)
@@ -29,5 +24,5 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, req *request) {
 		encoding.WriteError(w, r, err)
 		return
 	}
-	encoding.Write(w, r, http.StatusOK, conv.object(obj))
+	s.writeObject(w, r, req, http.StatusOK, obj)
 }

@@ -318,11 +318,6 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, req *request) {
 		encoding.WriteError(w, r, err)
 		return
 	}
-	conv, err := s.newConverter(r, req)
-	if err != nil {
-		encoding.WriteError(w, r, err)
-		return
-	}
 	if err := s.awaitRevision(r.Context(), max(opts.atRev, opts.minRev)); err != nil {
 		writeError(w, r, err)
 		return
@@ -332,5 +327,5 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, req *request) {
 		writeError(w, r, err)
 		return
 	}
-	encoding.Write(w, r, http.StatusOK, conv.list(list, req.res))
+	s.writeList(w, r, req, list)
 }

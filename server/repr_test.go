@@ -11,7 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gorilla/websocket"
+	"sigs.k8s.io/yaml"
+
+	"kubeplay/server"
+	"kubeplay/store"
 )
 
 // target is a server under test: kubeplay, or the oracle with -oracle.
@@ -103,7 +106,7 @@ func TestNegotiate_NotAcceptable(t *testing.T) {
 		{"html get", "GET", cms + "/cm", "text/html", object},
 		{"unknown as", "GET", cms, "application/json;as=Foo;g=meta.k8s.io;v=v1", only},
 		{"protobuf table", "GET", cms, "application/vnd.kubernetes.protobuf;as=Table;g=meta.k8s.io;v=v1", collection},
-		{"list conversion on get", "GET", cms + "/cm", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1", only},
+		{"yaml watch", "GET", cms + "?watch=true", "application/yaml", "only the following media types are accepted: application/json;stream=watch"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			body := ""
@@ -111,8 +114,13 @@ func TestNegotiate_NotAcceptable(t *testing.T) {
 				body = `{"metadata":{"name":"other"}}`
 			}
 			resp, b := call(t, srv, tc.method, tc.path, body, "Accept", tc.accept)
-			if resp.StatusCode != http.StatusNotAcceptable || resp.Header.Get("Content-Type") != "application/json" {
+			if resp.StatusCode != http.StatusNotAcceptable {
 				t.Fatalf("got %d %s: %s", resp.StatusCode, resp.Header.Get("Content-Type"), b)
+			}
+			if resp.Header.Get("Content-Type") == "application/yaml" {
+				b, _ = yaml.YAMLToJSON(b) // the Status in the format the client accepts
+			} else if resp.Header.Get("Content-Type") != "application/json" {
+				t.Errorf("Content-Type %q", resp.Header.Get("Content-Type"))
 			}
 			if got := statusMessage(t, b); got != tc.want {
 				t.Errorf("message %q, want %q", got, tc.want)
@@ -211,112 +219,80 @@ func TestWrite_Pretty(t *testing.T) {
 	}
 }
 
-// The handshake rules and framing are the oracle's (the test passes against
-// it with -oracle, on a fresh one): a watch upgrades when the request has an
-// Origin and at most one subprotocol (echoed back, any name); each event is
-// a text message holding the JSON line of the HTTP stream; the end of the
-// watch is a normal closure.
-func TestWatch_WebSocket(t *testing.T) {
-	srv := kubeplayOrOracle(t)
-	cms := namespace(t, srv, "repr-websocket")
-	call(t, srv, "POST", cms, `{"metadata":{"name":"first"}}`)
-	wsURL := "ws" + strings.TrimPrefix(srv.URL, "http") + cms + "?watch=true&timeoutSeconds=2"
-	dial := func(h http.Header, protocols ...string) (*websocket.Conn, *http.Response, error) {
-		d := websocket.Dialer{Subprotocols: protocols, TLSClientConfig: insecureTLS}
-		full := srv.header()
-		for k, v := range h {
-			full[k] = v
-		}
-		return d.Dial(wsURL, full)
+// A Table page carries the list's metadata: the continue token and
+// remainingItemCount of the same page as JSON (as kubectl get --chunk-size
+// relies on).
+func TestTable_Pages(t *testing.T) {
+	srv := &target{URL: httptest.NewServer(newTestServer(t)).URL}
+	cms := namespace(t, srv, "pages")
+	for _, n := range []string{"a", "b", "c"} {
+		call(t, srv, "POST", cms, `{"metadata":{"name":"`+n+`"}}`)
 	}
-	origin := http.Header{"Origin": {"http://localhost"}}
+	type page struct {
+		Metadata struct {
+			ResourceVersion    string `json:"resourceVersion"`
+			Continue           string `json:"continue"`
+			RemainingItemCount *int64 `json:"remainingItemCount"`
+		}
+		Rows []struct{ Cells []any }
+	}
+	get := func(path string, accept string) page {
+		t.Helper()
+		resp, b := call(t, srv, "GET", path, "", "Accept", accept)
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s: %d %s", path, resp.StatusCode, b)
+		}
+		var p page
+		if err := json.Unmarshal(b, &p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	const table = "application/json;as=Table;g=meta.k8s.io;v=v1"
+	list := get(cms+"?limit=2", "application/json")
+	first := get(cms+"?limit=2", table)
+	fm, lm := first.Metadata, list.Metadata
+	if fm.ResourceVersion != lm.ResourceVersion || fm.Continue != lm.Continue || fm.Continue == "" ||
+		fm.RemainingItemCount == nil || *fm.RemainingItemCount != 1 {
+		t.Fatalf("table page metadata %+v, list's %+v", first.Metadata, list.Metadata)
+	}
+	if len(first.Rows) != 2 || first.Rows[0].Cells[0] != "a" || first.Rows[1].Cells[0] != "b" {
+		t.Errorf("first page rows %v", first.Rows)
+	}
+	last := get(cms+"?limit=2&continue="+first.Metadata.Continue, table)
+	if len(last.Rows) != 1 || last.Rows[0].Cells[0] != "c" || last.Metadata.Continue != "" || last.Metadata.ResourceVersion != first.Metadata.ResourceVersion {
+		t.Errorf("last page %+v", last)
+	}
+}
 
-	t.Run("events", func(t *testing.T) {
-		conn, resp, err := dial(origin, "base64.binary.k8s.io")
-		if err != nil {
-			t.Fatal(err)
+// Ages are computed when the server answers, with its clock (Options.Now).
+func TestTable_AgesUseServerClock(t *testing.T) {
+	st, err := store.Open(t.Context(), ":memory:", store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	h, err := server.New(t.Context(), server.Options{Store: st, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	httpSrv := httptest.NewServer(h)
+	defer httpSrv.Close()
+	srv := &target{URL: httpSrv.URL}
+	call(t, srv, "POST", "/api/v1/namespaces/default/configmaps", `{"metadata":{"name":"cm"}}`)
+	for _, tc := range []struct {
+		after time.Duration
+		want  string
+	}{{0, "0s"}, {90 * time.Second, "90s"}, {5*time.Minute + 3*time.Second, "5m3s"}, {49 * time.Hour, "2d1h"}} {
+		now = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).Add(tc.after)
+		_, b := call(t, srv, "GET", "/api/v1/namespaces/default/configmaps/cm", "", "Accept", "application/json;as=Table;g=meta.k8s.io;v=v1")
+		var tbl struct{ Rows []struct{ Cells []any } }
+		if err := json.Unmarshal(b, &tbl); err != nil || len(tbl.Rows) != 1 {
+			t.Fatalf("%v: %s", err, b)
 		}
-		defer conn.Close()
-		if p := resp.Header.Get("Sec-Websocket-Protocol"); p != "base64.binary.k8s.io" {
-			t.Errorf("subprotocol %q", p)
+		if got := tbl.Rows[0].Cells[2]; got != tc.want {
+			t.Errorf("after %v: age %v, want %s", tc.after, got, tc.want)
 		}
-		read := func() (string, string) {
-			t.Helper()
-			conn.SetReadDeadline(time.Now().Add(5 * time.Second))
-			mt, b, err := conn.ReadMessage()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if mt != websocket.TextMessage || !bytes.HasSuffix(b, []byte("\n")) {
-				t.Fatalf("message type %d %q", mt, b)
-			}
-			var ev struct {
-				Type   string
-				Object struct{ Metadata struct{ Name string } }
-			}
-			if err := json.Unmarshal(b, &ev); err != nil {
-				t.Fatal(err)
-			}
-			return ev.Type, ev.Object.Metadata.Name
-		}
-		if typ, name := read(); typ != "ADDED" || name != "first" {
-			t.Errorf("got %s %s", typ, name)
-		}
-		call(t, srv, "POST", cms, `{"metadata":{"name":"second"}}`)
-		if typ, name := read(); typ != "ADDED" || name != "second" {
-			t.Errorf("got %s %s", typ, name)
-		}
-		_, _, err = conn.ReadMessage()
-		if !websocket.IsCloseError(err, websocket.CloseNormalClosure) {
-			t.Errorf("end of watch: %v", err)
-		}
-	})
-	t.Run("table", func(t *testing.T) {
-		h := origin.Clone()
-		h.Set("Accept", "application/json;as=Table;g=meta.k8s.io;v=v1")
-		conn, _, err := dial(h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close()
-		_, b, err := conn.ReadMessage()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Contains(b, []byte(`"kind":"Table"`)) || !bytes.Contains(b, []byte(`"cells":["first",0,`)) {
-			t.Errorf("not a Table event: %s", b)
-		}
-	})
-	t.Run("refused", func(t *testing.T) {
-		for _, tc := range []struct {
-			name      string
-			header    http.Header
-			protocols []string
-			code      int
-		}{
-			{"no origin", nil, nil, http.StatusForbidden},
-			{"two subprotocols", origin, []string{"foo", "base64.binary.k8s.io"}, http.StatusBadRequest},
-		} {
-			_, resp, err := dial(tc.header, tc.protocols...)
-			if err == nil || resp == nil || resp.StatusCode != tc.code {
-				t.Errorf("%s: %v %v", tc.name, err, resp)
-				continue
-			}
-			if b, _ := io.ReadAll(resp.Body); len(b) != 0 {
-				t.Errorf("%s: body %q", tc.name, b)
-			}
-		}
-	})
-	t.Run("bad request before the upgrade", func(t *testing.T) {
-		h := origin.Clone()
-		h.Set("Accept", "application/json;as=Table;g=meta.k8s.io;v=v1")
-		for k, v := range srv.header() {
-			h[k] = v
-		}
-		d := websocket.Dialer{TLSClientConfig: insecureTLS}
-		_, resp, err := d.Dial(wsURL+"&includeObject=Bogus", h)
-		if err == nil || resp == nil || resp.StatusCode != http.StatusBadRequest {
-			t.Fatalf("%v %v", err, resp)
-		}
-	})
+	}
 }

@@ -83,7 +83,7 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, req *request) {
 		encoding.WriteError(w, r, err)
 		return
 	}
-	encoding.Write(w, r, http.StatusOK, out)
+	s.writeObject(w, r, req, http.StatusOK, out)
 }
 
 // validateFinalizersOnUpdate rejects new finalizers on an object being

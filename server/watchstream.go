@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 
 	"kubeplay/server/encoding"
 )
@@ -26,14 +27,23 @@ type watchStream interface {
 }
 
 // newEventStream returns the transport r asks for: a WebSocket when it asks
-// to upgrade, otherwise a chunked HTTP response. conv converts each event's
-// object into the negotiated representation.
+// to upgrade (natively; see websocket_js.go), otherwise a chunked HTTP
+// response. conv converts each event's object into the negotiated
+// representation.
 func newEventStream(w http.ResponseWriter, r *http.Request, conv *converter) watchStream {
 	if isWebSocket(r) {
-		return newWebSocketStream(w, r, conv)
+		if ws := newWebSocketStream(w, r, conv); ws != nil {
+			return ws
+		}
 	}
 	f, _ := w.(http.Flusher)
 	return &chunkedStream{w: w, flusher: f, conv: conv}
+}
+
+// isWebSocket reports whether r asks to upgrade to a WebSocket.
+func isWebSocket(r *http.Request) bool {
+	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket") &&
+		strings.Contains(strings.ToLower(r.Header.Get("Connection")), "upgrade")
 }
 
 // encodeEvent encodes one event as the JSON object a watch sends, its
@@ -42,7 +52,10 @@ func newEventStream(w http.ResponseWriter, r *http.Request, conv *converter) wat
 func (c *converter) encodeEvent(ev watchEvent) ([]byte, error) {
 	o := ev.Object
 	if obj, ok := o.(object); ok {
-		o = c.object(obj)
+		var err error
+		if o, err = c.object(obj); err != nil {
+			return nil, err // a list conversion: the stream ends, empty, as on the oracle
+		}
 		if c.as.As == encoding.AsTable {
 			c.columnsSent = true
 		}

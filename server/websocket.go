@@ -1,20 +1,15 @@
+//go:build !js
+
 package server
 
 import (
 	"context"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/gorilla/websocket"
 )
-
-// isWebSocket reports whether r asks to upgrade to a WebSocket.
-func isWebSocket(r *http.Request) bool {
-	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket") &&
-		strings.Contains(strings.ToLower(r.Header.Get("Connection")), "upgrade")
-}
 
 // webSocketStream sends watch events as WebSocket messages, as
 // kube-apiserver does for a watch request that asks to upgrade: one text
@@ -30,7 +25,7 @@ type webSocketStream struct {
 	failed bool
 }
 
-func newWebSocketStream(w http.ResponseWriter, r *http.Request, conv *converter) *webSocketStream {
+func newWebSocketStream(w http.ResponseWriter, r *http.Request, conv *converter) watchStream {
 	return &webSocketStream{w: w, r: r, conv: conv, cancel: func() {}}
 }
 

@@ -51,15 +51,7 @@ func serviceExternalIP(o obj) string {
 		}
 		return "<none>"
 	case "LoadBalancer":
-		var ips []string
-		for _, in := range o.list("status", "loadBalancer", "ingress") {
-			if in.str("ip") != "" {
-				ips = append(ips, in.str("ip"))
-			} else if in.str("hostname") != "" {
-				ips = append(ips, in.str("hostname"))
-			}
-		}
-		ips = append(ips, external...)
+		ips := append(loadBalancerAddresses(o), external...)
 		if len(ips) > 0 {
 			return strings.Join(ips, ",")
 		}
@@ -68,6 +60,20 @@ func serviceExternalIP(o obj) string {
 		return spec.str("externalName")
 	}
 	return "<unknown>"
+}
+
+// loadBalancerAddresses lists the IPs (or else host names) of a service's or
+// ingress's load balancer.
+func loadBalancerAddresses(o obj) []string {
+	var addrs []string
+	for _, in := range o.list("status", "loadBalancer", "ingress") {
+		if in.str("ip") != "" {
+			addrs = append(addrs, in.str("ip"))
+		} else if in.str("hostname") != "" {
+			addrs = append(addrs, in.str("hostname"))
+		}
+	}
+	return addrs
 }
 
 func nodeCells(o obj, now time.Time) []any {
@@ -180,46 +186,43 @@ func moreList(items []string, total int, empty string) string {
 	return s
 }
 
-func eventCells(o obj, now time.Time) []any {
-	first := o.time("firstTimestamp")
-	last := o.time("lastTimestamp")
-	if t := o.time("series", "lastObservedTime"); !t.IsZero() {
-		last = t
-	}
-	if first.IsZero() {
-		first = o.time("eventTime")
-	}
-	if last.IsZero() {
-		last = first
-	}
-	count := o.num("count")
-	if n, ok := o.int("series", "count"); ok {
-		count = n
-	}
-	source := eventSource(o.str("source", "component"), o.str("reportingComponent"), o.str("source", "host"), o.str("reportingInstance"))
-	return eventRow(o, now, o.obj("involvedObject"), source, o.str("message"), first, last, count)
+// eventFields names an Event's fields in one API version: events.k8s.io/v1
+// renamed those of core Events, which both print with the same columns.
+type eventFields struct {
+	first, last, count, source, reporter, involved, message string
 }
 
-// eventsV1Cells prints an events.k8s.io/v1 Event with the columns of core
-// Events, reading the renamed fields.
-func eventsV1Cells(o obj, now time.Time) []any {
-	first := o.time("deprecatedFirstTimestamp")
-	last := o.time("deprecatedLastTimestamp")
-	if t := o.time("series", "lastObservedTime"); !t.IsZero() {
-		last = t
+var (
+	coreEvent = eventFields{
+		first: "firstTimestamp", last: "lastTimestamp", count: "count", source: "source",
+		reporter: "reportingComponent", involved: "involvedObject", message: "message",
 	}
-	if first.IsZero() {
-		first = o.time("eventTime")
+	eventsV1Event = eventFields{
+		first: "deprecatedFirstTimestamp", last: "deprecatedLastTimestamp", count: "deprecatedCount", source: "deprecatedSource",
+		reporter: "reportingController", involved: "regarding", message: "note",
 	}
-	if last.IsZero() {
-		last = first
+)
+
+// eventCells returns the printer of Events with fields f.
+func eventCells(f eventFields) cellsFunc {
+	return func(o obj, now time.Time) []any {
+		first, last := o.time(f.first), o.time(f.last)
+		if t := o.time("series", "lastObservedTime"); !t.IsZero() {
+			last = t
+		}
+		if first.IsZero() {
+			first = o.time("eventTime")
+		}
+		if last.IsZero() {
+			last = first
+		}
+		count := o.num(f.count)
+		if n, ok := o.int("series", "count"); ok {
+			count = n
+		}
+		source := eventSource(o.str(f.source, "component"), o.str(f.reporter), o.str(f.source, "host"), o.str("reportingInstance"))
+		return eventRow(o, now, o.obj(f.involved), source, o.str(f.message), first, last, count)
 	}
-	count := o.num("deprecatedCount")
-	if n, ok := o.int("series", "count"); ok {
-		count = n
-	}
-	source := eventSource(o.str("deprecatedSource", "component"), o.str("reportingController"), o.str("deprecatedSource", "host"), o.str("reportingInstance"))
-	return eventRow(o, now, o.obj("regarding"), source, o.str("note"), first, last, count)
 }
 
 // eventSource prints who reported an event: the legacy source, else the

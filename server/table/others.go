@@ -73,19 +73,11 @@ func ingressCells(o obj, now time.Time) []any {
 	if len(hosts) > 0 {
 		hostsCell = moreList(first3(hosts), len(hosts), "*")
 	}
-	var addrs []string
-	for _, in := range o.list("status", "loadBalancer", "ingress") {
-		if in.str("ip") != "" {
-			addrs = append(addrs, in.str("ip"))
-		} else if in.str("hostname") != "" {
-			addrs = append(addrs, in.str("hostname"))
-		}
-	}
 	ports := "80"
 	if len(spec.list("tls")) > 0 {
 		ports = "80, 443"
 	}
-	return []any{o.name(), orNone(spec.str("ingressClassName")), hostsCell, strings.Join(addrs, ","), ports, o.age(now)}
+	return []any{o.name(), orNone(spec.str("ingressClassName")), hostsCell, strings.Join(loadBalancerAddresses(o), ","), ports, o.age(now)}
 }
 
 func ingressClassCells(o obj, now time.Time) []any {

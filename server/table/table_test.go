@@ -148,7 +148,9 @@ func record(t *testing.T) {
 		t.Fatal(err)
 	}
 	var paths []string
+	names := map[string]bool{}
 	for _, o := range objects {
+		names[o.Body["metadata"].(map[string]any)["name"].(string)] = true
 		created, _ := do("POST", o.Path, "application/json", o.Body)
 		if o.Status != nil {
 			var obj map[string]any
@@ -169,8 +171,7 @@ func record(t *testing.T) {
 		// Cluster-scoped collections hold the cluster's own objects too: keep ours.
 		var rows []any
 		for _, r := range tbl["rows"].([]any) {
-			name := r.(map[string]any)["object"].(map[string]any)["metadata"].(map[string]any)["name"].(string)
-			if strings.HasPrefix(name, "tbl") || strings.Contains(p, "/namespaces/tbl/") {
+			if names[r.(map[string]any)["object"].(map[string]any)["metadata"].(map[string]any)["name"].(string)] {
 				rows = append(rows, r)
 			}
 		}

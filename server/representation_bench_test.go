@@ -1,0 +1,41 @@
+package server_test
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// BenchmarkList_Table lists 1,000 pods as JSON and as the Table kubectl get
+// asks for, to show what printing adds to a list.
+func BenchmarkList_Table(b *testing.B) {
+	srv := newTestServer(b)
+	for i := range 1000 {
+		body := fmt.Sprintf(`{"metadata":{"name":"p%04d","labels":{"app":"web"}},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`, i)
+		req := httptest.NewRequest("POST", "/api/v1/namespaces/default/pods", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, req)
+		if rec.Code != http.StatusCreated {
+			b.Fatalf("create: %d %s", rec.Code, rec.Body)
+		}
+	}
+	for _, accept := range []string{"application/json", "application/json;as=Table;g=meta.k8s.io;v=v1"} {
+		b.Run(accept, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				req := httptest.NewRequest("GET", "/api/v1/namespaces/default/pods", nil)
+				req.Header.Set("Accept", accept)
+				rec := httptest.NewRecorder()
+				srv.ServeHTTP(rec, req)
+				if rec.Code != http.StatusOK {
+					b.Fatal(rec.Code)
+				}
+				io.Copy(io.Discard, rec.Body)
+			}
+		})
+	}
+}
