@@ -20,6 +20,7 @@ import (
 // against a freshly started oracle with
 //
 //	go test -run TestKubectl_Discovery -oracle-kubeconfig <dir>/kubeconfig
+//
 // oracleKubeconfig, when set, makes the kubectl tests record kubectl's
 // outputs against that kube-apiserver instead of checking kubeplay.
 var oracleKubeconfig = flag.String("oracle-kubeconfig", "", "record kubectl's outputs against the kube-apiserver of this kubeconfig")
