@@ -21,8 +21,7 @@ import (
 //
 //	go test -run TestKubectl_Discovery -oracle-kubeconfig <dir>/kubeconfig
 //
-// oracleKubeconfig, when set, makes the kubectl tests record kubectl's
-// outputs against that kube-apiserver instead of checking kubeplay.
+// The flag serves every kubectl golden test of this package.
 var oracleKubeconfig = flag.String("oracle-kubeconfig", "", "record kubectl's outputs against the kube-apiserver of this kubeconfig")
 
 // discoveryCommands are the kubectl commands compared, by golden file name.
