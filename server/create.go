@@ -11,7 +11,7 @@ import (
 )
 
 func (s *Server) create(w http.ResponseWriter, r *http.Request, req *request) {
-	obj, code, err := s.createObject(r, req)
+	obj, code, err := s.createObject(w, r, req)
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return
@@ -19,7 +19,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, req *request) {
 	s.writeObject(w, r, req, code, obj)
 }
 
-func (s *Server) createObject(r *http.Request, req *request) (object, int, error) {
+func (s *Server) createObject(w http.ResponseWriter, r *http.Request, req *request) (object, int, error) {
 	res := req.res
 	isDryRun, err := dryRun(r)
 	if err != nil {
@@ -29,7 +29,7 @@ func (s *Server) createObject(r *http.Request, req *request) (object, int, error
 	if err != nil {
 		return nil, 0, err
 	}
-	obj, err := readBody(r, res)
+	obj, err := readBody(w, r, res)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -54,7 +54,7 @@ func (s *Server) namespaceStatus(w http.ResponseWriter, r *http.Request, req *re
 		encoding.WriteError(w, r, errMethodNotAllowed())
 		return
 	}
-	obj, err := readBody(r, req.res)
+	obj, err := readBody(w, r, req.res)
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return
@@ -85,7 +85,7 @@ func (s *Server) finalizeNamespace(w http.ResponseWriter, r *http.Request, req *
 		encoding.WriteError(w, r, errMethodNotAllowed())
 		return
 	}
-	obj, err := readBody(r, req.res)
+	obj, err := readBody(w, r, req.res)
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return

@@ -11,9 +11,14 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/yaml"
 
 	"kubeplay/server/catalog"
 	"kubeplay/server/encoding"
+	"kubeplay/server/openapi"
+	"kubeplay/server/typed"
 	"kubeplay/store"
 )
 
@@ -57,8 +62,15 @@ func encodeForStorage(r *catalog.Resource, obj object) ([]byte, error) {
 	return encoding.MarshalObject(stored)
 }
 
-// readBody reads and decodes a request body into an object of kind r.Kind.
-func readBody(r *http.Request, res *catalog.Resource) (object, error) {
+// readBody reads and decodes a request body into an object of kind r.Kind,
+// as kube-apiserver decodes it into its Go type: values of the wrong type
+// are rejected, unknown and duplicate fields dropped and reported per the
+// request's fieldValidation (warnings go into w's headers).
+func readBody(w http.ResponseWriter, r *http.Request, res *catalog.Resource) (object, error) {
+	validation, err := fieldValidation(r)
+	if err != nil {
+		return nil, err
+	}
 	mt, err := encoding.BodyMediaType(r.Header.Get("Content-Type"))
 	if err != nil {
 		return nil, err
@@ -90,13 +102,72 @@ func readBody(r *http.Request, res *catalog.Resource) (object, error) {
 	case kind != res.Kind:
 		return nil, encoding.BadRequest("%s in version %q cannot be handled as a %s: converting (%s.%s) to (%s.%s): unknown conversion", kind, version, res.Kind, version, kind, internalPackage(res.Group), res.Kind)
 	}
-	obj["apiVersion"], obj["kind"] = apiVersion, kind
-	if md, ok := obj["metadata"]; ok && md != nil {
-		if _, ok := md.(map[string]any); !ok {
-			return nil, encoding.BadRequest("the object provided is unrecognized (must be of type %s): metadata must be an object", res.Kind)
+	if mt != encoding.Protobuf { // protobuf bodies are typed already
+		cannotHandle := fmt.Sprintf("%s in version %q cannot be handled as a %s", kind, version, res.Kind)
+		if obj, err = decodeTyped(w, res, mt, body, validation, cannotHandle); err != nil {
+			return nil, err
 		}
 	}
+	obj["apiVersion"], obj["kind"] = apiVersion, kind
 	return obj, nil
+}
+
+// decodeTyped decodes a JSON or YAML body as res's Go type would.
+func decodeTyped(w http.ResponseWriter, res *catalog.Resource, mt string, body []byte, validation, cannotHandle string) (object, error) {
+	defs, err := openapi.Definitions()
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	schemas, err := openapi.Schemas()
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	if mt == encoding.YAML {
+		if body, err = yaml.YAMLToJSON(body); err != nil {
+			return nil, encoding.BadRequest("%s: %v", cannotHandle, err)
+		}
+	}
+	decoded, err := typed.Decode(schemas, defs[res.GroupVersionKind()], body)
+	if err != nil {
+		return nil, encoding.BadRequest("%s: %v", cannotHandle, err)
+	}
+	if err := reportFieldErrors(w, validation, decoded.FieldErrors, cannotHandle); err != nil {
+		return nil, err
+	}
+	return decoded.Object, nil
+}
+
+// fieldValidation is the request's fieldValidation parameter, checked as
+// kube-apiserver checks it ("" means Warn).
+func fieldValidation(r *http.Request) (string, error) {
+	v := r.URL.Query().Get("fieldValidation")
+	switch v {
+	case "", "Ignore", "Warn", "Strict":
+		return v, nil
+	}
+	options := map[string]string{http.MethodPost: "CreateOptions", http.MethodPatch: "PatchOptions"}[r.Method]
+	if options == "" {
+		options = "UpdateOptions"
+	}
+	return "", apierrors.NewInvalid(schema.GroupKind{Group: "meta.k8s.io", Kind: options}, "", field.ErrorList{
+		field.NotSupported(field.NewPath("fieldValidation"), v, []string{"", "Ignore", "Strict", "Warn"}),
+	})
+}
+
+// reportFieldErrors applies fieldValidation to the unknown and duplicate
+// fields of a body: a 400 with Strict, a warning each with Warn (the
+// default), nothing with Ignore.
+func reportFieldErrors(w http.ResponseWriter, validation string, fieldErrors []string, cannotHandle string) error {
+	switch {
+	case len(fieldErrors) == 0 || validation == "Ignore":
+		return nil
+	case validation == "Strict":
+		return encoding.BadRequest("%s: strict decoding error: %s", cannotHandle, strings.Join(fieldErrors, ", "))
+	}
+	for _, e := range fieldErrors {
+		w.Header().Add("Warning", "299 - "+strconv.Quote(e))
+	}
+	return nil
 }
 
 // readBytes reads a request body of at most maxBodyBytes.

@@ -26,7 +26,7 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, req *request) {
 		encoding.WriteError(w, r, err)
 		return
 	}
-	obj, err := readBody(r, res)
+	obj, err := readBody(w, r, res)
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return
