@@ -121,11 +121,11 @@ func (s *Server) commitUpdate(ctx context.Context, res *catalog.Resource, ns, na
 	}
 	key := objectKey(res, ns, name)
 	if deleting(obj) && !hasFinalizers(res, obj) && int64Of(metadata(obj)["deletionGracePeriodSeconds"]) == 0 {
-		rev, _, err := s.store.Delete(ctx, key, expected)
-		if err != nil {
+		if _, _, err := s.store.Delete(ctx, key, expected); err != nil {
 			return nil, storeError(res, name, err)
 		}
-		metadata(obj)["resourceVersion"] = strconv.FormatInt(rev, 10)
+		// kube-apiserver answers with the object at the revision it read.
+		metadata(obj)["resourceVersion"] = strconv.FormatInt(expected, 10)
 		s.journalWrite(ctx, res, key, expected, obj, true)
 		return obj, nil
 	}
