@@ -2,7 +2,6 @@ package playground
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -17,7 +16,6 @@ import (
 	"kubeplay/server"
 	"kubeplay/server/catalog"
 	"kubeplay/server/inproc"
-	"kubeplay/store"
 )
 
 // namespaceControllerAgent is how kube-controller-manager's namespace
@@ -32,61 +30,24 @@ const namespaceControllerAgent = "kube-controller-manager/v1.35.4 (linux/amd64) 
 type namespaceController struct {
 	api     *inproc.Client
 	catalog *catalog.Catalog
-	store   store.Store
 }
 
-func newNamespaceController(api *server.Server, st store.Store) *namespaceController {
-	return &namespaceController{api: inproc.New(api, namespaceControllerAgent), catalog: api.Catalog(), store: st}
+func newNamespaceController(api *server.Server) *namespaceController {
+	return &namespaceController{api: inproc.New(api, namespaceControllerAgent), catalog: api.Catalog()}
 }
 
 // retryInterval paces another look at a namespace whose content is still
 // held by finalizers, or after an error.
 const retryInterval = time.Second
 
-func (c *namespaceController) run(ctx context.Context) {
-	for ctx.Err() == nil {
-		if err := c.watchAndSync(ctx); err != nil && ctx.Err() == nil && !errors.Is(err, store.ErrWatcherTooSlow) {
-			slog.Warn("namespace controller", "err", err)
-			sleep(ctx, retryInterval)
-		}
+// syncNamespaces reconciles the terminating namespaces; while content
+// remains it asks to be run again after retryInterval (and runs again on
+// every change).
+func (c *namespaceController) syncNamespaces(ctx context.Context) time.Duration {
+	if c.syncAll(ctx) {
+		return retryInterval
 	}
-}
-
-// watchAndSync reconciles every terminating namespace, then again whenever
-// anything changes, until the watch ends.
-func (c *namespaceController) watchAndSync(ctx context.Context) error {
-	rev, err := c.store.CurrentRevision(ctx)
-	if err != nil {
-		return err
-	}
-	w, err := c.store.Watch(ctx, "/registry/", rev)
-	if err != nil {
-		return err
-	}
-	defer w.Stop()
-	pending := c.syncAll(ctx)
-	retry := time.NewTimer(retryInterval)
-	defer retry.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case ev, ok := <-w.Events():
-			if !ok {
-				return w.Err()
-			}
-			// Only a namespace change can start a deletion; other changes
-			// matter while content is still going.
-			if pending || strings.HasPrefix(ev.KV.Key, "/registry/namespaces/") {
-				pending = c.syncAll(ctx)
-			}
-		case <-retry.C:
-			if pending {
-				pending = c.syncAll(ctx)
-			}
-			retry.Reset(retryInterval)
-		}
-	}
+	return 0
 }
 
 // syncAll reconciles the terminating namespaces; it reports whether any is

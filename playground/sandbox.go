@@ -59,8 +59,8 @@ func Open(ctx context.Context, opts Options) (*Sandbox, error) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	sb := &Sandbox{store: opts.Store, api: api, journal: journal, cancel: cancel}
 	if !opts.Controllers.DisableNamespace {
-		nc := newNamespaceController(api, opts.Store)
-		sb.done.Go(func() { nc.run(ctx) })
+		nc := newNamespaceController(api)
+		sb.done.Go(func() { runLoop(ctx, "namespace controller", opts.Store, nc.syncNamespaces) })
 	}
 	if !opts.Controllers.DisableGarbageCollector {
 		gc := newGarbageCollector(api, opts.Store, journal)
