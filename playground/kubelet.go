@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/url"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -29,6 +30,8 @@ func newKubelet(api *server.Server) *kubelet {
 	return &kubelet{api: inproc.New(api, kubeletAgent), now: time.Now}
 }
 
+func isPodKey(key string) bool { return strings.HasPrefix(key, "/registry/pods/") }
+
 // sync deletes the pods whose grace period is over; it asks to run again
 // when the next one ends.
 func (k *kubelet) sync(ctx context.Context) time.Duration {
@@ -41,7 +44,9 @@ func (k *kubelet) sync(ctx context.Context) time.Duration {
 		} `json:"items"`
 	}
 	if err := k.api.Get(ctx, "/api/v1/pods", &pods); err != nil {
-		slog.Warn("kubelet", "err", err)
+		if ctx.Err() == nil {
+			slog.Warn("kubelet", "err", err)
+		}
 		return retryInterval
 	}
 	var next time.Duration

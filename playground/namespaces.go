@@ -30,6 +30,13 @@ const namespaceControllerAgent = "kube-controller-manager/v1.35.4 (linux/amd64) 
 type namespaceController struct {
 	api     *inproc.Client
 	catalog *catalog.Catalog
+	// pending: a terminating namespace still has content, so any change
+	// may matter; otherwise only a namespace change can start a deletion.
+	pending bool
+}
+
+func (c *namespaceController) relevant(key string) bool {
+	return c.pending || strings.HasPrefix(key, "/registry/namespaces/")
 }
 
 func newNamespaceController(api *server.Server) *namespaceController {
@@ -44,7 +51,8 @@ const retryInterval = time.Second
 // remains it asks to be run again after retryInterval (and runs again on
 // every change).
 func (c *namespaceController) syncNamespaces(ctx context.Context) time.Duration {
-	if c.syncAll(ctx) {
+	c.pending = c.syncAll(ctx)
+	if c.pending {
 		return retryInterval
 	}
 	return 0

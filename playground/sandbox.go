@@ -60,15 +60,15 @@ func Open(ctx context.Context, opts Options) (*Sandbox, error) {
 	sb := &Sandbox{store: opts.Store, api: api, journal: journal, cancel: cancel}
 	if !opts.Controllers.DisableNamespace {
 		nc := newNamespaceController(api)
-		sb.done.Go(func() { runLoop(ctx, "namespace controller", opts.Store, nc.syncNamespaces) })
+		sb.done.Go(func() { runLoop(ctx, "namespace controller", opts.Store, nc.relevant, nc.syncNamespaces) })
 	}
 	if !opts.Controllers.DisableGarbageCollector {
 		gc := newGarbageCollector(api, opts.Store, journal)
-		sb.done.Go(func() { runLoop(ctx, "garbage collector", opts.Store, gc.sync) })
+		sb.done.Go(func() { runLoop(ctx, "garbage collector", opts.Store, nil, gc.sync) })
 	}
 	if !opts.Controllers.DisableKubelet {
 		k := newKubelet(api)
-		sb.done.Go(func() { runLoop(ctx, "kubelet", opts.Store, k.sync) })
+		sb.done.Go(func() { runLoop(ctx, "kubelet", opts.Store, isPodKey, k.sync) })
 	}
 	return sb, nil
 }
