@@ -384,10 +384,9 @@ func (gc *garbageCollector) warnInvalid(ctx context.Context, dep *node, ref meta
 		return
 	}
 	gc.warned[key] = true
-	msg := fmt.Sprintf("ownerRef [%s, Kind=%s, Namespace=%s, Name=%s, UID=%s] does not exist in namespace %q", ref.APIVersion, ref.Kind, dep.ns, ref.Name, ref.UID, dep.ns)
-	if !dep.res.Namespaced {
-		msg = fmt.Sprintf("ownerRef [%s, Kind=%s, Name=%s, UID=%s] refers to a namespaced kind from a cluster-scoped object", ref.APIVersion, ref.Kind, ref.Name, ref.UID)
-	}
+	// The owner is looked for in the dependent's namespace ("" for a
+	// cluster-scoped dependent), which the message says.
+	msg := fmt.Sprintf("ownerRef [%s/%s, namespace: %s, name: %s, uid: %s] does not exist in namespace %q", ref.APIVersion, ref.Kind, dep.ns, ref.Name, ref.UID, dep.ns)
 	now := time.Now().UTC().Format(time.RFC3339)
 	ev := map[string]any{
 		"apiVersion": "v1", "kind": "Event",
