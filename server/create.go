@@ -53,6 +53,7 @@ func (s *Server) createObject(r *http.Request, req *request) (object, int, error
 	} else {
 		errs = append(errs, validateName(res, name, field.NewPath("metadata", "name"))...)
 	}
+	errs = append(errs, gcFinalizerErrors(obj)...)
 	if len(errs) > 0 {
 		return nil, 0, errInvalid(res, name, errs)
 	}

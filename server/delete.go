@@ -203,6 +203,16 @@ func gcFinalizers(res *catalog.Resource, obj object, opts *metav1.DeleteOptions)
 	return out, !sameSet(old, out)
 }
 
+// gcFinalizerErrors refuses an object holding both cascade finalizers, which
+// ask for opposite things.
+func gcFinalizerErrors(obj object) field.ErrorList {
+	fs := finalizers(obj)
+	if slices.Contains(fs, FinalizerOrphan) && slices.Contains(fs, FinalizerForeground) {
+		return field.ErrorList{field.Invalid(field.NewPath("metadata", "finalizers"), fs, "finalizer orphan and foregroundDeletion cannot be both set")}
+	}
+	return nil
+}
+
 func sameSet(a, b []string) bool {
 	if len(a) != len(b) {
 		return false

@@ -71,11 +71,14 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, req *request) {
 	encoding.Write(w, r, http.StatusOK, out)
 }
 
-// validateFinalizersOnUpdate rejects new finalizers on an object being
-// deleted, and a different deletionGracePeriodSeconds, as kube-apiserver
-// does. kube-apiserver checks object metadata twice on update (generic and
+// validateFinalizersOnUpdate rejects both cascade finalizers together, new
+// finalizers on an object being deleted, and a different
+// deletionGracePeriodSeconds, as kube-apiserver does. kube-apiserver checks object metadata twice on update (generic and
 // type-specific validation), so it reports each error twice.
 func validateFinalizersOnUpdate(obj, old object) field.ErrorList {
+	if errs := gcFinalizerErrors(obj); len(errs) > 0 {
+		return append(errs, errs...)
+	}
 	if !deleting(old) {
 		return nil
 	}
