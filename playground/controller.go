@@ -10,11 +10,11 @@ import (
 )
 
 // runLoop runs sync once, then again after every batch of store changes that
-// holds a key relevant says matters (nil: any key), and whenever the
+// holds one relevant says matters (nil: any change), and whenever the
 // interval sync asked for has passed (0: only on changes). Changes that
 // arrive while sync runs are folded into the next pass, so a burst of writes
 // costs a few passes, not one per write.
-func runLoop(ctx context.Context, name string, st store.Store, relevant func(key string) bool, sync func(context.Context) time.Duration) {
+func runLoop(ctx context.Context, name string, st store.Store, relevant func(store.Event) bool, sync func(context.Context) time.Duration) {
 	for ctx.Err() == nil {
 		// A watch that fell behind during a long pass is simply restarted:
 		// the next pass reads the current state anyway.
@@ -25,7 +25,7 @@ func runLoop(ctx context.Context, name string, st store.Store, relevant func(key
 	}
 }
 
-func watchLoop(ctx context.Context, st store.Store, relevant func(string) bool, sync func(context.Context) time.Duration) error {
+func watchLoop(ctx context.Context, st store.Store, relevant func(store.Event) bool, sync func(context.Context) time.Duration) error {
 	rev, err := st.CurrentRevision(ctx)
 	if err != nil {
 		return err
@@ -52,7 +52,7 @@ func watchLoop(ctx context.Context, st store.Store, relevant func(string) bool, 
 			if !ok {
 				return w.Err()
 			}
-			if drain(w.Events(), relevant, relevant == nil || relevant(ev.KV.Key)) {
+			if drain(w.Events(), relevant, relevant == nil || relevant(ev)) {
 				arm(sync(ctx))
 			}
 		case <-timer.C:
@@ -63,14 +63,14 @@ func watchLoop(ctx context.Context, st store.Store, relevant func(string) bool, 
 
 // drain takes every event already waiting; it reports whether any of them
 // (or an earlier one: seen) is relevant.
-func drain(ch <-chan store.Event, relevant func(string) bool, seen bool) bool {
+func drain(ch <-chan store.Event, relevant func(store.Event) bool, seen bool) bool {
 	for {
 		select {
 		case ev, ok := <-ch:
 			if !ok {
 				return seen
 			}
-			seen = seen || relevant == nil || relevant(ev.KV.Key)
+			seen = seen || relevant == nil || relevant(ev)
 		default:
 			return seen
 		}

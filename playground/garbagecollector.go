@@ -1,6 +1,7 @@
 package playground
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -61,6 +62,19 @@ func newGarbageCollector(api *server.Server, st store.Store, j *DeletionJournal)
 	// Longest first, so "services/specs/" wins over a shorter prefix.
 	slices.SortFunc(gc.prefixes, func(a, b string) int { return len(b) - len(a) })
 	return gc
+}
+
+// relevant reports whether a change can matter to the ownership graph: a
+// removal (of an owner, or a dependent that blocked one), or an object with
+// owner references or being deleted. A cheap look at the stored bytes spares
+// a pass over the whole store for every other write.
+func (gc *garbageCollector) relevant(ev store.Event) bool {
+	if ev.Type == store.Deleted {
+		return true
+	}
+	v := ev.KV.Value
+	return bytes.Contains(v, []byte(`"ownerReferences"`)) || bytes.Contains(v, []byte(`"deletionTimestamp"`)) ||
+		ev.Prev != nil && bytes.Contains(ev.Prev.Value, []byte(`"ownerReferences"`))
 }
 
 // node is one object of the ownership graph.

@@ -12,6 +12,7 @@ import (
 
 	"kubeplay/server"
 	"kubeplay/server/inproc"
+	"kubeplay/store"
 )
 
 // kubeletAgent is how a kubelet identifies itself to the API server.
@@ -30,7 +31,7 @@ func newKubelet(api *server.Server) *kubelet {
 	return &kubelet{api: inproc.New(api, kubeletAgent), now: time.Now}
 }
 
-func isPodKey(key string) bool { return strings.HasPrefix(key, "/registry/pods/") }
+func isPodChange(ev store.Event) bool { return strings.HasPrefix(ev.KV.Key, "/registry/pods/") }
 
 // sync deletes the pods whose grace period is over; it asks to run again
 // when the next one ends.

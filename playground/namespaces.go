@@ -16,6 +16,7 @@ import (
 	"kubeplay/server"
 	"kubeplay/server/catalog"
 	"kubeplay/server/inproc"
+	"kubeplay/store"
 )
 
 // namespaceControllerAgent is how kube-controller-manager's namespace
@@ -35,8 +36,8 @@ type namespaceController struct {
 	pending bool
 }
 
-func (c *namespaceController) relevant(key string) bool {
-	return c.pending || strings.HasPrefix(key, "/registry/namespaces/")
+func (c *namespaceController) relevant(ev store.Event) bool {
+	return c.pending || strings.HasPrefix(ev.KV.Key, "/registry/namespaces/")
 }
 
 func newNamespaceController(api *server.Server) *namespaceController {

@@ -64,11 +64,11 @@ func Open(ctx context.Context, opts Options) (*Sandbox, error) {
 	}
 	if !opts.Controllers.DisableGarbageCollector {
 		gc := newGarbageCollector(api, opts.Store, journal)
-		sb.done.Go(func() { runLoop(ctx, "garbage collector", opts.Store, nil, gc.sync) })
+		sb.done.Go(func() { runLoop(ctx, "garbage collector", opts.Store, gc.relevant, gc.sync) })
 	}
 	if !opts.Controllers.DisableKubelet {
 		k := newKubelet(api)
-		sb.done.Go(func() { runLoop(ctx, "kubelet", opts.Store, isPodKey, k.sync) })
+		sb.done.Go(func() { runLoop(ctx, "kubelet", opts.Store, isPodChange, k.sync) })
 	}
 	return sb, nil
 }
