@@ -16,6 +16,9 @@ import (
 type DeletionJournal struct {
 	mu    sync.Mutex
 	byUID map[string][]server.DeletionEvent
+	// order lists the objects by first event, so that the oldest timelines
+	// go first once the journal holds maxJournalObjects.
+	order []string
 	// latest maps an object's name to the uid of its latest incarnation
 	// seen, so the timeline of "the configmap a" can be found by name.
 	latest map[objectName]string
@@ -25,6 +28,9 @@ type objectName struct {
 	gr       schema.GroupResource
 	ns, name string
 }
+
+// maxJournalObjects bounds the journal's memory in a long-lived sandbox.
+const maxJournalObjects = 20000
 
 func newDeletionJournal() *DeletionJournal {
 	return &DeletionJournal{byUID: map[string][]server.DeletionEvent{}, latest: map[objectName]string{}}
@@ -42,6 +48,13 @@ func (j *DeletionJournal) record(ev server.DeletionEvent) {
 	}
 	if ev.Object.Name != "" {
 		j.latest[name] = key
+	}
+	if _, ok := j.byUID[key]; !ok {
+		j.order = append(j.order, key)
+		if len(j.order) > maxJournalObjects {
+			delete(j.byUID, j.order[0])
+			j.order = j.order[1:]
+		}
 	}
 	j.byUID[key] = append(j.byUID[key], ev)
 }
