@@ -52,11 +52,21 @@ func (j *DeletionJournal) record(ev server.DeletionEvent) {
 	if _, ok := j.byUID[key]; !ok {
 		j.order = append(j.order, key)
 		if len(j.order) > maxJournalObjects {
-			delete(j.byUID, j.order[0])
+			j.evict(j.order[0])
 			j.order = j.order[1:]
 		}
 	}
 	j.byUID[key] = append(j.byUID[key], ev)
+}
+
+func (j *DeletionJournal) evict(key string) {
+	if tl := j.byUID[key]; len(tl) > 0 {
+		o := tl[0].Object
+		if name := (objectName{o.Resource, o.Namespace, o.Name}); j.latest[name] == key {
+			delete(j.latest, name)
+		}
+	}
+	delete(j.byUID, key)
 }
 
 // Timeline returns the deletion events of the object with uid, oldest
