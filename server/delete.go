@@ -403,7 +403,10 @@ func (s *Server) writeDeleting(ctx context.Context, res *catalog.Resource, ns, n
 	if err != nil {
 		return 0, nil, err
 	}
-	if !isDryRun && !wasDeleting {
+	// commitUpdate removes at once what nothing holds (a namespace without
+	// finalizers): that is journaled as its removal, not as marked.
+	stays := hasFinalizers(res, out) || int64Of(metadata(out)["deletionGracePeriodSeconds"]) > 0
+	if !isDryRun && !wasDeleting && stays {
 		s.journal(ctx, res, out, DeletionEvent{Phase: PhaseMarked})
 	}
 	return code, out, nil
