@@ -1,6 +1,7 @@
 package playground
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -62,6 +63,19 @@ func newGarbageCollector(api http.Handler, cat *catalog.Catalog, st store.Store,
 	// Longest first, so "services/specs/" wins over a shorter prefix.
 	slices.SortFunc(gc.prefixes, func(a, b string) int { return len(b) - len(a) })
 	return gc
+}
+
+// relevant reports whether a change can matter to the ownership graph: a
+// removal (of an owner, or a dependent that blocked one), or an object with
+// owner references or being deleted. A cheap look at the stored bytes spares
+// a pass over the whole store for every other write.
+func (gc *garbageCollector) relevant(ev store.Event) bool {
+	if ev.Type == store.Deleted {
+		return true
+	}
+	v := ev.KV.Value
+	return bytes.Contains(v, []byte(`"ownerReferences"`)) || bytes.Contains(v, []byte(`"deletionTimestamp"`)) ||
+		ev.Prev != nil && bytes.Contains(ev.Prev.Value, []byte(`"ownerReferences"`))
 }
 
 // node is one object of the ownership graph.
@@ -385,10 +399,9 @@ func (gc *garbageCollector) warnInvalid(ctx context.Context, dep *node, ref meta
 		return
 	}
 	gc.warned[key] = true
-	msg := fmt.Sprintf("ownerRef [%s, Kind=%s, Namespace=%s, Name=%s, UID=%s] does not exist in namespace %q", ref.APIVersion, ref.Kind, dep.ns, ref.Name, ref.UID, dep.ns)
-	if !dep.res.Namespaced {
-		msg = fmt.Sprintf("ownerRef [%s, Kind=%s, Name=%s, UID=%s] refers to a namespaced kind from a cluster-scoped object", ref.APIVersion, ref.Kind, ref.Name, ref.UID)
-	}
+	// The owner is looked for in the dependent's namespace ("" for a
+	// cluster-scoped dependent), which the message says.
+	msg := fmt.Sprintf("ownerRef [%s/%s, namespace: %s, name: %s, uid: %s] does not exist in namespace %q", ref.APIVersion, ref.Kind, dep.ns, ref.Name, ref.UID, dep.ns)
 	now := time.Now().UTC().Format(time.RFC3339)
 	ev := map[string]any{
 		"apiVersion": "v1", "kind": "Event",

@@ -189,13 +189,18 @@ func TestGarbageCollector_Scopes(t *testing.T) {
 	waitFor(t, "warning events", func() bool {
 		_, evs := do(t, h, "GET", "/api/v1/namespaces/default/events", "")
 		items, _ := evs["items"].([]any)
-		n := 0
+		var msgs []string
 		for _, it := range items {
-			if it.(map[string]any)["reason"] == "OwnerRefInvalidNamespace" {
-				n++
+			if ev := it.(map[string]any); ev["reason"] == "OwnerRefInvalidNamespace" && ev["type"] == "Warning" {
+				msgs = append(msgs, ev["message"].(string))
 			}
 		}
-		return n == 2
+		slices.Sort(msgs)
+		// The messages kube-controller-manager's garbage collector writes.
+		return slices.Equal(msgs, []string{
+			fmt.Sprintf(`ownerRef [v1/ConfigMap, namespace: , name: owner, uid: %s] does not exist in namespace ""`, uidOf(otherOwner)),
+			fmt.Sprintf(`ownerRef [v1/ConfigMap, namespace: default, name: owner, uid: %s] does not exist in namespace "default"`, uidOf(otherOwner)),
+		})
 	})
 	if code, _ := do(t, h, "GET", "/apis/rbac.authorization.k8s.io/v1/clusterroles/bad-dep", ""); code != 200 {
 		t.Errorf("cluster-scoped dependent of a namespaced owner: %d, want it kept", code)

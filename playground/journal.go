@@ -16,6 +16,9 @@ import (
 type DeletionJournal struct {
 	mu    sync.Mutex
 	byUID map[string][]server.DeletionEvent
+	// order lists the objects by first event, so that the oldest timelines
+	// go first once the journal holds maxJournalObjects.
+	order []string
 	// latest maps an object's name to the uid of its latest incarnation
 	// seen, so the timeline of "the configmap a" can be found by name.
 	latest map[objectName]string
@@ -25,6 +28,9 @@ type objectName struct {
 	gr       schema.GroupResource
 	ns, name string
 }
+
+// maxJournalObjects bounds the journal's memory in a long-lived sandbox.
+const maxJournalObjects = 20000
 
 func newDeletionJournal() *DeletionJournal {
 	return &DeletionJournal{byUID: map[string][]server.DeletionEvent{}, latest: map[objectName]string{}}
@@ -43,7 +49,24 @@ func (j *DeletionJournal) record(ev server.DeletionEvent) {
 	if ev.Object.Name != "" {
 		j.latest[name] = key
 	}
+	if _, ok := j.byUID[key]; !ok {
+		j.order = append(j.order, key)
+		if len(j.order) > maxJournalObjects {
+			j.evict(j.order[0])
+			j.order = j.order[1:]
+		}
+	}
 	j.byUID[key] = append(j.byUID[key], ev)
+}
+
+func (j *DeletionJournal) evict(key string) {
+	if tl := j.byUID[key]; len(tl) > 0 {
+		o := tl[0].Object
+		if name := (objectName{o.Resource, o.Namespace, o.Name}); j.latest[name] == key {
+			delete(j.latest, name)
+		}
+	}
+	delete(j.byUID, key)
 }
 
 // Timeline returns the deletion events of the object with uid, oldest

@@ -5,12 +5,14 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"kubeplay/server/inproc"
+	"kubeplay/store"
 )
 
 // kubeletAgent is how a kubelet identifies itself to the API server.
@@ -29,6 +31,8 @@ func newKubelet(api http.Handler) *kubelet {
 	return &kubelet{api: inproc.New(api, kubeletAgent), now: time.Now}
 }
 
+func isPodChange(ev store.Event) bool { return strings.HasPrefix(ev.KV.Key, "/registry/pods/") }
+
 // sync deletes the pods whose grace period is over; it asks to run again
 // when the next one ends.
 func (k *kubelet) sync(ctx context.Context) time.Duration {
@@ -41,7 +45,9 @@ func (k *kubelet) sync(ctx context.Context) time.Duration {
 		} `json:"items"`
 	}
 	if err := k.api.Get(ctx, "/api/v1/pods", &pods); err != nil {
-		slog.Warn("kubelet", "err", err)
+		if ctx.Err() == nil {
+			slog.Warn("kubelet", "err", err)
+		}
 		return retryInterval
 	}
 	var next time.Duration

@@ -2,7 +2,6 @@ package playground
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -32,61 +31,32 @@ const namespaceControllerAgent = "kube-controller-manager/v1.35.4 (linux/amd64) 
 type namespaceController struct {
 	api     *inproc.Client
 	catalog *catalog.Catalog
-	store   store.Store
+	// pending: a terminating namespace still has content, so any change
+	// may matter; otherwise only a namespace change can start a deletion.
+	pending bool
 }
 
-func newNamespaceController(api http.Handler, cat *catalog.Catalog, st store.Store) *namespaceController {
-	return &namespaceController{api: inproc.New(api, namespaceControllerAgent), catalog: cat, store: st}
+func (c *namespaceController) relevant(ev store.Event) bool {
+	return c.pending || strings.HasPrefix(ev.KV.Key, "/registry/namespaces/")
+}
+
+func newNamespaceController(api http.Handler, cat *catalog.Catalog) *namespaceController {
+	return &namespaceController{api: inproc.New(api, namespaceControllerAgent), catalog: cat}
 }
 
 // retryInterval paces another look at a namespace whose content is still
 // held by finalizers, or after an error.
 const retryInterval = time.Second
 
-func (c *namespaceController) run(ctx context.Context) {
-	for ctx.Err() == nil {
-		if err := c.watchAndSync(ctx); err != nil && ctx.Err() == nil && !errors.Is(err, store.ErrWatcherTooSlow) {
-			slog.Warn("namespace controller", "err", err)
-			sleep(ctx, retryInterval)
-		}
+// syncNamespaces reconciles the terminating namespaces; while content
+// remains it asks to be run again after retryInterval (and runs again on
+// every change).
+func (c *namespaceController) syncNamespaces(ctx context.Context) time.Duration {
+	c.pending = c.syncAll(ctx)
+	if c.pending {
+		return retryInterval
 	}
-}
-
-// watchAndSync reconciles every terminating namespace, then again whenever
-// anything changes, until the watch ends.
-func (c *namespaceController) watchAndSync(ctx context.Context) error {
-	rev, err := c.store.CurrentRevision(ctx)
-	if err != nil {
-		return err
-	}
-	w, err := c.store.Watch(ctx, "/registry/", rev)
-	if err != nil {
-		return err
-	}
-	defer w.Stop()
-	pending := c.syncAll(ctx)
-	retry := time.NewTimer(retryInterval)
-	defer retry.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case ev, ok := <-w.Events():
-			if !ok {
-				return w.Err()
-			}
-			// Only a namespace change can start a deletion; other changes
-			// matter while content is still going.
-			if pending || strings.HasPrefix(ev.KV.Key, "/registry/namespaces/") {
-				pending = c.syncAll(ctx)
-			}
-		case <-retry.C:
-			if pending {
-				pending = c.syncAll(ctx)
-			}
-			retry.Reset(retryInterval)
-		}
-	}
+	return 0
 }
 
 // syncAll reconciles the terminating namespaces; it reports whether any is

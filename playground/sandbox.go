@@ -65,16 +65,16 @@ func Open(ctx context.Context, opts Options) (*Sandbox, error) {
 	j := journal.New(journal.Limits{}, nil)
 	sb := &Sandbox{store: opts.Store, api: api, journal: j, handler: j.Handler(api), deletions: deletions, cancel: cancel}
 	if !opts.Controllers.DisableNamespace {
-		nc := newNamespaceController(sb.handler, api.Catalog(), opts.Store)
-		sb.done.Go(func() { nc.run(ctx) })
+		nc := newNamespaceController(sb.handler, api.Catalog())
+		sb.done.Go(func() { runLoop(ctx, "namespace controller", opts.Store, nc.relevant, nc.syncNamespaces) })
 	}
 	if !opts.Controllers.DisableGarbageCollector {
 		gc := newGarbageCollector(sb.handler, api.Catalog(), opts.Store, deletions)
-		sb.done.Go(func() { runLoop(ctx, "garbage collector", opts.Store, gc.sync) })
+		sb.done.Go(func() { runLoop(ctx, "garbage collector", opts.Store, gc.relevant, gc.sync) })
 	}
 	if !opts.Controllers.DisableKubelet {
 		k := newKubelet(sb.handler)
-		sb.done.Go(func() { runLoop(ctx, "kubelet", opts.Store, k.sync) })
+		sb.done.Go(func() { runLoop(ctx, "kubelet", opts.Store, isPodChange, k.sync) })
 	}
 	return sb, nil
 }

@@ -140,3 +140,28 @@ func BenchmarkCascadeDelete(b *testing.B) {
 		})
 	}
 }
+
+// A namespace deleted in the foreground gets the foregroundDeletion
+// finalizer too; the garbage collector removes it (a namespace has no
+// dependents) and the namespace controller finishes the job.
+func TestNamespaceTermination_Foreground(t *testing.T) {
+	sb := openSandboxWith(t, playground.Options{})
+	h := sb.Handler()
+	mustDo(t, h, 201, "POST", "/api/v1/namespaces", `{"metadata":{"name":"fg"}}`)
+	createCM(t, h, "fg", "a", "")
+	out := mustDo(t, h, 200, "DELETE", "/api/v1/namespaces/fg", `{"propagationPolicy":"Foreground"}`)
+	if fs := out["metadata"].(map[string]any)["finalizers"]; fmt.Sprint(fs) != "[foregroundDeletion]" {
+		t.Fatalf("namespace finalizers %v", fs)
+	}
+	waitFor(t, "the namespace to go", gone(t, h, "/api/v1/namespaces/fg"))
+	got := phases(sb.DeletionJournal().TimelineOf(schema.GroupResource{Resource: "namespaces"}, "", "fg"))
+	removed := 0
+	for _, p := range got {
+		if p == server.PhaseFinalizerRemoved {
+			removed++
+		}
+	}
+	if removed != 2 || got[len(got)-1] != server.PhaseRemoved {
+		t.Errorf("namespace timeline %v: want both finalizers removed, then the namespace", got)
+	}
+}

@@ -57,6 +57,7 @@ func (s *Server) createObject(w http.ResponseWriter, r *http.Request, req *reque
 	} else {
 		errs = append(errs, validateName(res, name, field.NewPath("metadata", "name"))...)
 	}
+	errs = append(errs, gcFinalizerErrors(obj)...)
 	if len(errs) > 0 {
 		return nil, 0, errInvalid(res, name, errs)
 	}

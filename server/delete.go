@@ -203,6 +203,16 @@ func gcFinalizers(res *catalog.Resource, obj object, opts *metav1.DeleteOptions)
 	return out, !sameSet(old, out)
 }
 
+// gcFinalizerErrors refuses an object holding both cascade finalizers, which
+// ask for opposite things.
+func gcFinalizerErrors(obj object) field.ErrorList {
+	fs := finalizers(obj)
+	if slices.Contains(fs, FinalizerOrphan) && slices.Contains(fs, FinalizerForeground) {
+		return field.ErrorList{field.Invalid(field.NewPath("metadata", "finalizers"), fs, "finalizer orphan and foregroundDeletion cannot be both set")}
+	}
+	return nil
+}
+
 func sameSet(a, b []string) bool {
 	if len(a) != len(b) {
 		return false
@@ -254,6 +264,8 @@ func podGracePeriod(pod object, opts *metav1.DeleteOptions) int64 {
 	return period
 }
 
+// int64Of reads an integer field of a decoded object: a json.Number as
+// decoded from a body, an int64 as the server sets it (0 otherwise).
 func int64Of(v any) int64 {
 	switch n := v.(type) {
 	case json.Number:
@@ -291,18 +303,13 @@ func (s *Server) deleteObject(ctx context.Context, res *catalog.Resource, ns, na
 		// finished: 202, kept for old clients that asked for it this way.
 		code = http.StatusAccepted
 	}
-	answer := func(out object) (int, any, error) {
-		if out == nil {
-			out = obj
-		}
-		return code, out, nil
-	}
+	answer := func() (int, any, error) { return code, obj, nil }
 
 	// A namespace is never deleted at once: its spec.finalizers hold it for
 	// the namespace controller. A second DELETE changes nothing.
 	if isNamespaces(res) {
 		if wasDeleting {
-			return answer(nil)
+			return answer()
 		}
 		if list, changed := gcFinalizers(res, obj, opts); changed {
 			setFinalizers(obj, list)
@@ -324,7 +331,7 @@ func (s *Server) deleteObject(ctx context.Context, res *catalog.Resource, ns, na
 			// changes anything; it counts from the first request.
 			old := int64Of(g)
 			if opts.GracePeriodSeconds == nil || *opts.GracePeriodSeconds >= old {
-				return answer(nil)
+				return answer()
 			}
 			period := max(*opts.GracePeriodSeconds, 0)
 			ts, _ := time.Parse(time.RFC3339, str(md, "deletionTimestamp"))
@@ -352,7 +359,7 @@ func (s *Server) deleteObject(ctx context.Context, res *catalog.Resource, ns, na
 			modified = true
 		}
 		if !modified {
-			return answer(nil) // nothing changes: no write, same resourceVersion
+			return answer() // nothing changes: no write, same resourceVersion
 		}
 		return s.writeDeleting(ctx, res, ns, name, obj, kv.ModRevision, isDryRun, code, wasDeleting)
 	}
@@ -379,7 +386,7 @@ func (s *Server) deleteObject(ctx context.Context, res *catalog.Resource, ns, na
 		s.journal(ctx, res, obj, DeletionEvent{Phase: PhaseRemoved})
 	}
 	if returnsDeletedObject[typeKey(res)] {
-		return answer(nil)
+		return answer()
 	}
 	return http.StatusOK, &metav1.Status{
 		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
@@ -396,7 +403,10 @@ func (s *Server) writeDeleting(ctx context.Context, res *catalog.Resource, ns, n
 	if err != nil {
 		return 0, nil, err
 	}
-	if !isDryRun && !wasDeleting {
+	// commitUpdate removes at once what nothing holds (a namespace without
+	// finalizers): that is journaled as its removal, not as marked.
+	stays := hasFinalizers(res, out) || int64Of(metadata(out)["deletionGracePeriodSeconds"]) > 0
+	if !isDryRun && !wasDeleting && stays {
 		s.journal(ctx, res, out, DeletionEvent{Phase: PhaseMarked})
 	}
 	return code, out, nil

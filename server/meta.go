@@ -201,18 +201,7 @@ func desiredState(obj object) object {
 	return out
 }
 
-func generationOf(md map[string]any) int64 {
-	switch g := md["generation"].(type) {
-	case int64:
-		return g
-	case float64:
-		return int64(g)
-	case interface{ Int64() (int64, error) }:
-		n, _ := g.Int64()
-		return n
-	}
-	return 0
-}
+func generationOf(md map[string]any) int64 { return int64Of(md["generation"]) }
 
 // normalizeSecret folds stringData into data (base64) and defaults the type,
 // as the Secret's API conversion does.

@@ -22,13 +22,6 @@ func (s *Server) bootstrap(ctx context.Context) error {
 	res := s.catalog.Lookup(namespacesGVR)
 	for _, name := range systemNamespaces {
 		obj := object{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name}}
-		if err := applyDefaults(res, obj); err != nil {
-			return err
-		}
-		obj, err := s.trackUpdate(res, "", nil, obj, "kube-apiserver")
-		if err != nil {
-			return err
-		}
 		s.prepareForCreate(res, obj)
 		value, err := encodeForStorage(res, obj)
 		if err != nil {
@@ -45,12 +38,37 @@ func (s *Server) bootstrap(ctx context.Context) error {
 // which the namespace controller reports its progress in status.conditions:
 // a PUT changes the status only.
 func (s *Server) namespaceStatus(w http.ResponseWriter, r *http.Request, req *request) {
-	switch req.verb {
-	case "get":
+	if req.verb == "get" {
 		s.get(w, r, req)
 		return
-	case "update":
-	default:
+	}
+	s.updateNamespacePart(w, r, req, func(obj, old object) { old["status"] = obj["status"] })
+}
+
+// finalizeNamespace is PUT /api/v1/namespaces/{name}/finalize: it replaces
+// the namespace's spec.finalizers and, if the namespace is being deleted and
+// nothing holds it any more, removes it.
+func (s *Server) finalizeNamespace(w http.ResponseWriter, r *http.Request, req *request) {
+	s.updateNamespacePart(w, r, req, func(obj, old object) {
+		spec, _ := obj["spec"].(map[string]any)
+		oldSpec, _ := old["spec"].(map[string]any)
+		if oldSpec == nil {
+			oldSpec = map[string]any{}
+			old["spec"] = oldSpec
+		}
+		if list, ok := spec["finalizers"].([]any); ok && len(list) > 0 {
+			oldSpec["finalizers"] = list
+		} else {
+			delete(oldSpec, "finalizers")
+		}
+	})
+}
+
+// updateNamespacePart is a PUT of a namespace subresource: apply copies the
+// part the subresource may change from the request's object to the stored
+// one, which is then written.
+func (s *Server) updateNamespacePart(w http.ResponseWriter, r *http.Request, req *request, apply func(obj, old object)) {
+	if r.Method != http.MethodPut {
 		encoding.WriteError(w, r, errMethodNotAllowed())
 		return
 	}
@@ -68,44 +86,7 @@ func (s *Server) namespaceStatus(w http.ResponseWriter, r *http.Request, req *re
 		encoding.WriteError(w, r, storeError(req.res, req.name, store.ErrConflict))
 		return
 	}
-	old["status"] = obj["status"]
-	out, err := s.commitUpdate(r.Context(), req.res, "", req.name, old, kv.ModRevision, false)
-	if err != nil {
-		encoding.WriteError(w, r, err)
-		return
-	}
-	encoding.Write(w, r, http.StatusOK, out)
-}
-
-// finalizeNamespace is PUT /api/v1/namespaces/{name}/finalize: it replaces
-// the namespace's spec.finalizers and, if the namespace is being deleted and
-// nothing holds it any more, removes it.
-func (s *Server) finalizeNamespace(w http.ResponseWriter, r *http.Request, req *request) {
-	if r.Method != http.MethodPut {
-		encoding.WriteError(w, r, errMethodNotAllowed())
-		return
-	}
-	obj, err := readBody(w, r, req.res)
-	if err != nil {
-		encoding.WriteError(w, r, err)
-		return
-	}
-	old, kv, err := s.getObject(r.Context(), req.res, "", req.name)
-	if err != nil {
-		encoding.WriteError(w, r, err)
-		return
-	}
-	spec, _ := obj["spec"].(map[string]any)
-	oldSpec, _ := old["spec"].(map[string]any)
-	if oldSpec == nil {
-		oldSpec = map[string]any{}
-		old["spec"] = oldSpec
-	}
-	if list, ok := spec["finalizers"].([]any); ok && len(list) > 0 {
-		oldSpec["finalizers"] = list
-	} else {
-		delete(oldSpec, "finalizers")
-	}
+	apply(obj, old)
 	out, err := s.commitUpdate(r.Context(), req.res, "", req.name, old, kv.ModRevision, false)
 	if err != nil {
 		encoding.WriteError(w, r, err)

@@ -86,11 +86,14 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, req *request) {
 	s.writeObject(w, r, req, http.StatusOK, out)
 }
 
-// validateFinalizersOnUpdate rejects new finalizers on an object being
-// deleted, and a different deletionGracePeriodSeconds, as kube-apiserver
-// does. kube-apiserver checks object metadata twice on update (generic and
+// validateFinalizersOnUpdate rejects both cascade finalizers together, new
+// finalizers on an object being deleted, and a different
+// deletionGracePeriodSeconds, as kube-apiserver does. kube-apiserver checks object metadata twice on update (generic and
 // type-specific validation), so it reports each error twice.
 func validateFinalizersOnUpdate(obj, old object) field.ErrorList {
+	if errs := gcFinalizerErrors(obj); len(errs) > 0 {
+		return append(errs, errs...)
+	}
 	if !deleting(old) {
 		return nil
 	}
@@ -138,11 +141,11 @@ func (s *Server) commitUpdate(ctx context.Context, res *catalog.Resource, ns, na
 	}
 	key := objectKey(res, ns, name)
 	if deleting(obj) && !hasFinalizers(res, obj) && int64Of(metadata(obj)["deletionGracePeriodSeconds"]) == 0 {
-		rev, _, err := s.store.Delete(ctx, key, expected)
-		if err != nil {
+		if _, _, err := s.store.Delete(ctx, key, expected); err != nil {
 			return nil, storeError(res, name, err)
 		}
-		metadata(obj)["resourceVersion"] = strconv.FormatInt(rev, 10)
+		// kube-apiserver answers with the object at the revision it read.
+		metadata(obj)["resourceVersion"] = strconv.FormatInt(expected, 10)
 		s.journalWrite(ctx, res, key, expected, obj, true)
 		return obj, nil
 	}

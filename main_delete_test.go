@@ -1,0 +1,68 @@
+package main
+
+import (
+	"fmt"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestKubectl_DeleteCascade runs kubectl delete --cascade against the
+// native server: the garbage collector gives the outcome a real cluster
+// gives for each policy.
+func TestKubectl_DeleteCascade(t *testing.T) {
+	url := startServer(t, t.TempDir())
+	k := func(args ...string) string { t.Helper(); return kubectl(t, url, "", args...) }
+	// owned creates an owner ConfigMap and two dependents, one of which
+	// blocks the owner's foreground deletion.
+	owned := func(prefix string) {
+		t.Helper()
+		k("create", "configmap", prefix+"-owner")
+		uid := k("get", "configmap", prefix+"-owner", "-o", "jsonpath={.metadata.uid}")
+		for i, block := range []bool{true, false} {
+			manifest := fmt.Sprintf(`apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: %s-dep%d
+  ownerReferences: [{apiVersion: v1, kind: ConfigMap, name: %s-owner, uid: %s, blockOwnerDeletion: %t}]
+`, prefix, i, prefix, uid, block)
+			kubectl(t, url, manifest, "create", "-f", "-")
+		}
+	}
+	missing := func(name string) bool {
+		t.Helper()
+		cmd := exec.Command("kubectl", "--server", url, "get", "configmap", name)
+		cmd.Env = append(cmd.Environ(), "KUBECONFIG=/dev/null")
+		out, err := cmd.CombinedOutput()
+		return err != nil && strings.Contains(string(out), "NotFound")
+	}
+
+	t.Run("foreground", func(t *testing.T) {
+		owned("fg")
+		// kubectl waits for the owner, which goes only after its blocking dependent.
+		if out := k("delete", "configmap", "fg-owner", "--cascade=foreground"); !strings.Contains(out, `configmap "fg-owner" deleted`) {
+			t.Fatalf("output %q", out)
+		}
+		if !missing("fg-dep0") {
+			t.Errorf("the blocking dependent outlived its owner")
+		}
+		k("wait", "--for=delete", "configmap/fg-dep1", "--timeout=10s")
+	})
+	t.Run("background", func(t *testing.T) {
+		owned("bg")
+		k("delete", "configmap", "bg-owner", "--cascade=background")
+		k("wait", "--for=delete", "configmap/bg-dep0", "configmap/bg-dep1", "--timeout=10s")
+	})
+	t.Run("orphan", func(t *testing.T) {
+		owned("or")
+		k("delete", "configmap", "or-owner", "--cascade=orphan")
+		if !missing("or-owner") {
+			t.Fatal("owner still there after kubectl delete (which waits)")
+		}
+		for _, dep := range []string{"or-dep0", "or-dep1"} {
+			if refs := k("get", "configmap", dep, "-o", "jsonpath={.metadata.ownerReferences}"); refs != "" {
+				t.Errorf("%s kept its owner reference: %s", dep, refs)
+			}
+		}
+	})
+}
