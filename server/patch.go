@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 
+	"kubeplay/server/catalog"
 	"kubeplay/server/encoding"
 	"kubeplay/server/fieldmanager"
 	"kubeplay/server/openapi"
@@ -38,6 +39,9 @@ const maxPatchAttempts = 5
 // patchRequest is a PATCH after its options were checked.
 type patchRequest struct {
 	*request
+	// kind describes the patched objects: req.res, or autoscaling/v1 Scale
+	// for the scale subresource.
+	kind      *catalog.Resource
 	patchType string
 	body      []byte
 	manager   string
@@ -55,7 +59,10 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, req *request) {
 }
 
 func (s *Server) patchObject(r *http.Request, req *request) (object, int, error) {
-	pr := &patchRequest{request: req}
+	pr := &patchRequest{request: req, kind: req.res}
+	if req.subresource == "scale" {
+		pr.kind = scaleKind
+	}
 	pr.patchType, _, _ = mime.ParseMediaType(r.Header.Get("Content-Type"))
 	switch pr.patchType {
 	case jsonPatchType, mergePatchType, strategicPatchType, applyPatchType:
@@ -88,7 +95,11 @@ func (s *Server) patchObject(r *http.Request, req *request) (object, int, error)
 		return nil, 0, err
 	}
 	for attempt := 1; ; attempt++ {
-		obj, code, err := s.tryPatch(r.Context(), pr)
+		try := s.tryPatch
+		if req.subresource == "scale" {
+			try = s.tryPatchScale
+		}
+		obj, code, err := try(r.Context(), pr)
 		if attempt < maxPatchAttempts && errors.Is(err, errRetry) {
 			continue
 		}
@@ -115,12 +126,7 @@ func (s *Server) tryPatch(ctx context.Context, pr *patchRequest) (object, int, e
 	default:
 		return nil, 0, err
 	}
-	var obj object
-	if pr.patchType == applyPatchType {
-		obj, err = s.applyConfiguration(pr, live)
-	} else {
-		obj, err = s.mergePatch(pr, live)
-	}
+	obj, err := s.patched(pr, live)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -143,7 +149,7 @@ func (s *Server) tryPatch(ctx context.Context, pr *patchRequest) (object, int, e
 	if err := applyDefaults(res, obj); err != nil {
 		return nil, 0, err
 	}
-	prepareForUpdate(res, obj, live)
+	obj = prepareUpdate(pr.request, obj, live)
 	if errs := validateFinalizersOnUpdate(obj, live); len(errs) > 0 {
 		return nil, 0, errInvalid(res, pr.name, errs)
 	}
@@ -197,6 +203,14 @@ func (s *Server) createPatched(ctx context.Context, pr *patchRequest, obj object
 	return obj, http.StatusCreated, nil
 }
 
+// patched returns live with the patch applied.
+func (s *Server) patched(pr *patchRequest, live object) (object, error) {
+	if pr.patchType == applyPatchType {
+		return s.applyConfiguration(pr, live)
+	}
+	return mergePatch(pr, live)
+}
+
 // applyConfiguration merges a Server-Side Apply configuration into live.
 func (s *Server) applyConfiguration(pr *patchRequest, live object) (object, error) {
 	var applied map[string]any
@@ -209,10 +223,10 @@ func (s *Server) applyConfiguration(pr *patchRequest, live object) (object, erro
 	apiVersion, _ := applied["apiVersion"].(string)
 	kind, _ := applied["kind"].(string)
 	gv, _ := schema.ParseGroupVersion(apiVersion)
-	if kind != pr.res.Kind {
+	if kind != pr.kind.Kind {
 		return nil, encoding.BadRequest("invalid object type: %v", gv.WithKind(kind))
 	}
-	f, err := s.fieldManager(pr.res, pr.subresource)
+	f, err := s.fieldManager(pr.kind, pr.subresource)
 	if err != nil {
 		return nil, err
 	}
@@ -228,7 +242,7 @@ func (s *Server) applyConfiguration(pr *patchRequest, live object) (object, erro
 }
 
 // mergePatch applies a JSON, merge or strategic merge patch to live.
-func (s *Server) mergePatch(pr *patchRequest, live object) (object, error) {
+func mergePatch(pr *patchRequest, live object) (object, error) {
 	current, err := encoding.MarshalObject(live)
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
@@ -275,7 +289,7 @@ func strategicMergePatch(pr *patchRequest, current []byte) (object, error) {
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
-	def, ok := defs[pr.res.GroupVersionKind()]
+	def, ok := defs[pr.kind.GroupVersionKind()]
 	if !ok {
 		return nil, errUnsupportedMediaType()
 	}

@@ -67,7 +67,7 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, req *request) {
 		encoding.WriteError(w, r, err)
 		return
 	}
-	prepareForUpdate(res, obj, old)
+	obj = prepareUpdate(req, obj, old)
 	if errs := validateFinalizersOnUpdate(obj, old); len(errs) > 0 {
 		encoding.WriteError(w, r, errInvalid(res, req.name, errs))
 		return

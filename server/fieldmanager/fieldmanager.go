@@ -42,7 +42,8 @@ type key struct {
 }
 
 // For returns the field manager of objects of kind gvk written through
-// subresource ("" for the main resource, "status"). hasStatus says whether
+// subresource ("" for the main resource, "status", "scale" for
+// autoscaling/v1 Scale objects). hasStatus says whether
 // the kind has a status subresource, whose fields the main resource's apply
 // then leaves alone (and the other way round).
 func (m *Managers) For(gvk schema.GroupVersionKind, subresource string, hasStatus bool) (*managedfields.FieldManager, error) {
@@ -58,8 +59,8 @@ func (m *Managers) For(gvk schema.GroupVersionKind, subresource string, hasStatu
 	apiVersion := fieldpath.APIVersion(gvk.GroupVersion().String())
 	switch {
 	case subresource == "status":
-		reset = map[fieldpath.APIVersion]fieldpath.Filter{apiVersion: fieldpath.NewExcludeSetFilter(fieldpath.NewSet(
-			fieldpath.MakePathOrDie("spec"), fieldpath.MakePathOrDie("metadata", "labels"), fieldpath.MakePathOrDie("metadata", "annotations")))}
+		// /status writes nothing but the status.
+		reset = map[fieldpath.APIVersion]fieldpath.Filter{apiVersion: fieldpath.NewIncludeMatcherFilter(fieldpath.MakePrefixMatcherOrDie("status"))}
 	case hasStatus:
 		reset = map[fieldpath.APIVersion]fieldpath.Filter{apiVersion: fieldpath.NewExcludeSetFilter(fieldpath.NewSet(fieldpath.MakePathOrDie("status")))}
 	}
