@@ -146,11 +146,14 @@ func (s *Server) tryPatch(ctx context.Context, pr *patchRequest) (object, int, e
 	if rv := str(md, "resourceVersion"); rv != "" && rv != strconv.FormatInt(kv.ModRevision, 10) {
 		return nil, 0, storeError(res, pr.name, store.ErrConflict)
 	}
+	if uid := str(md, "uid"); uid != str(metadata(live), "uid") {
+		return nil, 0, errUIDChanged(res, pr.name, uid)
+	}
 	if err := applyDefaults(res, obj); err != nil {
 		return nil, 0, err
 	}
 	obj = prepareUpdate(pr.request, obj, live)
-	if errs := validateFinalizersOnUpdate(obj, live); len(errs) > 0 {
+	if errs := validateUpdate(res, obj, live); len(errs) > 0 {
 		return nil, 0, errInvalid(res, pr.name, errs)
 	}
 	if pr.patchType != applyPatchType {

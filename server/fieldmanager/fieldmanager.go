@@ -78,12 +78,10 @@ func (m *Managers) For(gvk schema.GroupVersionKind, subresource string, hasStatu
 func Update(f *managedfields.FieldManager, gvk schema.GroupVersionKind, live, obj Object, manager string) Object {
 	unstructuredNumbers(obj)
 	if live == nil {
-		// The zero value kube-apiserver compares a new object to holds
-		// null where its Go type has a slice, map or pointer.
-		live = NewObject(gvk)
-		if defs, err := openapi.Definitions(); err == nil {
-			addNulls(defs[gvk], live)
-		}
+		// A create compares the object to the zero value of its type.
+		live = Object{"apiVersion": gvk.GroupVersion().String(), "kind": gvk.Kind}
+		// An error means the schemas are broken; the embedded ones are not.
+		_ = Materialize(gvk, live)
 	}
 	liveObj := &unstructured.Unstructured{Object: live}
 	unstructuredNumbers(live)
@@ -91,34 +89,14 @@ func Update(f *managedfields.FieldManager, gvk schema.GroupVersionKind, live, ob
 	return out.(*unstructured.Unstructured).Object
 }
 
-// NewObject is the empty object of kind gvk a create starts from, shaped as
-// kube-apiserver's Go types shape it (see Materialize).
+// NewObject is the empty object of kind gvk a Server-Side Apply create
+// merges into: its by-value structs present, but no nulls, which would
+// read as fields set before the first apply.
 func NewObject(gvk schema.GroupVersionKind) Object {
 	obj := Object{"apiVersion": gvk.GroupVersion().String(), "kind": gvk.Kind}
 	// An error means the schemas are broken; the embedded ones are not.
-	_ = Materialize(gvk, obj)
+	_ = shape(gvk, obj, false)
 	return obj
-}
-
-// addNulls sets the fields a zero value of the Go type holds as null, in
-// obj and in the structs Materialize added to it.
-func addNulls(def string, obj map[string]any) {
-	for _, f := range nullFields[def] {
-		if _, ok := obj[f]; !ok {
-			obj[f] = nil
-		}
-	}
-	schemas, _ := openapi.Schemas()
-	s := schemas[def]
-	if s == nil {
-		return
-	}
-	for _, f := range structFields[def] {
-		if m, ok := obj[f].(map[string]any); ok {
-			p := s.Properties[f]
-			addNulls(refName(&p), m)
-		}
-	}
 }
 
 // Apply merges the applied configuration into live as manager's, returning

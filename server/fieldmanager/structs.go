@@ -14,9 +14,14 @@ import (
 // Materialize gives obj, of kind gvk, the shape kube-apiserver's Go types
 // give every decoded object: a field held as a struct by value (a
 // Deployment's spec, its pod template's metadata) is present, as {} at
-// least. The field manager then sees such fields as always there, as the
+// least, and a slice, map or pointer field without omitempty is present as
+// null. The field manager then sees such fields as always there, as the
 // real server's does, and records no "." entry for them.
 func Materialize(gvk schema.GroupVersionKind, obj Object) error {
+	return shape(gvk, obj, true)
+}
+
+func shape(gvk schema.GroupVersionKind, obj Object, nulls bool) error {
 	schemas, err := openapi.Schemas()
 	if err != nil {
 		return err
@@ -25,14 +30,21 @@ func Materialize(gvk schema.GroupVersionKind, obj Object) error {
 	if err != nil {
 		return err
 	}
-	materialize(schemas, defs[gvk], obj)
+	materialize(schemas, defs[gvk], obj, nulls)
 	return nil
 }
 
-func materialize(schemas map[string]*spec.Schema, def string, obj map[string]any) {
+func materialize(schemas map[string]*spec.Schema, def string, obj map[string]any, nulls bool) {
 	for _, f := range structFields[def] {
 		if _, ok := obj[f]; !ok {
 			obj[f] = map[string]any{}
+		}
+	}
+	if nulls {
+		for _, f := range nullFields[def] {
+			if _, ok := obj[f]; !ok {
+				obj[f] = nil
+			}
 		}
 	}
 	s := schemas[def]
@@ -47,12 +59,12 @@ func materialize(schemas map[string]*spec.Schema, def string, obj map[string]any
 		switch x := v.(type) {
 		case map[string]any:
 			if ref := refName(&p); ref != "" {
-				materialize(schemas, ref, x)
+				materialize(schemas, ref, x, nulls)
 			} else if p.AdditionalProperties != nil && p.AdditionalProperties.Schema != nil {
 				if ref := refName(p.AdditionalProperties.Schema); ref != "" {
 					for _, e := range x {
 						if m, ok := e.(map[string]any); ok {
-							materialize(schemas, ref, m)
+							materialize(schemas, ref, m, nulls)
 						}
 					}
 				}
@@ -64,7 +76,7 @@ func materialize(schemas map[string]*spec.Schema, def string, obj map[string]any
 			if ref := refName(p.Items.Schema); ref != "" {
 				for _, e := range x {
 					if m, ok := e.(map[string]any); ok {
-						materialize(schemas, ref, m)
+						materialize(schemas, ref, m, nulls)
 					}
 				}
 			}
