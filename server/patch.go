@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/mergepatch"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
@@ -237,11 +238,33 @@ func (s *Server) applyConfiguration(pr *patchRequest, live object) (object, erro
 	var status apierrors.APIStatus
 	if err != nil && !errors.As(err, &status) {
 		// kube-apiserver passes the field manager's own errors (a field
-		// not in the schema, say) through as a bare 500.
-		return nil, &apierrors.StatusError{ErrStatus: metav1.Status{
-			Status: metav1.StatusFailure, Code: http.StatusInternalServerError, Message: err.Error()}}
+		// not in the schema, say) through.
+		return nil, errBare(err)
 	}
 	return obj, err
+}
+
+// errBare is how kube-apiserver answers an error it has no Status for: a
+// 500 with the error's text and no reason.
+func errBare(err error) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusInternalServerError, Message: err.Error()}}
+}
+
+// strategicPatchError sorts the errors of a strategic merge patch as
+// kube-apiserver does: a malformed patch is a 400, a patch the object's
+// shape cannot take a 422, anything else (a list item without its merge
+// key, say) a bare 500.
+func strategicPatchError(err error) error {
+	switch {
+	case errors.Is(err, mergepatch.ErrBadJSONDoc), errors.Is(err, mergepatch.ErrBadPatchFormatForPrimitiveList),
+		errors.Is(err, mergepatch.ErrBadPatchFormatForRetainKeys), errors.Is(err, mergepatch.ErrBadPatchFormatForSetElementOrderList),
+		errors.Is(err, mergepatch.ErrUnsupportedStrategicMergePatchFormat):
+		return encoding.BadRequest("%v", err)
+	case errors.Is(err, mergepatch.ErrNoListOfLists), errors.Is(err, mergepatch.ErrPatchContentNotMatchRetainKeys):
+		return apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
+	}
+	return errBare(err)
 }
 
 // mergePatch applies a JSON, merge or strategic merge patch to live.
@@ -303,7 +326,7 @@ func strategicMergePatch(pr *patchRequest, current []byte) (object, error) {
 	meta := strategicpatch.PatchMetaFromOpenAPIV3{SchemaList: schemas, Schema: schemas[def]}
 	out, err := strategicpatch.StrategicMergeMapPatchUsingLookupPatchMeta(base, patch, meta)
 	if err != nil {
-		return nil, encoding.BadRequest("%v", err)
+		return nil, strategicPatchError(err)
 	}
 	b, err := json.Marshal(out)
 	if err != nil {

@@ -78,10 +78,7 @@ func (m *Managers) For(gvk schema.GroupVersionKind, subresource string, hasStatu
 func Update(f *managedfields.FieldManager, gvk schema.GroupVersionKind, live, obj Object, manager string) Object {
 	unstructuredNumbers(obj)
 	if live == nil {
-		// A create compares the object to the zero value of its type.
-		live = Object{"apiVersion": gvk.GroupVersion().String(), "kind": gvk.Kind}
-		// An error means the schemas are broken; the embedded ones are not.
-		_ = Materialize(gvk, live)
+		live = NewObject(gvk)
 	}
 	liveObj := &unstructured.Unstructured{Object: live}
 	unstructuredNumbers(live)
@@ -89,13 +86,12 @@ func Update(f *managedfields.FieldManager, gvk schema.GroupVersionKind, live, ob
 	return out.(*unstructured.Unstructured).Object
 }
 
-// NewObject is the empty object of kind gvk a Server-Side Apply create
-// merges into: its by-value structs present, but no nulls, which would
-// read as fields set before the first apply.
+// NewObject is the zero value of kind gvk that a create starts from, shaped
+// as kube-apiserver's Go types shape it (see Materialize).
 func NewObject(gvk schema.GroupVersionKind) Object {
 	obj := Object{"apiVersion": gvk.GroupVersion().String(), "kind": gvk.Kind}
 	// An error means the schemas are broken; the embedded ones are not.
-	_ = shape(gvk, obj, false)
+	_ = Materialize(gvk, obj)
 	return obj
 }
 
@@ -133,7 +129,7 @@ func ManagerFromUserAgent(userAgent string) string {
 
 // unversioned is the object converter, defaulter and creater of a kind
 // served in one version, its own hub: conversion is the identity, defaulting
-// a no-op, and new objects are empty unstructured objects.
+// a no-op, and new objects are zero values (NewObject).
 type unversioned struct{}
 
 func (unversioned) Convert(in, out, context any) error {
@@ -156,9 +152,7 @@ func (unversioned) ConvertFieldLabel(gvk schema.GroupVersionKind, label, value s
 func (unversioned) Default(runtime.Object) {}
 
 func (unversioned) New(gvk schema.GroupVersionKind) (runtime.Object, error) {
-	u := &unstructured.Unstructured{Object: map[string]any{}}
-	u.SetGroupVersionKind(gvk)
-	return u, nil
+	return &unstructured.Unstructured{Object: NewObject(gvk)}, nil
 }
 
 // unstructuredNumbers turns the json.Numbers of a decoded object into the

@@ -18,10 +18,6 @@ import (
 // null. The field manager then sees such fields as always there, as the
 // real server's does, and records no "." entry for them.
 func Materialize(gvk schema.GroupVersionKind, obj Object) error {
-	return shape(gvk, obj, true)
-}
-
-func shape(gvk schema.GroupVersionKind, obj Object, nulls bool) error {
 	schemas, err := openapi.Schemas()
 	if err != nil {
 		return err
@@ -30,21 +26,19 @@ func shape(gvk schema.GroupVersionKind, obj Object, nulls bool) error {
 	if err != nil {
 		return err
 	}
-	materialize(schemas, defs[gvk], obj, nulls)
+	materialize(schemas, defs[gvk], obj)
 	return nil
 }
 
-func materialize(schemas map[string]*spec.Schema, def string, obj map[string]any, nulls bool) {
+func materialize(schemas map[string]*spec.Schema, def string, obj map[string]any) {
 	for _, f := range structFields[def] {
 		if _, ok := obj[f]; !ok {
 			obj[f] = map[string]any{}
 		}
 	}
-	if nulls {
-		for _, f := range nullFields[def] {
-			if _, ok := obj[f]; !ok {
-				obj[f] = nil
-			}
+	for _, f := range nullFields[def] {
+		if _, ok := obj[f]; !ok {
+			obj[f] = nil
 		}
 	}
 	s := schemas[def]
@@ -59,12 +53,12 @@ func materialize(schemas map[string]*spec.Schema, def string, obj map[string]any
 		switch x := v.(type) {
 		case map[string]any:
 			if ref := refName(&p); ref != "" {
-				materialize(schemas, ref, x, nulls)
+				materialize(schemas, ref, x)
 			} else if p.AdditionalProperties != nil && p.AdditionalProperties.Schema != nil {
 				if ref := refName(p.AdditionalProperties.Schema); ref != "" {
 					for _, e := range x {
 						if m, ok := e.(map[string]any); ok {
-							materialize(schemas, ref, m, nulls)
+							materialize(schemas, ref, m)
 						}
 					}
 				}
@@ -76,7 +70,7 @@ func materialize(schemas map[string]*spec.Schema, def string, obj map[string]any
 			if ref := refName(p.Items.Schema); ref != "" {
 				for _, e := range x {
 					if m, ok := e.(map[string]any); ok {
-						materialize(schemas, ref, m, nulls)
+						materialize(schemas, ref, m)
 					}
 				}
 			}
