@@ -244,17 +244,17 @@ func (s *Server) applyConfiguration(pr *patchRequest, live object) (object, erro
 	return obj, err
 }
 
-// errBare is how kube-apiserver answers an error it has no Status for: a
-// 500 with the error's text and no reason.
+// errBare answers an error kube-apiserver has no Status for. It answers a
+// 500 with the error's text; these are the client's mistakes, so kubeplay
+// answers a 400 with the same text.
 func errBare(err error) error {
-	return &apierrors.StatusError{ErrStatus: metav1.Status{
-		Status: metav1.StatusFailure, Code: http.StatusInternalServerError, Message: err.Error()}}
+	return encoding.BadRequest("%v", err)
 }
 
 // strategicPatchError sorts the errors of a strategic merge patch as
 // kube-apiserver does: a malformed patch is a 400, a patch the object's
 // shape cannot take a 422, anything else (a list item without its merge
-// key, say) a bare 500.
+// key, say) a bare error.
 func strategicPatchError(err error) error {
 	switch {
 	case errors.Is(err, mergepatch.ErrBadJSONDoc), errors.Is(err, mergepatch.ErrBadPatchFormatForPrimitiveList),
