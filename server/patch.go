@@ -21,7 +21,6 @@ import (
 	"kubeplay/server/catalog"
 	"kubeplay/server/encoding"
 	"kubeplay/server/fieldmanager"
-	"kubeplay/server/openapi"
 	"kubeplay/store"
 )
 
@@ -307,11 +306,11 @@ func strategicMergePatch(pr *patchRequest, current []byte) (object, error) {
 	if err := json.Unmarshal(pr.body, &patch); err != nil {
 		return nil, encoding.BadRequest("%v", err)
 	}
-	schemas, err := openapi.Schemas()
+	schemas, err := fieldmanager.Schemas()
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
-	defs, err := openapi.Definitions()
+	defs, err := fieldmanager.Definitions()
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}

@@ -13,8 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
-
-	"kubeplay/server/openapi"
 )
 
 // Object is a decoded Kubernetes object.
@@ -23,7 +21,7 @@ type Object = map[string]any
 // typeConverter types built-in objects by their OpenAPI schemas. Built once
 // per process from the embedded documents, then only read.
 var typeConverter = sync.OnceValues(func() (managedfields.TypeConverter, error) {
-	schemas, err := openapi.Schemas()
+	schemas, err := Schemas()
 	if err != nil {
 		return nil, err
 	}

@@ -5,8 +5,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/kube-openapi/pkg/validation/spec"
-
-	"kubeplay/server/openapi"
 )
 
 //go:generate go run ./internal/gen -out zz_generated_structs.go
@@ -18,11 +16,11 @@ import (
 // null. The field manager then sees such fields as always there, as the
 // real server's does, and records no "." entry for them.
 func Materialize(gvk schema.GroupVersionKind, obj Object) error {
-	schemas, err := openapi.Schemas()
+	schemas, err := Schemas()
 	if err != nil {
 		return err
 	}
-	defs, err := openapi.Definitions()
+	defs, err := Definitions()
 	if err != nil {
 		return err
 	}
