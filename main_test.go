@@ -47,18 +47,26 @@ func startServer(t *testing.T, dir string) string {
 
 func kubectl(t *testing.T, server string, stdin string, args ...string) string {
 	t.Helper()
+	out, err := kubectlEnv(t, server, stdin, nil, args...)
+	if err != nil {
+		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+// kubectlEnv runs kubectl against server with env added to its
+// environment, returning its combined output and how it exited.
+func kubectlEnv(t *testing.T, server string, stdin string, env []string, args ...string) (string, error) {
+	t.Helper()
 	path, err := exec.LookPath("kubectl")
 	if err != nil {
 		t.Fatal("kubectl is not installed (go tool task deps installs it)")
 	}
 	cmd := exec.Command(path, append([]string{"--server", server}, args...)...)
 	cmd.Stdin = strings.NewReader(stdin)
-	cmd.Env = append(os.Environ(), "KUBECONFIG=/dev/null")
+	cmd.Env = append(append(os.Environ(), "KUBECONFIG=/dev/null"), env...)
 	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
+	return string(out), err
 }
 
 func TestKubectl(t *testing.T) {

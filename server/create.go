@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 
@@ -33,6 +34,12 @@ func (s *Server) createObject(w http.ResponseWriter, r *http.Request, req *reque
 	if err != nil {
 		return nil, 0, err
 	}
+	return s.insert(r.Context(), req, obj, manager, isDryRun)
+}
+
+// insert creates obj, decoded from a create (or an update that creates).
+func (s *Server) insert(ctx context.Context, req *request, obj object, manager string, isDryRun bool) (object, int, error) {
+	res := req.res
 	md := metadata(obj)
 	if str(md, "resourceVersion") != "" {
 		// kube-apiserver answers this with a 500; it is the client's mistake.
@@ -62,7 +69,7 @@ func (s *Server) createObject(w http.ResponseWriter, r *http.Request, req *reque
 		return nil, 0, errInvalid(res, name, errs)
 	}
 	if res.Namespaced {
-		if err := s.requireNamespace(r.Context(), res, req.namespace, name); err != nil {
+		if err := s.requireNamespace(ctx, res, req.namespace, name); err != nil {
 			return nil, 0, err
 		}
 	}
@@ -71,7 +78,8 @@ func (s *Server) createObject(w http.ResponseWriter, r *http.Request, req *reque
 	if err := applyDefaults(res, obj); err != nil {
 		return nil, 0, err
 	}
-	if obj, err = s.trackUpdate(res, req.subresource, nil, obj, manager); err != nil {
+	obj, err := s.trackUpdate(res, req.subresource, nil, obj, manager)
+	if err != nil {
 		return nil, 0, err
 	}
 	s.prepareForCreate(res, obj)
@@ -83,7 +91,7 @@ func (s *Server) createObject(w http.ResponseWriter, r *http.Request, req *reque
 	if err != nil {
 		return nil, 0, apierrors.NewInternalError(err)
 	}
-	rev, err := s.store.Create(r.Context(), objectKey(res, req.namespace, name), value)
+	rev, err := s.store.Create(ctx, objectKey(res, req.namespace, name), value)
 	if err != nil {
 		return nil, 0, storeError(res, name, err)
 	}

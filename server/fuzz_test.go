@@ -19,6 +19,9 @@ func FuzzServer(f *testing.F) {
 	f.Add("GET", "/api/v1/configmaps", "", "", "continue=eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MSwic3RhcnQiOiJ4In0")
 	f.Add("DELETE", "/apis/apps/v1/namespaces/default/deployments", "application/json", `{"preconditions":{"uid":"x"}}`, "labelSelector=x")
 	f.Add("POST", "/api/v1/namespaces/default/secrets", "application/vnd.kubernetes.protobuf", "k8s\x00\n\x0c\n\x02v1\x12\x06Secret", "")
+	f.Add("PATCH", "/api/v1/namespaces/default/configmaps/a", "application/json-patch+json", `[{"op":"test","path":"/data/k","value":"v"}]`, "")
+	f.Add("PATCH", "/api/v1/namespaces/default/configmaps/a", "application/strategic-merge-patch+json", `{"data":{"$patch":"replace"}}`, "")
+	f.Add("PATCH", "/apis/apps/v1/namespaces/default/deployments/d/scale", "application/apply-patch+yaml", "apiVersion: autoscaling/v1\nkind: Scale\nspec: {replicas: 2}", "fieldManager=f&force=true")
 	f.Fuzz(func(t *testing.T, method, path, contentType, body, query string) {
 		h := newTestServer(t)
 		if !strings.HasPrefix(path, "/") {

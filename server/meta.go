@@ -186,7 +186,10 @@ func prepareForUpdate(r *catalog.Resource, obj, old object) {
 		// spec.finalizers change only through /finalize.
 		obj["spec"] = old["spec"]
 	}
-	if generationTracked(r) && !reflect.DeepEqual(desiredState(obj), desiredState(old)) {
+	// A Deployment's annotations count as desired state too (they once
+	// carried rollback requests).
+	annotationsChanged := r.Group == "apps" && r.Resource == "deployments" && !reflect.DeepEqual(md["annotations"], oldMD["annotations"])
+	if generationTracked(r) && (annotationsChanged || !reflect.DeepEqual(desiredState(obj), desiredState(old))) {
 		md["generation"] = generationOf(oldMD) + 1
 	}
 }

@@ -22,6 +22,13 @@ func (s *Server) bootstrap(ctx context.Context) error {
 	res := s.catalog.Lookup(namespacesGVR)
 	for _, name := range systemNamespaces {
 		obj := object{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name}}
+		if err := applyDefaults(res, obj); err != nil {
+			return err
+		}
+		obj, err := s.trackUpdate(res, "", nil, obj, "kube-apiserver")
+		if err != nil {
+			return err
+		}
 		s.prepareForCreate(res, obj)
 		value, err := encodeForStorage(res, obj)
 		if err != nil {
@@ -32,17 +39,6 @@ func (s *Server) bootstrap(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// namespaceStatus is GET and PUT /api/v1/namespaces/{name}/status, through
-// which the namespace controller reports its progress in status.conditions:
-// a PUT changes the status only.
-func (s *Server) namespaceStatus(w http.ResponseWriter, r *http.Request, req *request) {
-	if req.verb == "get" {
-		s.get(w, r, req)
-		return
-	}
-	s.updateNamespacePart(w, r, req, func(obj, old object) { old["status"] = obj["status"] })
 }
 
 // finalizeNamespace is PUT /api/v1/namespaces/{name}/finalize: it replaces

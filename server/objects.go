@@ -17,7 +17,7 @@ import (
 
 	"kubeplay/server/catalog"
 	"kubeplay/server/encoding"
-	"kubeplay/server/openapi"
+	"kubeplay/server/fieldmanager"
 	"kubeplay/server/typed"
 	"kubeplay/store"
 )
@@ -114,11 +114,11 @@ func readBody(w http.ResponseWriter, r *http.Request, res *catalog.Resource) (ob
 
 // decodeTyped decodes a JSON or YAML body as res's Go type would.
 func decodeTyped(w http.ResponseWriter, res *catalog.Resource, mt string, body []byte, validation, cannotHandle string) (object, error) {
-	defs, err := openapi.Definitions()
+	defs, err := fieldmanager.Definitions()
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
-	schemas, err := openapi.Schemas()
+	schemas, err := fieldmanager.Schemas()
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
@@ -127,7 +127,11 @@ func decodeTyped(w http.ResponseWriter, res *catalog.Resource, mt string, body [
 			return nil, encoding.BadRequest("%s: %v", cannotHandle, err)
 		}
 	}
-	decoded, err := typed.Decode(schemas, defs[res.GroupVersionKind()], body)
+	def, ok := defs[res.GroupVersionKind()]
+	if !ok {
+		return nil, apierrors.NewInternalError(fmt.Errorf("no schema for %v", res.GroupVersionKind()))
+	}
+	decoded, err := typed.Decode(schemas, def, body)
 	if err != nil {
 		return nil, encoding.BadRequest("%s: %v", cannotHandle, err)
 	}

@@ -13,13 +13,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/mergepatch"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 
+	"kubeplay/server/catalog"
 	"kubeplay/server/encoding"
 	"kubeplay/server/fieldmanager"
-	"kubeplay/server/openapi"
 	"kubeplay/store"
 )
 
@@ -38,6 +39,9 @@ const maxPatchAttempts = 5
 // patchRequest is a PATCH after its options were checked.
 type patchRequest struct {
 	*request
+	// kind describes the patched objects: req.res, or autoscaling/v1 Scale
+	// for the scale subresource.
+	kind      *catalog.Resource
 	patchType string
 	body      []byte
 	manager   string
@@ -55,7 +59,10 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, req *request) {
 }
 
 func (s *Server) patchObject(r *http.Request, req *request) (object, int, error) {
-	pr := &patchRequest{request: req}
+	pr := &patchRequest{request: req, kind: req.res}
+	if req.subresource == "scale" {
+		pr.kind = scaleKind
+	}
 	pr.patchType, _, _ = mime.ParseMediaType(r.Header.Get("Content-Type"))
 	switch pr.patchType {
 	case jsonPatchType, mergePatchType, strategicPatchType, applyPatchType:
@@ -88,7 +95,11 @@ func (s *Server) patchObject(r *http.Request, req *request) (object, int, error)
 		return nil, 0, err
 	}
 	for attempt := 1; ; attempt++ {
-		obj, code, err := s.tryPatch(r.Context(), pr)
+		try := s.tryPatch
+		if req.subresource == "scale" {
+			try = s.tryPatchScale
+		}
+		obj, code, err := try(r.Context(), pr)
 		if attempt < maxPatchAttempts && errors.Is(err, errRetry) {
 			continue
 		}
@@ -115,12 +126,7 @@ func (s *Server) tryPatch(ctx context.Context, pr *patchRequest) (object, int, e
 	default:
 		return nil, 0, err
 	}
-	var obj object
-	if pr.patchType == applyPatchType {
-		obj, err = s.applyConfiguration(pr, live)
-	} else {
-		obj, err = s.mergePatch(pr, live)
-	}
+	obj, err := s.patched(pr, live)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -140,13 +146,16 @@ func (s *Server) tryPatch(ctx context.Context, pr *patchRequest) (object, int, e
 	if rv := str(md, "resourceVersion"); rv != "" && rv != strconv.FormatInt(kv.ModRevision, 10) {
 		return nil, 0, storeError(res, pr.name, store.ErrConflict)
 	}
+	if uid := str(md, "uid"); uid != str(metadata(live), "uid") {
+		return nil, 0, errUIDChanged(res, pr.name, uid)
+	}
 	if err := applyDefaults(res, obj); err != nil {
 		return nil, 0, err
 	}
-	prepareForUpdate(res, obj, live)
-	if errs := validateFinalizersOnUpdate(obj, live); len(errs) > 0 {
+	if errs := validateUpdate(pr.request, obj, live); len(errs) > 0 {
 		return nil, 0, errInvalid(res, pr.name, errs)
 	}
+	obj = prepareUpdate(pr.request, obj, live)
 	if pr.patchType != applyPatchType {
 		if obj, err = s.trackUpdate(res, pr.subresource, live, obj, pr.manager); err != nil {
 			return nil, 0, err
@@ -197,6 +206,14 @@ func (s *Server) createPatched(ctx context.Context, pr *patchRequest, obj object
 	return obj, http.StatusCreated, nil
 }
 
+// patched returns live with the patch applied.
+func (s *Server) patched(pr *patchRequest, live object) (object, error) {
+	if pr.patchType == applyPatchType {
+		return s.applyConfiguration(pr, live)
+	}
+	return mergePatch(pr, live)
+}
+
 // applyConfiguration merges a Server-Side Apply configuration into live.
 func (s *Server) applyConfiguration(pr *patchRequest, live object) (object, error) {
 	var applied map[string]any
@@ -209,10 +226,10 @@ func (s *Server) applyConfiguration(pr *patchRequest, live object) (object, erro
 	apiVersion, _ := applied["apiVersion"].(string)
 	kind, _ := applied["kind"].(string)
 	gv, _ := schema.ParseGroupVersion(apiVersion)
-	if kind != pr.res.Kind {
+	if kind != pr.kind.Kind {
 		return nil, encoding.BadRequest("invalid object type: %v", gv.WithKind(kind))
 	}
-	f, err := s.fieldManager(pr.res, pr.subresource)
+	f, err := s.fieldManager(pr.kind, pr.subresource)
 	if err != nil {
 		return nil, err
 	}
@@ -220,15 +237,37 @@ func (s *Server) applyConfiguration(pr *patchRequest, live object) (object, erro
 	var status apierrors.APIStatus
 	if err != nil && !errors.As(err, &status) {
 		// kube-apiserver passes the field manager's own errors (a field
-		// not in the schema, say) through as a bare 500.
-		return nil, &apierrors.StatusError{ErrStatus: metav1.Status{
-			Status: metav1.StatusFailure, Code: http.StatusInternalServerError, Message: err.Error()}}
+		// not in the schema, say) through.
+		return nil, errBare(err)
 	}
 	return obj, err
 }
 
+// errBare answers an error kube-apiserver has no Status for. It answers a
+// 500 with the error's text; these are the client's mistakes, so kubeplay
+// answers a 400 with the same text.
+func errBare(err error) error {
+	return encoding.BadRequest("%v", err)
+}
+
+// strategicPatchError sorts the errors of a strategic merge patch as
+// kube-apiserver does: a malformed patch is a 400, a patch the object's
+// shape cannot take a 422, anything else (a list item without its merge
+// key, say) a bare error.
+func strategicPatchError(err error) error {
+	switch {
+	case errors.Is(err, mergepatch.ErrBadJSONDoc), errors.Is(err, mergepatch.ErrBadPatchFormatForPrimitiveList),
+		errors.Is(err, mergepatch.ErrBadPatchFormatForRetainKeys), errors.Is(err, mergepatch.ErrBadPatchFormatForSetElementOrderList),
+		errors.Is(err, mergepatch.ErrUnsupportedStrategicMergePatchFormat):
+		return encoding.BadRequest("%v", err)
+	case errors.Is(err, mergepatch.ErrNoListOfLists), errors.Is(err, mergepatch.ErrPatchContentNotMatchRetainKeys):
+		return apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
+	}
+	return errBare(err)
+}
+
 // mergePatch applies a JSON, merge or strategic merge patch to live.
-func (s *Server) mergePatch(pr *patchRequest, live object) (object, error) {
+func mergePatch(pr *patchRequest, live object) (object, error) {
 	current, err := encoding.MarshalObject(live)
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
@@ -267,15 +306,15 @@ func strategicMergePatch(pr *patchRequest, current []byte) (object, error) {
 	if err := json.Unmarshal(pr.body, &patch); err != nil {
 		return nil, encoding.BadRequest("%v", err)
 	}
-	schemas, err := openapi.Schemas()
+	schemas, err := fieldmanager.Schemas()
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
-	defs, err := openapi.Definitions()
+	defs, err := fieldmanager.Definitions()
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
-	def, ok := defs[pr.res.GroupVersionKind()]
+	def, ok := defs[pr.kind.GroupVersionKind()]
 	if !ok {
 		return nil, errUnsupportedMediaType()
 	}
@@ -286,7 +325,7 @@ func strategicMergePatch(pr *patchRequest, current []byte) (object, error) {
 	meta := strategicpatch.PatchMetaFromOpenAPIV3{SchemaList: schemas, Schema: schemas[def]}
 	out, err := strategicpatch.StrategicMergeMapPatchUsingLookupPatchMeta(base, patch, meta)
 	if err != nil {
-		return nil, encoding.BadRequest("%v", err)
+		return nil, strategicPatchError(err)
 	}
 	b, err := json.Marshal(out)
 	if err != nil {

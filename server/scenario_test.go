@@ -281,10 +281,12 @@ func normalize(t *testing.T, body json.RawMessage) any {
 				x[i] = walk(e, key)
 			}
 		case string:
+			// Uids quoted in messages (a uid precondition's) differ too.
+			x = uuidPattern.ReplaceAllString(x, "UID")
+			v = x
 			switch key {
 			case "message":
-				// Conflict messages quote the uid and resourceVersion in record.
-				x = uuidPattern.ReplaceAllString(x, "UID")
+				// Conflict messages quote the resourceVersion in record.
 				return inRecordRV.ReplaceAllString(x, "in record (RV)")
 			case "uid":
 				return "UID"

@@ -98,7 +98,13 @@ func served(r *catalog.Resource) bool {
 
 // subresourceServed reports whether the server implements a subresource.
 func subresourceServed(r *catalog.Resource, sub string) bool {
-	return isNamespaces(r) && (sub == "finalize" || sub == "status")
+	switch sub {
+	case "finalize":
+		return isNamespaces(r)
+	case "status", "scale":
+		return true
+	}
+	return false
 }
 
 // ServeHTTP routes one API request.
@@ -194,7 +200,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, gv schema
 	}
 	req := &request{group: gv.Group, version: gv.Version, namespace: ns, resource: resource, name: name, subresource: sub, res: res}
 	req.verb = verbFor(r.Method, name == "", isTrue(r.URL.Query().Get("watch")), watchPath)
-	if req.verb == "" || (sub == "" && !res.HasVerb(req.verb)) {
+	if req.verb == "" || (sub == "" && !res.HasVerb(req.verb)) || (sub != "" && sub != "finalize" && !subresourceVerb(res, sub, req.verb)) {
 		encoding.WriteError(w, r, errMethodNotAllowed())
 		return
 	}
@@ -205,10 +211,8 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, gv schema
 		return
 	}
 	switch {
-	case sub == "finalize":
-		s.finalizeNamespace(w, r, req)
-	case sub == "status":
-		s.namespaceStatus(w, r, req)
+	case sub != "":
+		s.serveSubresource(w, r, req)
 	case req.verb == "get":
 		s.get(w, r, req)
 	case req.verb == "list":

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"kubeplay/server/catalog"
@@ -46,11 +47,26 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, req *request) {
 		delete(md, "namespace")
 	}
 	old, kv, err := s.getObject(r.Context(), res, req.namespace, req.name)
+	if apierrors.IsNotFound(err) && req.subresource == "" && createOnUpdate(res) {
+		delete(md, "resourceVersion") // as kube-apiserver, a create ignores it
+		out, code, err := s.insert(r.Context(), req, obj, manager, isDryRun)
+		if err != nil {
+			encoding.WriteError(w, r, err)
+			return
+		}
+		encoding.Write(w, r, code, out)
+		return
+	}
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return
 	}
 	expected := kv.ModRevision
+	if str(md, "resourceVersion") == "" && !unconditionalUpdate(res) {
+		encoding.WriteError(w, r, apierrors.NewInvalid(schema.GroupKind{Group: res.Group, Kind: res.Resource}, req.name, field.ErrorList{
+			field.Invalid(field.NewPath("metadata", "resourceVersion"), 0, "must be specified for an update")}))
+		return
+	}
 	if rv := str(md, "resourceVersion"); rv != "" {
 		n, err := strconv.ParseInt(rv, 10, 64)
 		if err != nil || n <= 0 {
@@ -63,17 +79,21 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, req *request) {
 			return
 		}
 	}
+	if uid, stored := str(md, "uid"), str(metadata(old), "uid"); uid != "" && uid != stored {
+		encoding.WriteError(w, r, errUIDPrecondition(res, req.namespace, req.name, uid, stored))
+		return
+	}
 	if err := applyDefaults(res, obj); err != nil {
 		encoding.WriteError(w, r, err)
 		return
 	}
-	if errs := validateFinalizersOnUpdate(obj, old); len(errs) > 0 {
+	if errs := validateUpdate(req, obj, old); len(errs) > 0 {
 		encoding.WriteError(w, r, errInvalid(res, req.name, errs))
 		return
 	}
 	// After the validation, which compares what the client sent with the
 	// stored object (a changed deletionGracePeriodSeconds, say).
-	prepareForUpdate(res, obj, old)
+	obj = prepareUpdate(req, obj, old)
 	if obj, err = s.trackUpdate(res, req.subresource, old, obj, manager); err != nil {
 		encoding.WriteError(w, r, err)
 		return

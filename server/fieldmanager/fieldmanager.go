@@ -13,8 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
-
-	"kubeplay/server/openapi"
 )
 
 // Object is a decoded Kubernetes object.
@@ -23,7 +21,7 @@ type Object = map[string]any
 // typeConverter types built-in objects by their OpenAPI schemas. Built once
 // per process from the embedded documents, then only read.
 var typeConverter = sync.OnceValues(func() (managedfields.TypeConverter, error) {
-	schemas, err := openapi.Schemas()
+	schemas, err := Schemas()
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +40,8 @@ type key struct {
 }
 
 // For returns the field manager of objects of kind gvk written through
-// subresource ("" for the main resource, "status"). hasStatus says whether
+// subresource ("" for the main resource, "status", "scale" for
+// autoscaling/v1 Scale objects). hasStatus says whether
 // the kind has a status subresource, whose fields the main resource's apply
 // then leaves alone (and the other way round).
 func (m *Managers) For(gvk schema.GroupVersionKind, subresource string, hasStatus bool) (*managedfields.FieldManager, error) {
@@ -58,8 +57,8 @@ func (m *Managers) For(gvk schema.GroupVersionKind, subresource string, hasStatu
 	apiVersion := fieldpath.APIVersion(gvk.GroupVersion().String())
 	switch {
 	case subresource == "status":
-		reset = map[fieldpath.APIVersion]fieldpath.Filter{apiVersion: fieldpath.NewExcludeSetFilter(fieldpath.NewSet(
-			fieldpath.MakePathOrDie("spec"), fieldpath.MakePathOrDie("metadata", "labels"), fieldpath.MakePathOrDie("metadata", "annotations")))}
+		// /status writes nothing but the status.
+		reset = map[fieldpath.APIVersion]fieldpath.Filter{apiVersion: fieldpath.NewIncludeMatcherFilter(fieldpath.MakePrefixMatcherOrDie("status"))}
 	case hasStatus:
 		reset = map[fieldpath.APIVersion]fieldpath.Filter{apiVersion: fieldpath.NewExcludeSetFilter(fieldpath.NewSet(fieldpath.MakePathOrDie("status")))}
 	}
@@ -77,12 +76,7 @@ func (m *Managers) For(gvk schema.GroupVersionKind, subresource string, hasStatu
 func Update(f *managedfields.FieldManager, gvk schema.GroupVersionKind, live, obj Object, manager string) Object {
 	unstructuredNumbers(obj)
 	if live == nil {
-		// The zero value kube-apiserver compares a new object to holds
-		// null where its Go type has a slice, map or pointer.
 		live = NewObject(gvk)
-		if defs, err := openapi.Definitions(); err == nil {
-			addNulls(defs[gvk], live)
-		}
 	}
 	liveObj := &unstructured.Unstructured{Object: live}
 	unstructuredNumbers(live)
@@ -90,34 +84,13 @@ func Update(f *managedfields.FieldManager, gvk schema.GroupVersionKind, live, ob
 	return out.(*unstructured.Unstructured).Object
 }
 
-// NewObject is the empty object of kind gvk a create starts from, shaped as
-// kube-apiserver's Go types shape it (see Materialize).
+// NewObject is the zero value of kind gvk that a create starts from, shaped
+// as kube-apiserver's Go types shape it (see Materialize).
 func NewObject(gvk schema.GroupVersionKind) Object {
 	obj := Object{"apiVersion": gvk.GroupVersion().String(), "kind": gvk.Kind}
 	// An error means the schemas are broken; the embedded ones are not.
 	_ = Materialize(gvk, obj)
 	return obj
-}
-
-// addNulls sets the fields a zero value of the Go type holds as null, in
-// obj and in the structs Materialize added to it.
-func addNulls(def string, obj map[string]any) {
-	for _, f := range nullFields[def] {
-		if _, ok := obj[f]; !ok {
-			obj[f] = nil
-		}
-	}
-	schemas, _ := openapi.Schemas()
-	s := schemas[def]
-	if s == nil {
-		return
-	}
-	for _, f := range structFields[def] {
-		if m, ok := obj[f].(map[string]any); ok {
-			p := s.Properties[f]
-			addNulls(refName(&p), m)
-		}
-	}
 }
 
 // Apply merges the applied configuration into live as manager's, returning
@@ -154,7 +127,7 @@ func ManagerFromUserAgent(userAgent string) string {
 
 // unversioned is the object converter, defaulter and creater of a kind
 // served in one version, its own hub: conversion is the identity, defaulting
-// a no-op, and new objects are empty unstructured objects.
+// a no-op, and new objects are zero values (NewObject).
 type unversioned struct{}
 
 func (unversioned) Convert(in, out, context any) error {
@@ -177,9 +150,7 @@ func (unversioned) ConvertFieldLabel(gvk schema.GroupVersionKind, label, value s
 func (unversioned) Default(runtime.Object) {}
 
 func (unversioned) New(gvk schema.GroupVersionKind) (runtime.Object, error) {
-	u := &unstructured.Unstructured{Object: map[string]any{}}
-	u.SetGroupVersionKind(gvk)
-	return u, nil
+	return &unstructured.Unstructured{Object: NewObject(gvk)}, nil
 }
 
 // unstructuredNumbers turns the json.Numbers of a decoded object into the

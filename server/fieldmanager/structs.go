@@ -5,8 +5,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/kube-openapi/pkg/validation/spec"
-
-	"kubeplay/server/openapi"
 )
 
 //go:generate go run ./internal/gen -out zz_generated_structs.go
@@ -14,14 +12,15 @@ import (
 // Materialize gives obj, of kind gvk, the shape kube-apiserver's Go types
 // give every decoded object: a field held as a struct by value (a
 // Deployment's spec, its pod template's metadata) is present, as {} at
-// least. The field manager then sees such fields as always there, as the
+// least, and a slice, map or pointer field without omitempty is present as
+// null. The field manager then sees such fields as always there, as the
 // real server's does, and records no "." entry for them.
 func Materialize(gvk schema.GroupVersionKind, obj Object) error {
-	schemas, err := openapi.Schemas()
+	schemas, err := Schemas()
 	if err != nil {
 		return err
 	}
-	defs, err := openapi.Definitions()
+	defs, err := Definitions()
 	if err != nil {
 		return err
 	}
@@ -33,6 +32,11 @@ func materialize(schemas map[string]*spec.Schema, def string, obj map[string]any
 	for _, f := range structFields[def] {
 		if _, ok := obj[f]; !ok {
 			obj[f] = map[string]any{}
+		}
+	}
+	for _, f := range nullFields[def] {
+		if _, ok := obj[f]; !ok {
+			obj[f] = nil
 		}
 	}
 	s := schemas[def]

@@ -3,7 +3,7 @@ package typed_test
 import (
 	"testing"
 
-	"kubeplay/server/openapi"
+	"kubeplay/server/fieldmanager"
 	"kubeplay/server/typed"
 )
 
@@ -16,7 +16,7 @@ func FuzzDecode(f *testing.F) {
 	} {
 		f.Add(body)
 	}
-	schemas, err := openapi.Schemas()
+	schemas, err := fieldmanager.Schemas()
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"kubeplay/server/openapi"
+	"kubeplay/server/fieldmanager"
 	"kubeplay/server/typed"
 )
 
@@ -44,7 +44,7 @@ func TestDecode_errors(t *testing.T) {
 		{service, `{"spec":{"ports":[{"port":80,"targetPort":true}]}}`, `json: cannot unmarshal bool into Go struct field ServicePort.spec.ports.targetPort of type int32`},
 		{service, `{"spec":{"ports":[{"port":80,"targetPort":1.5}]}}`, `json: cannot unmarshal number 1.5 into Go struct field ServicePort.spec.ports.targetPort of type int32`},
 	}
-	schemas, err := openapi.Schemas()
+	schemas, err := fieldmanager.Schemas()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestDecode_errors(t *testing.T) {
 }
 
 func TestDecode_unknownAndDuplicateFields(t *testing.T) {
-	schemas, err := openapi.Schemas()
+	schemas, err := fieldmanager.Schemas()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestDecode_unknownAndDuplicateFields(t *testing.T) {
 }
 
 func TestDecode_dropsNulls(t *testing.T) {
-	schemas, _ := openapi.Schemas()
+	schemas, _ := fieldmanager.Schemas()
 	res, err := typed.Decode(schemas, configMap, []byte(`{"metadata":{"name":"c","labels":null},"data":null,"immutable":null,"binaryData":{"a":"YQ=="}}`))
 	if err != nil {
 		t.Fatal(err)
@@ -104,7 +104,7 @@ func TestDecode_dropsNulls(t *testing.T) {
 }
 
 func TestDecode_keepsFreeFormAndIntOrString(t *testing.T) {
-	schemas, _ := openapi.Schemas()
+	schemas, _ := fieldmanager.Schemas()
 	res, err := typed.Decode(schemas, service, []byte(`{"metadata":{"name":"s","managedFields":[{"manager":"m","fieldsV1":{"f:data":{".":{}}}}]},"spec":{"ports":[{"port":80,"targetPort":"http"},{"port":81,"targetPort":8081}]}}`))
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,6 @@
-// Command gen lists, for each schema of the built-in API types, the fields
+// Command gen writes the schemas of the OpenAPI v3 documents once each and
+// without their descriptions (what the field manager reads at run time,
+// decoded fast enough for the browser), and lists, for each schema of the built-in API types, the fields
 // that are Go structs held by value: kube-apiserver decodes objects into
 // those types, so such fields are always present (as {} at least) in the
 // objects its field manager compares, and never get a "." entry of their
@@ -16,6 +18,7 @@ import (
 	"go/format"
 	"log"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -25,7 +28,12 @@ import (
 
 func main() {
 	out := flag.String("out", "zz_generated_structs.go", "output file")
+	spec := flag.String("spec", "../openapi/spec/v3", "folder of the OpenAPI v3 documents")
+	schemasOut := flag.String("schemas", "zz_generated_schemas.json", "output file for the schemas")
 	flag.Parse()
+	if err := writeSchemas(*spec, *schemasOut); err != nil {
+		log.Fatal(err)
+	}
 	byValue, null := map[string][]string{}, map[string][]string{}
 	seen := map[reflect.Type]bool{}
 	for _, t := range scheme.Scheme.AllKnownTypes() {
@@ -116,4 +124,60 @@ func walk(t reflect.Type, byValue, null map[string][]string, seen map[reflect.Ty
 		}
 	}
 	fields(t)
+}
+
+// writeSchemas merges the components.schemas of the documents in dir,
+// drops the descriptions, and writes them as one compact JSON object.
+func writeSchemas(dir, out string) error {
+	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil {
+		return err
+	}
+	schemas := map[string]any{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		var doc struct {
+			Components struct {
+				Schemas map[string]any `json:"schemas"`
+			} `json:"components"`
+		}
+		if err := json.Unmarshal(b, &doc); err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		for name, s := range doc.Components.Schemas {
+			if _, ok := schemas[name]; !ok {
+				schemas[name] = stripDescriptions(s, false)
+			}
+		}
+	}
+	b, err := json.Marshal(schemas)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(out, append(b, '\n'), 0o644)
+}
+
+// stripDescriptions removes the description keyword from a schema and the
+// schemas inside it; under properties, keys are field names and are kept
+// (PriorityClass has a field named description).
+func stripDescriptions(v any, properties bool) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, e := range x {
+			if k == "description" && !properties {
+				continue
+			}
+			out[k] = stripDescriptions(e, k == "properties" && !properties)
+		}
+		return out
+	case []any:
+		for i, e := range x {
+			x[i] = stripDescriptions(e, false)
+		}
+	}
+	return v
 }

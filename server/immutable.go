@@ -1,0 +1,73 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"kubeplay/server/catalog"
+)
+
+// createsOnUpdate lists the types whose PUT creates a missing object, as
+// kube-apiserver v1.35's do; a PUT of any other type answers 404.
+var createsOnUpdate = map[string]bool{
+	"/events": true, "events.k8s.io/events": true, "/endpoints": true, "/limitranges": true, "/services": true,
+	"coordination.k8s.io/leases": true, "node.k8s.io/runtimeclasses": true,
+	"rbac.authorization.k8s.io/roles": true, "rbac.authorization.k8s.io/rolebindings": true,
+	"rbac.authorization.k8s.io/clusterroles": true, "rbac.authorization.k8s.io/clusterrolebindings": true,
+}
+
+func createOnUpdate(r *catalog.Resource) bool { return createsOnUpdate[r.Group+"/"+r.Resource] }
+
+// conditionalOnly lists the types whose updates must name the
+// resourceVersion they replace (those seen so in kube-apiserver v1.35).
+var conditionalOnly = map[string]bool{
+	"coordination.k8s.io/leases": true, "node.k8s.io/runtimeclasses": true,
+	"storage.k8s.io/csidrivers": true, "policy/poddisruptionbudgets": true,
+}
+
+func unconditionalUpdate(r *catalog.Resource) bool { return !conditionalOnly[r.Group+"/"+r.Resource] }
+
+// errUIDPrecondition is the 409 for an update whose metadata.uid names
+// another object than the one stored under its name.
+func errUIDPrecondition(r *catalog.Resource, ns, name, uid, stored string) error {
+	return apierrors.NewConflict(r.GroupResource(), name, errors.New(fmt.Sprintf(
+		"StorageError: invalid object, Code: 4, Key: %s, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: %s, UID in object meta: %s",
+		objectKey(r, ns, name), uid, stored)))
+}
+
+// validateUpdate checks, before the update is prepared (so against what the
+// client sent), what an update of the main resource may not change: no new
+// finalizers or grace period on an object being deleted, nothing of an
+// immutable ConfigMap's or Secret's data. A subresource's update changes
+// only its part, which prepareUpdate takes care of.
+func validateUpdate(req *request, obj, old object) field.ErrorList {
+	if req.subresource != "" {
+		return nil
+	}
+	r := req.res
+	errs := validateFinalizersOnUpdate(obj, old)
+	if r.Group == "" && (r.Resource == "configmaps" || r.Resource == "secrets") && old["immutable"] == true {
+		immutable := func(key string) {
+			if !reflect.DeepEqual(obj[key], old[key]) {
+				errs = append(errs, field.Forbidden(field.NewPath(key), "field is immutable when `immutable` is set"))
+			}
+		}
+		immutable("immutable")
+		immutable("data")
+		if r.Resource == "configmaps" {
+			immutable("binaryData")
+		}
+	}
+	return errs
+}
+
+// errUIDChanged is kube-apiserver's 422 for a patch that changes
+// metadata.uid; it checks object metadata twice and so names the field twice.
+func errUIDChanged(r *catalog.Resource, name, uid string) error {
+	e := field.Invalid(field.NewPath("metadata", "uid"), uid, "field is immutable")
+	return errInvalid(r, name, field.ErrorList{e, e})
+}

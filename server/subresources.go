@@ -1,0 +1,265 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"net/http"
+	"strconv"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"kubeplay/server/catalog"
+	"kubeplay/server/encoding"
+	"kubeplay/server/fieldmanager"
+	"kubeplay/store"
+)
+
+// serveSubresource handles a request to a served subresource.
+func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, req *request) {
+	switch {
+	case req.subresource == "finalize":
+		s.finalizeNamespace(w, r, req)
+	case req.subresource == "scale" && req.verb == "get":
+		s.getScale(w, r, req)
+	case req.subresource == "scale" && req.verb == "update":
+		s.updateScale(w, r, req)
+	case req.verb == "get":
+		s.get(w, r, req)
+	case req.verb == "update":
+		s.update(w, r, req)
+	case req.verb == "patch":
+		s.patch(w, r, req)
+	default:
+		encoding.WriteError(w, r, errMethodNotAllowed())
+	}
+}
+
+// subresourceVerb reports whether a subresource of r supports verb.
+func subresourceVerb(r *catalog.Resource, sub, verb string) bool {
+	for _, sr := range r.Subresources {
+		if sr.Name == sub {
+			for _, v := range sr.Verbs {
+				if v == verb {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// prepareUpdate carries over from old what an update through req cannot
+// change: the status for the main resource of a type with a status
+// subresource, everything but the status for /status.
+func prepareUpdate(req *request, obj, old object) object {
+	if req.subresource != "status" {
+		prepareForUpdate(req.res, obj, old)
+		return obj
+	}
+	out := maps.Clone(old)
+	out["metadata"] = maps.Clone(metadata(old))
+	if st, ok := obj["status"]; ok {
+		out["status"] = st
+	} else {
+		delete(out, "status")
+	}
+	if mf, ok := metadata(obj)["managedFields"]; ok {
+		metadata(out)["managedFields"] = mf
+	}
+	return out
+}
+
+// scaleKind describes the autoscaling/v1 Scale objects of /scale.
+var scaleKind = &catalog.Resource{Group: "autoscaling", Version: "v1", Kind: "Scale", Resource: "scale", Namespaced: true}
+
+// replicasPath is where the types with a scale subresource keep their
+// desired replicas.
+var replicasPath = fieldpath.MakePathOrDie("spec", "replicas")
+
+// scaleOf is the Scale view of obj: its desired and current replicas and
+// its selector as a string.
+func scaleOf(res *catalog.Resource, obj object) object {
+	md := metadata(obj)
+	scaleMD := map[string]any{}
+	for _, k := range []string{"name", "namespace", "uid", "resourceVersion", "creationTimestamp"} {
+		if v, ok := md[k]; ok {
+			scaleMD[k] = v
+		}
+	}
+	spec, _ := obj["spec"].(map[string]any)
+	status, _ := obj["status"].(map[string]any)
+	scaleSpec := map[string]any{}
+	if n, ok := spec["replicas"]; ok && n != nil {
+		scaleSpec["replicas"] = n
+	}
+	scaleStatus := map[string]any{"replicas": int64(0)}
+	if n, ok := status["replicas"]; ok && n != nil {
+		scaleStatus["replicas"] = n
+	}
+	if sel := selectorString(res, spec["selector"]); sel != "" {
+		scaleStatus["selector"] = sel
+	}
+	return object{"kind": "Scale", "apiVersion": "autoscaling/v1", "metadata": scaleMD, "spec": scaleSpec, "status": scaleStatus}
+}
+
+// selectorString renders a selector as Scale's status.selector does: a
+// label selector for the apps types, a map for replication controllers.
+func selectorString(res *catalog.Resource, v any) string {
+	m, _ := v.(map[string]any)
+	if m == nil {
+		return ""
+	}
+	if res.Group == "" {
+		set := labels.Set{}
+		for k, v := range m {
+			set[k], _ = v.(string)
+		}
+		return labels.SelectorFromSet(set).String()
+	}
+	var sel metav1.LabelSelector
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &sel); err != nil {
+		return ""
+	}
+	s, err := metav1.LabelSelectorAsSelector(&sel)
+	if err != nil {
+		return ""
+	}
+	return s.String()
+}
+
+func (s *Server) getScale(w http.ResponseWriter, r *http.Request, req *request) {
+	obj, _, err := s.getObject(r.Context(), req.res, req.namespace, req.name)
+	if err != nil {
+		encoding.WriteError(w, r, err)
+		return
+	}
+	encoding.Write(w, r, http.StatusOK, scaleOf(req.res, obj))
+}
+
+func (s *Server) updateScale(w http.ResponseWriter, r *http.Request, req *request) {
+	out, err := s.writeScale(w, r, req)
+	if err != nil {
+		encoding.WriteError(w, r, err)
+		return
+	}
+	encoding.Write(w, r, http.StatusOK, out)
+}
+
+func (s *Server) writeScale(w http.ResponseWriter, r *http.Request, req *request) (object, error) {
+	isDryRun, err := dryRun(r)
+	if err != nil {
+		return nil, err
+	}
+	manager, err := fieldManagerOf(r, "UpdateOptions")
+	if err != nil {
+		return nil, err
+	}
+	body, err := readBody(w, r, scaleKind)
+	if err != nil {
+		return nil, err
+	}
+	if name := str(metadata(body), "name"); name != req.name {
+		return nil, encoding.BadRequest("the name of the object (%s) does not match the name on the URL (%s)", name, req.name)
+	}
+	for attempt := 1; ; attempt++ {
+		live, kv, err := s.getObject(r.Context(), req.res, req.namespace, req.name)
+		if err != nil {
+			return nil, err
+		}
+		out, err := s.commitScale(r.Context(), req, live, kv, isDryRun, func(f *managedfields.FieldManager, old object) (object, error) {
+			return fieldmanager.Update(f, scaleKind.GroupVersionKind(), old, runtime.DeepCopyJSON(body), manager), nil
+		})
+		if errors.Is(err, errRetry) && attempt < maxPatchAttempts {
+			continue
+		}
+		if errors.Is(err, errRetry) {
+			err = storeError(req.res, req.name, store.ErrConflict)
+		}
+		return out, err
+	}
+}
+
+// tryPatchScale patches the Scale view of an object and writes the result.
+func (s *Server) tryPatchScale(ctx context.Context, pr *patchRequest) (object, int, error) {
+	live, kv, err := s.getObject(ctx, pr.res, pr.namespace, pr.name)
+	if err != nil {
+		return nil, 0, err
+	}
+	out, err := s.commitScale(ctx, pr.request, live, kv, pr.dryRun, func(f *managedfields.FieldManager, old object) (object, error) {
+		if pr.patchType == applyPatchType {
+			return s.applyConfiguration(pr, old)
+		}
+		patched, err := mergePatch(pr, old)
+		if err != nil {
+			return nil, err
+		}
+		return fieldmanager.Update(f, scaleKind.GroupVersionKind(), old, patched, pr.manager), nil
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return out, http.StatusOK, nil
+}
+
+// commitScale writes the replicas of a new Scale (computed by write from
+// the current one, with its managedFields) into live. The managedFields of
+// the Scale translate to and from the object's as kube-apiserver's
+// ScaleHandler does: whoever sets replicas through /scale owns the object's
+// spec.replicas.
+func (s *Server) commitScale(ctx context.Context, req *request, live object, kv store.KeyValue, isDryRun bool,
+	write func(*managedfields.FieldManager, object) (object, error)) (object, error) {
+	res := req.res
+	liveU := &unstructured.Unstructured{Object: live}
+	handler := managedfields.NewScaleHandler(liveU.GetManagedFields(), res.GroupVersionKind().GroupVersion(),
+		managedfields.ResourcePathMappings{res.APIVersion(): replicasPath})
+	entries, err := handler.ToSubresource()
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	old := scaleOf(res, live)
+	(&unstructured.Unstructured{Object: old}).SetManagedFields(entries)
+	f, err := s.fieldManager(scaleKind, "scale")
+	if err != nil {
+		return nil, err
+	}
+	scale, err := write(f, old)
+	if err != nil {
+		return nil, err
+	}
+	if rv := str(metadata(scale), "resourceVersion"); rv != "" && rv != strconv.FormatInt(kv.ModRevision, 10) {
+		return nil, storeError(res, req.name, store.ErrConflict)
+	}
+	parent, err := handler.ToParent((&unstructured.Unstructured{Object: scale}).GetManagedFields())
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	obj := runtime.DeepCopyJSON(live)
+	spec, _ := obj["spec"].(map[string]any)
+	if spec == nil {
+		spec = map[string]any{}
+		obj["spec"] = spec
+	}
+	scaleSpec, _ := scale["spec"].(map[string]any)
+	if n, ok := scaleSpec["replicas"]; ok {
+		spec["replicas"] = n
+	} else {
+		delete(spec, "replicas")
+	}
+	(&unstructured.Unstructured{Object: obj}).SetManagedFields(parent)
+	prepareForUpdate(res, obj, live)
+	out, err := s.commitUpdate(ctx, res, req.namespace, req.name, obj, kv.ModRevision, isDryRun)
+	if apierrors.IsConflict(err) {
+		return nil, errRetry // the object changed since it was read
+	}
+	if err != nil {
+		return nil, err
+	}
+	return scaleOf(res, out), nil
+}
