@@ -13,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"kubeplay/server/authn"
+	"kubeplay/server/authz"
 	"kubeplay/server/catalog"
 	"kubeplay/server/encoding"
 	"kubeplay/server/openapi"
@@ -25,6 +27,12 @@ type Options struct {
 	Store store.Store
 	// Now is the clock for timestamps (default time.Now).
 	Now func() time.Time
+	// Tokens are the bearer tokens the server accepts, and their users
+	// (see authn.ParseTokenFile).
+	Tokens map[string]authn.User
+	// Anonymous says what requests without credentials may do (default:
+	// anything, as cluster administrators).
+	Anonymous Anonymous
 }
 
 // Server serves the Kubernetes API over one store.
@@ -33,18 +41,21 @@ type Server struct {
 	catalog *catalog.Catalog
 	openapi *openapi.Handler
 	now     func() time.Time
+	authn   *authn.Authenticator
+	authz   *authz.Authorizer
 }
 
 var _ http.Handler = (*Server)(nil)
 
 // New returns a server over opts.Store, creating the namespaces every
 // cluster starts with (default, kube-system, kube-public, kube-node-lease)
-// if they do not exist yet.
+// and the default RBAC roles and bindings if they do not exist yet.
 func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Store == nil {
 		return nil, errors.New("server: no store")
 	}
-	s := &Server{store: opts.Store, catalog: catalog.New(catalog.Builtin(served)), now: opts.Now}
+	s := &Server{store: opts.Store, catalog: catalog.New(catalog.Builtin(served)), now: opts.Now, authn: newAuthenticator(opts)}
+	s.authz = &authz.Authorizer{Rules: rbacRules{s}}
 	s.openapi = openapi.NewHandler(func(gv schema.GroupVersion) bool { return len(s.catalog.Resources(gv)) > 0 })
 	if s.now == nil {
 		s.now = time.Now
@@ -91,6 +102,10 @@ func subresourceServed(r *catalog.Resource, sub string) bool {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Body == nil {
 		r.Body = http.NoBody // requests built in process may have none
+	}
+	r, ok := s.authenticate(w, r)
+	if !ok {
+		return
 	}
 	parts := splitPath(r.URL.Path)
 	switch {
