@@ -144,7 +144,10 @@ func (s *Server) impersonate(r *http.Request, user *authn.User) (*authn.User, er
 		return nil, errImpersonationWithoutUser(groups, extraKeys, extra, uid)
 	}
 	var checks []authz.Attributes
-	check := func(a authz.Attributes) { a.User, a.Verb, a.ResourceRequest = user, "impersonate", true; checks = append(checks, a) }
+	check := func(a authz.Attributes) {
+		a.User, a.Verb, a.ResourceRequest = user, "impersonate", true
+		checks = append(checks, a)
+	}
 	if ns, sa, ok := authn.ServiceAccount(name); ok {
 		check(authz.Attributes{Resource: "serviceaccounts", Namespace: ns, Name: sa})
 	} else {
