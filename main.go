@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -18,6 +19,8 @@ import (
 	"time"
 
 	"kubeplay/playground"
+	"kubeplay/server"
+	"kubeplay/server/authn"
 	"kubeplay/static"
 	"kubeplay/store"
 	"kubeplay/web"
@@ -36,7 +39,10 @@ const usage = `kubeplay — a Kubernetes API playground
 
 Usage:
   kubeplay serve [--addr 127.0.0.1:8080] [--data DIR]   serve the API, the UI and the browser mode
-  kubeplay kubeconfig [--server URL]                    print a kubeconfig for kubectl and client-go
+        [--token-auth-file FILE]                        bearer tokens: token,user,uid[,"group1,group2"] per line
+        [--anonymous admin|rbac|deny]                   requests without a token: cluster administrators
+                                                        (default), RBAC-checked as system:anonymous, or 401
+  kubeplay kubeconfig [--server URL] [--token TOKEN]    print a kubeconfig for kubectl and client-go
 `
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -62,8 +68,32 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
 	data := fs.String("data", "data", "directory for the database (created if missing)")
+	tokenFile := fs.String("token-auth-file", "", "file of bearer tokens, in kube-apiserver's --token-auth-file format")
+	anonymous := fs.String("anonymous", "admin", "what requests without a token may do: admin, rbac or deny")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	opts := playground.Options{}
+	switch *anonymous {
+	case "admin":
+		opts.Anonymous = server.AnonymousAdmin
+	case "rbac":
+		opts.Anonymous = server.AnonymousRBAC
+	case "deny":
+		opts.Anonymous = server.AnonymousDenied
+	default:
+		return fmt.Errorf("--anonymous: want admin, rbac or deny, not %q", *anonymous)
+	}
+	if *tokenFile != "" {
+		f, err := os.Open(*tokenFile)
+		if err != nil {
+			return err
+		}
+		opts.Tokens, err = authn.ParseTokenFile(f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", *tokenFile, err)
+		}
 	}
 	if err := os.MkdirAll(*data, 0o755); err != nil {
 		return err
@@ -72,7 +102,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	sb, err := playground.Open(ctx, playground.Options{Store: st})
+	opts.Store = st
+	sb, err := playground.Open(ctx, opts)
 	if err != nil {
 		st.Close()
 		return err
@@ -122,8 +153,14 @@ func kubeconfig(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("kubeconfig", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	server := fs.String("server", "http://127.0.0.1:8080", "URL of the kubeplay server")
+	token := fs.String("token", "", "bearer token the kubeconfig's user presents (none: anonymous)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	user := " {}"
+	if *token != "" {
+		b, _ := json.Marshal(*token) // a JSON string is a YAML string
+		user = "\n    token: " + string(b)
 	}
 	_, err := fmt.Fprintf(stdout, `apiVersion: v1
 kind: Config
@@ -133,7 +170,7 @@ clusters:
     server: %s
 users:
 - name: kubeplay
-  user: {}
+  user:%s
 contexts:
 - name: kubeplay
   context:
@@ -141,6 +178,6 @@ contexts:
     user: kubeplay
     namespace: default
 current-context: kubeplay
-`, *server)
+`, *server, user)
 	return err
 }

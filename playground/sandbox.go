@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"kubeplay/server"
+	"kubeplay/server/authn"
 	"kubeplay/store"
 )
 
@@ -14,6 +15,11 @@ import (
 type Options struct {
 	// Store holds the sandbox's objects; Close closes it.
 	Store store.Store
+	// Tokens are the bearer tokens the sandbox's API accepts.
+	Tokens map[string]authn.User
+	// Anonymous says what requests without credentials may do (default:
+	// anything, as cluster administrators).
+	Anonymous server.Anonymous
 }
 
 // Sandbox is one isolated cluster: an API server and its controllers.
@@ -29,14 +35,14 @@ func Open(ctx context.Context, opts Options) (*Sandbox, error) {
 	if opts.Store == nil {
 		return nil, errors.New("playground: no store")
 	}
-	api, err := server.New(ctx, server.Options{Store: opts.Store})
+	api, err := server.New(ctx, server.Options{Store: opts.Store, Tokens: opts.Tokens, Anonymous: opts.Anonymous})
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	sb := &Sandbox{store: opts.Store, api: api, cancel: cancel}
 	nc := newNamespaceController(api, opts.Store)
-	sb.done.Go(func() { nc.run(ctx) })
+	sb.done.Go(func() { nc.run(authn.WithUser(ctx, namespaceControllerUser)) })
 	return sb, nil
 }
 

@@ -61,6 +61,9 @@ func (s *Server) createObject(r *http.Request, req *request) (object, int, error
 			return nil, 0, err
 		}
 	}
+	if err := s.admit(r, req, obj, nil); err != nil {
+		return nil, 0, err
+	}
 	s.prepareForCreate(res, obj)
 	if isDryRun {
 		return obj, http.StatusCreated, nil

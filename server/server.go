@@ -77,10 +77,13 @@ var notServed = map[schema.GroupResource]string{
 }
 
 // served reports whether kubeplay serves a built-in resource: every stored
-// resource type of the GA groups, but not the virtual ones (reviews,
-// bindings, component statuses) that compute an answer instead of storing
-// an object, nor the group versions whose conversion is not implemented.
+// resource type of the GA groups and the access reviews, but not the other
+// virtual resources (bindings, component statuses), nor the group versions
+// whose conversion is not implemented.
 func served(r *catalog.Resource) bool {
+	if isReview(r) {
+		return true
+	}
 	if !r.HasVerb("create") || !r.HasVerb("get") || !r.HasVerb("list") {
 		return false
 	}
@@ -196,6 +199,8 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, gv schema
 		return
 	}
 	switch {
+	case isReview(res):
+		s.review(w, r, req)
 	case sub == "finalize":
 		s.finalizeNamespace(w, r, req)
 	case req.verb == "get":

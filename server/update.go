@@ -63,6 +63,10 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, req *request) {
 		encoding.WriteError(w, r, errInvalid(res, req.name, errs))
 		return
 	}
+	if err := s.admit(r, req, obj, old); err != nil {
+		encoding.WriteError(w, r, err)
+		return
+	}
 	out, err := s.commitUpdate(r.Context(), res, req.namespace, req.name, obj, expected, isDryRun)
 	if err != nil {
 		encoding.WriteError(w, r, err)

@@ -57,11 +57,21 @@ func (a *Authenticator) Authenticate(r *http.Request) (*User, error) {
 		// credentials is anonymous when no authenticator takes it).
 		return a.anonymousUser()
 	}
-	u, ok := a.tokens[token]
+	u, ok := a.Token(token)
 	if !ok {
 		return nil, ErrUnauthorized
 	}
-	return WithAuthenticatedGroup(&u), nil
+	return u, nil
+}
+
+// Token returns the user of a bearer token (in system:authenticated);
+// false if the token is not known.
+func (a *Authenticator) Token(token string) (*User, bool) {
+	u, ok := a.tokens[token]
+	if !ok {
+		return nil, false
+	}
+	return WithAuthenticatedGroup(&u), true
 }
 
 func (a *Authenticator) anonymousUser() (*User, error) {

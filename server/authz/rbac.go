@@ -3,6 +3,7 @@ package authz
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -81,23 +82,26 @@ type Authorizer struct {
 	Rules Rules
 }
 
-// Authorize reports whether attrs are allowed. reason, on a denial,
-// explains what went wrong while reading the user's roles (a binding to a
-// missing role), as kube-apiserver appends to its Forbidden message; err is
-// an error reading the rules themselves.
+// Authorize reports whether attrs are allowed, and why: on an allow, the
+// binding that allows it ("RBAC: allowed by RoleBinding ..."); on a
+// denial, what went wrong while reading the user's roles (a binding to a
+// missing role), which kube-apiserver appends to its Forbidden message. err
+// is an error reading the rules themselves.
 func (a *Authorizer) Authorize(ctx context.Context, attrs Attributes) (allowed bool, reason string, err error) {
 	if attrs.User.InGroup(authn.Masters) {
 		return true, "", nil
 	}
 	var resolution []string
-	found, err := a.visit(ctx, attrs.User, attrs.Namespace, func(rule Rule) bool { return allows(rule, attrs) }, &resolution)
-	if err != nil || found {
-		return found, "", err
+	by, err := a.visit(ctx, attrs.User, attrs.Namespace, func(rule Rule) bool { return allows(rule, attrs) }, &resolution)
+	switch {
+	case err != nil:
+		return false, "", err
+	case by != "":
+		return true, "RBAC: allowed by " + by, nil
+	case len(resolution) > 0:
+		return false, "RBAC: " + aggregate(resolution), nil
 	}
-	if len(resolution) > 0 {
-		reason = "RBAC: " + aggregate(resolution)
-	}
-	return false, reason, nil
+	return false, "", nil
 }
 
 // aggregate joins errors as apimachinery's error aggregates print them.
@@ -110,22 +114,25 @@ func aggregate(msgs []string) string {
 
 // visit calls fn with every rule that applies to user in namespace (its
 // cluster-wide rules, then those of the namespace's RoleBindings) until fn
-// returns true. Bindings to missing roles are recorded in resolution.
-func (a *Authorizer) visit(ctx context.Context, user *authn.User, namespace string, fn func(Rule) bool, resolution *[]string) (bool, error) {
+// returns true, and then describes the binding that held the rule
+// (`RoleBinding "b/ns" of Role "r" to User "alice"`); "" if fn never
+// returned true. Bindings to missing roles are recorded in resolution.
+func (a *Authorizer) visit(ctx context.Context, user *authn.User, namespace string, fn func(Rule) bool, resolution *[]string) (string, error) {
 	crbs, err := a.Rules.ClusterRoleBindings(ctx)
 	if err != nil {
-		return false, err
+		return "", err
 	}
 	bindings := crbs
 	if namespace != "" {
 		rbs, err := a.Rules.RoleBindings(ctx, namespace)
 		if err != nil {
-			return false, err
+			return "", err
 		}
 		bindings = append(slices.Clip(crbs), rbs...)
 	}
 	for _, b := range bindings {
-		if !slices.ContainsFunc(b.Subjects, func(s Subject) bool { return appliesTo(s, user, b.Namespace) }) {
+		i := slices.IndexFunc(b.Subjects, func(s Subject) bool { return appliesTo(s, user, b.Namespace) })
+		if i < 0 {
 			continue
 		}
 		roleNS := b.Namespace
@@ -142,13 +149,29 @@ func (a *Authorizer) visit(ctx context.Context, user *authn.User, namespace stri
 			continue
 		}
 		if err != nil {
-			return false, err
+			return "", err
 		}
 		if slices.ContainsFunc(rules, fn) {
-			return true, nil
+			return describe(b, b.Subjects[i]), nil
 		}
 	}
-	return false, nil
+	return "", nil
+}
+
+func describe(b Binding, s Subject) string {
+	binding := fmt.Sprintf("ClusterRoleBinding %q", b.Name)
+	if b.Namespace != "" {
+		binding = fmt.Sprintf("RoleBinding %q", b.Name+"/"+b.Namespace)
+	}
+	subject := s.Name
+	if s.Kind == "ServiceAccount" {
+		ns := s.Namespace
+		if ns == "" {
+			ns = b.Namespace
+		}
+		subject = ns + "/" + s.Name
+	}
+	return fmt.Sprintf("%s of %s %q to %s %q", binding, b.RoleRef.Kind, b.RoleRef.Name, s.Kind, subject)
 }
 
 // appliesTo reports whether a binding's subject is user. A ServiceAccount
