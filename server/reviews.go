@@ -36,6 +36,7 @@ func (s *Server) review(w http.ResponseWriter, r *http.Request, req *request) {
 		encoding.WriteError(w, r, err)
 		return
 	}
+	metadata(obj) // answered even when the review was sent without one
 	if err := reviews[req.res.GroupResource()](s, r, req, obj); err != nil {
 		encoding.WriteError(w, r, err)
 		return

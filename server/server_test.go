@@ -2,13 +2,17 @@ package server_test
 
 import (
 	"net/http"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"kubeplay/server"
+	"kubeplay/server/authn"
 	"kubeplay/store"
 )
 
-// newTestServer returns a kubeplay API server over a fresh in-memory store.
+// newTestServer returns a kubeplay API server over a fresh in-memory store,
+// accepting the bearer tokens of testdata/auth-tokens.csv.
 func newTestServer(t *testing.T) http.Handler {
 	t.Helper()
 	st, err := store.Open(t.Context(), ":memory:", store.Options{})
@@ -16,7 +20,16 @@ func newTestServer(t *testing.T) http.Handler {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	srv, err := server.New(t.Context(), server.Options{Store: st})
+	f, err := os.Open(filepath.Join("testdata", "auth-tokens.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tokens, err := authn.ParseTokenFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(t.Context(), server.Options{Store: st, Tokens: tokens})
 	if err != nil {
 		t.Fatal(err)
 	}
