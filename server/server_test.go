@@ -15,6 +15,13 @@ import (
 // accepting the bearer tokens of testdata/auth-tokens.csv.
 func newTestServer(t *testing.T) http.Handler {
 	t.Helper()
+	return newTestServerWith(t, server.Options{})
+}
+
+// newTestServerWith is newTestServer with other options; their Store and
+// Tokens are set.
+func newTestServerWith(t *testing.T, opts server.Options) http.Handler {
+	t.Helper()
 	st, err := store.Open(t.Context(), ":memory:", store.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -29,7 +36,8 @@ func newTestServer(t *testing.T) http.Handler {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(t.Context(), server.Options{Store: st, Tokens: tokens})
+	opts.Store, opts.Tokens = st, tokens
+	srv, err := server.New(t.Context(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
