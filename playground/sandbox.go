@@ -43,6 +43,8 @@ func Open(ctx context.Context, opts Options) (*Sandbox, error) {
 	sb := &Sandbox{store: opts.Store, api: api, cancel: cancel}
 	nc := newNamespaceController(api, opts.Store)
 	sb.done.Go(func() { nc.run(authn.WithUser(ctx, namespaceControllerUser)) })
+	agg := newClusterRoleAggregator(api, opts.Store)
+	sb.done.Go(func() { agg.run(ctx) })
 	return sb, nil
 }
 
