@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -39,10 +40,12 @@ const usage = `kubeplay — a Kubernetes API playground
 
 Usage:
   kubeplay serve [--addr 127.0.0.1:8080] [--data DIR]   serve the API, the UI and the browser mode
+        [--tls]                                         HTTPS, with a self-signed certificate DIR/tls.crt
         [--token-auth-file FILE]                        bearer tokens: token,user,uid[,"group1,group2"] per line
         [--anonymous admin|rbac|deny]                   requests without a token: cluster administrators
                                                         (default), RBAC-checked as system:anonymous, or 401
   kubeplay kubeconfig [--server URL] [--token TOKEN]    print a kubeconfig for kubectl and client-go
+        [--certificate-authority FILE]                  the CA to trust for an https server (DIR/tls.crt)
 `
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -70,6 +73,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	data := fs.String("data", "data", "directory for the database (created if missing)")
 	tokenFile := fs.String("token-auth-file", "", "file of bearer tokens, in kube-apiserver's --token-auth-file format")
 	anonymous := fs.String("anonymous", "admin", "what requests without a token may do: admin, rbac or deny")
+	useTLS := fs.Bool("tls", false, "serve HTTPS with a self-signed certificate kept in the data directory (tls.crt), as kubectl sends tokens only over TLS")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -120,6 +124,16 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	url := "http://" + ln.Addr().String()
+	if *useTLS {
+		cert, err := serverCertificate(*data)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}}
+		ln = tls.NewListener(ln, srv.TLSConfig)
+		url = "https://" + ln.Addr().String()
+	}
 	fmt.Fprintf(stdout, "kubeplay is serving on %s\n  UI:       %s/\n  browser:  %s/browser/\n  kubectl:  kubectl --server %s get namespaces\n", url, url, url, url)
 
 	errc := make(chan error, 1)
@@ -154,8 +168,18 @@ func kubeconfig(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	server := fs.String("server", "http://127.0.0.1:8080", "URL of the kubeplay server")
 	token := fs.String("token", "", "bearer token the kubeconfig's user presents (none: anonymous)")
+	ca := fs.String("certificate-authority", "", "certificate to trust for an https server (kubeplay serve --tls writes DIR/tls.crt)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	cluster := ""
+	if *ca != "" {
+		abs, err := filepath.Abs(*ca)
+		if err != nil {
+			return err
+		}
+		b, _ := json.Marshal(abs)
+		cluster = "\n    certificate-authority: " + string(b)
 	}
 	user := " {}"
 	if *token != "" {
@@ -167,7 +191,7 @@ kind: Config
 clusters:
 - name: kubeplay
   cluster:
-    server: %s
+    server: %s%s
 users:
 - name: kubeplay
   user:%s
@@ -178,6 +202,6 @@ contexts:
     user: kubeplay
     namespace: default
 current-context: kubeplay
-`, *server, user)
+`, *server, cluster, user)
 	return err
 }
