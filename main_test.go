@@ -27,7 +27,9 @@ func startServer(t *testing.T, dir string, extra ...string) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dir}, extra...), pw, os.Stderr) }()
+	go func() {
+		done <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dir}, extra...), pw, os.Stderr)
+	}()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
