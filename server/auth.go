@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/fields"
@@ -218,9 +219,19 @@ func errImpersonationWithoutUser(groups, extraKeys []string, extra map[string][]
 }
 
 // rbacRules reads roles and bindings from the store for the authorizer.
-type rbacRules struct{ s *Server }
+// What it decoded is kept until the store's next write (any write: the
+// revision is global), so a burst of requests between writes reads the
+// RBAC objects once.
+type rbacRules struct {
+	s *Server
 
-var _ authz.Rules = rbacRules{}
+	mu       sync.Mutex
+	rev      int64
+	bindings map[string][]authz.Binding // by collection prefix
+	rules    map[string][]authz.Rule    // by object key; nil for a missing role
+}
+
+var _ authz.Rules = (*rbacRules)(nil)
 
 var (
 	clusterRoleBindingsGVR = schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"}
@@ -238,9 +249,31 @@ type storedBinding struct {
 	RoleRef  authz.RoleRef   `json:"roleRef"`
 }
 
-func (b rbacRules) bindings(ctx context.Context, gvr schema.GroupVersionResource, ns string) ([]authz.Binding, error) {
-	res := b.s.catalog.Lookup(gvr)
-	list, err := b.s.store.List(ctx, collectionPrefix(res, ns), "", 0, 0)
+// at returns the store's current revision, forgetting what was cached
+// at an older one. Callers hold b.mu.
+func (b *rbacRules) at(ctx context.Context) (int64, error) {
+	rev, err := b.s.store.CurrentRevision(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if rev != b.rev {
+		b.rev, b.bindings, b.rules = rev, map[string][]authz.Binding{}, map[string][]authz.Rule{}
+	}
+	return rev, nil
+}
+
+func (b *rbacRules) list(ctx context.Context, gvr schema.GroupVersionResource, ns string) ([]authz.Binding, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	rev, err := b.at(ctx)
+	if err != nil {
+		return nil, err
+	}
+	prefix := collectionPrefix(b.s.catalog.Lookup(gvr), ns)
+	if cached, ok := b.bindings[prefix]; ok {
+		return cached, nil
+	}
+	list, err := b.s.store.List(ctx, prefix, "", 0, rev)
 	if err != nil {
 		return nil, err
 	}
@@ -252,24 +285,39 @@ func (b rbacRules) bindings(ctx context.Context, gvr schema.GroupVersionResource
 		}
 		out = append(out, authz.Binding{Namespace: sb.Metadata.Namespace, Name: sb.Metadata.Name, Subjects: sb.Subjects, RoleRef: sb.RoleRef})
 	}
+	b.bindings[prefix] = out
 	return out, nil
 }
 
-func (b rbacRules) ClusterRoleBindings(ctx context.Context) ([]authz.Binding, error) {
-	return b.bindings(ctx, clusterRoleBindingsGVR, "")
+func (b *rbacRules) ClusterRoleBindings(ctx context.Context) ([]authz.Binding, error) {
+	return b.list(ctx, clusterRoleBindingsGVR, "")
 }
 
-func (b rbacRules) RoleBindings(ctx context.Context, ns string) ([]authz.Binding, error) {
-	return b.bindings(ctx, roleBindingsGVR, ns)
+func (b *rbacRules) RoleBindings(ctx context.Context, ns string) ([]authz.Binding, error) {
+	return b.list(ctx, roleBindingsGVR, ns)
 }
 
-func (b rbacRules) RoleRules(ctx context.Context, ns, name string) ([]authz.Rule, error) {
+func (b *rbacRules) RoleRules(ctx context.Context, ns, name string) ([]authz.Rule, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	rev, err := b.at(ctx)
+	if err != nil {
+		return nil, err
+	}
 	gvr := clusterRolesGVR
 	if ns != "" {
 		gvr = rolesGVR
 	}
-	kv, err := b.s.store.Get(ctx, objectKey(b.s.catalog.Lookup(gvr), ns, name), 0)
+	key := objectKey(b.s.catalog.Lookup(gvr), ns, name)
+	if rules, ok := b.rules[key]; ok {
+		if rules == nil {
+			return nil, authz.ErrRoleNotFound
+		}
+		return rules, nil
+	}
+	kv, err := b.s.store.Get(ctx, key, rev)
 	if errors.Is(err, store.ErrNotFound) {
+		b.rules[key] = nil
 		return nil, authz.ErrRoleNotFound
 	}
 	if err != nil {
@@ -281,6 +329,10 @@ func (b rbacRules) RoleRules(ctx context.Context, ns, name string) ([]authz.Rule
 	if err := json.Unmarshal(kv.Value, &role); err != nil {
 		return nil, fmt.Errorf("stored object %s is corrupt: %w", kv.Key, err)
 	}
+	if role.Rules == nil {
+		role.Rules = []authz.Rule{} // cached as found
+	}
+	b.rules[key] = role.Rules
 	return role.Rules, nil
 }
 

@@ -55,7 +55,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		return nil, errors.New("server: no store")
 	}
 	s := &Server{store: opts.Store, catalog: catalog.New(catalog.Builtin(served)), now: opts.Now, authn: newAuthenticator(opts)}
-	s.authz = &authz.Authorizer{Rules: rbacRules{s}}
+	s.authz = &authz.Authorizer{Rules: &rbacRules{s: s}}
 	s.openapi = openapi.NewHandler(func(gv schema.GroupVersion) bool { return len(s.catalog.Resources(gv)) > 0 })
 	if s.now == nil {
 		s.now = time.Now

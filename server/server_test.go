@@ -20,7 +20,7 @@ func newTestServer(t *testing.T) http.Handler {
 
 // newTestServerWith is newTestServer with other options; their Store and
 // Tokens are set.
-func newTestServerWith(t *testing.T, opts server.Options) http.Handler {
+func newTestServerWith(t testing.TB, opts server.Options) http.Handler {
 	t.Helper()
 	st, err := store.Open(t.Context(), ":memory:", store.Options{})
 	if err != nil {
