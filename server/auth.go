@@ -36,8 +36,8 @@ const (
 	AnonymousDenied
 )
 
-func newAuthenticator(opts Options) *authn.Authenticator {
-	a := authn.Options{Tokens: opts.Tokens, DenyAnonymous: opts.Anonymous == AnonymousDenied}
+func newAuthenticator(opts Options, serviceAccounts authn.TokenVerifier) *authn.Authenticator {
+	a := authn.Options{Tokens: opts.Tokens, DenyAnonymous: opts.Anonymous == AnonymousDenied, Verifier: serviceAccounts}
 	if opts.Anonymous == AnonymousAdmin {
 		a.AnonymousGroups = []string{authn.Masters}
 	}
@@ -52,8 +52,12 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*http.Req
 	user := authn.UserFrom(r.Context())
 	if user == nil {
 		u, err := s.authn.Authenticate(r)
-		if err != nil {
+		if errors.Is(err, authn.ErrUnauthorized) {
 			encoding.WriteError(w, r, apierrors.NewUnauthorized("Unauthorized"))
+			return nil, false
+		}
+		if err != nil {
+			encoding.WriteError(w, r, apierrors.NewInternalError(err))
 			return nil, false
 		}
 		user = u
@@ -106,6 +110,8 @@ func requestAttributes(r *http.Request, user *authn.User) authz.Attributes {
 	q := r.URL.Query()
 	if verb := verbFor(r.Method, name == "", isTrue(q.Get("watch")), watchPath); verb != "" {
 		attrs.Verb = verb
+	} else if r.Method == http.MethodPost {
+		attrs.Verb = "create" // a POST to an object's subresource (serviceaccounts/token)
 	}
 	if (attrs.Verb == "list" || attrs.Verb == "watch") && name == "" {
 		// A list or watch of one object by field selector is authorized as

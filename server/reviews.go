@@ -154,7 +154,11 @@ func (s *Server) tokenReview(r *http.Request, req *request, obj object) error {
 		return errInvalidReview(req.group, field.ErrorList{field.Required(field.NewPath("spec", "token"), "")})
 	}
 	status := map[string]any{"user": map[string]any{}}
-	if u, ok := s.authn.Token(token); ok {
+	u, ok, err := s.authn.Token(r.Context(), token)
+	if err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	if ok {
 		status = map[string]any{"authenticated": true, "user": userInfo(u)}
 	}
 	obj["status"] = status

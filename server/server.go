@@ -37,12 +37,13 @@ type Options struct {
 
 // Server serves the Kubernetes API over one store.
 type Server struct {
-	store   store.Store
-	catalog *catalog.Catalog
-	openapi *openapi.Handler
-	now     func() time.Time
-	authn   *authn.Authenticator
-	authz   *authz.Authorizer
+	store    store.Store
+	catalog  *catalog.Catalog
+	openapi  *openapi.Handler
+	now      func() time.Time
+	authn    *authn.Authenticator
+	authz    *authz.Authorizer
+	saTokens *serviceAccountTokens
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -54,7 +55,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Store == nil {
 		return nil, errors.New("server: no store")
 	}
-	s := &Server{store: opts.Store, catalog: catalog.New(catalog.Builtin(served)), now: opts.Now, authn: newAuthenticator(opts)}
+	s := &Server{store: opts.Store, catalog: catalog.New(catalog.Builtin(served)), now: opts.Now}
+	s.saTokens = &serviceAccountTokens{s: s}
+	s.authn = newAuthenticator(opts, s.saTokens)
 	s.authz = &authz.Authorizer{Rules: &rbacRules{s: s}}
 	s.openapi = openapi.NewHandler(func(gv schema.GroupVersion) bool { return len(s.catalog.Resources(gv)) > 0 })
 	if s.now == nil {
@@ -98,7 +101,7 @@ func served(r *catalog.Resource) bool {
 
 // subresourceServed reports whether the server implements a subresource.
 func subresourceServed(r *catalog.Resource, sub string) bool {
-	return r.Group == "" && r.Resource == "namespaces" && sub == "finalize"
+	return r.Group == "" && (r.Resource == "namespaces" && sub == "finalize" || r.Resource == "serviceaccounts" && sub == "token")
 }
 
 // ServeHTTP routes one API request.
@@ -194,6 +197,9 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, gv schema
 	}
 	req := &request{group: gv.Group, version: gv.Version, namespace: ns, resource: resource, name: name, subresource: sub, res: res}
 	req.verb = verbFor(r.Method, name == "", isTrue(r.URL.Query().Get("watch")), watchPath)
+	if sub != "" && r.Method == http.MethodPost {
+		req.verb = "create" // serviceaccounts/token
+	}
 	if req.verb == "" || (sub == "" && !res.HasVerb(req.verb)) {
 		encoding.WriteError(w, r, errMethodNotAllowed())
 		return
@@ -203,6 +209,8 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, gv schema
 		s.review(w, r, req)
 	case sub == "finalize":
 		s.finalizeNamespace(w, r, req)
+	case sub == "token":
+		s.tokenRequest(w, r, req)
 	case req.verb == "get":
 		s.get(w, r, req)
 	case req.verb == "list":

@@ -1,6 +1,7 @@
 package authn
 
 import (
+	"context"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -16,6 +17,15 @@ type Authenticator struct {
 	anonymous bool
 	// anonymousGroups are added to the anonymous user's groups.
 	anonymousGroups []string
+	verifier        TokenVerifier
+}
+
+// TokenVerifier authenticates the bearer tokens the static list does not
+// hold (ServiceAccount tokens).
+type TokenVerifier interface {
+	// Verify returns the user of token; ok is false for a token it does
+	// not accept, err a failure to decide.
+	Verify(ctx context.Context, token string) (u *User, ok bool, err error)
 }
 
 // Options configure an Authenticator.
@@ -29,11 +39,13 @@ type Options struct {
 	// sandbox puts it in system:masters, so kubectl works with no
 	// kubeconfig while RBAC still decides for every other user.
 	AnonymousGroups []string
+	// Verifier, if set, authenticates tokens not in Tokens.
+	Verifier TokenVerifier
 }
 
 // New returns an Authenticator configured by opts.
 func New(opts Options) *Authenticator {
-	return &Authenticator{tokens: opts.Tokens, anonymous: !opts.DenyAnonymous, anonymousGroups: opts.AnonymousGroups}
+	return &Authenticator{tokens: opts.Tokens, anonymous: !opts.DenyAnonymous, anonymousGroups: opts.AnonymousGroups, verifier: opts.Verifier}
 }
 
 // ErrUnauthorized is returned for a request whose credentials are invalid,
@@ -57,7 +69,10 @@ func (a *Authenticator) Authenticate(r *http.Request) (*User, error) {
 		// credentials is anonymous when no authenticator takes it).
 		return a.anonymousUser()
 	}
-	u, ok := a.Token(token)
+	u, ok, err := a.Token(r.Context(), token)
+	if err != nil {
+		return nil, err
+	}
 	if !ok {
 		return nil, ErrUnauthorized
 	}
@@ -66,12 +81,18 @@ func (a *Authenticator) Authenticate(r *http.Request) (*User, error) {
 
 // Token returns the user of a bearer token (in system:authenticated);
 // false if the token is not known.
-func (a *Authenticator) Token(token string) (*User, bool) {
-	u, ok := a.tokens[token]
-	if !ok {
-		return nil, false
+func (a *Authenticator) Token(ctx context.Context, token string) (*User, bool, error) {
+	if u, ok := a.tokens[token]; ok {
+		return WithAuthenticatedGroup(&u), true, nil
 	}
-	return WithAuthenticatedGroup(&u), true
+	if a.verifier == nil {
+		return nil, false, nil
+	}
+	u, ok, err := a.verifier.Verify(ctx, token)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	return WithAuthenticatedGroup(u), true, nil
 }
 
 func (a *Authenticator) anonymousUser() (*User, error) {
