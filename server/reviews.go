@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -146,22 +147,27 @@ func (s *Server) selfSubjectReview(r *http.Request, req *request, obj object) er
 	return nil
 }
 
-// tokenReview tells whether spec.token is a valid bearer token, and whose.
+// tokenReview tells whether spec.token is a valid bearer token for the
+// audiences in spec (default: this API), and whose.
 func (s *Server) tokenReview(r *http.Request, req *request, obj object) error {
 	spec, _ := obj["spec"].(map[string]any)
 	token := str(spec, "token")
 	if token == "" {
-		return errInvalidReview(req.group, field.ErrorList{field.Required(field.NewPath("spec", "token"), "")})
+		return apierrors.NewBadRequest("token is required for TokenReview in authentication")
 	}
-	status := map[string]any{"user": map[string]any{}}
+	invalid := map[string]any{"user": map[string]any{}, "error": "invalid bearer token"}
+	obj["status"] = invalid
+	// Every token kubeplay accepts is for this API's one audience.
+	if audiences := stringList(spec["audiences"]); len(audiences) > 0 && !slices.Contains(audiences, serviceAccountIssuer) {
+		return nil
+	}
 	u, ok, err := s.authn.Token(r.Context(), token)
 	if err != nil {
 		return apierrors.NewInternalError(err)
 	}
 	if ok {
-		status = map[string]any{"authenticated": true, "user": userInfo(u)}
+		obj["status"] = map[string]any{"authenticated": true, "user": userInfo(u), "audiences": []string{serviceAccountIssuer}}
 	}
-	obj["status"] = status
 	return nil
 }
 
