@@ -82,8 +82,15 @@ func (s *Server) subjectAccessReview(r *http.Request, req *request, obj object) 
 func (s *Server) accessReview(r *http.Request, req *request, obj, spec object, user *authn.User) error {
 	ra, hasRA := spec["resourceAttributes"].(map[string]any)
 	nra, hasNRA := spec["nonResourceAttributes"].(map[string]any)
-	if hasRA == hasNRA {
+	// kube-apiserver prints the non-resource attributes as its Go struct.
+	nraValue := struct{ Path, Verb string }{str(nra, "path"), str(nra, "verb")}
+	switch {
+	case !hasRA && !hasNRA:
 		return errInvalidReview(req.group, field.ErrorList{field.Invalid(field.NewPath("spec", "resourceAttributes"), nil, "exactly one of nonResourceAttributes or resourceAttributes must be specified")})
+	case hasRA && hasNRA:
+		return errInvalidReview(req.group, field.ErrorList{field.Invalid(field.NewPath("spec", "nonResourceAttributes"), nraValue, "cannot be specified in combination with resourceAttributes")})
+	case hasNRA && req.namespace != "":
+		return errInvalidReview(req.group, field.ErrorList{field.Invalid(field.NewPath("spec", "nonResourceAttributes"), nraValue, "disallowed on this kind of request")})
 	}
 	attrs := authz.Attributes{User: user}
 	if hasRA {
@@ -111,6 +118,9 @@ func (s *Server) accessReview(r *http.Request, req *request, obj, spec object, u
 // empty spec.
 func (s *Server) selfSubjectRulesReview(r *http.Request, req *request, obj object) error {
 	spec, _ := obj["spec"].(map[string]any)
+	if str(spec, "namespace") == "" {
+		return apierrors.NewBadRequest("no namespace on request")
+	}
 	rules, resolution, err := s.authz.RulesFor(r.Context(), authn.UserFrom(r.Context()), str(spec, "namespace"))
 	if err != nil {
 		return apierrors.NewInternalError(err)
