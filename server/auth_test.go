@@ -11,8 +11,8 @@ import (
 	"kubeplay/server"
 )
 
-// do sends one request to h and returns the code and body.
-func do(t testing.TB, h http.Handler, method, path, body string, headers ...string) (int, string) {
+// callAPI sends one request to h and returns the code and body.
+func callAPI(t testing.TB, h http.Handler, method, path, body string, headers ...string) (int, string) {
 	t.Helper()
 	req := httptest.NewRequest(method, path, strings.NewReader(body))
 	if body != "" {
@@ -46,18 +46,18 @@ func TestServer_Anonymous(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newTestServerWith(t, server.Options{Anonymous: tc.anonymous})
-			code, body := do(t, h, http.MethodGet, "/api/v1/namespaces", "")
+			code, body := callAPI(t, h, http.MethodGet, "/api/v1/namespaces", "")
 			if code != tc.code || (tc.body != "" && strings.TrimSpace(body) != tc.body) {
 				t.Errorf("GET /api/v1/namespaces = %d %s, want %d %s", code, body, tc.code, tc.body)
 			}
-			if code, _ := do(t, h, http.MethodGet, "/healthz", ""); code != tc.healthz {
+			if code, _ := callAPI(t, h, http.MethodGet, "/healthz", ""); code != tc.healthz {
 				t.Errorf("GET /healthz = %d, want %d", code, tc.healthz)
 			}
 			// A token is honoured, and a bad one refused, in every mode.
-			if code, body := do(t, h, http.MethodGet, "/api/v1/namespaces", "", "Authorization", "Bearer oracle-token"); code != http.StatusOK {
+			if code, body := callAPI(t, h, http.MethodGet, "/api/v1/namespaces", "", "Authorization", "Bearer oracle-token"); code != http.StatusOK {
 				t.Errorf("GET as oracle-admin = %d %s", code, body)
 			}
-			if code, _ := do(t, h, http.MethodGet, "/api/v1/namespaces", "", "Authorization", "Bearer nope"); code != http.StatusUnauthorized {
+			if code, _ := callAPI(t, h, http.MethodGet, "/api/v1/namespaces", "", "Authorization", "Bearer nope"); code != http.StatusUnauthorized {
 				t.Errorf("GET with an unknown token = %d, want 401", code)
 			}
 		})
@@ -75,11 +75,11 @@ func TestSelfSubjectRulesReview(t *testing.T) {
 		{"/apis/rbac.authorization.k8s.io/v1/namespaces/dev/rolebindings", `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":"alice-cm"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"Role","name":"cm-reader"},"subjects":[{"kind":"User","name":"alice"}]}`},
 		{"/apis/rbac.authorization.k8s.io/v1/namespaces/dev/rolebindings", `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":"broken"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"Role","name":"missing"},"subjects":[{"kind":"User","name":"alice"}]}`},
 	} {
-		if code, body := do(t, h, http.MethodPost, step.path, step.body); code != http.StatusCreated {
+		if code, body := callAPI(t, h, http.MethodPost, step.path, step.body); code != http.StatusCreated {
 			t.Fatalf("POST %s: %d %s", step.path, code, body)
 		}
 	}
-	code, body := do(t, h, http.MethodPost, "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews",
+	code, body := callAPI(t, h, http.MethodPost, "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews",
 		`{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectRulesReview","spec":{"namespace":"dev"}}`, "Authorization", "Bearer alice-token")
 	if code != http.StatusCreated {
 		t.Fatalf("SelfSubjectRulesReview: %d %s", code, body)
@@ -126,12 +126,12 @@ func BenchmarkAuthorization(b *testing.B) {
 				{"/apis/rbac.authorization.k8s.io/v1/namespaces/dev/roles", `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"Role","metadata":{"name":"cm-reader"},"rules":[{"apiGroups":[""],"resources":["configmaps"],"verbs":["get"]}]}`},
 				{"/apis/rbac.authorization.k8s.io/v1/namespaces/dev/rolebindings", `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":"alice-cm"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"Role","name":"cm-reader"},"subjects":[{"kind":"User","name":"alice"}]}`},
 			} {
-				if code, body := do(b, h, http.MethodPost, step.path, step.body); code != http.StatusCreated {
+				if code, body := callAPI(b, h, http.MethodPost, step.path, step.body); code != http.StatusCreated {
 					b.Fatalf("POST %s: %d %s", step.path, code, body)
 				}
 			}
 			for b.Loop() {
-				if code, body := do(b, h, http.MethodGet, "/api/v1/namespaces/dev/configmaps/x", "", "Authorization", bc.auth); code != http.StatusOK {
+				if code, body := callAPI(b, h, http.MethodGet, "/api/v1/namespaces/dev/configmaps/x", "", "Authorization", bc.auth); code != http.StatusOK {
 					b.Fatalf("GET: %d %s", code, body)
 				}
 			}

@@ -23,11 +23,11 @@ func TestTokenRequest(t *testing.T) {
 		{"/api/v1/namespaces", `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"dev"}}`},
 		{"/api/v1/namespaces/dev/serviceaccounts", `{"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":"sa1"}}`},
 	} {
-		if code, body := do(t, h, http.MethodPost, step.path, step.body); code != http.StatusCreated {
+		if code, body := callAPI(t, h, http.MethodPost, step.path, step.body); code != http.StatusCreated {
 			t.Fatalf("POST %s: %d %s", step.path, code, body)
 		}
 	}
-	_, body := do(t, h, http.MethodGet, "/api/v1/namespaces/dev/serviceaccounts/sa1", "")
+	_, body := callAPI(t, h, http.MethodGet, "/api/v1/namespaces/dev/serviceaccounts/sa1", "")
 	var sa struct {
 		Metadata struct{ UID string } `json:"metadata"`
 	}
@@ -35,7 +35,7 @@ func TestTokenRequest(t *testing.T) {
 
 	request := func(spec string) (int, map[string]any) {
 		t.Helper()
-		code, body := do(t, h, http.MethodPost, "/api/v1/namespaces/dev/serviceaccounts/sa1/token", `{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","spec":`+spec+`}`)
+		code, body := callAPI(t, h, http.MethodPost, "/api/v1/namespaces/dev/serviceaccounts/sa1/token", `{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","spec":`+spec+`}`)
 		var tr map[string]any
 		json.Unmarshal([]byte(body), &tr)
 		return code, tr
@@ -85,7 +85,7 @@ func TestTokenRequest(t *testing.T) {
 
 	whoami := func(token string) (int, string) {
 		t.Helper()
-		return do(t, h, http.MethodPost, "/apis/authentication.k8s.io/v1/selfsubjectreviews", `{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}`, "Authorization", "Bearer "+token)
+		return callAPI(t, h, http.MethodPost, "/apis/authentication.k8s.io/v1/selfsubjectreviews", `{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}`, "Authorization", "Bearer "+token)
 	}
 	code, body = whoami(token)
 	wantUser := `{"username":"system:serviceaccount:dev:sa1","uid":"` + sa.Metadata.UID + `","groups":["system:serviceaccounts","system:serviceaccounts:dev","system:authenticated"],"extra":{"authentication.kubernetes.io/credential-id":["JTI=` + jti + `"]}}`
@@ -93,7 +93,7 @@ func TestTokenRequest(t *testing.T) {
 		Status struct{ UserInfo json.RawMessage } `json:"status"`
 	}
 	json.Unmarshal([]byte(body), &ssr)
-	if code != http.StatusCreated || !jsonEqual(t, string(ssr.Status.UserInfo), wantUser) {
+	if code != http.StatusCreated || !sameJSON(t, string(ssr.Status.UserInfo), wantUser) {
 		t.Errorf("whoami with the token: %d %s, want userInfo %s", code, body, wantUser)
 	}
 
@@ -111,13 +111,13 @@ func TestTokenRequest(t *testing.T) {
 	if code, body := whoami(token); code != http.StatusCreated {
 		t.Errorf("token before it expires: %d %s", code, body)
 	}
-	do(t, h, http.MethodDelete, "/api/v1/namespaces/dev/serviceaccounts/sa1", "")
+	callAPI(t, h, http.MethodDelete, "/api/v1/namespaces/dev/serviceaccounts/sa1", "")
 	if code, body := whoami(token); code != http.StatusUnauthorized {
 		t.Errorf("token of a deleted ServiceAccount: %d %s", code, body)
 	}
 }
 
-func jsonEqual(t *testing.T, a, b string) bool {
+func sameJSON(t *testing.T, a, b string) bool {
 	t.Helper()
 	var x, y any
 	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
