@@ -13,16 +13,18 @@ import (
 )
 
 // admit runs the checks a write passes after decoding and before it is
-// stored, in kube-apiserver's order: the resource's own policy checks (the
-// RBAC escalation check on roles and bindings), then the mutating stage,
-// then the validating stage. old is nil on a create. Built-in admission
-// plugins and policies take their place in the stages as they are
-// implemented.
+// stored (dry-run writes included), in kube-apiserver's order. old is nil on
+// a create.
+//
+//  1. The resource's own policy: for roles and bindings, the RBAC
+//     escalation check (kube-apiserver's RBAC storage makes it before
+//     admission).
+//  2. Mutating admission (built-in plugins such as ServiceAccount), which
+//     may change obj — none yet.
+//  3. Validating admission (built-in plugins such as NamespaceLifecycle,
+//     then ValidatingAdmissionPolicy), which may only reject — none yet.
 func (s *Server) admit(r *http.Request, req *request, obj, old object) error {
-	if req.res.Group == "rbac.authorization.k8s.io" {
-		return s.confirmNoEscalation(r, req, obj, old)
-	}
-	return nil
+	return s.confirmNoEscalation(r, req, obj, old)
 }
 
 // rbacObject is the part of a role or binding the escalation check reads.
@@ -45,6 +47,9 @@ func decodeRBAC(obj object) (rbacObject, error) {
 // write a role only with rules it holds (or the escalate verb on it), and
 // a binding only to a role whose rules it holds (or the bind verb on it).
 func (s *Server) confirmNoEscalation(r *http.Request, req *request, obj, old object) error {
+	if req.res.Group != "rbac.authorization.k8s.io" {
+		return nil
+	}
 	ctx := r.Context()
 	user := authn.UserFrom(ctx)
 	if user.InGroup(authn.Masters) {
