@@ -131,13 +131,18 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}}
-		ln = tls.NewListener(ln, srv.TLSConfig)
 		url = "https://" + ln.Addr().String()
 	}
 	fmt.Fprintf(stdout, "kubeplay is serving on %s\n  UI:       %s/\n  browser:  %s/browser/\n  kubectl:  kubectl --server %s get namespaces\n", url, url, url, url)
 
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() {
+		if srv.TLSConfig != nil {
+			errc <- srv.ServeTLS(ln, "", "") // also negotiates HTTP/2, as kube-apiserver does
+			return
+		}
+		errc <- srv.Serve(ln)
+	}()
 	select {
 	case err := <-errc:
 		return err
