@@ -100,7 +100,12 @@ func requestAttributes(r *http.Request, user *authn.User) authz.Attributes {
 	if watchPath {
 		rest = rest[1:]
 	}
-	ns, resource, name, sub, _ := parsePath(rest)
+	ns, resource, name, sub, ok := parsePath(rest)
+	for !ok && len(rest) > 0 {
+		// Segments after the subresource do not change what is authorized.
+		rest = rest[:len(rest)-1]
+		ns, resource, name, sub, ok = parsePath(rest)
+	}
 	if resource == "namespaces" && attrs.APIGroup == "" {
 		// A namespace is authorized as an object in itself, so a
 		// RoleBinding in a namespace can grant reading it.
