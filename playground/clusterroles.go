@@ -2,7 +2,6 @@ package playground
 
 import (
 	"context"
-	"log/slog"
 	"reflect"
 	"slices"
 
@@ -44,13 +43,7 @@ func newClusterRoleAggregator(api *server.Server, st store.Store) *clusterRoleAg
 }
 
 func (c *clusterRoleAggregator) run(ctx context.Context) {
-	ctx = authn.WithUser(ctx, aggregationControllerUser)
-	for ctx.Err() == nil {
-		if err := c.watchAndSync(ctx); err != nil && ctx.Err() == nil {
-			slog.Warn("clusterrole aggregation controller", "err", err)
-			sleep(ctx, retryInterval)
-		}
-	}
+	runController(authn.WithUser(ctx, aggregationControllerUser), "clusterrole aggregation controller", c.watchAndSync)
 }
 
 // watchAndSync aggregates now, then after every change to a ClusterRole

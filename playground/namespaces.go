@@ -48,9 +48,14 @@ func newNamespaceController(api *server.Server, st store.Store) *namespaceContro
 const retryInterval = time.Second
 
 func (c *namespaceController) run(ctx context.Context) {
+	runController(ctx, "namespace controller", c.watchAndSync)
+}
+
+// runController calls watchAndSync until ctx ends, pausing after an error.
+func runController(ctx context.Context, name string, watchAndSync func(context.Context) error) {
 	for ctx.Err() == nil {
-		if err := c.watchAndSync(ctx); err != nil && ctx.Err() == nil {
-			slog.Warn("namespace controller", "err", err)
+		if err := watchAndSync(ctx); err != nil && ctx.Err() == nil {
+			slog.Warn(name, "err", err)
 			sleep(ctx, retryInterval)
 		}
 	}
