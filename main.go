@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -41,6 +42,7 @@ const usage = `kubeplay — a Kubernetes API playground
 Usage:
   kubeplay serve [--addr 127.0.0.1:8080] [--data DIR]   serve the API, the UI and the browser mode
         [--tls]                                         HTTPS, with a self-signed certificate DIR/tls.crt
+        [--client-ca-file FILE]                         with --tls: client certificates as users (CN, O groups)
         [--token-auth-file FILE]                        bearer tokens: token,user,uid[,"group1,group2"] per line
         [--anonymous admin|rbac|deny]                   requests without a token: cluster administrators
                                                         (default), RBAC-checked as system:anonymous, or 401
@@ -74,26 +76,40 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	tokenFile := fs.String("token-auth-file", "", "file of bearer tokens, in kube-apiserver's --token-auth-file format")
 	anonymous := fs.String("anonymous", "admin", "what requests without a token may do: admin, rbac or deny")
 	useTLS := fs.Bool("tls", false, "serve HTTPS with a self-signed certificate kept in the data directory (tls.crt), as kubectl sends tokens only over TLS")
+	clientCA := fs.String("client-ca-file", "", "with --tls, authenticate client certificates signed by these CAs (user: CN, groups: O)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	opts := playground.Options{}
 	switch *anonymous {
 	case "admin":
-		opts.Anonymous = server.AnonymousAdmin
+		opts.Access.Anonymous = server.AnonymousAdmin
 	case "rbac":
-		opts.Anonymous = server.AnonymousRBAC
+		opts.Access.Anonymous = server.AnonymousRBAC
 	case "deny":
-		opts.Anonymous = server.AnonymousDenied
+		opts.Access.Anonymous = server.AnonymousDenied
 	default:
 		return fmt.Errorf("--anonymous: want admin, rbac or deny, not %q", *anonymous)
+	}
+	if *clientCA != "" {
+		if !*useTLS {
+			return errors.New("--client-ca-file needs --tls")
+		}
+		pem, err := os.ReadFile(*clientCA)
+		if err != nil {
+			return err
+		}
+		opts.Access.ClientCAs = x509.NewCertPool()
+		if !opts.Access.ClientCAs.AppendCertsFromPEM(pem) {
+			return fmt.Errorf("%s: no PEM certificate", *clientCA)
+		}
 	}
 	if *tokenFile != "" {
 		f, err := os.Open(*tokenFile)
 		if err != nil {
 			return err
 		}
-		opts.Tokens, err = authn.ParseTokenFile(f)
+		opts.Access.Tokens, err = authn.ParseTokenFile(f)
 		f.Close()
 		if err != nil {
 			return fmt.Errorf("%s: %w", *tokenFile, err)
@@ -130,7 +146,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			ln.Close()
 			return err
 		}
-		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}}
+		// Client certificates are verified by the API's authenticator, so
+		// that a bad one gets kube-apiserver's 401 rather than a failed
+		// handshake.
+		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, ClientAuth: tls.RequestClientCert}
 		url = "https://" + ln.Addr().String()
 	}
 	fmt.Fprintf(stdout, "kubeplay is serving on %s\n  UI:       %s/\n  browser:  %s/browser/\n  kubectl:  kubectl --server %s get namespaces\n", url, url, url, url)

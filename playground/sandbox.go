@@ -15,11 +15,9 @@ import (
 type Options struct {
 	// Store holds the sandbox's objects; Close closes it.
 	Store store.Store
-	// Tokens are the bearer tokens the sandbox's API accepts.
-	Tokens map[string]authn.User
-	// Anonymous says what requests without credentials may do (default:
-	// anything, as cluster administrators).
-	Anonymous server.Anonymous
+	// Access configures who may use the sandbox's API (default: anyone,
+	// as cluster administrator).
+	Access server.Access
 }
 
 // Sandbox is one isolated cluster: an API server and its controllers.
@@ -35,7 +33,7 @@ func Open(ctx context.Context, opts Options) (*Sandbox, error) {
 	if opts.Store == nil {
 		return nil, errors.New("playground: no store")
 	}
-	api, err := server.New(ctx, server.Options{Store: opts.Store, Tokens: opts.Tokens, Anonymous: opts.Anonymous})
+	api, err := server.New(ctx, server.Options{Store: opts.Store, Access: opts.Access})
 	if err != nil {
 		return nil, err
 	}

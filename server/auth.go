@@ -37,7 +37,7 @@ const (
 )
 
 func newAuthenticator(opts Options, serviceAccounts authn.TokenVerifier) *authn.Authenticator {
-	a := authn.Options{Tokens: opts.Tokens, DenyAnonymous: opts.Anonymous == AnonymousDenied, Verifier: serviceAccounts}
+	a := authn.Options{Tokens: opts.Tokens, DenyAnonymous: opts.Anonymous == AnonymousDenied, Verifier: serviceAccounts, ClientCAs: opts.ClientCAs}
 	if opts.Anonymous == AnonymousAdmin {
 		a.AnonymousGroups = []string{authn.Masters}
 	}

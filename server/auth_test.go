@@ -45,7 +45,7 @@ func TestServer_Anonymous(t *testing.T) {
 		{"denied", server.AnonymousDenied, http.StatusUnauthorized, unauthorized, http.StatusUnauthorized},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newTestServerWith(t, server.Options{Anonymous: tc.anonymous})
+			h := newTestServerWith(t, server.Options{Access: server.Access{Anonymous: tc.anonymous}})
 			code, body := callAPI(t, h, http.MethodGet, "/api/v1/namespaces", "")
 			if code != tc.code || (tc.body != "" && strings.TrimSpace(body) != tc.body) {
 				t.Errorf("GET /api/v1/namespaces = %d %s, want %d %s", code, body, tc.code, tc.body)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/http"
@@ -27,12 +28,21 @@ type Options struct {
 	Store store.Store
 	// Now is the clock for timestamps (default time.Now).
 	Now func() time.Time
+	// Access says who may do what.
+	Access
+}
+
+// Access configures authentication; RBAC then decides what each user may do.
+type Access struct {
 	// Tokens are the bearer tokens the server accepts, and their users
 	// (see authn.ParseTokenFile).
 	Tokens map[string]authn.User
 	// Anonymous says what requests without credentials may do (default:
 	// anything, as cluster administrators).
 	Anonymous Anonymous
+	// ClientCAs, if set, authenticate the TLS client certificates they
+	// signed (user: common name, groups: organizations).
+	ClientCAs *x509.CertPool
 }
 
 // Server serves the Kubernetes API over one store.

@@ -2,6 +2,7 @@ package authn
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -18,6 +19,7 @@ type Authenticator struct {
 	// anonymousGroups are added to the anonymous user's groups.
 	anonymousGroups []string
 	verifier        TokenVerifier
+	clientCAs       *x509.CertPool
 }
 
 // TokenVerifier authenticates the bearer tokens the static list does not
@@ -41,23 +43,30 @@ type Options struct {
 	AnonymousGroups []string
 	// Verifier, if set, authenticates tokens not in Tokens.
 	Verifier TokenVerifier
+	// ClientCAs, if set, authenticate TLS client certificates they signed:
+	// the user is the certificate's common name, its groups its
+	// organizations.
+	ClientCAs *x509.CertPool
 }
 
 // New returns an Authenticator configured by opts.
 func New(opts Options) *Authenticator {
-	return &Authenticator{tokens: opts.Tokens, anonymous: !opts.DenyAnonymous, anonymousGroups: opts.AnonymousGroups, verifier: opts.Verifier}
+	return &Authenticator{tokens: opts.Tokens, anonymous: !opts.DenyAnonymous, anonymousGroups: opts.AnonymousGroups, verifier: opts.Verifier, clientCAs: opts.ClientCAs}
 }
 
 // ErrUnauthorized is returned for a request whose credentials are invalid,
 // or that has none when anonymous requests are not allowed.
 var ErrUnauthorized = errors.New("Unauthorized")
 
-// Authenticate returns the user a request comes from: the user of its
-// bearer token (plus system:authenticated), or system:anonymous (in
+// Authenticate returns the user a request comes from: the user of its TLS
+// client certificate, else that of its bearer token (plus system:authenticated), or system:anonymous (in
 // system:unauthenticated) when it carries no token and anonymous requests
 // are allowed. A token that is not known is ErrUnauthorized even when
 // anonymous requests are allowed, as kube-apiserver does.
 func (a *Authenticator) Authenticate(r *http.Request) (*User, error) {
+	if r.TLS != nil && len(r.TLS.PeerCertificates) > 0 && a.clientCAs != nil {
+		return a.certificateUser(r.TLS.PeerCertificates)
+	}
 	h := strings.TrimSpace(r.Header.Get("Authorization"))
 	if h == "" {
 		return a.anonymousUser()
@@ -93,6 +102,20 @@ func (a *Authenticator) Token(ctx context.Context, token string) (*User, bool, e
 		return nil, false, err
 	}
 	return WithAuthenticatedGroup(u), true, nil
+}
+
+// certificateUser authenticates a client certificate chain, which comes
+// before any token, as in kube-apiserver.
+func (a *Authenticator) certificateUser(chain []*x509.Certificate) (*User, error) {
+	intermediates := x509.NewCertPool()
+	for _, c := range chain[1:] {
+		intermediates.AddCert(c)
+	}
+	_, err := chain[0].Verify(x509.VerifyOptions{Roots: a.clientCAs, Intermediates: intermediates, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
+	if err != nil || chain[0].Subject.CommonName == "" {
+		return nil, ErrUnauthorized
+	}
+	return WithAuthenticatedGroup(&User{Name: chain[0].Subject.CommonName, Groups: chain[0].Subject.Organization}), nil
 }
 
 func (a *Authenticator) anonymousUser() (*User, error) {
