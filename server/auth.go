@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 
@@ -112,18 +113,36 @@ func requestAttributes(r *http.Request, user *authn.User) authz.Attributes {
 		ns = name
 	}
 	attrs.Namespace, attrs.Resource, attrs.Name, attrs.Subresource = ns, resource, name, sub
-	q := r.URL.Query()
-	if verb := verbFor(r.Method, name == "", isTrue(q.Get("watch")), watchPath); verb != "" {
-		attrs.Verb = verb
-	} else if r.Method == http.MethodPost {
-		attrs.Verb = "create" // a POST to an object's subresource (serviceaccounts/token)
+	// The verb follows from the method alone (unlike the methods a route
+	// allows): a PUT to a collection is authorized as an update.
+	switch r.Method {
+	case http.MethodPost:
+		attrs.Verb = "create"
+	case http.MethodGet, http.MethodHead:
+		attrs.Verb = "get"
+	case http.MethodPut:
+		attrs.Verb = "update"
+	case http.MethodPatch:
+		attrs.Verb = "patch"
+	case http.MethodDelete:
+		attrs.Verb = "delete"
 	}
-	if (attrs.Verb == "list" || attrs.Verb == "watch") && name == "" {
+	q := r.URL.Query()
+	switch {
+	case watchPath:
+		attrs.Verb = "watch"
+	case name == "" && attrs.Verb == "get":
+		attrs.Verb = "list"
+		if isTrue(q.Get("watch")) {
+			attrs.Verb = "watch"
+		}
 		// A list or watch of one object by field selector is authorized as
 		// a request for that object, so resourceNames rules apply to it.
 		if sel, err := fields.ParseSelector(q.Get("fieldSelector")); err == nil {
 			attrs.Name, _ = sel.RequiresExactMatch("metadata.name")
 		}
+	case name == "" && attrs.Verb == "delete":
+		attrs.Verb = "deletecollection"
 	}
 	return attrs
 }
@@ -149,6 +168,7 @@ func (s *Server) impersonate(r *http.Request, user *authn.User) (*authn.User, er
 		extra[k] = values
 		extraKeys = append(extraKeys, k)
 	}
+	slices.Sort(extraKeys) // checked in a fixed order, so a denial always names the same one
 	if name == "" {
 		if len(groups) == 0 && len(extra) == 0 && uid == "" {
 			return user, nil
