@@ -4,6 +4,9 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -18,6 +21,8 @@ import (
 	"time"
 
 	"kubeplay/playground"
+	"kubeplay/server"
+	"kubeplay/server/authn"
 	"kubeplay/static"
 	"kubeplay/store"
 	"kubeplay/web"
@@ -36,7 +41,13 @@ const usage = `kubeplay — a Kubernetes API playground
 
 Usage:
   kubeplay serve [--addr 127.0.0.1:8080] [--data DIR]   serve the API, the UI and the browser mode
-  kubeplay kubeconfig [--server URL]                    print a kubeconfig for kubectl and client-go
+        [--tls]                                         HTTPS, with a self-signed certificate DIR/tls.crt
+        [--client-ca-file FILE]                         with --tls: client certificates as users (CN, O groups)
+        [--token-auth-file FILE]                        bearer tokens: token,user,uid[,"group1,group2"] per line
+        [--anonymous admin|rbac|deny]                   requests without a token: cluster administrators
+                                                        (default), RBAC-checked as system:anonymous, or 401
+  kubeplay kubeconfig [--server URL] [--token TOKEN]    print a kubeconfig for kubectl and client-go
+        [--certificate-authority FILE]                  the CA to trust for an https server (DIR/tls.crt)
 `
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -62,8 +73,47 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
 	data := fs.String("data", "data", "directory for the database (created if missing)")
+	tokenFile := fs.String("token-auth-file", "", "file of bearer tokens, in kube-apiserver's --token-auth-file format")
+	anonymous := fs.String("anonymous", "admin", "what requests without a token may do: admin, rbac or deny")
+	useTLS := fs.Bool("tls", false, "serve HTTPS with a self-signed certificate kept in the data directory (tls.crt), as kubectl sends tokens only over TLS")
+	clientCA := fs.String("client-ca-file", "", "with --tls, authenticate client certificates signed by these CAs (user: CN, groups: O)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	opts := playground.Options{}
+	switch *anonymous {
+	case "admin":
+		opts.Access.Anonymous = server.AnonymousAdmin
+	case "rbac":
+		opts.Access.Anonymous = server.AnonymousRBAC
+	case "deny":
+		opts.Access.Anonymous = server.AnonymousDenied
+	default:
+		return fmt.Errorf("--anonymous: want admin, rbac or deny, not %q", *anonymous)
+	}
+	if *clientCA != "" {
+		if !*useTLS {
+			return errors.New("--client-ca-file needs --tls")
+		}
+		pem, err := os.ReadFile(*clientCA)
+		if err != nil {
+			return err
+		}
+		opts.Access.ClientCAs = x509.NewCertPool()
+		if !opts.Access.ClientCAs.AppendCertsFromPEM(pem) {
+			return fmt.Errorf("%s: no PEM certificate", *clientCA)
+		}
+	}
+	if *tokenFile != "" {
+		f, err := os.Open(*tokenFile)
+		if err != nil {
+			return err
+		}
+		opts.Access.Tokens, err = authn.ParseTokenFile(f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", *tokenFile, err)
+		}
 	}
 	if err := os.MkdirAll(*data, 0o755); err != nil {
 		return err
@@ -72,7 +122,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	sb, err := playground.Open(ctx, playground.Options{Store: st})
+	opts.Store = st
+	sb, err := playground.Open(ctx, opts)
 	if err != nil {
 		st.Close()
 		return err
@@ -89,10 +140,28 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	url := "http://" + ln.Addr().String()
+	if *useTLS {
+		cert, err := serverCertificate(*data)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		// Client certificates are verified by the API's authenticator, so
+		// that a bad one gets kube-apiserver's 401 rather than a failed
+		// handshake.
+		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, ClientAuth: tls.RequestClientCert}
+		url = "https://" + ln.Addr().String()
+	}
 	fmt.Fprintf(stdout, "kubeplay is serving on %s\n  UI:       %s/\n  browser:  %s/browser/\n  kubectl:  kubectl --server %s get namespaces\n", url, url, url, url)
 
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() {
+		if srv.TLSConfig != nil {
+			errc <- srv.ServeTLS(ln, "", "") // also negotiates HTTP/2, as kube-apiserver does
+			return
+		}
+		errc <- srv.Serve(ln)
+	}()
 	select {
 	case err := <-errc:
 		return err
@@ -122,18 +191,34 @@ func kubeconfig(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("kubeconfig", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	server := fs.String("server", "http://127.0.0.1:8080", "URL of the kubeplay server")
+	token := fs.String("token", "", "bearer token the kubeconfig's user presents (none: anonymous)")
+	ca := fs.String("certificate-authority", "", "certificate to trust for an https server (kubeplay serve --tls writes DIR/tls.crt)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	cluster := ""
+	if *ca != "" {
+		abs, err := filepath.Abs(*ca)
+		if err != nil {
+			return err
+		}
+		b, _ := json.Marshal(abs)
+		cluster = "\n    certificate-authority: " + string(b)
+	}
+	user := " {}"
+	if *token != "" {
+		b, _ := json.Marshal(*token) // a JSON string is a YAML string
+		user = "\n    token: " + string(b)
 	}
 	_, err := fmt.Fprintf(stdout, `apiVersion: v1
 kind: Config
 clusters:
 - name: kubeplay
   cluster:
-    server: %s
+    server: %s%s
 users:
 - name: kubeplay
-  user: {}
+  user:%s
 contexts:
 - name: kubeplay
   context:
@@ -141,6 +226,6 @@ contexts:
     user: kubeplay
     namespace: default
 current-context: kubeplay
-`, *server)
+`, *server, cluster, user)
 	return err
 }

@@ -189,9 +189,9 @@ func TestPager(t *testing.T) {
 	}
 }
 
-// kubectlRun starts kubectl and returns a function that returns its output
+// kubectlStart starts kubectl and returns a function that returns its output
 // so far; it is killed when the test ends.
-func kubectlRun(t *testing.T, server string, args ...string) func() string {
+func kubectlStart(t *testing.T, server string, args ...string) func() string {
 	t.Helper()
 	path, err := exec.LookPath("kubectl")
 	if err != nil {
@@ -255,8 +255,8 @@ func TestKubectl_Reads(t *testing.T) {
 		t.Errorf("unsupported field selector: %s", out)
 	}
 
-	watch := kubectlRun(t, url, "-n", "r", "get", "configmaps", "-l", "app=web", "-w")
-	only := kubectlRun(t, url, "-n", "r", "get", "configmaps", "-l", "app=web", "--watch-only", "-o", "name")
+	watch := kubectlStart(t, url, "-n", "r", "get", "configmaps", "-l", "app=web", "-w")
+	only := kubectlStart(t, url, "-n", "r", "get", "configmaps", "-l", "app=web", "--watch-only", "-o", "name")
 	waitFor(t, "kubectl get -w to list", func() bool { return strings.Contains(watch(), "web-2") })
 	time.Sleep(500 * time.Millisecond) // let --watch-only open its watch too
 	kubectl(t, url, manifest("db-1", "app: web"), "replace", "-f", "-")

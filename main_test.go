@@ -19,14 +19,17 @@ import (
 	"k8s.io/client-go/tools/cache"
 )
 
-// startServer runs `kubeplay serve` on a free port with its data in dir and
-// returns its URL; the server stops when the test ends.
-func startServer(t *testing.T, dir string) string {
+// startServer runs `kubeplay serve` on a free port with its data in dir
+// (and any extra flags) and returns its URL; the server stops when the test
+// ends.
+func startServer(t *testing.T, dir string, extra ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--data", dir}, pw, os.Stderr) }()
+	go func() {
+		done <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dir}, extra...), pw, os.Stderr)
+	}()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {

@@ -46,6 +46,11 @@ func (j *DeletionJournal) record(ev server.DeletionEvent) {
 	if key == "" {
 		key = "name:" + name.gr.String() + "/" + name.ns + "/" + name.name
 	}
+	if tl := j.byUID[key]; ev.Phase == server.PhaseDeleteRequested && slices.ContainsFunc(tl, func(e server.DeletionEvent) bool { return e.Phase == server.PhaseRemoved }) {
+		// A request that read the object just before it went, and lost
+		// the race (its write fails): the object is no longer there to ask.
+		return
+	}
 	if ev.Object.Name != "" {
 		j.latest[name] = key
 	}

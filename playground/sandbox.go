@@ -10,6 +10,7 @@ import (
 
 	"kubeplay/playground/journal"
 	"kubeplay/server"
+	"kubeplay/server/authn"
 	"kubeplay/store"
 )
 
@@ -23,6 +24,9 @@ type Options struct {
 	// AllowUnsafeMalformedObjectDeletion turns on kube-apiserver's feature
 	// gate of that name (off by default, as in kube-apiserver v1.35).
 	AllowUnsafeMalformedObjectDeletion bool
+	// Access configures who may use the sandbox's API (default: anyone,
+	// as cluster administrator).
+	Access server.Access
 }
 
 // Controllers switches off controllers a sandbox would otherwise run, to
@@ -35,6 +39,9 @@ type Controllers struct {
 	// DisableKubelet: the stand-in for the nodes' kubelets that removes
 	// gracefully deleted pods when their grace period ends.
 	DisableKubelet bool
+	// DisableClusterRoleAggregation: kube-controller-manager's controller
+	// that fills in the rules of aggregated ClusterRoles (admin, edit, view).
+	DisableClusterRoleAggregation bool
 }
 
 // Sandbox is one isolated cluster: an API server and its controllers.
@@ -57,7 +64,7 @@ func Open(ctx context.Context, opts Options) (*Sandbox, error) {
 	}
 	deletions := newDeletionJournal()
 	api, err := server.New(ctx, server.Options{Store: opts.Store, OnDeletion: deletions.record,
-		AllowUnsafeMalformedObjectDeletion: opts.AllowUnsafeMalformedObjectDeletion})
+		AllowUnsafeMalformedObjectDeletion: opts.AllowUnsafeMalformedObjectDeletion, Access: opts.Access})
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +73,8 @@ func Open(ctx context.Context, opts Options) (*Sandbox, error) {
 	sb := &Sandbox{store: opts.Store, api: api, journal: j, handler: j.Handler(api), deletions: deletions, cancel: cancel}
 	if !opts.Controllers.DisableNamespace {
 		nc := newNamespaceController(sb.handler, api.Catalog())
-		sb.done.Go(func() { runLoop(ctx, "namespace controller", opts.Store, nc.relevant, nc.syncNamespaces) })
+		nsCtx := authn.WithUser(ctx, namespaceControllerUser)
+		sb.done.Go(func() { runLoop(nsCtx, "namespace controller", opts.Store, nc.relevant, nc.syncNamespaces) })
 	}
 	if !opts.Controllers.DisableGarbageCollector {
 		gc := newGarbageCollector(sb.handler, api.Catalog(), opts.Store, deletions)
@@ -75,6 +83,13 @@ func Open(ctx context.Context, opts Options) (*Sandbox, error) {
 	if !opts.Controllers.DisableKubelet {
 		k := newKubelet(sb.handler)
 		sb.done.Go(func() { runLoop(ctx, "kubelet", opts.Store, isPodChange, k.sync) })
+	}
+	if !opts.Controllers.DisableClusterRoleAggregation {
+		agg := newClusterRoleAggregator(sb.handler)
+		aggCtx := authn.WithUser(ctx, aggregationControllerUser)
+		sb.done.Go(func() {
+			runLoop(aggCtx, "clusterrole aggregation controller", opts.Store, isClusterRoleChange, agg.sync)
+		})
 	}
 	return sb, nil
 }

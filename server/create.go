@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"net/http"
 	"strconv"
 
@@ -34,11 +33,12 @@ func (s *Server) createObject(w http.ResponseWriter, r *http.Request, req *reque
 	if err != nil {
 		return nil, 0, err
 	}
-	return s.insert(r.Context(), req, obj, manager, isDryRun)
+	return s.insert(r, req, obj, manager, isDryRun)
 }
 
 // insert creates obj, decoded from a create (or an update that creates).
-func (s *Server) insert(ctx context.Context, req *request, obj object, manager string, isDryRun bool) (object, int, error) {
+func (s *Server) insert(r *http.Request, req *request, obj object, manager string, isDryRun bool) (object, int, error) {
+	ctx := r.Context()
 	res := req.res
 	md := metadata(obj)
 	if str(md, "resourceVersion") != "" {
@@ -80,6 +80,9 @@ func (s *Server) insert(ctx context.Context, req *request, obj object, manager s
 	}
 	obj, err := s.trackUpdate(res, req.subresource, nil, obj, manager)
 	if err != nil {
+		return nil, 0, err
+	}
+	if err := s.admit(r, req, obj, nil); err != nil {
 		return nil, 0, err
 	}
 	s.prepareForCreate(res, obj)

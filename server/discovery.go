@@ -97,11 +97,14 @@ func (s *Server) resourceList(gv schema.GroupVersion) *metav1.APIResourceList {
 		APIResources: []metav1.APIResource{},
 	}
 	for _, r := range s.catalog.Resources(gv) {
-		list.APIResources = append(list.APIResources, metav1.APIResource{
+		ar := metav1.APIResource{
 			Name: r.Resource, SingularName: r.Singular, Namespaced: r.Namespaced, Kind: r.Kind,
 			Verbs: metav1.Verbs(r.Verbs), ShortNames: r.ShortNames, Categories: r.Categories,
-			StorageVersionHash: catalog.StorageOf(r).StorageVersionHash(),
-		})
+		}
+		if !isReview(r) { // reviews are never stored, so they have no storage version
+			ar.StorageVersionHash = catalog.StorageOf(r).StorageVersionHash()
+		}
+		list.APIResources = append(list.APIResources, ar)
 		for _, sub := range r.Subresources {
 			if !subresourceServed(r, sub.Name) {
 				continue

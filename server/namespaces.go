@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"kubeplay/server/catalog"
 	"kubeplay/server/encoding"
 	"kubeplay/store"
 )
@@ -22,21 +23,31 @@ func (s *Server) bootstrap(ctx context.Context) error {
 	res := s.catalog.Lookup(namespacesGVR)
 	for _, name := range systemNamespaces {
 		obj := object{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name}}
-		if err := applyDefaults(res, obj); err != nil {
+		if err := s.createIfMissing(ctx, res, obj); err != nil {
 			return err
 		}
-		obj, err := s.trackUpdate(res, "", nil, obj, "kube-apiserver")
-		if err != nil {
-			return err
-		}
-		s.prepareForCreate(res, obj)
-		value, err := encodeForStorage(res, obj)
-		if err != nil {
-			return err
-		}
-		if _, err := s.store.Create(ctx, objectKey(res, "", name), value); err != nil && !errors.Is(err, store.ErrExists) {
-			return err
-		}
+	}
+	return s.bootstrapRBAC(ctx)
+}
+
+// createIfMissing stores obj unless an object of its name exists.
+func (s *Server) createIfMissing(ctx context.Context, res *catalog.Resource, obj object) error {
+	if err := applyDefaults(res, obj); err != nil {
+		return err
+	}
+	obj, err := s.trackUpdate(res, "", nil, obj, "kube-apiserver")
+	if err != nil {
+		return err
+	}
+	s.prepareForCreate(res, obj)
+	value, err := encodeForStorage(res, obj)
+	if err != nil {
+		return err
+	}
+	md := metadata(obj)
+	_, err = s.store.Create(ctx, objectKey(res, str(md, "namespace"), str(md, "name")), value)
+	if err != nil && !errors.Is(err, store.ErrExists) {
+		return err
 	}
 	return nil
 }

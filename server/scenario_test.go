@@ -27,6 +27,12 @@ import (
 // oracle:
 //
 //	go test ./server -run TestScenarios -oracle https://127.0.0.1:6453 -oracle-token oracle-token
+//
+// The auth-* scenarios need an oracle that authorizes by RBAC and knows the
+// users of testdata/auth-tokens.csv (copy it outside the oracle's state
+// directory, where start.sh writes its own tokens.csv):
+//
+//	./start.sh --authorization-mode=RBAC --token-auth-file=/tmp/auth-tokens.csv
 var (
 	oracleURL   = flag.String("oracle", "", "record scenario answers from this kube-apiserver instead of checking kubeplay")
 	oracleToken = flag.String("oracle-token", "oracle-token", "bearer token for -oracle")
@@ -43,7 +49,11 @@ type step struct {
 	Body        json.RawMessage `json:"body,omitempty"`
 	RawBody     string          `json:"rawBody,omitempty"`
 	ContentType string          `json:"contentType,omitempty"`
-	// Headers are extra request headers (Accept, Accept-Encoding, ...).
+	// Headers are extra request headers: Accept, Accept-Encoding, ...,
+	// Authorization with one of the tokens of testdata/auth-tokens.csv, or
+	// Impersonate-User. Without an Authorization header the oracle is sent
+	// its admin token, and kubeplay gets an anonymous request (anonymous is
+	// admin there).
 	Headers map[string]string `json:"headers,omitempty"`
 	// CheckHeaders names response headers recorded and compared, besides
 	// the code and body.
@@ -124,12 +134,19 @@ func record(t *testing.T, in, golden string) {
 	for i := range sc.Steps {
 		st := &sc.Steps[i]
 		req := st.request(t, *oracleURL)
-		req.Header.Set("Authorization", "Bearer "+*oracleToken)
+		if req.Header.Get("Authorization") == "" {
+			req.Header.Set("Authorization", "Bearer "+*oracleToken)
+		}
 		resp, err := client.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
 		st.Response = readResponse(t, resp, st.CheckHeaders)
+		if st.Method != http.MethodGet && strings.Contains(st.Path, "/rbac.authorization.k8s.io/") {
+			// The oracle's authorizer reads RBAC objects through a cache:
+			// give it time to see this write before the next step.
+			time.Sleep(time.Second)
+		}
 	}
 	out, _ := json.MarshalIndent(sc, "", "  ")
 	if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/http"
@@ -13,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"kubeplay/server/authn"
+	"kubeplay/server/authz"
 	"kubeplay/server/catalog"
 	"kubeplay/server/encoding"
 	"kubeplay/server/fieldmanager"
@@ -34,15 +37,33 @@ type Options struct {
 	// OnDeletion, if set, is told every phase of every object's deletion
 	// (see DeletionEvent), synchronously, from the request that caused it.
 	OnDeletion func(DeletionEvent)
+	// Access says who may do what.
+	Access
+}
+
+// Access configures authentication; RBAC then decides what each user may do.
+type Access struct {
+	// Tokens are the bearer tokens the server accepts, and their users
+	// (see authn.ParseTokenFile).
+	Tokens map[string]authn.User
+	// Anonymous says what requests without credentials may do (default:
+	// anything, as cluster administrators).
+	Anonymous Anonymous
+	// ClientCAs, if set, authenticate the TLS client certificates they
+	// signed (user: common name, groups: organizations).
+	ClientCAs *x509.CertPool
 }
 
 // Server serves the Kubernetes API over one store.
 type Server struct {
-	store   store.Store
-	catalog *catalog.Catalog
-	openapi *openapi.Handler
-	now     func() time.Time
-	fields  fieldmanager.Managers
+	store    store.Store
+	catalog  *catalog.Catalog
+	openapi  *openapi.Handler
+	now      func() time.Time
+	fields   fieldmanager.Managers
+	authn    *authn.Authenticator
+	authz    *authz.Authorizer
+	saTokens *serviceAccountTokens
 
 	unsafeDeletion bool
 	onDeletion     func(DeletionEvent)
@@ -52,13 +73,16 @@ var _ http.Handler = (*Server)(nil)
 
 // New returns a server over opts.Store, creating the namespaces every
 // cluster starts with (default, kube-system, kube-public, kube-node-lease)
-// if they do not exist yet.
+// and the default RBAC roles and bindings if they do not exist yet.
 func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Store == nil {
 		return nil, errors.New("server: no store")
 	}
 	s := &Server{store: opts.Store, catalog: catalog.New(catalog.Builtin(served)), now: opts.Now,
 		unsafeDeletion: opts.AllowUnsafeMalformedObjectDeletion, onDeletion: opts.OnDeletion}
+	s.saTokens = &serviceAccountTokens{s: s}
+	s.authn = newAuthenticator(opts, s.saTokens)
+	s.authz = &authz.Authorizer{Rules: &rbacRules{s: s}}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -80,10 +104,13 @@ var notServed = map[schema.GroupResource]string{
 }
 
 // served reports whether kubeplay serves a built-in resource: every stored
-// resource type of the GA groups, but not the virtual ones (reviews,
-// bindings, component statuses) that compute an answer instead of storing
-// an object, nor the group versions whose conversion is not implemented.
+// resource type of the GA groups and the access reviews, but not the other
+// virtual resources (bindings, component statuses), nor the group versions
+// whose conversion is not implemented.
 func served(r *catalog.Resource) bool {
+	if isReview(r) {
+		return true
+	}
 	if !r.HasVerb("create") || !r.HasVerb("get") || !r.HasVerb("list") {
 		return false
 	}
@@ -101,6 +128,8 @@ func subresourceServed(r *catalog.Resource, sub string) bool {
 	switch sub {
 	case "finalize":
 		return isNamespaces(r)
+	case "token":
+		return r.Group == "" && r.Resource == "serviceaccounts"
 	case "status", "scale":
 		return true
 	}
@@ -115,6 +144,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// kube-apiserver marks every response private and uncached unless the
 	// handler says otherwise (aggregated discovery, hashed OpenAPI documents).
 	w.Header().Set("Cache-Control", "no-cache, private")
+	r, ok := s.authenticate(w, r)
+	if !ok {
+		return
+	}
 	r = withActor(r)
 	parts := splitPath(r.URL.Path)
 	switch {
@@ -200,6 +233,9 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, gv schema
 	}
 	req := &request{group: gv.Group, version: gv.Version, namespace: ns, resource: resource, name: name, subresource: sub, res: res}
 	req.verb = verbFor(r.Method, name == "", isTrue(r.URL.Query().Get("watch")), watchPath)
+	if sub == "token" && r.Method == http.MethodPost {
+		req.verb = "create" // serviceaccounts/token
+	}
 	if req.verb == "" || (sub == "" && !res.HasVerb(req.verb)) || (sub != "" && sub != "finalize" && !subresourceVerb(res, sub, req.verb)) {
 		encoding.WriteError(w, r, errMethodNotAllowed())
 		return
@@ -211,6 +247,10 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, gv schema
 		return
 	}
 	switch {
+	case isReview(res):
+		s.review(w, r, req)
+	case sub == "token":
+		s.tokenRequest(w, r, req)
 	case sub != "":
 		s.serveSubresource(w, r, req)
 	case req.verb == "get":

@@ -2,20 +2,23 @@ package server_test
 
 import (
 	"net/http"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"kubeplay/server"
+	"kubeplay/server/authn"
 	"kubeplay/store"
 )
 
-// newTestServer returns a kubeplay API server over a fresh in-memory store.
+// newTestServer returns a kubeplay API server over a fresh in-memory store,
+// accepting the bearer tokens of testdata/auth-tokens.csv.
 func newTestServer(t testing.TB) http.Handler {
 	t.Helper()
-	h, _ := newTestServerStore(t)
-	return h
+	return newTestServerWith(t, server.Options{})
 }
 
-// newTestServerStore is newTestServer, also returning the store (to compact it).
+// newTestServerStore is newTestServer, also returning its store (to compact it).
 func newTestServerStore(t testing.TB) (http.Handler, store.Store) {
 	t.Helper()
 	st, err := store.Open(t.Context(), ":memory:", store.Options{})
@@ -23,9 +26,34 @@ func newTestServerStore(t testing.TB) (http.Handler, store.Store) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	srv, err := server.New(t.Context(), server.Options{Store: st})
+	return newTestServerWith(t, server.Options{Store: st}), st
+}
+
+// newTestServerWith is newTestServer with other options; its Tokens are set,
+// and its Store unless given.
+func newTestServerWith(t testing.TB, opts server.Options) http.Handler {
+	t.Helper()
+	if opts.Store == nil {
+		st, err := store.Open(t.Context(), ":memory:", store.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		opts.Store = st
+	}
+	f, err := os.Open(filepath.Join("testdata", "auth-tokens.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return srv, st
+	defer f.Close()
+	tokens, err := authn.ParseTokenFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Tokens = tokens
+	srv, err := server.New(t.Context(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv
 }

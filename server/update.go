@@ -49,7 +49,7 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, req *request) {
 	old, kv, err := s.getObject(r.Context(), res, req.namespace, req.name)
 	if apierrors.IsNotFound(err) && req.subresource == "" && createOnUpdate(res) {
 		delete(md, "resourceVersion") // as kube-apiserver, a create ignores it
-		out, code, err := s.insert(r.Context(), req, obj, manager, isDryRun)
+		out, code, err := s.insert(r, req, obj, manager, isDryRun)
 		if err != nil {
 			encoding.WriteError(w, r, err)
 			return
@@ -95,6 +95,10 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, req *request) {
 	// stored object (a changed deletionGracePeriodSeconds, say).
 	obj = prepareUpdate(req, obj, old)
 	if obj, err = s.trackUpdate(res, req.subresource, old, obj, manager); err != nil {
+		encoding.WriteError(w, r, err)
+		return
+	}
+	if err := s.admit(r, req, obj, old); err != nil {
 		encoding.WriteError(w, r, err)
 		return
 	}

@@ -8,6 +8,8 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
@@ -44,7 +46,7 @@ var protobufSerializer = sync.OnceValue(func() *protobuf.Serializer {
 		networkingv1.AddToScheme, policyv1.AddToScheme, eventsv1.AddToScheme, storagev1.AddToScheme,
 		schedulingv1.AddToScheme, nodev1.AddToScheme, discoveryv1.AddToScheme,
 		certificatesv1.AddToScheme, admissionregistrationv1.AddToScheme, flowcontrolv1.AddToScheme,
-		resourcev1.AddToScheme,
+		resourcev1.AddToScheme, authenticationv1.AddToScheme, authorizationv1.AddToScheme,
 	} {
 		if err := add(scheme); err != nil {
 			panic(err) // the registrations above are static: an error is a programming error

@@ -1,0 +1,175 @@
+package authn
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+)
+
+// Authenticator decides who a request comes from.
+type Authenticator struct {
+	tokens map[string]User
+	// anonymous allows requests without credentials, as system:anonymous.
+	anonymous bool
+	// anonymousGroups are added to the anonymous user's groups.
+	anonymousGroups []string
+	verifier        TokenVerifier
+	clientCAs       *x509.CertPool
+}
+
+// TokenVerifier authenticates the bearer tokens the static list does not
+// hold (ServiceAccount tokens).
+type TokenVerifier interface {
+	// Verify returns the user of token; ok is false for a token it does
+	// not accept, err a failure to decide.
+	Verify(ctx context.Context, token string) (u *User, ok bool, err error)
+}
+
+// Options configure an Authenticator.
+type Options struct {
+	// Tokens maps bearer tokens to their users (see ParseTokenFile).
+	Tokens map[string]User
+	// DenyAnonymous rejects requests without credentials with 401 instead of
+	// running them as system:anonymous.
+	DenyAnonymous bool
+	// AnonymousGroups are extra groups of the anonymous user: the local
+	// sandbox puts it in system:masters, so kubectl works with no
+	// kubeconfig while RBAC still decides for every other user.
+	AnonymousGroups []string
+	// Verifier, if set, authenticates tokens not in Tokens.
+	Verifier TokenVerifier
+	// ClientCAs, if set, authenticate TLS client certificates they signed:
+	// the user is the certificate's common name, its groups its
+	// organizations.
+	ClientCAs *x509.CertPool
+}
+
+// New returns an Authenticator configured by opts.
+func New(opts Options) *Authenticator {
+	return &Authenticator{tokens: opts.Tokens, anonymous: !opts.DenyAnonymous, anonymousGroups: opts.AnonymousGroups, verifier: opts.Verifier, clientCAs: opts.ClientCAs}
+}
+
+// ErrUnauthorized is returned for a request whose credentials are invalid,
+// or that has none when anonymous requests are not allowed.
+var ErrUnauthorized = errors.New("Unauthorized")
+
+// Authenticate returns the user a request comes from: the user of its TLS
+// client certificate, else that of its bearer token (plus system:authenticated), or system:anonymous (in
+// system:unauthenticated) when it carries no token and anonymous requests
+// are allowed. A token that is not known is ErrUnauthorized even when
+// anonymous requests are allowed, as kube-apiserver does.
+func (a *Authenticator) Authenticate(r *http.Request) (*User, error) {
+	if r.TLS != nil && len(r.TLS.PeerCertificates) > 0 && a.clientCAs != nil {
+		return a.certificateUser(r.TLS.PeerCertificates)
+	}
+	h := strings.TrimSpace(r.Header.Get("Authorization"))
+	if h == "" {
+		return a.anonymousUser()
+	}
+	scheme, token, _ := strings.Cut(h, " ")
+	token = strings.TrimSpace(token)
+	if !strings.EqualFold(scheme, "bearer") || token == "" {
+		// kube-apiserver ignores other schemes (a request with only Basic
+		// credentials is anonymous when no authenticator takes it).
+		return a.anonymousUser()
+	}
+	u, ok, err := a.Token(r.Context(), token)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, ErrUnauthorized
+	}
+	return u, nil
+}
+
+// Token returns the user of a bearer token (in system:authenticated);
+// false if the token is not known.
+func (a *Authenticator) Token(ctx context.Context, token string) (*User, bool, error) {
+	if u, ok := a.tokens[token]; ok {
+		return WithAuthenticatedGroup(&u), true, nil
+	}
+	if a.verifier == nil {
+		return nil, false, nil
+	}
+	u, ok, err := a.verifier.Verify(ctx, token)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	return WithAuthenticatedGroup(u), true, nil
+}
+
+// certificateUser authenticates a client certificate chain, which comes
+// before any token, as in kube-apiserver.
+func (a *Authenticator) certificateUser(chain []*x509.Certificate) (*User, error) {
+	intermediates := x509.NewCertPool()
+	for _, c := range chain[1:] {
+		intermediates.AddCert(c)
+	}
+	_, err := chain[0].Verify(x509.VerifyOptions{Roots: a.clientCAs, Intermediates: intermediates, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
+	if err != nil || chain[0].Subject.CommonName == "" {
+		return nil, ErrUnauthorized
+	}
+	return WithAuthenticatedGroup(&User{Name: chain[0].Subject.CommonName, Groups: chain[0].Subject.Organization}), nil
+}
+
+func (a *Authenticator) anonymousUser() (*User, error) {
+	if !a.anonymous {
+		return nil, ErrUnauthorized
+	}
+	return &User{Name: Anonymous, Groups: append([]string{Unauthenticated}, a.anonymousGroups...)}, nil
+}
+
+// WithAuthenticatedGroup returns a copy of u in system:authenticated, which
+// every authenticated user (but system:anonymous) belongs to.
+func WithAuthenticatedGroup(u *User) *User {
+	c := *u
+	c.Groups = append([]string(nil), u.Groups...)
+	if u.Name != Anonymous && !c.InGroup(Authenticated) {
+		c.Groups = append(c.Groups, Authenticated)
+	}
+	return &c
+}
+
+// ParseTokenFile reads a static token list in kube-apiserver's
+// --token-auth-file format: one line per token,
+// token,user,uid[,"group1,group2,..."]; lines starting with # are comments.
+func ParseTokenFile(r io.Reader) (map[string]User, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	cr.TrimLeadingSpace = true
+	cr.Comment = '#'
+	tokens := map[string]User{}
+	for line := 1; ; line++ {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			return tokens, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(rec) < 3 {
+			return nil, fmt.Errorf("token file: line %d: want token,user,uid[,groups], got %d fields", line, len(rec))
+		}
+		if rec[0] == "" {
+			return nil, fmt.Errorf("token file: line %d: empty token", line)
+		}
+		if _, dup := tokens[rec[0]]; dup {
+			return nil, fmt.Errorf("token file: line %d: duplicate token", line)
+		}
+		u := User{Name: rec[1], UID: rec[2]}
+		if len(rec) > 3 {
+			for _, g := range strings.Split(rec[3], ",") {
+				if g = strings.TrimSpace(g); g != "" {
+					u.Groups = append(u.Groups, g)
+				}
+			}
+		}
+		tokens[rec[0]] = u
+	}
+}
