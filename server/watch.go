@@ -153,8 +153,8 @@ func (s *Server) translateEvent(res *catalog.Resource, sel selectors, ev store.E
 	}
 	now := sel.matches(res, obj)
 	var prev object
-	before := false
-	if ev.Prev != nil {
+	before := ev.Prev != nil && sel.empty() // without selectors the previous version need not be decoded
+	if ev.Prev != nil && !sel.empty() {
 		if prev, err = decodeStored(res, *ev.Prev); err == nil {
 			before = sel.matches(res, prev)
 		}
