@@ -58,8 +58,7 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, req *request) {
 		}
 	}
 	bookmarks := isTrue(q.Get("allowWatchBookmarks"))
-	rvParam := q.Get("resourceVersion")
-	fromRev, err := parseResourceVersion(rvParam)
+	fromRev, err := parseResourceVersion(q.Get("resourceVersion"))
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return
