@@ -465,6 +465,18 @@ func TestReads_Watch(t *testing.T) {
 			}
 		})
 	}
+	t.Run("bookmark before the deadline", func(t *testing.T) {
+		t.Parallel()
+		latest := f.c.do("GET", f.base, nil).meta("resourceVersion").(string)
+		_, evs := f.c.watch(f.base + "?watch=1&timeoutSeconds=4&allowWatchBookmarks=true&resourceVersion=" + latest)
+		if got := eventStrings(evs); !slices.Equal(got, []string{"BOOKMARK <nil>"}) {
+			t.Errorf("got %v, want one bookmark 2 s before the end", got)
+		}
+		_, evs = f.c.watch(f.base + "?watch=1&timeoutSeconds=2&allowWatchBookmarks=true&resourceVersion=" + latest)
+		if len(evs) != 0 {
+			t.Errorf("got %v, want none in a watch of 2 s", eventStrings(evs))
+		}
+	})
 	t.Run("negative timeout", func(t *testing.T) {
 		// From the latest revision: kube-apiserver would still send the
 		// events already past the revision, kubeplay does not.

@@ -22,8 +22,12 @@ import (
 // without timeoutSeconds lasts a random time between it and twice it.
 const minRequestTimeout = 30 * time.Minute
 
-// bookmarkInterval is how often a watch that allows bookmarks gets one.
-const bookmarkInterval = time.Minute
+// bookmarkInterval is how often a watch that allows bookmarks gets one;
+// bookmarkBeforeDeadline how long before its end it gets a last one.
+const (
+	bookmarkInterval       = time.Minute
+	bookmarkBeforeDeadline = 2 * time.Second
+)
 
 // watchEvent is one event of a watch stream.
 type watchEvent struct {
@@ -117,12 +121,24 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, req *request) {
 	}
 	ticker := time.NewTicker(bookmarkInterval)
 	defer ticker.Stop()
+	// kube-apiserver also sends a bookmark 2 s before the watch's deadline,
+	// so that the client resumes from a recent revision.
+	var lastCall <-chan time.Time
+	if bookmarks && timeout > bookmarkBeforeDeadline {
+		t := time.NewTimer(timeout - bookmarkBeforeDeadline)
+		defer t.Stop()
+		lastCall = t.C
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-ticker.C:
 			if bookmarks && !stream.send(bookmark(res, lastRev, false)) {
+				return
+			}
+		case <-lastCall:
+			if !stream.send(bookmark(res, lastRev, false)) {
 				return
 			}
 		case ev, ok := <-watcher.Events():
