@@ -74,10 +74,12 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, req *request) {
 	ctx, cancel := context.WithTimeout(r.Context(), timeout)
 	defer cancel()
 
+	stream := newEventStream(w, r)
 	var initial []object
 	if initialEvents {
 		if err := s.awaitRevision(r.Context(), fromRev); err != nil {
-			writeError(w, r, err)
+			// The real server has accepted the watch by then: the 504 comes as an event.
+			stream.send(watchEvent{Type: "ERROR", Object: statusObject(err)})
 			return
 		}
 		list, err := s.listObjects(r.Context(), res, req.namespace, sel, listOptions{})
@@ -89,13 +91,13 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, req *request) {
 	}
 
 	// A watch from a revision the store has not reached is accepted, as by
-	// kube-apiserver: it delivers the changes after that revision when they come.
+	// kube-apiserver: it delivers the changes after that revision when they
+	// come. Without initial events, "0" and unset start from now.
 	after := fromRev
-	if cur := s.currentRevision(r.Context()); after > cur {
+	if cur := s.currentRevision(r.Context()); after > cur || !initialEvents && fromRev == 0 {
 		after = cur
 	}
 	watcher, err := s.store.Watch(r.Context(), collectionPrefix(res, req.namespace), after)
-	stream := newEventStream(w, r)
 	switch {
 	case errors.Is(err, store.ErrCompacted):
 		// kube-apiserver accepts the watch, then reports 410 Gone as an event.
