@@ -475,7 +475,7 @@ func TestReads_Watch(t *testing.T) {
 			t.Parallel()
 			query := tc.query
 			if !strings.Contains(query, "timeoutSeconds") {
-				query += "&timeoutSeconds=2"
+				query += "&timeoutSeconds=1"
 			}
 			code, evs := f.c.watch(f.base + "?watch=1&" + query)
 			// Plain bookmarks come when the real server's timers say (see
