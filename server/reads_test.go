@@ -293,6 +293,13 @@ func TestReads_InvalidOptions(t *testing.T) {
 		{base + "?watch=1&resourceVersion=1&resourceVersionMatch=Exact", 422, invalid + `[resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided, resourceVersionMatch: Unsupported value: "Exact": supported values: "NotOlderThan"]`, 2},
 		{base + "?watch=1&sendInitialEvents=true&resourceVersionMatch=Exact", 422, invalid + `[resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan, resourceVersionMatch: Unsupported value: "Exact": supported values: "NotOlderThan"]`, 2},
 		{base + "?watch=1&timeoutSeconds=abc", 400, `strconv.ParseInt: parsing "abc": invalid syntax`, 0},
+		// Several faults: the one kube-apiserver checks first answers.
+		{base + "?labelSelector=a+in+(b&resourceVersionMatch=Exact", 400, "unable to parse requirement: found '', expected: ',' or ')'", 0},
+		{base + "?limit=abc&labelSelector=a+in+(b&resourceVersionMatch=Exact", 400, `strconv.ParseInt: parsing "abc": invalid syntax`, 0},
+		{base + "?fieldSelector=x%3Dy&resourceVersionMatch=Exact", 422, invalid + unlessRV, 1},
+		{base + "?continue=abc&resourceVersion=abc&labelSelector=a+in+(b", 400, "unable to parse requirement: found '', expected: ',' or ')'", 0},
+		{base + "?watch=1&timeoutSeconds=abc&resourceVersionMatch=Exact", 400, `strconv.ParseInt: parsing "abc": invalid syntax`, 0},
+		{base + "?watch=1&resourceVersion=abc&resourceVersionMatch=Exact", 422, invalid + `[resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided, resourceVersionMatch: Unsupported value: "Exact": supported values: "NotOlderThan"]`, 2},
 	} {
 		t.Run(tc.path, func(t *testing.T) {
 			a := c.do("GET", tc.path, nil)

@@ -37,17 +37,13 @@ type watchEvent struct {
 
 func (s *Server) watch(w http.ResponseWriter, r *http.Request, req *request) {
 	res := req.res
-	sel, err := parseSelectors(r, res)
+	sel, err := parseQuery(r, res, true)
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return
 	}
 	if req.name != "" {
 		sel.field = fields.AndSelectors(sel.field, fields.OneTermEqualSelector("metadata.name", req.name))
-	}
-	if err := validateListOptions(r, true); err != nil {
-		encoding.WriteError(w, r, err)
-		return
 	}
 	q := r.URL.Query()
 	timeout := minRequestTimeout + time.Duration(rand.Int64N(int64(minRequestTimeout)))
