@@ -85,7 +85,17 @@ func fieldsOf(r *catalog.Resource) (table map[string]selectableField, own bool) 
 	return table, own
 }
 
+// parseSelectors reads a request's selectors: their syntax, then the fields
+// the type can select on.
 func parseSelectors(r *http.Request, res *catalog.Resource) (selectors, error) {
+	sel, err := parseSelectorSyntax(r)
+	if err != nil {
+		return sel, err
+	}
+	return sel, sel.supported(res)
+}
+
+func parseSelectorSyntax(r *http.Request) (selectors, error) {
 	q := r.URL.Query()
 	ls, err := labels.Parse(q.Get("labelSelector"))
 	if err != nil {
@@ -95,17 +105,22 @@ func parseSelectors(r *http.Request, res *catalog.Resource) (selectors, error) {
 	if err != nil {
 		return selectors{}, encoding.BadRequest("%v", err)
 	}
+	return selectors{label: ls, field: fs}, nil
+}
+
+// supported checks that res can select on every field s names.
+func (s selectors) supported(res *catalog.Resource) error {
 	table, own := fieldsOf(res)
-	for _, req := range fs.Requirements() {
+	for _, req := range s.field.Requirements() {
 		if _, ok := table[req.Field]; ok || req.Field == "metadata.name" {
 			continue
 		}
 		if !own {
-			return selectors{}, encoding.BadRequest("%q is not a known field selector: only \"metadata.name\", \"metadata.namespace\"", req.Field)
+			return encoding.BadRequest("%q is not a known field selector: only \"metadata.name\", \"metadata.namespace\"", req.Field)
 		}
-		return selectors{}, encoding.BadRequest("field label not supported: %s", req.Field)
+		return encoding.BadRequest("field label not supported: %s", req.Field)
 	}
-	return selectors{label: ls, field: fs}, nil
+	return nil
 }
 
 // matches reports whether obj is selected.
@@ -182,9 +197,6 @@ type listOptions struct {
 // revision; a value otherwise reads one not older than it.
 func parseListOptions(r *http.Request) (listOptions, error) {
 	var opts listOptions
-	if err := validateListOptions(r, false); err != nil {
-		return opts, err
-	}
 	q := r.URL.Query()
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
@@ -308,7 +320,7 @@ func (s *Server) listObjects(ctx context.Context, res *catalog.Resource, ns stri
 }
 
 func (s *Server) list(w http.ResponseWriter, r *http.Request, req *request) {
-	sel, err := parseSelectors(r, req.res)
+	sel, err := parseQuery(r, req.res, false)
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"kubeplay/server/catalog"
 	"kubeplay/server/encoding"
 )
 
@@ -31,6 +32,29 @@ const (
 const futureRevisionWait = 3 * time.Second
 
 var listOptionsKind = schema.GroupKind{Group: "meta.k8s.io", Kind: "ListOptions"}
+
+// parseQuery checks the query of a list or a watch in kube-apiserver's
+// order (integers, selector syntax, the resourceVersionMatch rules, the
+// fields the type can select on), so that a query with several faults gets
+// the same answer, and returns its selectors.
+func parseQuery(r *http.Request, res *catalog.Resource, watch bool) (selectors, error) {
+	q := r.URL.Query()
+	for _, p := range []string{"timeoutSeconds", "limit"} {
+		if v := q.Get(p); v != "" {
+			if _, err := strconv.ParseInt(v, 10, 64); err != nil {
+				return selectors{}, encoding.BadRequest("%v", err)
+			}
+		}
+	}
+	sel, err := parseSelectorSyntax(r)
+	if err != nil {
+		return sel, err
+	}
+	if err := validateListOptions(r, watch); err != nil {
+		return sel, err
+	}
+	return sel, sel.supported(res)
+}
 
 // validateListOptions checks the combinations of resourceVersion,
 // resourceVersionMatch, continue and sendInitialEvents of a list or a watch;
@@ -90,6 +114,9 @@ func parseResourceVersion(v string) (int64, error) {
 // awaitRevision waits up to futureRevisionWait for the store to reach rev;
 // a revision still in the future is 504 "Too large resource version".
 func (s *Server) awaitRevision(ctx context.Context, rev int64) error {
+	if s.currentRevision(ctx) >= rev {
+		return nil // the common case, without timers
+	}
 	ctx, cancel := context.WithTimeout(ctx, futureRevisionWait)
 	defer cancel()
 	tick := time.NewTicker(20 * time.Millisecond)

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -198,6 +199,7 @@ func newFixture(t *testing.T) fixture {
 }
 
 func TestReads_ListResourceVersion(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	at := func(i int) string { return strconv.FormatInt(f.revs[i], 10) }
 	now := f.c.do("GET", f.base, nil).meta("resourceVersion")
@@ -252,6 +254,7 @@ func TestReads_ListResourceVersion(t *testing.T) {
 
 // The real server's answers to invalid combinations, verbatim.
 func TestReads_InvalidOptions(t *testing.T) {
+	t.Parallel()
 	c := newTarget(t)
 	ns := c.namespace("invalid")
 	base := "/api/v1/namespaces/" + ns + "/configmaps"
@@ -290,6 +293,13 @@ func TestReads_InvalidOptions(t *testing.T) {
 		{base + "?watch=1&resourceVersion=1&resourceVersionMatch=Exact", 422, invalid + `[resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided, resourceVersionMatch: Unsupported value: "Exact": supported values: "NotOlderThan"]`, 2},
 		{base + "?watch=1&sendInitialEvents=true&resourceVersionMatch=Exact", 422, invalid + `[resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan, resourceVersionMatch: Unsupported value: "Exact": supported values: "NotOlderThan"]`, 2},
 		{base + "?watch=1&timeoutSeconds=abc", 400, `strconv.ParseInt: parsing "abc": invalid syntax`, 0},
+		// Several faults: the one kube-apiserver checks first answers.
+		{base + "?labelSelector=a+in+(b&resourceVersionMatch=Exact", 400, "unable to parse requirement: found '', expected: ',' or ')'", 0},
+		{base + "?limit=abc&labelSelector=a+in+(b&resourceVersionMatch=Exact", 400, `strconv.ParseInt: parsing "abc": invalid syntax`, 0},
+		{base + "?fieldSelector=x%3Dy&resourceVersionMatch=Exact", 422, invalid + unlessRV, 1},
+		{base + "?continue=abc&resourceVersion=abc&labelSelector=a+in+(b", 400, "unable to parse requirement: found '', expected: ',' or ')'", 0},
+		{base + "?watch=1&timeoutSeconds=abc&resourceVersionMatch=Exact", 400, `strconv.ParseInt: parsing "abc": invalid syntax`, 0},
+		{base + "?watch=1&resourceVersion=abc&resourceVersionMatch=Exact", 422, invalid + `[resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided, resourceVersionMatch: Unsupported value: "Exact": supported values: "NotOlderThan"]`, 2},
 	} {
 		t.Run(tc.path, func(t *testing.T) {
 			a := c.do("GET", tc.path, nil)
@@ -316,6 +326,7 @@ func token(js string) string {
 }
 
 func TestReads_MalformedResourceVersionOnGetAndWatch(t *testing.T) {
+	t.Parallel()
 	if *oracleURL != "" {
 		t.Skip("kube-apiserver answers 500 here; kubeplay deliberately answers 400 with the same message")
 	}
@@ -329,6 +340,7 @@ func TestReads_MalformedResourceVersionOnGetAndWatch(t *testing.T) {
 }
 
 func TestReads_FutureResourceVersion(t *testing.T) {
+	t.Parallel()
 	c := newTarget(t)
 	for _, path := range []string{
 		"/api/v1/namespaces/default/configmaps?resourceVersion=99999999",
@@ -354,6 +366,7 @@ func TestReads_FutureResourceVersion(t *testing.T) {
 }
 
 func TestReads_Pagination(t *testing.T) {
+	t.Parallel()
 	c := newTarget(t)
 	ns := c.namespace("pages")
 	base := "/api/v1/namespaces/" + ns + "/configmaps"
@@ -387,6 +400,7 @@ func TestReads_Pagination(t *testing.T) {
 }
 
 func TestReads_Compaction(t *testing.T) {
+	t.Parallel()
 	if *oracleURL != "" {
 		t.Skip("needs a compaction on demand; the expectations were recorded from the oracle by compacting its etcd")
 	}
@@ -436,6 +450,7 @@ func TestReads_Compaction(t *testing.T) {
 }
 
 func TestReads_Watch(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	initialEnd := "BOOKMARK map[k8s.io/initial-events-end:true]"
 	current := []string{"ADDED c1", "ADDED c2", "ADDED c4", "ADDED c5"}
@@ -453,18 +468,52 @@ func TestReads_Watch(t *testing.T) {
 		{"sendInitialEvents=true&resourceVersionMatch=NotOlderThan", current},
 		{"sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true", append(slices.Clone(current), initialEnd)},
 		{"sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&resourceVersion=" + strconv.FormatInt(f.revs[2], 10), append(slices.Clone(current), initialEnd)},
+		{"sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&labelSelector=i%3D2", []string{"ADDED c2", initialEnd}},
+		// Without initial events, "0" and unset watch from now.
+		{"sendInitialEvents=false&resourceVersionMatch=NotOlderThan&resourceVersion=0&allowWatchBookmarks=true", nil},
+		{"sendInitialEvents=false&resourceVersionMatch=NotOlderThan", nil},
+		// A future revision with initial events: the 504 comes as an event after the wait.
+		{"sendInitialEvents=true&resourceVersionMatch=NotOlderThan&resourceVersion=99999999&timeoutSeconds=4", []string{"ERROR 504 Timeout: Too large resource version: 99999999, current: CURRENT"}},
 		{"fieldSelector=metadata.name%3Dc4", []string{"ADDED c4"}},
 		{"limit=1", current},
 		{"resourceVersion=99999999", nil},
 	} {
 		t.Run(tc.query, func(t *testing.T) {
 			t.Parallel()
-			code, evs := f.c.watch(f.base + "?watch=1&timeoutSeconds=1&" + tc.query)
-			if got := eventStrings(evs); code != 200 || !slices.Equal(got, tc.want) {
+			query := tc.query
+			if !strings.Contains(query, "timeoutSeconds") {
+				query += "&timeoutSeconds=1"
+			}
+			code, evs := f.c.watch(f.base + "?watch=1&" + query)
+			// Plain bookmarks come when the real server's timers say (see
+			// the deadline subtest), so they are left out here.
+			var got []string
+			for _, e := range eventStrings(evs) {
+				if e != "BOOKMARK <nil>" {
+					got = append(got, currentRV.ReplaceAllString(e, "current: CURRENT"))
+				}
+			}
+			if code != 200 || !slices.Equal(got, tc.want) {
 				t.Errorf("got %d %v\nwant %v", code, got, tc.want)
 			}
 		})
 	}
+	t.Run("bookmark before the deadline", func(t *testing.T) {
+		t.Parallel()
+		// kubeplay sends one 2 s before the end; kube-apiserver's bookmark
+		// timers (one-second buckets, etcd progress) send none to a few.
+		latest := f.c.do("GET", f.base, nil).meta("resourceVersion").(string)
+		_, evs := f.c.watch(f.base + "?watch=1&timeoutSeconds=5&allowWatchBookmarks=true&resourceVersion=" + latest)
+		got := eventStrings(evs)
+		if *oracleURL == "" && len(got) != 1 {
+			t.Errorf("got %v, want one bookmark", got)
+		}
+		for _, e := range got {
+			if e != "BOOKMARK <nil>" {
+				t.Errorf("got %v, want only plain bookmarks", got)
+			}
+		}
+	})
 	t.Run("negative timeout", func(t *testing.T) {
 		// From the latest revision: kube-apiserver would still send the
 		// events already past the revision, kubeplay does not.
@@ -485,19 +534,25 @@ func TestReads_Watch(t *testing.T) {
 	})
 	t.Run("bookmark carries only the resourceVersion", func(t *testing.T) {
 		_, evs := f.c.watch(f.base + "?watch=1&timeoutSeconds=1&allowWatchBookmarks=true&fieldSelector=metadata.name%3Dnone")
-		if len(evs) != 1 {
+		if len(evs) == 0 || evs[0].String() != "BOOKMARK map[k8s.io/initial-events-end:true]" {
 			t.Fatalf("%v", eventStrings(evs))
 		}
-		md := evs[0].Object["metadata"].(map[string]any)
-		if len(evs[0].Object) != 3 || evs[0].Object["kind"] != "ConfigMap" || evs[0].Object["apiVersion"] != "v1" || len(md) != 2 || md["resourceVersion"] == "" {
-			t.Errorf("bookmark %v", evs[0].Object)
+		for i, ev := range evs {
+			md, _ := ev.Object["metadata"].(map[string]any)
+			keys := map[bool]int{true: 2, false: 1}[i == 0] // the first also has its annotation
+			if ev.Type != "BOOKMARK" || len(ev.Object) != 3 || ev.Object["kind"] != "ConfigMap" || ev.Object["apiVersion"] != "v1" || len(md) != keys || md["resourceVersion"] == "" {
+				t.Errorf("event %d: %v", i, ev.Object)
+			}
 		}
 	})
 }
 
+var currentRV = regexp.MustCompile(`current: [0-9]+`)
+
 // An update that moves an object out of a watch's selector arrives as
 // DELETED, one that moves it in as ADDED.
 func TestReads_WatchSelectorTransitions(t *testing.T) {
+	t.Parallel()
 	c := newTarget(t)
 	ns := c.namespace("transitions")
 	base := "/api/v1/namespaces/" + ns + "/configmaps"
@@ -521,6 +576,7 @@ func TestReads_WatchSelectorTransitions(t *testing.T) {
 }
 
 func TestReads_Selectors(t *testing.T) {
+	t.Parallel()
 	c := newTarget(t)
 	ns := c.namespace("selectors")
 	pods := "/api/v1/namespaces/" + ns + "/pods"
@@ -576,6 +632,7 @@ func TestReads_Selectors(t *testing.T) {
 
 // Field selectors see absent fields as the typed object has them.
 func TestReads_FieldSelectorValues(t *testing.T) {
+	t.Parallel()
 	c := newTarget(t)
 	ns := c.namespace("fields")
 	jobs := "/apis/batch/v1/namespaces/" + ns + "/jobs"

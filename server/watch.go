@@ -21,8 +21,12 @@ import (
 // without timeoutSeconds lasts a random time between it and twice it.
 const minRequestTimeout = 30 * time.Minute
 
-// bookmarkInterval is how often a watch that allows bookmarks gets one.
-const bookmarkInterval = time.Minute
+// bookmarkInterval is how often a watch that allows bookmarks gets one;
+// bookmarkBeforeDeadline how long before its end it gets a last one.
+const (
+	bookmarkInterval       = time.Minute
+	bookmarkBeforeDeadline = 2 * time.Second
+)
 
 // watchEvent is one event of a watch stream.
 type watchEvent struct {
@@ -32,7 +36,7 @@ type watchEvent struct {
 
 func (s *Server) watch(w http.ResponseWriter, r *http.Request, req *request) {
 	res := req.res
-	sel, err := parseSelectors(r, res)
+	sel, err := parseQuery(r, res, true)
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return
@@ -47,10 +51,6 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, req *request) {
 	if req.name != "" {
 		sel.field = fields.AndSelectors(sel.field, fields.OneTermEqualSelector("metadata.name", req.name))
 	}
-	if err := validateListOptions(r, true); err != nil {
-		encoding.WriteError(w, r, err)
-		return
-	}
 	q := r.URL.Query()
 	timeout := minRequestTimeout + time.Duration(rand.Int64N(int64(minRequestTimeout)))
 	if v := q.Get("timeoutSeconds"); v != "" {
@@ -64,8 +64,7 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, req *request) {
 		}
 	}
 	bookmarks := isTrue(q.Get("allowWatchBookmarks"))
-	rvParam := q.Get("resourceVersion")
-	fromRev, err := parseResourceVersion(rvParam)
+	fromRev, err := parseResourceVersion(q.Get("resourceVersion"))
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return
@@ -77,10 +76,12 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, req *request) {
 	ctx, cancel := context.WithTimeout(stream.context(r.Context()), timeout)
 	defer cancel()
 
+	stream := newEventStream(w, r)
 	var initial []object
 	if initialEvents {
 		if err := s.awaitRevision(r.Context(), fromRev); err != nil {
-			writeError(w, r, err)
+			// The real server has accepted the watch by then: the 504 comes as an event.
+			stream.send(watchEvent{Type: "ERROR", Object: statusObject(err)})
 			return
 		}
 		list, err := s.listObjects(r.Context(), res, req.namespace, sel, listOptions{})
@@ -92,9 +93,10 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, req *request) {
 	}
 
 	// A watch from a revision the store has not reached is accepted, as by
-	// kube-apiserver: it delivers the changes after that revision when they come.
+	// kube-apiserver: it delivers the changes after that revision when they
+	// come. Without initial events, "0" and unset start from now.
 	after := fromRev
-	if cur := s.currentRevision(r.Context()); after > cur {
+	if cur := s.currentRevision(r.Context()); after > cur || !initialEvents && fromRev == 0 {
 		after = cur
 	}
 	watcher, err := s.store.Watch(r.Context(), collectionPrefix(res, req.namespace), after)
@@ -123,12 +125,24 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, req *request) {
 	}
 	ticker := time.NewTicker(bookmarkInterval)
 	defer ticker.Stop()
+	// kube-apiserver also sends a bookmark 2 s before the watch's deadline,
+	// so that the client resumes from a recent revision.
+	var lastCall <-chan time.Time
+	if bookmarks && timeout > bookmarkBeforeDeadline {
+		t := time.NewTimer(timeout - bookmarkBeforeDeadline)
+		defer t.Stop()
+		lastCall = t.C
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-ticker.C:
 			if bookmarks && !stream.send(bookmark(res, lastRev, false)) {
+				return
+			}
+		case <-lastCall:
+			if !stream.send(bookmark(res, lastRev, false)) {
 				return
 			}
 		case ev, ok := <-watcher.Events():
@@ -158,8 +172,8 @@ func (s *Server) translateEvent(res *catalog.Resource, sel selectors, ev store.E
 	}
 	now := sel.matches(res, obj)
 	var prev object
-	before := false
-	if ev.Prev != nil {
+	before := ev.Prev != nil && sel.empty() // without selectors the previous version need not be decoded
+	if ev.Prev != nil && !sel.empty() {
 		if prev, err = decodeStored(res, *ev.Prev); err == nil {
 			before = sel.matches(res, prev)
 		}
