@@ -76,7 +76,6 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, req *request) {
 	ctx, cancel := context.WithTimeout(stream.context(r.Context()), timeout)
 	defer cancel()
 
-	stream := newEventStream(w, r)
 	var initial []object
 	if initialEvents {
 		if err := s.awaitRevision(r.Context(), fromRev); err != nil {
