@@ -5,8 +5,8 @@
 // those types, so such fields are always present (as {} at least) in the
 // objects its field manager compares, and never get a "." entry of their
 // own in managedFields. It also lists the fields a zero value holds as null
-// (slices, maps and pointers without omitempty), present in the empty
-// object a create starts from. It reads the types of k8s.io/api through client-go's
+// (slices, maps and pointers without omitempty, times), present in the
+// objects as the real server serves them. It reads the types of k8s.io/api through client-go's
 // scheme; the engine itself does not import them.
 package main
 
@@ -118,8 +118,13 @@ func walk(t reflect.Type, byValue, null map[string][]string, seen map[reflect.Ty
 					null[name] = append(null[name], jsonName)
 				}
 			}
-			if ft.Kind() == reflect.Struct && !ft.Implements(marshaler) && !reflect.PointerTo(ft).Implements(marshaler) && !strings.Contains(opts, "omitzero") {
+			if ft.Kind() != reflect.Struct || strings.Contains(opts, "omitzero") {
+				continue
+			}
+			if !ft.Implements(marshaler) && !reflect.PointerTo(ft).Implements(marshaler) {
 				byValue[name] = append(byValue[name], jsonName)
+			} else if zero, err := json.Marshal(reflect.New(ft).Interface()); err == nil && string(zero) == "null" {
+				null[name] = append(null[name], jsonName) // a zero metav1.Time
 			}
 		}
 	}
