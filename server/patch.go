@@ -120,7 +120,7 @@ func (s *Server) tryPatch(ctx context.Context, pr *patchRequest) (object, int, e
 	creating := false
 	switch {
 	case err == nil:
-	case apierrors.IsNotFound(err) && pr.patchType == applyPatchType:
+	case apierrors.IsNotFound(err) && pr.patchType == applyPatchType && pr.subresource == "":
 		creating = true // Server-Side Apply creates what does not exist
 		live = fieldmanager.NewObject(res.GroupVersionKind())
 	default:
