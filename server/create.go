@@ -22,11 +22,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, req *request) {
 
 func (s *Server) createObject(r *http.Request, req *request) (object, int, error) {
 	res := req.res
-	isDryRun, err := dryRun(r)
-	if err != nil {
-		return nil, 0, err
-	}
-	manager, err := fieldManagerOf(r, "CreateOptions")
+	opts, err := writeOptionsOf(r, "CreateOptions", "")
 	if err != nil {
 		return nil, 0, err
 	}
@@ -34,7 +30,7 @@ func (s *Server) createObject(r *http.Request, req *request) (object, int, error
 	if err != nil {
 		return nil, 0, err
 	}
-	return s.insert(r.Context(), req, obj, manager, isDryRun)
+	return s.insert(r.Context(), req, obj, opts.manager, opts.dryRun)
 }
 
 // insert creates obj, decoded from a create (or an update that creates).

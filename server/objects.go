@@ -113,18 +113,6 @@ func truncate(b []byte, n int) string {
 	return string(b[:n]) + "..."
 }
 
-// dryRun reports whether the request asks not to persist (?dryRun=All), or
-// returns a 400 for an unknown value.
-func dryRun(r *http.Request) (bool, error) {
-	values := r.URL.Query()["dryRun"]
-	for _, v := range values {
-		if v != "All" {
-			return false, encoding.BadRequest("Invalid dry run: %q, only \"All\" is supported", v)
-		}
-	}
-	return len(values) > 0, nil
-}
-
 // storeError turns a store error on an object into the Status kube-apiserver gives.
 func storeError(r *catalog.Resource, name string, err error) error {
 	gr := r.GroupResource()

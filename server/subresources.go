@@ -153,14 +153,11 @@ func (s *Server) updateScale(w http.ResponseWriter, r *http.Request, req *reques
 }
 
 func (s *Server) writeScale(r *http.Request, req *request) (object, error) {
-	isDryRun, err := dryRun(r)
+	opts, err := writeOptionsOf(r, "UpdateOptions", "")
 	if err != nil {
 		return nil, err
 	}
-	manager, err := fieldManagerOf(r, "UpdateOptions")
-	if err != nil {
-		return nil, err
-	}
+	manager, isDryRun := opts.manager, opts.dryRun
 	body, err := readBody(r, scaleKind)
 	if err != nil {
 		return nil, err

@@ -17,16 +17,12 @@ import (
 
 func (s *Server) update(w http.ResponseWriter, r *http.Request, req *request) {
 	res := req.res
-	isDryRun, err := dryRun(r)
+	opts, err := writeOptionsOf(r, "UpdateOptions", "")
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return
 	}
-	manager, err := fieldManagerOf(r, "UpdateOptions")
-	if err != nil {
-		encoding.WriteError(w, r, err)
-		return
-	}
+	manager, isDryRun := opts.manager, opts.dryRun
 	obj, err := readBody(r, res)
 	if err != nil {
 		encoding.WriteError(w, r, err)
