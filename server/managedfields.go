@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -13,6 +14,7 @@ import (
 
 	"kubeplay/server/catalog"
 	"kubeplay/server/fieldmanager"
+	"kubeplay/store"
 )
 
 // writeOptions are the query parameters of a create, update or patch.
@@ -76,4 +78,18 @@ func (s *Server) trackUpdate(res *catalog.Resource, subresource string, live, ob
 		return nil, err
 	}
 	return fieldmanager.Update(f, res.GroupVersionKind(), live, obj, manager), nil
+}
+
+// getLive reads the object a write changes, shaped as kube-apiserver's Go
+// types shape what it reads (see applyDefaults): a field the stored JSON
+// lacks but the new object has by default is then no change of anyone's.
+func (s *Server) getLive(ctx context.Context, res *catalog.Resource, ns, name string) (object, store.KeyValue, error) {
+	obj, kv, err := s.getObject(ctx, res, ns, name)
+	if err != nil {
+		return nil, kv, err
+	}
+	if err := applyDefaults(res, obj); err != nil {
+		return nil, kv, err
+	}
+	return obj, kv, nil
 }

@@ -98,7 +98,7 @@ var errRetry = errors.New("object changed during the patch")
 // tryPatch applies a patch to the current object and writes the result.
 func (s *Server) tryPatch(ctx context.Context, pr *patchRequest) (object, int, error) {
 	res := pr.res
-	live, kv, err := s.getObject(ctx, res, pr.namespace, pr.name)
+	live, kv, err := s.getLive(ctx, res, pr.namespace, pr.name)
 	creating := false
 	switch {
 	case err == nil:

@@ -166,7 +166,7 @@ func (s *Server) writeScale(r *http.Request, req *request) (object, error) {
 		return nil, encoding.BadRequest("the name of the object (%s) does not match the name on the URL (%s)", name, req.name)
 	}
 	for attempt := 1; ; attempt++ {
-		live, kv, err := s.getObject(r.Context(), req.res, req.namespace, req.name)
+		live, kv, err := s.getLive(r.Context(), req.res, req.namespace, req.name)
 		if err != nil {
 			return nil, err
 		}
@@ -185,7 +185,7 @@ func (s *Server) writeScale(r *http.Request, req *request) (object, error) {
 
 // tryPatchScale patches the Scale view of an object and writes the result.
 func (s *Server) tryPatchScale(ctx context.Context, pr *patchRequest) (object, int, error) {
-	live, kv, err := s.getObject(ctx, pr.res, pr.namespace, pr.name)
+	live, kv, err := s.getLive(ctx, pr.res, pr.namespace, pr.name)
 	if err != nil {
 		return nil, 0, err
 	}

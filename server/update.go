@@ -42,7 +42,7 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, req *request) {
 	} else {
 		delete(md, "namespace")
 	}
-	old, kv, err := s.getObject(r.Context(), res, req.namespace, req.name)
+	old, kv, err := s.getLive(r.Context(), res, req.namespace, req.name)
 	if apierrors.IsNotFound(err) && req.subresource == "" && createOnUpdate(res) {
 		delete(md, "resourceVersion") // as kube-apiserver, a create ignores it
 		out, code, err := s.insert(r.Context(), req, obj, manager, isDryRun)
