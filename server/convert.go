@@ -44,6 +44,12 @@ func fromStorage(r *catalog.Resource, obj object) {
 		for core, v1 := range eventFieldsV1 {
 			renameField(obj, core, v1)
 		}
+		// core/v1 always serializes these; events.k8s.io/v1 omits them empty.
+		for _, k := range []string{"reportingController", "reportingInstance"} {
+			if obj[k] == "" {
+				delete(obj, k)
+			}
+		}
 	}
 	obj["apiVersion"] = r.APIVersion()
 	obj["kind"] = r.Kind

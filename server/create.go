@@ -21,11 +21,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, req *request) {
 
 func (s *Server) createObject(w http.ResponseWriter, r *http.Request, req *request) (object, int, error) {
 	res := req.res
-	isDryRun, err := dryRun(r)
-	if err != nil {
-		return nil, 0, err
-	}
-	manager, err := fieldManagerOf(r, "CreateOptions")
+	opts, err := writeOptionsOf(r, "CreateOptions", "")
 	if err != nil {
 		return nil, 0, err
 	}
@@ -33,7 +29,7 @@ func (s *Server) createObject(w http.ResponseWriter, r *http.Request, req *reque
 	if err != nil {
 		return nil, 0, err
 	}
-	return s.insert(r, req, obj, manager, isDryRun)
+	return s.insert(r, req, obj, opts.manager, opts.dryRun)
 }
 
 // insert creates obj, decoded from a create (or an update that creates).

@@ -1,31 +1,59 @@
 package server
 
 import (
+	"context"
 	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"kubeplay/server/catalog"
 	"kubeplay/server/fieldmanager"
+	"kubeplay/store"
 )
 
-// fieldManagerOf returns the manager a write is recorded under: the
-// fieldManager parameter, else the one derived from the User-Agent. An
-// invalid fieldManager is the 422 kube-apiserver gives for the request's
-// options (optionsKind: CreateOptions, UpdateOptions, PatchOptions).
-func fieldManagerOf(r *http.Request, optionsKind string) (string, error) {
-	name := r.URL.Query().Get("fieldManager")
-	if errs := metav1validation.ValidateFieldManager(name, field.NewPath("fieldManager")); len(errs) > 0 {
-		return "", errInvalidOptions(optionsKind, errs)
+// writeOptions are the query parameters of a create, update or patch.
+type writeOptions struct {
+	// manager is the fieldManager, else the one derived from the User-Agent.
+	manager string
+	dryRun  bool
+	force   bool
+}
+
+// writeOptionsOf reads and checks the options of a write; invalid ones are
+// the 422 kube-apiserver gives for them, naming optionsKind (CreateOptions,
+// UpdateOptions, PatchOptions). patchType is the Content-Type of a patch.
+func writeOptionsOf(r *http.Request, optionsKind, patchType string) (writeOptions, error) {
+	q := r.URL.Query()
+	opts := writeOptions{manager: q.Get("fieldManager"), dryRun: len(q["dryRun"]) > 0, force: isTrue(q.Get("force"))}
+	var errs field.ErrorList
+	switch optionsKind {
+	case "CreateOptions":
+		errs = metav1validation.ValidateCreateOptions(&metav1.CreateOptions{
+			DryRun: q["dryRun"], FieldManager: opts.manager, FieldValidation: q.Get("fieldValidation")})
+	case "UpdateOptions":
+		errs = metav1validation.ValidateUpdateOptions(&metav1.UpdateOptions{
+			DryRun: q["dryRun"], FieldManager: opts.manager, FieldValidation: q.Get("fieldValidation")})
+	case "PatchOptions":
+		var force *bool
+		if q.Has("force") {
+			force = &opts.force
+		}
+		errs = metav1validation.ValidatePatchOptions(&metav1.PatchOptions{
+			DryRun: q["dryRun"], FieldManager: opts.manager, FieldValidation: q.Get("fieldValidation"), Force: force}, types.PatchType(patchType))
 	}
-	if name == "" {
-		name = fieldmanager.ManagerFromUserAgent(r.UserAgent())
+	if len(errs) > 0 {
+		return writeOptions{}, errInvalidOptions(optionsKind, errs)
 	}
-	return name, nil
+	if opts.manager == "" {
+		opts.manager = fieldmanager.ManagerFromUserAgent(r.UserAgent())
+	}
+	return opts, nil
 }
 
 // errInvalidOptions is the 422 for invalid query parameters of a write.
@@ -50,4 +78,18 @@ func (s *Server) trackUpdate(res *catalog.Resource, subresource string, live, ob
 		return nil, err
 	}
 	return fieldmanager.Update(f, res.GroupVersionKind(), live, obj, manager), nil
+}
+
+// getLive reads the object a write changes, shaped as kube-apiserver's Go
+// types shape what it reads (see applyDefaults): a field the stored JSON
+// lacks but the new object has by default is then no change of anyone's.
+func (s *Server) getLive(ctx context.Context, res *catalog.Resource, ns, name string) (object, store.KeyValue, error) {
+	obj, kv, err := s.getObject(ctx, res, ns, name)
+	if err != nil {
+		return nil, kv, err
+	}
+	if err := applyDefaults(res, obj); err != nil {
+		return nil, kv, err
+	}
+	return obj, kv, nil
 }

@@ -9,9 +9,10 @@ import (
 	"strconv"
 	"strings"
 
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 
@@ -145,17 +146,14 @@ func decodeTyped(w http.ResponseWriter, res *catalog.Resource, mt string, body [
 // kube-apiserver checks it ("" means Warn).
 func fieldValidation(r *http.Request) (string, error) {
 	v := r.URL.Query().Get("fieldValidation")
-	switch v {
-	case "", "Ignore", "Warn", "Strict":
-		return v, nil
+	if errs := metav1validation.ValidateFieldValidation(field.NewPath("fieldValidation"), v); len(errs) > 0 {
+		options := map[string]string{http.MethodPost: "CreateOptions", http.MethodPatch: "PatchOptions"}[r.Method]
+		if options == "" {
+			options = "UpdateOptions"
+		}
+		return "", errInvalidOptions(options, errs)
 	}
-	options := map[string]string{http.MethodPost: "CreateOptions", http.MethodPatch: "PatchOptions"}[r.Method]
-	if options == "" {
-		options = "UpdateOptions"
-	}
-	return "", apierrors.NewInvalid(schema.GroupKind{Group: "meta.k8s.io", Kind: options}, "", field.ErrorList{
-		field.NotSupported(field.NewPath("fieldValidation"), v, []string{"", "Ignore", "Strict", "Warn"}),
-	})
+	return v, nil
 }
 
 // reportFieldErrors applies fieldValidation to the unknown and duplicate
@@ -205,18 +203,6 @@ func truncate(b []byte, n int) string {
 		return string(b)
 	}
 	return string(b[:n]) + "..."
-}
-
-// dryRun reports whether the request asks not to persist (?dryRun=All), or
-// returns a 400 for an unknown value.
-func dryRun(r *http.Request) (bool, error) {
-	values := r.URL.Query()["dryRun"]
-	for _, v := range values {
-		if v != "All" {
-			return false, encoding.BadRequest("Invalid dry run: %q, only \"All\" is supported", v)
-		}
-	}
-	return len(values) > 0, nil
 }
 
 // storeError turns a store error on an object into the Status kube-apiserver gives.

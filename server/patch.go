@@ -11,7 +11,6 @@ import (
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/mergepatch"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
@@ -69,28 +68,11 @@ func (s *Server) patchObject(r *http.Request, req *request) (object, int, error)
 	default:
 		return nil, 0, errUnsupportedMediaType()
 	}
-	var err error
-	if pr.dryRun, err = dryRun(r); err != nil {
+	opts, err := writeOptionsOf(r, "PatchOptions", pr.patchType)
+	if err != nil {
 		return nil, 0, err
 	}
-	q := r.URL.Query()
-	pr.manager = q.Get("fieldManager")
-	var errs field.ErrorList
-	if pr.patchType == applyPatchType {
-		if pr.manager == "" {
-			errs = append(errs, field.Required(field.NewPath("fieldManager"), "is required for apply patch"))
-		}
-	} else if q.Has("force") {
-		errs = append(errs, field.Forbidden(field.NewPath("force"), "may not be specified for non-apply patch"))
-	}
-	errs = append(errs, metav1validation.ValidateFieldManager(pr.manager, field.NewPath("fieldManager"))...)
-	if len(errs) > 0 {
-		return nil, 0, errInvalidOptions("PatchOptions", errs)
-	}
-	if pr.manager == "" {
-		pr.manager = fieldmanager.ManagerFromUserAgent(r.UserAgent())
-	}
-	pr.force = isTrue(q.Get("force"))
+	pr.manager, pr.dryRun, pr.force = opts.manager, opts.dryRun, opts.force
 	if pr.body, err = readBytes(r); err != nil {
 		return nil, 0, err
 	}
@@ -116,11 +98,11 @@ var errRetry = errors.New("object changed during the patch")
 // tryPatch applies a patch to the current object and writes the result.
 func (s *Server) tryPatch(ctx context.Context, pr *patchRequest) (object, int, error) {
 	res := pr.res
-	live, kv, err := s.getObject(ctx, res, pr.namespace, pr.name)
+	live, kv, err := s.getLive(ctx, res, pr.namespace, pr.name)
 	creating := false
 	switch {
 	case err == nil:
-	case apierrors.IsNotFound(err) && pr.patchType == applyPatchType:
+	case apierrors.IsNotFound(err) && pr.patchType == applyPatchType && pr.subresource == "":
 		creating = true // Server-Side Apply creates what does not exist
 		live = fieldmanager.NewObject(res.GroupVersionKind())
 	default:

@@ -40,12 +40,12 @@ func (s *Server) review(w http.ResponseWriter, r *http.Request, req *request) {
 	metadata(obj) // answered even when the review was sent without one
 	// As any create, the request's fields are recorded (and only those: the
 	// status is the server's answer).
-	manager, err := fieldManagerOf(r, "CreateOptions")
+	opts, err := writeOptionsOf(r, "CreateOptions", "")
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return
 	}
-	if obj, err = s.trackUpdate(req.res, "", nil, obj, manager); err != nil {
+	if obj, err = s.trackUpdate(req.res, "", nil, obj, opts.manager); err != nil {
 		encoding.WriteError(w, r, err)
 		return
 	}

@@ -153,14 +153,11 @@ func (s *Server) updateScale(w http.ResponseWriter, r *http.Request, req *reques
 }
 
 func (s *Server) writeScale(w http.ResponseWriter, r *http.Request, req *request) (object, error) {
-	isDryRun, err := dryRun(r)
+	opts, err := writeOptionsOf(r, "UpdateOptions", "")
 	if err != nil {
 		return nil, err
 	}
-	manager, err := fieldManagerOf(r, "UpdateOptions")
-	if err != nil {
-		return nil, err
-	}
+	manager, isDryRun := opts.manager, opts.dryRun
 	body, err := readBody(w, r, scaleKind)
 	if err != nil {
 		return nil, err
@@ -169,7 +166,7 @@ func (s *Server) writeScale(w http.ResponseWriter, r *http.Request, req *request
 		return nil, encoding.BadRequest("the name of the object (%s) does not match the name on the URL (%s)", name, req.name)
 	}
 	for attempt := 1; ; attempt++ {
-		live, kv, err := s.getObject(r.Context(), req.res, req.namespace, req.name)
+		live, kv, err := s.getLive(r.Context(), req.res, req.namespace, req.name)
 		if err != nil {
 			return nil, err
 		}
@@ -188,7 +185,7 @@ func (s *Server) writeScale(w http.ResponseWriter, r *http.Request, req *request
 
 // tryPatchScale patches the Scale view of an object and writes the result.
 func (s *Server) tryPatchScale(ctx context.Context, pr *patchRequest) (object, int, error) {
-	live, kv, err := s.getObject(ctx, pr.res, pr.namespace, pr.name)
+	live, kv, err := s.getLive(ctx, pr.res, pr.namespace, pr.name)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -17,16 +17,12 @@ import (
 
 func (s *Server) update(w http.ResponseWriter, r *http.Request, req *request) {
 	res := req.res
-	isDryRun, err := dryRun(r)
+	opts, err := writeOptionsOf(r, "UpdateOptions", "")
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return
 	}
-	manager, err := fieldManagerOf(r, "UpdateOptions")
-	if err != nil {
-		encoding.WriteError(w, r, err)
-		return
-	}
+	manager, isDryRun := opts.manager, opts.dryRun
 	obj, err := readBody(w, r, res)
 	if err != nil {
 		encoding.WriteError(w, r, err)
@@ -46,7 +42,7 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, req *request) {
 	} else {
 		delete(md, "namespace")
 	}
-	old, kv, err := s.getObject(r.Context(), res, req.namespace, req.name)
+	old, kv, err := s.getLive(r.Context(), res, req.namespace, req.name)
 	if apierrors.IsNotFound(err) && req.subresource == "" && createOnUpdate(res) {
 		delete(md, "resourceVersion") // as kube-apiserver, a create ignores it
 		out, code, err := s.insert(r, req, obj, manager, isDryRun)

@@ -138,7 +138,10 @@ func (unversioned) ConvertToVersion(in runtime.Object, gv runtime.GroupVersioner
 	gvk := in.GetObjectKind().GroupVersionKind()
 	target, ok := gv.KindForGroupVersionKinds([]schema.GroupVersionKind{gvk})
 	if !ok || target != gvk {
-		return nil, fmt.Errorf("fieldmanager: cannot convert %v to %v", gvk, gv)
+		// The entries of another version (an Event's written as
+		// events.k8s.io/v1 and read as v1) then count as of a version
+		// the field manager does not know, and are dropped.
+		return nil, runtime.NewNotRegisteredErrForKind("kubeplay", target)
 	}
 	return in, nil
 }

@@ -12,8 +12,8 @@ import (
 // Materialize gives obj, of kind gvk, the shape kube-apiserver's Go types
 // give every decoded object: a field held as a struct by value (a
 // Deployment's spec, its pod template's metadata) is present, as {} at
-// least, and a slice, map or pointer field without omitempty is present as
-// null. The field manager then sees such fields as always there, as the
+// least, a slice, map or pointer field without omitempty is present as
+// null, and a scalar one as its zero value. The field manager then sees such fields as always there, as the
 // real server's does, and records no "." entry for them.
 func Materialize(gvk schema.GroupVersionKind, obj Object) error {
 	schemas, err := Schemas()
@@ -37,6 +37,12 @@ func materialize(schemas map[string]*spec.Schema, def string, obj map[string]any
 	for _, f := range nullFields[def] {
 		if _, ok := obj[f]; !ok {
 			obj[f] = nil
+		}
+	}
+	for _, fk := range zeroFields[def] {
+		f, kind, _ := strings.Cut(fk, "=")
+		if _, ok := obj[f]; !ok {
+			obj[f] = zeroOf(kind)
 		}
 	}
 	s := schemas[def]
@@ -74,6 +80,19 @@ func materialize(schemas map[string]*spec.Schema, def string, obj map[string]any
 			}
 		}
 	}
+}
+
+// zeroOf is the JSON zero value of a Go kind of zeroFields.
+func zeroOf(kind string) any {
+	switch kind {
+	case "string":
+		return ""
+	case "bool":
+		return false
+	case "float64":
+		return float64(0)
+	}
+	return int64(0)
 }
 
 // refName is the schema name a property refers to, directly or through a
