@@ -11,6 +11,7 @@ import (
 	"kubeplay/web/explorer"
 	"kubeplay/web/object"
 	"kubeplay/web/requests"
+	"kubeplay/web/watch"
 )
 
 // Sandbox is the cluster the UI shows: its API, the journal of the
@@ -41,6 +42,7 @@ func New(sb Sandbox) http.Handler {
 		api:      api,
 		explorer: explorer.New(api),
 		object:   object.New(api, deletions),
+		watch:    watch.New(api),
 		requests: requests.New(sb.Journal()),
 		assets:   assets.NewHandler(),
 	}
@@ -50,6 +52,7 @@ type site struct {
 	api      http.Handler
 	explorer http.Handler
 	object   http.Handler
+	watch    http.Handler
 	requests http.Handler
 	assets   http.Handler
 }
@@ -72,6 +75,9 @@ func (s *site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case p == object.Path:
 		pageHeaders(w.Header())
 		s.object.ServeHTTP(w, r)
+	case p == watch.Path || p == watch.LivePath:
+		pageHeaders(w.Header())
+		s.watch.ServeHTTP(w, r)
 	case p == "/ui" || strings.HasPrefix(p, "/ui/"):
 		pageHeaders(w.Header())
 		http.NotFound(w, r)

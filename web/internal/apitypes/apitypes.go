@@ -24,6 +24,7 @@ type Type struct {
 	Kind       string
 	ShortNames []string
 	Namespaced bool
+	Verbs      []string
 }
 
 // Group is one group at the version discovery was asked about (the
@@ -87,6 +88,7 @@ func DiscoverVersion(ctx context.Context, c *inproc.Client, gv schema.GroupVersi
 			Kind:       r.Kind,
 			ShortNames: r.ShortNames,
 			Namespaced: r.Namespaced,
+			Verbs:      r.Verbs,
 		})
 	}
 	return types, nil
