@@ -91,3 +91,121 @@ func poll(t *testing.T, ctx context.Context, expr string) {
 		t.Fatalf("waiting for %s: %v", expr, err)
 	}
 }
+
+// TestUI_editor applies YAML with CodeMirror, meets a conflict with
+// kubectl's field, and takes each way out the page offers.
+func TestUI_editor(t *testing.T) {
+	server := startServer(t, t.TempDir())
+	ctx := browsertest.New(t, 3*time.Minute)
+	kubectl(t, server, "", "create", "configmap", "shared", "--from-literal=a=1")
+
+	do(t, ctx, chromedp.Navigate(server+"/ui/edit?r=v1/configmaps&ns=default&name=shared"), chromedp.WaitVisible(`.cm-editor`))
+	var loaded string
+	browsertest.Eval(t, ctx, `window.kubeplayEditor.state.doc.toString()`, &loaded)
+	if !strings.Contains(loaded, "name: shared") || strings.Contains(loaded, "managedFields") {
+		t.Errorf("editor loaded %q", loaded)
+	}
+	setEditor := func(text string) {
+		t.Helper()
+		var ok bool
+		browsertest.Eval(t, ctx, `(() => { const v = window.kubeplayEditor;
+			v.dispatch({changes: {from: 0, to: v.state.doc.length, insert: `+"`"+text+"`"+`}}); return true; })()`, &ok)
+	}
+	apply := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: shared\n  namespace: default\ndata:\n  a: \"2\"\n  b: \"<script>alert(1)</script>\"\n"
+	setEditor(apply)
+	do(t, ctx, chromedp.Click(`button.primary`), chromedp.WaitVisible(`.result`))
+	var conflict struct {
+		Code   string
+		Fields []string
+		Ways   []string
+	}
+	browsertest.Eval(t, ctx, `({
+		Code: document.querySelector(".result .code").textContent,
+		Fields: [...document.querySelectorAll("table.conflicts tbody tr")].map(tr => tr.textContent),
+		Ways: [...document.querySelectorAll("form.way button")].map(b => b.textContent),
+	})`, &conflict)
+	browsertest.Screenshot(t, ctx, "/tmp/kubeplay-ui-editor-conflict.png")
+	if conflict.Code != "409 Conflict" || strings.Join(conflict.Fields, ",") != ".data.akubectl-create" || len(conflict.Ways) != 3 {
+		t.Fatalf("conflict shown as %+v", conflict)
+	}
+
+	// Adopt the live value: the field becomes shared, b is applied.
+	do(t, ctx, chromedp.Click(`form.way-adopt button`), chromedp.WaitVisible(`.result`))
+	var code string
+	browsertest.Eval(t, ctx, `document.querySelector(".result .code").textContent`, &code)
+	if code != "200 OK" {
+		t.Errorf("adopting: %s", code)
+	}
+	if got := kubectl(t, server, "", "get", "configmap", "shared", "-o", "jsonpath={.data.a} {.data.b}"); got != "1 <script>alert(1)</script>" {
+		t.Errorf("after adopting: %q", got)
+	}
+
+	// Conflict again, then force: the UI's manager takes .data.a over.
+	do(t, ctx, chromedp.Navigate(server+"/ui/edit"), chromedp.WaitVisible(`.cm-editor`))
+	setEditor(strings.Replace(apply, `a: "2"`, `a: "3"`, 1))
+	do(t, ctx, chromedp.Click(`button.primary`), chromedp.WaitVisible(`form.way-force`))
+	do(t, ctx, chromedp.Click(`form.way-force button`), chromedp.WaitVisible(`.result`))
+	browsertest.Eval(t, ctx, `document.querySelector(".result .code").textContent`, &code)
+	if got := kubectl(t, server, "", "get", "configmap", "shared", "-o", "jsonpath={.data.a}"); code != "200 OK" || got != "3" {
+		t.Errorf("forcing: %s, data.a %q", code, got)
+	}
+
+	// A strategic merge patch, dry run: answered, nothing stored.
+	do(t, ctx, chromedp.Navigate(server+"/ui/edit?r=v1/configmaps&ns=default&name=shared"), chromedp.WaitVisible(`.cm-editor`))
+	setEditor(`{"data": {"c": "dry"}}`)
+	do(t, ctx, chromedp.SetValue(`#action`, "strategic"), chromedp.Click(`input[name=dryRun]`), chromedp.Click(`button.primary`), chromedp.WaitVisible(`.result`))
+	var req string
+	browsertest.Eval(t, ctx, `document.querySelector(".result .code").textContent + " " + document.querySelector(".result .request").textContent`, &req)
+	if req != "200 OK PATCH /api/v1/namespaces/default/configmaps/shared?dryRun=All&fieldManager=kubeplay-ui" {
+		t.Errorf("patch sent as %q", req)
+	}
+	if got := kubectl(t, server, "", "get", "configmap", "shared", "-o", "jsonpath={.data.c}"); got != "" {
+		t.Errorf("dry run stored data.c=%q", got)
+	}
+	browsertest.Screenshot(t, ctx, "/tmp/kubeplay-ui-editor.png")
+}
+
+// TestUI_deletion follows a namespace held in Terminating by an object's
+// finalizer, and the object's own deletion.
+func TestUI_deletion(t *testing.T) {
+	server := startServer(t, t.TempDir())
+	ctx := browsertest.New(t, 3*time.Minute)
+	kubectl(t, server, "", "create", "namespace", "doomed")
+	kubectl(t, server, `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: held
+  namespace: doomed
+  finalizers: ["example.com/hold"]
+`, "apply", "-f", "-")
+	kubectl(t, server, "", "delete", "namespace", "doomed", "--wait=false")
+
+	do(t, ctx, chromedp.Navigate(server+"/ui/object?r=v1/namespaces&name=doomed&tab=deletion"), chromedp.WaitVisible(`dl.facts`))
+	poll(t, ctx, `[...document.querySelectorAll(".tree .node")].some(n => n.textContent.includes("held") && n.textContent.includes("example.com/hold"))`)
+	var ns struct{ Phase, Finalizers, Timeline string }
+	browsertest.Eval(t, ctx, `({
+		Phase: document.querySelector("dl.facts").textContent,
+		Finalizers: document.querySelector("table.finalizers")?.textContent ?? "",
+		Timeline: document.querySelector("ol.timeline").textContent,
+	})`, &ns)
+	browsertest.Screenshot(t, ctx, "/tmp/kubeplay-ui-deletion-namespace.png")
+	if !strings.Contains(ns.Phase, "Terminating") || !strings.Contains(ns.Timeline, "DeletionTimestampSet") {
+		t.Errorf("namespace deletion %+v", ns)
+	}
+
+	// The held object: its finalizer, who added it, who should remove it.
+	do(t, ctx, chromedp.Click(`.tree .node a`), chromedp.WaitVisible(`table.finalizers`))
+	var fin string
+	browsertest.Eval(t, ctx, `document.querySelector("table.finalizers tbody").textContent`, &fin)
+	if !strings.Contains(fin, "example.com/hold") || !strings.Contains(fin, "kubectl-client-side-apply") {
+		t.Errorf("finalizers %q", fin)
+	}
+	kubectl(t, server, "", "patch", "configmap", "held", "-n", "doomed", "--type=json", `-p=[{"op":"remove","path":"/metadata/finalizers"}]`)
+	do(t, ctx, chromedp.Reload(), chromedp.WaitVisible(`ol.timeline`))
+	var timeline string
+	browsertest.Eval(t, ctx, `document.querySelector("ol.timeline").textContent`, &timeline)
+	if !strings.Contains(timeline, "FinalizerRemoved") || !strings.Contains(timeline, "Removed") {
+		t.Errorf("timeline %q", timeline)
+	}
+	browsertest.Screenshot(t, ctx, "/tmp/kubeplay-ui-deletion.png")
+}

@@ -8,6 +8,7 @@ import (
 	"kubeplay/playground"
 	"kubeplay/playground/journal"
 	"kubeplay/web/assets"
+	"kubeplay/web/editor"
 	"kubeplay/web/explorer"
 	"kubeplay/web/object"
 	"kubeplay/web/requests"
@@ -43,6 +44,7 @@ func New(sb Sandbox) http.Handler {
 		explorer: explorer.New(api),
 		object:   object.New(api, deletions),
 		watch:    watch.New(api),
+		editor:   editor.New(api),
 		requests: requests.New(sb.Journal()),
 		assets:   assets.NewHandler(),
 	}
@@ -53,6 +55,7 @@ type site struct {
 	explorer http.Handler
 	object   http.Handler
 	watch    http.Handler
+	editor   http.Handler
 	requests http.Handler
 	assets   http.Handler
 }
@@ -78,6 +81,9 @@ func (s *site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case p == watch.Path || p == watch.LivePath:
 		pageHeaders(w.Header())
 		s.watch.ServeHTTP(w, r)
+	case p == editor.Path:
+		pageHeaders(w.Header())
+		s.editor.ServeHTTP(w, r)
 	case p == "/ui" || strings.HasPrefix(p, "/ui/"):
 		pageHeaders(w.Header())
 		http.NotFound(w, r)

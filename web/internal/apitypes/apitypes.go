@@ -201,3 +201,25 @@ func CheckObject(t Type, namespace, name string) error {
 	}
 	return nil
 }
+
+// ForKind finds the type of the objects of kind in apiVersion ("apps/v1"),
+// as kubectl maps a manifest to its endpoint. Errors as for Lookup.
+func ForKind(ctx context.Context, c *inproc.Client, apiVersion, kind string) (Type, error) {
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil || apiVersion == "" || kind == "" {
+		return Type{}, apierrors.NewBadRequest(fmt.Sprintf("the object needs apiVersion and kind (got apiVersion %q, kind %q)", apiVersion, kind))
+	}
+	types, err := DiscoverVersion(ctx, c, gv)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return Type{}, err
+	}
+	for _, t := range types {
+		if t.Kind == kind {
+			return t, nil
+		}
+	}
+	return Type{}, &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Reason: metav1.StatusReasonNotFound, Code: http.StatusNotFound,
+		Message: fmt.Sprintf("no matches for kind %q in version %q", kind, apiVersion),
+	}}
+}
