@@ -208,4 +208,33 @@ metadata:
 		t.Errorf("timeline %q", timeline)
 	}
 	browsertest.Screenshot(t, ctx, "/tmp/kubeplay-ui-deletion.png")
+
+	// Foreground cascading deletion: the owner waits for a dependent that
+	// blocks it, which waits for its own finalizer.
+	kubectl(t, server, "", "create", "configmap", "owner")
+	uid := kubectl(t, server, "", "get", "configmap", "owner", "-o", "jsonpath={.metadata.uid}")
+	kubectl(t, server, `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: dependent
+  finalizers: ["example.com/hold"]
+  ownerReferences: [{apiVersion: v1, kind: ConfigMap, name: owner, uid: `+uid+`, blockOwnerDeletion: true}]
+`, "apply", "-f", "-")
+	kubectl(t, server, "", "delete", "configmap", "owner", "--cascade=foreground", "--wait=false")
+	// The page shows the state when loaded: reload until the garbage
+	// collector has marked the dependent.
+	want := "owner: terminating, waiting for foregroundDeletion; dependent: terminating, waiting for example.com/hold"
+	var tree []string
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		do(t, ctx, chromedp.Navigate(server+"/ui/object?r=v1/configmaps&ns=default&name=owner&tab=deletion"), chromedp.WaitVisible(`ul.tree`))
+		browsertest.Eval(t, ctx, `[...document.querySelectorAll("ul.tree li.node")].map(n => n.querySelector(":scope > a").textContent + ": " + n.querySelector(":scope > .state").textContent)`, &tree)
+		if strings.Join(tree, "; ") == want || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if got := strings.Join(tree, "; "); got != want {
+		t.Errorf("tree %q, want %q", got, want)
+	}
+	browsertest.Screenshot(t, ctx, "/tmp/kubeplay-ui-deletion-cascade.png")
 }

@@ -216,14 +216,12 @@ func (h *Handler) send(ctx context.Context, f Form) (*ResultProps, *status.Props
 	if err != nil {
 		return nil, status.From(err)
 	}
-	method, path := http.MethodPost, apitypes.ListPath(t, ns)
-	switch {
-	case f.Action == ActionReplace:
-		method, path = http.MethodPut, apitypes.ObjectPath(t, ns, name)
-	case isPatch:
-		method, path = http.MethodPatch, apitypes.ObjectPath(t, ns, name)
-	default:
-		contentType = "application/json"
+	method, path := http.MethodPatch, apitypes.ObjectPath(t, ns, name)
+	switch f.Action {
+	case ActionCreate:
+		method, path, contentType = http.MethodPost, apitypes.ListPath(t, ns), "application/json"
+	case ActionReplace:
+		method, contentType = http.MethodPut, "application/json"
 	}
 	if f.Action == ActionApply {
 		body = []byte(f.YAML) // sent as written: apply takes YAML

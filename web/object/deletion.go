@@ -26,6 +26,13 @@ var remover = map[string]string{
 	"kubernetes.io/pv-protection":  "the PV protection controller, once no claim is bound to the volume",
 }
 
+// addedBy names who adds the finalizers the API server itself sets.
+var addedBy = map[string]string{
+	"kubernetes":               "the API server, when the namespace was created",
+	server.FinalizerForeground: "the API server, for a DELETE with propagationPolicy Foreground",
+	server.FinalizerOrphan:     "the API server, for a DELETE with propagationPolicy Orphan",
+}
+
 // deletion gathers the deletion view of the object ns/name of type t; obj
 // is nil when the object is gone.
 func (h *Handler) deletion(ctx context.Context, t apitypes.Type, ns, name string, obj map[string]any) *DeletionProps {
@@ -97,6 +104,9 @@ func finalizerProps(ms []manager, f, where string, path fieldpath.Path) Finalize
 	}
 	if path != nil {
 		fp.AddedBy = strings.Join(ownersOf(ms, path), ", ")
+	}
+	if fp.AddedBy == "" {
+		fp.AddedBy = addedBy[f]
 	}
 	return fp
 }
