@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -36,11 +37,12 @@ data:
 		t.Errorf("columns %q", heads)
 	}
 	browsertest.Screenshot(t, ctx, "/tmp/kubeplay-ui-explorer.png")
-	do(t, ctx, chromedp.Click(`table.objects a`), chromedp.WaitVisible(`pre.yaml`))
+	// Keyboard: focus the object's link and press Enter.
+	do(t, ctx, chromedp.Focus(`table.objects a`), chromedp.KeyEvent("\r"), chromedp.WaitVisible(`pre.yaml`))
 	browsertest.Screenshot(t, ctx, "/tmp/kubeplay-ui-object.png")
 
 	// Managed fields: kubectl (Apply) and kubectl-label (Update) own different labels.
-	do(t, ctx, chromedp.Click(`nav.tabs a[href*="tab=fields"]`), chromedp.WaitVisible(`table.managers`))
+	do(t, ctx, chromedp.Focus(`nav.tabs a[href*="tab=fields"]`), chromedp.KeyEvent("\r"), chromedp.WaitVisible(`table.managers`))
 	var fields struct {
 		Managers  []string
 		App, Team string
@@ -76,6 +78,31 @@ data:
 	poll(t, ctx, (`document.getElementById("watch-state").textContent.includes("1 held")`))
 	do(t, ctx, chromedp.Click(`#pause`))
 	poll(t, ctx, `document.querySelector("li.wev-DELETED") !== null`)
+
+	// The watch itself is in the request log, as the UI's.
+	do(t, ctx, chromedp.Navigate(server+"/ui/requests?verb=watch&client=kubeplay-ui"), chromedp.WaitVisible(`section.requests`))
+	poll(t, ctx, `[...document.querySelectorAll("li.entry .target")].some(e => e.textContent.startsWith("/api/v1/namespaces/default/configmaps?") && e.textContent.includes("watch=1"))`)
+
+	// Usable at 1280×720 and on a narrow screen: nothing wider than the window.
+	kubectl(t, server, "", "create", "configmap", "narrow", "--from-literal=key=value")
+	kubectl(t, server, "", "label", "configmap", "narrow", "tier=web")
+	for _, size := range [][2]int64{{1280, 720}, {390, 844}} {
+		for _, page := range []string{"/?r=v1/configmaps&ns=default", "/ui/object?r=v1/configmaps&ns=default&name=narrow&tab=fields",
+			"/ui/watch?r=v1/configmaps&ns=default", "/ui/edit", "/ui/object?r=v1/namespaces&name=default&tab=deletion"} {
+			do(t, ctx, chromedp.EmulateViewport(size[0], size[1]), chromedp.Navigate(server+page), chromedp.WaitVisible(`main`))
+			var overflow bool
+			browsertest.Eval(t, ctx, `document.documentElement.scrollWidth > window.innerWidth`, &overflow)
+			if overflow {
+				var wide []string
+				browsertest.Eval(t, ctx, `[...document.querySelectorAll("body *")].filter(e => e.getBoundingClientRect().right > window.innerWidth + 1).slice(0, 6).map(e => e.tagName + "." + e.className + " " + Math.round(e.getBoundingClientRect().right))`, &wide)
+				t.Logf("too wide: %q", wide)
+				t.Errorf("%s at %dx%d is wider than the window", page, size[0], size[1])
+			}
+		}
+		browsertest.Screenshot(t, ctx, fmt.Sprintf("/tmp/kubeplay-ui-deletion-%dx%d.png", size[0], size[1]))
+	}
+	do(t, ctx, chromedp.Navigate(server+"/ui/object?r=v1/configmaps&ns=default&name=narrow&tab=fields"), chromedp.WaitVisible(`main`))
+	browsertest.Screenshot(t, ctx, "/tmp/kubeplay-ui-fields-narrow.png")
 }
 
 func do(t *testing.T, ctx context.Context, steps ...chromedp.Action[chromedp.Void]) {
@@ -90,6 +117,7 @@ func poll(t *testing.T, ctx context.Context, expr string) {
 	if _, err := chromedp.Run(ctx, browsertest.Poll(expr)); err != nil {
 		t.Fatalf("waiting for %s: %v", expr, err)
 	}
+
 }
 
 // TestUI_editor applies YAML with CodeMirror, meets a conflict with

@@ -46,12 +46,12 @@ func diffLines(a, b string, context int) []DiffLine {
 		case i < len(x) && j < len(y) && x[i] == y[j]:
 			all = append(all, DiffLine{' ', x[i]})
 			i, j = i+1, j+1
-		case j < len(y) && (i == len(x) || lcs[i][j+1] >= lcs[i+1][j]):
-			all = append(all, DiffLine{'+', y[j]})
-			j++
-		default:
+		case i < len(x) && (j == len(y) || lcs[i+1][j] >= lcs[i][j+1]):
 			all = append(all, DiffLine{'-', x[i]})
 			i++
+		default:
+			all = append(all, DiffLine{'+', y[j]})
+			j++
 		}
 	}
 	// Keep changes and their context.
