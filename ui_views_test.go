@@ -60,6 +60,13 @@ data:
 		!strings.HasPrefix(fields.Team, "kubectl-label · Update") || fields.Injected {
 		t.Errorf("managed fields %+v", fields)
 	}
+	// Clicking a marked line names its owners.
+	do(t, ctx, chromedp.Click(`pre.yaml .yl[title^="kubectl-label"]`))
+	var owner string
+	browsertest.Eval(t, ctx, `document.getElementById("owner-details").textContent`, &owner)
+	if !strings.HasPrefix(owner, "team: blue — owned by kubectl-label · Update") {
+		t.Errorf("owner details %q", owner)
+	}
 	browsertest.Screenshot(t, ctx, "/tmp/kubeplay-ui-fields.png")
 
 	// Live watch: kubectl's change arrives with a diff.
