@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
 	"kubeplay/internal/browsertest"
@@ -110,6 +112,20 @@ data:
 	}
 	do(t, ctx, chromedp.Navigate(server+"/ui/object?r=v1/configmaps&ns=default&name=narrow&tab=fields"), chromedp.WaitVisible(`main`))
 	browsertest.Screenshot(t, ctx, "/tmp/kubeplay-ui-fields-narrow.png")
+
+	// The dark theme follows the system's preference.
+	dark := chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := cdp.Call(ctx, t, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+			Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}})
+		return err
+	})
+	do(t, ctx, chromedp.EmulateViewport(1280, 720), dark, chromedp.Navigate(server+"/ui/object?r=v1/configmaps&ns=default&name=narrow&tab=fields"), chromedp.WaitVisible(`main`))
+	var bg string
+	browsertest.Eval(t, ctx, `getComputedStyle(document.body).backgroundColor`, &bg)
+	if bg != "rgb(20, 23, 29)" {
+		t.Errorf("dark theme background %q", bg)
+	}
+	browsertest.Screenshot(t, ctx, "/tmp/kubeplay-ui-fields-dark.png")
 }
 
 func do(t *testing.T, ctx context.Context, steps ...chromedp.Action[chromedp.Void]) {
