@@ -79,6 +79,11 @@ data:
 	kubectl(t, server, "", "label", "configmap", "demo", "team=green", "--overwrite")
 	poll(t, ctx, (`[...document.querySelectorAll("li.wev-MODIFIED pre.diff .add")].some(s => s.textContent.includes("team: green"))`))
 	t.Logf("kubectl label -> MODIFIED shown with its diff: %v", time.Since(start).Round(time.Millisecond))
+	var injected bool
+	browsertest.Eval(t, ctx, `document.querySelector("#events img") !== null`, &injected)
+	if injected {
+		t.Error("a label's markup became an element in the watch view")
+	}
 	browsertest.Screenshot(t, ctx, "/tmp/kubeplay-ui-watch.png")
 
 	// Pause holds events back; resume shows them.

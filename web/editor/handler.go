@@ -1,7 +1,6 @@
 package editor
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -17,6 +16,7 @@ import (
 	"kubeplay/web/internal/apitypes"
 	"kubeplay/web/internal/status"
 	"kubeplay/web/internal/yamlview"
+	"kubeplay/web/layout"
 )
 
 // Path is where the editor is mounted.
@@ -112,14 +112,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	var buf bytes.Buffer
-	if err := Page(p).Render(r.Context(), &buf); err != nil {
-		http.Error(w, "rendering the page: "+err.Error(), http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
-	_, _ = w.Write(buf.Bytes())
+	layout.Write(w, r, http.StatusOK, Page(p))
 }
 
 // sameOrigin refuses writes another site's page makes a visitor's browser

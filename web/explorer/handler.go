@@ -1,7 +1,6 @@
 package explorer
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 	"kubeplay/server/inproc"
 	"kubeplay/web/internal/apitypes"
 	"kubeplay/web/internal/status"
+	"kubeplay/web/layout"
 	"kubeplay/web/object"
 )
 
@@ -38,23 +38,13 @@ func New(api http.Handler) *Handler {
 // the API does not serve, and 200 otherwise, including when the API answered
 // an error (which the page shows).
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+	if !layout.OnlyGet(w, r) {
 		return
 	}
 	q := r.URL.Query()
 	props, code := h.props(r.Context(), q.Get("r"), q.Get("ns"))
 
-	var buf bytes.Buffer
-	if err := Page(props).Render(r.Context(), &buf); err != nil {
-		http.Error(w, "rendering the page: "+err.Error(), http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
-	w.WriteHeader(code)
-	_, _ = w.Write(buf.Bytes())
+	layout.Write(w, r, code, Page(props))
 }
 
 // props gathers what the page shows for the type ref (empty: none selected)

@@ -1,10 +1,8 @@
 package object
 
 import (
-	"bytes"
 	"context"
 	"net/http"
-	"strconv"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,6 +13,7 @@ import (
 	"kubeplay/web/internal/apitypes"
 	"kubeplay/web/internal/status"
 	"kubeplay/web/internal/yamlview"
+	"kubeplay/web/layout"
 )
 
 // Deletions is where the deletion timelines come from (the sandbox's
@@ -41,9 +40,7 @@ func New(api http.Handler, d Deletions) *Handler {
 // (404 for a missing object or type, 400 for a malformed parameter), 200
 // when the object was shown.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+	if !layout.OnlyGet(w, r) {
 		return
 	}
 	q := r.URL.Query()
@@ -52,15 +49,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.Tab = TabYAML
 	}
 	code := h.props(r.Context(), &p)
-	var buf bytes.Buffer
-	if err := Page(p).Render(r.Context(), &buf); err != nil {
-		http.Error(w, "rendering the page: "+err.Error(), http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
-	w.WriteHeader(code)
-	_, _ = w.Write(buf.Bytes())
+	layout.Write(w, r, code, Page(p))
 }
 
 func (h *Handler) props(ctx context.Context, p *Props) int {

@@ -1,13 +1,11 @@
 package watch
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,6 +13,7 @@ import (
 	"kubeplay/server/inproc"
 	"kubeplay/web/internal/apitypes"
 	"kubeplay/web/internal/status"
+	"kubeplay/web/layout"
 )
 
 // Path is where the watch page is mounted; LivePath streams its events.
@@ -89,9 +88,7 @@ func (o Options) request(t apitypes.Type) string {
 
 // ServeHTTP serves the page at Path and the events at LivePath.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+	if !layout.OnlyGet(w, r) {
 		return
 	}
 	switch r.URL.Path {
@@ -134,13 +131,5 @@ func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 			p.Request = o.request(t)
 		}
 	}
-	var buf bytes.Buffer
-	if err := Page(p).Render(r.Context(), &buf); err != nil {
-		http.Error(w, "rendering the page: "+err.Error(), http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
-	w.WriteHeader(code)
-	_, _ = w.Write(buf.Bytes())
+	layout.Write(w, r, code, Page(p))
 }

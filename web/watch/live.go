@@ -2,12 +2,11 @@ package watch
 
 import (
 	"bytes"
-	"context"
 	"net/http"
 	"time"
 
-	"github.com/gorilla/websocket"
-
+	"kubeplay/web/internal/livesocket"
+	"kubeplay/web/internal/status"
 	"kubeplay/web/internal/yamlview"
 )
 
@@ -20,8 +19,7 @@ import (
 // fill, the server closes the connection (1013, "try again later") and
 // the page reconnects from its last resourceVersion, so nothing is lost
 // while the history lasts (and 410 Gone is shown when it does not).
-// Keepalive: a ping every pingInterval; a connection silent for twice that
-// is closed.
+// Keepalive and origin check: see livesocket.
 type liveMessage struct {
 	Type            string `json:"type"`
 	ResourceVersion string `json:"resourceVersion,omitempty"`
@@ -29,42 +27,18 @@ type liveMessage struct {
 	HTML            string `json:"html"`
 }
 
-const (
-	queueSize    = 256
-	pingInterval = 30 * time.Second
-	writeTimeout = 10 * time.Second
-)
-
-// upgrader checks the Origin header against the Host (gorilla's default).
-var upgrader = websocket.Upgrader{}
+// queueSize bounds the events waiting for a slow client.
+const queueSize = 256
 
 func (h *Handler) live(w http.ResponseWriter, r *http.Request) {
-	if !websocket.IsWebSocketUpgrade(r) {
-		http.Error(w, "this is a WebSocket endpoint", http.StatusBadRequest)
+	o := optionsFrom(r.URL.Query())
+	conn, ctx, cancel, ok := livesocket.Open(w, r)
+	if !ok {
 		return
 	}
-	o := optionsFrom(r.URL.Query())
-	conn, err := upgrader.Upgrade(w, r, nil)
-	if err != nil {
-		return // Upgrade answered the client
-	}
 	defer conn.Close()
-	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	conn.SetReadDeadline(time.Now().Add(2 * pingInterval))
-	conn.SetPongHandler(func(string) error { return conn.SetReadDeadline(time.Now().Add(2 * pingInterval)) })
-	go func() {
-		defer cancel()
-		for {
-			if _, _, err := conn.ReadMessage(); err != nil {
-				return
-			}
-		}
-	}()
-	send := func(m liveMessage) bool {
-		conn.SetWriteDeadline(time.Now().Add(writeTimeout))
-		return conn.WriteJSON(m) == nil
-	}
+	send := conn.WriteJSON
 	render := func(e EventProps) string {
 		var buf bytes.Buffer
 		_ = Event(e).Render(ctx, &buf)
@@ -73,7 +47,8 @@ func (h *Handler) live(w http.ResponseWriter, r *http.Request) {
 
 	t, err := h.lookup(ctx, o)
 	if err != nil {
-		send(liveMessage{Type: "ERROR", HTML: render(EventProps{Type: "ERROR", Message: err.Error()})})
+		st := status.From(err)
+		send(liveMessage{Type: "ERROR", Code: st.Code, HTML: render(EventProps{Type: "ERROR", Code: st.Code, Reason: st.Reason, Message: st.Message})})
 		return
 	}
 	path := o.request(t)
@@ -104,12 +79,12 @@ func (h *Handler) live(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 	prev := map[string]string{} // object key → its last YAML, for diffs
-	ping := time.NewTicker(pingInterval)
+	ping := time.NewTicker(livesocket.PingInterval)
 	defer ping.Stop()
 	for {
 		select {
 		case <-ping.C:
-			if conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(writeTimeout)) != nil {
+			if !conn.Ping() {
 				return
 			}
 		case ev, ok := <-queue:
@@ -118,8 +93,7 @@ func (h *Handler) live(w http.ResponseWriter, r *http.Request) {
 				if ctx.Err() != nil {
 					reason = "fell behind; reconnect"
 				}
-				msg := websocket.FormatCloseMessage(websocket.CloseTryAgainLater, reason)
-				conn.WriteControl(websocket.CloseMessage, msg, time.Now().Add(writeTimeout))
+				conn.CloseTryAgain(reason)
 				return
 			}
 			m := liveMessage{Type: ev.Type}
