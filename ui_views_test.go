@@ -86,6 +86,20 @@ data:
 	}
 	browsertest.Screenshot(t, ctx, "/tmp/kubeplay-ui-watch.png")
 
+	// A dropped connection reconnects and resumes from the last
+	// resourceVersion: the next change arrives once, nothing is replayed.
+	var events int
+	browsertest.Eval(t, ctx, `(() => { window.kubeplayWatch.close(); return document.querySelectorAll("li.wev").length; })()`, &events)
+	poll(t, ctx, `document.getElementById("watch-state").textContent.startsWith("live") && window.kubeplayWatch.readyState === 1 &&
+		new URL(window.kubeplayWatch.url).searchParams.get("resourceVersion") !== null`)
+	kubectl(t, server, "", "annotate", "configmap", "demo", "note=after-reconnect")
+	poll(t, ctx, `[...document.querySelectorAll("li.wev-MODIFIED")].some(li => li.textContent.includes("after-reconnect"))`)
+	var added int
+	browsertest.Eval(t, ctx, `document.querySelectorAll("li.wev").length - `+fmt.Sprint(events), &added)
+	if added != 1 {
+		t.Errorf("%d events after reconnecting, want 1", added)
+	}
+
 	// Pause holds events back; resume shows them.
 	do(t, ctx, chromedp.Click(`#pause`))
 	kubectl(t, server, "", "delete", "configmap", "demo")
@@ -236,7 +250,9 @@ metadata:
 `, "apply", "-f", "-")
 	kubectl(t, server, "", "delete", "namespace", "doomed", "--wait=false")
 
-	do(t, ctx, chromedp.Navigate(server+"/ui/object?r=v1/namespaces&name=doomed&tab=deletion"), chromedp.WaitVisible(`dl.facts`))
+	// The YAML tab says the namespace is being deleted and links to why.
+	do(t, ctx, chromedp.Navigate(server+"/ui/object?r=v1/namespaces&name=doomed"), chromedp.WaitVisible(`p.warning a`))
+	do(t, ctx, chromedp.Click(`p.warning a`), chromedp.WaitVisible(`dl.facts`))
 	poll(t, ctx, `[...document.querySelectorAll(".tree .node")].some(n => n.textContent.includes("held") && n.textContent.includes("example.com/hold"))`)
 	var ns struct{ Phase, Finalizers, Timeline string }
 	browsertest.Eval(t, ctx, `({

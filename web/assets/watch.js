@@ -23,6 +23,7 @@ function connect() {
 		url.searchParams.delete("sendInitialEvents");
 	}
 	const ws = new WebSocket(url);
+	window.kubeplayWatch = ws; // for tests and the console: the connection
 	ws.onopen = () => {
 		retry = 500;
 		section.dataset.live = "on";

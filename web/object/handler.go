@@ -85,6 +85,9 @@ func (h *Handler) props(ctx context.Context, p *Props) int {
 		}
 		return fail(err)
 	}
+	if md, ok := obj["metadata"].(map[string]any); ok {
+		_, p.Terminating = md["deletionTimestamp"]
+	}
 	ms := managers(obj)
 	for _, m := range ms {
 		p.Managers = append(p.Managers, m.ManagerProps)
