@@ -154,6 +154,27 @@ func do(t *testing.T, ctx context.Context, steps ...chromedp.Action[chromedp.Voi
 	}
 }
 
+// follow clicks a link or a submit button and waits until the page it leads
+// to is loaded and ready is true in it.
+func follow(t *testing.T, ctx context.Context, selector, ready string) {
+	t.Helper()
+	var ok bool
+	browsertest.Eval(t, ctx, `window.stalePage = true`, &ok)
+	do(t, ctx, chromedp.Click(selector))
+	// A poll fails when the page it runs in goes away: poll again in the new one.
+	for range 50 {
+		_, err := chromedp.Run(ctx, browsertest.Poll(`window.stalePage === undefined && document.readyState === "complete" && (`+ready+`)`))
+		if err == nil {
+			return
+		}
+		if !strings.Contains(err.Error(), "navigated") && !strings.Contains(err.Error(), "context") {
+			t.Fatalf("following %s: %v", selector, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("following %s: the page never got ready", selector)
+}
+
 func poll(t *testing.T, ctx context.Context, expr string) {
 	t.Helper()
 	if _, err := chromedp.Run(ctx, browsertest.Poll(expr)); err != nil {
@@ -181,9 +202,10 @@ func TestUI_editor(t *testing.T) {
 		browsertest.Eval(t, ctx, `(() => { const v = window.kubeplayEditor;
 			v.dispatch({changes: {from: 0, to: v.state.doc.length, insert: `+"`"+text+"`"+`}}); return true; })()`, &ok)
 	}
+	submit := func(button string) { t.Helper(); follow(t, ctx, button, `document.querySelector(".result") !== null`) }
 	apply := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: shared\n  namespace: default\ndata:\n  a: \"2\"\n  b: \"<script>alert(1)</script>\"\n"
 	setEditor(apply)
-	do(t, ctx, chromedp.Click(`button.primary`), chromedp.WaitVisible(`.result`))
+	submit(`button.primary`)
 	var conflict struct {
 		Code   string
 		Fields []string
@@ -200,7 +222,7 @@ func TestUI_editor(t *testing.T) {
 	}
 
 	// Adopt the live value: the field becomes shared, b is applied.
-	do(t, ctx, chromedp.Click(`form.way-adopt button`), chromedp.WaitVisible(`.result`))
+	submit(`form.way-adopt button`)
 	var code string
 	browsertest.Eval(t, ctx, `document.querySelector(".result .code").textContent`, &code)
 	if code != "200 OK" {
@@ -213,8 +235,8 @@ func TestUI_editor(t *testing.T) {
 	// Conflict again, then force: the UI's manager takes .data.a over.
 	do(t, ctx, chromedp.Navigate(server+"/ui/edit"), chromedp.WaitVisible(`.cm-editor`))
 	setEditor(strings.Replace(apply, `a: "2"`, `a: "3"`, 1))
-	do(t, ctx, chromedp.Click(`button.primary`), chromedp.WaitVisible(`form.way-force`))
-	do(t, ctx, chromedp.Click(`form.way-force button`), chromedp.WaitVisible(`.result`))
+	submit(`button.primary`)
+	submit(`form.way-force button`)
 	browsertest.Eval(t, ctx, `document.querySelector(".result .code").textContent`, &code)
 	if got := kubectl(t, server, "", "get", "configmap", "shared", "-o", "jsonpath={.data.a}"); code != "200 OK" || got != "3" {
 		t.Errorf("forcing: %s, data.a %q", code, got)
@@ -223,7 +245,8 @@ func TestUI_editor(t *testing.T) {
 	// A strategic merge patch, dry run: answered, nothing stored.
 	do(t, ctx, chromedp.Navigate(server+"/ui/edit?r=v1/configmaps&ns=default&name=shared"), chromedp.WaitVisible(`.cm-editor`))
 	setEditor(`{"data": {"c": "dry"}}`)
-	do(t, ctx, chromedp.SetValue(`#action`, "strategic"), chromedp.Click(`input[name=dryRun]`), chromedp.Click(`button.primary`), chromedp.WaitVisible(`.result`))
+	do(t, ctx, chromedp.SetValue(`#action`, "strategic"), chromedp.Click(`input[name=dryRun]`))
+	submit(`button.primary`)
 	var req string
 	browsertest.Eval(t, ctx, `document.querySelector(".result .code").textContent + " " + document.querySelector(".result .request").textContent`, &req)
 	if req != "200 OK PATCH /api/v1/namespaces/default/configmaps/shared?dryRun=All&fieldManager=kubeplay-ui" {
@@ -266,7 +289,7 @@ metadata:
 	}
 
 	// The held object: its finalizer, who added it, who should remove it.
-	do(t, ctx, chromedp.Click(`.tree .node a`), chromedp.WaitVisible(`table.finalizers`))
+	follow(t, ctx, `.tree .node a`, `document.querySelector("table.finalizers") !== null`)
 	var fin string
 	browsertest.Eval(t, ctx, `document.querySelector("table.finalizers tbody").textContent`, &fin)
 	if !strings.Contains(fin, "example.com/hold") || !strings.Contains(fin, "kubectl-client-side-apply") {
