@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
-	"sigs.k8s.io/structured-merge-diff/v6/value"
 
 	"kubeplay/web/internal/yamlview"
 )
@@ -46,29 +45,86 @@ func managers(obj map[string]any) []manager {
 
 // elementFunc names list items the way the managers' sets do: by key
 // (k:{"name":"x"}), by value (v:"x") or by index, whichever a set holds for
-// the item; by index when none does.
+// the item; by index when none does. Each list's elements are indexed once,
+// so naming every item of a long list stays linear.
 func elementFunc(ms []manager) yamlview.ElementFunc {
+	lists := map[string]*listIndex{}
 	return func(list fieldpath.Path, index int, item any) fieldpath.PathElement {
-		iv := value.NewValueInterface(item)
-		for _, m := range ms {
-			sub := descend(m.set, list)
-			if sub == nil {
-				continue
-			}
-			var found *fieldpath.PathElement
-			try := func(pe fieldpath.PathElement) {
-				if found == nil && matchesItem(pe, index, iv) {
-					found = &pe
-				}
-			}
-			sub.Members.Iterate(try)
-			sub.Children.Iterate(try)
-			if found != nil {
-				return *found
-			}
+		key := list.String()
+		li, ok := lists[key]
+		if !ok {
+			li = newListIndex(ms, list)
+			lists[key] = li
+		}
+		if pe, ok := li.find(index, item); ok {
+			return pe
 		}
 		return fieldpath.IndexElement(index)
 	}
+}
+
+// listIndex is the elements the managers' sets hold for one list.
+type listIndex struct {
+	byKey   map[string]fieldpath.PathElement // keyString(names, values) → element
+	keySets [][]string                       // the key field names in use
+	byValue map[string]fieldpath.PathElement // JSON of the value → element
+	byIndex map[int]fieldpath.PathElement
+}
+
+func newListIndex(ms []manager, list fieldpath.Path) *listIndex {
+	li := &listIndex{byKey: map[string]fieldpath.PathElement{}, byValue: map[string]fieldpath.PathElement{}, byIndex: map[int]fieldpath.PathElement{}}
+	add := func(pe fieldpath.PathElement) {
+		switch {
+		case pe.Index != nil:
+			li.byIndex[*pe.Index] = pe
+		case pe.Value != nil:
+			li.byValue[jsonOf((*pe.Value).Unstructured())] = pe
+		case pe.Key != nil:
+			var names []string
+			var values []any
+			for _, f := range *pe.Key {
+				names = append(names, f.Name)
+				values = append(values, f.Value.Unstructured())
+			}
+			if !slices.ContainsFunc(li.keySets, func(n []string) bool { return slices.Equal(n, names) }) {
+				li.keySets = append(li.keySets, names)
+			}
+			li.byKey[jsonOf(names)+jsonOf(values)] = pe
+		}
+	}
+	for _, m := range ms {
+		if sub := descend(m.set, list); sub != nil {
+			sub.Members.Iterate(add)
+			sub.Children.Iterate(add)
+		}
+	}
+	return li
+}
+
+func (li *listIndex) find(index int, item any) (fieldpath.PathElement, bool) {
+	if m, ok := item.(map[string]any); ok {
+		for _, names := range li.keySets {
+			values := make([]any, len(names))
+			for i, n := range names {
+				values[i] = m[n]
+			}
+			if pe, ok := li.byKey[jsonOf(names)+jsonOf(values)]; ok {
+				return pe, true
+			}
+		}
+	}
+	if pe, ok := li.byValue[jsonOf(item)]; ok {
+		return pe, true
+	}
+	pe, ok := li.byIndex[index]
+	return pe, ok
+}
+
+// jsonOf is v's JSON, as a comparable key (numbers print the same whether
+// decoded as float64 or held as int64).
+func jsonOf(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }
 
 func descend(s *fieldpath.Set, p fieldpath.Path) *fieldpath.Set {
@@ -79,28 +135,6 @@ func descend(s *fieldpath.Set, p fieldpath.Path) *fieldpath.Set {
 		}
 	}
 	return s
-}
-
-func matchesItem(pe fieldpath.PathElement, index int, item value.Value) bool {
-	switch {
-	case pe.Index != nil:
-		return *pe.Index == index
-	case pe.Value != nil:
-		return value.Equals(*pe.Value, item)
-	case pe.Key != nil:
-		if !item.IsMap() {
-			return false
-		}
-		m := item.AsMap()
-		for _, f := range *pe.Key {
-			v, ok := m.Get(f.Name)
-			if !ok || !value.Equals(v, f.Value) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
 }
 
 // owners returns the indexes of the managers owning line: its field, or the

@@ -200,6 +200,9 @@ func scalar(v any) []Token {
 			b, _ := json.Marshal(c)
 			return []Token{{String, string(b)}}
 		}
+		if plain(c) {
+			return []Token{{String, c}}
+		}
 		b, err := yaml.Marshal(c)
 		if err != nil {
 			b, _ = json.Marshal(c)
@@ -213,3 +216,23 @@ func scalar(v any) []Token {
 
 // keyText prints a map key, quoted when YAML needs it.
 func keyText(k string) string { return scalar(k)[0].Text }
+
+// plain reports whether s prints as itself: a letter, then letters, digits
+// and "-_./", and not a word YAML reads as a boolean or null. Anything else
+// is left to the YAML encoder to quote (this only saves its cost).
+func plain(s string) bool {
+	if s == "" || !(s[0] >= 'a' && s[0] <= 'z' || s[0] >= 'A' && s[0] <= 'Z') {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' || c == '/') {
+			return false
+		}
+	}
+	switch strings.ToLower(s) {
+	case "y", "n", "yes", "no", "on", "off", "true", "false", "null":
+		return false
+	}
+	return true
+}

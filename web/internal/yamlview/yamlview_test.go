@@ -3,6 +3,8 @@ package yamlview
 import (
 	"encoding/json"
 	"testing"
+
+	"sigs.k8s.io/yaml"
 )
 
 func TestText(t *testing.T) {
@@ -41,5 +43,19 @@ spec:
 	}
 	if got := lines[13].Path.String(); got != ".spec.containers[0].ports[0].containerPort" {
 		t.Errorf("path of %q: %s", lines[13].Text(), got)
+	}
+}
+
+// plain strings are exactly those the YAML encoder prints unquoted.
+func TestPlain(t *testing.T) {
+	for _, s := range []string{"nginx", "v1", "kube-system", "a.b/c_d", "Yes", "yes", "y", "N", "on", "OFF", "true", "Null",
+		"x1e3", "ConfigMap", "app.kubernetes.io/name", "e", "Infinity", "nan", "NaN", "inf", "a:b", "1abc", "~", ".inf", "-a"} {
+		b, err := yaml.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if plain(s) && string(b) != s+"\n" {
+			t.Errorf("plain(%q), but YAML prints %q", s, b)
+		}
 	}
 }
