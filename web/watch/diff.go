@@ -1,10 +1,13 @@
 package watch
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
-// maxDiffCells bounds the work of one diff (lines × lines); beyond it the
-// diff shows the old version removed and the new one added.
-const maxDiffCells = 4_000_000
+// maxDiffCells bounds the work of one diff (changed lines × changed lines);
+// beyond it the diff shows the old version removed and the new one added.
+const maxDiffCells = 1_000_000
 
 // DiffLine is one line of a diff: Op is ' ', '-' or '+'.
 type DiffLine struct {
@@ -16,6 +19,41 @@ type DiffLine struct {
 // context lines of unchanged text around each change.
 func diffLines(a, b string, context int) []DiffLine {
 	x, y := strings.Split(strings.TrimSuffix(a, "\n"), "\n"), strings.Split(strings.TrimSuffix(b, "\n"), "\n")
+	// Lines common to both ends need no search: changes are usually small.
+	var all, tail []DiffLine
+	for len(x) > 0 && len(y) > 0 && x[0] == y[0] {
+		all = append(all, DiffLine{' ', x[0]})
+		x, y = x[1:], y[1:]
+	}
+	for len(x) > 0 && len(y) > 0 && x[len(x)-1] == y[len(y)-1] {
+		tail = append(tail, DiffLine{' ', x[len(x)-1]})
+		x, y = x[:len(x)-1], y[:len(y)-1]
+	}
+	slices.Reverse(tail)
+	all = append(all, middle(x, y)...)
+	all = append(all, tail...)
+	// Keep changes and their context.
+	keep := make([]bool, len(all))
+	for k, l := range all {
+		if l.Op != ' ' {
+			for c := max(0, k-context); c <= min(len(all)-1, k+context); c++ {
+				keep[c] = true
+			}
+		}
+	}
+	var out []DiffLine
+	for k, l := range all {
+		if keep[k] {
+			out = append(out, l)
+		} else if k > 0 && keep[k-1] {
+			out = append(out, DiffLine{' ', "…"})
+		}
+	}
+	return out
+}
+
+// middle diffs what differs between the common ends.
+func middle(x, y []string) []DiffLine {
 	var all []DiffLine
 	if len(x)*len(y) > maxDiffCells {
 		for _, l := range x {
@@ -54,22 +92,5 @@ func diffLines(a, b string, context int) []DiffLine {
 			j++
 		}
 	}
-	// Keep changes and their context.
-	keep := make([]bool, len(all))
-	for k, l := range all {
-		if l.Op != ' ' {
-			for c := max(0, k-context); c <= min(len(all)-1, k+context); c++ {
-				keep[c] = true
-			}
-		}
-	}
-	var out []DiffLine
-	for k, l := range all {
-		if keep[k] {
-			out = append(out, l)
-		} else if k > 0 && keep[k-1] {
-			out = append(out, DiffLine{' ', "…"})
-		}
-	}
-	return out
+	return all
 }
