@@ -88,6 +88,9 @@ func (h *Handler) props(ctx context.Context, p *Props) int {
 	if md, ok := obj["metadata"].(map[string]any); ok {
 		_, p.Terminating = md["deletionTimestamp"]
 	}
+	if p.Tab == TabDeletion {
+		return http.StatusOK
+	}
 	ms := managers(obj)
 	for _, m := range ms {
 		p.Managers = append(p.Managers, m.ManagerProps)
@@ -107,8 +110,7 @@ func (h *Handler) props(ctx context.Context, p *Props) int {
 		lp := LineProps{Tokens: l.Tokens, Owners: owners(ms, l)}
 		var names []string
 		for _, i := range lp.Owners {
-			m := ms[i]
-			names = append(names, m.describe())
+			names = append(names, ms[i].describe())
 		}
 		lp.Title = strings.Join(names, "\n")
 		if p.Manager != "" {

@@ -81,3 +81,49 @@ func TestHandler_ManagedFields(t *testing.T) {
 		t.Errorf("%d lines not dimmed, want 1", n)
 	}
 }
+
+func TestHandler_YAMLAndErrors(t *testing.T) {
+	api := fakeapi.New()
+	api.LoadDiscovery(t, "../../server/testdata/oracle/discovery")
+	api.Set("/api/v1/namespaces/default/configmaps/x", http.StatusOK, managed)
+	h := object.New(api, nil)
+	get := func(target string) *httptest.ResponseRecorder {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequestWithContext(t.Context(), "GET", target, nil))
+		return rec
+	}
+
+	rec := get(object.URL("v1/configmaps", "default", "x", ""))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("status %d", rec.Code)
+	}
+	doc := htmltest.Parse(t, rec.Body)
+	pre := doc.One(t, "pre", "class", "yaml")
+	if !slices.Contains(htmltest.Texts(pre.All("span", "class", "y-key")), "managedFields") {
+		t.Error("the YAML tab leaves out managedFields")
+	}
+	if got := htmltest.Texts(pre.All("span", "class", "y-str")); !slices.Contains(got, "<script>alert(1)</script>") {
+		t.Errorf("strings %q", got)
+	}
+	if doc.Has("span", "data-owners", "*") {
+		t.Error("owner marks on the YAML tab")
+	}
+	if cur, _ := doc.One(t, "a", "aria-current", "page").Attr("href"); cur != object.URL("v1/configmaps", "default", "x", "") {
+		t.Errorf("current tab %q", cur)
+	}
+
+	for target, want := range map[string]int{
+		object.URL("v1/configmaps", "default", "missing", ""): http.StatusNotFound,
+		object.URL("v1/configmaps", "Bad_NS", "x", ""):        http.StatusBadRequest,
+		object.URL("v1/configmaps", "default", "a/b", ""):     http.StatusBadRequest,
+		object.URL("v1/nosuchthings", "default", "x", ""):     http.StatusNotFound,
+		object.URL("not a ref", "default", "x", ""):           http.StatusBadRequest,
+	} {
+		rec := get(target)
+		if rec.Code != want {
+			t.Errorf("GET %s: %d, want %d", target, rec.Code, want)
+			continue
+		}
+		htmltest.Parse(t, rec.Body).One(t, "div", "role", "alert")
+	}
+}
