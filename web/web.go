@@ -4,19 +4,24 @@ import (
 	"mime"
 	"net/http"
 	"strings"
-	"time"
 
+	"kubeplay/playground"
 	"kubeplay/playground/journal"
 	"kubeplay/web/assets"
+	"kubeplay/web/editor"
 	"kubeplay/web/explorer"
+	"kubeplay/web/object"
 	"kubeplay/web/requests"
+	"kubeplay/web/watch"
 )
 
-// Sandbox is the cluster the UI shows: its API, and the journal of the
-// requests that API served.
+// Sandbox is the cluster the UI shows: its API, the journal of the
+// requests that API served, and the timelines of deletions (nil if none are
+// kept).
 type Sandbox interface {
 	Handler() http.Handler
 	Journal() *journal.Journal
+	DeletionJournal() *playground.DeletionJournal
 }
 
 // New returns the handler for the whole site: the UI routes it owns ("/"
@@ -30,9 +35,16 @@ type Sandbox interface {
 // kube-apiserver does.
 func New(sb Sandbox) http.Handler {
 	api := sb.Handler()
+	var deletions object.Deletions
+	if j := sb.DeletionJournal(); j != nil {
+		deletions = j
+	}
 	return &site{
 		api:      api,
-		explorer: explorer.New(api, time.Now),
+		explorer: explorer.New(api),
+		object:   object.New(api, deletions),
+		watch:    watch.New(api),
+		editor:   editor.New(api),
 		requests: requests.New(sb.Journal()),
 		assets:   assets.NewHandler(),
 	}
@@ -41,6 +53,9 @@ func New(sb Sandbox) http.Handler {
 type site struct {
 	api      http.Handler
 	explorer http.Handler
+	object   http.Handler
+	watch    http.Handler
+	editor   http.Handler
 	requests http.Handler
 	assets   http.Handler
 }
@@ -60,6 +75,15 @@ func (s *site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case p == requests.Path || p == requests.LivePath:
 		pageHeaders(w.Header())
 		s.requests.ServeHTTP(w, r)
+	case p == object.Path:
+		pageHeaders(w.Header())
+		s.object.ServeHTTP(w, r)
+	case p == watch.Path || p == watch.LivePath:
+		pageHeaders(w.Header())
+		s.watch.ServeHTTP(w, r)
+	case p == editor.Path:
+		pageHeaders(w.Header())
+		s.editor.ServeHTTP(w, r)
 	case p == "/ui" || strings.HasPrefix(p, "/ui/"):
 		pageHeaders(w.Header())
 		http.NotFound(w, r)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"kubeplay/playground"
 	"kubeplay/playground/journal"
 	"kubeplay/web"
 	"kubeplay/web/internal/fakeapi"
@@ -30,6 +31,9 @@ func sandbox(api http.Handler) fakeSandbox {
 
 func (s fakeSandbox) Handler() http.Handler     { return s.api }
 func (s fakeSandbox) Journal() *journal.Journal { return s.journal }
+func (s fakeSandbox) DeletionJournal() *playground.DeletionJournal {
+	return nil
+}
 
 // newAPI returns a fake API serving the recorded discovery documents, three
 // namespaces and a few ConfigMaps.
@@ -247,19 +251,19 @@ func TestExplorer_Objects(t *testing.T) {
 			t.Errorf("API path %q", got)
 		}
 		table := doc.One(t, "table", "class", "objects")
-		if got := htmltest.Texts(table.All("th")); !slices.Equal(got, []string{"Name", "Namespace", "Age"}) {
+		if got := htmltest.Texts(table.All("th")); !slices.Equal(got, []string{"Name", "Age"}) {
 			t.Errorf("columns %q", got)
 		}
 		var rows [][]string
 		for _, tr := range table.One(t, "tbody").All("tr") {
 			rows = append(rows, htmltest.Texts(tr.All("td")))
 		}
-		want := [][]string{{"app-config", "default", "90m"}, {"kube-root-ca.crt", "default", "90m"}}
+		want := [][]string{{"app-config", "90m"}, {"kube-root-ca.crt", "90m"}}
 		if !slices.EqualFunc(rows, want, slices.Equal) {
 			t.Errorf("rows %q, want %q", rows, want)
 		}
-		if dt, ok := table.All("time")[0].Attr("datetime"); !ok || !strings.HasSuffix(dt, "Z") {
-			t.Errorf("time datetime %q", dt)
+		if href, _ := table.All("a")[0].Attr("href"); href != "/ui/object?name=app-config&ns=default&r=v1%2Fconfigmaps" {
+			t.Errorf("object link %q", href)
 		}
 		if got := doc.One(t, "p", "class", "meta").Text(); !strings.Contains(got, "42") {
 			t.Errorf("resourceVersion not shown: %q", got)
@@ -312,7 +316,7 @@ func TestExplorer_Objects(t *testing.T) {
 			t.Errorf("list request missing from %q", api.Requests())
 		}
 		rows := doc.One(t, "table", "class", "objects").One(t, "tbody").All("tr")
-		if len(rows) != 3 || rows[2].All("td")[1].Text() != "kube-system" {
+		if len(rows) != 3 || rows[2].All("td")[0].Text() != "kube-system" {
 			t.Errorf("rows %q", htmltest.Texts(rows))
 		}
 		opt := doc.One(t, "option", "selected", "*")

@@ -56,24 +56,16 @@ func (c *Client) Do(ctx context.Context, method, path string, in, out any) error
 		}
 		body = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, path, body)
-	if err != nil {
-		return apierrors.NewBadRequest(fmt.Sprintf("invalid API path %q: %v", path, err))
-	}
-	req.RequestURI = path
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", c.userAgent)
+	header := http.Header{"Accept": {"application/json"}}
 	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
+		header.Set("Content-Type", "application/json")
 	}
-
-	rec := newRecorder()
-	if err := c.serve(rec, req); err != nil {
+	rec, err := c.exchange(ctx, method, path, header, body)
+	if err != nil {
 		return err
 	}
-
 	if rec.code < 200 || rec.code > 299 {
-		return statusError(rec, method, path)
+		return statusError(rec.code, rec.body.Bytes(), method, path)
 	}
 	if out == nil {
 		return nil
@@ -87,6 +79,54 @@ func (c *Client) Do(ctx context.Context, method, path string, in, out any) error
 		return apierrors.NewInternalError(fmt.Errorf("%s %s: decoding response: %w", method, path, err))
 	}
 	return nil
+}
+
+// Response is an answer as the API wrote it.
+type Response struct {
+	Code   int
+	Header http.Header
+	Body   []byte
+}
+
+// Raw sends method path with header (User-Agent is the client's) and body
+// (nil for none) and returns the answer whatever its code, for callers that
+// show the exchange itself. The error is a *apierrors.StatusError only for an
+// invalid path or a panicking handler.
+func (c *Client) Raw(ctx context.Context, method, path string, header http.Header, body []byte) (Response, error) {
+	var r io.Reader
+	if body != nil {
+		r = bytes.NewReader(body)
+	}
+	rec, err := c.exchange(ctx, method, path, header, r)
+	if err != nil {
+		return Response{}, err
+	}
+	return Response{Code: rec.code, Header: rec.header, Body: rec.body.Bytes()}, nil
+}
+
+// Err is nil for a 2xx answer, else the error Get would return for it.
+func (r Response) Err(method, path string) error {
+	if r.Code >= 200 && r.Code <= 299 {
+		return nil
+	}
+	return statusError(r.Code, r.Body, method, path)
+}
+
+func (c *Client) exchange(ctx context.Context, method, path string, header http.Header, body io.Reader) (*recorder, error) {
+	req, err := http.NewRequestWithContext(ctx, method, path, body)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid API path %q: %v", path, err))
+	}
+	req.RequestURI = path
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	req.Header.Set("User-Agent", c.userAgent)
+	rec := newRecorder()
+	if err := c.serve(rec, req); err != nil {
+		return nil, err
+	}
+	return rec, nil
 }
 
 // serve runs the handler, turning a panic into an error: natively net/http
@@ -103,19 +143,19 @@ func (c *Client) serve(w http.ResponseWriter, r *http.Request) (err error) {
 
 // statusError turns a non-2xx answer into a StatusError: the body's Status if
 // it is one, else a generic error for the code (client-go's behaviour).
-func statusError(rec *recorder, method, path string) error {
+func statusError(code int, b []byte, method, path string) error {
 	var status metav1.Status
-	if json.Unmarshal(rec.body.Bytes(), &status) == nil && status.Kind == "Status" && status.Message != "" {
+	if json.Unmarshal(b, &status) == nil && status.Kind == "Status" && status.Message != "" {
 		if status.Code == 0 {
-			status.Code = int32(rec.code)
+			status.Code = int32(code)
 		}
 		return &apierrors.StatusError{ErrStatus: status}
 	}
-	body := rec.body.String()
+	body := string(b)
 	if len(body) > 512 {
 		body = body[:512] + "…"
 	}
-	return apierrors.NewGenericServerResponse(rec.code, strings.ToLower(method), schema.GroupResource{}, "", body, 0, false)
+	return apierrors.NewGenericServerResponse(code, strings.ToLower(method), schema.GroupResource{}, "", body, 0, false)
 }
 
 // recorder is an in-memory http.ResponseWriter (net/http/httptest.ResponseRecorder

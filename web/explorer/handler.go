@@ -1,21 +1,22 @@
 package explorer
 
 import (
-	"bytes"
 	"context"
-	"errors"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/duration"
 
 	"kubeplay/server/inproc"
+	"kubeplay/web/internal/apitypes"
+	"kubeplay/web/internal/status"
+	"kubeplay/web/layout"
+	"kubeplay/web/object"
 )
 
 // listLimit is the page size the objects table asks the API for.
@@ -25,13 +26,11 @@ const listLimit = 500
 // Kubernetes API it was given, through in-memory requests.
 type Handler struct {
 	api *inproc.Client
-	now func() time.Time
 }
 
-// New returns the explorer page handler for api; now is the clock ages are
-// measured against (time.Now outside tests).
-func New(api http.Handler, now func() time.Time) *Handler {
-	return &Handler{api: inproc.New(api, "kubeplay-ui"), now: now}
+// New returns the explorer page handler for api.
+func New(api http.Handler) *Handler {
+	return &Handler{api: inproc.New(api, "kubeplay-ui")}
 }
 
 // ServeHTTP renders the page for GET and HEAD; other methods get 405. The
@@ -39,30 +38,20 @@ func New(api http.Handler, now func() time.Time) *Handler {
 // the API does not serve, and 200 otherwise, including when the API answered
 // an error (which the page shows).
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+	if !layout.OnlyGet(w, r) {
 		return
 	}
 	q := r.URL.Query()
 	props, code := h.props(r.Context(), q.Get("r"), q.Get("ns"))
 
-	var buf bytes.Buffer
-	if err := Page(props).Render(r.Context(), &buf); err != nil {
-		http.Error(w, "rendering the page: "+err.Error(), http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
-	w.WriteHeader(code)
-	_, _ = w.Write(buf.Bytes())
+	layout.Write(w, r, code, Page(props))
 }
 
 // props gathers what the page shows for the type ref (empty: none selected)
 // in namespace ns (empty: all namespaces).
 func (h *Handler) props(ctx context.Context, ref, ns string) (Props, int) {
 	var p Props
-	groups, errs := discover(ctx, h.api)
+	groups, errs := apitypes.Discover(ctx, h.api)
 	for _, err := range errs {
 		p.DiscoveryErrors = append(p.DiscoveryErrors, *errorProps(err))
 	}
@@ -77,26 +66,26 @@ func (h *Handler) props(ctx context.Context, ref, ns string) (Props, int) {
 		current = p.Selection.Ref
 	}
 	linkNS := ns // carry only a usable namespace into the catalog's links
-	if !validNamespace(ns) {
+	if !apitypes.ValidNamespace(ns) {
 		linkNS = ""
 	}
 	for _, g := range groups {
-		gp := GroupProps{Name: g.name, Version: g.version}
-		if g.name == "" {
+		gp := GroupProps{Name: g.Name, Version: g.Version}
+		if g.Name == "" {
 			gp.Name = "core"
 		}
-		if g.err != nil {
-			gp.Error = errorProps(g.err)
+		if g.Err != nil {
+			gp.Error = errorProps(g.Err)
 		}
-		for _, t := range g.types {
-			r := formatRef(t.gvr)
+		for _, t := range g.Types {
+			r := apitypes.FormatRef(t.GVR)
 			gp.Types = append(gp.Types, TypeProps{
 				Ref:        r,
-				Kind:       t.kind,
-				Resource:   t.gvr.Resource,
-				ShortNames: t.shortNames,
-				Namespaced: t.namespaced,
-				Href:       pageURL(r, t.namespaced, linkNS),
+				Kind:       t.Kind,
+				Resource:   t.GVR.Resource,
+				ShortNames: t.ShortNames,
+				Namespaced: t.Namespaced,
+				Href:       pageURL(r, t.Namespaced, linkNS),
 				Current:    r == current,
 			})
 		}
@@ -106,42 +95,38 @@ func (h *Handler) props(ctx context.Context, ref, ns string) (Props, int) {
 }
 
 // selection lists the objects of the type ref names.
-func (h *Handler) selection(ctx context.Context, groups []apiGroup, ref, ns string) (SelectionProps, int) {
+func (h *Handler) selection(ctx context.Context, groups []apitypes.Group, ref, ns string) (SelectionProps, int) {
 	s := SelectionProps{Ref: ref, Namespace: ns}
-	gvr, err := parseRef(ref)
+	gvr, err := apitypes.ParseRef(ref)
 	if err != nil {
 		s.Error = errorProps(apierrors.NewBadRequest(err.Error()))
 		return s, http.StatusBadRequest
 	}
-	s.Ref = formatRef(gvr)
+	s.Ref = apitypes.FormatRef(gvr)
 
-	t, ok := findType(groups, gvr)
+	t, ok := apitypes.FindType(groups, gvr)
 	if !ok {
 		// Discovery showed preferred versions only; another served version
 		// is just as bookmarkable.
-		types, err := discoverVersion(ctx, h.api, gvr.GroupVersion())
+		types, err := apitypes.DiscoverVersion(ctx, h.api, gvr.GroupVersion())
 		if err != nil && !apierrors.IsNotFound(err) {
 			s.Error = errorProps(err)
 			return s, http.StatusOK
 		}
-		t, ok = findType([]apiGroup{{types: types}}, gvr)
+		t, ok = apitypes.FindType([]apitypes.Group{{Types: types}}, gvr)
 	}
 	if !ok {
-		s.Error = &ErrorProps{
-			Reason:  string(metav1.StatusReasonNotFound),
-			Code:    http.StatusNotFound,
-			Message: fmt.Sprintf("the server doesn't have a resource type %q in %s that can be listed", gvr.Resource, gvr.GroupVersion()),
-		}
+		s.Error = errorProps(apitypes.NotServed(gvr))
 		return s, http.StatusNotFound
 	}
-	s.Kind = t.kind
-	s.Resource = t.gvr.Resource
-	s.GroupVersion = t.gvr.GroupVersion().String()
-	s.Namespaced = t.namespaced
+	s.Kind = t.Kind
+	s.Resource = t.GVR.Resource
+	s.GroupVersion = t.GVR.GroupVersion().String()
+	s.Namespaced = t.Namespaced
 
-	if t.namespaced {
+	if t.Namespaced {
 		s.Namespaces, s.NamespacesError = h.namespaces(ctx, ns)
-		if ns != "" && !validNamespace(ns) {
+		if ns != "" && !apitypes.ValidNamespace(ns) {
 			s.Error = errorProps(apierrors.NewBadRequest(fmt.Sprintf("invalid namespace %q: must be a lowercase DNS label", ns)))
 			return s, http.StatusBadRequest
 		}
@@ -149,25 +134,66 @@ func (h *Handler) selection(ctx context.Context, groups []apiGroup, ref, ns stri
 		s.Namespace = ""
 	}
 
-	s.APIPath = listPath(t, s.Namespace) + "?limit=" + strconv.Itoa(listLimit)
-	var list unstructured.UnstructuredList
-	if err := h.api.Get(ctx, s.APIPath, &list); err != nil {
+	s.APIPath = apitypes.ListPath(t, s.Namespace) + "?limit=" + strconv.Itoa(listLimit)
+	resp, err := h.api.Raw(ctx, http.MethodGet, s.APIPath, http.Header{"Accept": {tableMediaType}}, nil)
+	if err == nil {
+		err = resp.Err(http.MethodGet, s.APIPath)
+	}
+	var table metav1.Table
+	if err == nil {
+		if err = json.Unmarshal(resp.Body, &table); err != nil {
+			err = apierrors.NewInternalError(fmt.Errorf("GET %s: decoding response: %w", s.APIPath, err))
+		}
+	}
+	if err != nil {
 		s.Error = errorProps(err)
 		return s, http.StatusOK
 	}
-	s.ResourceVersion = list.GetResourceVersion()
-	s.Truncated = list.GetContinue() != ""
-	now := h.now()
-	for _, item := range list.Items {
-		created := item.GetCreationTimestamp().Time
-		row := ObjectProps{Name: item.GetName(), Namespace: item.GetNamespace(), Age: "<unknown>"}
-		if !created.IsZero() {
-			row.Created = created.UTC().Format(time.RFC3339)
-			row.Age = duration.HumanDuration(now.Sub(created))
+	s.ResourceVersion = table.ResourceVersion
+	s.Truncated = table.Continue != ""
+	s.AllNamespaces = t.Namespaced && s.Namespace == ""
+	// kubectl get shows the columns of priority 0 (-o wide shows all).
+	var shown []int
+	for i, c := range table.ColumnDefinitions {
+		if c.Priority == 0 {
+			shown = append(shown, i)
+			s.Columns = append(s.Columns, c.Name)
 		}
-		s.Objects = append(s.Objects, row)
+	}
+	for _, row := range table.Rows {
+		var md metav1.PartialObjectMetadata
+		_ = json.Unmarshal(row.Object.Raw, &md) // a row without its object still shows its cells
+		o := ObjectProps{Name: md.Name, Namespace: md.Namespace}
+		for _, i := range shown {
+			if i < len(row.Cells) {
+				o.Cells = append(o.Cells, cellText(row.Cells[i]))
+			} else {
+				o.Cells = append(o.Cells, "")
+			}
+		}
+		if md.Name != "" {
+			o.Href = object.URL(s.Ref, md.Namespace, md.Name, "")
+		}
+		s.Objects = append(s.Objects, o)
 	}
 	return s, http.StatusOK
+}
+
+// tableMediaType asks the list endpoint for the Table kubectl get prints.
+const tableMediaType = "application/json;as=Table;g=meta.k8s.io;v=v1"
+
+// cellText prints a Table cell as kubectl does: strings as they are,
+// numbers and booleans in JSON, nothing for null.
+func cellText(c any) string {
+	switch v := c.(type) {
+	case nil:
+		return ""
+	case string:
+		return v
+	default:
+		b, _ := json.Marshal(v)
+		return string(b)
+	}
 }
 
 // namespaces lists the namespace names for the selector, making sure the
@@ -202,13 +228,4 @@ func pageURL(ref string, namespaced bool, ns string) string {
 	return u
 }
 
-// errorProps shows err the way the API reported it: the Status's reason,
-// code and message.
-func errorProps(err error) *ErrorProps {
-	var se apierrors.APIStatus
-	if errors.As(err, &se) {
-		st := se.Status()
-		return &ErrorProps{Reason: string(st.Reason), Code: int(st.Code), Message: st.Message}
-	}
-	return &ErrorProps{Message: err.Error()}
-}
+func errorProps(err error) *ErrorProps { return status.From(err) }

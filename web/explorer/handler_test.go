@@ -4,42 +4,54 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
-	"time"
 
 	"kubeplay/web/explorer"
 	"kubeplay/web/internal/fakeapi"
 	"kubeplay/web/internal/htmltest"
 )
 
-func TestHandler_Age(t *testing.T) {
-	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+// The objects table shows the Table's priority-0 columns, as kubectl get
+// does, with each name linking to the object's page; markup in cells is text.
+func TestHandler_TableColumns(t *testing.T) {
 	api := fakeapi.New()
 	api.LoadDiscovery(t, "../../server/testdata/oracle/discovery")
-	api.Set("/api/v1/nodes", http.StatusOK, fakeapi.List("NodeList", "v1", "9",
-		fakeapi.Object("", "fresh", "2026-03-01T11:59:30Z"),
-		fakeapi.Object("", "minutes", "2026-03-01T11:55:00Z"),
-		fakeapi.Object("", "hours", "2026-03-01T09:30:00Z"),
-		fakeapi.Object("", "days", "2026-02-26T12:00:00Z"),
-		fakeapi.Object("", "years", "2023-01-01T00:00:00Z"),
-		fakeapi.Object("", "future", "2026-03-01T13:00:00Z"),
-		map[string]any{"metadata": map[string]any{"name": "unset"}},
-	))
-	h := explorer.New(api, func() time.Time { return now })
-
+	api.Set("/api/v1/namespaces/default/pods", http.StatusOK, `{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"9"},
+		"columnDefinitions":[
+			{"name":"Name","type":"string","format":"name","priority":0},
+			{"name":"Ready","type":"string","priority":0},
+			{"name":"Restarts","type":"string","priority":0},
+			{"name":"IP","type":"string","priority":1},
+			{"name":"Age","type":"string","priority":0}],
+		"rows":[
+			{"cells":["web","1/1",0,"10.0.0.1","5m"],"object":{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"web","namespace":"default"}}},
+			{"cells":["<script>x()</script>","0/1",null,"<none>","1s"],"object":{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"<script>x()</script>","namespace":"default"}}}]}`)
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequestWithContext(t.Context(), "GET", "/?r=v1/nodes", nil))
+	explorer.New(api).ServeHTTP(rec, httptest.NewRequestWithContext(t.Context(), "GET", "/?r=v1/pods&ns=default", nil))
 	if rec.Code != http.StatusOK {
 		t.Fatalf("status %d:\n%s", rec.Code, rec.Body)
 	}
-	doc := htmltest.Parse(t, rec.Body)
-	var got []string
-	for _, tr := range doc.One(t, "table", "class", "objects").One(t, "tbody").All("tr") {
-		cells := htmltest.Texts(tr.All("td"))
-		got = append(got, cells[0]+"="+cells[1])
+	if strings.Contains(rec.Body.String(), "<script>x()") {
+		t.Error("a name was written as markup")
 	}
-	want := []string{"fresh=30s", "minutes=5m", "hours=150m", "days=3d", "years=3y60d", "future=<invalid>", "unset=<unknown>"}
-	if !slices.Equal(got, want) {
-		t.Errorf("ages %q, want %q", got, want)
+	doc := htmltest.Parse(t, rec.Body)
+	table := doc.One(t, "table", "class", "objects")
+	if got := htmltest.Texts(table.All("th")); !slices.Equal(got, []string{"Name", "Ready", "Restarts", "Age"}) {
+		t.Errorf("columns %q", got)
+	}
+	var rows [][]string
+	for _, tr := range table.One(t, "tbody").All("tr") {
+		rows = append(rows, htmltest.Texts(tr.All("td")))
+	}
+	want := [][]string{{"web", "1/1", "0", "5m"}, {"<script>x()</script>", "0/1", "", "1s"}}
+	if !slices.EqualFunc(rows, want, slices.Equal) {
+		t.Errorf("rows %q, want %q", rows, want)
+	}
+	if href, _ := table.All("a")[1].Attr("href"); href != "/ui/object?name=%3Cscript%3Ex%28%29%3C%2Fscript%3E&ns=default&r=v1%2Fpods" {
+		t.Errorf("link %q", href)
+	}
+	if got := api.Requests(); !slices.Contains(got, "GET /api/v1/namespaces/default/pods?limit=500") {
+		t.Errorf("requests %q", got)
 	}
 }

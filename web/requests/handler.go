@@ -1,14 +1,13 @@
 package requests
 
 import (
-	"bytes"
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 
 	"kubeplay/playground/journal"
+	"kubeplay/web/layout"
 )
 
 // Path is where the log is mounted; LivePath streams its updates.
@@ -58,9 +57,7 @@ func (f Filter) matches(e EntryProps) bool {
 
 // ServeHTTP serves the page at Path and live updates at LivePath.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+	if !layout.OnlyGet(w, r) {
 		return
 	}
 	switch r.URL.Path {
@@ -84,12 +81,5 @@ func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	p.Shown = len(p.Entries)
-	var buf bytes.Buffer
-	if err := Page(p).Render(r.Context(), &buf); err != nil {
-		http.Error(w, "rendering the page: "+err.Error(), http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
-	_, _ = w.Write(buf.Bytes())
+	layout.Write(w, r, http.StatusOK, Page(p))
 }

@@ -7,9 +7,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/gorilla/websocket"
-
 	"kubeplay/playground/journal"
+	"kubeplay/web/internal/livesocket"
 )
 
 // The live log is a WebSocket carrying liveMessage frames (JSON). The page
@@ -22,8 +21,7 @@ import (
 // Slow clients: the journal subscription buffers a bounded number of
 // updates; a client that lets it fill is disconnected (close code 1013,
 // "try again later") and reconnects with the newest seq it has, catching up
-// from the journal. Keepalive: a ping every pingInterval; a connection
-// silent for twice that is closed.
+// from the journal. Keepalive and origin check: see livesocket.
 type liveMessage struct {
 	Seq int64 `json:"seq"`
 	// HTML is a whole entry (replace or insert by seq) ...
@@ -34,41 +32,16 @@ type liveMessage struct {
 	Index     int    `json:"index"`
 }
 
-const (
-	pingInterval = 30 * time.Second
-	writeTimeout = 10 * time.Second
-)
-
-// upgrader checks the Origin header against the Host (gorilla's default),
-// so other sites cannot read the log through a visitor's browser.
-var upgrader = websocket.Upgrader{}
-
 func (h *Handler) live(w http.ResponseWriter, r *http.Request) {
-	if !websocket.IsWebSocketUpgrade(r) {
-		http.Error(w, "this is a WebSocket endpoint", http.StatusBadRequest)
-		return
-	}
 	q := r.URL.Query()
 	filter := filterFrom(q)
 	after, _ := strconv.ParseInt(q.Get("after"), 10, 64)
-	conn, err := upgrader.Upgrade(w, r, nil)
-	if err != nil {
-		return // Upgrade answered the client
+	conn, ctx, cancel, ok := livesocket.Open(w, r)
+	if !ok {
+		return
 	}
 	defer conn.Close()
-
-	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	conn.SetReadDeadline(time.Now().Add(2 * pingInterval))
-	conn.SetPongHandler(func(string) error { return conn.SetReadDeadline(time.Now().Add(2 * pingInterval)) })
-	go func() { // reads only to process pongs and notice the client leaving
-		defer cancel()
-		for {
-			if _, _, err := conn.ReadMessage(); err != nil {
-				return
-			}
-		}
-	}()
 
 	sub := h.journal.Subscribe()
 	defer sub.Stop()
@@ -79,20 +52,19 @@ func (h *Handler) live(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	ping := time.NewTicker(pingInterval)
+	ping := time.NewTicker(livesocket.PingInterval)
 	defer ping.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-ping.C:
-			if conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(writeTimeout)) != nil {
+			if !conn.Ping() {
 				return
 			}
 		case u, ok := <-sub.Updates():
 			if !ok {
-				msg := websocket.FormatCloseMessage(websocket.CloseTryAgainLater, "fell behind; reconnect")
-				conn.WriteControl(websocket.CloseMessage, msg, time.Now().Add(writeTimeout))
+				conn.CloseTryAgain("fell behind; reconnect")
 				return
 			}
 			if u.Entry != nil && !s.sendEntry(ctx, *u.Entry) {
@@ -107,7 +79,7 @@ func (h *Handler) live(w http.ResponseWriter, r *http.Request) {
 
 // liveSession is one client's connection and what it was sent.
 type liveSession struct {
-	conn   *websocket.Conn
+	conn   *livesocket.Conn
 	filter Filter
 	host   string
 	shown  map[int64]bool // entries sent, whose events follow
@@ -134,7 +106,4 @@ func (s *liveSession) sendEvent(ctx context.Context, u journal.Update) bool {
 	return s.write(liveMessage{Seq: u.Seq, EventHTML: buf.String(), Index: u.Index})
 }
 
-func (s *liveSession) write(m liveMessage) bool {
-	s.conn.SetWriteDeadline(time.Now().Add(writeTimeout))
-	return s.conn.WriteJSON(m) == nil
-}
+func (s *liveSession) write(m liveMessage) bool { return s.conn.WriteJSON(m) }

@@ -12,6 +12,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/duration"
 )
 
 // API is the fake. The zero value is not usable; call New.
@@ -79,9 +82,50 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
 		resp = response{code: http.StatusNotFound, body: []byte(NotFound)}
 	}
+	body := resp.body
+	if strings.Contains(r.Header.Get("Accept"), "as=Table") && resp.code == http.StatusOK {
+		body = asTable(body)
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(resp.code)
-	_, _ = w.Write(resp.body)
+	_, _ = w.Write(body)
+}
+
+// asTable turns a list into the Table the API server's default printer
+// makes of it (Name and Age; the age as of now), each row carrying the
+// item's metadata. Anything else is returned unchanged.
+func asTable(body []byte) []byte {
+	var list struct {
+		Metadata map[string]any `json:"metadata"`
+		Items    []struct {
+			Metadata map[string]any `json:"metadata"`
+		} `json:"items"`
+	}
+	if json.Unmarshal(body, &list) != nil || list.Items == nil {
+		return body
+	}
+	rows := []map[string]any{}
+	for _, item := range list.Items {
+		age := "<unknown>"
+		if ts, _ := item.Metadata["creationTimestamp"].(string); ts != "" {
+			if t, err := time.Parse(time.RFC3339, ts); err == nil {
+				age = duration.HumanDuration(time.Since(t))
+			}
+		}
+		rows = append(rows, map[string]any{
+			"cells":  []any{item.Metadata["name"], age},
+			"object": map[string]any{"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": item.Metadata},
+		})
+	}
+	b, _ := json.Marshal(map[string]any{
+		"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": list.Metadata,
+		"columnDefinitions": []map[string]any{
+			{"name": "Name", "type": "string", "format": "name", "priority": 0},
+			{"name": "Age", "type": "string", "priority": 0},
+		},
+		"rows": rows,
+	})
+	return b
 }
 
 // List returns the JSON of a list as the API server sends it: kind,

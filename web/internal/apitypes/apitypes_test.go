@@ -1,4 +1,4 @@
-package explorer
+package apitypes
 
 import (
 	"testing"
@@ -25,29 +25,29 @@ func TestParseRef(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			got, err := parseRef(tt.in)
+			got, err := ParseRef(tt.in)
 			if (err != nil) != tt.wantErr {
-				t.Fatalf("parseRef(%q) error %v, want error %v", tt.in, err, tt.wantErr)
+				t.Fatalf("ParseRef(%q) error %v, want error %v", tt.in, err, tt.wantErr)
 			}
 			if err != nil {
 				return
 			}
 			if got != tt.want {
-				t.Errorf("parseRef(%q) = %v, want %v", tt.in, got, tt.want)
+				t.Errorf("ParseRef(%q) = %v, want %v", tt.in, got, tt.want)
 			}
-			if back := formatRef(got); back != tt.in {
-				t.Errorf("formatRef(parseRef(%q)) = %q", tt.in, back)
+			if back := FormatRef(got); back != tt.in {
+				t.Errorf("FormatRef(ParseRef(%q)) = %q", tt.in, back)
 			}
 		})
 	}
 }
 
 func TestListPath(t *testing.T) {
-	cm := resourceType{gvr: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, namespaced: true}
-	deploy := resourceType{gvr: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, namespaced: true}
-	nodes := resourceType{gvr: schema.GroupVersionResource{Version: "v1", Resource: "nodes"}}
+	cm := Type{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Namespaced: true}
+	deploy := Type{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, Namespaced: true}
+	nodes := Type{GVR: schema.GroupVersionResource{Version: "v1", Resource: "nodes"}}
 	tests := []struct {
-		t    resourceType
+		t    Type
 		ns   string
 		want string
 	}{
@@ -58,8 +58,8 @@ func TestListPath(t *testing.T) {
 		{nodes, "default", "/api/v1/nodes"},
 	}
 	for _, tt := range tests {
-		if got := listPath(tt.t, tt.ns); got != tt.want {
-			t.Errorf("listPath(%v, %q) = %q, want %q", tt.t.gvr, tt.ns, got, tt.want)
+		if got := ListPath(tt.t, tt.ns); got != tt.want {
+			t.Errorf("ListPath(%v, %q) = %q, want %q", tt.t.GVR, tt.ns, got, tt.want)
 		}
 	}
 }

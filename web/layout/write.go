@@ -1,0 +1,34 @@
+package layout
+
+import (
+	"bytes"
+	"net/http"
+	"strconv"
+
+	"github.com/a-h/templ"
+)
+
+// Write renders page and sends it with code; a page that fails to render
+// is a 500 with the error.
+func Write(w http.ResponseWriter, r *http.Request, code int, page templ.Component) {
+	var buf bytes.Buffer
+	if err := page.Render(r.Context(), &buf); err != nil {
+		http.Error(w, "rendering the page: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.WriteHeader(code)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// OnlyGet answers 405 to any method but GET and HEAD, and reports whether
+// the request may go on.
+func OnlyGet(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return true
+	}
+	w.Header().Set("Allow", "GET, HEAD")
+	http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+	return false
+}

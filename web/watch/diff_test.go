@@ -1,0 +1,16 @@
+package watch
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestDiffLines(t *testing.T) {
+	a := "a: 1\nb: 2\nc: 3\nd: 4\ne: 5\nf: 6\n"
+	b := "a: 1\nb: 2\nc: 30\nd: 4\ne: 5\nf: 6\ng: 7\n"
+	got := diffLines(a, b, 1)
+	want := []DiffLine{{' ', "b: 2"}, {'-', "c: 3"}, {'+', "c: 30"}, {' ', "d: 4"}, {' ', "…"}, {' ', "f: 6"}, {'+', "g: 7"}}
+	if !slices.Equal(got, want) {
+		t.Errorf("diff %q, want %q", got, want)
+	}
+}
