@@ -53,8 +53,12 @@ type Sandbox struct {
 	// journal, so that every request shows up there.
 	handler   http.Handler
 	deletions *DeletionJournal
-	cancel    context.CancelFunc
-	done      sync.WaitGroup
+	ctx       context.Context
+
+	mu          sync.Mutex // guards the fields below
+	controllers Controllers
+	cancel      context.CancelFunc
+	done        *sync.WaitGroup
 }
 
 // Open starts a sandbox over opts.Store.
@@ -68,30 +72,58 @@ func Open(ctx context.Context, opts Options) (*Sandbox, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	j := journal.New(journal.Limits{}, nil)
-	sb := &Sandbox{store: opts.Store, api: api, journal: j, handler: j.Handler(api), deletions: deletions, cancel: cancel}
-	if !opts.Controllers.DisableNamespace {
+	sb := &Sandbox{store: opts.Store, api: api, journal: j, handler: j.Handler(api), deletions: deletions,
+		ctx: context.WithoutCancel(ctx)}
+	sb.SetControllers(opts.Controllers)
+	return sb, nil
+}
+
+// Controllers returns the controllers switched off.
+func (sb *Sandbox) Controllers() Controllers {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	return sb.controllers
+}
+
+// SetControllers stops the running controllers and starts those c leaves
+// on; each starts from the current state of the store.
+func (sb *Sandbox) SetControllers(c Controllers) {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	sb.stopControllers()
+	ctx, cancel := context.WithCancel(sb.ctx)
+	done := &sync.WaitGroup{}
+	sb.controllers, sb.cancel, sb.done = c, cancel, done
+	st, api := sb.store, sb.api
+	if !c.DisableNamespace {
 		nc := newNamespaceController(sb.handler, api.Catalog())
 		nsCtx := authn.WithUser(ctx, namespaceControllerUser)
-		sb.done.Go(func() { runLoop(nsCtx, "namespace controller", opts.Store, nc.relevant, nc.syncNamespaces) })
+		done.Go(func() { runLoop(nsCtx, "namespace controller", st, nc.relevant, nc.syncNamespaces) })
 	}
-	if !opts.Controllers.DisableGarbageCollector {
-		gc := newGarbageCollector(sb.handler, api.Catalog(), opts.Store, deletions)
-		sb.done.Go(func() { runLoop(ctx, "garbage collector", opts.Store, gc.relevant, gc.sync) })
+	if !c.DisableGarbageCollector {
+		gc := newGarbageCollector(sb.handler, api.Catalog(), st, sb.deletions)
+		done.Go(func() { runLoop(ctx, "garbage collector", st, gc.relevant, gc.sync) })
 	}
-	if !opts.Controllers.DisableKubelet {
+	if !c.DisableKubelet {
 		k := newKubelet(sb.handler)
-		sb.done.Go(func() { runLoop(ctx, "kubelet", opts.Store, isPodChange, k.sync) })
+		done.Go(func() { runLoop(ctx, "kubelet", st, isPodChange, k.sync) })
 	}
-	if !opts.Controllers.DisableClusterRoleAggregation {
+	if !c.DisableClusterRoleAggregation {
 		agg := newClusterRoleAggregator(sb.handler)
 		aggCtx := authn.WithUser(ctx, aggregationControllerUser)
-		sb.done.Go(func() {
-			runLoop(aggCtx, "clusterrole aggregation controller", opts.Store, isClusterRoleChange, agg.sync)
+		done.Go(func() {
+			runLoop(aggCtx, "clusterrole aggregation controller", st, isClusterRoleChange, agg.sync)
 		})
 	}
-	return sb, nil
+}
+
+// stopControllers requires sb.mu.
+func (sb *Sandbox) stopControllers() {
+	if sb.cancel != nil {
+		sb.cancel()
+		sb.done.Wait()
+	}
 }
 
 // Handler returns the sandbox's Kubernetes API.
@@ -114,7 +146,8 @@ func (sb *Sandbox) PlantUndecodable(ctx context.Context, gvr schema.GroupVersion
 
 // Close stops the controllers and closes the store.
 func (sb *Sandbox) Close() error {
-	sb.cancel()
-	sb.done.Wait()
+	sb.mu.Lock()
+	sb.stopControllers()
+	sb.mu.Unlock()
 	return sb.store.Close()
 }
