@@ -186,7 +186,9 @@ func TestAPI_settings(t *testing.T) {
 func TestAPI_compact(t *testing.T) {
 	base := serve(t, playground.ManagerOptions{InMemory: true})
 	sb := createSandbox(t, base)
-	var cm struct{ Metadata struct{ ResourceVersion string } }
+	var cm struct {
+		Metadata struct{ ResourceVersion string }
+	}
 	call(t, "POST", base+sb.Server+"/api/v1/namespaces/default/configmaps", "application/json", []byte(`{"metadata":{"name":"x"}}`), 201, &cm)
 	call(t, "PUT", base+sb.Server+"/api/v1/namespaces/default/configmaps/x", "application/json", []byte(`{"metadata":{"name":"x"},"data":{"a":"b"}}`), 200, nil)
 	var c struct{ CompactedRevision int64 }
