@@ -6,8 +6,10 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestSandboxes_kubectl: kubectl works against a sandbox with the kubeconfig
@@ -63,4 +65,75 @@ func TestSandboxes_kubectl(t *testing.T) {
 	if out, ok := kubectlRun(t, "", url, "get", "configmap", "in-sandbox", "-n", "default"); ok || !strings.Contains(out, "NotFound") {
 		t.Errorf("the root cluster: (ok=%v) %s", ok, out)
 	}
+}
+
+// TestSandboxes_workloads: the simulated controllers make a Deployment,
+// its scaling, its rollout, a Job and a cascading delete look as kubectl
+// shows them in a cluster.
+func TestSandboxes_workloads(t *testing.T) {
+	url := startServer(t, t.TempDir())
+	k := func(args ...string) string {
+		t.Helper()
+		out, ok := kubectlRun(t, "", url, append([]string{"-n", "default"}, args...)...)
+		if !ok {
+			t.Fatalf("kubectl %s: %s", strings.Join(args, " "), out)
+		}
+		return out
+	}
+	waitPods := func(selector string, want int, phase string) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			out := k("get", "pods", "-l", selector, "-o", "jsonpath={range .items[*]}{.status.phase}{\"\\n\"}{end}")
+			phases := strings.Fields(out)
+			if len(phases) == want && !slices.ContainsFunc(phases, func(p string) bool { return p != phase }) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("pods %s: %v, want %d %s", selector, phases, want, phase)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	k("create", "deployment", "web", "--image=nginx", "--replicas=3")
+	if out := k("rollout", "status", "deployment/web", "--timeout=30s"); !strings.Contains(out, `deployment "web" successfully rolled out`) {
+		t.Errorf("rollout status: %s", out)
+	}
+	waitPods("app=web", 3, "Running")
+	rs := k("get", "replicasets", "-l", "app=web", "-o", "jsonpath={.items[0].metadata.name} {.items[0].metadata.ownerReferences[0].kind} {.items[0].metadata.labels.pod-template-hash}")
+	if f := strings.Fields(rs); len(f) != 3 || f[0] != "web-"+f[2] || f[1] != "Deployment" {
+		t.Errorf("the ReplicaSet: %s", rs)
+	}
+	pod := k("get", "pods", "-l", "app=web", "-o", "jsonpath={.items[0].metadata.ownerReferences[0].kind} {.items[0].metadata.name}")
+	if f := strings.Fields(rs); !strings.HasPrefix(pod, "ReplicaSet "+f[0]+"-") {
+		t.Errorf("a pod: %s", pod)
+	}
+
+	k("scale", "deployment", "web", "--replicas=1")
+	k("rollout", "status", "deployment/web", "--timeout=30s")
+	waitPods("app=web", 1, "Running")
+
+	k("set", "image", "deployment/web", "nginx=nginx:1.29")
+	if out := k("rollout", "status", "deployment/web", "--timeout=30s"); !strings.Contains(out, "successfully rolled out") {
+		t.Errorf("rollout status after set image: %s", out)
+	}
+	waitPods("app=web", 1, "Running")
+	if out := k("get", "replicasets", "-l", "app=web", "-o", "jsonpath={range .items[*]}{.spec.replicas} {end}"); out != "0 1 " && out != "1 0 " {
+		t.Errorf("replicas of the two ReplicaSets: %q", out)
+	}
+	if out := k("rollout", "history", "deployment/web"); !strings.Contains(out, "\n2 ") {
+		t.Errorf("rollout history: %s", out)
+	}
+
+	k("delete", "deployment", "web")
+	waitPods("app=web", 0, "")
+	if out := k("get", "replicasets", "-o", "name"); strings.Contains(out, "web") {
+		t.Errorf("ReplicaSets after the cascading delete: %s", out)
+	}
+
+	k("create", "job", "once", "--image=busybox")
+	if out := k("wait", "--for=condition=complete", "job/once", "--timeout=30s"); !strings.Contains(out, "condition met") {
+		t.Errorf("wait for the job: %s", out)
+	}
+	waitPods("job-name=once", 1, "Succeeded")
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -42,6 +43,10 @@ type Controllers struct {
 	// DisableClusterRoleAggregation: kube-controller-manager's controller
 	// that fills in the rules of aggregated ClusterRoles (admin, edit, view).
 	DisableClusterRoleAggregation bool
+	// DisableWorkloads: the simulated Deployment, ReplicaSet and Job
+	// controllers, scheduler and kubelets that make pods and move them
+	// through Pending, Running and (a Job's) Succeeded (see workloads.go).
+	DisableWorkloads bool
 }
 
 // Sandbox is one isolated cluster: an API server and its controllers.
@@ -108,6 +113,10 @@ func (sb *Sandbox) SetControllers(c Controllers) {
 	if !c.DisableKubelet {
 		k := newKubelet(sb.handler)
 		done.Go(func() { runLoop(ctx, "kubelet", st, isPodChange, k.sync) })
+	}
+	if !c.DisableWorkloads {
+		wl := newWorkloads(sb.handler, time.Now)
+		done.Go(func() { runLoop(ctx, "simulated workload controllers", st, isWorkloadChange, wl.sync) })
 	}
 	if !c.DisableClusterRoleAggregation {
 		agg := newClusterRoleAggregator(sb.handler)

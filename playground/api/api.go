@@ -126,12 +126,15 @@ type ControllerSettings struct {
 	GarbageCollector       *bool `json:"garbageCollector,omitempty"`
 	Kubelet                *bool `json:"kubelet,omitempty"`
 	ClusterRoleAggregation *bool `json:"clusterRoleAggregation,omitempty"`
+	// Workloads: the simulated Deployment, ReplicaSet and Job controllers,
+	// scheduler and kubelets.
+	Workloads *bool `json:"workloads,omitempty"`
 }
 
 func controllerSettings(c playground.Controllers) ControllerSettings {
 	on := func(disabled bool) *bool { v := !disabled; return &v }
 	return ControllerSettings{Namespace: on(c.DisableNamespace), GarbageCollector: on(c.DisableGarbageCollector),
-		Kubelet: on(c.DisableKubelet), ClusterRoleAggregation: on(c.DisableClusterRoleAggregation)}
+		Kubelet: on(c.DisableKubelet), ClusterRoleAggregation: on(c.DisableClusterRoleAggregation), Workloads: on(c.DisableWorkloads)}
 }
 
 // apply switches the controllers s names, leaving the others.
@@ -145,6 +148,7 @@ func (s ControllerSettings) apply(c playground.Controllers) playground.Controlle
 	set(&c.DisableGarbageCollector, s.GarbageCollector)
 	set(&c.DisableKubelet, s.Kubelet)
 	set(&c.DisableClusterRoleAggregation, s.ClusterRoleAggregation)
+	set(&c.DisableWorkloads, s.Workloads)
 	return c
 }
 
