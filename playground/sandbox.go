@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -47,6 +48,9 @@ type Controllers struct {
 	// controllers, scheduler and kubelets that make pods and move them
 	// through Pending, Running and (a Job's) Succeeded (see workloads.go).
 	DisableWorkloads bool
+	// FinalizerBots are simulated actors that remove a finalizer some time
+	// after an object's deletion was requested.
+	FinalizerBots []FinalizerBot
 }
 
 // Sandbox is one isolated cluster: an API server and its controllers.
@@ -58,6 +62,7 @@ type Sandbox struct {
 	// journal, so that every request shows up there.
 	handler   http.Handler
 	deletions *DeletionJournal
+	clock     *Clock
 	ctx       context.Context
 
 	mu          sync.Mutex // guards the fields below
@@ -72,14 +77,15 @@ func Open(ctx context.Context, opts Options) (*Sandbox, error) {
 		return nil, errors.New("playground: no store")
 	}
 	deletions := newDeletionJournal()
-	api, err := server.New(ctx, server.Options{Store: opts.Store, OnDeletion: deletions.record,
+	clock := &Clock{}
+	api, err := server.New(ctx, server.Options{Store: opts.Store, OnDeletion: deletions.record, Now: clock.Now,
 		AllowUnsafeMalformedObjectDeletion: opts.AllowUnsafeMalformedObjectDeletion, Access: opts.Access})
 	if err != nil {
 		return nil, err
 	}
 	j := journal.New(journal.Limits{}, nil)
 	sb := &Sandbox{store: opts.Store, api: api, journal: j, handler: j.Handler(api), deletions: deletions,
-		ctx: context.WithoutCancel(ctx)}
+		clock: clock, ctx: context.WithoutCancel(ctx)}
 	sb.SetControllers(opts.Controllers)
 	return sb, nil
 }
@@ -111,12 +117,16 @@ func (sb *Sandbox) SetControllers(c Controllers) {
 		done.Go(func() { runLoop(ctx, "garbage collector", st, gc.relevant, gc.sync) })
 	}
 	if !c.DisableKubelet {
-		k := newKubelet(sb.handler)
+		k := newKubelet(sb.handler, sb.clock.Now)
 		done.Go(func() { runLoop(ctx, "kubelet", st, isPodChange, k.sync) })
 	}
 	if !c.DisableWorkloads {
-		wl := newWorkloads(sb.handler, time.Now)
+		wl := newWorkloads(sb.handler, sb.clock.Now)
 		done.Go(func() { runLoop(ctx, "simulated workload controllers", st, isWorkloadChange, wl.sync) })
+	}
+	if len(c.FinalizerBots) > 0 {
+		bots := &finalizerBots{bots: slices.Clone(c.FinalizerBots), gc: newGarbageCollector(sb.handler, api.Catalog(), st, nil), now: sb.clock.Now}
+		done.Go(func() { runLoop(ctx, "finalizer bot", st, nil, bots.sync) })
 	}
 	if !c.DisableClusterRoleAggregation {
 		agg := newClusterRoleAggregator(sb.handler)
@@ -125,6 +135,16 @@ func (sb *Sandbox) SetControllers(c Controllers) {
 			runLoop(aggCtx, "clusterrole aggregation controller", st, isClusterRoleChange, agg.sync)
 		})
 	}
+}
+
+// Clock returns the sandbox's clock.
+func (sb *Sandbox) Clock() *Clock { return sb.clock }
+
+// AdvanceClock moves the sandbox's clock forward by d and has every
+// controller look again at once, so what became due happens now.
+func (sb *Sandbox) AdvanceClock(d time.Duration) {
+	sb.clock.advance(d)
+	sb.SetControllers(sb.Controllers())
 }
 
 // stopControllers requires sb.mu.

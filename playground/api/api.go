@@ -58,6 +58,7 @@ func New(m *playground.Manager) *Handler {
 	h.mux.HandleFunc("GET "+Prefix+"/sandboxes/{id}/settings", h.with(h.settings))
 	h.mux.HandleFunc("PATCH "+Prefix+"/sandboxes/{id}/settings", h.with(h.patchSettings))
 	h.mux.HandleFunc("POST "+Prefix+"/sandboxes/{id}/compact", h.with(h.compact))
+	h.mux.HandleFunc("POST "+Prefix+"/sandboxes/{id}/clock", h.with(h.advanceClock))
 	h.mux.HandleFunc("GET "+Prefix+"/sandboxes/{id}/journal", h.with(h.journal))
 	h.mux.HandleFunc("GET "+Prefix+"/sandboxes/{id}/journal/live", h.with(h.live))
 	h.mux.HandleFunc("GET "+Prefix+"/sandboxes/{id}/deletions", h.with(h.deletions))
@@ -118,6 +119,24 @@ type Usage struct {
 type Settings struct {
 	// Controllers says which simulated controllers run.
 	Controllers ControllerSettings `json:"controllers"`
+	// FinalizerBots replace the sandbox's finalizer bots when set.
+	FinalizerBots *[]FinalizerBot `json:"finalizerBots,omitempty"`
+	// Clock is the sandbox's clock (read only: POST .../clock advances it).
+	Clock *Clock `json:"clock,omitempty"`
+}
+
+// FinalizerBot removes Finalizer from objects being deleted, Delay (a Go
+// duration: "5s", "1m30s") after their deletion was requested.
+type FinalizerBot struct {
+	Finalizer string `json:"finalizer"`
+	Delay     string `json:"delay"`
+}
+
+// Clock is a sandbox's time.
+type Clock struct {
+	Now time.Time `json:"now"`
+	// Offset is how far it runs ahead of real time (a Go duration).
+	Offset string `json:"offset"`
 }
 
 // ControllerSettings: true runs the (simulated) controller.
@@ -154,7 +173,7 @@ func (s ControllerSettings) apply(c playground.Controllers) playground.Controlle
 
 func (h *Handler) describe(ctx context.Context, ms *playground.Managed) Sandbox {
 	sb := Sandbox{ID: ms.ID(), Created: ms.Created().UTC(), LastUsed: ms.LastUsed().UTC(), Server: "/sandboxes/" + ms.ID(),
-		Settings: Settings{Controllers: controllerSettings(ms.Controllers())}, Limits: h.m.Limits()}
+		Settings: settingsOf(ms), Limits: h.m.Limits()}
 	if db := ms.Store(); db != nil {
 		sb.Usage.Revision, _ = db.CurrentRevision(ctx)
 		sb.Usage.Objects, _ = db.Count(ctx, "/registry/")
@@ -182,7 +201,11 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) {
 		if !decodeJSON(w, r, &s) {
 			return
 		}
-		opts.Controllers = s.Controllers.apply(playground.Controllers{})
+		var err error
+		if opts.Controllers, err = s.controllers(playground.Controllers{}); err != nil {
+			writeError(w, http.StatusBadRequest, "%v", err)
+			return
+		}
 	}
 	ms, err := h.m.Create(r.Context(), opts)
 	switch {
@@ -323,7 +346,63 @@ func (h *Handler) receiveSnapshot(w http.ResponseWriter, r *http.Request) (strin
 }
 
 func (h *Handler) settings(w http.ResponseWriter, r *http.Request, ms *playground.Managed) {
-	writeJSON(w, http.StatusOK, Settings{Controllers: controllerSettings(ms.Controllers())})
+	writeJSON(w, http.StatusOK, settingsOf(ms))
+}
+
+func settingsOf(ms *playground.Managed) Settings {
+	c := ms.Controllers()
+	bots := []FinalizerBot{}
+	for _, b := range c.FinalizerBots {
+		bots = append(bots, FinalizerBot{Finalizer: b.Finalizer, Delay: b.Delay.String()})
+	}
+	s := Settings{Controllers: controllerSettings(c), FinalizerBots: &bots}
+	if sb := ms.Sandbox(); sb != nil {
+		s.Clock = &Clock{Now: sb.Clock().Now().UTC(), Offset: sb.Clock().Offset().String()}
+	}
+	return s
+}
+
+// controllers are the controllers s asks for, starting from c.
+func (s Settings) controllers(c playground.Controllers) (playground.Controllers, error) {
+	c = s.Controllers.apply(c)
+	if s.Clock != nil {
+		return c, errors.New("clock: advance it with POST .../clock")
+	}
+	if s.FinalizerBots != nil {
+		c.FinalizerBots = nil
+		for _, b := range *s.FinalizerBots {
+			d, err := time.ParseDuration(b.Delay)
+			if err != nil || d < 0 || b.Finalizer == "" {
+				return c, fmt.Errorf("finalizerBots: want a finalizer and a delay such as \"5s\", not %q and %q", b.Finalizer, b.Delay)
+			}
+			c.FinalizerBots = append(c.FinalizerBots, playground.FinalizerBot{Finalizer: b.Finalizer, Delay: d})
+		}
+	}
+	return c, nil
+}
+
+// advanceClock moves the sandbox's clock forward by the body's advance (a
+// Go duration); what became due (grace periods, finalizer bots, pod
+// phases) happens at once.
+func (h *Handler) advanceClock(w http.ResponseWriter, r *http.Request, ms *playground.Managed) {
+	var body struct {
+		Advance string `json:"advance"`
+	}
+	if !decodeJSON(w, r, &body) {
+		return
+	}
+	d, err := time.ParseDuration(body.Advance)
+	if err != nil || d < 0 {
+		writeError(w, http.StatusBadRequest, "advance: want a positive duration such as \"30s\", not %q", body.Advance)
+		return
+	}
+	sb := ms.Sandbox()
+	if sb == nil {
+		writeError(w, http.StatusServiceUnavailable, "the sandbox is being restored")
+		return
+	}
+	sb.AdvanceClock(d)
+	writeJSON(w, http.StatusOK, settingsOf(ms).Clock)
 }
 
 // patchSettings merges the settings of the body (a JSON merge patch) into
@@ -333,7 +412,12 @@ func (h *Handler) patchSettings(w http.ResponseWriter, r *http.Request, ms *play
 	if !decodeJSON(w, r, &s) {
 		return
 	}
-	ms.SetControllers(s.Controllers.apply(ms.Controllers()))
+	c, err := s.controllers(ms.Controllers())
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	ms.SetControllers(c)
 	h.settings(w, r, ms)
 }
 

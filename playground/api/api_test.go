@@ -399,3 +399,37 @@ func TestIsolation(t *testing.T) {
 		}
 	}
 }
+
+func TestAPI_finalizerBotAndClock(t *testing.T) {
+	base := serve(t, playground.ManagerOptions{InMemory: true})
+	var sb api.Sandbox
+	call(t, "POST", base+"/playground/v1/sandboxes", "application/json", []byte(`{"finalizerBots":[{"finalizer":"example.com/x","delay":"10m"}]}`), 201, &sb)
+	if bots := *sb.Settings.FinalizerBots; len(bots) != 1 || bots[0].Delay != "10m0s" || sb.Settings.Clock.Offset != "0s" {
+		t.Errorf("settings: %+v", sb.Settings)
+	}
+	cm := base + sb.Server + "/api/v1/namespaces/default/configmaps"
+	call(t, "POST", cm, "application/json", []byte(`{"metadata":{"name":"held","finalizers":["example.com/x"]}}`), 201, nil)
+	call(t, "DELETE", cm+"/held", "", nil, 200, nil)
+	var clock api.Clock
+	call(t, "POST", base+"/playground/v1/sandboxes/"+sb.ID+"/clock", "application/json", []byte(`{"advance":"10m"}`), 200, &clock)
+	if clock.Offset != "10m0s" || time.Until(clock.Now) < 9*time.Minute {
+		t.Errorf("clock: %+v", clock)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := http.Get(cm + "/held")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode == 404 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the finalizer bot did not remove its finalizer")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	call(t, "POST", base+"/playground/v1/sandboxes/"+sb.ID+"/clock", "application/json", []byte(`{"advance":"-1s"}`), 400, nil)
+	call(t, "PATCH", base+"/playground/v1/sandboxes/"+sb.ID+"/settings", "application/json", []byte(`{"finalizerBots":[{"finalizer":"x","delay":"soon"}]}`), 400, nil)
+}
