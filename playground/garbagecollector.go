@@ -80,15 +80,15 @@ func (gc *garbageCollector) relevant(ev store.Event) bool {
 
 // node is one object of the ownership graph.
 type node struct {
-	res        *catalog.Resource
-	ns, name   string
-	uid        string
-	deleting   bool
+	res      *catalog.Resource
+	ns, name string
+	uid      string
+	deleting bool
 	// deletionRequested is when the deletion was asked for: the
 	// deletionTimestamp less the grace period.
 	deletionRequested time.Time
 	finalizers        []string
-	owners     []metav1.OwnerReference
+	owners            []metav1.OwnerReference
 }
 
 func (n *node) ref() server.ObjectRef {
