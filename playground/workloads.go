@@ -339,19 +339,10 @@ func (wl *workloads) syncDeployment(ctx context.Context, d object, rss []object)
 			}
 		}
 	}
-	if strOf(d, "metadata", "annotations", revisionAnnotation) != fmt.Sprint(revision) {
-		d = copyMap(d)
-		annotations := mapOf(d, "metadata", "annotations")
-		if annotations == nil {
-			annotations = object{}
-			mapOf(d, "metadata")["annotations"] = annotations
-		}
-		annotations[revisionAnnotation] = strOf(current, "metadata", "annotations", revisionAnnotation)
-		if err := wl.deployments.Do(ctx, "PUT", objectPath("apps/v1", "deployments", d), d, &d); err != nil {
-			return err
-		}
-	}
-
+	// The revision annotation stays on the ReplicaSets: kube-controller-manager
+	// copies it onto the Deployment through /status, which for Deployments
+	// keeps metadata changes, and kubeplay's /status does not yet; a PUT
+	// of the Deployment would bump its generation.
 	now := wl.timestamp()
 	before := d
 	d = copyMap(d)
