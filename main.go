@@ -45,6 +45,8 @@ Usage:
         [--max-sandboxes N] [--sandbox-idle-expiry D]   sandboxes at most, and their idle lifetime
         [--sandbox-max-objects N] [--sandbox-max-bytes N] [--sandbox-requests-per-second R]
         [--sandbox-max-watches N] [--sandboxes-in-memory]  limits of each sandbox
+        [--simulate-workloads]                          simulated Deployment, ReplicaSet, Job controllers and
+                                                        kubelets in the root cluster too (always in sandboxes)
         [--tls]                                         HTTPS, with a self-signed certificate DIR/tls.crt
         [--client-ca-file FILE]                         with --tls: client certificates as users (CN, O groups)
         [--token-auth-file FILE]                        bearer tokens: token,user,uid[,"group1,group2"] per line
@@ -81,6 +83,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	anonymous := fs.String("anonymous", "admin", "what requests without a token may do: admin, rbac or deny")
 	useTLS := fs.Bool("tls", false, "serve HTTPS with a self-signed certificate kept in the data directory (tls.crt), as kubectl sends tokens only over TLS")
 	clientCA := fs.String("client-ca-file", "", "with --tls, authenticate client certificates signed by these CAs (user: CN, groups: O)")
+	simulate := fs.Bool("simulate-workloads", false, "run the simulated Deployment, ReplicaSet and Job controllers and kubelets in the root cluster too (sandboxes of the playground API run them unless switched off)")
 	var mopts playground.ManagerOptions
 	fs.IntVar(&mopts.MaxSandboxes, "max-sandboxes", 100, "most sandboxes the playground API keeps at once")
 	fs.DurationVar(&mopts.IdleExpiry, "sandbox-idle-expiry", time.Hour, "delete a sandbox after this long without a request (negative: never)")
@@ -93,6 +96,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	opts := playground.Options{}
+	opts.Controllers.DisableWorkloads = !*simulate
 	switch *anonymous {
 	case "admin":
 		opts.Access.Anonymous = server.AnonymousAdmin

@@ -69,9 +69,10 @@ func TestSandboxes_kubectl(t *testing.T) {
 
 // TestSandboxes_workloads: the simulated controllers make a Deployment,
 // its scaling, its rollout, a Job and a cascading delete look as kubectl
-// shows them in a cluster.
+// shows them in a cluster (here in the root cluster, where a flag turns
+// them on).
 func TestSandboxes_workloads(t *testing.T) {
-	url := startServer(t, t.TempDir())
+	url := startServer(t, t.TempDir(), "--simulate-workloads")
 	k := func(args ...string) string {
 		t.Helper()
 		out, ok := kubectlRun(t, "", url, append([]string{"-n", "default"}, args...)...)
