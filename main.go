@@ -52,6 +52,10 @@ Usage:
         [--token-auth-file FILE]                        bearer tokens: token,user,uid[,"group1,group2"] per line
         [--anonymous admin|rbac|deny]                   requests without a token: cluster administrators
                                                         (default), RBAC-checked as system:anonymous, or 401
+  kubeplay run [--server URL] [--token T] FILE|builtin:NAME|builtin:all...
+                                                        run scenarios (playground/scenario/README.md) in a
+                                                        fresh sandbox or against a server; fails if one does
+        [--insecure-skip-tls-verify]                    with --server: do not verify its certificate
   kubeplay kubeconfig [--server URL] [--token TOKEN]    print a kubeconfig for kubectl and client-go
         [--certificate-authority FILE]                  the CA to trust for an https server (DIR/tls.crt)
 `
@@ -66,6 +70,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return serve(ctx, args[1:], stdout, stderr)
 	case "kubeconfig":
 		return kubeconfig(args[1:], stdout, stderr)
+	case "run":
+		return runScenarios(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

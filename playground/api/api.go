@@ -22,6 +22,7 @@ import (
 
 	"kubeplay/playground"
 	"kubeplay/playground/journal"
+	"kubeplay/playground/scenario"
 )
 
 // Prefix is where the playground API is served.
@@ -59,6 +60,7 @@ func New(m *playground.Manager) *Handler {
 	h.mux.HandleFunc("PATCH "+Prefix+"/sandboxes/{id}/settings", h.with(h.patchSettings))
 	h.mux.HandleFunc("POST "+Prefix+"/sandboxes/{id}/compact", h.with(h.compact))
 	h.mux.HandleFunc("POST "+Prefix+"/sandboxes/{id}/clock", h.with(h.advanceClock))
+	h.mux.HandleFunc("POST "+Prefix+"/sandboxes/{id}/run", h.with(h.run))
 	h.mux.HandleFunc("GET "+Prefix+"/sandboxes/{id}/journal", h.with(h.journal))
 	h.mux.HandleFunc("GET "+Prefix+"/sandboxes/{id}/journal/live", h.with(h.live))
 	h.mux.HandleFunc("GET "+Prefix+"/sandboxes/{id}/deletions", h.with(h.deletions))
@@ -615,4 +617,64 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 		return false
 	}
 	return true
+}
+
+// maxScenarioBody bounds an uploaded scenario.
+const maxScenarioBody = 1 << 20
+
+// run runs a scenario (the YAML body, or ?builtin=<name>) in the sandbox
+// and streams its steps as they end, one JSON object a line
+// (scenario.StepResult), then {"passed": true|false}.
+func (h *Handler) run(w http.ResponseWriter, r *http.Request, ms *playground.Managed) {
+	var sc *scenario.Scenario
+	if name := r.URL.Query().Get("builtin"); name != "" {
+		all, err := scenario.Builtin()
+		if err != nil {
+			writeError(w, http.StatusInternalServerError, "%v", err)
+			return
+		}
+		for _, b := range all {
+			if b.Name == name {
+				sc = b
+			}
+		}
+		if sc == nil {
+			writeError(w, http.StatusNotFound, "no built-in scenario %q", name)
+			return
+		}
+	} else {
+		body, err := io.ReadAll(io.LimitReader(r.Body, maxScenarioBody+1))
+		if err != nil || len(body) > maxScenarioBody {
+			writeError(w, http.StatusRequestEntityTooLarge, "a scenario is at most %d bytes", maxScenarioBody)
+			return
+		}
+		if sc, err = scenario.Parse(body); err != nil {
+			writeError(w, http.StatusBadRequest, "not a scenario: %v", err)
+			return
+		}
+	}
+	target := scenario.Target{Server: "http://sandbox", Client: scenario.HandlerClient(ms.Handler()),
+		AdvanceClock: func(d time.Duration) error {
+			sb := ms.Sandbox()
+			if sb == nil {
+				return errors.New("the sandbox is being restored")
+			}
+			sb.AdvanceClock(d)
+			return nil
+		}}
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.WriteHeader(http.StatusOK)
+	enc := json.NewEncoder(w)
+	flusher, _ := w.(http.Flusher)
+	passed, err := scenario.Run(r.Context(), sc, target, func(res scenario.StepResult) {
+		enc.Encode(res)
+		if flusher != nil {
+			flusher.Flush()
+		}
+	})
+	end := map[string]any{"passed": passed}
+	if err != nil {
+		end["error"] = err.Error()
+	}
+	enc.Encode(end)
 }

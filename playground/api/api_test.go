@@ -433,3 +433,30 @@ func TestAPI_finalizerBotAndClock(t *testing.T) {
 	call(t, "POST", base+"/playground/v1/sandboxes/"+sb.ID+"/clock", "application/json", []byte(`{"advance":"-1s"}`), 400, nil)
 	call(t, "PATCH", base+"/playground/v1/sandboxes/"+sb.ID+"/settings", "application/json", []byte(`{"finalizerBots":[{"finalizer":"x","delay":"soon"}]}`), 400, nil)
 }
+
+func TestAPI_run(t *testing.T) {
+	base := serve(t, playground.ManagerOptions{InMemory: true})
+	sb := createSandbox(t, base)
+	runURL := base + "/playground/v1/sandboxes/" + sb.ID + "/run"
+	var out []byte
+	h := call(t, "POST", runURL+"?builtin=graceful-pod-deletion", "", nil, 200, &out)
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if h.Get("Content-Type") != "application/x-ndjson" || len(lines) != 6 || lines[5] != `{"passed":true}` ||
+		!strings.HasPrefix(lines[0], `{"step":1,"name":"create a pod bound to a node","status":201,`) {
+		t.Errorf("run:\n%s", out)
+	}
+	scenario := `apiVersion: kubeplay.dev/v1
+kind: Scenario
+name: mine
+steps:
+- name: missing
+  request: {method: GET, path: /api/v1/namespaces/nowhere}
+  expect: {status: 200}
+`
+	call(t, "POST", runURL, "application/yaml", []byte(scenario), 200, &out)
+	if !strings.Contains(string(out), `"failures":["status 404, want 200:`) || !strings.HasSuffix(string(out), "{\"passed\":false}\n") {
+		t.Errorf("a failing run:\n%s", out)
+	}
+	call(t, "POST", runURL, "application/yaml", []byte("kind: Nope"), 400, nil)
+	call(t, "POST", runURL+"?builtin=nope", "", nil, 404, nil)
+}

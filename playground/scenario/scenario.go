@@ -465,3 +465,22 @@ func (r *runner) watch(ctx context.Context, st Step) (int, []string) {
 	}
 	return resp.StatusCode, fails
 }
+
+// Printer reports each step on w as a line (✓ or ✗, the step, its status
+// and time), followed by the failures of a failed step.
+func Printer(w io.Writer) func(StepResult) {
+	return func(r StepResult) {
+		mark := "✓"
+		if !r.OK() {
+			mark = "✗"
+		}
+		status := ""
+		if r.Status != 0 {
+			status = fmt.Sprintf(" %d", r.Status)
+		}
+		fmt.Fprintf(w, "  %s %d. %s%s (%s)\n", mark, r.Step, r.Name, status, r.Duration.Round(time.Millisecond))
+		for _, f := range r.Failures {
+			fmt.Fprintf(w, "      %s\n", f)
+		}
+	}
+}
