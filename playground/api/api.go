@@ -108,6 +108,8 @@ type Sandbox struct {
 	Settings Settings          `json:"settings"`
 	Limits   playground.Limits `json:"limits"`
 	Usage    Usage             `json:"usage"`
+	// Scenario is set in the answer to a create with a scenario.
+	Scenario *ScenarioRun `json:"scenario,omitempty"`
 }
 
 // Usage is what a sandbox holds now.
@@ -187,11 +189,20 @@ func (h *Handler) describe(ctx context.Context, ms *playground.Managed) Sandbox 
 // maxSettingsBody bounds the JSON bodies of the playground API.
 const maxSettingsBody = 64 << 10
 
-// create makes a sandbox: empty, with the settings of a JSON body, or from
-// a snapshot (a body of type application/vnd.sqlite3).
+// create makes a sandbox: empty, with the settings of a JSON body, from a
+// snapshot (a body of type application/vnd.sqlite3), or set up by a
+// scenario (?scenario=<built-in name>, or a YAML body) whose step results
+// the answer includes.
 func (h *Handler) create(w http.ResponseWriter, r *http.Request) {
 	var opts playground.CreateOptions
-	if isSnapshot(r) {
+	var setup *scenario.Scenario
+	if name := r.URL.Query().Get("scenario"); name != "" || strings.HasPrefix(r.Header.Get("Content-Type"), "application/yaml") {
+		sc, ok := scenarioOf(w, r, name)
+		if !ok {
+			return
+		}
+		setup = sc
+	} else if isSnapshot(r) {
 		path, ok := h.receiveSnapshot(w, r)
 		if !ok {
 			return
@@ -222,8 +233,27 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "%v", err)
 		return
 	}
+	created := h.describe(r.Context(), ms)
+	if setup != nil {
+		created.Scenario = &ScenarioRun{Name: setup.Name, Steps: []scenario.StepResult{}}
+		created.Scenario.Passed, err = scenario.Run(r.Context(), setup, sandboxTarget(ms), func(res scenario.StepResult) {
+			created.Scenario.Steps = append(created.Scenario.Steps, res)
+		})
+		if err != nil {
+			created.Scenario.Error = err.Error()
+		}
+		created.Usage = h.describe(r.Context(), ms).Usage
+	}
 	w.Header().Set("Location", Prefix+"/sandboxes/"+ms.ID())
-	writeJSON(w, http.StatusCreated, h.describe(r.Context(), ms))
+	writeJSON(w, http.StatusCreated, created)
+}
+
+// ScenarioRun is the outcome of the scenario a sandbox was created with.
+type ScenarioRun struct {
+	Name   string                `json:"name"`
+	Passed bool                  `json:"passed"`
+	Error  string                `json:"error,omitempty"`
+	Steps  []scenario.StepResult `json:"steps"`
 }
 
 func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
@@ -626,42 +656,11 @@ const maxScenarioBody = 1 << 20
 // and streams its steps as they end, one JSON object a line
 // (scenario.StepResult), then {"passed": true|false}.
 func (h *Handler) run(w http.ResponseWriter, r *http.Request, ms *playground.Managed) {
-	var sc *scenario.Scenario
-	if name := r.URL.Query().Get("builtin"); name != "" {
-		all, err := scenario.Builtin()
-		if err != nil {
-			writeError(w, http.StatusInternalServerError, "%v", err)
-			return
-		}
-		for _, b := range all {
-			if b.Name == name {
-				sc = b
-			}
-		}
-		if sc == nil {
-			writeError(w, http.StatusNotFound, "no built-in scenario %q", name)
-			return
-		}
-	} else {
-		body, err := io.ReadAll(io.LimitReader(r.Body, maxScenarioBody+1))
-		if err != nil || len(body) > maxScenarioBody {
-			writeError(w, http.StatusRequestEntityTooLarge, "a scenario is at most %d bytes", maxScenarioBody)
-			return
-		}
-		if sc, err = scenario.Parse(body); err != nil {
-			writeError(w, http.StatusBadRequest, "not a scenario: %v", err)
-			return
-		}
+	sc, ok := scenarioOf(w, r, r.URL.Query().Get("builtin"))
+	if !ok {
+		return
 	}
-	target := scenario.Target{Server: "http://sandbox", Client: scenario.HandlerClient(ms.Handler()),
-		AdvanceClock: func(d time.Duration) error {
-			sb := ms.Sandbox()
-			if sb == nil {
-				return errors.New("the sandbox is being restored")
-			}
-			sb.AdvanceClock(d)
-			return nil
-		}}
+	target := sandboxTarget(ms)
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.WriteHeader(http.StatusOK)
 	enc := json.NewEncoder(w)
@@ -677,4 +676,47 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, ms *playground.Man
 		end["error"] = err.Error()
 	}
 	enc.Encode(end)
+}
+
+// scenarioOf reads the built-in scenario named builtin, or else the
+// request's YAML body; it answers the error itself.
+func scenarioOf(w http.ResponseWriter, r *http.Request, builtin string) (*scenario.Scenario, bool) {
+	if builtin != "" {
+		all, err := scenario.Builtin()
+		if err != nil {
+			writeError(w, http.StatusInternalServerError, "%v", err)
+			return nil, false
+		}
+		for _, b := range all {
+			if b.Name == builtin {
+				return b, true
+			}
+		}
+		writeError(w, http.StatusNotFound, "no built-in scenario %q", builtin)
+		return nil, false
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxScenarioBody+1))
+	if err != nil || len(body) > maxScenarioBody {
+		writeError(w, http.StatusRequestEntityTooLarge, "a scenario is at most %d bytes", maxScenarioBody)
+		return nil, false
+	}
+	sc, err := scenario.Parse(body)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "not a scenario: %v", err)
+		return nil, false
+	}
+	return sc, true
+}
+
+// sandboxTarget runs scenarios in ms, in process.
+func sandboxTarget(ms *playground.Managed) scenario.Target {
+	return scenario.Target{Server: "http://sandbox", Client: scenario.HandlerClient(ms.Handler()),
+		AdvanceClock: func(d time.Duration) error {
+			sb := ms.Sandbox()
+			if sb == nil {
+				return errors.New("the sandbox is being restored")
+			}
+			sb.AdvanceClock(d)
+			return nil
+		}}
 }

@@ -460,3 +460,24 @@ steps:
 	call(t, "POST", runURL, "application/yaml", []byte("kind: Nope"), 400, nil)
 	call(t, "POST", runURL+"?builtin=nope", "", nil, 404, nil)
 }
+
+func TestAPI_createFromScenario(t *testing.T) {
+	base := serve(t, playground.ManagerOptions{InMemory: true})
+	var sb api.Sandbox
+	call(t, "POST", base+"/playground/v1/sandboxes?scenario=deployment-rollout", "", nil, 201, &sb)
+	if sb.Scenario == nil || !sb.Scenario.Passed || len(sb.Scenario.Steps) != 4 {
+		t.Fatalf("created with %+v", sb.Scenario)
+	}
+	var pods struct{ Items []any }
+	call(t, "GET", base+sb.Server+"/api/v1/namespaces/default/pods", "", nil, 200, &pods)
+	if len(pods.Items) != 3 {
+		t.Errorf("%d pods in the sandbox the scenario set up", len(pods.Items))
+	}
+	setup := "apiVersion: kubeplay.dev/v1\nkind: Scenario\nname: setup\nsteps:\n- name: a namespace\n  request: {method: POST, path: /api/v1/namespaces, body: {metadata: {name: team-a}}}\n  expect: {status: 201}\n"
+	call(t, "POST", base+"/playground/v1/sandboxes", "application/yaml", []byte(setup), 201, &sb)
+	if !sb.Scenario.Passed {
+		t.Errorf("setup: %+v", sb.Scenario)
+	}
+	call(t, "GET", base+sb.Server+"/api/v1/namespaces/team-a", "", nil, 200, nil)
+	call(t, "POST", base+"/playground/v1/sandboxes?scenario=nope", "", nil, 404, nil)
+}
