@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"time"
@@ -54,7 +55,7 @@ func (ms *Managed) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		if err := ms.checkQuota(r, body); err != nil {
+		if err := ms.checkQuota(r, sb, body); err != nil {
 			encoding.WriteError(w, r, err)
 			return
 		}
@@ -71,10 +72,13 @@ func tooManyRequests(w http.ResponseWriter) {
 }
 
 // checkQuota refuses a write over the sandbox's bytes, and a create (a POST
-// to a collection) over its objects.
-func (ms *Managed) checkQuota(r *http.Request, body []byte) error {
+// to a collection, or a Server-Side Apply of an object not there) over its
+// objects.
+func (ms *Managed) checkQuota(r *http.Request, sb *Sandbox, body []byte) error {
 	lim := ms.m.opts.Limits
 	gr, name, isCreate := writeTarget(r.URL.Path, body)
+	mayCreate := isCreate && r.Method == http.MethodPost ||
+		!isCreate && name != "" && r.Method == http.MethodPatch && strings.HasPrefix(r.Header.Get("Content-Type"), "application/apply-patch")
 	db := ms.Store()
 	if db == nil {
 		return apierrors.NewServiceUnavailable("the sandbox is being restored")
@@ -88,16 +92,27 @@ func (ms *Managed) checkQuota(r *http.Request, body []byte) error {
 			return exceededQuota(gr, name, "bytes", 1, size, lim.Bytes)
 		}
 	}
-	if isCreate && r.Method == http.MethodPost && lim.Objects >= 0 {
+	if mayCreate && lim.Objects >= 0 {
 		n, err := db.Count(r.Context(), "/registry/")
 		if err != nil {
 			return err
 		}
-		if n >= lim.Objects {
+		if n >= lim.Objects && !(r.Method == http.MethodPatch && exists(sb, r)) {
 			return exceededQuota(gr, name, "count/objects", 1, n, lim.Objects)
 		}
 	}
 	return nil
+}
+
+// exists reports whether the object an apply names is there (read
+// straight from the API, so the journal does not show the check).
+func exists(sb *Sandbox, r *http.Request) bool {
+	get := httptest.NewRequestWithContext(r.Context(), http.MethodGet, r.URL.Path, nil)
+	get.Header.Set("Authorization", r.Header.Get("Authorization")) // as the same user
+	get.TLS = r.TLS
+	rec := httptest.NewRecorder()
+	sb.api.ServeHTTP(rec, get)
+	return rec.Code == http.StatusOK
 }
 
 // exceededQuota is ResourceQuota's refusal, for the sandbox's own quota.

@@ -135,6 +135,8 @@ type CreateOptions struct {
 	Snapshot string
 	// Controllers switches off controllers (default: all run).
 	Controllers Controllers
+	// Retention is the history the sandbox keeps (default: the manager's).
+	Retention time.Duration
 }
 
 // Create starts a new sandbox.
@@ -152,7 +154,10 @@ func (m *Manager) Create(ctx context.Context, opts CreateOptions) (*Managed, err
 		m.mu.Unlock()
 		return nil, fmt.Errorf("%w: this server holds at most %d", ErrTooManySandboxes, m.opts.MaxSandboxes)
 	}
-	ms := &Managed{id: id, m: m, created: m.opts.Now(), controllers: opts.Controllers}
+	ms := &Managed{id: id, m: m, created: m.opts.Now(), controllers: opts.Controllers, retention: opts.Retention}
+	if ms.retention == 0 {
+		ms.retention = m.opts.Retention
+	}
 	ms.limiter = newLimiter(m.opts.Limits.RequestsPerSecond, m.opts.Now)
 	ms.touch()
 	// Reserved before it opens, so concurrent creates respect the cap.
@@ -291,7 +296,11 @@ type Managed struct {
 	db          *store.DB
 	path        string // "" in memory
 	controllers Controllers
+	retention   time.Duration
 }
+
+// Retention returns the history the sandbox keeps (0: the store's default).
+func (ms *Managed) Retention() time.Duration { return ms.retention }
 
 // ID returns the sandbox's id.
 func (ms *Managed) ID() string { return ms.id }
@@ -353,7 +362,7 @@ func (ms *Managed) openLocked(ctx context.Context, existing bool) error {
 			return err
 		}
 	}
-	db, err := store.Open(ctx, dsn, store.Options{Retention: ms.m.opts.Retention, Now: ms.m.opts.Now})
+	db, err := store.Open(ctx, dsn, store.Options{Retention: ms.retention, Now: ms.m.opts.Now})
 	if err != nil {
 		return err
 	}

@@ -293,8 +293,23 @@ func TestLimits_objects(t *testing.T) {
 	if got["message"] != want || got["reason"] != "Forbidden" {
 		t.Errorf("403: %v\nwant message %s", got, want)
 	}
+	// Server-Side Apply creates count too; applying to an existing object
+	// does not.
+	apply := func(name string, want int) {
+		t.Helper()
+		req := httptest.NewRequest("PATCH", "/api/v1/namespaces/default/configmaps/"+name+"?fieldManager=test",
+			strings.NewReader(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"`+name+`"},"data":{"k":"v"}}`))
+		req.Header.Set("Content-Type", "application/apply-patch+yaml")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != want {
+			t.Errorf("apply %s: %d %s, want %d", name, rec.Code, rec.Body, want)
+		}
+	}
+	apply("c", 403)
+	apply("a", 200)
 	// Updates and deletes still work, so a full sandbox can be tidied.
-	mustDo(t, h, 200, "PUT", "/api/v1/namespaces/default/configmaps/a", `{"metadata":{"name":"a"},"data":{"k":"v"}}`)
+	mustDo(t, h, 200, "PUT", "/api/v1/namespaces/default/configmaps/a", `{"metadata":{"name":"a"},"data":{"k":"w"}}`)
 	mustDo(t, h, 200, "DELETE", "/api/v1/namespaces/default/configmaps/a", "")
 	mustDo(t, h, 201, "POST", "/api/v1/namespaces/default/configmaps", `{"metadata":{"name":"b"}}`)
 }

@@ -23,6 +23,7 @@ import (
 	"kubeplay/playground"
 	"kubeplay/playground/journal"
 	"kubeplay/playground/scenario"
+	"kubeplay/store"
 )
 
 // Prefix is where the playground API is served.
@@ -127,6 +128,9 @@ type Settings struct {
 	FinalizerBots *[]FinalizerBot `json:"finalizerBots,omitempty"`
 	// Clock is the sandbox's clock (read only: POST .../clock advances it).
 	Clock *Clock `json:"clock,omitempty"`
+	// Retention is how long the sandbox keeps history (a Go duration; set
+	// when it is created; "-1ns": forever).
+	Retention string `json:"retention,omitempty"`
 }
 
 // FinalizerBot removes Finalizer from objects being deleted, Delay (a Go
@@ -218,6 +222,12 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) {
 		if opts.Controllers, err = s.controllers(playground.Controllers{}); err != nil {
 			writeError(w, http.StatusBadRequest, "%v", err)
 			return
+		}
+		if s.Retention != "" {
+			if opts.Retention, err = time.ParseDuration(s.Retention); err != nil || opts.Retention == 0 {
+				writeError(w, http.StatusBadRequest, "retention: want a duration such as \"10m\" (negative: keep all history), not %q", s.Retention)
+				return
+			}
 		}
 	}
 	ms, err := h.m.Create(r.Context(), opts)
@@ -387,7 +397,10 @@ func settingsOf(ms *playground.Managed) Settings {
 	for _, b := range c.FinalizerBots {
 		bots = append(bots, FinalizerBot{Finalizer: b.Finalizer, Delay: b.Delay.String()})
 	}
-	s := Settings{Controllers: controllerSettings(c), FinalizerBots: &bots}
+	s := Settings{Controllers: controllerSettings(c), FinalizerBots: &bots, Retention: ms.Retention().String()}
+	if ms.Retention() == 0 {
+		s.Retention = store.DefaultRetention.String()
+	}
 	if sb := ms.Sandbox(); sb != nil {
 		s.Clock = &Clock{Now: sb.Clock().Now().UTC(), Offset: sb.Clock().Offset().String()}
 	}
@@ -445,6 +458,9 @@ func (h *Handler) patchSettings(w http.ResponseWriter, r *http.Request, ms *play
 		return
 	}
 	c, err := s.controllers(ms.Controllers())
+	if err == nil && s.Retention != "" {
+		err = errors.New("retention: set when the sandbox is created")
+	}
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "%v", err)
 		return

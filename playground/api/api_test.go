@@ -481,3 +481,22 @@ func TestAPI_createFromScenario(t *testing.T) {
 	call(t, "GET", base+sb.Server+"/api/v1/namespaces/team-a", "", nil, 200, nil)
 	call(t, "POST", base+"/playground/v1/sandboxes?scenario=nope", "", nil, 404, nil)
 }
+
+func TestAPI_retention(t *testing.T) {
+	base := serve(t, playground.ManagerOptions{InMemory: true})
+	var sb api.Sandbox
+	call(t, "POST", base+"/playground/v1/sandboxes", "application/json", []byte(`{"retention":"1h"}`), 201, &sb)
+	if sb.Settings.Retention != "1h0m0s" {
+		t.Errorf("retention %q", sb.Settings.Retention)
+	}
+	call(t, "POST", base+"/playground/v1/sandboxes", "", nil, 201, &sb)
+	if sb.Settings.Retention != "5m0s" {
+		t.Errorf("default retention %q", sb.Settings.Retention)
+	}
+	var e apiError
+	call(t, "PATCH", base+"/playground/v1/sandboxes/"+sb.ID+"/settings", "application/json", []byte(`{"retention":"1m"}`), 400, &e)
+	if !strings.Contains(e.Error.Message, "set when the sandbox is created") {
+		t.Errorf("retention patch: %+v", e)
+	}
+	call(t, "POST", base+"/playground/v1/sandboxes", "application/json", []byte(`{"retention":"forever"}`), 400, nil)
+}
