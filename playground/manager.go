@@ -6,6 +6,7 @@ import (
 	"encoding/base32"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -159,8 +160,10 @@ func (m *Manager) Create(ctx context.Context, opts CreateOptions) (*Managed, err
 		ms.retention = m.opts.Retention
 	}
 	ms.limiter = newLimiter(m.opts.Limits.RequestsPerSecond, m.opts.Now)
-	ms.touch()
-	// Reserved before it opens, so concurrent creates respect the cap.
+	// Reserved before it opens, so concurrent creates respect the cap;
+	// locked, and never idle, until it is open.
+	ms.lastUsed.Store(math.MaxInt64)
+	ms.mu.Lock()
 	m.sandboxes[id] = ms
 	m.mu.Unlock()
 
@@ -169,6 +172,8 @@ func (m *Manager) Create(ctx context.Context, opts CreateOptions) (*Managed, err
 	} else {
 		err = ms.openLocked(ctx, false)
 	}
+	ms.mu.Unlock()
+	ms.touch()
 	if err != nil {
 		m.mu.Lock()
 		delete(m.sandboxes, id)
