@@ -56,7 +56,7 @@ func TestBuiltin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(all) < 13 {
+	if len(all) < 15 {
 		t.Fatalf("%d built-in scenarios", len(all))
 	}
 	for _, sc := range all {
