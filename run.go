@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"time"
 
 	"kubeplay/playground"
 	"kubeplay/playground/scenario"
@@ -110,6 +109,5 @@ func scenarioTarget(ctx context.Context, server, token string, insecure bool) (s
 		m.Close()
 		return scenario.Target{}, nil, err
 	}
-	return scenario.Target{Server: "http://sandbox", Client: scenario.HandlerClient(ms.Handler()),
-		AdvanceClock: func(d time.Duration) error { ms.Sandbox().AdvanceClock(d); return nil }}, func() { m.Close() }, nil
+	return scenario.SandboxTarget(ms), func() { m.Close() }, nil
 }

@@ -432,6 +432,33 @@ func (ms *Managed) Snapshot(ctx context.Context, path string) error {
 	return ms.Store().Snapshot(ctx, path)
 }
 
+// Compact drops the sandbox's history now, as the store does with old
+// history on its own; it returns the new horizon.
+func (ms *Managed) Compact(ctx context.Context) (int64, error) {
+	db := ms.Store()
+	if db == nil {
+		return 0, errRestoring
+	}
+	rev, err := db.CurrentRevision(ctx)
+	if err == nil {
+		err = db.Compact(ctx, rev)
+	}
+	return rev, err
+}
+
+// AdvanceClock moves the sandbox's clock forward by d.
+func (ms *Managed) AdvanceClock(d time.Duration) error {
+	sb := ms.Sandbox()
+	if sb == nil {
+		return errRestoring
+	}
+	sb.AdvanceClock(d)
+	return nil
+}
+
+// errRestoring: a reset or restore is replacing the sandbox.
+var errRestoring = errors.New("the sandbox is being restored")
+
 // SnapshotPath returns a fresh path in the manager's directory for a
 // snapshot being uploaded or downloaded.
 func (m *Manager) SnapshotPath() (string, error) {

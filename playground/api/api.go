@@ -246,7 +246,7 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) {
 	created := h.describe(r.Context(), ms)
 	if setup != nil {
 		created.Scenario = &ScenarioRun{Name: setup.Name, Steps: []scenario.StepResult{}}
-		created.Scenario.Passed, err = scenario.Run(r.Context(), setup, sandboxTarget(ms), func(res scenario.StepResult) {
+		created.Scenario.Passed, err = scenario.Run(r.Context(), setup, scenario.SandboxTarget(ms), func(res scenario.StepResult) {
 			created.Scenario.Steps = append(created.Scenario.Steps, res)
 		})
 		if err != nil {
@@ -441,12 +441,10 @@ func (h *Handler) advanceClock(w http.ResponseWriter, r *http.Request, ms *playg
 		writeError(w, http.StatusBadRequest, "advance: want a positive duration such as \"30s\", not %q", body.Advance)
 		return
 	}
-	sb := ms.Sandbox()
-	if sb == nil {
-		writeError(w, http.StatusServiceUnavailable, "the sandbox is being restored")
+	if err := ms.AdvanceClock(d); err != nil {
+		writeError(w, http.StatusServiceUnavailable, "%v", err)
 		return
 	}
-	sb.AdvanceClock(d)
 	writeJSON(w, http.StatusOK, settingsOf(ms).Clock)
 }
 
@@ -472,15 +470,7 @@ func (h *Handler) patchSettings(w http.ResponseWriter, r *http.Request, ms *play
 // compact drops the sandbox's history now, as the store does with old
 // history on its own: reads and watches at older revisions answer 410 Gone.
 func (h *Handler) compact(w http.ResponseWriter, r *http.Request, ms *playground.Managed) {
-	db := ms.Store()
-	if db == nil {
-		writeError(w, http.StatusServiceUnavailable, "the sandbox is being restored")
-		return
-	}
-	rev, err := db.CurrentRevision(r.Context())
-	if err == nil {
-		err = db.Compact(r.Context(), rev)
-	}
+	rev, err := ms.Compact(r.Context())
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "compact: %v", err)
 		return
@@ -676,7 +666,7 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, ms *playground.Man
 	if !ok {
 		return
 	}
-	target := sandboxTarget(ms)
+	target := scenario.SandboxTarget(ms)
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.WriteHeader(http.StatusOK)
 	enc := json.NewEncoder(w)
@@ -722,17 +712,4 @@ func scenarioOf(w http.ResponseWriter, r *http.Request, builtin string) (*scenar
 		return nil, false
 	}
 	return sc, true
-}
-
-// sandboxTarget runs scenarios in ms, in process.
-func sandboxTarget(ms *playground.Managed) scenario.Target {
-	return scenario.Target{Server: "http://sandbox", Client: scenario.HandlerClient(ms.Handler()),
-		AdvanceClock: func(d time.Duration) error {
-			sb := ms.Sandbox()
-			if sb == nil {
-				return errors.New("the sandbox is being restored")
-			}
-			sb.AdvanceClock(d)
-			return nil
-		}}
 }

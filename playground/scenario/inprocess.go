@@ -1,10 +1,22 @@
 package scenario
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"sync"
+
+	"kubeplay/playground"
 )
+
+// SandboxTarget runs scenarios in ms, in process.
+func SandboxTarget(ms *playground.Managed) Target {
+	return Target{Server: "http://sandbox", Client: HandlerClient(ms.Handler()), AdvanceClock: ms.AdvanceClock,
+		Compact: func() error {
+			_, err := ms.Compact(context.Background())
+			return err
+		}}
+}
 
 // HandlerClient returns an HTTP client whose requests h serves in process,
 // streaming included (a watch's events arrive as h writes them), so that a

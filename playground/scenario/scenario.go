@@ -41,7 +41,7 @@ type Scenario struct {
 }
 
 // Step is one action and what its answer must be. Exactly one of Request,
-// Watch, WaitFor and AdvanceClock is set.
+// Watch, WaitFor, AdvanceClock and Compact is set.
 type Step struct {
 	Name string `json:"name"`
 	// Explain tells a learner what the step shows.
@@ -50,7 +50,10 @@ type Step struct {
 	Watch        *Watch   `json:"watch,omitempty"`
 	WaitFor      *WaitFor `json:"waitFor,omitempty"`
 	AdvanceClock string   `json:"advanceClock,omitempty"`
-	Expect       Expect   `json:"expect,omitempty"`
+	// Compact drops the sandbox's history now, as the API server's
+	// storage does with old history (sandbox only).
+	Compact bool   `json:"compact,omitempty"`
+	Expect  Expect `json:"expect,omitempty"`
 	// Capture sets variables (used later as ${name}) to JSONPath values of
 	// the answer.
 	Capture map[string]string `json:"capture,omitempty"`
@@ -115,13 +118,13 @@ func Parse(data []byte) (*Scenario, error) {
 	}
 	for i, st := range sc.Steps {
 		n := 0
-		for _, set := range []bool{st.Request != nil, st.Watch != nil, st.WaitFor != nil, st.AdvanceClock != ""} {
+		for _, set := range []bool{st.Request != nil, st.Watch != nil, st.WaitFor != nil, st.AdvanceClock != "", st.Compact} {
 			if set {
 				n++
 			}
 		}
 		if n != 1 {
-			return nil, fmt.Errorf("step %d (%s): want exactly one of request, watch, waitFor, advanceClock", i+1, st.Name)
+			return nil, fmt.Errorf("step %d (%s): want exactly one of request, watch, waitFor, advanceClock, compact", i+1, st.Name)
 		}
 		if st.AdvanceClock != "" {
 			if _, err := time.ParseDuration(st.AdvanceClock); err != nil {
@@ -160,8 +163,10 @@ type Target struct {
 	Client *http.Client
 	// Token, if set, is sent as a bearer token.
 	Token string
-	// AdvanceClock advances a sandbox's clock (nil: not a sandbox).
+	// AdvanceClock advances a sandbox's clock and Compact drops its
+	// history (both nil: not a sandbox).
 	AdvanceClock func(time.Duration) error
+	Compact      func() error
 }
 
 // StepResult is the outcome of one step.
@@ -250,6 +255,11 @@ func (r *runner) step(ctx context.Context, st Step) (int, []string) {
 	case st.AdvanceClock != "":
 		d, _ := time.ParseDuration(st.AdvanceClock)
 		if err := r.t.AdvanceClock(d); err != nil {
+			return 0, []string{err.Error()}
+		}
+		return 0, nil
+	case st.Compact:
+		if err := r.t.Compact(); err != nil {
 			return 0, []string{err.Error()}
 		}
 		return 0, nil
