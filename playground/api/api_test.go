@@ -500,3 +500,29 @@ func TestAPI_retention(t *testing.T) {
 	}
 	call(t, "POST", base+"/playground/v1/sandboxes", "application/json", []byte(`{"retention":"forever"}`), 400, nil)
 }
+
+// TestIsolation_webSocket: a watch over a WebSocket through a sandbox's
+// prefix sees that sandbox only.
+func TestIsolation_webSocket(t *testing.T) {
+	base := serve(t, playground.ManagerOptions{InMemory: true})
+	a, b := createSandbox(t, base), createSandbox(t, base)
+	ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(base, "http")+a.Server+"/api/v1/namespaces/default/configmaps?watch=true",
+		http.Header{"Origin": {base}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	call(t, "POST", base+b.Server+"/api/v1/namespaces/default/configmaps", "application/json", []byte(`{"metadata":{"name":"in-b"}}`), 201, nil)
+	call(t, "POST", base+a.Server+"/api/v1/namespaces/default/configmaps", "application/json", []byte(`{"metadata":{"name":"in-a"}}`), 201, nil)
+	ws.SetReadDeadline(time.Now().Add(10 * time.Second))
+	var ev struct {
+		Type   string
+		Object struct{ Metadata struct{ Name string } }
+	}
+	if err := ws.ReadJSON(&ev); err != nil {
+		t.Fatal(err)
+	}
+	if ev.Type != "ADDED" || ev.Object.Metadata.Name != "in-a" {
+		t.Errorf("first event on a's WebSocket watch: %s %s", ev.Type, ev.Object.Metadata.Name)
+	}
+}
