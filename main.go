@@ -184,6 +184,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		// handshake.
 		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, ClientAuth: tls.RequestClientCert}
 		url = "https://" + ln.Addr().String()
+		if play.CACert, err = os.ReadFile(filepath.Join(*data, "tls.crt")); err != nil {
+			ln.Close()
+			return err
+		}
 	}
 	fmt.Fprintf(stdout, "kubeplay is serving on %s\n  UI:       %s/\n  browser:  %s/browser/\n  kubectl:  kubectl --server %s get namespaces\n", url, url, url, url)
 
@@ -237,6 +241,6 @@ func kubeconfig(args []string, stdout, stderr io.Writer) error {
 		}
 		caPath = abs
 	}
-	_, err := io.WriteString(stdout, playground.Kubeconfig(*server, *token, caPath))
+	_, err := io.WriteString(stdout, playground.Kubeconfig(playground.KubeconfigOptions{Server: *server, Token: *token, CAPath: caPath}))
 	return err
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -137,4 +139,55 @@ func TestSandboxes_workloads(t *testing.T) {
 		t.Errorf("wait for the job: %s", out)
 	}
 	waitPods("job-name=once", 1, "Succeeded")
+}
+
+// TestSandboxes_tlsAndTokens: over HTTPS with anonymous access off, the
+// kubeconfig of a sandbox trusts the server's certificate and carries the
+// token its request did, and kubectl works with it as is.
+func TestSandboxes_tlsAndTokens(t *testing.T) {
+	dir := t.TempDir()
+	tokens := filepath.Join(dir, "tokens.csv")
+	if err := os.WriteFile(tokens, []byte("admin-token,admin,admin-uid,\"system:masters\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	url := startServer(t, dir, "--tls", "--anonymous", "deny", "--token-auth-file", tokens)
+	pem, err := os.ReadFile(filepath.Join(dir, "tls.crt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(pem)
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	resp, err := client.Post(url+"/playground/v1/sandboxes", "application/json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sb struct{ ID string }
+	json.NewDecoder(resp.Body).Decode(&sb)
+	resp.Body.Close()
+	req, _ := http.NewRequest("GET", url+"/playground/v1/sandboxes/"+sb.ID+"/kubeconfig", nil)
+	req.Header.Set("Authorization", "Bearer admin-token")
+	resp, err = client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(kc), "certificate-authority-data: ") || !strings.Contains(string(kc), `token: "admin-token"`) {
+		t.Fatalf("kubeconfig:\n%s", kc)
+	}
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	os.WriteFile(kubeconfig, kc, 0o600)
+	if out, ok := kubectlRun(t, kubeconfig, "", "auth", "whoami"); !ok || !strings.Contains(out, "admin") {
+		t.Errorf("whoami in the sandbox: (ok=%v) %s", ok, out)
+	}
+	// Without the token, the sandbox answers 401 as the root does.
+	resp, err = client.Get(url + "/sandboxes/" + sb.ID + "/api/v1/namespaces")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("anonymous in the sandbox: %d", resp.StatusCode)
+	}
 }

@@ -39,6 +39,9 @@ const snapshotType = "application/vnd.sqlite3"
 type Handler struct {
 	m   *playground.Manager
 	mux *http.ServeMux
+	// CACert is the PEM of the certificate the server presents over
+	// HTTPS, for the kubeconfigs it hands out (nil: the system's roots).
+	CACert []byte
 }
 
 // New returns the handler of m's sandboxes. Mount it at "/playground/v1/"
@@ -308,7 +311,11 @@ func (h *Handler) kubeconfig(w http.ResponseWriter, r *http.Request, ms *playgro
 	}
 	token, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	w.Header().Set("Content-Type", "application/yaml")
-	io.WriteString(w, playground.Kubeconfig(scheme+"://"+r.Host+"/sandboxes/"+ms.ID(), strings.TrimSpace(token), ""))
+	o := playground.KubeconfigOptions{Server: scheme + "://" + r.Host + "/sandboxes/" + ms.ID(), Token: strings.TrimSpace(token)}
+	if r.TLS != nil {
+		o.CAData = h.CACert
+	}
+	io.WriteString(w, playground.Kubeconfig(o))
 }
 
 func (h *Handler) snapshot(w http.ResponseWriter, r *http.Request, ms *playground.Managed) {
