@@ -12,6 +12,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 // TestSandboxes_kubectl: kubectl works against a sandbox with the kubeconfig
@@ -189,5 +195,60 @@ func TestSandboxes_tlsAndTokens(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("anonymous in the sandbox: %d", resp.StatusCode)
+	}
+}
+
+// TestSandboxes_clientGo: client-go works against a sandbox with the
+// kubeconfig the playground API hands out: discovery, typed writes and a
+// watch that sees the simulated controllers roll a Deployment out.
+func TestSandboxes_clientGo(t *testing.T) {
+	url := startServer(t, t.TempDir())
+	resp, err := http.Post(url+"/playground/v1/sandboxes", "application/json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sb struct{ ID string }
+	json.NewDecoder(resp.Body).Decode(&sb)
+	resp.Body.Close()
+	resp, err = http.Get(url + "/playground/v1/sandboxes/" + sb.ID + "/kubeconfig")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := kubernetes.NewForConfigOrDie(cfg)
+	groups, err := cs.Discovery().ServerGroups()
+	if err != nil || !slices.ContainsFunc(groups.Groups, func(g metav1.APIGroup) bool { return g.Name == "apps" }) {
+		t.Fatalf("discovery: %v", err)
+	}
+	ctx := t.Context()
+	replicas := int32(2)
+	labels := map[string]string{"app": "web"}
+	d, err := cs.AppsV1().Deployments("default").Create(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec: appsv1.DeploymentSpec{Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "nginx"}}}}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := cs.AppsV1().Deployments("default").Watch(ctx, metav1.ListOptions{ResourceVersion: d.ResourceVersion, FieldSelector: "metadata.name=web"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	timeout := time.After(20 * time.Second)
+	for {
+		select {
+		case ev := <-w.ResultChan():
+			if d, ok := ev.Object.(*appsv1.Deployment); ok && d.Status.AvailableReplicas == 2 && d.Status.ObservedGeneration == d.Generation {
+				return
+			}
+		case <-timeout:
+			t.Fatal("the Deployment did not roll out")
+		}
 	}
 }
