@@ -276,6 +276,13 @@ func TestLimits_body(t *testing.T) {
 	if got["message"] != "Request entity too large: limit is 1000" || got["reason"] != "RequestEntityTooLarge" {
 		t.Errorf("413: %v", got)
 	}
+	// By default, kube-apiserver's 3 MiB, with its message.
+	h = limited(t, playground.Limits{})
+	body = `{"metadata":{"name":"big"},"data":{"a":"` + strings.Repeat("x", 3<<20) + `"}}`
+	got = mustDo(t, h, 413, "POST", "/api/v1/namespaces/default/configmaps", body)
+	if got["message"] != "Request entity too large: limit is 3145728" {
+		t.Errorf("413: %v", got["message"])
+	}
 }
 
 func TestLimits_objects(t *testing.T) {
