@@ -25,6 +25,7 @@ import (
 // bytes.
 func (ms *Managed) serve(w http.ResponseWriter, r *http.Request) {
 	ms.touch()
+	defer ms.touch() // a long request is activity till its end
 	sb := ms.Sandbox()
 	if sb == nil {
 		encoding.WriteError(w, r, apierrors.NewServiceUnavailable("the sandbox is being restored"))

@@ -98,7 +98,8 @@ type Manager struct {
 	janitorDone chan struct{}
 }
 
-// NewManager returns a manager with no sandboxes. Close deletes them all.
+// NewManager returns a manager of the sandboxes kept in opts.Dir (none if
+// it is new).
 func NewManager(opts ManagerOptions) (*Manager, error) {
 	m := &Manager{opts: opts, sandboxes: map[string]*Managed{}}
 	if m.opts.Dir == "" {
@@ -120,10 +121,52 @@ func NewManager(opts ManagerOptions) (*Manager, error) {
 		m.opts.Now = time.Now
 	}
 	m.opts.Limits = m.opts.Limits.withDefaults()
+	if !m.tmpDir {
+		if err := m.reopen(); err != nil {
+			m.Close()
+			return nil, err
+		}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	m.stopJanitor, m.janitorDone = cancel, make(chan struct{})
 	go m.janitor(ctx)
 	return m, nil
+}
+
+// reopen opens the sandboxes whose databases Dir holds, so that they
+// survive a restart (with the default settings), and removes the uploads
+// and downloads a stopped process left behind.
+func (m *Manager) reopen() error {
+	entries, err := os.ReadDir(m.opts.Dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasPrefix(name, "snapshot-") {
+			os.Remove(filepath.Join(m.opts.Dir, name))
+			continue
+		}
+		id, ok := strings.CutSuffix(strings.TrimPrefix(name, "sandbox-"), ".db")
+		if !ok || !strings.HasPrefix(name, "sandbox-") || len(id) != 26 || strings.Trim(id, "abcdefghijklmnopqrstuvwxyz234567") != "" {
+			continue
+		}
+		if len(m.sandboxes) >= m.opts.MaxSandboxes {
+			break
+		}
+		info, err := e.Info()
+		if err != nil {
+			return err
+		}
+		ms := &Managed{id: id, m: m, created: info.ModTime(), retention: m.opts.Retention,
+			limiter: newLimiter(m.opts.Limits.RequestsPerSecond, m.opts.Now)}
+		if err := ms.openLocked(context.Background(), true); err != nil {
+			return fmt.Errorf("sandbox %s: %w", id, err)
+		}
+		ms.touch()
+		m.sandboxes[id] = ms
+	}
+	return nil
 }
 
 // Limits returns the limits of every sandbox.
@@ -223,7 +266,8 @@ func (m *Manager) Delete(id string) error {
 	return ms.close(true)
 }
 
-// Close deletes every sandbox.
+// Close stops every sandbox. Those kept in files in a Dir of the caller's
+// stay there, and a manager on the same Dir opens them again.
 func (m *Manager) Close() error {
 	m.mu.Lock()
 	m.closed = true
@@ -234,7 +278,7 @@ func (m *Manager) Close() error {
 	<-m.janitorDone
 	var errs []error
 	for _, ms := range all {
-		errs = append(errs, ms.close(true))
+		errs = append(errs, ms.close(false))
 	}
 	if m.tmpDir {
 		errs = append(errs, os.RemoveAll(m.opts.Dir))
@@ -408,6 +452,11 @@ func (ms *Managed) Reset(ctx context.Context) error {
 	defer ms.mu.Unlock()
 	if err := ms.closeLocked(); err != nil {
 		return err
+	}
+	if ms.path != "" { // a restored snapshot, when new sandboxes are in memory
+		if err := removeDB(ms.path); err != nil {
+			return err
+		}
 	}
 	return ms.openLocked(ctx, false)
 }

@@ -130,9 +130,9 @@ func TestManager_cap(t *testing.T) {
 }
 
 func TestManager_idleExpiry(t *testing.T) {
-	m := newManager(t, playground.ManagerOptions{InMemory: true, IdleExpiry: 100 * time.Millisecond})
+	m := newManager(t, playground.ManagerOptions{InMemory: true, IdleExpiry: 500 * time.Millisecond})
 	idle, busy := create(t, m), create(t, m)
-	deadline := time.Now().Add(time.Second)
+	deadline := time.Now().Add(2 * time.Second)
 	for time.Now().Before(deadline) {
 		mustDo(t, busy.Handler(), 200, "GET", "/api/v1/namespaces/default", "")
 		time.Sleep(20 * time.Millisecond)
@@ -374,4 +374,29 @@ func rss() int64 {
 	}
 	pages, _ := strconv.ParseInt(f[1], 10, 64)
 	return pages * int64(os.Getpagesize())
+}
+
+// TestManager_reopen: sandboxes kept in files survive a restart.
+func TestManager_reopen(t *testing.T) {
+	dir := t.TempDir()
+	m, err := playground.NewManager(playground.ManagerOptions{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := create(t, m)
+	mustDo(t, ms.Handler(), 201, "POST", "/api/v1/namespaces/default/configmaps", `{"metadata":{"name":"kept"}}`)
+	os.WriteFile(filepath.Join(dir, "snapshot-left-over.db"), []byte("x"), 0o644)
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	m2 := newManager(t, playground.ManagerOptions{Dir: dir})
+	again, err := m2.Get(ms.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustDo(t, again.Handler(), 200, "GET", "/api/v1/namespaces/default/configmaps/kept", "")
+	if _, err := os.Stat(filepath.Join(dir, "snapshot-left-over.db")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("left-over snapshot: %v", err)
+	}
 }
