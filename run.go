@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"time"
 
 	"kubeplay/playground"
 	"kubeplay/playground/scenario"
@@ -98,7 +99,9 @@ func scenarioTarget(ctx context.Context, server, token string, insecure bool) (s
 		if insecure {
 			tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: true}
 		}
-		return scenario.Target{Server: strings.TrimSuffix(server, "/"), Token: token, Client: &http.Client{Transport: tr}}, func() {}, nil
+		t := scenario.Target{Server: strings.TrimSuffix(server, "/"), Token: token, Client: &http.Client{Transport: tr}}
+		remoteSandbox(&t)
+		return t, func() {}, nil
 	}
 	m, err := playground.NewManager(playground.ManagerOptions{InMemory: true, Limits: playground.Limits{RequestsPerSecond: -1}})
 	if err != nil {
@@ -110,4 +113,36 @@ func scenarioTarget(ctx context.Context, server, token string, insecure bool) (s
 		return scenario.Target{}, nil, err
 	}
 	return scenario.SandboxTarget(ms), func() { m.Close() }, nil
+}
+
+// remoteSandbox lets a scenario advance the clock and compact the history
+// of a sandbox of a kubeplay server (a server URL ending in /sandboxes/<id>),
+// through its playground API.
+func remoteSandbox(t *scenario.Target) {
+	base, id, ok := strings.Cut(t.Server, "/sandboxes/")
+	if !ok || id == "" || strings.Contains(id, "/") {
+		return
+	}
+	call := func(what, body string) error {
+		req, err := http.NewRequest("POST", base+"/playground/v1/sandboxes/"+id+"/"+what, strings.NewReader(body))
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		if t.Token != "" {
+			req.Header.Set("Authorization", "Bearer "+t.Token)
+		}
+		resp, err := t.Client.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			b, _ := io.ReadAll(resp.Body)
+			return fmt.Errorf("%s: %d %s", what, resp.StatusCode, b)
+		}
+		return nil
+	}
+	t.AdvanceClock = func(d time.Duration) error { return call("clock", fmt.Sprintf(`{"advance":%q}`, d.String())) }
+	t.Compact = func() error { return call("compact", "") }
 }
