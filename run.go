@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -115,16 +116,16 @@ func scenarioTarget(ctx context.Context, server, token string, insecure bool) (s
 	return scenario.SandboxTarget(ms), func() { m.Close() }, nil
 }
 
-// remoteSandbox lets a scenario advance the clock and compact the history
-// of a sandbox of a kubeplay server (a server URL ending in /sandboxes/<id>),
+// remoteSandbox lets a scenario advance the clock, compact the history and
+// set the finalizer bots of a sandbox of a kubeplay server (a server URL ending in /sandboxes/<id>),
 // through its playground API.
 func remoteSandbox(t *scenario.Target) {
 	base, id, ok := strings.Cut(t.Server, "/sandboxes/")
 	if !ok || id == "" || strings.Contains(id, "/") {
 		return
 	}
-	call := func(what, body string) error {
-		req, err := http.NewRequest("POST", base+"/playground/v1/sandboxes/"+id+"/"+what, strings.NewReader(body))
+	call := func(method, what, body string) error {
+		req, err := http.NewRequest(method, base+"/playground/v1/sandboxes/"+id+"/"+what, strings.NewReader(body))
 		if err != nil {
 			return err
 		}
@@ -143,6 +144,10 @@ func remoteSandbox(t *scenario.Target) {
 		}
 		return nil
 	}
-	t.AdvanceClock = func(d time.Duration) error { return call("clock", fmt.Sprintf(`{"advance":%q}`, d.String())) }
-	t.Compact = func() error { return call("compact", "") }
+	t.AdvanceClock = func(d time.Duration) error { return call("POST", "clock", fmt.Sprintf(`{"advance":%q}`, d.String())) }
+	t.Compact = func() error { return call("POST", "compact", "") }
+	t.SetFinalizerBots = func(bots []scenario.FinalizerBot) error {
+		b, _ := json.Marshal(map[string]any{"finalizerBots": bots})
+		return call("PATCH", "settings", string(b))
+	}
 }

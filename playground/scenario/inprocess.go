@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"time"
 
 	"kubeplay/playground"
 )
@@ -15,6 +16,16 @@ func SandboxTarget(ms *playground.Managed) Target {
 		Compact: func() error {
 			_, err := ms.Compact(context.Background())
 			return err
+		},
+		SetFinalizerBots: func(bots []FinalizerBot) error {
+			c := ms.Controllers()
+			c.FinalizerBots = nil
+			for _, b := range bots {
+				d, _ := time.ParseDuration(b.Delay) // checked by Parse
+				c.FinalizerBots = append(c.FinalizerBots, playground.FinalizerBot{Finalizer: b.Finalizer, Delay: d})
+			}
+			ms.SetControllers(c)
+			return nil
 		}}
 }
 

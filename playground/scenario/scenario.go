@@ -36,8 +36,19 @@ type Scenario struct {
 	Description string `json:"description,omitempty"`
 	// Sandbox marks a scenario that needs a kubeplay sandbox (its clock or
 	// its simulated controllers); it is not run against other servers.
-	Sandbox bool   `json:"sandbox,omitempty"`
-	Steps   []Step `json:"steps"`
+	Sandbox bool `json:"sandbox,omitempty"`
+	// FinalizerBots, in a sandbox scenario, are the simulated actors that
+	// remove a finalizer some time after an object's deletion was asked
+	// for (set before the first step).
+	FinalizerBots []FinalizerBot `json:"finalizerBots,omitempty"`
+	Steps         []Step         `json:"steps"`
+}
+
+// FinalizerBot removes Finalizer Delay (a Go duration) after an object's
+// deletion was requested.
+type FinalizerBot struct {
+	Finalizer string `json:"finalizer"`
+	Delay     string `json:"delay"`
 }
 
 // Step is one action and what its answer must be. Exactly one of Request,
@@ -116,6 +127,14 @@ func Parse(data []byte) (*Scenario, error) {
 	if sc.Name == "" || len(sc.Steps) == 0 {
 		return nil, errors.New("a scenario needs a name and steps")
 	}
+	if len(sc.FinalizerBots) > 0 && !sc.Sandbox {
+		return nil, errors.New("finalizerBots need a sandbox: set sandbox: true")
+	}
+	for _, b := range sc.FinalizerBots {
+		if d, err := time.ParseDuration(b.Delay); err != nil || d < 0 || b.Finalizer == "" {
+			return nil, fmt.Errorf("finalizerBots: want a finalizer and a delay such as \"5s\", not %q and %q", b.Finalizer, b.Delay)
+		}
+	}
 	for i, st := range sc.Steps {
 		n := 0
 		for _, set := range []bool{st.Request != nil, st.Watch != nil, st.WaitFor != nil, st.AdvanceClock != "", st.Compact} {
@@ -165,8 +184,9 @@ type Target struct {
 	Token string
 	// AdvanceClock advances a sandbox's clock and Compact drops its
 	// history (both nil: not a sandbox).
-	AdvanceClock func(time.Duration) error
-	Compact      func() error
+	AdvanceClock     func(time.Duration) error
+	Compact          func() error
+	SetFinalizerBots func([]FinalizerBot) error
 }
 
 // StepResult is the outcome of one step.
@@ -189,6 +209,11 @@ var ErrNeedsSandbox = errors.New("the scenario needs a kubeplay sandbox (its clo
 func Run(ctx context.Context, sc *Scenario, t Target, report func(StepResult)) (bool, error) {
 	if sc.Sandbox && t.AdvanceClock == nil {
 		return false, ErrNeedsSandbox
+	}
+	if len(sc.FinalizerBots) > 0 {
+		if err := t.SetFinalizerBots(sc.FinalizerBots); err != nil {
+			return false, err
+		}
 	}
 	r := &runner{t: t, vars: map[string]string{"RUN": runID()}}
 	for i, st := range sc.Steps {
