@@ -133,6 +133,14 @@ func TestSandboxes_workloads(t *testing.T) {
 	if out := k("rollout", "history", "deployment/web"); !strings.Contains(out, "\n2 ") {
 		t.Errorf("rollout history: %s", out)
 	}
+	k("rollout", "undo", "deployment/web")
+	k("rollout", "status", "deployment/web", "--timeout=30s")
+	if out := k("get", "deployment", "web", "-o", "jsonpath={.spec.template.spec.containers[0].image}"); out != "nginx" {
+		t.Errorf("image after undo: %q", out)
+	}
+	if out := k("rollout", "history", "deployment/web"); !strings.Contains(out, "\n2 ") || !strings.Contains(out, "\n3 ") || strings.Contains(out, "\n1 ") {
+		t.Errorf("rollout history after undo (revision 1 becomes 3): %s", out)
+	}
 
 	k("delete", "deployment", "web")
 	waitPods("app=web", 0, "")

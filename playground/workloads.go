@@ -206,7 +206,7 @@ func jsonEqual(a, b any) bool {
 // spelled in the alphabet of generated names.
 func templateHash(template any) string {
 	h := fnv.New32a()
-	b, _ := json.Marshal(template)
+	b, _ := json.Marshal(withoutNulls(template))
 	h.Write(b)
 	const alphabet = "bcdfghjklmnpqrstvwxz2456789"
 	digits := []byte(fmt.Sprint(h.Sum32()))
@@ -273,7 +273,7 @@ func (wl *workloads) syncDeployment(ctx context.Context, d object, rss []object)
 		var r int64
 		fmt.Sscan(strOf(rs, "metadata", "annotations", revisionAnnotation), &r)
 		revision = max(revision, r)
-		if strOf(rs, "metadata", "labels", podTemplateHashLabel) == hash {
+		if strOf(rs, "metadata", "labels", podTemplateHashLabel) == hash || current == nil && sameTemplate(mapOf(rs, "spec", "template"), template) {
 			current = rs
 		}
 	}
@@ -310,10 +310,21 @@ func (wl *workloads) syncDeployment(ctx context.Context, d object, rss []object)
 		}
 		rss = append(rss, current)
 		progress = "NewReplicaSetCreated"
-	} else if intOf(current, 1, "spec", "replicas") != desired {
+	} else if rev := strOf(current, "metadata", "annotations", revisionAnnotation); intOf(current, 1, "spec", "replicas") != desired || rev != fmt.Sprint(revision) {
 		current = copyMap(current)
 		mapOf(current, "spec")["replicas"] = desired
-		mapOf(current, "metadata", "annotations")["deployment.kubernetes.io/desired-replicas"] = fmt.Sprint(desired)
+		annotations := mapOf(current, "metadata", "annotations")
+		if annotations == nil {
+			annotations = object{}
+			mapOf(current, "metadata")["annotations"] = annotations
+		}
+		annotations["deployment.kubernetes.io/desired-replicas"] = fmt.Sprint(desired)
+		if rev != fmt.Sprint(revision) {
+			// An older template back (a rollout undo): its ReplicaSet
+			// becomes the newest revision.
+			revision++
+			annotations[revisionAnnotation] = fmt.Sprint(revision)
+		}
 		if err := wl.deployments.Do(ctx, "PUT", objectPath("apps/v1", "replicasets", current), current, &current); err != nil {
 			return err
 		}
@@ -370,6 +381,43 @@ func (wl *workloads) syncDeployment(ctx context.Context, d object, rss []object)
 	status["conditions"] = conds
 	d["status"] = status
 	return putStatus(ctx, wl.deployments, objectPath("apps/v1", "deployments", d), before, d)
+}
+
+// sameTemplate reports whether a ReplicaSet's pod template is the
+// Deployment's, its pod-template-hash label aside: as the Deployment
+// controller does, a rollout undo (which copies a ReplicaSet's template
+// back, as the API server stored it) finds the old ReplicaSet again.
+func sameTemplate(rsTemplate, template object) bool {
+	rsTemplate = withoutNulls(rsTemplate).(object)
+	if labels := mapOf(rsTemplate, "metadata", "labels"); labels != nil {
+		delete(labels, podTemplateHashLabel)
+		if len(labels) == 0 {
+			delete(mapOf(rsTemplate, "metadata"), "labels")
+		}
+	}
+	return jsonEqual(rsTemplate, withoutNulls(template))
+}
+
+// withoutNulls copies v without its null fields (a template sent with
+// "creationTimestamp": null is the same template without it).
+func withoutNulls(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			if e != nil {
+				out[k] = withoutNulls(e)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = withoutNulls(e)
+		}
+		return out
+	}
+	return v
 }
 
 // podReady reports whether a pod's Ready condition is True.
