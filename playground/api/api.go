@@ -23,6 +23,7 @@ import (
 	"kubeplay/playground"
 	"kubeplay/playground/journal"
 	"kubeplay/playground/scenario"
+	"kubeplay/server"
 	"kubeplay/store"
 )
 
@@ -603,7 +604,8 @@ func (h *Handler) live(w http.ResponseWriter, r *http.Request, ms *playground.Ma
 
 // deletions answers the deletion timeline of one object: ?uid=<uid>, or
 // ?resource=<resource>&group=<group>&namespace=<ns>&name=<name> for the
-// latest object of that name.
+// latest object of that name; with neither, the objects of the most recent
+// timelines (?limit=, default 100).
 func (h *Handler) deletions(w http.ResponseWriter, r *http.Request, ms *playground.Managed) {
 	q := r.URL.Query()
 	dj := ms.Sandbox().DeletionJournal()
@@ -613,6 +615,17 @@ func (h *Handler) deletions(w http.ResponseWriter, r *http.Request, ms *playgrou
 		tl = dj.Timeline(q.Get("uid"))
 	case q.Get("resource") != "" && q.Get("name") != "":
 		tl = dj.TimelineOf(schema.GroupResource{Group: q.Get("group"), Resource: q.Get("resource")}, q.Get("namespace"), q.Get("name"))
+	case q.Get("resource") == "" && q.Get("name") == "":
+		_, limit, ok := pageParams(w, r)
+		if !ok {
+			return
+		}
+		objects := dj.Recent(limit)
+		if objects == nil {
+			objects = []server.ObjectRef{}
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"objects": objects})
+		return
 	default:
 		writeError(w, http.StatusBadRequest, "name the object: ?uid=<uid>, or ?resource=&name= (with group= and namespace= where they apply)")
 		return

@@ -221,7 +221,14 @@ func TestAPI_deletions(t *testing.T) {
 	if len(tl.Events) < 2 {
 		t.Errorf("timeline: %v", tl.Events)
 	}
-	call(t, "GET", base+"/playground/v1/sandboxes/"+sb.ID+"/deletions", "", nil, 400, nil)
+	var recent struct {
+		Objects []struct{ Name, Namespace, UID string }
+	}
+	call(t, "GET", base+"/playground/v1/sandboxes/"+sb.ID+"/deletions", "", nil, 200, &recent)
+	if len(recent.Objects) == 0 || recent.Objects[0].Name != "x" || recent.Objects[0].UID == "" {
+		t.Errorf("recent timelines: %+v", recent.Objects)
+	}
+	call(t, "GET", base+"/playground/v1/sandboxes/"+sb.ID+"/deletions?name=x", "", nil, 400, nil)
 }
 
 // TestAPI_openapi: the document served is the one in the repository, and it
