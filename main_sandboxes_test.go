@@ -24,7 +24,7 @@ import (
 // the playground API hands out, and the sandbox is not the root's cluster.
 func TestSandboxes_kubectl(t *testing.T) {
 	dir := t.TempDir()
-	url := startServer(t, dir, "--sandbox-max-objects", "-1")
+	url := startServer(t, dir, "--sandbox-max-objects", "-1", "--max-sandboxes", "1")
 	resp, err := http.Post(url+"/playground/v1/sandboxes", "application/json", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -34,6 +34,14 @@ func TestSandboxes_kubectl(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 201 || sb.ID == "" {
 		t.Fatalf("create: %d %+v", resp.StatusCode, sb)
+	}
+	resp, err = http.Post(url+"/playground/v1/sandboxes", "application/json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("a second sandbox with --max-sandboxes 1: %d", resp.StatusCode)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "sandboxes", "sandbox-"+sb.ID+".db")); err != nil {
 		t.Errorf("the sandbox's database in DIR/sandboxes: %v", err)
