@@ -95,6 +95,18 @@ func TestAPI_lifecycle(t *testing.T) {
 	}
 	call(t, "POST", base+a.Server+"/api/v1/namespaces/default/configmaps", "application/json", []byte(`{"metadata":{"name":"x"}}`), 201, nil)
 	call(t, "GET", base+b.Server+"/api/v1/namespaces/default/configmaps/x", "", nil, 404, nil)
+	// The other paths of the API are under the prefix too.
+	var body []byte
+	call(t, "GET", base+a.Server+"/healthz", "", nil, 200, &body)
+	if string(body) != "ok" {
+		t.Errorf("/healthz: %q", body)
+	}
+	var version struct{ GitVersion string }
+	call(t, "GET", base+a.Server+"/version", "", nil, 200, &version)
+	call(t, "GET", base+a.Server+"/openapi/v3/api/v1", "", nil, 200, nil)
+	if !strings.HasPrefix(version.GitVersion, "v1.35") {
+		t.Errorf("/version: %+v", version)
+	}
 
 	var got api.Sandbox
 	call(t, "POST", base+"/playground/v1/sandboxes/"+a.ID+"/reset", "", nil, 200, &got)
