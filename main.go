@@ -6,7 +6,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -21,6 +20,7 @@ import (
 	"time"
 
 	"kubeplay/playground"
+	"kubeplay/playground/api"
 	"kubeplay/server"
 	"kubeplay/server/authn"
 	"kubeplay/static"
@@ -40,12 +40,22 @@ func main() {
 const usage = `kubeplay — a Kubernetes API playground
 
 Usage:
-  kubeplay serve [--addr 127.0.0.1:8080] [--data DIR]   serve the API, the UI and the browser mode
+  kubeplay serve [--addr 127.0.0.1:8080] [--data DIR]   serve the API, the UI and the browser mode, and
+                                                        the playground API (/playground/v1/) for sandboxes
+        [--max-sandboxes N] [--sandbox-idle-expiry D]   sandboxes at most, and their idle lifetime
+        [--sandbox-max-objects N] [--sandbox-max-bytes N] [--sandbox-requests-per-second R]
+        [--sandbox-max-watches N] [--sandboxes-in-memory]  limits of each sandbox
+        [--simulate-workloads]                          simulated Deployment, ReplicaSet, Job controllers and
+                                                        kubelets in the root cluster too (always in sandboxes)
         [--tls]                                         HTTPS, with a self-signed certificate DIR/tls.crt
         [--client-ca-file FILE]                         with --tls: client certificates as users (CN, O groups)
         [--token-auth-file FILE]                        bearer tokens: token,user,uid[,"group1,group2"] per line
         [--anonymous admin|rbac|deny]                   requests without a token: cluster administrators
                                                         (default), RBAC-checked as system:anonymous, or 401
+  kubeplay run [--server URL] [--token T] FILE|builtin:NAME|builtin:all...
+                                                        run scenarios (playground/scenario/README.md) in a
+                                                        fresh sandbox or against a server; fails if one does
+        [--insecure-skip-tls-verify]                    with --server: do not verify its certificate
   kubeplay kubeconfig [--server URL] [--token TOKEN]    print a kubeconfig for kubectl and client-go
         [--certificate-authority FILE]                  the CA to trust for an https server (DIR/tls.crt)
 `
@@ -60,6 +70,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return serve(ctx, args[1:], stdout, stderr)
 	case "kubeconfig":
 		return kubeconfig(args[1:], stdout, stderr)
+	case "run":
+		return runScenarios(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -77,10 +89,20 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	anonymous := fs.String("anonymous", "admin", "what requests without a token may do: admin, rbac or deny")
 	useTLS := fs.Bool("tls", false, "serve HTTPS with a self-signed certificate kept in the data directory (tls.crt), as kubectl sends tokens only over TLS")
 	clientCA := fs.String("client-ca-file", "", "with --tls, authenticate client certificates signed by these CAs (user: CN, groups: O)")
+	simulate := fs.Bool("simulate-workloads", false, "run the simulated Deployment, ReplicaSet and Job controllers and kubelets in the root cluster too (sandboxes of the playground API run them unless switched off)")
+	var mopts playground.ManagerOptions
+	fs.IntVar(&mopts.MaxSandboxes, "max-sandboxes", 100, "most sandboxes the playground API keeps at once")
+	fs.DurationVar(&mopts.IdleExpiry, "sandbox-idle-expiry", time.Hour, "delete a sandbox after this long without a request (negative: never)")
+	fs.BoolVar(&mopts.InMemory, "sandboxes-in-memory", false, "keep new sandboxes in memory rather than in DIR/sandboxes")
+	fs.Int64Var(&mopts.Limits.Objects, "sandbox-max-objects", 10000, "objects a sandbox may hold (-1: no limit)")
+	fs.Int64Var(&mopts.Limits.Bytes, "sandbox-max-bytes", 64<<20, "bytes a sandbox's database may take (-1: no limit)")
+	fs.Float64Var(&mopts.Limits.RequestsPerSecond, "sandbox-requests-per-second", 100, "requests a second a sandbox serves, bursts of twice as many (-1: no limit)")
+	fs.Int64Var(&mopts.Limits.Watches, "sandbox-max-watches", 50, "concurrent watches of a sandbox (-1: no limit)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	opts := playground.Options{}
+	opts.Controllers.DisableWorkloads = !*simulate
 	switch *anonymous {
 	case "admin":
 		opts.Access.Anonymous = server.AnonymousAdmin
@@ -130,7 +152,18 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer sb.Close()
 
+	mopts.Dir = filepath.Join(*data, "sandboxes")
+	mopts.Sandbox.Access = opts.Access
+	mgr, err := playground.NewManager(mopts)
+	if err != nil {
+		return err
+	}
+	defer mgr.Close()
+
 	mux := http.NewServeMux()
+	play := api.New(mgr)
+	mux.Handle(api.Prefix+"/", play)
+	mux.Handle("/sandboxes/", play)
 	mux.Handle("/browser/", browserHeaders(http.StripPrefix("/browser", static.Handler())))
 	mux.Handle("/", web.New(sb))
 
@@ -151,6 +184,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		// handshake.
 		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, ClientAuth: tls.RequestClientCert}
 		url = "https://" + ln.Addr().String()
+		if play.CACert, err = os.ReadFile(filepath.Join(*data, "tls.crt")); err != nil {
+			ln.Close()
+			return err
+		}
 	}
 	fmt.Fprintf(stdout, "kubeplay is serving on %s\n  UI:       %s/\n  browser:  %s/browser/\n  kubectl:  kubectl --server %s get namespaces\n", url, url, url, url)
 
@@ -196,36 +233,14 @@ func kubeconfig(args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cluster := ""
+	caPath := ""
 	if *ca != "" {
 		abs, err := filepath.Abs(*ca)
 		if err != nil {
 			return err
 		}
-		b, _ := json.Marshal(abs)
-		cluster = "\n    certificate-authority: " + string(b)
+		caPath = abs
 	}
-	user := " {}"
-	if *token != "" {
-		b, _ := json.Marshal(*token) // a JSON string is a YAML string
-		user = "\n    token: " + string(b)
-	}
-	_, err := fmt.Fprintf(stdout, `apiVersion: v1
-kind: Config
-clusters:
-- name: kubeplay
-  cluster:
-    server: %s%s
-users:
-- name: kubeplay
-  user:%s
-contexts:
-- name: kubeplay
-  context:
-    cluster: kubeplay
-    user: kubeplay
-    namespace: default
-current-context: kubeplay
-`, *server, cluster, user)
+	_, err := io.WriteString(stdout, playground.Kubeconfig(playground.KubeconfigOptions{Server: *server, Token: *token, CAPath: caPath}))
 	return err
 }

@@ -80,12 +80,15 @@ func (gc *garbageCollector) relevant(ev store.Event) bool {
 
 // node is one object of the ownership graph.
 type node struct {
-	res        *catalog.Resource
-	ns, name   string
-	uid        string
-	deleting   bool
-	finalizers []string
-	owners     []metav1.OwnerReference
+	res      *catalog.Resource
+	ns, name string
+	uid      string
+	deleting bool
+	// deletionRequested is when the deletion was asked for: the
+	// deletionTimestamp less the grace period.
+	deletionRequested time.Time
+	finalizers        []string
+	owners            []metav1.OwnerReference
 }
 
 func (n *node) ref() server.ObjectRef {
@@ -137,6 +140,12 @@ func (gc *garbageCollector) snapshot(ctx context.Context) (*graph, error) {
 		md := obj.Metadata
 		n := &node{res: res, name: rest, uid: string(md.UID), deleting: md.DeletionTimestamp != nil,
 			finalizers: md.Finalizers, owners: md.OwnerReferences}
+		if md.DeletionTimestamp != nil {
+			n.deletionRequested = md.DeletionTimestamp.Time
+			if g := md.DeletionGracePeriodSeconds; g != nil {
+				n.deletionRequested = n.deletionRequested.Add(-time.Duration(*g) * time.Second)
+			}
+		}
 		if res.Namespaced {
 			n.ns, n.name, _ = strings.Cut(rest, "/")
 		}

@@ -89,3 +89,17 @@ func (j *DeletionJournal) TimelineOf(gr schema.GroupResource, ns, name string) [
 	defer j.mu.Unlock()
 	return slices.Clone(j.byUID[j.latest[objectName{gr, ns, name}]])
 }
+
+// Recent returns the objects of the limit most recent timelines (by first
+// event), newest first, each as its first event names it.
+func (j *DeletionJournal) Recent(limit int) []server.ObjectRef {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var out []server.ObjectRef
+	for i := len(j.order) - 1; i >= 0 && len(out) < limit; i-- {
+		if tl := j.byUID[j.order[i]]; len(tl) > 0 {
+			out = append(out, tl[0].Object)
+		}
+	}
+	return out
+}

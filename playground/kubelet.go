@@ -27,8 +27,8 @@ type kubelet struct {
 	now func() time.Time
 }
 
-func newKubelet(api http.Handler) *kubelet {
-	return &kubelet{api: inproc.New(api, kubeletAgent), now: time.Now}
+func newKubelet(api http.Handler, now func() time.Time) *kubelet {
+	return &kubelet{api: inproc.New(api, kubeletAgent), now: now}
 }
 
 func isPodChange(ev store.Event) bool { return strings.HasPrefix(ev.KV.Key, "/registry/pods/") }

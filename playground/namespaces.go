@@ -79,7 +79,9 @@ func (c *namespaceController) syncAll(ctx context.Context) (pending bool) {
 		} `json:"items"`
 	}
 	if err := c.api.Get(ctx, "/api/v1/namespaces", &list); err != nil {
-		slog.Warn("namespace controller: list namespaces", "err", err)
+		if ctx.Err() == nil { // not the sandbox closing
+			slog.Warn("namespace controller: list namespaces", "err", err)
+		}
 		return true
 	}
 	for _, ns := range list.Items {

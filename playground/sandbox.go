@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -42,6 +44,13 @@ type Controllers struct {
 	// DisableClusterRoleAggregation: kube-controller-manager's controller
 	// that fills in the rules of aggregated ClusterRoles (admin, edit, view).
 	DisableClusterRoleAggregation bool
+	// DisableWorkloads: the simulated Deployment, ReplicaSet and Job
+	// controllers, scheduler and kubelets that make pods and move them
+	// through Pending, Running and (a Job's) Succeeded (see workloads.go).
+	DisableWorkloads bool
+	// FinalizerBots are simulated actors that remove a finalizer some time
+	// after an object's deletion was requested.
+	FinalizerBots []FinalizerBot
 }
 
 // Sandbox is one isolated cluster: an API server and its controllers.
@@ -53,8 +62,13 @@ type Sandbox struct {
 	// journal, so that every request shows up there.
 	handler   http.Handler
 	deletions *DeletionJournal
-	cancel    context.CancelFunc
-	done      sync.WaitGroup
+	clock     *Clock
+	ctx       context.Context
+
+	mu          sync.Mutex // guards the fields below
+	controllers Controllers
+	cancel      context.CancelFunc
+	done        *sync.WaitGroup
 }
 
 // Open starts a sandbox over opts.Store.
@@ -63,35 +77,82 @@ func Open(ctx context.Context, opts Options) (*Sandbox, error) {
 		return nil, errors.New("playground: no store")
 	}
 	deletions := newDeletionJournal()
-	api, err := server.New(ctx, server.Options{Store: opts.Store, OnDeletion: deletions.record,
+	clock := &Clock{}
+	api, err := server.New(ctx, server.Options{Store: opts.Store, OnDeletion: deletions.record, Now: clock.Now,
 		AllowUnsafeMalformedObjectDeletion: opts.AllowUnsafeMalformedObjectDeletion, Access: opts.Access})
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	j := journal.New(journal.Limits{}, nil)
-	sb := &Sandbox{store: opts.Store, api: api, journal: j, handler: j.Handler(api), deletions: deletions, cancel: cancel}
-	if !opts.Controllers.DisableNamespace {
+	sb := &Sandbox{store: opts.Store, api: api, journal: j, handler: j.Handler(api), deletions: deletions,
+		clock: clock, ctx: context.WithoutCancel(ctx)}
+	sb.SetControllers(opts.Controllers)
+	return sb, nil
+}
+
+// Controllers returns the controllers switched off.
+func (sb *Sandbox) Controllers() Controllers {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	return sb.controllers
+}
+
+// SetControllers stops the running controllers and starts those c leaves
+// on; each starts from the current state of the store.
+func (sb *Sandbox) SetControllers(c Controllers) {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	sb.stopControllers()
+	ctx, cancel := context.WithCancel(sb.ctx)
+	done := &sync.WaitGroup{}
+	sb.controllers, sb.cancel, sb.done = c, cancel, done
+	st, api := sb.store, sb.api
+	if !c.DisableNamespace {
 		nc := newNamespaceController(sb.handler, api.Catalog())
 		nsCtx := authn.WithUser(ctx, namespaceControllerUser)
-		sb.done.Go(func() { runLoop(nsCtx, "namespace controller", opts.Store, nc.relevant, nc.syncNamespaces) })
+		done.Go(func() { runLoop(nsCtx, "namespace controller", st, nc.relevant, nc.syncNamespaces) })
 	}
-	if !opts.Controllers.DisableGarbageCollector {
-		gc := newGarbageCollector(sb.handler, api.Catalog(), opts.Store, deletions)
-		sb.done.Go(func() { runLoop(ctx, "garbage collector", opts.Store, gc.relevant, gc.sync) })
+	if !c.DisableGarbageCollector {
+		gc := newGarbageCollector(sb.handler, api.Catalog(), st, sb.deletions)
+		done.Go(func() { runLoop(ctx, "garbage collector", st, gc.relevant, gc.sync) })
 	}
-	if !opts.Controllers.DisableKubelet {
-		k := newKubelet(sb.handler)
-		sb.done.Go(func() { runLoop(ctx, "kubelet", opts.Store, isPodChange, k.sync) })
+	if !c.DisableKubelet {
+		k := newKubelet(sb.handler, sb.clock.Now)
+		done.Go(func() { runLoop(ctx, "kubelet", st, isPodChange, k.sync) })
 	}
-	if !opts.Controllers.DisableClusterRoleAggregation {
+	if !c.DisableWorkloads {
+		wl := newWorkloads(sb.handler, sb.clock.Now)
+		done.Go(func() { runLoop(ctx, "simulated workload controllers", st, isWorkloadChange, wl.sync) })
+	}
+	if len(c.FinalizerBots) > 0 {
+		bots := &finalizerBots{bots: slices.Clone(c.FinalizerBots), gc: newGarbageCollector(sb.handler, api.Catalog(), st, nil), now: sb.clock.Now}
+		done.Go(func() { runLoop(ctx, "finalizer bot", st, nil, bots.sync) })
+	}
+	if !c.DisableClusterRoleAggregation {
 		agg := newClusterRoleAggregator(sb.handler)
 		aggCtx := authn.WithUser(ctx, aggregationControllerUser)
-		sb.done.Go(func() {
-			runLoop(aggCtx, "clusterrole aggregation controller", opts.Store, isClusterRoleChange, agg.sync)
+		done.Go(func() {
+			runLoop(aggCtx, "clusterrole aggregation controller", st, isClusterRoleChange, agg.sync)
 		})
 	}
-	return sb, nil
+}
+
+// Clock returns the sandbox's clock.
+func (sb *Sandbox) Clock() *Clock { return sb.clock }
+
+// AdvanceClock moves the sandbox's clock forward by d and has every
+// controller look again at once, so what became due happens now.
+func (sb *Sandbox) AdvanceClock(d time.Duration) {
+	sb.clock.advance(d)
+	sb.SetControllers(sb.Controllers())
+}
+
+// stopControllers requires sb.mu.
+func (sb *Sandbox) stopControllers() {
+	if sb.cancel != nil {
+		sb.cancel()
+		sb.done.Wait()
+	}
 }
 
 // Handler returns the sandbox's Kubernetes API.
@@ -114,7 +175,8 @@ func (sb *Sandbox) PlantUndecodable(ctx context.Context, gvr schema.GroupVersion
 
 // Close stops the controllers and closes the store.
 func (sb *Sandbox) Close() error {
-	sb.cancel()
-	sb.done.Wait()
+	sb.mu.Lock()
+	sb.stopControllers()
+	sb.mu.Unlock()
 	return sb.store.Close()
 }

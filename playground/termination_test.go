@@ -154,7 +154,13 @@ func TestNamespaceTermination_Foreground(t *testing.T) {
 		t.Fatalf("namespace finalizers %v", fs)
 	}
 	waitFor(t, "the namespace to go", gone(t, h, "/api/v1/namespaces/fg"))
-	got := phases(sb.DeletionJournal().TimelineOf(schema.GroupResource{Resource: "namespaces"}, "", "fg"))
+	// The journal hears of the removal from the request that made it, just
+	// after the store did: a reader may see the 404 first.
+	timeline := func() []server.DeletionPhase {
+		return phases(sb.DeletionJournal().TimelineOf(schema.GroupResource{Resource: "namespaces"}, "", "fg"))
+	}
+	waitFor(t, "the journal to record the removal", func() bool { return slices.Contains(timeline(), server.PhaseRemoved) })
+	got := timeline()
 	removed := 0
 	for _, p := range got {
 		if p == server.PhaseFinalizerRemoved {

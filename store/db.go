@@ -24,8 +24,10 @@ type Options struct {
 	Now func() time.Time
 }
 
+// DefaultRetention is the history a store keeps unless told otherwise.
+const DefaultRetention = 5 * time.Minute
+
 const (
-	defaultRetention   = 5 * time.Minute
 	defaultWatchBuffer = 1024
 	// minCompactInterval bounds how often the background compactor runs.
 	minCompactInterval = time.Second
@@ -33,7 +35,7 @@ const (
 
 func (o Options) withDefaults() Options {
 	if o.Retention == 0 {
-		o.Retention = defaultRetention
+		o.Retention = DefaultRetention
 	}
 	if o.WatchBuffer <= 0 {
 		o.WatchBuffer = defaultWatchBuffer

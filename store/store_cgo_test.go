@@ -3,7 +3,10 @@
 package store_test
 
 import (
+	"database/sql"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"kubeplay/store"
@@ -31,4 +34,41 @@ func BenchmarkDBFile(b *testing.B) {
 	storetest.Benchmark(b, func(b *testing.B) store.Store {
 		return openFile(b, filepath.Join(b.TempDir(), "kv.db"))
 	})
+}
+
+func TestCheckFile(t *testing.T) {
+	dir := t.TempDir()
+	st := openFile(t, dir+"/good.db")
+	defer st.Close()
+	if _, err := st.Create(t.Context(), "/a", []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Snapshot(t.Context(), dir+"/snap.db"); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.CheckFile(t.Context(), dir+"/snap.db"); err != nil {
+		t.Errorf("CheckFile(a snapshot): %v", err)
+	}
+	if size, err := st.Size(t.Context()); err != nil || size < 4096 {
+		t.Errorf("Size = %d, %v", size, err)
+	}
+
+	// A trigger would run on the next write: refused.
+	db, err := sql.Open("sqlite3", dir+"/snap.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`CREATE TRIGGER t AFTER INSERT ON kv BEGIN DELETE FROM kv; END`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if err := store.CheckFile(t.Context(), dir+"/snap.db"); err == nil || !strings.Contains(err.Error(), `unexpected trigger "t"`) {
+		t.Errorf("CheckFile(with a trigger) = %v", err)
+	}
+	if err := os.WriteFile(dir+"/junk.db", []byte(strings.Repeat("junk", 1000)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.CheckFile(t.Context(), dir+"/junk.db"); err == nil {
+		t.Errorf("CheckFile(junk) succeeded")
+	}
 }

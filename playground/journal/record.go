@@ -22,7 +22,7 @@ func (j *Journal) Handler(api http.Handler) http.Handler {
 		if r.Body != nil {
 			r.Body = &teeBody{ReadCloser: r.Body, capture: body}
 		}
-		rec := &recorder{ResponseWriter: w, j: j, e: e, watch: isWatch(r), body: capture{limit: j.limits.BodyBytes}}
+		rec := &recorder{ResponseWriter: w, j: j, e: e, watch: IsWatch(r), body: capture{limit: j.limits.BodyBytes}}
 		defer func() {
 			rec.flushPartialEvent()
 			j.update(e, true, func(e *Entry) {
@@ -70,9 +70,9 @@ func (t *teeBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// isWatch reports whether r asks for a watch (?watch=true, or the
+// IsWatch reports whether r asks for a watch (?watch=true, or the
 // deprecated /watch/ paths).
-func isWatch(r *http.Request) bool {
+func IsWatch(r *http.Request) bool {
 	w := r.URL.Query().Get("watch")
 	return w == "true" || w == "1" || strings.Contains(r.URL.Path, "/watch/")
 }

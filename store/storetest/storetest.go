@@ -39,6 +39,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store, opts ...Option) {
 	t.Run("Close", s.testClose)
 	t.Run("Concurrency", s.testConcurrency)
 	t.Run("Reopen", s.testReopen)
+	t.Run("Snapshot", s.testSnapshot)
 }
 
 // Option adds optional parts to the suite.

@@ -1,0 +1,735 @@
+// Package api serves the playground API: JSON over HTTP, versioned under
+// /playground/v1/, to create, script and inspect sandboxes (see
+// openapi.json), and each sandbox's Kubernetes API under
+// /sandboxes/<id>/.
+package api
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"kubeplay/playground"
+	"kubeplay/playground/journal"
+	"kubeplay/playground/scenario"
+	"kubeplay/server"
+	"kubeplay/store"
+)
+
+// Prefix is where the playground API is served.
+const Prefix = "/playground/v1"
+
+//go:embed openapi.json
+var openapiDoc []byte
+
+// snapshotType is the media type of snapshots (SQLite database files).
+const snapshotType = "application/vnd.sqlite3"
+
+// Handler serves the playground API and the sandboxes' Kubernetes APIs.
+type Handler struct {
+	m   *playground.Manager
+	mux *http.ServeMux
+	// CACert is the PEM of the certificate the server presents over
+	// HTTPS, for the kubeconfigs it hands out (nil: the system's roots).
+	CACert []byte
+}
+
+// New returns the handler of m's sandboxes. Mount it at "/playground/v1/"
+// and "/sandboxes/".
+func New(m *playground.Manager) *Handler {
+	h := &Handler{m: m, mux: http.NewServeMux()}
+	h.mux.HandleFunc("GET "+Prefix+"/openapi.json", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(openapiDoc)
+	})
+	h.mux.HandleFunc("POST "+Prefix+"/sandboxes", h.create)
+	h.mux.HandleFunc("GET "+Prefix+"/sandboxes", h.list)
+	h.mux.HandleFunc("GET "+Prefix+"/sandboxes/{id}", h.with(h.get))
+	h.mux.HandleFunc("DELETE "+Prefix+"/sandboxes/{id}", h.delete)
+	h.mux.HandleFunc("POST "+Prefix+"/sandboxes/{id}/reset", h.with(h.reset))
+	h.mux.HandleFunc("GET "+Prefix+"/sandboxes/{id}/kubeconfig", h.with(h.kubeconfig))
+	h.mux.HandleFunc("GET "+Prefix+"/sandboxes/{id}/snapshot", h.with(h.snapshot))
+	h.mux.HandleFunc("PUT "+Prefix+"/sandboxes/{id}/snapshot", h.with(h.restore))
+	h.mux.HandleFunc("GET "+Prefix+"/sandboxes/{id}/settings", h.with(h.settings))
+	h.mux.HandleFunc("PATCH "+Prefix+"/sandboxes/{id}/settings", h.with(h.patchSettings))
+	h.mux.HandleFunc("POST "+Prefix+"/sandboxes/{id}/compact", h.with(h.compact))
+	h.mux.HandleFunc("POST "+Prefix+"/sandboxes/{id}/clock", h.with(h.advanceClock))
+	h.mux.HandleFunc("POST "+Prefix+"/sandboxes/{id}/run", h.with(h.run))
+	h.mux.HandleFunc("GET "+Prefix+"/sandboxes/{id}/journal", h.with(h.journal))
+	h.mux.HandleFunc("GET "+Prefix+"/sandboxes/{id}/journal/live", h.with(h.live))
+	h.mux.HandleFunc("GET "+Prefix+"/sandboxes/{id}/deletions", h.with(h.deletions))
+	h.mux.HandleFunc(Prefix+"/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "no such endpoint: %s %s (the API is described at %s/openapi.json)", r.Method, r.URL.Path, Prefix)
+	})
+	h.mux.HandleFunc("/sandboxes/{id}/", h.kube)
+	return h
+}
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+
+// kube serves a sandbox's Kubernetes API, rooted at /sandboxes/<id>.
+func (h *Handler) kube(w http.ResponseWriter, r *http.Request) {
+	ms, err := h.m.Get(r.PathValue("id"))
+	if err != nil {
+		// An unknown sandbox looks like a path kube-apiserver does not
+		// serve, so that probing learns nothing.
+		http.NotFound(w, r)
+		return
+	}
+	http.StripPrefix("/sandboxes/"+ms.ID(), ms.Handler()).ServeHTTP(w, r)
+}
+
+// with looks up the sandbox of the path for fn.
+func (h *Handler) with(fn func(http.ResponseWriter, *http.Request, *playground.Managed)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ms, err := h.m.Get(r.PathValue("id"))
+		if err != nil {
+			writeError(w, http.StatusNotFound, "sandbox %q not found (deleted, expired, or never created)", r.PathValue("id"))
+			return
+		}
+		fn(w, r, ms)
+	}
+}
+
+// Sandbox is a sandbox as the API shows it.
+type Sandbox struct {
+	ID       string    `json:"id"`
+	Created  time.Time `json:"created"`
+	LastUsed time.Time `json:"lastUsed"`
+	// Server is the path of its Kubernetes API (append it to the
+	// playground's URL).
+	Server   string            `json:"server"`
+	Settings Settings          `json:"settings"`
+	Limits   playground.Limits `json:"limits"`
+	Usage    Usage             `json:"usage"`
+	// Scenario is set in the answer to a create with a scenario.
+	Scenario *ScenarioRun `json:"scenario,omitempty"`
+}
+
+// Usage is what a sandbox holds now.
+type Usage struct {
+	Revision int64 `json:"revision"`
+	Objects  int64 `json:"objects"`
+	Bytes    int64 `json:"bytes"`
+}
+
+// Settings are a sandbox's switches.
+type Settings struct {
+	// Controllers says which simulated controllers run.
+	Controllers ControllerSettings `json:"controllers"`
+	// FinalizerBots replace the sandbox's finalizer bots when set.
+	FinalizerBots *[]FinalizerBot `json:"finalizerBots,omitempty"`
+	// Clock is the sandbox's clock (read only: POST .../clock advances it).
+	Clock *Clock `json:"clock,omitempty"`
+	// Retention is how long the sandbox keeps history (a Go duration; set
+	// when it is created; "-1ns": forever).
+	Retention string `json:"retention,omitempty"`
+}
+
+// FinalizerBot removes Finalizer from objects being deleted, Delay (a Go
+// duration: "5s", "1m30s") after their deletion was requested.
+type FinalizerBot struct {
+	Finalizer string `json:"finalizer"`
+	Delay     string `json:"delay"`
+}
+
+// Clock is a sandbox's time.
+type Clock struct {
+	Now time.Time `json:"now"`
+	// Offset is how far it runs ahead of real time (a Go duration).
+	Offset string `json:"offset"`
+}
+
+// ControllerSettings: true runs the (simulated) controller.
+type ControllerSettings struct {
+	Namespace              *bool `json:"namespace,omitempty"`
+	GarbageCollector       *bool `json:"garbageCollector,omitempty"`
+	Kubelet                *bool `json:"kubelet,omitempty"`
+	ClusterRoleAggregation *bool `json:"clusterRoleAggregation,omitempty"`
+	// Workloads: the simulated Deployment, ReplicaSet and Job controllers,
+	// scheduler and kubelets.
+	Workloads *bool `json:"workloads,omitempty"`
+}
+
+func controllerSettings(c playground.Controllers) ControllerSettings {
+	on := func(disabled bool) *bool { v := !disabled; return &v }
+	return ControllerSettings{Namespace: on(c.DisableNamespace), GarbageCollector: on(c.DisableGarbageCollector),
+		Kubelet: on(c.DisableKubelet), ClusterRoleAggregation: on(c.DisableClusterRoleAggregation), Workloads: on(c.DisableWorkloads)}
+}
+
+// apply switches the controllers s names, leaving the others.
+func (s ControllerSettings) apply(c playground.Controllers) playground.Controllers {
+	set := func(disabled *bool, on *bool) {
+		if on != nil {
+			*disabled = !*on
+		}
+	}
+	set(&c.DisableNamespace, s.Namespace)
+	set(&c.DisableGarbageCollector, s.GarbageCollector)
+	set(&c.DisableKubelet, s.Kubelet)
+	set(&c.DisableClusterRoleAggregation, s.ClusterRoleAggregation)
+	set(&c.DisableWorkloads, s.Workloads)
+	return c
+}
+
+func (h *Handler) describe(ctx context.Context, ms *playground.Managed) Sandbox {
+	sb := Sandbox{ID: ms.ID(), Created: ms.Created().UTC(), LastUsed: ms.LastUsed().UTC(), Server: "/sandboxes/" + ms.ID(),
+		Settings: settingsOf(ms), Limits: h.m.Limits()}
+	if db := ms.Store(); db != nil {
+		sb.Usage.Revision, _ = db.CurrentRevision(ctx)
+		sb.Usage.Objects, _ = db.Count(ctx, "/registry/")
+		sb.Usage.Bytes, _ = db.Size(ctx)
+	}
+	return sb
+}
+
+// maxSettingsBody bounds the JSON bodies of the playground API.
+const maxSettingsBody = 64 << 10
+
+// create makes a sandbox: empty, with the settings of a JSON body, from a
+// snapshot (a body of type application/vnd.sqlite3), or set up by a
+// scenario (?scenario=<built-in name>, or a YAML body) whose step results
+// the answer includes.
+func (h *Handler) create(w http.ResponseWriter, r *http.Request) {
+	var opts playground.CreateOptions
+	var setup *scenario.Scenario
+	if name := r.URL.Query().Get("scenario"); name != "" || strings.HasPrefix(r.Header.Get("Content-Type"), "application/yaml") {
+		sc, ok := scenarioOf(w, r, name)
+		if !ok {
+			return
+		}
+		setup = sc
+	} else if isSnapshot(r) {
+		path, ok := h.receiveSnapshot(w, r)
+		if !ok {
+			return
+		}
+		defer os.Remove(path) // gone already once restored
+		opts.Snapshot = path
+	} else {
+		var s Settings
+		if !decodeJSON(w, r, &s) {
+			return
+		}
+		var err error
+		if opts.Controllers, err = s.controllers(playground.Controllers{}); err != nil {
+			writeError(w, http.StatusBadRequest, "%v", err)
+			return
+		}
+		if s.Retention != "" {
+			if opts.Retention, err = time.ParseDuration(s.Retention); err != nil || opts.Retention == 0 {
+				writeError(w, http.StatusBadRequest, "retention: want a duration such as \"10m\" (negative: keep all history), not %q", s.Retention)
+				return
+			}
+		}
+	}
+	ms, err := h.m.Create(r.Context(), opts)
+	switch {
+	case errors.Is(err, playground.ErrTooManySandboxes):
+		w.Header().Set("Retry-After", "60")
+		writeError(w, http.StatusTooManyRequests, "%v", err)
+		return
+	case err != nil && opts.Snapshot != "":
+		writeError(w, http.StatusBadRequest, "%v", err)
+		return
+	case err != nil:
+		writeError(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	created := h.describe(r.Context(), ms)
+	if setup != nil {
+		created.Scenario = &ScenarioRun{Name: setup.Name, Steps: []scenario.StepResult{}}
+		created.Scenario.Passed, err = scenario.Run(r.Context(), setup, scenario.SandboxTarget(ms), func(res scenario.StepResult) {
+			created.Scenario.Steps = append(created.Scenario.Steps, res)
+		})
+		if err != nil {
+			created.Scenario.Error = err.Error()
+		}
+		created.Usage = h.describe(r.Context(), ms).Usage
+	}
+	w.Header().Set("Location", Prefix+"/sandboxes/"+ms.ID())
+	writeJSON(w, http.StatusCreated, created)
+}
+
+// ScenarioRun is the outcome of the scenario a sandbox was created with.
+type ScenarioRun struct {
+	Name   string                `json:"name"`
+	Passed bool                  `json:"passed"`
+	Error  string                `json:"error,omitempty"`
+	Steps  []scenario.StepResult `json:"steps"`
+}
+
+func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
+	items := []Sandbox{}
+	for _, ms := range h.m.List() {
+		items = append(items, h.describe(r.Context(), ms))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"items": items})
+}
+
+func (h *Handler) get(w http.ResponseWriter, r *http.Request, ms *playground.Managed) {
+	writeJSON(w, http.StatusOK, h.describe(r.Context(), ms))
+}
+
+func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if err := h.m.Delete(id); errors.Is(err, playground.ErrNoSandbox) {
+		writeError(w, http.StatusNotFound, "sandbox %q not found (deleted, expired, or never created)", id)
+		return
+	} else if err != nil {
+		writeError(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (h *Handler) reset(w http.ResponseWriter, r *http.Request, ms *playground.Managed) {
+	if err := ms.Reset(r.Context()); err != nil {
+		writeError(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, h.describe(r.Context(), ms))
+}
+
+// kubeconfig answers a kubeconfig whose server is the sandbox's URL as the
+// client reached this server; the bearer token the request carried, if
+// any, is the kubeconfig's user's.
+func (h *Handler) kubeconfig(w http.ResponseWriter, r *http.Request, ms *playground.Managed) {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	token, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	w.Header().Set("Content-Type", "application/yaml")
+	o := playground.KubeconfigOptions{Server: scheme + "://" + r.Host + "/sandboxes/" + ms.ID(), Token: strings.TrimSpace(token)}
+	if r.TLS != nil {
+		o.CAData = h.CACert
+	}
+	io.WriteString(w, playground.Kubeconfig(o))
+}
+
+func (h *Handler) snapshot(w http.ResponseWriter, r *http.Request, ms *playground.Managed) {
+	path, err := h.m.SnapshotPath()
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	defer os.Remove(path)
+	if err := ms.Snapshot(r.Context(), path); err != nil {
+		writeError(w, http.StatusInternalServerError, "snapshot: %v", err)
+		return
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	defer f.Close()
+	w.Header().Set("Content-Type", snapshotType)
+	w.Header().Set("Content-Disposition", `attachment; filename="sandbox-`+ms.ID()+`.db"`)
+	http.ServeContent(w, r, "", time.Time{}, f)
+}
+
+func (h *Handler) restore(w http.ResponseWriter, r *http.Request, ms *playground.Managed) {
+	if !isSnapshot(r) {
+		writeError(w, http.StatusUnsupportedMediaType, "a snapshot is uploaded as %s, not %q", snapshotType, r.Header.Get("Content-Type"))
+		return
+	}
+	path, ok := h.receiveSnapshot(w, r)
+	if !ok {
+		return
+	}
+	defer os.Remove(path)
+	if err := ms.Restore(r.Context(), path); err != nil {
+		writeError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, h.describe(r.Context(), ms))
+}
+
+func isSnapshot(r *http.Request) bool {
+	return strings.HasPrefix(r.Header.Get("Content-Type"), snapshotType)
+}
+
+// receiveSnapshot stores an uploaded snapshot, at most the sandbox's
+// byte limit, in a file of its own.
+func (h *Handler) receiveSnapshot(w http.ResponseWriter, r *http.Request) (string, bool) {
+	path, err := h.m.SnapshotPath()
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "%v", err)
+		return "", false
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "%v", err)
+		return "", false
+	}
+	limit := h.m.Limits().Bytes
+	if limit < 0 {
+		limit = 1 << 40
+	}
+	n, err := io.Copy(f, io.LimitReader(r.Body, limit+1))
+	err = errors.Join(err, f.Close())
+	switch {
+	case err != nil:
+		writeError(w, http.StatusBadRequest, "reading the snapshot: %v", err)
+	case n > limit:
+		err = errors.New("too large")
+		writeError(w, http.StatusRequestEntityTooLarge, "the snapshot is larger than a sandbox may be (%d bytes)", limit)
+	}
+	if err != nil {
+		os.Remove(path)
+		return "", false
+	}
+	return path, true
+}
+
+func (h *Handler) settings(w http.ResponseWriter, r *http.Request, ms *playground.Managed) {
+	writeJSON(w, http.StatusOK, settingsOf(ms))
+}
+
+func settingsOf(ms *playground.Managed) Settings {
+	c := ms.Controllers()
+	bots := []FinalizerBot{}
+	for _, b := range c.FinalizerBots {
+		bots = append(bots, FinalizerBot{Finalizer: b.Finalizer, Delay: b.Delay.String()})
+	}
+	s := Settings{Controllers: controllerSettings(c), FinalizerBots: &bots, Retention: ms.Retention().String()}
+	if ms.Retention() == 0 {
+		s.Retention = store.DefaultRetention.String()
+	}
+	if sb := ms.Sandbox(); sb != nil {
+		s.Clock = &Clock{Now: sb.Clock().Now().UTC(), Offset: sb.Clock().Offset().String()}
+	}
+	return s
+}
+
+// controllers are the controllers s asks for, starting from c.
+func (s Settings) controllers(c playground.Controllers) (playground.Controllers, error) {
+	c = s.Controllers.apply(c)
+	if s.Clock != nil {
+		return c, errors.New("clock: advance it with POST .../clock")
+	}
+	if s.FinalizerBots != nil {
+		c.FinalizerBots = nil
+		for _, b := range *s.FinalizerBots {
+			d, err := time.ParseDuration(b.Delay)
+			if err != nil || d < 0 || b.Finalizer == "" {
+				return c, fmt.Errorf("finalizerBots: want a finalizer and a delay such as \"5s\", not %q and %q", b.Finalizer, b.Delay)
+			}
+			c.FinalizerBots = append(c.FinalizerBots, playground.FinalizerBot{Finalizer: b.Finalizer, Delay: d})
+		}
+	}
+	return c, nil
+}
+
+// advanceClock moves the sandbox's clock forward by the body's advance (a
+// Go duration); what became due (grace periods, finalizer bots, pod
+// phases) happens at once.
+func (h *Handler) advanceClock(w http.ResponseWriter, r *http.Request, ms *playground.Managed) {
+	var body struct {
+		Advance string `json:"advance"`
+	}
+	if !decodeJSON(w, r, &body) {
+		return
+	}
+	d, err := time.ParseDuration(body.Advance)
+	if err != nil || d < 0 {
+		writeError(w, http.StatusBadRequest, "advance: want a positive duration such as \"30s\", not %q", body.Advance)
+		return
+	}
+	if err := ms.AdvanceClock(d); err != nil {
+		writeError(w, http.StatusServiceUnavailable, "%v", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, settingsOf(ms).Clock)
+}
+
+// patchSettings merges the settings of the body (a JSON merge patch) into
+// the sandbox's.
+func (h *Handler) patchSettings(w http.ResponseWriter, r *http.Request, ms *playground.Managed) {
+	var s Settings
+	if !decodeJSON(w, r, &s) {
+		return
+	}
+	c, err := s.controllers(ms.Controllers())
+	if err == nil && s.Retention != "" {
+		err = errors.New("retention: set when the sandbox is created")
+	}
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	ms.SetControllers(c)
+	h.settings(w, r, ms)
+}
+
+// compact drops the sandbox's history now, as the store does with old
+// history on its own: reads and watches at older revisions answer 410 Gone.
+func (h *Handler) compact(w http.ResponseWriter, r *http.Request, ms *playground.Managed) {
+	rev, err := ms.Compact(r.Context())
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "compact: %v", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]int64{"compactedRevision": rev})
+}
+
+// journal answers a page of the request journal: ?after=<seq>&limit=<n>.
+func (h *Handler) journal(w http.ResponseWriter, r *http.Request, ms *playground.Managed) {
+	after, limit, ok := pageParams(w, r)
+	if !ok {
+		return
+	}
+	items, oldest := ms.Sandbox().Journal().Page(after, limit)
+	if items == nil {
+		items = []journal.Entry{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"items": items, "oldest": oldest})
+}
+
+func pageParams(w http.ResponseWriter, r *http.Request) (after int64, limit int, ok bool) {
+	q := r.URL.Query()
+	if v := q.Get("after"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			writeError(w, http.StatusBadRequest, "after: want a sequence number, not %q", v)
+			return 0, 0, false
+		}
+		after = n
+	}
+	limit = 100
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1000 {
+			writeError(w, http.StatusBadRequest, "limit: want 1 to 1000, not %q", v)
+			return 0, 0, false
+		}
+		limit = n
+	}
+	return after, limit, true
+}
+
+const (
+	pingInterval = 30 * time.Second
+	writeTimeout = 10 * time.Second
+)
+
+// upgrader checks the Origin header against the Host (gorilla's default),
+// so that other sites cannot read a journal through a visitor's browser.
+var upgrader = websocket.Upgrader{}
+
+// live streams the journal over a WebSocket: first the entries after
+// ?after=<seq>, then every update (journal.Update as JSON) as it happens.
+// A client that falls behind is closed with code 1013 (try again later)
+// and resumes from the last sequence number it saw.
+func (h *Handler) live(w http.ResponseWriter, r *http.Request, ms *playground.Managed) {
+	after, _, ok := pageParams(w, r)
+	if !ok {
+		return
+	}
+	if !websocket.IsWebSocketUpgrade(r) {
+		writeError(w, http.StatusBadRequest, "this is a WebSocket endpoint")
+		return
+	}
+	j := ms.Sandbox().Journal()
+	conn, err := upgrader.Upgrade(w, r, nil)
+	if err != nil {
+		return // Upgrade answered the client
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	conn.SetReadDeadline(time.Now().Add(2 * pingInterval))
+	conn.SetPongHandler(func(string) error { return conn.SetReadDeadline(time.Now().Add(2 * pingInterval)) })
+	go func() { // reads only to process pongs and notice the client leaving
+		defer cancel()
+		for {
+			if _, _, err := conn.ReadMessage(); err != nil {
+				return
+			}
+		}
+	}()
+	send := func(u journal.Update) bool {
+		conn.SetWriteDeadline(time.Now().Add(writeTimeout))
+		return conn.WriteJSON(u) == nil
+	}
+	sub := j.Subscribe()
+	defer sub.Stop()
+	catchUp, _ := j.Page(after, 0)
+	last := after
+	for _, e := range catchUp {
+		if !send(journal.Update{Entry: &e}) {
+			return
+		}
+		last = e.Seq
+	}
+	ping := time.NewTicker(pingInterval)
+	defer ping.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ping.C:
+			if conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(writeTimeout)) != nil {
+				return
+			}
+		case u, ok := <-sub.Updates():
+			if !ok {
+				msg := websocket.FormatCloseMessage(websocket.CloseTryAgainLater, "fell behind; reconnect")
+				conn.WriteControl(websocket.CloseMessage, msg, time.Now().Add(writeTimeout))
+				return
+			}
+			// Entries the catch-up sent already, unless done since.
+			if u.Entry != nil && u.Entry.Seq <= last && !u.Entry.Done {
+				continue
+			}
+			if !send(u) {
+				return
+			}
+		}
+	}
+}
+
+// deletions answers the deletion timeline of one object: ?uid=<uid>, or
+// ?resource=<resource>&group=<group>&namespace=<ns>&name=<name> for the
+// latest object of that name; with neither, the objects of the most recent
+// timelines (?limit=, default 100).
+func (h *Handler) deletions(w http.ResponseWriter, r *http.Request, ms *playground.Managed) {
+	q := r.URL.Query()
+	dj := ms.Sandbox().DeletionJournal()
+	var tl any
+	switch {
+	case q.Get("uid") != "":
+		tl = dj.Timeline(q.Get("uid"))
+	case q.Get("resource") != "" && q.Get("name") != "":
+		tl = dj.TimelineOf(schema.GroupResource{Group: q.Get("group"), Resource: q.Get("resource")}, q.Get("namespace"), q.Get("name"))
+	case q.Get("resource") == "" && q.Get("name") == "":
+		_, limit, ok := pageParams(w, r)
+		if !ok {
+			return
+		}
+		objects := dj.Recent(limit)
+		if objects == nil {
+			objects = []server.ObjectRef{}
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"objects": objects})
+		return
+	default:
+		writeError(w, http.StatusBadRequest, "name the object: ?uid=<uid>, or ?resource=&name= (with group= and namespace= where they apply)")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"events": tl})
+}
+
+// Error is the body of every error of the playground API.
+type Error struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+func writeError(w http.ResponseWriter, code int, format string, args ...any) {
+	writeJSON(w, code, map[string]Error{"error": {Code: code, Message: fmt.Sprintf(format, args...)}})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(v)
+}
+
+// decodeJSON reads an optional JSON body into v; it answers the error
+// itself.
+func decodeJSON(w http.ResponseWriter, r *http.Request, v any) bool {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxSettingsBody+1))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "reading the body: %v", err)
+		return false
+	}
+	if len(body) > maxSettingsBody {
+		writeError(w, http.StatusRequestEntityTooLarge, "the body is larger than %d bytes", maxSettingsBody)
+		return false
+	}
+	if len(strings.TrimSpace(string(body))) == 0 {
+		return true
+	}
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		writeError(w, http.StatusBadRequest, "the body is not valid JSON for this request: %v", err)
+		return false
+	}
+	return true
+}
+
+// maxScenarioBody bounds an uploaded scenario.
+const maxScenarioBody = 1 << 20
+
+// run runs a scenario (the YAML body, or ?builtin=<name>) in the sandbox
+// and streams its steps as they end, one JSON object a line
+// (scenario.StepResult), then {"passed": true|false}.
+func (h *Handler) run(w http.ResponseWriter, r *http.Request, ms *playground.Managed) {
+	sc, ok := scenarioOf(w, r, r.URL.Query().Get("builtin"))
+	if !ok {
+		return
+	}
+	target := scenario.SandboxTarget(ms)
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.WriteHeader(http.StatusOK)
+	enc := json.NewEncoder(w)
+	flusher, _ := w.(http.Flusher)
+	passed, err := scenario.Run(r.Context(), sc, target, func(res scenario.StepResult) {
+		enc.Encode(res)
+		if flusher != nil {
+			flusher.Flush()
+		}
+	})
+	end := map[string]any{"passed": passed}
+	if err != nil {
+		end["error"] = err.Error()
+	}
+	enc.Encode(end)
+}
+
+// scenarioOf reads the built-in scenario named builtin, or else the
+// request's YAML body; it answers the error itself.
+func scenarioOf(w http.ResponseWriter, r *http.Request, builtin string) (*scenario.Scenario, bool) {
+	if builtin != "" {
+		all, err := scenario.Builtin()
+		if err != nil {
+			writeError(w, http.StatusInternalServerError, "%v", err)
+			return nil, false
+		}
+		for _, b := range all {
+			if b.Name == builtin {
+				return b, true
+			}
+		}
+		writeError(w, http.StatusNotFound, "no built-in scenario %q", builtin)
+		return nil, false
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxScenarioBody+1))
+	if err != nil || len(body) > maxScenarioBody {
+		writeError(w, http.StatusRequestEntityTooLarge, "a scenario is at most %d bytes", maxScenarioBody)
+		return nil, false
+	}
+	sc, err := scenario.Parse(body)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "not a scenario: %v", err)
+		return nil, false
+	}
+	return sc, true
+}

@@ -1,0 +1,195 @@
+//go:build !js
+
+// Tests that need files or WebSockets, which GOOS=js (SQLite WASM under
+// Node, no WebSocket watches) does not have.
+
+package playground_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"kubeplay/playground"
+)
+
+func TestManager_lifecycle(t *testing.T) {
+	dir := t.TempDir()
+	m := newManager(t, playground.ManagerOptions{Dir: dir})
+	// No controllers: nothing writes but the test.
+	quiet := playground.CreateOptions{Controllers: playground.Controllers{DisableNamespace: true,
+		DisableGarbageCollector: true, DisableKubelet: true, DisableClusterRoleAggregation: true}}
+	a, err := m.Create(t.Context(), quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := m.Create(t.Context(), quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{a.ID(), b.ID()} {
+		if !regexp.MustCompile(`^[a-z2-7]{26}$`).MatchString(id) {
+			t.Errorf("id %q: want 26 characters of [a-z2-7] (128 random bits)", id)
+		}
+	}
+	if a.ID() == b.ID() {
+		t.Fatalf("two sandboxes with id %s", a.ID())
+	}
+	if l := m.List(); len(l) != 2 || l[0] != a || l[1] != b {
+		t.Errorf("List = %v, want a and b, oldest first", l)
+	}
+	if got, err := m.Get(a.ID()); err != nil || got != a {
+		t.Errorf("Get(a) = %v, %v", got, err)
+	}
+	dbFile := filepath.Join(dir, "sandbox-"+a.ID()+".db")
+	if _, err := os.Stat(dbFile); err != nil {
+		t.Errorf("a's database: %v", err)
+	}
+
+	// Each has its own objects and its own revisions.
+	mustDo(t, a.Handler(), 201, "POST", "/api/v1/namespaces/default/configmaps", `{"metadata":{"name":"only-in-a"}}`)
+	mustDo(t, b.Handler(), 404, "GET", "/api/v1/namespaces/default/configmaps/only-in-a", "")
+	revA, _ := a.Store().CurrentRevision(t.Context())
+	revB, _ := b.Store().CurrentRevision(t.Context())
+	if revA != revB+1 {
+		t.Errorf("revisions: a at %d, b at %d; want a one write ahead", revA, revB)
+	}
+
+	// Reset empties the sandbox, same id.
+	if err := a.Reset(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	mustDo(t, a.Handler(), 404, "GET", "/api/v1/namespaces/default/configmaps/only-in-a", "")
+	mustDo(t, a.Handler(), 200, "GET", "/api/v1/namespaces/default", "")
+
+	if err := m.Delete(a.ID()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Get(a.ID()); !errors.Is(err, playground.ErrNoSandbox) {
+		t.Errorf("Get after Delete: %v", err)
+	}
+	if err := m.Delete(a.ID()); !errors.Is(err, playground.ErrNoSandbox) {
+		t.Errorf("second Delete: %v", err)
+	}
+	if _, err := os.Stat(dbFile); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a's database after Delete: %v", err)
+	}
+}
+
+func TestManager_snapshotRestore(t *testing.T) {
+	dir := t.TempDir()
+	m := newManager(t, playground.ManagerOptions{Dir: dir, InMemory: true})
+	a := create(t, m)
+	mustDo(t, a.Handler(), 201, "POST", "/api/v1/namespaces/default/configmaps", `{"metadata":{"name":"kept"}}`)
+	snap := filepath.Join(t.TempDir(), "snap.db")
+	if err := a.Snapshot(t.Context(), snap); err != nil {
+		t.Fatal(err)
+	}
+	mustDo(t, a.Handler(), 201, "POST", "/api/v1/namespaces/default/configmaps", `{"metadata":{"name":"after"}}`)
+
+	b, err := m.Create(t.Context(), playground.CreateOptions{Snapshot: snap})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := mustDo(t, b.Handler(), 200, "GET", "/api/v1/namespaces/default/configmaps/kept", "")
+	mustDo(t, b.Handler(), 404, "GET", "/api/v1/namespaces/default/configmaps/after", "")
+	if uid := uidOf(kept); uid == "" {
+		t.Errorf("restored object without uid: %v", kept)
+	}
+
+	// Restore over a: back to the snapshot (Create moved the first away).
+	if err := b.Snapshot(t.Context(), snap); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Restore(t.Context(), snap); err != nil {
+		t.Fatal(err)
+	}
+	mustDo(t, a.Handler(), 404, "GET", "/api/v1/namespaces/default/configmaps/after", "")
+	mustDo(t, a.Handler(), 200, "GET", "/api/v1/namespaces/default/configmaps/kept", "")
+
+	junk := filepath.Join(t.TempDir(), "junk.db")
+	os.WriteFile(junk, []byte(strings.Repeat("not sqlite", 500)), 0o644)
+	if err := a.Restore(t.Context(), junk); err == nil || !strings.Contains(err.Error(), "not a kubeplay snapshot") {
+		t.Errorf("Restore(junk) = %v", err)
+	}
+	mustDo(t, a.Handler(), 200, "GET", "/api/v1/namespaces/default/configmaps/kept", "")
+}
+
+// TestManager_reopen: sandboxes kept in files survive a restart.
+func TestManager_reopen(t *testing.T) {
+	dir := t.TempDir()
+	m, err := playground.NewManager(playground.ManagerOptions{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := create(t, m)
+	mustDo(t, ms.Handler(), 201, "POST", "/api/v1/namespaces/default/configmaps", `{"metadata":{"name":"kept"}}`)
+	os.WriteFile(filepath.Join(dir, "snapshot-left-over.db"), []byte("x"), 0o644)
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	m2 := newManager(t, playground.ManagerOptions{Dir: dir})
+	again, err := m2.Get(ms.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustDo(t, again.Handler(), 200, "GET", "/api/v1/namespaces/default/configmaps/kept", "")
+	if _, err := os.Stat(filepath.Join(dir, "snapshot-left-over.db")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("left-over snapshot: %v", err)
+	}
+}
+
+// BenchmarkManager_Create measures creating a sandbox (database, bootstrap
+// objects, controllers started) and the heap an idle one holds.
+func BenchmarkManager_Create(b *testing.B) {
+	for _, inMemory := range []bool{true, false} {
+		name := "file"
+		if inMemory {
+			name = "memory"
+		}
+		b.Run(name, func(b *testing.B) {
+			m := newManager(b, playground.ManagerOptions{InMemory: inMemory, MaxSandboxes: b.N + 1, IdleExpiry: -1})
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			rssBefore := rss()
+			b.ResetTimer()
+			for range b.N {
+				if _, err := m.Create(context.Background(), playground.CreateOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			time.Sleep(100 * time.Millisecond) // the controllers' first passes
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(b.N), "heap-bytes/sandbox")
+			if r := rss(); r > 0 {
+				b.ReportMetric(float64(r-rssBefore)/float64(b.N), "rss-bytes/sandbox")
+			}
+		})
+	}
+}
+
+// rss is the process's resident memory (0 where /proc is missing): it
+// counts SQLite's memory too, which the Go heap does not.
+func rss() int64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, _ := strconv.ParseInt(f[1], 10, 64)
+	return pages * int64(os.Getpagesize())
+}

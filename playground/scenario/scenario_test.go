@@ -1,0 +1,130 @@
+package scenario_test
+
+import (
+	"crypto/tls"
+	"flag"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"kubeplay/playground"
+	"kubeplay/playground/api"
+	"kubeplay/playground/scenario"
+)
+
+var (
+	oracle      = flag.String("oracle", "", "also run the built-in scenarios against this kube-apiserver URL")
+	oracleToken = flag.String("oracle-token", "", "bearer token for -oracle")
+)
+
+// sandboxTarget serves a fresh sandbox over HTTP, as the playground does.
+func sandboxTarget(t *testing.T) scenario.Target {
+	t.Helper()
+	m, err := playground.NewManager(playground.ManagerOptions{InMemory: true, Limits: playground.Limits{RequestsPerSecond: -1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(api.New(m))
+	t.Cleanup(func() {
+		srv.Close()
+		m.Close()
+	})
+	ms, err := m.Create(t.Context(), playground.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Over the network rather than in process, as a client of the
+	// playground would run it.
+	target := scenario.SandboxTarget(ms)
+	target.Server, target.Client = srv.URL+"/sandboxes/"+ms.ID(), srv.Client()
+	return target
+}
+
+func run(t *testing.T, sc *scenario.Scenario, target scenario.Target) (bool, []scenario.StepResult) {
+	t.Helper()
+	var results []scenario.StepResult
+	ok, err := scenario.Run(t.Context(), sc, target, func(r scenario.StepResult) { results = append(results, r) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ok, results
+}
+
+// TestBuiltin runs every built-in scenario in a sandbox and, with -oracle,
+// against kube-apiserver, which keeps their expectations honest.
+func TestBuiltin(t *testing.T) {
+	all, err := scenario.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) < 19 {
+		t.Fatalf("%d built-in scenarios", len(all))
+	}
+	for _, sc := range all {
+		t.Run(sc.Name, func(t *testing.T) {
+			t.Parallel()
+			targets := map[string]scenario.Target{"kubeplay": sandboxTarget(t)}
+			if *oracle != "" && !sc.Sandbox {
+				targets["oracle"] = scenario.Target{Server: *oracle, Token: *oracleToken,
+					Client: &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}}
+			}
+			for name, target := range targets {
+				ok, results := run(t, sc, target)
+				if !ok {
+					last := results[len(results)-1]
+					t.Errorf("%s: step %d (%s) failed:\n  %s", name, last.Step, last.Name, strings.Join(last.Failures, "\n  "))
+				}
+			}
+		})
+	}
+}
+
+func TestRun_failure(t *testing.T) {
+	sc, err := scenario.Parse([]byte(`
+apiVersion: kubeplay.dev/v1
+kind: Scenario
+name: failing
+steps:
+- name: read
+  request: {method: GET, path: /api/v1/namespaces/default}
+  expect:
+    status: 200
+    headers: {Content-Type: application/yaml}
+    jsonpath: {"{.metadata.name}": other, "{.status.phase}": Active}
+  capture: {uid: "{.metadata.uid}"}
+- name: never run
+  request: {method: GET, path: "/api/v1/namespaces/${uid}"}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok, results := run(t, sc, sandboxTarget(t))
+	if ok || len(results) != 1 {
+		t.Fatalf("ok=%v after %d steps", ok, len(results))
+	}
+	want := []string{`header Content-Type: "application/json", want it to contain "application/yaml"`, `{.metadata.name} = default, want other`}
+	if got := results[0].Failures; strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("failures:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestParse_errors(t *testing.T) {
+	for _, tc := range []struct{ doc, want string }{
+		{"apiVersion: v1\nkind: Scenario\nname: x\nsteps: [{name: a, advanceClock: 1s}]", "want apiVersion kubeplay.dev/v1"},
+		{"apiVersion: kubeplay.dev/v1\nkind: Scenario\nname: x\nsteps: [{name: a}]", "want exactly one of"},
+		{"apiVersion: kubeplay.dev/v1\nkind: Scenario\nname: x\nsteps: [{name: a, advanceClock: soon}]", "advanceClock"},
+		{"apiVersion: kubeplay.dev/v1\nkind: Scenario\nname: x\nstep: []", `unknown field "step"`},
+	} {
+		if _, err := scenario.Parse([]byte(tc.doc)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Parse(%q) = %v, want %q", tc.doc, err, tc.want)
+		}
+	}
+}
+
+func TestRun_needsSandbox(t *testing.T) {
+	sc := &scenario.Scenario{Sandbox: true}
+	if _, err := scenario.Run(t.Context(), sc, scenario.Target{}, nil); err != scenario.ErrNeedsSandbox {
+		t.Errorf("Run = %v", err)
+	}
+}

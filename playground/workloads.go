@@ -1,0 +1,738 @@
+package playground
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"kubeplay/server/inproc"
+	"kubeplay/store"
+)
+
+// The workload controllers are simulated: they do, through the API, the
+// visible part of what kube-controller-manager's Deployment, ReplicaSet and
+// Job controllers, the scheduler and the kubelets do — objects, owner
+// references, labels, status fields and conditions as a real cluster shows
+// them — with no containers, nodes or scheduling behind them. Enough for
+// kubectl create deployment, scale, rollout status and a cascading delete
+// to look as they do in a cluster.
+
+const (
+	deploymentControllerAgent = "kube-controller-manager/v1.35.4 (linux/amd64) kubernetes/7b8c6cf/system:serviceaccount:kube-system:deployment-controller"
+	replicaSetControllerAgent = "kube-controller-manager/v1.35.4 (linux/amd64) kubernetes/7b8c6cf/system:serviceaccount:kube-system:replicaset-controller"
+	jobControllerAgent        = "kube-controller-manager/v1.35.4 (linux/amd64) kubernetes/7b8c6cf/system:serviceaccount:kube-system:job-controller"
+
+	// podTemplateHashLabel ties a Deployment's ReplicaSets and pods to a
+	// version of its pod template.
+	podTemplateHashLabel = "pod-template-hash"
+	revisionAnnotation   = "deployment.kubernetes.io/revision"
+)
+
+// Delays of the simulated pod lifecycle: a pod is scheduled at once, its
+// containers run after startDelay, a Job's pods finish after runDelay.
+const (
+	startDelay = 500 * time.Millisecond
+	runDelay   = time.Second
+)
+
+type object = map[string]any
+
+// workloads runs the simulated Deployment, ReplicaSet and Job controllers
+// and the simulated pod lifecycle, in one loop: each pass acts on what the
+// previous one wrote.
+type workloads struct {
+	deployments, replicaSets, jobs, pods *inproc.Client
+	now                                  func() time.Time
+	// podIPs numbers the pod IPs handed out.
+	podIPs atomic.Uint32
+}
+
+func newWorkloads(api http.Handler, now func() time.Time) *workloads {
+	return &workloads{deployments: inproc.New(api, deploymentControllerAgent), replicaSets: inproc.New(api, replicaSetControllerAgent),
+		jobs: inproc.New(api, jobControllerAgent), pods: inproc.New(api, kubeletAgent), now: now}
+}
+
+func isWorkloadChange(ev store.Event) bool {
+	for _, p := range []string{"/registry/pods/", "/registry/replicasets/", "/registry/deployments/", "/registry/jobs/"} {
+		if strings.HasPrefix(ev.KV.Key, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// sync runs one pass of every controller; it asks to run again when a
+// pod's next phase is due, soon after a failed or conflicting write.
+func (wl *workloads) sync(ctx context.Context) time.Duration {
+	next := time.Duration(0)
+	soonest := func(d time.Duration) {
+		if d > 0 && (next == 0 || d < next) {
+			next = d
+		}
+	}
+	for _, step := range []func(context.Context) (time.Duration, error){wl.syncDeployments, wl.syncReplicaSets, wl.syncJobs, wl.syncPods} {
+		d, err := step(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return 0
+			}
+			if !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) && !apierrors.IsAlreadyExists(err) {
+				slog.Warn("simulated workload controllers", "err", err)
+			}
+			soonest(100 * time.Millisecond)
+		}
+		soonest(d)
+	}
+	return next
+}
+
+func list(ctx context.Context, c *inproc.Client, path string) ([]object, error) {
+	var l struct {
+		Items []object `json:"items"`
+	}
+	err := c.Get(ctx, path, &l)
+	return l.Items, err
+}
+
+// Accessors of unstructured objects: a missing or mistyped field reads as
+// its zero value.
+func mapOf(o object, path ...string) object {
+	for _, k := range path {
+		o, _ = o[k].(map[string]any)
+	}
+	return o
+}
+
+func strOf(o object, path ...string) string {
+	s, _ := mapOf(o, path[:len(path)-1]...)[path[len(path)-1]].(string)
+	return s
+}
+
+func intOf(o object, def int64, path ...string) int64 {
+	switch v := mapOf(o, path[:len(path)-1]...)[path[len(path)-1]].(type) {
+	case float64:
+		return int64(v)
+	case int64:
+		return v
+	}
+	return def
+}
+
+func meta(o object) object { return mapOf(o, "metadata") }
+
+func deleting(o object) bool { return meta(o)["deletionTimestamp"] != nil }
+
+// controllerUID is the uid of o's controller (its owner reference with
+// controller: true), "" if none.
+func controllerUID(o object) (uid, kind string) {
+	refs, _ := meta(o)["ownerReferences"].([]any)
+	for _, r := range refs {
+		ref, _ := r.(map[string]any)
+		if c, _ := ref["controller"].(bool); c {
+			u, _ := ref["uid"].(string)
+			k, _ := ref["kind"].(string)
+			return u, k
+		}
+	}
+	return "", ""
+}
+
+// controllerRef is the owner reference a controller puts on what it makes.
+func controllerRef(owner object, apiVersion, kind string) []any {
+	return []any{map[string]any{"apiVersion": apiVersion, "kind": kind, "name": strOf(owner, "metadata", "name"),
+		"uid": strOf(owner, "metadata", "uid"), "controller": true, "blockOwnerDeletion": true}}
+}
+
+// owned groups objects by their controller's uid.
+func owned(objs []object) map[string][]object {
+	by := map[string][]object{}
+	for _, o := range objs {
+		if uid, _ := controllerUID(o); uid != "" {
+			by[uid] = append(by[uid], o)
+		}
+	}
+	return by
+}
+
+func objectPath(group, resource string, o object) string {
+	prefix := "/apis/" + group
+	if group == "" {
+		prefix = "/api/v1"
+	}
+	return prefix + "/namespaces/" + url.PathEscape(strOf(o, "metadata", "namespace")) + "/" + resource + "/" + url.PathEscape(strOf(o, "metadata", "name"))
+}
+
+func workloadCollection(group, resource, ns string) string {
+	prefix := "/apis/" + group
+	if group == "" {
+		prefix = "/api/v1"
+	}
+	return prefix + "/namespaces/" + url.PathEscape(ns) + "/" + resource
+}
+
+func copyMap(m object) object {
+	b, _ := json.Marshal(m)
+	var c object
+	json.Unmarshal(b, &c)
+	return c
+}
+
+// putStatus writes o's status if it differs from the stored one (before).
+func putStatus(ctx context.Context, c *inproc.Client, path string, before, o object) error {
+	if jsonEqual(before["status"], o["status"]) {
+		return nil
+	}
+	return c.Do(ctx, "PUT", path+"/status", o, nil)
+}
+
+func jsonEqual(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
+}
+
+// templateHash names a version of a pod template as the Deployment
+// controller does: a 32-bit FNV-1a hash of the template, its decimal digits
+// spelled in the alphabet of generated names.
+func templateHash(template any) string {
+	h := fnv.New32a()
+	b, _ := json.Marshal(withoutNulls(template))
+	h.Write(b)
+	const alphabet = "bcdfghjklmnpqrstvwxz2456789"
+	digits := []byte(fmt.Sprint(h.Sum32()))
+	for i, d := range digits {
+		digits[i] = alphabet[int(d)%len(alphabet)]
+	}
+	return string(digits)
+}
+
+// setCondition sets the condition of type t in conds to status with reason
+// and message; its lastTransitionTime changes only with its status.
+func setCondition(conds []any, now string, t, status, reason, message string, withUpdateTime bool) []any {
+	c := map[string]any{"type": t, "status": status, "reason": reason, "message": message, "lastTransitionTime": now}
+	if withUpdateTime {
+		c["lastUpdateTime"] = now
+	}
+	for i, old := range conds {
+		o, _ := old.(map[string]any)
+		if o["type"] != t {
+			continue
+		}
+		if o["status"] == status {
+			c["lastTransitionTime"] = o["lastTransitionTime"]
+			if o["reason"] == reason && o["message"] == message && withUpdateTime {
+				c["lastUpdateTime"] = o["lastUpdateTime"]
+			}
+		}
+		conds[i] = c
+		return conds
+	}
+	return append(conds, c)
+}
+
+func (wl *workloads) timestamp() string { return wl.now().UTC().Format(time.RFC3339) }
+
+func (wl *workloads) syncDeployments(ctx context.Context) (time.Duration, error) {
+	deployments, err := list(ctx, wl.deployments, "/apis/apps/v1/deployments")
+	if err != nil {
+		return 0, err
+	}
+	replicaSets, err := list(ctx, wl.deployments, "/apis/apps/v1/replicasets")
+	if err != nil {
+		return 0, err
+	}
+	byOwner := owned(replicaSets)
+	for _, d := range deployments {
+		if deleting(d) {
+			continue
+		}
+		if err := wl.syncDeployment(ctx, d, byOwner[strOf(d, "metadata", "uid")]); err != nil {
+			return 0, err
+		}
+	}
+	return 0, nil
+}
+
+func (wl *workloads) syncDeployment(ctx context.Context, d object, rss []object) error {
+	template := mapOf(d, "spec", "template")
+	hash := templateHash(template)
+	desired := intOf(d, 1, "spec", "replicas")
+	var current object
+	revision := int64(0)
+	for _, rs := range rss {
+		var r int64
+		fmt.Sscan(strOf(rs, "metadata", "annotations", revisionAnnotation), &r)
+		revision = max(revision, r)
+		if strOf(rs, "metadata", "labels", podTemplateHashLabel) == hash || current == nil && sameTemplate(mapOf(rs, "spec", "template"), template) {
+			current = rs
+		}
+	}
+	name := strOf(d, "metadata", "name")
+	ns := strOf(d, "metadata", "namespace")
+	progress := "ReplicaSetUpdated"
+	if current == nil {
+		revision++
+		rsTemplate := copyMap(template)
+		labels := mapOf(rsTemplate, "metadata", "labels")
+		if labels == nil {
+			labels = object{}
+			mapOf(rsTemplate, "metadata")["labels"] = labels
+		}
+		labels[podTemplateHashLabel] = hash
+		selector := copyMap(mapOf(d, "spec", "selector"))
+		if selector == nil {
+			selector = object{}
+		}
+		ml := mapOf(selector, "matchLabels")
+		if ml == nil {
+			ml = object{}
+			selector["matchLabels"] = ml
+		}
+		ml[podTemplateHashLabel] = hash
+		rs := object{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+			"metadata": object{"name": name + "-" + hash, "namespace": ns, "labels": labels,
+				"annotations": object{"deployment.kubernetes.io/desired-replicas": fmt.Sprint(desired),
+					"deployment.kubernetes.io/max-replicas": fmt.Sprint(desired + (desired+3)/4), revisionAnnotation: fmt.Sprint(revision)},
+				"ownerReferences": controllerRef(d, "apps/v1", "Deployment")},
+			"spec": object{"replicas": desired, "selector": selector, "template": rsTemplate}}
+		if err := wl.deployments.Do(ctx, "POST", workloadCollection("apps/v1", "replicasets", ns), rs, &current); err != nil {
+			return err
+		}
+		rss = append(rss, current)
+		progress = "NewReplicaSetCreated"
+	} else if rev := strOf(current, "metadata", "annotations", revisionAnnotation); intOf(current, 1, "spec", "replicas") != desired || rev != fmt.Sprint(revision) {
+		current = copyMap(current)
+		mapOf(current, "spec")["replicas"] = desired
+		annotations := mapOf(current, "metadata", "annotations")
+		if annotations == nil {
+			annotations = object{}
+			mapOf(current, "metadata")["annotations"] = annotations
+		}
+		annotations["deployment.kubernetes.io/desired-replicas"] = fmt.Sprint(desired)
+		if rev != fmt.Sprint(revision) {
+			// An older template back (a rollout undo): its ReplicaSet
+			// becomes the newest revision.
+			revision++
+			annotations[revisionAnnotation] = fmt.Sprint(revision)
+		}
+		if err := wl.deployments.Do(ctx, "PUT", objectPath("apps/v1", "replicasets", current), current, &current); err != nil {
+			return err
+		}
+	}
+	// The old ReplicaSets give way as the new one's pods become available.
+	keep := max(0, desired-intOf(current, 0, "status", "availableReplicas"))
+	var replicas, ready, available, updated int64
+	for _, rs := range rss {
+		replicas += intOf(rs, 0, "status", "replicas")
+		ready += intOf(rs, 0, "status", "readyReplicas")
+		available += intOf(rs, 0, "status", "availableReplicas")
+		if strOf(rs, "metadata", "uid") == strOf(current, "metadata", "uid") {
+			updated = intOf(rs, 0, "status", "replicas")
+			continue
+		}
+		want := min(intOf(rs, 1, "spec", "replicas"), keep)
+		keep -= want
+		if intOf(rs, 1, "spec", "replicas") != want {
+			rs = copyMap(rs)
+			mapOf(rs, "spec")["replicas"] = want
+			if err := wl.deployments.Do(ctx, "PUT", objectPath("apps/v1", "replicasets", rs), rs, nil); err != nil {
+				return err
+			}
+		}
+	}
+	// The revision annotation stays on the ReplicaSets: kube-controller-manager
+	// copies it onto the Deployment through /status, which for Deployments
+	// keeps metadata changes, and kubeplay's /status does not yet; a PUT
+	// of the Deployment would bump its generation.
+	now := wl.timestamp()
+	before := d
+	d = copyMap(d)
+	status := object{"observedGeneration": intOf(d, 0, "metadata", "generation"), "replicas": replicas, "updatedReplicas": updated,
+		"readyReplicas": ready, "availableReplicas": available}
+	if unavailable := replicas - available; unavailable > 0 {
+		status["unavailableReplicas"] = unavailable
+	}
+	conds, _ := mapOf(before, "status")["conditions"].([]any)
+	conds = slices.Clone(conds)
+	if available >= desired-desired/4 {
+		conds = setCondition(conds, now, "Available", "True", "MinimumReplicasAvailable", "Deployment has minimum availability.", true)
+	} else {
+		conds = setCondition(conds, now, "Available", "False", "MinimumReplicasUnavailable", "Deployment does not have minimum availability.", true)
+	}
+	rsName := strOf(current, "metadata", "name")
+	switch {
+	case updated == desired && replicas == desired && available == desired:
+		conds = setCondition(conds, now, "Progressing", "True", "NewReplicaSetAvailable", fmt.Sprintf("ReplicaSet %q has successfully progressed.", rsName), true)
+	case progress == "NewReplicaSetCreated":
+		conds = setCondition(conds, now, "Progressing", "True", progress, fmt.Sprintf("Created new replica set %q", rsName), true)
+	default:
+		conds = setCondition(conds, now, "Progressing", "True", progress, fmt.Sprintf("ReplicaSet %q is progressing.", rsName), true)
+	}
+	status["conditions"] = conds
+	d["status"] = status
+	return putStatus(ctx, wl.deployments, objectPath("apps/v1", "deployments", d), before, d)
+}
+
+// sameTemplate reports whether a ReplicaSet's pod template is the
+// Deployment's, its pod-template-hash label aside: as the Deployment
+// controller does, a rollout undo (which copies a ReplicaSet's template
+// back, as the API server stored it) finds the old ReplicaSet again.
+func sameTemplate(rsTemplate, template object) bool {
+	rsTemplate = withoutNulls(rsTemplate).(object)
+	if labels := mapOf(rsTemplate, "metadata", "labels"); labels != nil {
+		delete(labels, podTemplateHashLabel)
+		if len(labels) == 0 {
+			delete(mapOf(rsTemplate, "metadata"), "labels")
+		}
+	}
+	return jsonEqual(rsTemplate, withoutNulls(template))
+}
+
+// withoutNulls copies v without its null fields (a template sent with
+// "creationTimestamp": null is the same template without it).
+func withoutNulls(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			if e != nil {
+				out[k] = withoutNulls(e)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = withoutNulls(e)
+		}
+		return out
+	}
+	return v
+}
+
+// podReady reports whether a pod's Ready condition is True.
+func podReady(p object) bool {
+	conds, _ := mapOf(p, "status")["conditions"].([]any)
+	for _, c := range conds {
+		if m, _ := c.(map[string]any); m["type"] == "Ready" {
+			return m["status"] == "True"
+		}
+	}
+	return false
+}
+
+func (wl *workloads) syncReplicaSets(ctx context.Context) (time.Duration, error) {
+	replicaSets, err := list(ctx, wl.replicaSets, "/apis/apps/v1/replicasets")
+	if err != nil {
+		return 0, err
+	}
+	pods, err := list(ctx, wl.replicaSets, "/api/v1/pods")
+	if err != nil {
+		return 0, err
+	}
+	byOwner := owned(pods)
+	for _, rs := range replicaSets {
+		if deleting(rs) {
+			continue
+		}
+		var active []object
+		for _, p := range byOwner[strOf(rs, "metadata", "uid")] {
+			if !deleting(p) {
+				active = append(active, p)
+			}
+		}
+		desired := intOf(rs, 1, "spec", "replicas")
+		for range desired - int64(len(active)) {
+			if err := wl.createPod(ctx, wl.replicaSets, rs, "apps/v1", "ReplicaSet", nil); err != nil {
+				return 0, err
+			}
+		}
+		if extra := int64(len(active)) - desired; extra > 0 {
+			// Not yet running first, then the newest.
+			slices.SortStableFunc(active, func(a, b object) int {
+				if ra, rb := podReady(a), podReady(b); ra != rb {
+					if ra {
+						return 1
+					}
+					return -1
+				}
+				return strings.Compare(strOf(b, "metadata", "creationTimestamp"), strOf(a, "metadata", "creationTimestamp"))
+			})
+			for _, p := range active[:extra] {
+				if err := wl.replicaSets.Do(ctx, "DELETE", objectPath("", "pods", p), nil, nil); err != nil && !apierrors.IsNotFound(err) {
+					return 0, err
+				}
+			}
+		}
+		var ready int64
+		for _, p := range active {
+			if podReady(p) {
+				ready++
+			}
+		}
+		before := rs
+		rs = copyMap(rs)
+		status := object{"replicas": int64(len(active)), "fullyLabeledReplicas": int64(len(active)), "observedGeneration": intOf(rs, 0, "metadata", "generation")}
+		if ready > 0 {
+			status["readyReplicas"], status["availableReplicas"] = ready, ready
+		}
+		rs["status"] = status
+		if err := putStatus(ctx, wl.replicaSets, objectPath("apps/v1", "replicasets", rs), before, rs); err != nil {
+			return 0, err
+		}
+	}
+	return 0, nil
+}
+
+// createPod creates a pod from owner's template, named after owner as the
+// controllers name theirs (generateName), controlled by owner.
+func (wl *workloads) createPod(ctx context.Context, c *inproc.Client, owner object, apiVersion, kind string, extraLabels map[string]string) error {
+	template := copyMap(mapOf(owner, "spec", "template"))
+	md := mapOf(template, "metadata")
+	if md == nil {
+		md = object{}
+	}
+	labels := mapOf(md, "labels")
+	if labels == nil {
+		labels = object{}
+	}
+	for k, v := range extraLabels {
+		labels[k] = v
+	}
+	pod := object{"apiVersion": "v1", "kind": "Pod",
+		"metadata": object{"generateName": strOf(owner, "metadata", "name") + "-", "namespace": strOf(owner, "metadata", "namespace"),
+			"labels": labels, "ownerReferences": controllerRef(owner, apiVersion, kind)},
+		"spec": mapOf(template, "spec")}
+	if a := mapOf(md, "annotations"); a != nil {
+		mapOf(pod, "metadata")["annotations"] = a
+	}
+	return c.Do(ctx, "POST", workloadCollection("", "pods", strOf(owner, "metadata", "namespace")), pod, nil)
+}
+
+func (wl *workloads) syncJobs(ctx context.Context) (time.Duration, error) {
+	jobs, err := list(ctx, wl.jobs, "/apis/batch/v1/jobs")
+	if err != nil {
+		return 0, err
+	}
+	pods, err := list(ctx, wl.jobs, "/api/v1/pods")
+	if err != nil {
+		return 0, err
+	}
+	byOwner := owned(pods)
+	for _, job := range jobs {
+		if deleting(job) || mapOf(job, "status")["completionTime"] != nil {
+			continue
+		}
+		var active, ready, succeeded, failed int64
+		for _, p := range byOwner[strOf(job, "metadata", "uid")] {
+			switch strOf(p, "status", "phase") {
+			case "Succeeded":
+				succeeded++
+			case "Failed":
+				failed++
+			default:
+				if !deleting(p) {
+					active++
+					if podReady(p) {
+						ready++
+					}
+				}
+			}
+		}
+		completions := intOf(job, 1, "spec", "completions")
+		parallelism := intOf(job, 1, "spec", "parallelism")
+		uid, name := strOf(job, "metadata", "uid"), strOf(job, "metadata", "name")
+		labels := map[string]string{"batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": name, "controller-uid": uid, "job-name": name}
+		if succeeded < completions {
+			for range min(parallelism, completions-succeeded) - active {
+				if err := wl.createPod(ctx, wl.jobs, job, "batch/v1", "Job", labels); err != nil {
+					return 0, err
+				}
+				active++
+			}
+		}
+		before := job
+		job = copyMap(job)
+		now := wl.timestamp()
+		status := copyMap(mapOf(job, "status"))
+		if status == nil {
+			status = object{}
+		}
+		if status["startTime"] == nil {
+			status["startTime"] = now
+		}
+		status["active"], status["ready"], status["succeeded"], status["failed"], status["terminating"] = active, ready, succeeded, failed, int64(0)
+		status["uncountedTerminatedPods"] = object{}
+		for k, v := range status {
+			if n, ok := v.(int64); ok && n == 0 && k != "ready" && k != "terminating" {
+				delete(status, k) // omitted when zero, as the Job API serves them
+			}
+		}
+		if succeeded >= completions {
+			conds, _ := status["conditions"].([]any)
+			conds = setCondition(conds, now, "SuccessCriteriaMet", "True", "CompletionsReached", "Reached expected number of succeeded pods", false)
+			conds = setCondition(conds, now, "Complete", "True", "CompletionsReached", "Reached expected number of succeeded pods", false)
+			for _, c := range conds {
+				if m, ok := c.(map[string]any); ok {
+					m["lastProbeTime"] = now
+				}
+			}
+			status["conditions"] = conds
+			status["completionTime"] = now
+		}
+		job["status"] = status
+		if err := putStatus(ctx, wl.jobs, objectPath("batch/v1", "jobs", job), before, job); err != nil {
+			return 0, err
+		}
+	}
+	return 0, nil
+}
+
+// syncPods moves pods through their lifecycle as the scheduler and a
+// kubelet would: Pending and scheduled at once, Running (ready) after
+// startDelay, and for a Job's pods Succeeded runDelay later.
+func (wl *workloads) syncPods(ctx context.Context) (time.Duration, error) {
+	pods, err := list(ctx, wl.pods, "/api/v1/pods")
+	if err != nil {
+		return 0, err
+	}
+	next := time.Duration(0)
+	wake := func(d time.Duration) {
+		if next == 0 || d < next {
+			next = max(d, 10*time.Millisecond)
+		}
+	}
+	now := wl.now()
+	ts := wl.timestamp()
+	for _, p := range pods {
+		if deleting(p) {
+			continue
+		}
+		status := copyMap(mapOf(p, "status"))
+		if status == nil {
+			status = object{}
+		}
+		var due time.Duration
+		switch strOf(p, "status", "phase") {
+		case "":
+			status["phase"] = "Pending"
+			status["qosClass"] = "BestEffort"
+			status["conditions"] = []any{map[string]any{"type": "PodScheduled", "status": "True", "lastProbeTime": nil, "lastTransitionTime": ts}}
+			due = startDelay
+		case "Pending":
+			started := since(now, strOf(p, "metadata", "creationTimestamp"))
+			if started < startDelay {
+				wake(startDelay - started)
+				continue
+			}
+			wl.run(p, status, ts)
+			if _, kind := controllerUID(p); kind == "Job" {
+				due = runDelay
+			}
+		case "Running":
+			if _, kind := controllerUID(p); kind != "Job" {
+				continue
+			}
+			running := since(now, strOf(p, "status", "startTime"))
+			if running < runDelay {
+				wake(runDelay - running)
+				continue
+			}
+			wl.succeed(p, status, ts)
+		default:
+			continue
+		}
+		p = copyMap(p)
+		p["status"] = status
+		if err := wl.pods.Do(ctx, "PUT", objectPath("", "pods", p)+"/status", p, nil); err != nil && !apierrors.IsNotFound(err) {
+			return next, err
+		}
+		if due > 0 {
+			wake(due)
+		}
+	}
+	return next, nil
+}
+
+func since(now time.Time, timestamp string) time.Duration {
+	t, err := time.Parse(time.RFC3339, timestamp)
+	if err != nil {
+		return 0
+	}
+	return now.Sub(t)
+}
+
+// run sets the status of a pod whose containers all started.
+func (wl *workloads) run(p, status object, ts string) {
+	n := wl.podIPs.Add(1)
+	ip := fmt.Sprintf("10.244.%d.%d", n/250, n%250+2)
+	status["phase"] = "Running"
+	status["hostIP"], status["hostIPs"] = "10.0.0.2", []any{map[string]any{"ip": "10.0.0.2"}}
+	status["podIP"], status["podIPs"] = ip, []any{map[string]any{"ip": ip}}
+	status["startTime"] = ts
+	var conds []any
+	for _, t := range []string{"PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled"} {
+		conds = append(conds, map[string]any{"type": t, "status": "True", "lastProbeTime": nil, "lastTransitionTime": ts})
+	}
+	status["conditions"] = conds
+	status["containerStatuses"] = containerStatuses(p, func(c object) {
+		c["ready"], c["started"] = true, true
+		c["state"] = map[string]any{"running": map[string]any{"startedAt": ts}}
+	})
+}
+
+// succeed sets the status of a pod whose containers all exited 0.
+func (wl *workloads) succeed(p, status object, ts string) {
+	status["phase"] = "Succeeded"
+	conds, _ := status["conditions"].([]any)
+	for _, t := range []string{"PodReadyToStartContainers", "Ready", "ContainersReady"} {
+		st, reason := "False", "PodCompleted"
+		if t == "PodReadyToStartContainers" {
+			reason = ""
+		}
+		for i, c := range conds {
+			if m, _ := c.(map[string]any); m["type"] == t {
+				m = copyMap(m)
+				m["status"], m["lastTransitionTime"] = st, ts
+				if reason != "" {
+					m["reason"] = reason
+				}
+				conds[i] = m
+			}
+		}
+	}
+	status["conditions"] = conds
+	started := strOf(p, "status", "startTime")
+	status["containerStatuses"] = containerStatuses(p, func(c object) {
+		c["ready"], c["started"] = false, false
+		c["state"] = map[string]any{"terminated": map[string]any{"exitCode": 0, "reason": "Completed",
+			"startedAt": started, "finishedAt": ts, "containerID": c["containerID"]}}
+	})
+}
+
+// containerStatuses describes each of p's containers, set by f.
+func containerStatuses(p object, f func(object)) []any {
+	var out []any
+	containers, _ := mapOf(p, "spec")["containers"].([]any)
+	for i, c := range containers {
+		spec, _ := c.(map[string]any)
+		h := fnv.New64a()
+		fmt.Fprint(h, strOf(p, "metadata", "uid"), i)
+		image, _ := spec["image"].(string)
+		st := object{"name": spec["name"], "image": image, "imageID": "", "restartCount": 0,
+			"containerID": fmt.Sprintf("containerd://%016x", h.Sum64())}
+		f(st)
+		out = append(out, st)
+	}
+	return out
+}
