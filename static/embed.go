@@ -1,6 +1,7 @@
 // Package static holds the browser mode of kubeplay as files: the page that
 // boots the engine in the tab (index.html, page.js, boot.css), the transport
-// module that talks to it (kubeplay.js), and in dist/ the built artifacts
+// module that talks to it (kubeplay.js) and the Web Worker it runs in
+// (worker.js), and in dist/ the built artifacts
 // (kubeplay.wasm, Go's wasm_exec.js, SQLite WASM), made by build.sh.
 //
 // All paths are relative, so the files work mounted under any prefix of a
@@ -24,7 +25,7 @@ import (
 	"time"
 )
 
-//go:embed index.html page.js kubeplay.js boot.css all:dist
+//go:embed index.html page.js kubeplay.js worker.js boot.css all:dist
 var files embed.FS
 
 // FS returns the files, named as served ("index.html", "dist/kubeplay.wasm").

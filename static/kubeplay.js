@@ -1,6 +1,7 @@
 // kubeplay.js: the transport between a page and the kubeplay engine, the Go
 // program (dist/kubeplay.wasm) that serves the whole site — UI and Kubernetes
-// API — inside the tab, on SQLite WASM.
+// API — on SQLite WASM, in a Web Worker (worker.js) so that the page stays
+// responsive whatever the engine does.
 //
 // Importing this module starts the engine and sets window.kubeplay:
 //
@@ -20,26 +21,37 @@
 //   kubeplay.timings        milliseconds since navigation start at which each
 //                           step ended (sqlite, download, compile, start,
 //                           firstAnswer).
+//   kubeplay.worker         the Worker running the engine.
+//   kubeplay.storage        where the database lives: {kind: "opfs-sahpool"}
+//                           (saved in the browser: it survives a reload) or
+//                           {kind: "memory", reason}.
+//   kubeplay.reset()        Promise: restart the engine on an empty database.
+//   kubeplay.snapshot()     Promise of the database as an SQLite file (Blob).
+//   kubeplay.restore(file)  Promise: restart the engine on an SQLite file
+//                           (Blob or ArrayBuffer) that snapshot() made.
+//   reset and restore fail the requests in flight; they fire a "restart"
+//   event once the engine answers again.
 
 const dist = new URL("dist/", import.meta.url);
-
-// bootHook is the global the Go program calls once started (wasm/main.go).
-const bootHook = "__kubeplayBoot";
 
 const kubeplay = new EventTarget();
 kubeplay.timings = {};
 kubeplay.progress = { phase: "sqlite", loaded: 0, total: 0 };
 kubeplay.fetch = fetchEngine;
+kubeplay.storage = null;
+kubeplay.worker = null;
+kubeplay.reset = () => restart({ reset: true });
+kubeplay.snapshot = snapshot;
+kubeplay.restore = async (file) => restart({ snapshot: new Uint8Array(file instanceof Blob ? await file.arrayBuffer() : file) });
 
-let engine = null; // the Go engine once started: {serve, cancel, resume}
+let engine = null; // the worker's engine once started: {serve, cancel, ack}
 let stopped = null; // set to an Error if the Go program exits
 let nextID = 1;
 const inflight = new Set(); // of functions failing a request in flight with a reason
-const started = start(); // resolves to the engine
+const module = supported().then(() => compile(new URL("kubeplay.wasm", dist)));
+let started = start({}); // resolves to the engine
 kubeplay.ready = started.then(async () => {
-	const res = await fetchEngine("/healthz");
-	await res.arrayBuffer();
-	if (!res.ok) throw new Error(`kubeplay: the engine answered /healthz with ${res.status}`);
+	await firstAnswer();
 	kubeplay.timings.firstAnswer = performance.now();
 	report("ready");
 	return kubeplay;
@@ -53,50 +65,129 @@ function report(phase, loaded = 0, total = 0, error = undefined) {
 	kubeplay.dispatchEvent(new CustomEvent("progress", { detail: kubeplay.progress }));
 }
 
-// start loads SQLite WASM, Go's wasm_exec.js and kubeplay.wasm in parallel,
-// then runs the Go program and waits for it to report the engine.
-async function start() {
-	if (typeof WebAssembly !== "object" || typeof WebAssembly.instantiate !== "function") {
-		const err = new Error("This browser cannot run WebAssembly (or it is turned off), and kubeplay needs it.");
+async function firstAnswer() {
+	const res = await fetchEngine("/healthz");
+	await res.arrayBuffer();
+	if (!res.ok) throw new Error(`kubeplay: the engine answered /healthz with ${res.status}`);
+}
+
+async function supported() {
+	if (typeof WebAssembly !== "object" || typeof WebAssembly.instantiate !== "function" || typeof Worker !== "function") {
+		const err = new Error("This browser cannot run WebAssembly in a worker (or it is turned off), and kubeplay needs it.");
 		err.name = "NotSupportedError";
 		throw err;
 	}
-	const t = kubeplay.timings;
-	const sqlite = import(new URL("sqlite3.mjs", dist).href)
-		.then((m) => m.default())
-		.then((s) => ((t.sqlite = performance.now()), s));
-	const goRuntime = loadScript(new URL("wasm_exec.js", dist));
-	const module = compile(new URL("kubeplay.wasm", dist));
-	// On failure, report kubeplay.wasm's first: it tells a missing build apart.
-	const settled = await Promise.allSettled([module, goRuntime, sqlite]);
-	const failed = settled.find((r) => r.status === "rejected");
-	if (failed) throw failed.reason;
-	const sqlite3 = settled[2].value;
-	report("start");
-	await painted(); // show "starting" before Go holds the thread
+}
 
-	// The store's browser driver (store/sqlite_js.go) looks for the module here.
-	globalThis.sqlite3 = sqlite3;
-	const go = new Go();
-	let exitCode = 0;
-	go.exit = (code) => (exitCode = code);
-	const booted = new Promise((resolve, reject) => {
-		globalThis[bootHook] = (err, eng) => (err ? reject(new Error(`kubeplay could not start: ${err}`)) : resolve(eng));
-	});
-	const instance = await WebAssembly.instantiate(await module, go.importObject);
-	const exited = go.run(instance).then(() => {
-		stopped = new Error(`kubeplay: the engine stopped (exit code ${exitCode}); reload the page`);
-		for (const fail of inflight) fail(stopped);
-		throw stopped;
-	});
-	try {
-		engine = await Promise.race([booted, exited]);
-	} finally {
-		delete globalThis[bootHook];
+// start starts a worker, which loads SQLite WASM and Go's runtime while the
+// page downloads and compiles kubeplay.wasm, then runs the engine there with
+// options (reset, snapshot: see worker.js) and resolves to it.
+async function start(options) {
+	await supported();
+	const t = kubeplay.timings;
+	const first = kubeplay.worker === null;
+	const worker = new Worker(new URL("worker.js", import.meta.url), { type: "module" });
+	kubeplay.worker = worker;
+	stopped = null;
+	const requests = new Map(); // id -> the request's sink
+	let onReady, onFailed, onSqlite, onExport;
+	const ready = new Promise((resolve, reject) => ((onReady = resolve), (onFailed = reject)));
+	let sqliteFailed;
+	const sqlite = new Promise((resolve, reject) => ((onSqlite = resolve), (sqliteFailed = reject)));
+	const stop = (reason) => {
+		stopped = reason;
+		onFailed(reason);
+		sqliteFailed(reason);
+		for (const fail of inflight) fail(reason);
+	};
+	worker.onerror = (e) => {
+		e.preventDefault();
+		stop(new Error(`kubeplay: the engine's worker failed: ${e.message || "cannot load worker.js"}`));
+	};
+	worker.onmessage = ({ data: m }) => {
+		switch (m.type) {
+			case "sqlite":
+				if (first) t.sqlite = m.at - performance.timeOrigin;
+				onSqlite();
+				break;
+			case "ready":
+				kubeplay.storage = m.storage;
+				if (first) t.start = m.at - performance.timeOrigin;
+				onReady();
+				break;
+			case "failed":
+				stop(new Error(m.message));
+				break;
+			case "exit":
+				stop(new Error(`kubeplay: the engine stopped (exit code ${m.code}); reload the page`));
+				break;
+			case "exported":
+			case "exportFailed":
+				onExport?.(m);
+				break;
+			case "head":
+				requests.get(m.id)?.head(m.status, m.headers);
+				break;
+			case "chunk":
+				requests.get(m.id)?.chunk(m.bytes);
+				break;
+			case "end":
+				requests.get(m.id)?.end(m.message);
+				requests.delete(m.id);
+				break;
+		}
+	};
+	// On failure, report kubeplay.wasm's first: it tells a missing build apart.
+	const settled = await Promise.allSettled([module, sqlite]);
+	const failed = settled.find((r) => r.status === "rejected");
+	if (failed) {
+		worker.terminate();
+		throw failed.reason;
 	}
-	exited.catch((err) => console.error(err.message));
-	t.start = performance.now();
+	if (first) report("start");
+	worker.postMessage({ type: "start", module: await module, ...options });
+	await ready;
+	engine = {
+		worker,
+		serve(id, method, url, headers, body, sink) {
+			requests.set(id, sink);
+			worker.postMessage({ type: "serve", id, method, url, headers, body }, body ? [body.buffer] : []);
+		},
+		cancel(id) {
+			requests.delete(id);
+			worker.postMessage({ type: "cancel", id });
+		},
+		ack(id, bytes) {
+			worker.postMessage({ type: "ack", id, bytes });
+		},
+		export() {
+			return new Promise((resolve, reject) => {
+				onExport = (m) => (m.type === "exported" ? resolve(m.bytes) : reject(new Error(m.message)));
+				worker.postMessage({ type: "export" });
+			});
+		},
+	};
 	return engine;
+}
+
+// restart replaces the engine's worker by a new one started with options.
+async function restart(options) {
+	await kubeplay.ready.catch(() => {});
+	const old = kubeplay.worker;
+	engine = null;
+	const reason = new DOMException("kubeplay: the engine restarted", "AbortError");
+	for (const fail of inflight) fail(reason);
+	old?.terminate();
+	started = start(options);
+	await started;
+	await firstAnswer();
+	kubeplay.dispatchEvent(new Event("restart"));
+}
+
+async function snapshot() {
+	if (!engine) await started;
+	const bytes = await engine.export();
+	return new Blob([bytes], { type: "application/vnd.sqlite3" });
 }
 
 // compile downloads and compiles kubeplay.wasm as it arrives, reporting the
@@ -134,24 +225,6 @@ async function compile(url) {
 		: await WebAssembly.compile(await wasm.arrayBuffer());
 	kubeplay.timings.compile = performance.now();
 	return module;
-}
-
-function loadScript(url) {
-	return new Promise((resolve, reject) => {
-		const s = document.createElement("script");
-		s.src = url.href;
-		s.onload = resolve;
-		s.onerror = () => reject(new Error(`kubeplay: cannot load ${url.pathname}`));
-		document.head.append(s);
-	});
-}
-
-// painted resolves after the next frame (or 50 ms, for a hidden tab).
-function painted() {
-	return new Promise((resolve) => {
-		setTimeout(resolve, 50);
-		requestAnimationFrame(() => setTimeout(resolve, 0));
-	});
 }
 
 const redirectStatuses = new Set([301, 302, 303, 307, 308]);
@@ -205,12 +278,13 @@ async function exchange(req) {
 	const headers = [];
 	req.headers.forEach((v, k) => headers.push(k, v));
 	const id = nextID++;
+	const eng = engine; // a restart replaces engine
 
 	return new Promise((resolve, reject) => {
 		let settled = false; // the promise is resolved or rejected
 		let done = false; // the engine called end, or the request was aborted
 		let ctl = null; // the body stream's controller
-		let waiting = false; // the engine waits for resume(id)
+		let unacked = 0; // body bytes received and not acknowledged to the worker
 
 		const finish = () => {
 			done = true;
@@ -233,12 +307,12 @@ async function exchange(req) {
 		const onAbort = () => {
 			if (done) return;
 			fail(signal.reason); // first: Go may end the request within cancel
-			engine.cancel(id);
+			eng.cancel(id);
 		};
 		signal.addEventListener("abort", onAbort);
 		inflight.add(fail);
 
-		// The sink's methods must not throw (wasm/engine.go).
+		// The sink receives the worker's messages for this request.
 		const sink = {
 			head(status, flat) {
 				if (done) return;
@@ -249,15 +323,17 @@ async function exchange(req) {
 					if (!nullBodyStatuses.has(status) && req.method !== "HEAD") {
 						stream = new ReadableStream({
 							start: (c) => void (ctl = c),
+							// Called when the consumer has taken what was queued:
+							// the worker may send that much more.
 							pull() {
-								if (waiting) {
-									waiting = false;
-									engine.resume(id);
+								if (unacked > 0 && !done) {
+									eng.ack(id, unacked);
+									unacked = 0;
 								}
 							},
 							cancel() {
 								finish();
-								engine.cancel(id);
+								eng.cancel(id);
 							},
 						});
 					}
@@ -267,19 +343,15 @@ async function exchange(req) {
 					settled = true;
 					reject(err);
 					finish();
-					engine.cancel(id);
+					eng.cancel(id);
 				}
 			},
 			chunk(bytes) {
-				if (done || !ctl) return true;
+				if (done || !ctl) return;
+				unacked += bytes.byteLength;
 				try {
 					ctl.enqueue(bytes);
-				} catch {
-					return true;
-				}
-				if (ctl.desiredSize > 0) return true;
-				waiting = true;
-				return false;
+				} catch {}
 			},
 			end(message) {
 				if (done) return;
@@ -296,9 +368,9 @@ async function exchange(req) {
 			},
 		};
 		try {
-			engine.serve(id, req.method, req.url, headers, body, sink);
+			eng.serve(id, req.method, req.url, headers, body, sink);
 		} catch (err) {
-			fail(stopped ?? err); // the Go program has exited
+			fail(stopped ?? err); // the worker has stopped
 		}
 	});
 }
