@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -87,6 +89,18 @@ func TestBrowser(t *testing.T) {
 		})()`, &got)
 		if got.CreateStatus != 201 || got.GetStatus != 200 || got.Kind != "ConfigMap" || got.Data["greeting"] != "hello" || !got.UID {
 			t.Errorf("got %+v", got)
+		}
+	})
+
+	t.Run("the engine runs in a worker", func(t *testing.T) {
+		var got struct {
+			Worker, GoOnPage, SQLiteOnPage bool
+			Storage                        string
+		}
+		browsertest.Eval(t, ctx, `Promise.resolve({Worker: kubeplay.worker instanceof Worker,
+			GoOnPage: "Go" in globalThis, SQLiteOnPage: "sqlite3" in globalThis, Storage: kubeplay.storage.kind})`, &got)
+		if !got.Worker || got.GoOnPage || got.SQLiteOnPage || got.Storage != "opfs-sahpool" {
+			t.Errorf("got %+v, want the engine (Go, SQLite) in a worker, on OPFS", got)
 		}
 	})
 
@@ -229,6 +243,79 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("state survives a reload, resets, and round-trips through a snapshot", func(t *testing.T) {
+		status := func(name string) int {
+			t.Helper()
+			var got int
+			browsertest.Eval(t, ctx, `kubeplay.fetch("/api/v1/namespaces/default/configmaps/`+name+`").then((r) => r.status)`, &got)
+			return got
+		}
+		create := func(name string) {
+			t.Helper()
+			var got int
+			browsertest.Eval(t, ctx, `kubeplay.fetch("/api/v1/namespaces/default/configmaps", {method: "POST",
+				headers: {"Content-Type": "application/json"},
+				body: JSON.stringify({metadata: {name: "`+name+`"}})}).then((r) => r.status)`, &got)
+			if got != 201 {
+				t.Fatalf("creating %s: %d", name, got)
+			}
+		}
+		create("persisted")
+		if err := chromedp.Do(ctx, chromedp.Reload()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](`kubeplay.ready`, chromedp.EvalAwaitPromise)); err != nil {
+			t.Fatalf("kubeplay.ready after the reload: %v", err)
+		}
+		if got := status("persisted"); got != 200 {
+			t.Errorf("after a reload: GET persisted = %d, want 200", got)
+		}
+		if _, err := chromedp.Run(ctx, browsertest.Poll(`document.querySelector(".kp-bar .kp-storage")?.textContent.includes("Saved in this browser")`)); err != nil {
+			t.Errorf("the storage bar: %v", err)
+		}
+
+		// Reset, by the button (its confirmation answered yes).
+		if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`window.confirm = () => true`),
+			chromedp.Click(chromedp.CSS(`.kp-bar button[data-kp-action=reset]`))); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := chromedp.Run(ctx, browsertest.Poll(`!document.querySelector(".kp-bar button").disabled`)); err != nil {
+			t.Fatalf("waiting for the reset: %v", err)
+		}
+		if got := status("persisted"); got != 404 {
+			t.Errorf("after reset: GET persisted = %d, want 404", got)
+		}
+		var ns int
+		browsertest.Eval(t, ctx, `kubeplay.fetch("/api/v1/namespaces/default").then((r) => r.status)`, &ns)
+		if ns != 200 {
+			t.Errorf("after reset: GET namespaces/default = %d, want 200 (a fresh cluster)", ns)
+		}
+
+		// Snapshot (what the download button saves), reset, upload it.
+		create("snapped")
+		var snap []byte
+		browsertest.Eval(t, ctx, `kubeplay.snapshot().then(async (b) => Array.from(new Uint8Array(await b.arrayBuffer())))`, &snap)
+		if len(snap) < 512 || string(snap[:16]) != "SQLite format 3\x00" {
+			t.Fatalf("snapshot: %d bytes, starting %q", len(snap), snap[:min(16, len(snap))])
+		}
+		file := filepath.Join(t.TempDir(), "kubeplay.sqlite3")
+		if err := os.WriteFile(file, snap, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](`kubeplay.reset()`, chromedp.EvalAwaitPromise)); err != nil {
+			t.Fatal(err)
+		}
+		if got := status("snapped"); got != 404 {
+			t.Errorf("after reset: GET snapped = %d, want 404", got)
+		}
+		if err := chromedp.Do(ctx, chromedp.SetUploadFiles(chromedp.CSS(`.kp-bar input[type=file]`), []string{file})); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := chromedp.Run(ctx, browsertest.Poll(`kubeplay.fetch("/api/v1/namespaces/default/configmaps/snapped").then((r) => r.status === 200, () => false)`)); err != nil {
+			t.Errorf("after uploading the snapshot: %v", err)
+		}
+	})
+
 	t.Run("the loading indicator shows the download", func(t *testing.T) {
 		tab, cancel := chromedp.NewContext(ctx) // a second tab, a second engine
 		defer cancel()
@@ -308,7 +395,7 @@ func TestBrowser(t *testing.T) {
 func withoutDist(t *testing.T) fs.FS {
 	t.Helper()
 	m := fstest.MapFS{}
-	for _, name := range []string{"index.html", "page.js", "kubeplay.js", "boot.css"} {
+	for _, name := range []string{"index.html", "page.js", "kubeplay.js", "worker.js", "boot.css"} {
 		data, err := fs.ReadFile(static.FS(), name)
 		if err != nil {
 			t.Fatal(err)

@@ -5,6 +5,10 @@
 //
 // Deliberately small: scripts inside the rendered pages do not run, and
 // stylesheets are inlined. The full browser UI comes later.
+//
+// A bar at the bottom, kept across pages, says where the database lives and
+// offers reset and snapshot download / upload (kubeplay.reset, snapshot,
+// restore).
 
 import kubeplay from "./kubeplay.js";
 
@@ -71,6 +75,7 @@ async function render(path, init = undefined) {
 	document.title = doc.title || "kubeplay";
 	document.documentElement.lang = doc.documentElement.lang || "en";
 	document.body.replaceWith(document.adoptNode(doc.body));
+	document.body.append(storageBar());
 	scrollTo(0, 0);
 }
 
@@ -107,9 +112,75 @@ function showRaw(method, path, res, text) {
 	} catch {
 		pre.textContent = text;
 	}
-	body.append(header, pre);
+	body.append(header, pre, storageBar());
 	document.title = `${path} · kubeplay`;
 	document.body.replaceWith(body);
+}
+
+// The storage bar, built once and moved into each page shown.
+let storagePanel = null;
+
+function storageBar() {
+	if (storagePanel) {
+		updateStorage();
+		return storagePanel;
+	}
+	storagePanel = document.createElement("aside");
+	storagePanel.className = "kp-bar";
+	storagePanel.setAttribute("aria-label", "Sandbox storage");
+	storagePanel.innerHTML = `<span class="kp-storage" role="status"></span>
+		<button type="button" data-kp-action="reset" title="Delete every object: start again from an empty cluster">Reset</button>
+		<button type="button" data-kp-action="download" title="Save the database (an SQLite file) to your computer">Download snapshot</button>
+		<label class="kp-upload" title="Replace the database by a snapshot downloaded before">Upload snapshot
+		<input type="file" accept=".sqlite3,.db,application/vnd.sqlite3,application/octet-stream" hidden></label>`;
+	storagePanel.addEventListener("click", (e) => {
+		const action = e.target.closest?.("[data-kp-action]")?.dataset.kpAction;
+		if (action === "reset" && confirm("Delete every object in this sandbox?")) busy("Resetting…", kubeplay.reset());
+		if (action === "download") busy("Saving…", download());
+	});
+	storagePanel.querySelector("input[type=file]").addEventListener("change", (e) => {
+		const file = e.target.files[0];
+		e.target.value = "";
+		if (file) busy("Loading the snapshot…", kubeplay.restore(file));
+	});
+	updateStorage();
+	return storagePanel;
+}
+
+function updateStorage(message = "") {
+	const st = kubeplay.storage;
+	const where =
+		st?.kind === "opfs-sahpool"
+			? "Saved in this browser: objects survive a reload."
+			: `In memory only (${st?.reason ?? "not saved"}): a reload starts again.`;
+	storagePanel.querySelector(".kp-storage").textContent = message || where;
+	const saved = st?.kind === "opfs-sahpool";
+	storagePanel.querySelector("button[data-kp-action=reset]").disabled = false;
+	for (const el of storagePanel.querySelectorAll("button[data-kp-action=download], .kp-upload input")) el.disabled = !saved;
+	storagePanel.querySelector(".kp-upload").classList.toggle("kp-disabled", !saved);
+}
+
+// busy shows message while promise runs, then the storage again or the error.
+async function busy(message, promise) {
+	updateStorage(message);
+	for (const el of storagePanel.querySelectorAll("button, input")) el.disabled = true;
+	try {
+		await promise;
+		updateStorage();
+	} catch (err) {
+		updateStorage();
+		storagePanel.querySelector(".kp-storage").textContent = err.message;
+		console.error(err);
+	}
+}
+
+async function download() {
+	const blob = await kubeplay.snapshot();
+	const a = document.createElement("a");
+	a.href = URL.createObjectURL(blob);
+	a.download = `kubeplay-${new Date().toISOString().replace(/[:.]/g, "-")}.sqlite3`;
+	a.click();
+	setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
 }
 
 // engineURL resolves a link or form target of the shown page, or returns null
@@ -122,6 +193,7 @@ function engineURL(href) {
 
 function startUI() {
 	addEventListener("hashchange", () => render(enginePath()));
+	kubeplay.addEventListener("restart", () => render(enginePath()));
 	document.addEventListener("click", onClick);
 	document.addEventListener("submit", onSubmit);
 	render(enginePath());
