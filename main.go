@@ -37,6 +37,7 @@ const usage = `kubeplay — a Kubernetes API playground
 Usage:
   kubeplay serve [--addr 127.0.0.1:8080] [--data DIR]   serve the API, the UI and the browser mode
   kubeplay kubeconfig [--server URL]                    print a kubeconfig for kubectl and client-go
+  kubeplay export-site DIR                              write the browser mode as a static site into DIR
 `
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -49,6 +50,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return serve(ctx, args[1:], stdout, stderr)
 	case "kubeconfig":
 		return kubeconfig(args[1:], stdout, stderr)
+	case "export-site":
+		return exportSite(args[1:], stdout)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -116,6 +119,19 @@ func browserHeaders(h http.Handler) http.Handler {
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		h.ServeHTTP(w, r)
 	})
+}
+
+// exportSite writes the static site that runs kubeplay in the browser (the
+// files the server serves at /browser/).
+func exportSite(args []string, stdout io.Writer) error {
+	if len(args) != 1 || args[0] == "" {
+		return errors.New("usage: kubeplay export-site DIR")
+	}
+	if err := static.Export(args[0]); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(stdout, "kubeplay: wrote the browser site to %s; serve it with any static file server\n", args[0])
+	return err
 }
 
 func kubeconfig(args []string, stdout, stderr io.Writer) error {
