@@ -31,6 +31,14 @@
 //                           (Blob or ArrayBuffer) that snapshot() made.
 //   reset and restore fail the requests in flight; they fire a "restart"
 //   event once the engine answers again.
+//   kubeplay.WebSocket      WebSocket's client API, connected to the engine
+//                           (the request log's live view): the same frames as
+//                           the native server's WebSocket.
+//   kubeplay.sockets(signal)
+//                           kubeplay.WebSocket whose sockets close silently
+//                           (no close event, so no reconnection) when signal
+//                           aborts: for the scripts of a page that goes away
+//                           (page.js sets kubeplay.WebSocket to one per page).
 
 const dist = new URL("dist/", import.meta.url);
 
@@ -159,6 +167,9 @@ async function start(options) {
 		},
 		ack(id, bytes) {
 			worker.postMessage({ type: "ack", id, bytes });
+		},
+		send(id, bytes) {
+			worker.postMessage({ type: "send", id, bytes }, [bytes.buffer]);
 		},
 		export() {
 			return new Promise((resolve, reject) => {
@@ -374,3 +385,227 @@ async function exchange(req) {
 		}
 	});
 }
+
+// EngineSocket is WebSocket's client API over the engine: an upgrade request
+// that the engine's handler hijacks (wasm/internal/bridge), then RFC 6455
+// frames, parsed here. Text and binary messages, ping/pong, close; no
+// subprotocols or extensions (kubeplay's pages use none).
+class EngineSocket extends EventTarget {
+	static CONNECTING = 0;
+	static OPEN = 1;
+	static CLOSING = 2;
+	static CLOSED = 3;
+
+	#eng = null;
+	#id = 0;
+	#buf = new Uint8Array(0);
+	#handshaken = false;
+	#closeFrame = null; // {code, reason} the server sent
+	#fragments = null; // {op, parts} of a message in pieces
+	#silent = false; // abandoned: no more events
+
+	constructor(url, protocols = undefined, signal = undefined) {
+		super();
+		this.url = String(url);
+		this.protocol = "";
+		this.extensions = "";
+		this.binaryType = "arraybuffer";
+		this.bufferedAmount = 0;
+		this.readyState = EngineSocket.CONNECTING;
+		this.onopen = this.onmessage = this.onerror = this.onclose = null;
+		if (signal?.aborted) {
+			this.#abandon();
+			return;
+		}
+		signal?.addEventListener("abort", () => this.#abandon(), { once: true });
+		this.#connect();
+	}
+
+	async #connect() {
+		try {
+			if (!engine) await started;
+		} catch {
+			this.#closed(1006, "", false);
+			return;
+		}
+		if (this.readyState !== EngineSocket.CONNECTING) return;
+		this.#eng = engine;
+		this.#id = nextID++;
+		const url = new URL(this.url, location.href);
+		url.protocol = location.protocol; // the engine sees an HTTP request
+		const key = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(16))));
+		const headers = ["Upgrade", "websocket", "Connection", "Upgrade", "Sec-WebSocket-Version", "13", "Sec-WebSocket-Key", key, "Origin", location.origin];
+		inflight.add(this.#fail);
+		this.#eng.serve(this.#id, "GET", url.href, headers, null, {
+			head: (status) => {
+				if (status !== 101) this.#fail(new Error(`kubeplay.WebSocket: ${this.url}: HTTP ${status}`));
+			},
+			chunk: (bytes) => {
+				this.#eng.ack(this.#id, bytes.byteLength); // taken at once
+				this.#receive(bytes);
+			},
+			end: () => {
+				inflight.delete(this.#fail);
+				const cf = this.#closeFrame;
+				this.#closed(cf ? cf.code : 1006, cf ? cf.reason : "", !!cf);
+			},
+		});
+	}
+
+	#fail = () => {
+		inflight.delete(this.#fail);
+		if (this.readyState === EngineSocket.CLOSED) return;
+		this.#eng?.cancel(this.#id);
+		this.#emit(new Event("error"));
+		this.#closed(1006, "", false);
+	};
+
+	#receive(bytes) {
+		const buf = new Uint8Array(this.#buf.length + bytes.length);
+		buf.set(this.#buf);
+		buf.set(bytes, this.#buf.length);
+		this.#buf = buf;
+		if (!this.#handshaken) {
+			const end = indexOfHeadEnd(buf);
+			if (end < 0) return;
+			const head = new TextDecoder().decode(buf.subarray(0, end));
+			if (!/^HTTP\/1\.1 101 /.test(head)) return this.#fail();
+			this.#handshaken = true;
+			this.#buf = buf.subarray(end + 4);
+			this.readyState = EngineSocket.OPEN;
+			this.#emit(new Event("open"));
+		}
+		this.#frames();
+	}
+
+	// #frames handles the complete frames received.
+	#frames() {
+		for (;;) {
+			const b = this.#buf;
+			if (b.length < 2) return;
+			let len = b[1] & 0x7f;
+			let off = 2;
+			if (len === 126) {
+				if (b.length < 4) return;
+				len = (b[2] << 8) | b[3];
+				off = 4;
+			} else if (len === 127) {
+				if (b.length < 10) return;
+				len = Number(new DataView(b.buffer, b.byteOffset + 2, 8).getBigUint64(0));
+				off = 10;
+			}
+			if (b[1] & 0x80) return this.#fail(); // a server must not mask
+			if (b.length < off + len) return;
+			const fin = (b[0] & 0x80) !== 0;
+			const op = b[0] & 0x0f;
+			const payload = b.slice(off, off + len);
+			this.#buf = b.subarray(off + len);
+			if (op === 0 && this.#fragments) {
+				this.#fragments.parts.push(payload);
+				if (fin) {
+					const { op: first, parts } = this.#fragments;
+					this.#fragments = null;
+					this.#message(first, new Uint8Array(parts.flatMap((p) => [...p])));
+				}
+			} else if (op === 1 || op === 2) {
+				if (fin) this.#message(op, payload);
+				else this.#fragments = { op, parts: [payload] };
+			} else if (op === 8) {
+				const code = payload.length >= 2 ? (payload[0] << 8) | payload[1] : 1005;
+				this.#closeFrame = { code, reason: new TextDecoder().decode(payload.subarray(2)) };
+				if (this.readyState === EngineSocket.OPEN) this.#send(8, payload.subarray(0, 2));
+				this.readyState = EngineSocket.CLOSING;
+			} else if (op === 9) {
+				this.#send(10, payload);
+			}
+		}
+	}
+
+	#message(op, payload) {
+		if (this.readyState !== EngineSocket.OPEN) return;
+		const data = op === 1 ? new TextDecoder().decode(payload) : this.binaryType === "blob" ? new Blob([payload]) : payload.buffer;
+		this.#emit(new MessageEvent("message", { data, origin: location.origin }));
+	}
+
+	// #send sends one masked frame, as a client must.
+	#send(op, payload) {
+		const len = payload.length;
+		const head = len < 126 ? 2 : len < 65536 ? 4 : 10;
+		const frame = new Uint8Array(head + 4 + len);
+		frame[0] = 0x80 | op;
+		if (len < 126) frame[1] = 0x80 | len;
+		else if (len < 65536) {
+			frame[1] = 0x80 | 126;
+			frame[2] = len >> 8;
+			frame[3] = len & 0xff;
+		} else {
+			frame[1] = 0x80 | 127;
+			new DataView(frame.buffer).setBigUint64(2, BigInt(len));
+		}
+		const mask = crypto.getRandomValues(new Uint8Array(4));
+		frame.set(mask, head);
+		for (let i = 0; i < len; i++) frame[head + 4 + i] = payload[i] ^ mask[i & 3];
+		this.#eng.send(this.#id, frame);
+	}
+
+	send(data) {
+		if (this.readyState === EngineSocket.CONNECTING) throw new DOMException("Still in CONNECTING state.", "InvalidStateError");
+		if (this.readyState !== EngineSocket.OPEN) return;
+		if (typeof data === "string") this.#send(1, new TextEncoder().encode(data));
+		else this.#send(2, new Uint8Array(ArrayBuffer.isView(data) ? data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength) : data));
+	}
+
+	close(code = 1000, reason = "") {
+		if (this.readyState >= EngineSocket.CLOSING) return;
+		if (this.readyState === EngineSocket.CONNECTING || !this.#handshaken) {
+			this.#eng?.cancel(this.#id);
+			this.#closed(1006, "", false);
+			return;
+		}
+		this.readyState = EngineSocket.CLOSING;
+		const r = new TextEncoder().encode(reason);
+		const payload = new Uint8Array(2 + r.length);
+		payload[0] = code >> 8;
+		payload[1] = code & 0xff;
+		payload.set(r, 2);
+		this.#send(8, payload);
+		// The server answers with its close frame and ends the exchange; a
+		// server that does not is cut off.
+		setTimeout(() => this.readyState !== EngineSocket.CLOSED && this.#eng.cancel(this.#id), 1000);
+	}
+
+	#abandon() {
+		this.#silent = true;
+		if (this.readyState !== EngineSocket.CLOSED && this.#eng) this.#eng.cancel(this.#id);
+		this.readyState = EngineSocket.CLOSED;
+		inflight.delete(this.#fail);
+	}
+
+	#closed(code, reason, wasClean) {
+		if (this.readyState === EngineSocket.CLOSED) return;
+		this.readyState = EngineSocket.CLOSED;
+		this.#emit(new CloseEvent("close", { code, reason, wasClean }));
+	}
+
+	#emit(ev) {
+		if (this.#silent) return;
+		this.dispatchEvent(ev);
+		this["on" + ev.type]?.call(this, ev);
+	}
+}
+
+// indexOfHeadEnd returns where "\r\n\r\n" starts in b, or -1.
+function indexOfHeadEnd(b) {
+	for (let i = 0; i + 3 < b.length; i++) {
+		if (b[i] === 13 && b[i + 1] === 10 && b[i + 2] === 13 && b[i + 3] === 10) return i;
+	}
+	return -1;
+}
+
+kubeplay.WebSocket = EngineSocket;
+kubeplay.sockets = (signal) =>
+	class extends EngineSocket {
+		constructor(url, protocols) {
+			super(url, protocols, signal);
+		}
+	};

@@ -3,8 +3,11 @@
 // links and forms inside the engine. The engine's path is kept in the URL
 // fragment ("#/?r=v1/configmaps"), so reloading and the history work.
 //
-// Deliberately small: scripts inside the rendered pages do not run, and
-// stylesheets are inlined. The full browser UI comes later.
+// Stylesheets are inlined; scripts with a src run (fetched from the engine),
+// with window.kubeplay.pageURL set to the engine URL of the page and
+// window.kubeplay.WebSocket connected to the engine for as long as the page
+// is shown (the request log's live view uses both). Inline scripts do not
+// run.
 //
 // A bar at the bottom, kept across pages, says where the database lives and
 // offers reset and snapshot download / upload (kubeplay.reset, snapshot,
@@ -66,7 +69,9 @@ async function render(path, init = undefined) {
 	}
 	const doc = new DOMParser().parseFromString(text, "text/html");
 	await inlineStyles(doc);
+	const scripts = await loadScripts(doc);
 	if (n !== seq) return;
+	leavePage();
 	for (const old of document.head.querySelectorAll("[data-kp-page]")) old.remove();
 	for (const s of doc.head.querySelectorAll("style")) {
 		s.dataset.kpPage = "";
@@ -77,6 +82,45 @@ async function render(path, init = undefined) {
 	document.body.replaceWith(document.adoptNode(doc.body));
 	document.body.append(storageBar());
 	scrollTo(0, 0);
+	runScripts(scripts);
+}
+
+let pageLife = new AbortController(); // aborted when the shown page goes away
+
+function leavePage() {
+	pageLife.abort();
+	pageLife = new AbortController();
+	for (const s of document.querySelectorAll("script[data-kp-page]")) {
+		URL.revokeObjectURL(s.src);
+		s.remove();
+	}
+}
+
+// loadScripts fetches the page's scripts that have a src (same origin) and
+// removes every script from doc; it returns [{type, text}] in order.
+async function loadScripts(doc) {
+	const out = [];
+	for (const s of doc.querySelectorAll("script")) {
+		s.remove();
+		const src = s.getAttribute("src");
+		const url = src && new URL(src, origin + current);
+		if (!url || url.origin !== origin) continue;
+		const res = await kubeplay.fetch(url.pathname + url.search);
+		if (res.ok) out.push({ type: s.type, text: await res.text() });
+	}
+	return out;
+}
+
+function runScripts(scripts) {
+	kubeplay.pageURL = origin + current;
+	kubeplay.WebSocket = kubeplay.sockets(pageLife.signal);
+	for (const { type, text } of scripts) {
+		const el = document.createElement("script");
+		if (type) el.type = type;
+		el.dataset.kpPage = "";
+		el.src = URL.createObjectURL(new Blob([text], { type: "text/javascript" }));
+		document.head.append(el);
+	}
 }
 
 // inlineStyles replaces the page's same-origin stylesheet links, which name
@@ -114,6 +158,7 @@ function showRaw(method, path, res, text) {
 	}
 	body.append(header, pre, storageBar());
 	document.title = `${path} · kubeplay`;
+	leavePage();
 	document.body.replaceWith(body);
 }
 
@@ -128,7 +173,8 @@ function storageBar() {
 	storagePanel = document.createElement("aside");
 	storagePanel.className = "kp-bar";
 	storagePanel.setAttribute("aria-label", "Sandbox storage");
-	storagePanel.innerHTML = `<span class="kp-storage" role="status"></span>
+	storagePanel.innerHTML = `<strong class="kp-mode" title="kubeplay emulates the Kubernetes API server (and the controllers that keep its objects consistent: namespaces, garbage collection) in this tab. There are no nodes: pods are stored but never run.">API emulated in this tab · no nodes</strong>
+		<span class="kp-storage" role="status"></span>
 		<button type="button" data-kp-action="reset" title="Delete every object: start again from an empty cluster">Reset</button>
 		<button type="button" data-kp-action="download" title="Save the database (an SQLite file) to your computer">Download snapshot</button>
 		<label class="kp-upload" title="Replace the database by a snapshot downloaded before">Upload snapshot

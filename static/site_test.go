@@ -142,5 +142,20 @@ func TestExportedSite(t *testing.T) {
 	if _, err := chromedp.Run(ctx, browsertest.Poll(`document.body.textContent.includes("fieldManager=bob")`)); err != nil {
 		t.Errorf("the request log: %v", err)
 	}
+
+	// The log is live, over the in-page channel: a request made now appears
+	// without reloading the page.
+	if _, err := chromedp.Run(ctx, browsertest.Poll(`document.querySelector("section.requests")?.dataset.live === "on"`)); err != nil {
+		t.Fatalf("the request log never went live: %v", err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector("#entries").dataset.marked = "yes";
+		kubeplay.fetch("/api/v1/namespaces/default/configmaps", {method: "POST", headers: {"Content-Type": "application/json"},
+			body: JSON.stringify({metadata: {name: "live-one"}})})`, chromedp.EvalAwaitPromise)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, browsertest.Poll(`document.querySelector("#entries").dataset.marked === "yes" &&
+		document.querySelector("#entries").textContent.includes("live-one")`)); err != nil {
+		t.Errorf("the new request did not appear in the log: %v", err)
+	}
 	browsertest.Screenshot(t, ctx, "/tmp/kubeplay-site-requests.png")
 }

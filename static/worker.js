@@ -10,6 +10,9 @@
 //                       replace it with first.
 //   {type: "serve", id, method, url, headers, body}   wasm/engine.go's serve
 //   {type: "cancel", id}
+//   {type: "send", id, bytes}
+//                       bytes for request id once its handler switched
+//                       protocols (status 101: a WebSocket)
 //   {type: "ack", id, bytes}
 //                       the page's consumer took bytes of request id's body:
 //                       the engine may send that many more (flow control).
@@ -80,6 +83,9 @@ function handle(m) {
 		case "cancel":
 			requests.delete(m.id);
 			engine.cancel(m.id);
+			break;
+		case "send":
+			engine.receive(m.id, m.bytes);
 			break;
 		case "ack": {
 			const r = requests.get(m.id);
