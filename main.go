@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"kubeplay/cli"
 	"kubeplay/playground"
 	"kubeplay/static"
 	"kubeplay/store"
@@ -84,6 +85,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	mux := http.NewServeMux()
 	mux.Handle("/browser/", browserHeaders(http.StripPrefix("/browser", static.Handler())))
+	mux.Handle(cli.Path, cli.New(sb.Handler()).Handler())
 	mux.Handle("/", web.New(sb))
 
 	ln, err := net.Listen("tcp", *addr)

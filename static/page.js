@@ -80,7 +80,7 @@ async function render(path, init = undefined) {
 	document.title = doc.title || "kubeplay";
 	document.documentElement.lang = doc.documentElement.lang || "en";
 	document.body.replaceWith(document.adoptNode(doc.body));
-	document.body.append(storageBar());
+	document.body.append(consolePanel(), storageBar());
 	scrollTo(0, 0);
 	runScripts(scripts);
 }
@@ -156,7 +156,7 @@ function showRaw(method, path, res, text) {
 	} catch {
 		pre.textContent = text;
 	}
-	body.append(header, pre, storageBar());
+	body.append(header, pre, consolePanel(), storageBar());
 	document.title = `${path} · kubeplay`;
 	leavePage();
 	document.body.replaceWith(body);
@@ -174,6 +174,7 @@ function storageBar() {
 	storagePanel.className = "kp-bar";
 	storagePanel.setAttribute("aria-label", "Sandbox storage");
 	storagePanel.innerHTML = `<strong class="kp-mode" title="kubeplay emulates the Kubernetes API server (and the controllers that keep its objects consistent: namespaces, garbage collection) in this tab. There are no nodes: pods are stored but never run.">API emulated in this tab · no nodes</strong>
+		<button type="button" data-kp-action="console" aria-expanded="false" title="Type kubectl commands or raw HTTP requests">Console</button>
 		<span class="kp-storage" role="status"></span>
 		<button type="button" data-kp-action="reset" title="Delete every object: start again from an empty cluster">Reset</button>
 		<button type="button" data-kp-action="download" title="Save the database (an SQLite file) to your computer">Download snapshot</button>
@@ -183,6 +184,7 @@ function storageBar() {
 		const action = e.target.closest?.("[data-kp-action]")?.dataset.kpAction;
 		if (action === "reset" && confirm("Delete every object in this sandbox?")) busy("Resetting…", kubeplay.reset());
 		if (action === "download") busy("Saving…", download());
+		if (action === "console") toggleConsole(e.target);
 	});
 	storagePanel.querySelector("input[type=file]").addEventListener("change", (e) => {
 		const file = e.target.files[0];
@@ -201,7 +203,7 @@ function updateStorage(message = "") {
 			: `In memory only (${st?.reason ?? "not saved"}): a reload starts again.`;
 	storagePanel.querySelector(".kp-storage").textContent = message || where;
 	const saved = st?.kind === "opfs-sahpool";
-	storagePanel.querySelector("button[data-kp-action=reset]").disabled = false;
+	for (const el of storagePanel.querySelectorAll("button[data-kp-action=reset], button[data-kp-action=console]")) el.disabled = false;
 	for (const el of storagePanel.querySelectorAll("button[data-kp-action=download], .kp-upload input")) el.disabled = !saved;
 	storagePanel.querySelector(".kp-upload").classList.toggle("kp-disabled", !saved);
 }
@@ -217,6 +219,93 @@ async function busy(message, promise) {
 		updateStorage();
 		storagePanel.querySelector(".kp-storage").textContent = err.message;
 		console.error(err);
+	}
+}
+
+// The console: kubectl command lines (and raw requests) run by the engine's
+// package cli, at consolePath; its requests show in the request log.
+const consolePath = "/kubeplay/console";
+let consoleEl = null;
+const history = [];
+let historyAt = 0;
+let running = null; // AbortController of the command running
+
+function consolePanel() {
+	if (consoleEl) return consoleEl;
+	consoleEl = document.createElement("section");
+	consoleEl.className = "kp-console";
+	consoleEl.hidden = true;
+	consoleEl.setAttribute("aria-label", "Console");
+	consoleEl.innerHTML = `<pre class="kp-out" aria-live="polite"></pre>
+		<details class="kp-file"><summary>File for <code>-f</code> and request bodies</summary>
+		<textarea spellcheck="false" rows="8" placeholder="apiVersion: v1&#10;kind: ConfigMap&#10;metadata:&#10;  name: demo&#10;data:&#10;  greeting: hello"></textarea></details>
+		<form class="kp-line"><span aria-hidden="true">$ kubectl</span>
+		<input name="command" autocomplete="off" spellcheck="false" aria-label="Command" placeholder="get configmaps  ·  apply --server-side -f x.yaml  ·  GET /api/v1/namespaces">
+		<button type="submit">Run</button><button type="button" class="kp-stop" hidden>Stop</button></form>
+		<p class="kp-note">Emulated kubectl: the commands learners type first, as HTTP requests to this sandbox; open Requests to see them.</p>`;
+	const form = consoleEl.querySelector("form");
+	const input = form.elements.command;
+	form.addEventListener("submit", (e) => {
+		e.preventDefault();
+		const line = input.value.trim();
+		if (!line) return;
+		history.push(line);
+		historyAt = history.length;
+		input.value = "";
+		runCommand(line);
+	});
+	input.addEventListener("keydown", (e) => {
+		if (e.key !== "ArrowUp" && e.key !== "ArrowDown") return;
+		e.preventDefault();
+		historyAt = Math.max(0, Math.min(history.length, historyAt + (e.key === "ArrowUp" ? -1 : 1)));
+		input.value = history[historyAt] ?? "";
+	});
+	consoleEl.querySelector(".kp-stop").addEventListener("click", () => running?.abort());
+	return consoleEl;
+}
+
+function toggleConsole(button) {
+	consoleEl.hidden = !consoleEl.hidden;
+	button.setAttribute("aria-expanded", String(!consoleEl.hidden));
+	if (!consoleEl.hidden) consoleEl.querySelector("input").focus();
+}
+
+async function runCommand(line) {
+	running?.abort();
+	const ac = (running = new AbortController());
+	const out = consoleEl.querySelector(".kp-out");
+	const stop = consoleEl.querySelector(".kp-stop");
+	const block = document.createElement("div");
+	block.className = "kp-cmd";
+	const prompt = document.createElement("b");
+	prompt.textContent = `$ kubectl ${line}\n`;
+	const text = document.createTextNode("");
+	block.append(prompt, text);
+	out.append(block);
+	stop.hidden = false;
+	try {
+		const res = await kubeplay.fetch(consolePath, {
+			method: "POST",
+			headers: { "Content-Type": "application/json" },
+			body: JSON.stringify({ command: line, file: consoleEl.querySelector("textarea").value }),
+			signal: ac.signal,
+		});
+		const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+		for (;;) {
+			const { value, done } = await reader.read();
+			if (done) break;
+			text.appendData(value);
+			out.scrollTop = out.scrollHeight;
+		}
+	} catch (err) {
+		if (err.name !== "AbortError") text.appendData(`error: ${err.message}\n`);
+	} finally {
+		if (running === ac) {
+			running = null;
+			stop.hidden = true;
+		}
+		block.classList.toggle("kp-failed", /^(error: |Error from server)/m.test(text.data));
+		out.scrollTop = out.scrollHeight;
 	}
 }
 

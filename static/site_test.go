@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -158,4 +159,51 @@ func TestExportedSite(t *testing.T) {
 		t.Errorf("the new request did not appear in the log: %v", err)
 	}
 	browsertest.Screenshot(t, ctx, "/tmp/kubeplay-site-requests.png")
+
+	// The console: kubectl syntax, run by the engine; a watch streams until
+	// stopped; its requests are in the log.
+	run := func(line string) {
+		t.Helper()
+		err := chromedp.Do(ctx,
+			chromedp.SetValue(chromedp.CSS(`.kp-console input[name=command]`), line),
+			chromedp.Click(chromedp.CSS(`.kp-console button[type=submit]`)))
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitOut := func(text string) {
+		t.Helper()
+		if _, err := chromedp.Run(ctx, browsertest.Poll(`document.querySelector(".kp-console .kp-out").textContent.includes(`+strconv.Quote(text)+`)`)); err != nil {
+			out, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`.kp-console .kp-out`)))
+			t.Fatalf("the console never showed %q:\n%s", text, out)
+		}
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`.kp-bar button[data-kp-action=console]`)),
+		chromedp.Click(chromedp.CSS(`.kp-console summary`)),
+		chromedp.SetValue(chromedp.CSS(`.kp-console textarea`), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: console-demo\ndata:\n  greeting: hello\n")); err != nil {
+		t.Fatal(err)
+	}
+	run("create -f -")
+	waitOut("configmap/console-demo created")
+	run("get cm -l nosuch=label")
+	waitOut("No resources found in default namespace.")
+	run("get configmaps -w")
+	waitOut("console-demo")
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`kubeplay.fetch("/api/v1/namespaces/default/configmaps", {method: "POST",
+		headers: {"Content-Type": "application/json"}, body: JSON.stringify({metadata: {name: "seen-by-watch"}})})`, chromedp.EvalAwaitPromise)); err != nil {
+		t.Fatal(err)
+	}
+	waitOut("seen-by-watch")
+	browsertest.Screenshot(t, ctx, "/tmp/kubeplay-site-console.png")
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`.kp-console .kp-stop`))); err != nil {
+		t.Fatal(err)
+	}
+	run("GET /api/v1/namespaces/default/configmaps/console-demo")
+	waitOut("HTTP 200 OK")
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`location.hash = "#/ui/requests?client=kubeplay-console"`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, browsertest.Poll(`document.querySelector("#entries")?.textContent.includes("/api/v1/namespaces/default/configmaps/console-demo")`)); err != nil {
+		t.Errorf("the console's requests are not in the log: %v", err)
+	}
 }

@@ -24,6 +24,7 @@ import (
 	"os"
 	"syscall/js"
 
+	"kubeplay/cli"
 	"kubeplay/playground"
 	"kubeplay/store"
 	"kubeplay/web"
@@ -64,7 +65,7 @@ func run(ctx context.Context, global js.Value) error {
 }
 
 // open opens the store on database db and the sandbox and returns the site
-// to serve. They live as long as the page, so nothing closes them once open.
+// to serve: the UI and API, and the page's command line (package cli). They live as long as the page, so nothing closes them once open.
 func open(ctx context.Context, db string) (http.Handler, error) {
 	st, err := store.Open(ctx, db, store.Options{})
 	if err != nil {
@@ -75,5 +76,8 @@ func open(ctx context.Context, db string) (http.Handler, error) {
 		st.Close()
 		return nil, err
 	}
-	return web.New(sb), nil
+	mux := http.NewServeMux()
+	mux.Handle(cli.Path, cli.New(sb.Handler()).Handler())
+	mux.Handle("/", web.New(sb))
+	return mux, nil
 }
