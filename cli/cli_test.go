@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -139,5 +140,22 @@ func waitFor(t *testing.T, p *pipe, any ...string) {
 		case <-deadline:
 			t.Fatalf("no output with %q", any)
 		}
+	}
+}
+
+func TestConsole_RunRawWarnings(t *testing.T) {
+	api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Add("Warning", `299 - "unknown field \"colour\""`)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		w.Write([]byte(`{"kind":"ConfigMap"}`))
+	})
+	var out strings.Builder
+	if err := cli.New(api).Run(t.Context(), "POST /api/v1/namespaces/default/configmaps", "{}", &out); err != nil {
+		t.Fatal(err)
+	}
+	want := "HTTP 201 Created\nWarning: unknown field \"colour\"\n{\n  \"kind\": \"ConfigMap\"\n}\n"
+	if out.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
 	}
 }

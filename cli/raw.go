@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 )
 
@@ -15,7 +16,8 @@ func isMethod(w string) bool { return methods[w] }
 
 // raw sends "METHOD PATH" with the file as the body (JSON or YAML, sent as
 // is; a PATCH's content type follows the body: merge patch for an object,
-// JSON patch for an array) and prints the status line and the answer.
+// JSON patch for an array) and prints the status line, the server's
+// warnings and the answer.
 func (c *Console) raw(ctx context.Context, words []string, file string, out io.Writer) error {
 	if len(words) != 2 || !strings.HasPrefix(words[1], "/") {
 		return usageError("a raw request is METHOD /path, such as: GET /api/v1/namespaces")
@@ -42,6 +44,9 @@ func (c *Console) raw(ctx context.Context, words []string, file string, out io.W
 	}
 	defer res.Body.Close()
 	fmt.Fprintf(out, "HTTP %s\n", res.Status)
+	for _, w := range res.Header.Values("Warning") {
+		fmt.Fprintf(out, "Warning: %s\n", warningText(w))
+	}
 	if strings.Contains(path, "watch=") {
 		_, err := io.Copy(out, res.Body) // events as they come
 		return err
@@ -58,4 +63,17 @@ func (c *Console) raw(ctx context.Context, words []string, file string, out io.W
 		fmt.Fprintf(out, "%s\n", bytes.TrimRight(data, "\n"))
 	}
 	return nil
+}
+
+// warningText is the text of a Warning header ("299 - \"text\""), as
+// kubectl prints it.
+func warningText(h string) string {
+	_, rest, ok := strings.Cut(h, " - ")
+	if !ok {
+		return h
+	}
+	if t, err := strconv.Unquote(rest); err == nil {
+		return t
+	}
+	return rest
 }

@@ -25,7 +25,7 @@ import (
 	"time"
 )
 
-//go:embed index.html page.js kubeplay.js worker.js boot.css all:dist
+//go:embed index.html page.js kubeplay.js worker.js script.js boot.css embed.html example.js embed.js docs.html sw.js all:dist
 var files embed.FS
 
 // FS returns the files, named as served ("index.html", "dist/kubeplay.wasm").

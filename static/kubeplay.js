@@ -3,7 +3,8 @@
 // API — on SQLite WASM, in a Web Worker (worker.js) so that the page stays
 // responsive whatever the engine does.
 //
-// Importing this module starts the engine and sets window.kubeplay:
+// Importing this module starts the engine, registers the service worker that
+// keeps the site working offline (sw.js), and sets window.kubeplay:
 //
 //   kubeplay.ready          Promise: resolves (to kubeplay) once the engine
 //                           has answered its first request; rejects with the
@@ -24,7 +25,9 @@
 //   kubeplay.worker         the Worker running the engine.
 //   kubeplay.storage        where the database lives: {kind: "opfs-sahpool"}
 //                           (saved in the browser: it survives a reload) or
-//                           {kind: "memory", reason}.
+//                           {kind: "memory", reason}. A page whose <html> has
+//                           data-kubeplay-storage="memory" (an embedded
+//                           example, isolated from the others) asks for memory.
 //   kubeplay.reset()        Promise: restart the engine on an empty database.
 //   kubeplay.snapshot()     Promise of the database as an SQLite file (Blob).
 //   kubeplay.restore(file)  Promise: restart the engine on an SQLite file
@@ -57,7 +60,8 @@ let stopped = null; // set to an Error if the Go program exits
 let nextID = 1;
 const inflight = new Set(); // of functions failing a request in flight with a reason
 const module = supported().then(() => compile(new URL("kubeplay.wasm", dist)));
-let started = start({}); // resolves to the engine
+const memory = globalThis.document?.documentElement.dataset.kubeplayStorage === "memory";
+let started = start({ memory }); // resolves to the engine
 kubeplay.ready = started.then(async () => {
 	await firstAnswer();
 	kubeplay.timings.firstAnswer = performance.now();
@@ -67,6 +71,10 @@ kubeplay.ready = started.then(async () => {
 kubeplay.ready.catch((err) => report("failed", 0, 0, err));
 globalThis.kubeplay = kubeplay;
 export default kubeplay;
+
+// Offline use is a bonus: no service worker (an insecure origin, a private
+// window) changes nothing else.
+globalThis.navigator?.serviceWorker?.register(new URL("sw.js", import.meta.url)).catch(() => {});
 
 function report(phase, loaded = 0, total = 0, error = undefined) {
 	kubeplay.progress = { phase, loaded, total, error };
@@ -183,6 +191,7 @@ async function start(options) {
 
 // restart replaces the engine's worker by a new one started with options.
 async function restart(options) {
+	options.memory = memory;
 	await kubeplay.ready.catch(() => {});
 	const old = kubeplay.worker;
 	engine = null;

@@ -14,6 +14,7 @@
 // restore).
 
 import kubeplay from "./kubeplay.js";
+import * as script from "./script.js";
 
 const status = document.getElementById("kp-status");
 const bar = document.getElementById("kp-progress");
@@ -223,8 +224,7 @@ async function busy(message, promise) {
 }
 
 // The console: kubectl command lines (and raw requests) run by the engine's
-// package cli, at consolePath; its requests show in the request log.
-const consolePath = "/kubeplay/console";
+// package cli (script.js); its requests show in the request log.
 let consoleEl = null;
 const history = [];
 let historyAt = 0;
@@ -264,10 +264,21 @@ function consolePanel() {
 	return consoleEl;
 }
 
-function toggleConsole(button) {
-	consoleEl.hidden = !consoleEl.hidden;
-	button.setAttribute("aria-expanded", String(!consoleEl.hidden));
-	if (!consoleEl.hidden) consoleEl.querySelector("input").focus();
+function toggleConsole(button, open = consoleEl.hidden) {
+	consoleEl.hidden = !open;
+	button.setAttribute("aria-expanded", String(open));
+	if (open) consoleEl.querySelector("input").focus();
+}
+
+// runScript runs an example script (?run= in the URL: "open in full
+// playground" from an embedded example) in the console, step by step.
+async function runScript(encoded) {
+	toggleConsole(storagePanel.querySelector("[data-kp-action=console]"), true);
+	const steps = script.parse(await script.decode(encoded));
+	for (const { command, file } of steps) {
+		consoleEl.querySelector("textarea").value = file;
+		await runCommand(command);
+	}
 }
 
 async function runCommand(line) {
@@ -284,19 +295,11 @@ async function runCommand(line) {
 	out.append(block);
 	stop.hidden = false;
 	try {
-		const res = await kubeplay.fetch(consolePath, {
-			method: "POST",
-			headers: { "Content-Type": "application/json" },
-			body: JSON.stringify({ command: line, file: consoleEl.querySelector("textarea").value }),
-			signal: ac.signal,
-		});
-		const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-		for (;;) {
-			const { value, done } = await reader.read();
-			if (done) break;
-			text.appendData(value);
+		const file = consoleEl.querySelector("textarea").value;
+		await script.run(line, file, (chunk) => {
+			text.appendData(chunk);
 			out.scrollTop = out.scrollHeight;
-		}
+		}, ac.signal);
 	} catch (err) {
 		if (err.name !== "AbortError") text.appendData(`error: ${err.message}\n`);
 	} finally {
@@ -304,7 +307,7 @@ async function runCommand(line) {
 			running = null;
 			stop.hidden = true;
 		}
-		block.classList.toggle("kp-failed", /^(error: |Error from server)/m.test(text.data));
+		block.classList.toggle("kp-failed", script.failed(text.data));
 		out.scrollTop = out.scrollHeight;
 	}
 }
@@ -326,12 +329,14 @@ function engineURL(href) {
 	return url.origin === origin ? url : null;
 }
 
-function startUI() {
+async function startUI() {
 	addEventListener("hashchange", () => render(enginePath()));
 	kubeplay.addEventListener("restart", () => render(enginePath()));
 	document.addEventListener("click", onClick);
 	document.addEventListener("submit", onSubmit);
-	render(enginePath());
+	await render(enginePath());
+	const run = new URLSearchParams(location.search).get("run");
+	if (run) runScript(run).catch((err) => console.error(err));
 }
 
 function onClick(e) {

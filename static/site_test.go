@@ -206,4 +206,24 @@ func TestExportedSite(t *testing.T) {
 	if _, err := chromedp.Run(ctx, browsertest.Poll(`document.querySelector("#entries")?.textContent.includes("/api/v1/namespaces/default/configmaps/console-demo")`)); err != nil {
 		t.Errorf("the console's requests are not in the log: %v", err)
 	}
+
+	// Offline: with the server gone, the service worker's copies start the
+	// engine again, on the saved database.
+	if _, err := chromedp.Run(ctx, browsertest.Poll(`navigator.serviceWorker.controller !== null`)); err != nil {
+		t.Fatalf("no service worker controls the page: %v", err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](`navigator.serviceWorker.ready.then((r) => caches.open("kubeplay")).then(async (c) => {
+		while (!(await c.match("dist/kubeplay.wasm"))) await new Promise((r) => setTimeout(r, 50));
+	})`, chromedp.EvalAwaitPromise)); err != nil {
+		t.Fatal(err)
+	}
+	srv.Close()
+	if err := chromedp.Do(ctx, chromedp.Reload()); err != nil {
+		t.Fatal(err)
+	}
+	var offline int
+	browsertest.Eval(t, ctx, `kubeplay.ready.then(() => kubeplay.fetch("/api/v1/namespaces/default/configmaps/console-demo")).then((r) => r.status)`, &offline)
+	if offline != 200 {
+		t.Errorf("offline: GET console-demo = %d, want 200", offline)
+	}
 }

@@ -4,10 +4,11 @@
 // and relays requests and answers as messages:
 //
 // page -> worker
-//   {type: "start", module, reset, snapshot}
+//   {type: "start", module, reset, snapshot, memory}
 //                       run the engine; reset: empty the saved database
 //                       first; snapshot: an SQLite file (Uint8Array) to
-//                       replace it with first.
+//                       replace it with first; memory: use a database in
+//                       memory, not the saved one.
 //   {type: "serve", id, method, url, headers, body}   wasm/engine.go's serve
 //   {type: "cancel", id}
 //   {type: "send", id, bytes}
@@ -125,9 +126,9 @@ function sink(id) {
 	};
 }
 
-async function start({ module, reset, snapshot }) {
+async function start({ module, reset, snapshot, memory }) {
 	const [sqlite3] = await Promise.all([sqlite, goRuntime]);
-	const storage = await openStorage(sqlite3, reset, snapshot);
+	const storage = memory ? { kind: "memory", reason: "an isolated example" } : await openStorage(sqlite3, reset, snapshot);
 	// The store's browser driver (store/sqlite_js.go) looks for the module here.
 	globalThis.sqlite3 = sqlite3;
 	globalThis[databaseGlobal] = storage.kind === "memory" ? ":memory:" : dbFile;
