@@ -215,7 +215,8 @@ func TestBrowser(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		title, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#selection-title`)))
+		// Read in one step: page.js replaces the body as it renders.
+		title, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#selection-title")?.textContent ?? ""`))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -343,6 +344,16 @@ func TestBrowser(t *testing.T) {
 		close(release)
 		if _, err := chromedp.Run(tab, chromedp.Evaluate[chromedp.Void](`kubeplay.ready`, chromedp.EvalAwaitPromise)); err != nil {
 			t.Fatalf("kubeplay.ready after the download: %v", err)
+		}
+		// The first tab holds the saved database: this one runs in memory,
+		// and says so.
+		var storage struct{ Kind, Reason string }
+		browsertest.Eval(t, tab, `Promise.resolve(kubeplay.storage)`, &storage)
+		if storage.Kind != "memory" || !strings.Contains(storage.Reason, "another tab") {
+			t.Errorf("a second tab's storage: %+v, want memory because another tab holds the database", storage)
+		}
+		if _, err := chromedp.Run(tab, browsertest.Poll(`document.querySelector(".kp-bar .kp-storage")?.textContent.includes("In memory only (another tab")`)); err != nil {
+			t.Errorf("the second tab's storage bar: %v", err)
 		}
 	})
 
