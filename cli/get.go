@@ -63,7 +63,7 @@ func (c *Console) get(ctx context.Context, f flags, args []string, _ string, out
 		if err != nil {
 			return err
 		}
-		return printObjects(data, name == "", f.output, r, out)
+		return printObjects(data, name == "", f.output, f.showManagedFields, r, out)
 	}
 	return usageError(fmt.Sprintf("unable to match a printer suitable for the output format %q, allowed formats are: json,name,wide,yaml", f.output))
 }
@@ -187,8 +187,9 @@ func cell(v any) string {
 }
 
 // printObjects prints an object, or a list as kubectl does (a v1 List of
-// its items, each with its apiVersion and kind), as yaml, json or names.
-func printObjects(data []byte, isList bool, format string, r resource, out io.Writer) error {
+// its items, each with its apiVersion and kind), as yaml, json or names;
+// without managedFields unless asked, as kubectl.
+func printObjects(data []byte, isList bool, format string, managedFields bool, r resource, out io.Writer) error {
 	var obj map[string]any
 	if err := json.Unmarshal(data, &obj); err != nil {
 		return err
@@ -204,6 +205,14 @@ func printObjects(data []byte, isList bool, format string, r resource, out io.Wr
 		obj = map[string]any{"apiVersion": "v1", "kind": "List", "items": items, "metadata": map[string]any{"resourceVersion": ""}}
 	} else {
 		items = []any{obj}
+	}
+	if !managedFields {
+		for _, it := range items {
+			m, _ := it.(map[string]any)
+			if meta, ok := m["metadata"].(map[string]any); ok {
+				delete(meta, "managedFields")
+			}
+		}
 	}
 	switch format {
 	case "name":

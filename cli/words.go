@@ -65,7 +65,7 @@ type flags struct {
 	selector      string
 	output        string
 	watch         bool
-	filename      bool // -f given: the file is the input
+	filename      string // -f: the file box is its content; "-" is stdin
 	serverSide    bool
 	force         bool // --force-conflicts
 	fieldManager  string
@@ -75,6 +75,8 @@ type flags struct {
 	replicas      int
 	replicasSet   bool
 	overwrite     bool
+	// showManagedFields: -o yaml|json keep metadata.managedFields.
+	showManagedFields bool
 }
 
 // valued are the flags that take a value, by every spelling.
@@ -93,9 +95,10 @@ var valued = map[string]string{
 var switches = map[string]string{
 	"-A": "all-namespaces", "--all-namespaces": "all-namespaces",
 	"-w": "watch", "--watch": "watch",
-	"--server-side":     "server-side",
-	"--force-conflicts": "force-conflicts",
-	"--overwrite":       "overwrite",
+	"--server-side":         "server-side",
+	"--force-conflicts":     "force-conflicts",
+	"--overwrite":           "overwrite",
+	"--show-managed-fields": "show-managed-fields",
 }
 
 // parseFlags separates flags (anywhere on the line, as kubectl allows) from
@@ -130,6 +133,8 @@ func parseFlags(words []string) (flags, []string, error) {
 				f.force = on
 			case "overwrite":
 				f.overwrite = on
+			case "show-managed-fields":
+				f.showManagedFields = on
 			}
 			continue
 		}
@@ -152,7 +157,7 @@ func parseFlags(words []string) (flags, []string, error) {
 		case "output":
 			f.output = value
 		case "filename":
-			f.filename = true
+			f.filename = value
 		case "field-manager":
 			f.fieldManager = value
 		case "cascade":
@@ -173,7 +178,7 @@ func parseFlags(words []string) (flags, []string, error) {
 }
 
 func knownFlags() string {
-	return "-n -A -l -o -w -f --server-side --force-conflicts --field-manager --cascade -p --type --replicas --overwrite"
+	return "-n -A -l -o -w -f --server-side --force-conflicts --field-manager --cascade -p --type --replicas --overwrite --show-managed-fields"
 }
 
 // ns is the namespace to use: -n, else "default".
@@ -182,4 +187,12 @@ func (f flags) ns() string {
 		return f.namespace
 	}
 	return "default"
+}
+
+// source names the -f input in messages, as kubectl does.
+func (f flags) source() string {
+	if f.filename == "-" {
+		return "STDIN"
+	}
+	return f.filename
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"strings"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
@@ -26,7 +27,7 @@ type object struct {
 
 // objects reads the file's YAML or JSON documents (separated by "---").
 func (c *Console) objects(ctx context.Context, f flags, file string) ([]object, error) {
-	if !f.filename {
+	if f.filename == "" {
 		return nil, usageError("must specify -f: write the manifest in the file box")
 	}
 	var out []object
@@ -75,12 +76,38 @@ func (c *Console) create(ctx context.Context, f flags, _ []string, file string, 
 		body, _ := json.Marshal(o.fields)
 		data, err := c.request(ctx, "POST", o.r.path(o.ns, "")+query("fieldManager", f.fieldManager), "application/json", body, "")
 		if err != nil {
-			return err
+			return inFile(err, "creating", f)
 		}
 		fmt.Fprintf(out, "%s created\n", o.r.ref(nameFromAnswer(data, o.name)))
 	}
 	return nil
 }
+
+// inFile puts "error when <doing> <file>: " in front of an API error's
+// message, as kubectl does for objects from a file.
+func inFile(err error, doing string, f flags) error {
+	var st *statusError
+	if !errors.As(err, &st) {
+		return err
+	}
+	e := *st
+	e.Message = fmt.Sprintf("error when %s %q: %s", doing, f.source(), st.Message)
+	return &e
+}
+
+// conflictAdvice follows a server-side apply conflict, as kubectl prints it.
+const conflictAdvice = `
+Please review the fields above--they currently have other managers. Here
+are the ways you can resolve this warning:
+* If you intend to manage all of these fields, please re-run the apply
+  command with the ` + "`--force-conflicts`" + ` flag.
+* If you do not intend to manage all of the fields, please edit your
+  manifest to remove references to the fields that should keep their
+  current managers.
+* You may co-own fields by updating your manifest to match the existing
+  value; in this case, you'll become the manager if the other manager(s)
+  stop managing the field (remove it from their configuration).
+See https://kubernetes.io/docs/reference/using-api/server-side-apply/#conflicts`
 
 func nameFromAnswer(data []byte, fallback string) string {
 	var obj map[string]any
@@ -106,6 +133,10 @@ func (c *Console) apply(ctx context.Context, f flags, _ []string, file string, o
 			verb, err = c.applyServerSide(ctx, f, o)
 		} else {
 			verb, err = c.applyClientSide(ctx, f, o)
+		}
+		var st *statusError
+		if f.serverSide && errors.As(err, &st) && st.Code == http.StatusConflict {
+			return usageError(st.Message + conflictAdvice)
 		}
 		if err != nil {
 			return err
@@ -338,8 +369,20 @@ func (c *Console) setMeta(ctx context.Context, f flags, args []string, field, ve
 			}
 		}
 	}
+	if field == "labels" && !hasValue(changes) {
+		verb = "unlabeled" // only removals, as kubectl says
+	}
 	body, _ := json.Marshal(map[string]any{"metadata": map[string]any{field: changes}})
 	return c.patchAndSay(ctx, r, f, name, "application/merge-patch+json", body, verb, out)
+}
+
+func hasValue(changes map[string]any) bool {
+	for _, v := range changes {
+		if v != nil {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *Console) scale(ctx context.Context, f flags, args []string, _ string, out io.Writer) error {

@@ -38,7 +38,7 @@ func TestDocs(t *testing.T) {
 		{"tables", []string{"namespace/team-a created", "NAME", "STATUS", "AGE", "kube-system", "team-a", "Active"}},
 		{"dry-run", []string{"HTTP 201 Created", `"name": "dry"`, `Error from server (NotFound): configmaps "dry" not found`}},
 		{"field validation", []string{"HTTP "}},
-		{"server-side apply", []string{"configmap/shared serverside-applied", `Error from server (Conflict): Apply failed with 1 conflict: conflict with "alice"`, `"manager": "bob"`, `"colour": "blue"`}},
+		{"server-side apply", []string{"configmap/shared serverside-applied", `error: Apply failed with 1 conflict: conflict with "alice": .data.colour`, `"manager": "bob"`, `"colour": "blue"`}},
 		{"deletion", []string{"configmap/held created", `configmap "held" deleted`, "deletionTimestamp:", "configmap/held patched", `Error from server (NotFound): configmaps "held" not found`}},
 	}
 	if _, err := chromedp.Run(ctx, browsertest.Poll(fmt.Sprintf(`document.querySelectorAll("kubeplay-example").length === %d &&
