@@ -5,7 +5,8 @@
 // or close to them — so the request log shows what each command did.
 //
 // Supported: get (-o wide|yaml|json|name, -l, -n, -A, -w; Table output as
-// kubectl prints it), describe (basic: metadata, then the object as YAML),
+// kubectl prints it), describe (as kubectl for ConfigMaps and Namespaces;
+// other kinds: kubectl's header, then the object as YAML),
 // create -f, apply -f (client-side, with the last-applied annotation, or
 // --server-side with --field-manager and
 // --force-conflicts), delete (--cascade), patch (--type
@@ -15,7 +16,9 @@
 // Emulated, not kubectl: client-side apply sends a two-way JSON merge patch
 // (last applied → file) where kubectl sends a three-way strategic merge
 // patch; scale patches spec.replicas when the sandbox serves no scale
-// subresource for the type, and says so; describe shows no events or
-// related objects; explain reads the OpenAPI v3 documents and prints one
-// level of fields.
+// subresource for the type, and says so; describe is basic for kinds other
+// than ConfigMap and Namespace.
+//
+// The outputs are kubectl's, byte for byte where the same request gives the
+// same answer: main_console_test.go runs both against one server.
 package cli
