@@ -315,6 +315,17 @@ func TestBrowser(t *testing.T) {
 		if _, err := chromedp.Run(ctx, browsertest.Poll(`kubeplay.fetch("/api/v1/namespaces/default/configmaps/snapped").then((r) => r.status === 200, () => false)`)); err != nil {
 			t.Errorf("after uploading the snapshot: %v", err)
 		}
+
+		// A file that is not a database is refused, and the sandbox goes on.
+		var refused struct {
+			Error  string
+			Status int
+		}
+		browsertest.Eval(t, ctx, `kubeplay.restore(new Blob(["not a database"])).then(() => ({Error: ""}), async (e) => ({Error: e.message,
+			Status: (await kubeplay.fetch("/api/v1/namespaces/default/configmaps/snapped")).status}))`, &refused)
+		if refused.Error == "" || refused.Status != 200 {
+			t.Errorf("restoring a file that is not a database: %+v, want an error and the sandbox as it was", refused)
+		}
 	})
 
 	t.Run("the loading indicator shows the download", func(t *testing.T) {

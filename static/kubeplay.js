@@ -55,7 +55,7 @@ kubeplay.reset = () => restart({ reset: true });
 kubeplay.snapshot = snapshot;
 kubeplay.restore = async (file) => restart({ snapshot: new Uint8Array(file instanceof Blob ? await file.arrayBuffer() : file) });
 
-let engine = null; // the worker's engine once started: {serve, cancel, ack}
+let engine = null; // the worker's engine once started: {serve, cancel, ack, send, export}
 let stopped = null; // set to an Error if the Go program exits
 let nextID = 1;
 const inflight = new Set(); // of functions failing a request in flight with a reason
@@ -199,7 +199,14 @@ async function restart(options) {
 	for (const fail of inflight) fail(reason);
 	old?.terminate();
 	started = start(options);
-	await started;
+	try {
+		await started;
+	} catch (err) {
+		if (!options.snapshot) throw err;
+		// Not a database: the saved one is untouched; go back to it.
+		await restart({});
+		throw err;
+	}
 	await firstAnswer();
 	kubeplay.dispatchEvent(new Event("restart"));
 }
