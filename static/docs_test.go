@@ -4,6 +4,7 @@ package static_test
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -22,6 +23,9 @@ func TestDocs(t *testing.T) {
 	browsertest.SkipIfAsked(t)
 	mux := http.NewServeMux()
 	mux.Handle("/browser/", http.StripPrefix("/browser", static.Handler()))
+	mux.HandleFunc("/scenarios/namespaces.txt", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "# a scenario kept in a file\n$ get namespaces -o name\n")
+	})
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	ctx := browsertest.New(t, browserTestLimit)
@@ -72,6 +76,25 @@ func TestDocs(t *testing.T) {
 		if ex.title == "deletion" {
 			browsertest.Screenshot(t, ctx, "/tmp/kubeplay-docs.png")
 		}
+	}
+
+	// An example may name a script file instead of carrying it.
+	var fromFile string
+	browsertest.Eval(t, ctx, `(async () => {
+		const ex = document.createElement("kubeplay-example");
+		ex.setAttribute("src", "/scenarios/namespaces.txt");
+		document.body.append(ex);
+		let frame;
+		while (!(frame = ex.shadowRoot?.querySelector("iframe"))) await new Promise((r) => setTimeout(r, 20));
+		frame.scrollIntoView();
+		let doc;
+		while (!(doc = frame.contentDocument)?.getElementById("kp-run") || doc.getElementById("kp-run").disabled) await new Promise((r) => setTimeout(r, 20));
+		doc.getElementById("kp-run").click();
+		while (doc.getElementById("kp-output").dataset.done === undefined) await new Promise((r) => setTimeout(r, 20));
+		return doc.getElementById("kp-output").textContent;
+	})()`, &fromFile)
+	if !strings.Contains(fromFile, "namespace/kube-system") {
+		t.Errorf("the example from a file printed:\n%s", fromFile)
 	}
 
 	// Reset empties the example's sandbox.
