@@ -109,21 +109,24 @@ func (c *conn) Read(p []byte) (int, error) {
 		}
 		deadline := c.deadline
 		c.mu.Unlock()
+		var timer *time.Timer
 		var timeout <-chan time.Time
 		if !deadline.IsZero() {
 			d := time.Until(deadline)
 			if d <= 0 {
 				return 0, os.ErrDeadlineExceeded
 			}
-			t := time.NewTimer(d)
-			defer t.Stop()
-			timeout = t.C
+			timer = time.NewTimer(d)
+			timeout = timer.C
 		}
 		select {
 		case <-c.wake:
 		case <-timeout:
 		case <-c.ex.done:
 			c.close()
+		}
+		if timer != nil {
+			timer.Stop()
 		}
 	}
 }
