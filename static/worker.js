@@ -113,8 +113,8 @@ function sink(id) {
 		chunk(bytes) {
 			const r = requests.get(id);
 			if (!r) return true; // cancelled: the engine is about to stop
+			r.sent += bytes.byteLength; // before the transfer empties it
 			postMessage({ type: "chunk", id, bytes }, [bytes.buffer]);
-			r.sent += bytes.byteLength;
 			if (r.sent < flowWindow) return true;
 			r.paused = true;
 			return false;
