@@ -310,7 +310,17 @@ async function runCommand(line) {
 		block.classList.toggle("kp-failed", script.failed(text.data));
 		out.scrollTop = out.scrollHeight;
 	}
+	refresh();
 }
+
+// refresh shows the current page again after a command, which may have
+// changed what it lists; the request log is live already.
+async function refresh() {
+	if (enginePath().startsWith(requestLogPath) || running) return;
+	await render(enginePath());
+	if (!consoleEl.hidden) consoleEl.querySelector("input").focus();
+}
+const requestLogPath = "/ui/requests";
 
 async function download() {
 	const blob = await kubeplay.snapshot();

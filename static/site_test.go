@@ -200,6 +200,22 @@ func TestExportedSite(t *testing.T) {
 	}
 	run("GET /api/v1/namespaces/default/configmaps/console-demo")
 	waitOut("HTTP 200 OK")
+
+	// On another page, a command shows its effect there at once.
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`location.hash = "#/?r=v1/configmaps&ns=default"`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, browsertest.Poll(`document.querySelector("#selection-title")?.textContent.includes("ConfigMap")`)); err != nil {
+		t.Fatal(err)
+	}
+	run("delete configmap console-demo")
+	waitOut(`configmap "console-demo" deleted`)
+	if _, err := chromedp.Run(ctx, browsertest.Poll(`document.querySelector(".explorer") && !document.querySelector(".explorer").textContent.includes("console-demo") &&
+		document.activeElement === document.querySelector(".kp-console input")`)); err != nil {
+		t.Errorf("the explorer still lists console-demo after the console deleted it (or the console lost focus): %v", err)
+	}
+	run("create -f -")
+	waitOut("configmap/console-demo created")
 	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`location.hash = "#/ui/requests?client=kubeplay-console"`)); err != nil {
 		t.Fatal(err)
 	}
