@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"kubeplay/cli"
 	"kubeplay/playground"
 	"kubeplay/playground/api"
 	"kubeplay/server"
@@ -58,6 +59,7 @@ Usage:
         [--insecure-skip-tls-verify]                    with --server: do not verify its certificate
   kubeplay kubeconfig [--server URL] [--token TOKEN]    print a kubeconfig for kubectl and client-go
         [--certificate-authority FILE]                  the CA to trust for an https server (DIR/tls.crt)
+  kubeplay export-site DIR                              write the browser mode as a static site into DIR
 `
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -72,6 +74,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return kubeconfig(args[1:], stdout, stderr)
 	case "run":
 		return runScenarios(ctx, args[1:], stdout, stderr)
+	case "export-site":
+		return exportSite(args[1:], stdout)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -165,6 +169,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	mux.Handle(api.Prefix+"/", play)
 	mux.Handle("/sandboxes/", play)
 	mux.Handle("/browser/", browserHeaders(http.StripPrefix("/browser", static.Handler())))
+	mux.Handle(cli.Path, cli.New(sb.Handler()).Handler())
 	mux.Handle("/", web.New(sb))
 
 	ln, err := net.Listen("tcp", *addr)
@@ -222,6 +227,19 @@ func browserHeaders(h http.Handler) http.Handler {
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		h.ServeHTTP(w, r)
 	})
+}
+
+// exportSite writes the static site that runs kubeplay in the browser (the
+// files the server serves at /browser/).
+func exportSite(args []string, stdout io.Writer) error {
+	if len(args) != 1 || args[0] == "" {
+		return errors.New("usage: kubeplay export-site DIR")
+	}
+	if err := static.Export(args[0]); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(stdout, "kubeplay: wrote the browser site to %s; serve it with any static file server\n", args[0])
+	return err
 }
 
 func kubeconfig(args []string, stdout, stderr io.Writer) error {

@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -87,6 +89,18 @@ func TestBrowser(t *testing.T) {
 		})()`, &got)
 		if got.CreateStatus != 201 || got.GetStatus != 200 || got.Kind != "ConfigMap" || got.Data["greeting"] != "hello" || !got.UID {
 			t.Errorf("got %+v", got)
+		}
+	})
+
+	t.Run("the engine runs in a worker", func(t *testing.T) {
+		var got struct {
+			Worker, GoOnPage, SQLiteOnPage bool
+			Storage                        string
+		}
+		browsertest.Eval(t, ctx, `Promise.resolve({Worker: kubeplay.worker instanceof Worker,
+			GoOnPage: "Go" in globalThis, SQLiteOnPage: "sqlite3" in globalThis, Storage: kubeplay.storage.kind})`, &got)
+		if !got.Worker || got.GoOnPage || got.SQLiteOnPage || got.Storage != "opfs-sahpool" {
+			t.Errorf("got %+v, want the engine (Go, SQLite) in a worker, on OPFS", got)
 		}
 	})
 
@@ -182,6 +196,31 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("a stream larger than the flow-control window arrives whole", func(t *testing.T) {
+		var got struct{ Items, Bytes int }
+		browsertest.Eval(t, ctx, `(async () => {
+			const big = "x".repeat(600000);
+			const json = {"Content-Type": "application/json"};
+			await (await kubeplay.fetch("/api/v1/namespaces", {method: "POST", headers: json,
+				body: JSON.stringify({metadata: {name: "bigs"}})})).arrayBuffer();
+			const cms = "/api/v1/namespaces/bigs/configmaps";
+			const list = await (await kubeplay.fetch(cms)).json();
+			// The watch's events come one write each, unread until the end:
+			// past the window the engine must wait for the page to read.
+			const res = await kubeplay.fetch(cms + "?watch=1&timeoutSeconds=2&resourceVersion=" + list.metadata.resourceVersion);
+			for (const name of ["big-1", "big-2", "big-3"]) {
+				const c = await kubeplay.fetch(cms, {method: "POST", headers: json, body: JSON.stringify({metadata: {name}, data: {big}})});
+				if (c.status !== 201) throw new Error("create " + name + ": " + c.status);
+			}
+			const text = await res.text();
+			const events = text.trim().split("\n").map((l) => JSON.parse(l));
+			return {Items: events.filter((e) => e.type === "ADDED" && e.object.data.big.length === 600000).length, Bytes: text.length};
+		})()`, &got)
+		if got.Items != 3 || got.Bytes < 1800000 {
+			t.Errorf("got %+v, want the 3 ConfigMaps whole (over 1.8 MB)", got)
+		}
+	})
+
 	t.Run("the page shows the UI and keeps navigation in the engine", func(t *testing.T) {
 		err := chromedp.Do(ctx,
 			chromedp.WaitVisible(chromedp.CSS(`.explorer`)),
@@ -201,7 +240,8 @@ func TestBrowser(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		title, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#selection-title`)))
+		// Read in one step: page.js replaces the body as it renders.
+		title, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#selection-title")?.textContent ?? ""`))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -226,6 +266,90 @@ func TestBrowser(t *testing.T) {
 		}
 		if !strings.Contains(raw, `"kind": "ConfigMapList"`) {
 			t.Errorf("the API link showed %.200q", raw)
+		}
+	})
+
+	t.Run("state survives a reload, resets, and round-trips through a snapshot", func(t *testing.T) {
+		status := func(name string) int {
+			t.Helper()
+			var got int
+			browsertest.Eval(t, ctx, `kubeplay.fetch("/api/v1/namespaces/default/configmaps/`+name+`").then((r) => r.status)`, &got)
+			return got
+		}
+		create := func(name string) {
+			t.Helper()
+			var got int
+			browsertest.Eval(t, ctx, `kubeplay.fetch("/api/v1/namespaces/default/configmaps", {method: "POST",
+				headers: {"Content-Type": "application/json"},
+				body: JSON.stringify({metadata: {name: "`+name+`"}})}).then((r) => r.status)`, &got)
+			if got != 201 {
+				t.Fatalf("creating %s: %d", name, got)
+			}
+		}
+		create("persisted")
+		if err := chromedp.Do(ctx, chromedp.Reload()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](`kubeplay.ready`, chromedp.EvalAwaitPromise)); err != nil {
+			t.Fatalf("kubeplay.ready after the reload: %v", err)
+		}
+		if got := status("persisted"); got != 200 {
+			t.Errorf("after a reload: GET persisted = %d, want 200", got)
+		}
+		if _, err := chromedp.Run(ctx, browsertest.Poll(`document.querySelector(".kp-bar .kp-storage")?.textContent.includes("Saved in this browser")`)); err != nil {
+			t.Errorf("the storage bar: %v", err)
+		}
+
+		// Reset, by the button (its confirmation answered yes).
+		if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`window.confirm = () => true`),
+			chromedp.Click(chromedp.CSS(`.kp-bar button[data-kp-action=reset]`))); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := chromedp.Run(ctx, browsertest.Poll(`!document.querySelector(".kp-bar button").disabled`)); err != nil {
+			t.Fatalf("waiting for the reset: %v", err)
+		}
+		if got := status("persisted"); got != 404 {
+			t.Errorf("after reset: GET persisted = %d, want 404", got)
+		}
+		var ns int
+		browsertest.Eval(t, ctx, `kubeplay.fetch("/api/v1/namespaces/default").then((r) => r.status)`, &ns)
+		if ns != 200 {
+			t.Errorf("after reset: GET namespaces/default = %d, want 200 (a fresh cluster)", ns)
+		}
+
+		// Snapshot (what the download button saves), reset, upload it.
+		create("snapped")
+		var snap []byte
+		browsertest.Eval(t, ctx, `kubeplay.snapshot().then(async (b) => Array.from(new Uint8Array(await b.arrayBuffer())))`, &snap)
+		if len(snap) < 512 || string(snap[:16]) != "SQLite format 3\x00" {
+			t.Fatalf("snapshot: %d bytes, starting %q", len(snap), snap[:min(16, len(snap))])
+		}
+		file := filepath.Join(t.TempDir(), "kubeplay.sqlite3")
+		if err := os.WriteFile(file, snap, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](`kubeplay.reset()`, chromedp.EvalAwaitPromise)); err != nil {
+			t.Fatal(err)
+		}
+		if got := status("snapped"); got != 404 {
+			t.Errorf("after reset: GET snapped = %d, want 404", got)
+		}
+		if err := chromedp.Do(ctx, chromedp.SetUploadFiles(chromedp.CSS(`.kp-bar input[type=file]`), []string{file})); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := chromedp.Run(ctx, browsertest.Poll(`kubeplay.fetch("/api/v1/namespaces/default/configmaps/snapped").then((r) => r.status === 200, () => false)`)); err != nil {
+			t.Errorf("after uploading the snapshot: %v", err)
+		}
+
+		// A file that is not a database is refused, and the sandbox goes on.
+		var refused struct {
+			Error  string
+			Status int
+		}
+		browsertest.Eval(t, ctx, `kubeplay.restore(new Blob(["not a database"])).then(() => ({Error: ""}), async (e) => ({Error: e.message,
+			Status: (await kubeplay.fetch("/api/v1/namespaces/default/configmaps/snapped")).status}))`, &refused)
+		if refused.Error == "" || refused.Status != 200 {
+			t.Errorf("restoring a file that is not a database: %+v, want an error and the sandbox as it was", refused)
 		}
 	})
 
@@ -256,6 +380,16 @@ func TestBrowser(t *testing.T) {
 		close(release)
 		if _, err := chromedp.Run(tab, chromedp.Evaluate[chromedp.Void](`kubeplay.ready`, chromedp.EvalAwaitPromise)); err != nil {
 			t.Fatalf("kubeplay.ready after the download: %v", err)
+		}
+		// The first tab holds the saved database: this one runs in memory,
+		// and says so.
+		var storage struct{ Kind, Reason string }
+		browsertest.Eval(t, tab, `Promise.resolve(kubeplay.storage)`, &storage)
+		if storage.Kind != "memory" || !strings.Contains(storage.Reason, "another tab") {
+			t.Errorf("a second tab's storage: %+v, want memory because another tab holds the database", storage)
+		}
+		if _, err := chromedp.Run(tab, browsertest.Poll(`document.querySelector(".kp-bar .kp-storage")?.textContent.includes("In memory only (another tab")`)); err != nil {
+			t.Errorf("the second tab's storage bar: %v", err)
 		}
 	})
 
@@ -308,7 +442,7 @@ func TestBrowser(t *testing.T) {
 func withoutDist(t *testing.T) fs.FS {
 	t.Helper()
 	m := fstest.MapFS{}
-	for _, name := range []string{"index.html", "page.js", "kubeplay.js", "boot.css"} {
+	for _, name := range []string{"index.html", "page.js", "kubeplay.js", "worker.js", "script.js", "boot.css"} {
 		data, err := fs.ReadFile(static.FS(), name)
 		if err != nil {
 			t.Fatal(err)

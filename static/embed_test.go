@@ -23,6 +23,7 @@ func TestHandler(t *testing.T) {
 	}{
 		{path: "/", contentType: "text/html"},
 		{path: "/kubeplay.js", contentType: "text/javascript"},
+		{path: "/worker.js", contentType: "text/javascript"},
 		{path: "/page.js", contentType: "text/javascript"},
 		{path: "/boot.css", contentType: "text/css"},
 		{path: "/dist/README.md"},

@@ -3,10 +3,18 @@
 // links and forms inside the engine. The engine's path is kept in the URL
 // fragment ("#/?r=v1/configmaps"), so reloading and the history work.
 //
-// Deliberately small: scripts inside the rendered pages do not run, and
-// stylesheets are inlined. The full browser UI comes later.
+// Stylesheets are inlined; scripts with a src run (fetched from the engine),
+// with window.kubeplay.pageURL set to the engine URL of the page and
+// window.kubeplay.WebSocket connected to the engine for as long as the page
+// is shown (the request log's live view uses both). Inline scripts do not
+// run.
+//
+// A bar at the bottom, kept across pages, says where the database lives and
+// offers reset and snapshot download / upload (kubeplay.reset, snapshot,
+// restore).
 
 import kubeplay from "./kubeplay.js";
+import * as script from "./script.js";
 
 const status = document.getElementById("kp-status");
 const bar = document.getElementById("kp-progress");
@@ -62,7 +70,9 @@ async function render(path, init = undefined) {
 	}
 	const doc = new DOMParser().parseFromString(text, "text/html");
 	await inlineStyles(doc);
+	const scripts = await loadScripts(doc);
 	if (n !== seq) return;
+	leavePage();
 	for (const old of document.head.querySelectorAll("[data-kp-page]")) old.remove();
 	for (const s of doc.head.querySelectorAll("style")) {
 		s.dataset.kpPage = "";
@@ -71,7 +81,47 @@ async function render(path, init = undefined) {
 	document.title = doc.title || "kubeplay";
 	document.documentElement.lang = doc.documentElement.lang || "en";
 	document.body.replaceWith(document.adoptNode(doc.body));
+	document.body.append(consolePanel(), storageBar());
 	scrollTo(0, 0);
+	runScripts(scripts);
+}
+
+let pageLife = new AbortController(); // aborted when the shown page goes away
+
+function leavePage() {
+	pageLife.abort();
+	pageLife = new AbortController();
+	for (const s of document.querySelectorAll("script[data-kp-page]")) {
+		URL.revokeObjectURL(s.src);
+		s.remove();
+	}
+}
+
+// loadScripts fetches the page's scripts that have a src (same origin) and
+// removes every script from doc; it returns [{type, text}] in order.
+async function loadScripts(doc) {
+	const out = [];
+	for (const s of doc.querySelectorAll("script")) {
+		s.remove();
+		const src = s.getAttribute("src");
+		const url = src && new URL(src, origin + current);
+		if (!url || url.origin !== origin) continue;
+		const res = await kubeplay.fetch(url.pathname + url.search);
+		if (res.ok) out.push({ type: s.type, text: await res.text() });
+	}
+	return out;
+}
+
+function runScripts(scripts) {
+	kubeplay.pageURL = origin + current;
+	kubeplay.WebSocket = kubeplay.sockets(pageLife.signal);
+	for (const { type, text } of scripts) {
+		const el = document.createElement("script");
+		if (type) el.type = type;
+		el.dataset.kpPage = "";
+		el.src = URL.createObjectURL(new Blob([text], { type: "text/javascript" }));
+		document.head.append(el);
+	}
 }
 
 // inlineStyles replaces the page's same-origin stylesheet links, which name
@@ -107,9 +157,178 @@ function showRaw(method, path, res, text) {
 	} catch {
 		pre.textContent = text;
 	}
-	body.append(header, pre);
+	body.append(header, pre, consolePanel(), storageBar());
 	document.title = `${path} · kubeplay`;
+	leavePage();
 	document.body.replaceWith(body);
+}
+
+// The storage bar, built once and moved into each page shown.
+let storagePanel = null;
+
+function storageBar() {
+	if (storagePanel) {
+		updateStorage();
+		return storagePanel;
+	}
+	storagePanel = document.createElement("aside");
+	storagePanel.className = "kp-bar";
+	storagePanel.setAttribute("aria-label", "Sandbox storage");
+	storagePanel.innerHTML = `<strong class="kp-mode" title="kubeplay emulates the Kubernetes API server (and the controllers that keep its objects consistent: namespaces, garbage collection) in this tab. There are no nodes: pods are stored but never run.">API emulated in this tab · no nodes</strong>
+		<button type="button" data-kp-action="console" aria-expanded="false" title="Type kubectl commands or raw HTTP requests">Console</button>
+		<span class="kp-storage" role="status"></span>
+		<button type="button" data-kp-action="reset" title="Delete every object: start again from an empty cluster">Reset</button>
+		<button type="button" data-kp-action="download" title="Save the database (an SQLite file) to your computer">Download snapshot</button>
+		<label class="kp-upload" title="Replace the database by a snapshot downloaded before">Upload snapshot
+		<input type="file" accept=".sqlite3,.db,application/vnd.sqlite3,application/octet-stream" hidden></label>`;
+	storagePanel.addEventListener("click", (e) => {
+		const action = e.target.closest?.("[data-kp-action]")?.dataset.kpAction;
+		if (action === "reset" && confirm("Delete every object in this sandbox?")) busy("Resetting…", kubeplay.reset());
+		if (action === "download") busy("Saving…", download());
+		if (action === "console") toggleConsole(e.target);
+	});
+	storagePanel.querySelector("input[type=file]").addEventListener("change", (e) => {
+		const file = e.target.files[0];
+		e.target.value = "";
+		if (file) busy("Loading the snapshot…", kubeplay.restore(file));
+	});
+	updateStorage();
+	return storagePanel;
+}
+
+function updateStorage(message = "") {
+	const st = kubeplay.storage;
+	const where =
+		st?.kind === "opfs-sahpool"
+			? "Saved in this browser: objects survive a reload."
+			: `In memory only (${st?.reason ?? "not saved"}): a reload starts again.`;
+	storagePanel.querySelector(".kp-storage").textContent = message || where;
+	const saved = st?.kind === "opfs-sahpool";
+	for (const el of storagePanel.querySelectorAll("button[data-kp-action=reset], button[data-kp-action=console]")) el.disabled = false;
+	for (const el of storagePanel.querySelectorAll("button[data-kp-action=download], .kp-upload input")) el.disabled = !saved;
+	storagePanel.querySelector(".kp-upload").classList.toggle("kp-disabled", !saved);
+}
+
+// busy shows message while promise runs, then the storage again or the error.
+async function busy(message, promise) {
+	updateStorage(message);
+	for (const el of storagePanel.querySelectorAll("button, input")) el.disabled = true;
+	try {
+		await promise;
+		updateStorage();
+	} catch (err) {
+		updateStorage();
+		storagePanel.querySelector(".kp-storage").textContent = err.message;
+		console.error(err);
+	}
+}
+
+// The console: kubectl command lines (and raw requests) run by the engine's
+// package cli (script.js); its requests show in the request log.
+let consoleEl = null;
+const history = [];
+let historyAt = 0;
+let running = null; // AbortController of the command running
+
+function consolePanel() {
+	if (consoleEl) return consoleEl;
+	consoleEl = document.createElement("section");
+	consoleEl.className = "kp-console";
+	consoleEl.hidden = true;
+	consoleEl.setAttribute("aria-label", "Console");
+	consoleEl.innerHTML = `<pre class="kp-out" aria-live="polite"></pre>
+		<details class="kp-file"><summary>File for <code>-f</code> and request bodies</summary>
+		<textarea spellcheck="false" rows="8" placeholder="apiVersion: v1&#10;kind: ConfigMap&#10;metadata:&#10;  name: demo&#10;data:&#10;  greeting: hello"></textarea></details>
+		<form class="kp-line"><span aria-hidden="true">$ kubectl</span>
+		<input name="command" autocomplete="off" spellcheck="false" aria-label="Command" placeholder="get configmaps  ·  apply --server-side -f x.yaml  ·  GET /api/v1/namespaces">
+		<button type="submit">Run</button><button type="button" class="kp-stop" hidden>Stop</button></form>
+		<p class="kp-note">Emulated kubectl: the commands learners type first, as HTTP requests to this sandbox; open Requests to see them.</p>`;
+	const form = consoleEl.querySelector("form");
+	const input = form.elements.command;
+	form.addEventListener("submit", (e) => {
+		e.preventDefault();
+		const line = input.value.trim();
+		if (!line) return;
+		history.push(line);
+		historyAt = history.length;
+		input.value = "";
+		runCommand(line);
+	});
+	input.addEventListener("keydown", (e) => {
+		if (e.key !== "ArrowUp" && e.key !== "ArrowDown") return;
+		e.preventDefault();
+		historyAt = Math.max(0, Math.min(history.length, historyAt + (e.key === "ArrowUp" ? -1 : 1)));
+		input.value = history[historyAt] ?? "";
+	});
+	consoleEl.querySelector(".kp-stop").addEventListener("click", () => running?.abort());
+	return consoleEl;
+}
+
+function toggleConsole(button, open = consoleEl.hidden) {
+	consoleEl.hidden = !open;
+	button.setAttribute("aria-expanded", String(open));
+	if (open) consoleEl.querySelector("input").focus();
+}
+
+// runScript runs an example script (?run= in the URL: "open in full
+// playground" from an embedded example) in the console, step by step.
+async function runScript(encoded) {
+	toggleConsole(storagePanel.querySelector("[data-kp-action=console]"), true);
+	const steps = script.parse(await script.decode(encoded));
+	for (const { command, file } of steps) {
+		consoleEl.querySelector("textarea").value = file;
+		await runCommand(command);
+	}
+}
+
+async function runCommand(line) {
+	running?.abort();
+	const ac = (running = new AbortController());
+	const out = consoleEl.querySelector(".kp-out");
+	const stop = consoleEl.querySelector(".kp-stop");
+	const block = document.createElement("div");
+	block.className = "kp-cmd";
+	const prompt = document.createElement("b");
+	prompt.textContent = `$ kubectl ${line}\n`;
+	const text = document.createTextNode("");
+	block.append(prompt, text);
+	out.append(block);
+	stop.hidden = false;
+	try {
+		const file = consoleEl.querySelector("textarea").value;
+		await script.run(line, file, (chunk) => {
+			text.appendData(chunk);
+			out.scrollTop = out.scrollHeight;
+		}, ac.signal);
+	} catch (err) {
+		if (err.name !== "AbortError") text.appendData(`error: ${err.message}\n`);
+	} finally {
+		if (running === ac) {
+			running = null;
+			stop.hidden = true;
+		}
+		block.classList.toggle("kp-failed", script.failed(text.data));
+		out.scrollTop = out.scrollHeight;
+	}
+	refresh();
+}
+
+// refresh shows the current page again after a command, which may have
+// changed what it lists; the request log is live already.
+async function refresh() {
+	if (enginePath().startsWith(requestLogPath) || running) return;
+	await render(enginePath());
+	if (!consoleEl.hidden) consoleEl.querySelector("input").focus();
+}
+const requestLogPath = "/ui/requests";
+
+async function download() {
+	const blob = await kubeplay.snapshot();
+	const a = document.createElement("a");
+	a.href = URL.createObjectURL(blob);
+	a.download = `kubeplay-${new Date().toISOString().replace(/[:.]/g, "-")}.sqlite3`;
+	a.click();
+	setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
 }
 
 // engineURL resolves a link or form target of the shown page, or returns null
@@ -120,11 +339,14 @@ function engineURL(href) {
 	return url.origin === origin ? url : null;
 }
 
-function startUI() {
+async function startUI() {
 	addEventListener("hashchange", () => render(enginePath()));
+	kubeplay.addEventListener("restart", () => render(enginePath()));
 	document.addEventListener("click", onClick);
 	document.addEventListener("submit", onSubmit);
-	render(enginePath());
+	await render(enginePath());
+	const run = new URLSearchParams(location.search).get("run");
+	if (run) runScript(run).catch((err) => console.error(err));
 }
 
 function onClick(e) {

@@ -47,6 +47,10 @@ func newEngine(site http.Handler) *engine {
 //	                             if head was not called, else a cut body).
 //	cancel(id)   cancels request id (abort, or the body stream cancelled).
 //	resume(id)   the consumer of request id wants more after chunk said false.
+//	receive(id, bytes)
+//	             bytes (a Uint8Array) the client sends on request id once the
+//	             handler hijacked it (head said 101: the request log's live
+//	             WebSocket); see package bridge.
 //
 // Each call runs Go until every goroutine waits, so the sink's methods may be
 // called before serve, cancel or resume returns.
@@ -55,6 +59,14 @@ func (e *engine) jsValue() js.Value {
 		"serve":  js.FuncOf(e.serve),
 		"cancel": js.FuncOf(e.withExchange((*bridge.Exchange).Cancel)),
 		"resume": js.FuncOf(e.withExchange((*bridge.Exchange).Resume)),
+		"receive": js.FuncOf(func(this js.Value, args []js.Value) any {
+			if len(args) != 2 || args[1].Type() != js.TypeObject {
+				return nil
+			}
+			p := make([]byte, args[1].Get("byteLength").Int())
+			js.CopyBytesToGo(p, args[1])
+			return e.withExchange(func(ex *bridge.Exchange) { ex.Receive(p) })(this, args)
+		}),
 	})
 }
 

@@ -1,13 +1,17 @@
 //go:build js && wasm
 
 // Command wasm is kubeplay in a browser tab: one sandbox on the browser store
-// (SQLite WASM) and the whole site (UI and Kubernetes API) served to the page
-// in memory, through the transport module static/kubeplay.js.
+// (SQLite WASM, saved in the origin private file system) and the whole site
+// (UI and Kubernetes API), run in a Web Worker by static/worker.js and served
+// to the page through the transport module static/kubeplay.js.
 //
-// The host page must, before starting this program:
+// The host (static/worker.js, in a Web Worker) must, before starting this
+// program:
 //   - set globalThis.sqlite3 to the initialised SQLite WASM module
 //     (await sqlite3InitModule() from @sqlite.org/sqlite-wasm), which the
 //     store uses;
+//   - set globalThis[databaseGlobal] to the database to open: a file name in
+//     SQLite's default VFS, or ":memory:";
 //   - set globalThis[bootHook] to a function(err, engine) that this program
 //     calls once: with an error message if it could not start, or with the
 //     engine, an object whose methods are described on engine below.
@@ -20,13 +24,18 @@ import (
 	"os"
 	"syscall/js"
 
+	"kubeplay/cli"
 	"kubeplay/playground"
 	"kubeplay/store"
 	"kubeplay/web"
 )
 
-// bootHook is the global the page sets to learn that the engine started.
-const bootHook = "__kubeplayBoot"
+// bootHook is the global the host sets to learn that the engine started;
+// databaseGlobal names the database.
+const (
+	bootHook       = "__kubeplayBoot"
+	databaseGlobal = "__kubeplayDatabase"
+)
 
 func main() {
 	if err := run(context.Background(), js.Global()); err != nil {
@@ -40,9 +49,13 @@ func main() {
 func run(ctx context.Context, global js.Value) error {
 	hook := global.Get(bootHook)
 	if hook.Type() != js.TypeFunction {
-		return fmt.Errorf("globalThis.%s is not a function: start this program with static/kubeplay.js", bootHook)
+		return fmt.Errorf("globalThis.%s is not a function: start this program with static/worker.js", bootHook)
 	}
-	site, err := open(ctx)
+	db := global.Get(databaseGlobal)
+	if db.Type() != js.TypeString {
+		return fmt.Errorf("globalThis.%s is not a string: start this program with static/worker.js", databaseGlobal)
+	}
+	site, err := open(ctx, db.String())
 	if err != nil {
 		hook.Invoke(err.Error(), js.Null())
 		return err
@@ -51,10 +64,10 @@ func run(ctx context.Context, global js.Value) error {
 	return nil
 }
 
-// open opens the store and the sandbox and returns the site to serve. They
-// live as long as the page, so nothing closes them once open.
-func open(ctx context.Context) (http.Handler, error) {
-	st, err := store.Open(ctx, ":memory:", store.Options{})
+// open opens the store on database db and the sandbox and returns the site
+// to serve: the UI and API, and the page's command line (package cli). They live as long as the page, so nothing closes them once open.
+func open(ctx context.Context, db string) (http.Handler, error) {
+	st, err := store.Open(ctx, db, store.Options{})
 	if err != nil {
 		return nil, err
 	}
@@ -63,5 +76,8 @@ func open(ctx context.Context) (http.Handler, error) {
 		st.Close()
 		return nil, err
 	}
-	return web.New(sb), nil
+	mux := http.NewServeMux()
+	mux.Handle(cli.Path, cli.New(sb.Handler()).Handler())
+	mux.Handle("/", web.New(sb))
+	return mux, nil
 }

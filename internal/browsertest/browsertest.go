@@ -28,7 +28,7 @@ const (
 )
 
 // SkipIfAsked skips the test when SkipEnv is set.
-func SkipIfAsked(t *testing.T) {
+func SkipIfAsked(t testing.TB) {
 	t.Helper()
 	if os.Getenv(SkipEnv) != "" {
 		t.Skipf("%s is set", SkipEnv)
@@ -36,7 +36,7 @@ func SkipIfAsked(t *testing.T) {
 }
 
 // Chromium returns the browser's path, failing the test if it is missing.
-func Chromium(t *testing.T) string {
+func Chromium(t testing.TB) string {
 	t.Helper()
 	SkipIfAsked(t)
 	chromium := os.Getenv(chromiumEnv)
@@ -51,7 +51,7 @@ func Chromium(t *testing.T) string {
 
 // New starts a headless browser for the test (at most limit long), logs
 // the page's console, and fails the test on an uncaught exception in it.
-func New(t *testing.T, limit time.Duration, flags ...chromedp.ExecAllocatorOption) context.Context {
+func New(t testing.TB, limit time.Duration, flags ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	chromium := Chromium(t)
 	ctx, cancel := context.WithTimeout(t.Context(), limit)
@@ -117,7 +117,7 @@ func Poll(expr string) chromedp.Action[bool] {
 }
 
 // Eval evaluates expr (a Promise of a JSON-able value) into out.
-func Eval(t *testing.T, ctx context.Context, expr string, out any) {
+func Eval(t testing.TB, ctx context.Context, expr string, out any) {
 	t.Helper()
 	raw, err := chromedp.Run(ctx, chromedp.Evaluate[[]byte](expr, chromedp.EvalAwaitPromise))
 	if err != nil {

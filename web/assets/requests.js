@@ -7,12 +7,20 @@ const state = document.getElementById("live-state");
 let lastSeq = Number(section.dataset.lastSeq) || 0;
 let retry = 500;
 
+// Transport hook for kubeplay's browser mode (static/page.js), where this
+// page is shown inside another document and the engine runs in the tab:
+// window.kubeplay then gives this page's URL and a WebSocket class carrying
+// the same messages in memory.
+const inPage = globalThis.kubeplay?.WebSocket ? globalThis.kubeplay : null;
+const here = new URL(inPage?.pageURL ?? location.href);
+const Socket = inPage?.WebSocket ?? globalThis.WebSocket;
+
 function connect() {
-	const url = new URL("/ui/requests/live", location.href);
-	url.protocol = location.protocol === "https:" ? "wss:" : "ws:";
-	for (const [k, v] of new URLSearchParams(location.search)) url.searchParams.set(k, v);
+	const url = new URL("/ui/requests/live", here);
+	url.protocol = here.protocol === "https:" ? "wss:" : "ws:";
+	for (const [k, v] of here.searchParams) url.searchParams.set(k, v);
 	url.searchParams.set("after", String(lastSeq));
-	const ws = new WebSocket(url);
+	const ws = new Socket(url);
 	ws.onopen = () => {
 		retry = 500;
 		section.dataset.live = "on";
@@ -76,5 +84,5 @@ document.addEventListener("click", async (e) => {
 	setTimeout(() => (button.textContent = "copy"), 1500);
 });
 
-if ("WebSocket" in window && location.protocol.startsWith("http")) connect();
+if (inPage || ("WebSocket" in window && location.protocol.startsWith("http"))) connect();
 else if (state) state.textContent += " (not live here)";

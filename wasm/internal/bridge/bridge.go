@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strconv"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
@@ -45,7 +46,11 @@ type Exchange struct {
 	req    *http.Request
 	sink   Sink
 	cancel context.CancelFunc
+	done   <-chan struct{} // closed by cancel
 	resume chan struct{}
+
+	mu     sync.Mutex
+	hijack *conn // set once the handler hijacked the exchange
 }
 
 // New prepares an exchange of r (whose context it wraps to make it
@@ -56,6 +61,7 @@ func New(r *http.Request, sink Sink) *Exchange {
 		req:    r.WithContext(ctx),
 		sink:   sink,
 		cancel: cancel,
+		done:   ctx.Done(),
 		resume: make(chan struct{}, 1),
 	}
 }
@@ -81,7 +87,12 @@ func (e *Exchange) Resume() {
 func (e *Exchange) Serve(h http.Handler) {
 	w := &responseWriter{ex: e, header: make(http.Header), discard: e.req.Method == http.MethodHead}
 	defer e.cancel()
-	if err := serve(h, w, e.req); err != nil {
+	err := serve(h, w, e.req)
+	if c := e.hijacked(); c != nil {
+		c.close()
+		return
+	}
+	if err != nil {
 		w.fail(err)
 		return
 	}

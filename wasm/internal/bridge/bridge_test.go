@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -252,4 +253,69 @@ func TestExchange_Cancel(t *testing.T) {
 			t.Errorf("events:\n%s\nwant:\n%s", got, want)
 		}
 	})
+}
+
+func TestExchange_Hijack(t *testing.T) {
+	got := make(chan string, 1)
+	hijacked := make(chan struct{}) // bytes sent before are dropped
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, _, err := http.NewResponseController(w).Hijack()
+		close(hijacked)
+		if err != nil {
+			t.Errorf("Hijack: %v", err)
+			return
+		}
+		defer c.Close()
+		if _, err := w.Write([]byte("x")); err != http.ErrHijacked {
+			t.Errorf("Write after Hijack: %v, want http.ErrHijacked", err)
+		}
+		io.WriteString(c, "hello")
+		buf := make([]byte, 4)
+		if _, err := io.ReadFull(c, buf); err != nil {
+			t.Errorf("Read: %v", err)
+		}
+		io.WriteString(c, "got "+string(buf))
+		c.SetReadDeadline(time.Now().Add(10 * time.Millisecond))
+		_, err = c.Read(buf)
+		got <- fmt.Sprint(err)
+	})
+	rec := newRecorder()
+	ex := bridge.New(newRequest(t, "GET", "/live"), rec)
+	go ex.Serve(h)
+	<-hijacked
+	ex.Receive([]byte("pi"))
+	ex.Receive([]byte("ng"))
+	if err := <-got; err != os.ErrDeadlineExceeded.Error() {
+		t.Errorf("Read past the deadline: %v", err)
+	}
+	<-rec.ended
+	want := "head 101\nchunk \"hello\"\nchunk \"got ping\"\nend <nil>"
+	if rec.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", rec, want)
+	}
+}
+
+func TestExchange_HijackCancelled(t *testing.T) {
+	read := make(chan error, 1)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, _, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			t.Errorf("Hijack: %v", err)
+			return
+		}
+		defer c.Close()
+		_, err = c.Read(make([]byte, 1))
+		read <- err
+	})
+	rec := newRecorder()
+	ex := bridge.New(newRequest(t, "GET", "/live"), rec)
+	go ex.Serve(h)
+	ex.Cancel()
+	if err := <-read; err != io.EOF {
+		t.Errorf("Read after the client cancelled: %v, want EOF", err)
+	}
+	<-rec.ended
+	if want := "head 101\nend <nil>"; rec.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", rec, want)
+	}
 }

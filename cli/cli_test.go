@@ -1,0 +1,162 @@
+package cli_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"kubeplay/cli"
+	"kubeplay/playground"
+	"kubeplay/store"
+)
+
+func newConsole(t *testing.T) *cli.Console {
+	t.Helper()
+	st, err := store.Open(t.Context(), ":memory:", store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := playground.Open(t.Context(), playground.Options{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sb.Close() })
+	return cli.New(sb.Handler())
+}
+
+const deployment = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  labels: {app: web}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: nginx}]
+`
+
+// TestConsole_Run runs a learner's session; each step's expected output is
+// what kubectl prints for it (ages, uids and versions left out).
+func TestConsole_Run(t *testing.T) {
+	c := newConsole(t)
+	steps := []struct {
+		line, file string
+		want       []string // lines or fragments the output must contain
+		wantErr    bool
+	}{
+		{line: "kubectl create -f -", file: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: demo\ndata:\n  k: v\n", want: []string{"configmap/demo created"}},
+		{line: "get configmaps", want: []string{"NAME", "DATA", "AGE", "demo", "1 "}},
+		{line: "get cm demo -o yaml", want: []string{"apiVersion: v1", "kind: ConfigMap", "  k: v", "  name: demo"}},
+		{line: "get cm -o json", want: []string{`"kind": "List"`, `"kind": "ConfigMap"`}},
+		{line: "get cm -o name", want: []string{"configmap/demo"}},
+		{line: "get cm missing", want: []string{`Error from server (NotFound): configmaps "missing" not found`}, wantErr: true},
+		{line: "get configmaps -n kube-system", want: []string{"No resources found in kube-system namespace."}},
+		{line: "label cm demo tier=web", want: []string{"configmap/demo labeled"}},
+		{line: "label cm demo tier=db", want: []string{"error: 'tier' already has a value (web), and --overwrite is false"}, wantErr: true},
+		{line: "label cm demo tier=db --overwrite", want: []string{"configmap/demo labeled"}},
+		{line: "get cm -l tier=db -o name", want: []string{"configmap/demo"}},
+		{line: "annotate cm/demo note='hello world'", want: []string{"configmap/demo annotated"}},
+		{line: "describe cm demo", want: []string{"Name:         demo\nNamespace:    default\nLabels:       tier=db\nAnnotations:  note: hello world\n\nData\n====\nk:\n----\nv\n", "Events:  <none>"}},
+		{line: `patch cm demo --type merge -p '{"data":{"k":"w"}}'`, want: []string{"configmap/demo patched"}},
+		{line: `patch cm demo --type json -p '[{"op":"add","path":"/data/j","value":"x"}]'`, want: []string{"configmap/demo patched"}},
+		{line: `patch cm demo -p '{"data":{"s":"y"}}'`, want: []string{"configmap/demo patched"}},
+		{line: "apply -f x.yaml", file: deployment, want: []string{"deployment.apps/web created"}},
+		{line: "apply -f x.yaml", file: deployment, want: []string{"deployment.apps/web unchanged"}},
+		{line: "apply -f x.yaml", file: strings.Replace(deployment, "replicas: 1", "replicas: 2", 1), want: []string{"deployment.apps/web configured"}},
+		{line: "get deploy web -o jsonpath", want: []string{"unable to match a printer"}, wantErr: true},
+		{line: "get deploy -o wide", want: []string{"NAME", "READY", "CONTAINERS", "IMAGES", "SELECTOR", "web", "nginx", "app=web"}},
+		{line: "scale deployment web --replicas=3", want: []string{"deployment.apps/web scaled"}},
+		{line: "get deploy web -o yaml", want: []string{"replicas: 3"}},
+		{line: "describe deploy web", want: []string{"Name:         web\n", "Labels:       app=web\n", "spec:\n", "  replicas: 3\n"}},
+		{line: "apply --server-side --field-manager alice -f m.yaml", file: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ssa\ndata:\n  a: '1'\n", want: []string{"configmap/ssa serverside-applied"}},
+		{line: "apply --server-side --field-manager bob -f m.yaml", file: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ssa\ndata:\n  a: '2'\n", want: []string{`error: Apply failed with 1 conflict: conflict with "alice": .data.a`, "--force-conflicts"}, wantErr: true},
+		{line: "apply --server-side --field-manager bob --force-conflicts -f m.yaml", file: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ssa\ndata:\n  a: '2'\n", want: []string{"configmap/ssa serverside-applied"}},
+		{line: "get cm ssa -o yaml --show-managed-fields", want: []string{"manager: bob", "a: \"2\""}},
+		{line: "delete deployment web --cascade=foreground", want: []string{`deployment.apps "web" deleted`}},
+		{line: "delete cm demo ssa", want: []string{`configmap "demo" deleted`, `configmap "ssa" deleted`}},
+		{line: "api-resources", want: []string{"NAME", "SHORTNAMES", "APIVERSION", "NAMESPACED", "KIND", "configmaps", "cm", "deployments", "deploy", "apps/v1"}},
+		{line: "explain configmaps", want: []string{"KIND:       ConfigMap", "VERSION:    v1", "DESCRIPTION:", "FIELDS:", "  data\t<map[string]string>"}},
+		{line: "explain deployments.spec.replicas", want: []string{"GROUP:      apps", "FIELD: replicas <integer>"}},
+		{line: "GET /api/v1/namespaces/default", want: []string{"HTTP 200 OK", `"kind": "Namespace"`}},
+		{line: "POST /api/v1/namespaces/default/configmaps", file: `{"metadata":{"name":"raw"}}`, want: []string{"HTTP 201 Created", `"name": "raw"`}},
+		{line: "frobnicate", want: []string{`error: unknown command "frobnicate"`}, wantErr: true},
+		{line: "get nosuchthings", want: []string{`error: the server doesn't have a resource type "nosuchthings"`}, wantErr: true},
+	}
+	for _, s := range steps {
+		var out strings.Builder
+		err := c.Run(t.Context(), s.line, s.file, &out)
+		if (err != nil) != s.wantErr {
+			t.Errorf("%s: error %v, want error %v\n%s", s.line, err, s.wantErr, out.String())
+		}
+		for _, w := range s.want {
+			if !strings.Contains(out.String(), w) {
+				t.Errorf("%s: output lacks %q:\n%s", s.line, w, out.String())
+			}
+		}
+	}
+}
+
+func TestConsole_RunWatch(t *testing.T) {
+	c := newConsole(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	pr, pw := newPipe()
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx, "get cm -w", "", pw) }()
+	waitFor(t, pr, "kube-root-ca.crt", "NAME") // the list first (or its header)
+	var out strings.Builder
+	if err := c.Run(t.Context(), "create -f -", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: watched}\n", &out); err != nil {
+		t.Fatal(err, out.String())
+	}
+	waitFor(t, pr, "watched")
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("a watch stopped by its context: %v", err)
+	}
+}
+
+// pipe collects a watch's output for waitFor.
+type pipe struct{ lines chan string }
+
+func newPipe() (*pipe, *pipe) { p := &pipe{lines: make(chan string, 100)}; return p, p }
+
+func (p *pipe) Write(b []byte) (int, error) { p.lines <- string(b); return len(b), nil }
+
+// waitFor waits until some output contains one of the strings.
+func waitFor(t *testing.T, p *pipe, any ...string) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case l := <-p.lines:
+			for _, s := range any {
+				if strings.Contains(l, s) {
+					return
+				}
+			}
+		case <-deadline:
+			t.Fatalf("no output with %q", any)
+		}
+	}
+}
+
+func TestConsole_RunRawWarnings(t *testing.T) {
+	api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Add("Warning", `299 - "unknown field \"colour\""`)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		w.Write([]byte(`{"kind":"ConfigMap"}`))
+	})
+	var out strings.Builder
+	if err := cli.New(api).Run(t.Context(), "POST /api/v1/namespaces/default/configmaps", "{}", &out); err != nil {
+		t.Fatal(err)
+	}
+	want := "HTTP 201 Created\nWarning: unknown field \"colour\"\n{\n  \"kind\": \"ConfigMap\"\n}\n"
+	if out.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
+	}
+}

@@ -1,0 +1,51 @@
+// sw.js: the service worker that keeps the browser mode working offline.
+// Network first: every file is fetched as usual (the server's ETags make
+// revalidation cheap), so a new release replaces the cached copy at the next
+// visit online; the copy is written only when its ETag changed (the engine
+// is tens of megabytes). Offline, the cached copy answers.
+
+const cacheName = "kubeplay";
+
+// files are the site's, cached at install: the first visit fetched them
+// before this worker controlled the page.
+const files = ["./", "index.html", "boot.css", "page.js", "kubeplay.js", "worker.js", "script.js", "embed.html", "example.js",
+	"embed.js", "dist/kubeplay.wasm", "dist/wasm_exec.js", "dist/sqlite3.mjs", "dist/sqlite3.wasm"];
+
+self.addEventListener("install", (e) => {
+	self.skipWaiting();
+	e.waitUntil(caches.open(cacheName).then((cache) => cache.addAll(files)));
+});
+self.addEventListener("activate", (e) => e.waitUntil(self.clients.claim()));
+
+self.addEventListener("fetch", (e) => {
+	const req = e.request;
+	if (req.method !== "GET" || !req.url.startsWith(self.registration.scope)) return;
+	e.respondWith(fromNetwork(req).catch(() => fromCache(req)));
+});
+
+async function fromNetwork(req) {
+	const res = await fetch(req);
+	if (res.status === 200) keep(req, res.clone());
+	return res;
+}
+
+// keep stores res for req unless the cache holds the same version.
+async function keep(req, res) {
+	const cache = await caches.open(cacheName);
+	const old = await cache.match(req, { ignoreSearch: true });
+	const etag = res.headers.get("ETag");
+	if (old && etag && old.headers.get("ETag") === etag) return;
+	await cache.put(stripSearch(req), res);
+}
+
+async function fromCache(req) {
+	const cache = await caches.open(cacheName);
+	return (await cache.match(req, { ignoreSearch: true })) ?? Response.error();
+}
+
+// stripSearch keys pages by path: index.html?run=... is index.html.
+const stripSearch = (req) => {
+	const url = new URL(req.url);
+	url.search = "";
+	return url.href;
+};

@@ -1,0 +1,196 @@
+// worker.js: the kubeplay engine off the page's main thread. kubeplay.js
+// starts this module worker, which loads SQLite WASM and Go's runtime, opens
+// the database, runs dist/kubeplay.wasm (compiled by the page and posted here)
+// and relays requests and answers as messages:
+//
+// page -> worker
+//   {type: "start", module, reset, snapshot, memory}
+//                       run the engine; reset: empty the saved database
+//                       first; snapshot: an SQLite file (Uint8Array) to
+//                       replace it with first; memory: use a database in
+//                       memory, not the saved one.
+//   {type: "serve", id, method, url, headers, body}   wasm/engine.go's serve
+//   {type: "cancel", id}
+//   {type: "send", id, bytes}
+//                       bytes for request id once its handler switched
+//                       protocols (status 101: a WebSocket)
+//   {type: "ack", id, bytes}
+//                       the page's consumer took bytes of request id's body:
+//                       the engine may send that many more (flow control).
+//   {type: "export"}    reply {type: "exported", bytes} (or "exportFailed").
+// worker -> page
+//   {type: "sqlite", at}                     SQLite WASM is loaded
+//   {type: "ready", storage, at}             the engine runs; storage says
+//                                            where the database lives
+//   {type: "failed", message}                it cannot start
+//   {type: "head"|"chunk"|"end", id, ...}    the sink's calls, as messages
+//   {type: "exit", code}                     the Go program ended
+//
+// The database lives in the origin private file system through SQLite WASM's
+// "opfs-sahpool" VFS, rather than its "opfs" VFS: that one needs
+// SharedArrayBuffer, so COOP/COEP headers that plain static hosts (and the
+// docs sites that embed kubeplay) cannot send, and is slower. The price is one
+// tab at a time: a second tab of the same site finds the files locked and
+// runs on a database in memory, and says so.
+
+const dist = new URL("dist/", import.meta.url);
+
+// bootHook is the global the Go program calls once started (wasm/main.go);
+// databaseGlobal names the database it opens.
+const bootHook = "__kubeplayBoot";
+const databaseGlobal = "__kubeplayDatabase";
+const vfsName = "kubeplay";
+const dbFile = "/kubeplay.sqlite3";
+
+// flowWindow is how many body bytes of one request may wait in the page
+// unconsumed before the engine pauses that request.
+const flowWindow = 1 << 20;
+
+const at = () => performance.timeOrigin + performance.now();
+
+let engine = null; // wasm/engine.go's engine once started
+let pool = null; // the opfs-sahpool VFS's utilities, when the database is saved
+const requests = new Map(); // id -> {sent, paused}
+const early = []; // messages before the engine started
+
+const sqlite = import(new URL("sqlite3.mjs", dist).href)
+	.then((m) => m.default())
+	.then((s) => {
+		postMessage({ type: "sqlite", at: at() });
+		return s;
+	});
+const goRuntime = import(new URL("wasm_exec.js", dist).href);
+Promise.all([sqlite, goRuntime]).catch((err) =>
+	postMessage({ type: "failed", message: `kubeplay: cannot load SQLite WASM or Go's runtime: ${err.message ?? err}` }),
+);
+
+onmessage = (e) => {
+	const m = e.data;
+	if (m.type === "start") {
+		start(m).catch((err) => postMessage({ type: "failed", message: err.message ?? String(err) }));
+	} else if (!engine) {
+		early.push(m);
+	} else {
+		handle(m);
+	}
+};
+
+function handle(m) {
+	switch (m.type) {
+		case "serve":
+			requests.set(m.id, { sent: 0, paused: false });
+			engine.serve(m.id, m.method, m.url, m.headers, m.body, sink(m.id));
+			break;
+		case "cancel":
+			requests.delete(m.id);
+			engine.cancel(m.id);
+			break;
+		case "send":
+			engine.receive(m.id, m.bytes);
+			break;
+		case "ack": {
+			const r = requests.get(m.id);
+			if (!r) break;
+			r.sent -= m.bytes;
+			if (r.paused && r.sent < flowWindow) {
+				r.paused = false;
+				engine.resume(m.id);
+			}
+			break;
+		}
+		case "export":
+			exportDatabase();
+			break;
+	}
+}
+
+// sink forwards the engine's answer to request id to the page.
+function sink(id) {
+	return {
+		head(status, headers) {
+			postMessage({ type: "head", id, status, headers });
+		},
+		chunk(bytes) {
+			const r = requests.get(id);
+			if (!r) return true; // cancelled: the engine is about to stop
+			r.sent += bytes.byteLength; // before the transfer empties it
+			postMessage({ type: "chunk", id, bytes }, [bytes.buffer]);
+			if (r.sent < flowWindow) return true;
+			r.paused = true;
+			return false;
+		},
+		end(message) {
+			requests.delete(id);
+			postMessage({ type: "end", id, message });
+		},
+	};
+}
+
+async function start({ module, reset, snapshot, memory }) {
+	const [sqlite3] = await Promise.all([sqlite, goRuntime]);
+	const storage = memory ? { kind: "memory", reason: "an isolated example" } : await openStorage(sqlite3, reset, snapshot);
+	// The store's browser driver (store/sqlite_js.go) looks for the module here.
+	globalThis.sqlite3 = sqlite3;
+	globalThis[databaseGlobal] = storage.kind === "memory" ? ":memory:" : dbFile;
+	const go = new Go();
+	let exitCode = 0;
+	go.exit = (code) => (exitCode = code);
+	const booted = new Promise((resolve, reject) => {
+		globalThis[bootHook] = (err, eng) => (err ? reject(new Error(`kubeplay could not start: ${err}`)) : resolve(eng));
+	});
+	const instance = await WebAssembly.instantiate(module, go.importObject);
+	const exited = go.run(instance).then(() => {
+		postMessage({ type: "exit", code: exitCode });
+		throw new Error(`kubeplay: the engine stopped (exit code ${exitCode})`);
+	});
+	try {
+		engine = await Promise.race([booted, exited]);
+	} finally {
+		delete globalThis[bootHook];
+	}
+	postMessage({ type: "ready", storage, at: at() });
+	for (const m of early.splice(0)) handle(m);
+}
+
+// openStorage installs the opfs-sahpool VFS as SQLite's default, applying a
+// reset or a snapshot, and returns where the database lives: {kind:
+// "opfs-sahpool"}, or {kind: "memory", reason} when it cannot be saved.
+async function openStorage(sqlite3, reset, snapshot) {
+	if (typeof sqlite3.installOpfsSAHPoolVfs !== "function" || !globalThis.FileSystemHandle) {
+		if (snapshot) throw new Error("this browser cannot save databases (no origin private file system), so it cannot load a snapshot");
+		return { kind: "memory", reason: "this browser has no origin private file system" };
+	}
+	let lastErr = null;
+	// A worker just terminated (reset, upload) may still hold the files for a
+	// moment.
+	for (let attempt = 0; attempt < 20; attempt++) {
+		try {
+			pool = await sqlite3.installOpfsSAHPoolVfs({ name: vfsName, clearOnInit: !!reset });
+			break;
+		} catch (err) {
+			lastErr = err;
+			await new Promise((r) => setTimeout(r, 100));
+		}
+	}
+	if (!pool) {
+		if (snapshot) throw new Error(`cannot load the snapshot: ${lastErr?.message}`);
+		return { kind: "memory", reason: "another tab of this site holds the saved database" };
+	}
+	if (snapshot) pool.importDb(dbFile, snapshot);
+	const capi = sqlite3.capi;
+	capi.sqlite3_vfs_register(capi.sqlite3_vfs_find(vfsName), 1);
+	return { kind: "opfs-sahpool" };
+}
+
+// exportDatabase posts the saved database file. With SQLite's rollback
+// journal the file holds every committed transaction; the engine's are short
+// and run while this message waits, so it sees them whole.
+function exportDatabase() {
+	try {
+		if (!pool) throw new Error("the database is in memory, not saved");
+		const bytes = pool.exportFile(dbFile);
+		postMessage({ type: "exported", bytes }, [bytes.buffer]);
+	} catch (err) {
+		postMessage({ type: "exportFailed", message: err.message ?? String(err) });
+	}
+}
