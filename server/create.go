@@ -12,6 +12,10 @@ import (
 
 func (s *Server) create(w http.ResponseWriter, r *http.Request, req *request) {
 	obj, code, err := s.createObject(r, req)
+	writeWarnings(w, req)
+	if isDryRun, _ := dryRun(r); err == nil && !isDryRun {
+		err = s.afterWrite(r.Context(), req.res, obj)
+	}
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return
@@ -68,6 +72,9 @@ func (s *Server) createObject(r *http.Request, req *request) (object, int, error
 	// As kube-apiserver, the fields are recorded after defaulting and
 	// before the type's own rules for new objects.
 	if err := applyDefaults(res, obj); err != nil {
+		return nil, 0, err
+	}
+	if err := s.admit(req, obj, nil); err != nil {
 		return nil, 0, err
 	}
 	if obj, err = s.trackUpdate(res, req.subresource, nil, obj, manager); err != nil {

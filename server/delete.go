@@ -316,6 +316,21 @@ func (s *Server) deleteObject(ctx context.Context, res *catalog.Resource, ns, na
 		return s.writeDeleting(ctx, res, ns, name, obj, kv.ModRevision, isDryRun, code, false)
 	}
 
+	// A CRD first loses its objects (see cleanupCRD).
+	if isCRDs(res) && !wasDeleting {
+		if list, changed := gcFinalizers(res, obj, opts); changed {
+			setFinalizers(obj, list)
+		}
+		markCRDDeleting(obj, formatTime(s.now()))
+		md["deletionTimestamp"] = formatTime(s.now())
+		md["deletionGracePeriodSeconds"] = int64(0)
+		code, out, err := s.writeDeleting(ctx, res, ns, name, obj, kv.ModRevision, isDryRun, code, false)
+		if err == nil && !isDryRun {
+			err = s.cleanupCRD(ctx, name)
+		}
+		return code, out, err
+	}
+
 	modified := false // anything to write
 	graceful := false // the object waits for its grace period
 	if isPods(res) {

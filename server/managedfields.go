@@ -11,6 +11,7 @@ import (
 
 	"kubeplay/server/catalog"
 	"kubeplay/server/fieldmanager"
+	"kubeplay/server/openapi"
 )
 
 // fieldManagerOf returns the manager a write is recorded under: the
@@ -35,6 +36,17 @@ func errInvalidOptions(optionsKind string, errs field.ErrorList) error {
 
 // fieldManager returns the field manager of res written through subresource.
 func (s *Server) fieldManager(res *catalog.Resource, subresource string) (*managedfields.FieldManager, error) {
+	if res.Custom != nil {
+		tc, err := s.customTypeConverter(res)
+		if err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		f, err := s.fields.ForType(tc, res.GroupVersionKind(), subresource, hasStatus(res))
+		if err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		return f, nil
+	}
 	f, err := s.fields.For(res.GroupVersionKind(), subresource, hasStatus(res))
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
@@ -50,4 +62,22 @@ func (s *Server) trackUpdate(res *catalog.Resource, subresource string, live, ob
 		return nil, err
 	}
 	return fieldmanager.Update(f, res.GroupVersionKind(), live, obj, manager), nil
+}
+
+// customTypeConverter types the objects of a custom resource by its CRD's
+// schema, built once per version of the CRD.
+func (s *Server) customTypeConverter(res *catalog.Resource) (managedfields.TypeConverter, error) {
+	if tc, ok := s.customTypes.Load(res.Custom); ok {
+		return tc.(managedfields.TypeConverter), nil
+	}
+	schemas, err := openapi.CustomSchemas(customType(res))
+	if err != nil {
+		return nil, err
+	}
+	tc, err := fieldmanager.CustomTypeConverter(schemas)
+	if err != nil {
+		return nil, err
+	}
+	actual, _ := s.customTypes.LoadOrStore(res.Custom, tc)
+	return actual.(managedfields.TypeConverter), nil
 }

@@ -47,6 +47,10 @@ type patchRequest struct {
 
 func (s *Server) patch(w http.ResponseWriter, r *http.Request, req *request) {
 	obj, code, err := s.patchObject(r, req)
+	writeWarnings(w, req)
+	if isDryRun, _ := dryRun(r); err == nil && !isDryRun {
+		err = s.afterWrite(r.Context(), req.res, deepCopyObject(obj))
+	}
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return
@@ -105,6 +109,7 @@ var errRetry = errors.New("object changed during the patch")
 // tryPatch applies a patch to the current object and writes the result.
 func (s *Server) tryPatch(ctx context.Context, pr *patchRequest) (object, int, error) {
 	res := pr.res
+	pr.warnings = nil
 	live, kv, err := s.getObject(ctx, res, pr.namespace, pr.name)
 	creating := false
 	switch {
@@ -134,6 +139,9 @@ func (s *Server) tryPatch(ctx context.Context, pr *patchRequest) (object, int, e
 		delete(md, "namespace")
 	}
 	obj["apiVersion"], obj["kind"] = res.APIVersion(), res.Kind
+	if pr.subresource == "status" && !creating {
+		obj = statusOnly(obj, live)
+	}
 	if creating {
 		return s.createPatched(ctx, pr, obj)
 	}
@@ -143,7 +151,10 @@ func (s *Server) tryPatch(ctx context.Context, pr *patchRequest) (object, int, e
 	if err := applyDefaults(res, obj); err != nil {
 		return nil, 0, err
 	}
-	prepareForUpdate(res, obj, live)
+	if err := s.admit(pr.request, obj, live); err != nil {
+		return nil, 0, err
+	}
+	prepareForUpdate(res, pr.subresource, obj, live)
 	if errs := validateFinalizersOnUpdate(obj, live); len(errs) > 0 {
 		return nil, 0, errInvalid(res, pr.name, errs)
 	}
@@ -176,6 +187,9 @@ func (s *Server) createPatched(ctx context.Context, pr *patchRequest, obj object
 		}
 	}
 	if err := applyDefaults(res, obj); err != nil {
+		return nil, 0, err
+	}
+	if err := s.admit(pr.request, obj, nil); err != nil {
 		return nil, 0, err
 	}
 	s.prepareForCreate(res, obj)

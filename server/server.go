@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -43,6 +44,9 @@ type Server struct {
 	openapi *openapi.Handler
 	now     func() time.Time
 	fields  fieldmanager.Managers
+	// customTypes holds the type converter of each custom resource
+	// (*catalog.Custom -> managedfields.TypeConverter).
+	customTypes sync.Map
 
 	unsafeDeletion bool
 	onDeletion     func(DeletionEvent)
@@ -66,6 +70,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if err := s.bootstrap(ctx); err != nil {
 		return nil, fmt.Errorf("server: bootstrap: %w", err)
 	}
+	if err := s.loadCRDs(ctx); err != nil {
+		return nil, fmt.Errorf("server: custom resources: %w", err)
+	}
 	return s, nil
 }
 
@@ -75,8 +82,7 @@ func (s *Server) Catalog() *catalog.Catalog { return s.catalog }
 // notServed lists built-in resources kubeplay does not serve yet, and why.
 var notServed = map[schema.GroupResource]string{
 	// Their objects only mean something once the API server acts on them.
-	{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}: "custom resources are not served yet",
-	{Group: "apiregistration.k8s.io", Resource: "apiservices"}:             "API aggregation is not supported",
+	{Group: "apiregistration.k8s.io", Resource: "apiservices"}: "API aggregation is not supported",
 }
 
 // served reports whether kubeplay serves a built-in resource: every stored
@@ -98,7 +104,8 @@ func served(r *catalog.Resource) bool {
 
 // subresourceServed reports whether the server implements a subresource.
 func subresourceServed(r *catalog.Resource, sub string) bool {
-	return isNamespaces(r) && (sub == "finalize" || sub == "status")
+	return isNamespaces(r) && (sub == "finalize" || sub == "status") ||
+		(r.Custom != nil || isCRDs(r)) && sub == "status"
 }
 
 // ServeHTTP routes one API request.
@@ -192,7 +199,8 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, gv schema
 		encoding.WriteError(w, r, encoding.BadRequest("%v", err))
 		return
 	}
-	req := &request{group: gv.Group, version: gv.Version, namespace: ns, resource: resource, name: name, subresource: sub, res: res}
+	req := &request{group: gv.Group, version: gv.Version, namespace: ns, resource: resource, name: name, subresource: sub, res: res,
+		fieldValidation: r.URL.Query().Get("fieldValidation")}
 	req.verb = verbFor(r.Method, name == "", isTrue(r.URL.Query().Get("watch")), watchPath)
 	if req.verb == "" || (sub == "" && !res.HasVerb(req.verb)) {
 		encoding.WriteError(w, r, errMethodNotAllowed())
@@ -207,7 +215,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, gv schema
 	switch {
 	case sub == "finalize":
 		s.finalizeNamespace(w, r, req)
-	case sub == "status":
+	case sub == "status" && isNamespaces(res):
 		s.namespaceStatus(w, r, req)
 	case req.verb == "get":
 		s.get(w, r, req)

@@ -63,7 +63,16 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, req *request) {
 			return
 		}
 	}
+	if req.subresource == "status" {
+		obj = statusOnly(obj, old)
+	}
 	if err := applyDefaults(res, obj); err != nil {
+		encoding.WriteError(w, r, err)
+		return
+	}
+	err = s.admit(req, obj, old)
+	writeWarnings(w, req)
+	if err != nil {
 		encoding.WriteError(w, r, err)
 		return
 	}
@@ -73,12 +82,15 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, req *request) {
 	}
 	// After the validation, which compares what the client sent with the
 	// stored object (a changed deletionGracePeriodSeconds, say).
-	prepareForUpdate(res, obj, old)
+	prepareForUpdate(res, req.subresource, obj, old)
 	if obj, err = s.trackUpdate(res, req.subresource, old, obj, manager); err != nil {
 		encoding.WriteError(w, r, err)
 		return
 	}
 	out, err := s.commitUpdate(r.Context(), res, req.namespace, req.name, obj, expected, isDryRun)
+	if err == nil && !isDryRun {
+		err = s.afterWrite(r.Context(), res, deepCopyObject(out))
+	}
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return

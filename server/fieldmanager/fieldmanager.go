@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"kubeplay/server/openapi"
@@ -37,8 +38,27 @@ type Managers struct {
 }
 
 type key struct {
+	tc          managedfields.TypeConverter
 	gvk         schema.GroupVersionKind
 	subresource string
+}
+
+// CustomTypeConverter types the objects of a custom kind by the schemas of
+// its OpenAPI document (openapi.CustomSchemas).
+func CustomTypeConverter(schemas map[string]any) (managedfields.TypeConverter, error) {
+	defs := make(map[string]*spec.Schema, len(schemas))
+	for name, s := range schemas {
+		b, err := json.Marshal(s)
+		if err != nil {
+			return nil, err
+		}
+		def := &spec.Schema{}
+		if err := json.Unmarshal(b, def); err != nil {
+			return nil, err
+		}
+		defs[name] = def
+	}
+	return managedfields.NewTypeConverter(defs, false)
 }
 
 // For returns the field manager of objects of kind gvk written through
@@ -46,13 +66,18 @@ type key struct {
 // the kind has a status subresource, whose fields the main resource's apply
 // then leaves alone (and the other way round).
 func (m *Managers) For(gvk schema.GroupVersionKind, subresource string, hasStatus bool) (*managedfields.FieldManager, error) {
-	k := key{gvk, subresource}
-	if f, ok := m.byKey.Load(k); ok {
-		return f.(*managedfields.FieldManager), nil
-	}
 	tc, err := typeConverter()
 	if err != nil {
 		return nil, err
+	}
+	return m.ForType(tc, gvk, subresource, hasStatus)
+}
+
+// ForType is For with the objects typed by tc (a custom kind's).
+func (m *Managers) ForType(tc managedfields.TypeConverter, gvk schema.GroupVersionKind, subresource string, hasStatus bool) (*managedfields.FieldManager, error) {
+	k := key{tc, gvk, subresource}
+	if f, ok := m.byKey.Load(k); ok {
+		return f.(*managedfields.FieldManager), nil
 	}
 	var reset map[fieldpath.APIVersion]fieldpath.Filter
 	apiVersion := fieldpath.APIVersion(gvk.GroupVersion().String())

@@ -1,0 +1,113 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"kubeplay/server/catalog"
+	"kubeplay/server/encoding"
+)
+
+// admit applies the rules of a type beyond object metadata to an object
+// about to be written (old is nil for a create): a CRD is defaulted and
+// validated; a custom object is pruned of unknown fields (reported as the
+// request's fieldValidation says), defaulted and validated against its
+// CRD's schema.
+func (s *Server) admit(req *request, obj, old object) error {
+	res := req.res
+	switch {
+	case isCRDs(res) && req.subresource == "":
+		defaultCRD(obj, old == nil)
+		if old != nil {
+			keepStoredVersions(obj, old)
+		}
+		if errs := validateCRD(obj); len(errs) > 0 {
+			return errInvalid(res, str(metadata(obj), "name"), errs)
+		}
+	case res.Custom != nil:
+		sch := res.Custom.Schema
+		if unknown := sch.Prune(obj); len(unknown) > 0 {
+			switch req.fieldValidation {
+			case "Ignore":
+			case "Strict":
+				quoted := make([]string, len(unknown))
+				for i, u := range unknown {
+					quoted[i] = fmt.Sprintf("unknown field %q", u)
+				}
+				return encoding.BadRequest("%s in version %q cannot be handled as a %s: strict decoding error: %s", res.Kind, res.Version, res.Kind, strings.Join(quoted, ", "))
+			default:
+				for _, u := range unknown {
+					req.warnings = append(req.warnings, fmt.Sprintf("unknown field %q", u))
+				}
+			}
+		}
+		sch.ApplyDefaults(obj)
+		if errs := sch.Validate(obj); len(errs) > 0 {
+			return errInvalid(res, str(metadata(obj), "name"), errs)
+		}
+	}
+	return nil
+}
+
+// keepStoredVersions carries a CRD's status over an update of its spec and
+// adds a new storage version to status.storedVersions.
+func keepStoredVersions(obj, old object) {
+	st := structuralCopy(old["status"])
+	stored := listOf(st, "storedVersions")
+	for _, v := range versionsOf(mapAt(obj, "spec")) {
+		if b, _ := v["storage"].(bool); b && !containsString(stored, str(v, "name")) {
+			stored = append(stored, str(v, "name"))
+		}
+	}
+	st["storedVersions"] = stored
+	obj["status"] = st
+}
+
+func structuralCopy(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	if m == nil {
+		return map[string]any{}
+	}
+	return deepCopyObject(m)
+}
+
+func containsString(list []any, s string) bool {
+	for _, e := range list {
+		if e == s {
+			return true
+		}
+	}
+	return false
+}
+
+// afterWrite runs what kube-apiserver's controllers do once an object is
+// written: a CRD's names are accepted and its resource served.
+func (s *Server) afterWrite(ctx context.Context, res *catalog.Resource, obj object) error {
+	if !isCRDs(res) || deleting(obj) {
+		return nil
+	}
+	_, err := s.establish(ctx, deepCopyObject(obj))
+	return err
+}
+
+// statusOnly is the object an update of the status subresource writes: the
+// stored one with the new status.
+func statusOnly(obj, old object) object {
+	out := deepCopyObject(old)
+	if st, ok := obj["status"]; ok {
+		out["status"] = st
+	} else {
+		delete(out, "status")
+	}
+	metadata(out)["resourceVersion"] = metadata(obj)["resourceVersion"]
+	return out
+}
+
+// writeWarnings sets the Warning headers of a request's warnings.
+func writeWarnings(w http.ResponseWriter, req *request) {
+	for _, msg := range req.warnings {
+		w.Header().Add("Warning", fmt.Sprintf("299 - %q", msg))
+	}
+}

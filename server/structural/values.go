@@ -1,0 +1,432 @@
+package structural
+
+import (
+	"encoding/base64"
+	"fmt"
+	"math"
+	"net"
+	"net/mail"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// objectMetaFields are the fields of ObjectMeta; anything else under an
+// object's metadata is unknown and pruned, as decoding into ObjectMeta does.
+var objectMetaFields = []string{
+	"name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation",
+	"creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "labels", "annotations",
+	"ownerReferences", "finalizers", "managedFields",
+}
+
+// Prune removes from obj, a custom object of schema s, every field the
+// schema does not know, unless x-kubernetes-preserve-unknown-fields keeps
+// them, and returns the removed fields' paths ("spec.x", "metadata.y"),
+// sorted, as kube-apiserver reports them.
+func (s *Schema) Prune(obj map[string]any) []string {
+	var unknown []string
+	pruneObject(s, obj, nil, true, &unknown)
+	slices.Sort(unknown)
+	return unknown
+}
+
+func pruneObject(s *Schema, obj map[string]any, path *field.Path, resource bool, unknown *[]string) {
+	for _, k := range sortedKeys(obj) {
+		p := path.Child(k)
+		if resource && (k == "apiVersion" || k == "kind") {
+			continue
+		}
+		if resource && k == "metadata" {
+			if md, ok := obj[k].(map[string]any); ok {
+				for _, f := range sortedKeys(md) {
+					if !slices.Contains(objectMetaFields, f) {
+						*unknown = append(*unknown, p.Child(f).String())
+						delete(md, f)
+					}
+				}
+			}
+			continue
+		}
+		child, known := s.Properties[k]
+		switch {
+		case known:
+		case s.AdditionalProperties != nil:
+			child = s.AdditionalProperties
+		case s.PreserveUnknownFields:
+			continue
+		default:
+			*unknown = append(*unknown, p.String())
+			delete(obj, k)
+			continue
+		}
+		prune(child, obj[k], p, unknown)
+	}
+}
+
+func prune(s *Schema, v any, path *field.Path, unknown *[]string) {
+	switch x := v.(type) {
+	case map[string]any:
+		if s.Properties != nil || s.AdditionalProperties != nil || !s.PreserveUnknownFields || s.EmbeddedResource {
+			pruneObject(s, x, path, s.EmbeddedResource, unknown)
+		}
+	case []any:
+		if s.Items != nil {
+			for i, e := range x {
+				prune(s.Items, e, path.Index(i), unknown)
+			}
+		}
+	}
+}
+
+// ApplyDefaults sets the defaults of s on obj where a field is absent (or null
+// and not nullable), as kube-apiserver does when it decodes a custom object.
+func (s *Schema) ApplyDefaults(obj map[string]any) { applyDefault(s, obj) }
+
+func applyDefault(s *Schema, v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		for _, k := range sortedKeys(s.Properties) {
+			p := s.Properties[k]
+			cur, present := x[k]
+			if p.HasDefault && (!present || cur == nil && !p.Nullable) {
+				x[k] = DeepCopy(p.Default)
+			}
+			if e, ok := x[k]; ok {
+				applyDefault(p, e)
+			}
+		}
+		if s.AdditionalProperties != nil {
+			for k, e := range x {
+				if _, ok := s.Properties[k]; !ok {
+					applyDefault(s.AdditionalProperties, e)
+				}
+			}
+		}
+	case []any:
+		if s.Items != nil {
+			for _, e := range x {
+				applyDefault(s.Items, e)
+			}
+		}
+	}
+}
+
+// DeepCopy copies a decoded JSON value.
+func DeepCopy(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = DeepCopy(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = DeepCopy(e)
+		}
+		return out
+	}
+	return v
+}
+
+// Validate checks obj against s and returns the errors kube-apiserver
+// gives, in its order.
+func (s *Schema) Validate(obj map[string]any) field.ErrorList {
+	return validate(s, obj, nil, true)
+}
+
+func typeName(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case map[string]any:
+		return "object"
+	case []any:
+		return "array"
+	case string:
+		return "string"
+	case bool:
+		return "boolean"
+	default:
+		if isInteger(x) {
+			return "integer"
+		}
+		return "number"
+	}
+}
+
+func hasType(s *Schema, v any) bool {
+	t := typeName(v)
+	switch {
+	case t == "null":
+		return s.Nullable || s.Type == "" && !s.IntOrString
+	case s.IntOrString:
+		return t == "integer" || t == "string"
+	case s.Type == "", s.Type == t:
+		return true
+	}
+	return s.Type == "number" && t == "integer"
+}
+
+func validate(s *Schema, v any, path *field.Path, resource bool) field.ErrorList {
+	var errs field.ErrorList
+	if !hasType(s, v) {
+		want := s.Type
+		if s.IntOrString {
+			want = "integer,string"
+		}
+		return field.ErrorList{field.Invalid(path, typeName(v), fmt.Sprintf("%s in body must be of type %s: %q", path, want, typeName(v)))}
+	}
+	if v == nil {
+		return nil
+	}
+	if len(s.Enum) > 0 && !slices.ContainsFunc(s.Enum, func(e any) bool { return equal(e, v) }) {
+		errs = append(errs, field.NotSupported(path, v, enumStrings(s.Enum)))
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		errs = append(errs, validateObject(s, x, path, resource || s.EmbeddedResource)...)
+	case []any:
+		errs = append(errs, validateArray(s, x, path)...)
+	case string:
+		errs = append(errs, validateString(s, x, path)...)
+	case bool:
+	default:
+		errs = append(errs, validateNumber(s, v, path)...)
+	}
+	return errs
+}
+
+func validateObject(s *Schema, obj map[string]any, path *field.Path, resource bool) field.ErrorList {
+	var errs field.ErrorList
+	if s.EmbeddedResource {
+		for _, k := range []string{"apiVersion", "kind"} {
+			if str, _ := obj[k].(string); str == "" {
+				errs = append(errs, field.Required(path.Child(k), "must not be empty"))
+			}
+		}
+	}
+	n := int64(len(obj))
+	if s.MaxProperties != nil && n > *s.MaxProperties {
+		errs = append(errs, field.TooMany(path, int(n), int(*s.MaxProperties)))
+	}
+	if s.MinProperties != nil && n < *s.MinProperties {
+		errs = append(errs, field.Invalid(path, n, fmt.Sprintf("%s in body should have at least %d properties", path, *s.MinProperties)))
+	}
+	for _, r := range s.Required {
+		if _, ok := obj[r]; !ok {
+			errs = append(errs, field.Required(path.Child(r), ""))
+		}
+	}
+	for _, k := range sortedKeys(obj) {
+		if resource && (k == "apiVersion" || k == "kind" || k == "metadata") {
+			continue
+		}
+		child, ok := s.Properties[k]
+		if !ok {
+			child = s.AdditionalProperties
+		}
+		if child != nil {
+			errs = append(errs, validate(child, obj[k], path.Child(k), false)...)
+		}
+	}
+	return errs
+}
+
+func validateArray(s *Schema, list []any, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	n := int64(len(list))
+	if s.MaxItems != nil && n > *s.MaxItems {
+		errs = append(errs, field.TooMany(path, int(n), int(*s.MaxItems)))
+	}
+	if s.MinItems != nil && n < *s.MinItems {
+		errs = append(errs, field.Invalid(path, n, fmt.Sprintf("%s in body should have at least %d items", path, *s.MinItems)))
+	}
+	if s.UniqueItems || s.ListType == "set" {
+		for i, e := range list {
+			if slices.ContainsFunc(list[:i], func(o any) bool { return equal(o, e) }) {
+				errs = append(errs, field.Duplicate(path.Index(i), e))
+			}
+		}
+	}
+	if s.ListType == "map" {
+		seen := map[string]bool{}
+		for i, e := range list {
+			m, ok := e.(map[string]any)
+			if !ok {
+				continue
+			}
+			key := map[string]any{}
+			for _, k := range s.ListMapKeys {
+				if kv, ok := m[k]; ok {
+					key[k] = kv
+				}
+			}
+			id := fmt.Sprintf("%v", key)
+			if seen[id] {
+				errs = append(errs, field.Duplicate(path.Index(i), key))
+			}
+			seen[id] = true
+		}
+	}
+	if s.Items != nil {
+		for i, e := range list {
+			errs = append(errs, validate(s.Items, e, path.Index(i), false)...)
+		}
+	}
+	return errs
+}
+
+func validateString(s *Schema, str string, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	n := int64(utf8.RuneCountInString(str))
+	if s.MaxLength != nil && n > *s.MaxLength {
+		errs = append(errs, field.TooLong(path, str, int(*s.MaxLength)))
+	}
+	if s.MinLength != nil && n < *s.MinLength {
+		errs = append(errs, field.Invalid(path, str, fmt.Sprintf("%s in body should be at least %d chars long", path, *s.MinLength)))
+	}
+	if s.Pattern != nil && !s.Pattern.MatchString(str) {
+		errs = append(errs, field.Invalid(path, str, fmt.Sprintf("%s in body should match '%s'", path, s.Pattern)))
+	}
+	if s.Format != "" && !validFormat(s.Format, str) {
+		errs = append(errs, field.Invalid(path, str, fmt.Sprintf("%s in body must be of type %s: %q", path, s.Format, str)))
+	}
+	return errs
+}
+
+func validateNumber(s *Schema, v any, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	f, _ := toFloat(v)
+	shown := numberValue(v)
+	if s.Maximum != nil {
+		if s.ExclusiveMaximum && f >= *s.Maximum {
+			errs = append(errs, field.Invalid(path, shown, fmt.Sprintf("%s in body should be less than %v", path, *s.Maximum)))
+		} else if f > *s.Maximum {
+			errs = append(errs, field.Invalid(path, shown, fmt.Sprintf("%s in body should be less than or equal to %v", path, *s.Maximum)))
+		}
+	}
+	if s.Minimum != nil {
+		if s.ExclusiveMinimum && f <= *s.Minimum {
+			errs = append(errs, field.Invalid(path, shown, fmt.Sprintf("%s in body should be greater than %v", path, *s.Minimum)))
+		} else if f < *s.Minimum {
+			errs = append(errs, field.Invalid(path, shown, fmt.Sprintf("%s in body should be greater than or equal to %v", path, *s.Minimum)))
+		}
+	}
+	if s.MultipleOf != nil && *s.MultipleOf != 0 && math.Mod(f, *s.MultipleOf) != 0 {
+		errs = append(errs, field.Invalid(path, shown, fmt.Sprintf("%s in body should be a multiple of %v", path, *s.MultipleOf)))
+	}
+	return errs
+}
+
+// numberValue is a number as an Invalid error shows it: integers as
+// integers.
+func numberValue(v any) any {
+	if isInteger(v) {
+		f, _ := toFloat(v)
+		return int64(f)
+	}
+	f, _ := toFloat(v)
+	return f
+}
+
+func equal(a, b any) bool {
+	fa, okA := toFloat(a)
+	fb, okB := toFloat(b)
+	if okA && okB {
+		return fa == fb
+	}
+	return reflect.DeepEqual(normalize(a), normalize(b))
+}
+
+// normalize turns numbers into float64 so that values decoded differently
+// compare equal.
+func normalize(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = normalize(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = normalize(e)
+		}
+		return out
+	}
+	if f, ok := toFloat(v); ok {
+		return f
+	}
+	return v
+}
+
+func enumStrings(enum []any) []string {
+	out := make([]string, 0, len(enum))
+	for _, e := range enum {
+		switch x := e.(type) {
+		case string:
+			out = append(out, x)
+		default:
+			out = append(out, fmt.Sprint(numberOr(x)))
+		}
+	}
+	return out
+}
+
+func numberOr(v any) any {
+	if _, ok := toFloat(v); ok {
+		return numberValue(v)
+	}
+	return v
+}
+
+var (
+	uuidPattern     = regexp.MustCompile(`^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$`)
+	hostnamePattern = regexp.MustCompile(`^[a-zA-Z0-9]([-a-zA-Z0-9]{0,61}[a-zA-Z0-9])?(\.[a-zA-Z0-9]([-a-zA-Z0-9]{0,61}[a-zA-Z0-9])?)*$`)
+)
+
+// validFormat checks the string formats Kubernetes validates; formats it
+// does not know are accepted, as the real server accepts them.
+func validFormat(format, s string) bool {
+	switch format {
+	case "date-time", "datetime":
+		_, err := time.Parse(time.RFC3339Nano, s)
+		return err == nil
+	case "date":
+		_, err := time.Parse("2006-01-02", s)
+		return err == nil
+	case "uuid":
+		return uuidPattern.MatchString(s)
+	case "hostname":
+		return len(s) <= 255 && hostnamePattern.MatchString(s)
+	case "ipv4":
+		ip := net.ParseIP(s)
+		return ip != nil && ip.To4() != nil && !strings.Contains(s, ":")
+	case "ipv6":
+		return net.ParseIP(s) != nil && strings.Contains(s, ":")
+	case "cidr":
+		_, _, err := net.ParseCIDR(s)
+		return err == nil
+	case "mac":
+		_, err := net.ParseMAC(s)
+		return err == nil
+	case "email":
+		_, err := mail.ParseAddress(s)
+		return err == nil
+	case "byte":
+		_, err := base64.StdEncoding.DecodeString(s)
+		return err == nil
+	case "duration":
+		_, err := time.ParseDuration(s)
+		return err == nil
+	}
+	return true
+}
