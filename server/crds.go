@@ -312,23 +312,20 @@ func established(st map[string]any) bool {
 func (s *Server) establish(ctx context.Context, crd object) (object, error) {
 	res := s.catalog.Lookup(crdsGVR)
 	name := str(metadata(crd), "name")
-	spec, _ := crd["spec"].(map[string]any)
-	names, _ := spec["names"].(map[string]any)
-	st := mapAt(crd, "status")
 	old := deepCopyObject(crd)
-	conflict, err := s.nameConflict(ctx, res, name, str(spec, "group"), names)
+	accepted, reason, message, err := s.acceptNames(ctx, res, crd)
 	if err != nil {
 		return nil, err
 	}
+	st := mapAt(crd, "status")
 	now := formatTime(s.now())
-	accepted := conflict == ""
-	conds := []any{}
-	if accepted {
-		st["acceptedNames"] = structural.DeepCopy(names)
+	st["acceptedNames"] = accepted
+	var conds []any
+	if reason == "" {
 		conds = append(conds, condition("NamesAccepted", "True", "NoConflicts", "no conflicts found", now))
 		conds = append(conds, condition("Established", "True", "InitialNamesAccepted", "the initial names have been accepted", now))
 	} else {
-		conds = append(conds, condition("NamesAccepted", "False", "NameConflict", conflict, now))
+		conds = append(conds, condition("NamesAccepted", "False", reason, message, now))
 		conds = append(conds, condition("Established", "False", "NotAccepted", "not all names are accepted", now))
 	}
 	for _, c := range listOf(st, "conditions") {
@@ -364,42 +361,66 @@ func condition(typ, status, reason, message, now string) map[string]any {
 	return map[string]any{"type": typ, "status": status, "reason": reason, "message": message, "lastTransitionTime": now}
 }
 
-// nameConflict returns why a CRD's names cannot be accepted: another CRD
-// of the group already uses its plural, singular, kind, list kind or a
-// short name ("" if none does).
-func (s *Server) nameConflict(ctx context.Context, res *catalog.Resource, name, group string, names map[string]any) (string, error) {
+// acceptNames is kube-apiserver's naming controller's decision on a CRD's
+// names: each is accepted unless another CRD of the group already took it
+// (a conflicting name keeps its previously accepted value). It returns the
+// accepted names, and the reason and message of the first conflict ("" if
+// none), checked in the order plural, singular, short names, kind, list
+// kind.
+func (s *Server) acceptNames(ctx context.Context, res *catalog.Resource, crd object) (map[string]any, string, string, error) {
+	name := str(metadata(crd), "name")
+	spec, _ := crd["spec"].(map[string]any)
+	names, _ := spec["names"].(map[string]any)
+	st, _ := crd["status"].(map[string]any)
+	previous, _ := st["acceptedNames"].(map[string]any)
 	list, err := s.store.List(ctx, collectionPrefix(res, ""), "", 0, 0)
 	if err != nil {
-		return "", storeError(res, name, err)
+		return nil, "", "", storeError(res, name, err)
 	}
+	var resources, kinds []string // taken by the group's other CRDs
 	for _, kv := range list.Items {
 		other, err := decodeStored(res, kv)
 		if err != nil || str(metadata(other), "name") == name {
 			continue
 		}
-		spec, _ := other["spec"].(map[string]any)
-		if str(spec, "group") != group {
+		if ospec, _ := other["spec"].(map[string]any); str(ospec, "group") != str(spec, "group") {
 			continue
 		}
-		st, _ := other["status"].(map[string]any)
-		taken, _ := st["acceptedNames"].(map[string]any)
-		for _, k := range []string{"plural", "singular"} {
-			if v := str(names, k); v != "" && (v == str(taken, "plural") || v == str(taken, "singular") || slices.Contains(stringsOf(listOf(taken, "shortNames")), v)) {
-				return fmt.Sprintf("%q is already in use", v), nil
-			}
+		ost, _ := other["status"].(map[string]any)
+		taken, _ := ost["acceptedNames"].(map[string]any)
+		resources = append(resources, str(taken, "plural"), str(taken, "singular"))
+		resources = append(resources, stringsOf(listOf(taken, "shortNames"))...)
+		kinds = append(kinds, str(taken, "kind"), str(taken, "listKind"))
+	}
+	accepted := structural.DeepCopy(names).(map[string]any)
+	reason, message := "", ""
+	conflict := func(key, why, value string) {
+		if prev, ok := previous[key]; ok && prev != "" {
+			accepted[key] = prev
+		} else {
+			delete(accepted, key)
 		}
-		for _, v := range stringsOf(listOf(names, "shortNames")) {
-			if v == str(taken, "plural") || v == str(taken, "singular") || slices.Contains(stringsOf(listOf(taken, "shortNames")), v) {
-				return fmt.Sprintf("%q is already in use", v), nil
-			}
-		}
-		for _, k := range []string{"kind", "listKind"} {
-			if v := str(names, k); v != "" && (v == str(taken, "kind") || v == str(taken, "listKind")) {
-				return fmt.Sprintf("%q is already in use", v), nil
-			}
+		if reason == "" {
+			reason, message = why, fmt.Sprintf("%q is already in use", value)
 		}
 	}
-	return "", nil
+	for _, k := range []struct{ key, reason string }{{"plural", "PluralConflict"}, {"singular", "SingularConflict"}} {
+		if v := str(names, k.key); v != "" && slices.Contains(resources, v) {
+			conflict(k.key, k.reason, v)
+		}
+	}
+	for _, v := range stringsOf(listOf(names, "shortNames")) {
+		if slices.Contains(resources, v) {
+			conflict("shortNames", "ShortNamesConflict", v)
+			break
+		}
+	}
+	for _, k := range []struct{ key, reason string }{{"kind", "KindConflict"}, {"listKind", "ListKindConflict"}} {
+		if v := str(names, k.key); v != "" && slices.Contains(kinds, v) {
+			conflict(k.key, k.reason, v)
+		}
+	}
+	return accepted, reason, message, nil
 }
 
 // loadCRDs serves the resources of the CRDs already stored (a sandbox
@@ -428,7 +449,7 @@ func markCRDDeleting(obj object, now string) {
 	}
 	st := mapAt(obj, "status")
 	conds := listOf(st, "conditions")
-	conds = append(conds, condition("Terminating", "True", "InstanceDeletionInProgress", "CustomResource deletion is in progress", now))
+	conds = append(conds, condition("Terminating", "True", "InstanceDeletionPending", "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon", now))
 	st["conditions"] = conds
 }
 

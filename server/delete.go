@@ -323,7 +323,6 @@ func (s *Server) deleteObject(ctx context.Context, res *catalog.Resource, ns, na
 		}
 		markCRDDeleting(obj, formatTime(s.now()))
 		md["deletionTimestamp"] = formatTime(s.now())
-		md["deletionGracePeriodSeconds"] = int64(0)
 		code, out, err := s.writeDeleting(ctx, res, ns, name, obj, kv.ModRevision, isDryRun, code, false)
 		if err == nil && !isDryRun {
 			err = s.cleanupCRD(ctx, name)

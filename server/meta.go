@@ -153,8 +153,12 @@ func (s *Server) prepareForCreate(r *catalog.Resource, obj object) {
 	if generationTracked(r) {
 		md["generation"] = int64(1)
 	}
-	// A new CRD's status comes from its spec (defaultCRD).
-	if hasStatus(r) && !isCRDs(r) {
+	// A new CRD's status comes from its spec (defaultCRD); a new custom
+	// object has none.
+	if hasStatus(r) && r.Custom != nil {
+		delete(obj, "status")
+	}
+	if hasStatus(r) && !isCRDs(r) && r.Custom == nil {
 		if _, ok := obj["status"]; ok {
 			obj["status"] = map[string]any{}
 		}

@@ -85,6 +85,8 @@ func readBody(r *http.Request, res *catalog.Resource) (object, error) {
 	}
 	version := apiVersion[strings.LastIndex(apiVersion, "/")+1:]
 	switch {
+	case apiVersion != res.APIVersion() && res.Custom != nil:
+		return nil, encoding.BadRequest("the API version in the data (%s) does not match the expected API version (%s)", apiVersion, res.APIVersion())
 	case apiVersion != res.APIVersion():
 		return nil, encoding.BadRequest("%s in version %q cannot be handled as a %s: no kind %q is registered for version %q in scheme \"pkg/runtime/scheme.go:111\"", kind, version, res.Kind, kind, apiVersion)
 	case kind != res.Kind:

@@ -291,7 +291,11 @@ func strategicMergePatch(pr *patchRequest, current []byte) (object, error) {
 	}
 	def, ok := defs[pr.res.GroupVersionKind()]
 	if !ok {
-		return nil, errUnsupportedMediaType()
+		// Custom resources have no patch strategies.
+		return nil, &apierrors.StatusError{ErrStatus: metav1.Status{
+			Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType,
+			Message: "the body of the request was in an unknown format - accepted media types include: " + jsonPatchType + ", " + mergePatchType + ", " + applyPatchType,
+		}}
 	}
 	var base map[string]any
 	if err := json.Unmarshal(current, &base); err != nil {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"kubeplay/server/catalog"
@@ -51,6 +52,12 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, req *request) {
 		return
 	}
 	expected := kv.ModRevision
+	if res.Custom != nil && str(md, "resourceVersion") == "" {
+		// Custom resources do not allow unconditional updates.
+		encoding.WriteError(w, r, apierrors.NewInvalid(schema.GroupKind{Group: res.Group, Kind: res.Resource}, req.name, field.ErrorList{
+			field.Invalid(field.NewPath("metadata", "resourceVersion"), 0, "must be specified for an update")}))
+		return
+	}
 	if rv := str(md, "resourceVersion"); rv != "" {
 		n, err := strconv.ParseInt(rv, 10, 64)
 		if err != nil || n <= 0 {

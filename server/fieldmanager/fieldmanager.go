@@ -127,7 +127,7 @@ func NewObject(gvk schema.GroupVersionKind) Object {
 // addNulls sets the fields a zero value of the Go type holds as null, in
 // obj and in the structs Materialize added to it.
 func addNulls(def string, obj map[string]any) {
-	for _, f := range nullFields[def] {
+	for _, f := range nullFieldsOf(def) {
 		if _, ok := obj[f]; !ok {
 			obj[f] = nil
 		}
@@ -137,7 +137,7 @@ func addNulls(def string, obj map[string]any) {
 	if s == nil {
 		return
 	}
-	for _, f := range structFields[def] {
+	for _, f := range structFieldsOf(def) {
 		if m, ok := obj[f].(map[string]any); ok {
 			p := s.Properties[f]
 			addNulls(refName(&p), m)

@@ -30,7 +30,6 @@ type Schema struct {
 	MinItems, MaxItems                 *int64
 	MinProperties, MaxProperties       *int64
 	Pattern                            *regexp.Regexp
-	UniqueItems                        bool
 
 	PreserveUnknownFields bool
 	EmbeddedResource      bool
@@ -75,7 +74,9 @@ func parse(raw map[string]any, path *field.Path, root bool) (*Schema, field.Erro
 	s.IntOrString, _ = raw["x-kubernetes-int-or-string"].(bool)
 	s.ListType, _ = raw["x-kubernetes-list-type"].(string)
 	s.MapType, _ = raw["x-kubernetes-map-type"].(string)
-	s.UniqueItems, _ = raw["uniqueItems"].(bool)
+	if u, _ := raw["uniqueItems"].(bool); u {
+		errs = append(errs, field.Forbidden(path.Child("uniqueItems"), "uniqueItems cannot be set to true since the runtime complexity becomes quadratic"))
+	}
 	s.ExclusiveMinimum, _ = raw["exclusiveMinimum"].(bool)
 	s.ExclusiveMaximum, _ = raw["exclusiveMaximum"].(bool)
 	s.ListMapKeys = stringList(raw["x-kubernetes-list-map-keys"])

@@ -93,8 +93,11 @@ func applyDefault(s *Schema, v any) {
 		for _, k := range sortedKeys(s.Properties) {
 			p := s.Properties[k]
 			cur, present := x[k]
-			if p.HasDefault && (!present || cur == nil && !p.Nullable) {
+			switch {
+			case p.HasDefault && (!present || cur == nil && !p.Nullable):
 				x[k] = DeepCopy(p.Default)
+			case present && cur == nil && !p.Nullable:
+				delete(x, k) // null where null is not allowed is dropped
 			}
 			if e, ok := x[k]; ok {
 				applyDefault(p, e)
@@ -102,9 +105,11 @@ func applyDefault(s *Schema, v any) {
 		}
 		if s.AdditionalProperties != nil {
 			for k, e := range x {
-				if _, ok := s.Properties[k]; !ok {
-					applyDefault(s.AdditionalProperties, e)
+				if e == nil && !s.AdditionalProperties.Nullable {
+					delete(x, k)
+					continue
 				}
+				applyDefault(s.AdditionalProperties, e)
 			}
 		}
 	case []any:
@@ -136,9 +141,86 @@ func DeepCopy(v any) any {
 }
 
 // Validate checks obj against s and returns the errors kube-apiserver
-// gives, in its order.
+// gives, in its order: the OpenAPI checks (properties in name order, where
+// kube-apiserver's order varies from one request to the next), then the
+// embedded resources' apiVersion and kind, then the list types' duplicates.
 func (s *Schema) Validate(obj map[string]any) field.ErrorList {
-	return validate(s, obj, nil, true)
+	errs := validate(s, obj, nil, true)
+	errs = append(errs, walk(s, obj, nil, embeddedErrors)...)
+	return append(errs, walk(s, obj, nil, listErrors)...)
+}
+
+// walk calls check on every value that has a schema, in name order.
+func walk(s *Schema, v any, path *field.Path, check func(*Schema, any, *field.Path) field.ErrorList) field.ErrorList {
+	errs := check(s, v, path)
+	switch x := v.(type) {
+	case map[string]any:
+		for _, k := range sortedKeys(x) {
+			child, ok := s.Properties[k]
+			if !ok {
+				child = s.AdditionalProperties
+			}
+			if child != nil {
+				errs = append(errs, walk(child, x[k], path.Child(k), check)...)
+			}
+		}
+	case []any:
+		if s.Items != nil {
+			for i, e := range x {
+				errs = append(errs, walk(s.Items, e, path.Index(i), check)...)
+			}
+		}
+	}
+	return errs
+}
+
+func embeddedErrors(s *Schema, v any, path *field.Path) field.ErrorList {
+	obj, ok := v.(map[string]any)
+	if !ok || !s.EmbeddedResource {
+		return nil
+	}
+	var errs field.ErrorList
+	for _, k := range []string{"apiVersion", "kind"} {
+		if str, _ := obj[k].(string); str == "" {
+			errs = append(errs, field.Required(path.Child(k), ""))
+		}
+	}
+	return errs
+}
+
+func listErrors(s *Schema, v any, path *field.Path) field.ErrorList {
+	list, ok := v.([]any)
+	if !ok {
+		return nil
+	}
+	var errs field.ErrorList
+	switch s.ListType {
+	case "set":
+		for i, e := range list {
+			if slices.ContainsFunc(list[:i], func(o any) bool { return equal(o, e) }) {
+				errs = append(errs, field.Duplicate(path.Index(i), e))
+			}
+		}
+	case "map":
+		var seen []map[string]any
+		for i, e := range list {
+			m, ok := e.(map[string]any)
+			if !ok {
+				continue
+			}
+			key := map[string]any{}
+			for _, k := range s.ListMapKeys {
+				if kv, ok := m[k]; ok {
+					key[k] = kv
+				}
+			}
+			if slices.ContainsFunc(seen, func(o map[string]any) bool { return equal(o, key) }) {
+				errs = append(errs, field.Duplicate(path.Index(i), key))
+			}
+			seen = append(seen, key)
+		}
+	}
+	return errs
 }
 
 func typeName(v any) string {
@@ -181,7 +263,7 @@ func validate(s *Schema, v any, path *field.Path, resource bool) field.ErrorList
 		if s.IntOrString {
 			want = "integer,string"
 		}
-		return field.ErrorList{field.Invalid(path, typeName(v), fmt.Sprintf("%s in body must be of type %s: %q", path, want, typeName(v)))}
+		return field.ErrorList{field.TypeInvalid(path, typeName(v), fmt.Sprintf("%s in body must be of type %s: %q", path, want, typeName(v)))}
 	}
 	if v == nil {
 		return nil
@@ -205,24 +287,12 @@ func validate(s *Schema, v any, path *field.Path, resource bool) field.ErrorList
 
 func validateObject(s *Schema, obj map[string]any, path *field.Path, resource bool) field.ErrorList {
 	var errs field.ErrorList
-	if s.EmbeddedResource {
-		for _, k := range []string{"apiVersion", "kind"} {
-			if str, _ := obj[k].(string); str == "" {
-				errs = append(errs, field.Required(path.Child(k), "must not be empty"))
-			}
-		}
-	}
 	n := int64(len(obj))
 	if s.MaxProperties != nil && n > *s.MaxProperties {
 		errs = append(errs, field.TooMany(path, int(n), int(*s.MaxProperties)))
 	}
 	if s.MinProperties != nil && n < *s.MinProperties {
 		errs = append(errs, field.Invalid(path, n, fmt.Sprintf("%s in body should have at least %d properties", path, *s.MinProperties)))
-	}
-	for _, r := range s.Required {
-		if _, ok := obj[r]; !ok {
-			errs = append(errs, field.Required(path.Child(r), ""))
-		}
 	}
 	for _, k := range sortedKeys(obj) {
 		if resource && (k == "apiVersion" || k == "kind" || k == "metadata") {
@@ -234,6 +304,11 @@ func validateObject(s *Schema, obj map[string]any, path *field.Path, resource bo
 		}
 		if child != nil {
 			errs = append(errs, validate(child, obj[k], path.Child(k), false)...)
+		}
+	}
+	for _, r := range s.Required {
+		if _, ok := obj[r]; !ok {
+			errs = append(errs, field.Required(path.Child(r), ""))
 		}
 	}
 	return errs
@@ -248,33 +323,6 @@ func validateArray(s *Schema, list []any, path *field.Path) field.ErrorList {
 	if s.MinItems != nil && n < *s.MinItems {
 		errs = append(errs, field.Invalid(path, n, fmt.Sprintf("%s in body should have at least %d items", path, *s.MinItems)))
 	}
-	if s.UniqueItems || s.ListType == "set" {
-		for i, e := range list {
-			if slices.ContainsFunc(list[:i], func(o any) bool { return equal(o, e) }) {
-				errs = append(errs, field.Duplicate(path.Index(i), e))
-			}
-		}
-	}
-	if s.ListType == "map" {
-		seen := map[string]bool{}
-		for i, e := range list {
-			m, ok := e.(map[string]any)
-			if !ok {
-				continue
-			}
-			key := map[string]any{}
-			for _, k := range s.ListMapKeys {
-				if kv, ok := m[k]; ok {
-					key[k] = kv
-				}
-			}
-			id := fmt.Sprintf("%v", key)
-			if seen[id] {
-				errs = append(errs, field.Duplicate(path.Index(i), key))
-			}
-			seen[id] = true
-		}
-	}
 	if s.Items != nil {
 		for i, e := range list {
 			errs = append(errs, validate(s.Items, e, path.Index(i), false)...)
@@ -283,20 +331,21 @@ func validateArray(s *Schema, list []any, path *field.Path) field.ErrorList {
 	return errs
 }
 
+// validateString checks lengths and pattern, reporting the first failure
+// only as kube-apiserver does, then the format.
 func validateString(s *Schema, str string, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	n := int64(utf8.RuneCountInString(str))
-	if s.MaxLength != nil && n > *s.MaxLength {
+	switch {
+	case s.MaxLength != nil && n > *s.MaxLength:
 		errs = append(errs, field.TooLong(path, str, int(*s.MaxLength)))
-	}
-	if s.MinLength != nil && n < *s.MinLength {
+	case s.MinLength != nil && n < *s.MinLength:
 		errs = append(errs, field.Invalid(path, str, fmt.Sprintf("%s in body should be at least %d chars long", path, *s.MinLength)))
-	}
-	if s.Pattern != nil && !s.Pattern.MatchString(str) {
+	case s.Pattern != nil && !s.Pattern.MatchString(str):
 		errs = append(errs, field.Invalid(path, str, fmt.Sprintf("%s in body should match '%s'", path, s.Pattern)))
 	}
 	if s.Format != "" && !validFormat(s.Format, str) {
-		errs = append(errs, field.Invalid(path, str, fmt.Sprintf("%s in body must be of type %s: %q", path, s.Format, str)))
+		errs = append(errs, field.TypeInvalid(path, str, fmt.Sprintf("%s in body must be of type %s: %q", path, s.Format, str)))
 	}
 	return errs
 }
