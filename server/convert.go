@@ -40,6 +40,11 @@ func toStorage(r *catalog.Resource, obj object) object {
 
 // fromStorage converts a freshly decoded stored object, in place, to r's version.
 func fromStorage(r *catalog.Resource, obj object) {
+	if r.Custom != nil && r.Custom.StorageVersion != r.Version {
+		// Read in another version: its schema prunes and defaults.
+		r.Custom.Schema.Prune(obj)
+		r.Custom.Schema.ApplyDefaults(obj)
+	}
 	if isEventsV1(r) {
 		for core, v1 := range eventFieldsV1 {
 			renameField(obj, core, v1)

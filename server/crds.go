@@ -235,10 +235,17 @@ func customResources(crd object) []catalog.Resource {
 		return nil
 	}
 	storageVersion := ""
+	var storageSchema *structural.Schema
 	for _, v := range versionsOf(spec) {
 		if b, _ := v["storage"].(bool); b {
 			storageVersion = str(v, "name")
+			sch, _ := v["schema"].(map[string]any)
+			raw, _ := sch["openAPIV3Schema"].(map[string]any)
+			storageSchema, _ = structural.Parse(raw, field.NewPath("schema"))
 		}
+	}
+	if storageSchema == nil {
+		return nil // validated when written; a corrupt stored CRD is not served
 	}
 	var out []catalog.Resource
 	for _, v := range versionsOf(spec) {
@@ -251,7 +258,7 @@ func customResources(crd object) []catalog.Resource {
 		if len(errs) > 0 {
 			continue // validated when written; a corrupt stored CRD is not served
 		}
-		custom := &catalog.Custom{CRD: str(metadata(crd), "name"), StorageVersion: storageVersion, ListKind: str(names, "listKind"), Schema: parsed, RawSchema: raw}
+		custom := &catalog.Custom{CRD: str(metadata(crd), "name"), StorageVersion: storageVersion, StorageSchema: storageSchema, ListKind: str(names, "listKind"), Schema: parsed, RawSchema: raw}
 		for _, c := range listOf(v, "additionalPrinterColumns") {
 			m, _ := c.(map[string]any)
 			custom.Columns = append(custom.Columns, catalog.PrinterColumn{

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"slices"
 	"fmt"
 	"net/http"
 	"strings"
@@ -21,7 +22,7 @@ func (s *Server) admit(req *request, obj, old object) error {
 	case isCRDs(res) && req.subresource == "":
 		defaultCRD(obj, old == nil)
 		if old != nil {
-			keepStoredVersions(obj, old)
+			obj["status"] = old["status"] // as the update will keep it
 		}
 		if errs := validateCRD(obj); len(errs) > 0 {
 			return errInvalid(res, str(metadata(obj), "name"), errs)
@@ -47,39 +48,23 @@ func (s *Server) admit(req *request, obj, old object) error {
 		if errs := sch.Validate(obj); len(errs) > 0 {
 			return errInvalid(res, str(metadata(obj), "name"), errs)
 		}
+
 	}
 	return nil
 }
 
-// keepStoredVersions carries a CRD's status over an update of its spec and
-// adds a new storage version to status.storedVersions.
-func keepStoredVersions(obj, old object) {
-	st := structuralCopy(old["status"])
+// addStoredVersion adds a CRD's storage version to its
+// status.storedVersions, after an update of its spec.
+func addStoredVersion(obj object) {
+	st := deepCopyObject(mapAt(obj, "status")) // shared with the stored object's
+	obj["status"] = st
 	stored := listOf(st, "storedVersions")
 	for _, v := range versionsOf(mapAt(obj, "spec")) {
-		if b, _ := v["storage"].(bool); b && !containsString(stored, str(v, "name")) {
+		if b, _ := v["storage"].(bool); b && !slices.Contains(stored, any(str(v, "name"))) {
 			stored = append(stored, str(v, "name"))
 		}
 	}
 	st["storedVersions"] = stored
-	obj["status"] = st
-}
-
-func structuralCopy(v any) map[string]any {
-	m, _ := v.(map[string]any)
-	if m == nil {
-		return map[string]any{}
-	}
-	return deepCopyObject(m)
-}
-
-func containsString(list []any, s string) bool {
-	for _, e := range list {
-		if e == s {
-			return true
-		}
-	}
-	return false
 }
 
 // afterWrite runs what kube-apiserver's controllers do once an object is

@@ -68,6 +68,16 @@ func (s *Server) servesGroupVersion(gv schema.GroupVersion) bool {
 
 func containsVersion(g catalog.Group, v string) bool { return slices.Contains(g.Versions, v) }
 
+// customGroup reports whether a group's resources are all custom ones.
+func (s *Server) customGroup(name string) bool {
+	for _, r := range s.catalog.All() {
+		if r.Group == name && r.Custom == nil {
+			return false
+		}
+	}
+	return true
+}
+
 func apiGroup(g catalog.Group) *metav1.APIGroup {
 	out := &metav1.APIGroup{TypeMeta: metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"}, Name: g.Name}
 	for _, v := range g.Versions {

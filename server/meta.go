@@ -193,6 +193,10 @@ func prepareForUpdate(r *catalog.Resource, subresource string, obj, old object) 
 	case "namespaces":
 		// spec.finalizers change only through /finalize.
 		obj["spec"] = old["spec"]
+	case "customresourcedefinitions.apiextensions.k8s.io":
+		if subresource == "" {
+			addStoredVersion(obj)
+		}
 	}
 	if generationTracked(r) && !reflect.DeepEqual(desiredState(obj), desiredState(old)) {
 		md["generation"] = generationOf(oldMD) + 1

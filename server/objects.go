@@ -52,6 +52,12 @@ func decodeStored(r *catalog.Resource, kv store.KeyValue) (object, error) {
 // encodeForStorage serialises obj in r's storage version, without the
 // resourceVersion (which is the store's revision).
 func encodeForStorage(r *catalog.Resource, obj object) ([]byte, error) {
+	if r.Custom != nil && r.Custom.StorageVersion != r.Version {
+		// Stored in another version, what that version's schema does not
+		// know is dropped, in obj too: as kube-apiserver's, the answer is
+		// what was stored (after managedFields recorded what was sent).
+		r.Custom.StorageSchema.Prune(obj)
+	}
 	stored := toStorage(r, obj)
 	delete(metadata(stored), "resourceVersion")
 	return encoding.MarshalObject(stored)

@@ -247,31 +247,45 @@ func (s *Server) mergePatch(pr *patchRequest, live object) (object, error) {
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
-	var patched []byte
-	switch pr.patchType {
-	case jsonPatchType:
-		p, err := jsonpatch.DecodePatch(pr.body)
-		if err != nil {
-			return nil, encoding.BadRequest("error decoding patch: %v", err)
-		}
-		if patched, err = p.Apply(current); err != nil {
-			return nil, errPatchInvalid()
-		}
-	case mergePatchType:
-		if err := json.Unmarshal(pr.body, new(any)); err != nil {
-			return nil, encoding.BadRequest("error decoding patch: %v", err)
-		}
-		if patched, err = jsonpatch.MergePatch(current, pr.body); err != nil {
-			return nil, encoding.BadRequest("%v", err)
-		}
-	case strategicPatchType:
+	if pr.patchType == strategicPatchType {
 		return strategicMergePatch(pr, current)
+	}
+	patched, err := jsonOrMergePatch(pr.patchType, current, pr.body)
+	if err != nil {
+		return nil, err
 	}
 	obj, err := encoding.DecodeObject(encoding.JSON, patched)
 	if err != nil {
 		return nil, encoding.BadRequest("%v", err)
 	}
 	return obj, nil
+}
+
+// jsonOrMergePatch applies a JSON patch or a JSON merge patch to a
+// document.
+func jsonOrMergePatch(patchType string, current, patch []byte) ([]byte, error) {
+	switch patchType {
+	case jsonPatchType:
+		p, err := jsonpatch.DecodePatch(patch)
+		if err != nil {
+			return nil, encoding.BadRequest("error decoding patch: %v", err)
+		}
+		patched, err := p.Apply(current)
+		if err != nil {
+			return nil, errPatchInvalid()
+		}
+		return patched, nil
+	case mergePatchType:
+		if err := json.Unmarshal(patch, new(any)); err != nil {
+			return nil, encoding.BadRequest("error decoding patch: %v", err)
+		}
+		patched, err := jsonpatch.MergePatch(current, patch)
+		if err != nil {
+			return nil, encoding.BadRequest("%v", err)
+		}
+		return patched, nil
+	}
+	return nil, errCustomMediaType()
 }
 
 // strategicMergePatch applies a strategic merge patch, with the merge keys
@@ -291,11 +305,7 @@ func strategicMergePatch(pr *patchRequest, current []byte) (object, error) {
 	}
 	def, ok := defs[pr.res.GroupVersionKind()]
 	if !ok {
-		// Custom resources have no patch strategies.
-		return nil, &apierrors.StatusError{ErrStatus: metav1.Status{
-			Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType,
-			Message: "the body of the request was in an unknown format - accepted media types include: " + jsonPatchType + ", " + mergePatchType + ", " + applyPatchType,
-		}}
+		return nil, errCustomMediaType() // custom resources have no patch strategies
 	}
 	var base map[string]any
 	if err := json.Unmarshal(current, &base); err != nil {
@@ -318,6 +328,15 @@ func strategicMergePatch(pr *patchRequest, current []byte) (object, error) {
 // without details.
 func errPatchInvalid() error {
 	return apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", "", 0, false)
+}
+
+// errCustomMediaType is the 415 for a patch type custom resources do not
+// support.
+func errCustomMediaType() error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType,
+		Message: "the body of the request was in an unknown format - accepted media types include: " + jsonPatchType + ", " + mergePatchType + ", " + applyPatchType,
+	}}
 }
 
 func errUnsupportedMediaType() error {

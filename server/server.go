@@ -105,7 +105,7 @@ func served(r *catalog.Resource) bool {
 // subresourceServed reports whether the server implements a subresource.
 func subresourceServed(r *catalog.Resource, sub string) bool {
 	return isNamespaces(r) && (sub == "finalize" || sub == "status") ||
-		(r.Custom != nil || isCRDs(r)) && sub == "status"
+		(r.Custom != nil || isCRDs(r)) && sub == "status" || r.Custom != nil && r.Custom.Scale != nil && sub == "scale"
 }
 
 // ServeHTTP routes one API request.
@@ -164,6 +164,10 @@ func (s *Server) serveGroups(w http.ResponseWriter, r *http.Request, parts []str
 		return
 	}
 	gv := schema.GroupVersion{Group: group.Name, Version: parts[1]}
+	if !containsVersion(group, gv.Version) && s.customGroup(group.Name) {
+		http.NotFound(w, r) // kube-apiserver's CRD handler passes it on to nothing
+		return
+	}
 	if !containsVersion(group, gv.Version) {
 		encoding.WriteError(w, r, errNoResource())
 		return
@@ -192,6 +196,11 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, gv schema
 		return
 	}
 	if sub != "" && !(hasSubresource(res, sub) && subresourceServed(res, sub)) {
+		if res.Custom != nil {
+			// kube-apiserver's CRD handler looks for the object.
+			encoding.WriteError(w, r, apierrors.NewNotFound(res.GroupResource(), name))
+			return
+		}
 		encoding.WriteError(w, r, errNoResource())
 		return
 	}
@@ -217,6 +226,8 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, gv schema
 		s.finalizeNamespace(w, r, req)
 	case sub == "status" && isNamespaces(res):
 		s.namespaceStatus(w, r, req)
+	case sub == "scale":
+		s.customScale(w, r, req)
 	case req.verb == "get":
 		s.get(w, r, req)
 	case req.verb == "list":

@@ -52,8 +52,8 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, req *request) {
 		return
 	}
 	expected := kv.ModRevision
-	if res.Custom != nil && str(md, "resourceVersion") == "" {
-		// Custom resources do not allow unconditional updates.
+	if (res.Custom != nil || isCRDs(res)) && str(md, "resourceVersion") == "" {
+		// Custom resources and CRDs do not allow unconditional updates.
 		encoding.WriteError(w, r, apierrors.NewInvalid(schema.GroupKind{Group: res.Group, Kind: res.Resource}, req.name, field.ErrorList{
 			field.Invalid(field.NewPath("metadata", "resourceVersion"), 0, "must be specified for an update")}))
 		return

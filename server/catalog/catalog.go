@@ -32,8 +32,10 @@ type Resource struct {
 type Custom struct {
 	// CRD is the definition's name ("widgets.example.com").
 	CRD string
-	// StorageVersion is the version objects are stored in.
+	// StorageVersion is the version objects are stored in, StorageSchema
+	// its schema, which prunes what is stored.
 	StorageVersion string
+	StorageSchema  *structural.Schema
 	// ListKind is the kind of lists ("WidgetList").
 	ListKind string
 	// Schema is the version's structural schema; RawSchema its
