@@ -2,9 +2,9 @@ package server
 
 import (
 	"context"
-	"slices"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"kubeplay/server/catalog"
