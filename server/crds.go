@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"kubeplay/server/catalog"
+	"kubeplay/server/celrules"
 	"kubeplay/server/openapi"
 	"kubeplay/server/structural"
 )
@@ -140,8 +141,12 @@ func validateCRD(obj object) field.ErrorList {
 		if !ok {
 			errs = append(errs, field.Required(p.Child("schema", "openAPIV3Schema"), ""))
 		} else if !sameSchema || i == 0 {
-			_, e := structural.Parse(raw, schemaPath)
+			parsed, e := structural.Parse(raw, schemaPath)
 			errs = append(errs, e...)
+			if len(e) == 0 {
+				_, e = celrules.Compile(parsed, schemaPath)
+				errs = append(errs, e...)
+			}
 		}
 		errs = append(errs, validatePrinterColumns(v, p)...)
 	}
@@ -258,7 +263,8 @@ func customResources(crd object) []catalog.Resource {
 		if len(errs) > 0 {
 			continue // validated when written; a corrupt stored CRD is not served
 		}
-		custom := &catalog.Custom{CRD: str(metadata(crd), "name"), StorageVersion: storageVersion, StorageSchema: storageSchema, ListKind: str(names, "listKind"), Schema: parsed, RawSchema: raw}
+		rules, _ := celrules.Compile(parsed, field.NewPath("schema")) // validated when written
+		custom := &catalog.Custom{Rules: rules, CRD: str(metadata(crd), "name"), StorageVersion: storageVersion, StorageSchema: storageSchema, ListKind: str(names, "listKind"), Schema: parsed, RawSchema: raw}
 		for _, c := range listOf(v, "additionalPrinterColumns") {
 			m, _ := c.(map[string]any)
 			custom.Columns = append(custom.Columns, catalog.PrinterColumn{

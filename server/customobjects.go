@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"slices"
 	"strings"
 
@@ -45,7 +47,14 @@ func (s *Server) admit(req *request, obj, old object) error {
 			}
 		}
 		sch.ApplyDefaults(obj)
-		if errs := sch.Validate(obj); len(errs) > 0 {
+		errs := sch.Validate(obj)
+		switch {
+		case len(errs) > 0 && res.Custom.Rules != nil:
+			errs = append(errs, field.Invalid(nil, nil, "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"))
+		case len(errs) == 0:
+			errs = res.Custom.Rules.Validate(obj, old)
+		}
+		if len(errs) > 0 {
 			return errInvalid(res, str(metadata(obj), "name"), errs)
 		}
 

@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"kubeplay/server/celrules"
 	"kubeplay/server/structural"
 )
 
@@ -42,6 +43,8 @@ type Custom struct {
 	// openAPIV3Schema as written (decoded JSON).
 	Schema    *structural.Schema
 	RawSchema map[string]any
+	// Rules are the schema's compiled x-kubernetes-validations (nil if none).
+	Rules *celrules.Validator
 	// Columns are the additionalPrinterColumns.
 	Columns []PrinterColumn
 	// SelectableFields are the field selectors' paths besides metadata.name

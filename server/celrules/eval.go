@@ -1,0 +1,169 @@
+package celrules
+
+import (
+	"fmt"
+
+	"github.com/google/cel-go/common/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Validate evaluates the rules on obj, a custom object; old is the object
+// it replaces (nil on create), against which transition rules (those using
+// oldSelf) are checked where the old object has a value at the same place.
+func (v *Validator) Validate(obj, old map[string]any) field.ErrorList {
+	if v == nil {
+		return nil
+	}
+	var oldVal any
+	if old != nil {
+		oldVal = old
+	}
+	return v.root.validate(obj, oldVal, old != nil, nil)
+}
+
+func (n *node) validate(v, old any, hasOld bool, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if len(n.rules) > 0 {
+		self := value(n.schema, v, n.resource)
+		var oldSelf any
+		if hasOld {
+			oldSelf = value(n.schema, old, n.resource)
+		}
+		for _, r := range n.rules {
+			errs = append(errs, r.evaluate(n, self, oldSelf, hasOld, v, path)...)
+		}
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		oldMap, _ := old.(map[string]any)
+		for _, k := range sortedKeys(x) {
+			child := n.additional
+			if c, ok := n.properties[k]; ok {
+				child = c
+			} else if n.schema.Properties != nil {
+				child = nil
+			}
+			if child == nil {
+				continue
+			}
+			o, ok := oldMap[k]
+			errs = append(errs, child.validate(x[k], o, hasOld && ok, path.Child(k))...)
+		}
+	case []any:
+		if n.items == nil {
+			break
+		}
+		oldList, _ := old.([]any)
+		for i, e := range x {
+			o, ok := correlate(n, e, oldList)
+			errs = append(errs, n.items.validate(e, o, hasOld && ok, path.Index(i))...)
+		}
+	}
+	return errs
+}
+
+// correlate finds the old element of a list element: by key in a map list,
+// by value in a set; the elements of atomic lists have none.
+func correlate(n *node, e any, old []any) (any, bool) {
+	switch n.schema.ListType {
+	case "map":
+		m, _ := e.(map[string]any)
+		for _, o := range old {
+			om, _ := o.(map[string]any)
+			same := om != nil
+			for _, k := range n.schema.ListMapKeys {
+				same = same && fmt.Sprint(om[k]) == fmt.Sprint(m[k])
+			}
+			if same {
+				return o, true
+			}
+		}
+	case "set":
+		for _, o := range old {
+			if fmt.Sprint(o) == fmt.Sprint(e) {
+				return o, true
+			}
+		}
+	}
+	return nil, false
+}
+
+func (r *rule) evaluate(n *node, self, oldSelf any, hasOld bool, raw any, path *field.Path) field.ErrorList {
+	if r.transition && !hasOld && !r.OptionalOldSelf {
+		return nil
+	}
+	vars := map[string]any{"self": self}
+	switch {
+	case r.OptionalOldSelf && hasOld:
+		vars["oldSelf"] = types.OptionalOf(types.DefaultTypeAdapter.NativeToValue(oldSelf))
+	case r.OptionalOldSelf:
+		vars["oldSelf"] = types.OptionalNone
+	case hasOld:
+		vars["oldSelf"] = oldSelf
+	}
+	errPath := path
+	if r.FieldPath != "" {
+		steps, _ := parseFieldPath(r.FieldPath)
+		for _, st := range steps {
+			if st.index >= 0 {
+				errPath = errPath.Index(st.index)
+			} else {
+				errPath = errPath.Child(st.name)
+			}
+		}
+	}
+	out, _, err := r.program.Eval(vars)
+	if err != nil {
+		what := r.Rule.Rule
+		if r.Message != "" {
+			what = r.Message
+		}
+		return field.ErrorList{field.Invalid(path, typeName(raw), fmt.Sprintf("%v evaluating rule: %s", err, what))}
+	}
+	if b, ok := out.(types.Bool); ok && bool(b) {
+		return nil
+	}
+	msg := "failed rule: " + r.Rule.Rule
+	if r.Message != "" {
+		msg = r.Message
+	}
+	if r.message != nil {
+		if m, _, err := r.message.Eval(vars); err == nil {
+			if s, ok := m.(types.String); ok && s != "" {
+				msg = string(s)
+			}
+		}
+	}
+	switch r.Reason {
+	case "FieldValueForbidden":
+		return field.ErrorList{field.Forbidden(errPath, msg)}
+	case "FieldValueRequired":
+		return field.ErrorList{field.Required(errPath, msg)}
+	case "FieldValueDuplicate":
+		return field.ErrorList{field.Duplicate(errPath, msg)}
+	}
+	var shown any = field.OmitValueType{}
+	if _, composite := raw.(map[string]any); !composite {
+		if _, list := raw.([]any); !list {
+			shown = value(n.schema, raw, false)
+		}
+	}
+	return field.ErrorList{field.Invalid(errPath, shown, msg)}
+}
+
+// typeName names a value's JSON type, as runtime errors show it.
+func typeName(v any) string {
+	switch v.(type) {
+	case map[string]any:
+		return "object"
+	case []any:
+		return "array"
+	case string:
+		return "string"
+	case bool:
+		return "boolean"
+	case nil:
+		return "null"
+	}
+	return "number"
+}

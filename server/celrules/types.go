@@ -1,0 +1,209 @@
+package celrules
+
+import (
+	"encoding/json"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/traits"
+
+	"kubeplay/server/structural"
+)
+
+// provider declares the object types of a schema to cel-go's checker. At
+// run time objects are plain maps, so a missing field is the map's "no such
+// key" error, as with kube-apiserver's unstructured values.
+type provider struct {
+	*types.Registry
+	structs map[string]map[string]*types.Type // type name -> field -> type
+}
+
+func newProvider() (*provider, error) {
+	reg, err := types.NewRegistry()
+	if err != nil {
+		return nil, err
+	}
+	return &provider{Registry: reg, structs: map[string]map[string]*types.Type{}}, nil
+}
+
+func (p *provider) FindStructType(name string) (*types.Type, bool) {
+	if _, ok := p.structs[name]; ok {
+		return types.NewTypeTypeWithParam(types.NewObjectType(name, traits.FieldTesterType|traits.IndexerType)), true
+	}
+	return p.Registry.FindStructType(name)
+}
+
+func (p *provider) FindStructFieldNames(name string) ([]string, bool) {
+	if fields, ok := p.structs[name]; ok {
+		names := make([]string, 0, len(fields))
+		for f := range fields {
+			names = append(names, f)
+		}
+		slices.Sort(names)
+		return names, true
+	}
+	return p.Registry.FindStructFieldNames(name)
+}
+
+func (p *provider) FindStructFieldType(name, field string) (*types.FieldType, bool) {
+	if fields, ok := p.structs[name]; ok {
+		t, ok := fields[field]
+		if !ok {
+			return nil, false
+		}
+		return &types.FieldType{Type: t}, true
+	}
+	return p.Registry.FindStructFieldType(name, field)
+}
+
+// celReserved are the words a property name cannot be used as in a rule.
+var celReserved = []string{"true", "false", "null", "in", "as", "break", "const", "continue", "else", "for",
+	"function", "if", "import", "let", "loop", "package", "namespace", "return", "var", "void", "while"}
+
+// fieldName is how a rule names a property ("" if it cannot): names are
+// CEL identifiers, with kube-apiserver's escapes for "_", ".", "-", "/" and
+// reserved words.
+func fieldName(name string) string {
+	if slices.Contains(celReserved, name) {
+		return "__" + name + "__"
+	}
+	var b strings.Builder
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c == '_' && i+1 < len(name) && name[i+1] == '_':
+			b.WriteString("__underscores__")
+			i++
+		case c == '.':
+			b.WriteString("__dot__")
+		case c == '-':
+			b.WriteString("__dash__")
+		case c == '/':
+			b.WriteString("__slash__")
+		case c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9':
+			b.WriteByte(c)
+		default:
+			return ""
+		}
+	}
+	return b.String()
+}
+
+// declare returns the CEL type of values of schema s, registering the
+// object types it needs under names derived from name.
+func (p *provider) declare(s *structural.Schema, name string, resource bool) *types.Type {
+	switch {
+	case s.IntOrString:
+		return types.DynType
+	case s.Type == "array":
+		if s.Items == nil {
+			return types.NewListType(types.DynType)
+		}
+		return types.NewListType(p.declare(s.Items, name+".@idx", false))
+	case s.Type == "object" && s.AdditionalProperties != nil:
+		return types.NewMapType(types.StringType, p.declare(s.AdditionalProperties, name+".@elem", false))
+	case s.Type == "object" && s.Properties == nil && s.PreserveUnknownFields && !resource && !s.EmbeddedResource:
+		return types.DynType
+	case s.Type == "object":
+		fields := map[string]*types.Type{}
+		for prop, child := range s.Properties {
+			if f := fieldName(prop); f != "" {
+				fields[f] = p.declare(child, name+"."+prop, false)
+			}
+		}
+		if resource || s.EmbeddedResource {
+			fields["apiVersion"], fields["kind"] = types.StringType, types.StringType
+			md := name + ".metadata"
+			p.structs[md] = map[string]*types.Type{"name": types.StringType, "generateName": types.StringType}
+			fields["metadata"] = types.NewObjectType(md, traits.FieldTesterType|traits.IndexerType)
+		}
+		p.structs[name] = fields
+		return types.NewObjectType(name, traits.FieldTesterType|traits.IndexerType)
+	case s.Type == "string":
+		return types.StringType
+	case s.Type == "integer":
+		return types.IntType
+	case s.Type == "number":
+		return types.DoubleType
+	case s.Type == "boolean":
+		return types.BoolType
+	}
+	return types.DynType
+}
+
+// value converts a decoded JSON value of schema s (nil: unknown) to what
+// rules see: integers as int64, numbers as float64, and only the name and
+// generateName of a resource's metadata.
+func value(s *structural.Schema, v any, resource bool) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			var child *structural.Schema
+			if s != nil {
+				if c, ok := s.Properties[k]; ok {
+					child = c
+				} else {
+					child = s.AdditionalProperties
+				}
+			}
+			if (resource || s != nil && s.EmbeddedResource) && k == "metadata" {
+				md, _ := e.(map[string]any)
+				kept := map[string]any{}
+				for _, f := range []string{"name", "generateName"} {
+					if n, ok := md[f]; ok {
+						kept[f] = n
+					}
+				}
+				out[k] = kept
+				continue
+			}
+			key := k
+			if s != nil && s.Properties != nil {
+				if key = fieldName(k); key == "" {
+					continue
+				}
+			}
+			out[key] = value(child, e, false)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		var items *structural.Schema
+		if s != nil {
+			items = s.Items
+		}
+		for i, e := range x {
+			out[i] = value(items, e, false)
+		}
+		return out
+	case json.Number:
+		if s != nil && s.Type == "number" {
+			f, _ := x.Float64()
+			return f
+		}
+		if n, err := x.Int64(); err == nil {
+			return n
+		}
+		f, _ := x.Float64()
+		return f
+	case float64:
+		if (s == nil || s.Type != "number") && x == math.Trunc(x) {
+			return int64(x)
+		}
+		return x
+	case int:
+		if s != nil && s.Type == "number" {
+			return float64(x)
+		}
+		return int64(x)
+	case int64:
+		if s != nil && s.Type == "number" {
+			return float64(x)
+		}
+		return x
+	}
+	return v
+}
