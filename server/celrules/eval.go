@@ -37,17 +37,15 @@ func (n *node) validate(v, old any, hasOld bool, path *field.Path) field.ErrorLi
 	case map[string]any:
 		oldMap, _ := old.(map[string]any)
 		for _, k := range sortedKeys(x) {
-			child := n.additional
-			if c, ok := n.properties[k]; ok {
-				child = c
-			} else if n.schema.Properties != nil {
-				child = nil
+			child, childPath := n.properties[k], path.Child(k)
+			if n.schema.AdditionalProperties != nil {
+				child, childPath = n.additional, path.Key(k)
 			}
 			if child == nil {
 				continue
 			}
 			o, ok := oldMap[k]
-			errs = append(errs, child.validate(x[k], o, hasOld && ok, path.Child(k))...)
+			errs = append(errs, child.validate(x[k], o, hasOld && ok, childPath)...)
 		}
 	case []any:
 		if n.items == nil {
