@@ -2,6 +2,7 @@ package celrules
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/google/cel-go/common/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -116,7 +117,16 @@ func (r *rule) evaluate(n *node, self, oldSelf any, hasOld bool, raw any, path *
 		if r.Message != "" {
 			what = r.Message
 		}
-		return field.ErrorList{field.Invalid(path, typeName(raw), fmt.Sprintf("%v evaluating rule: %s", err, what))}
+		var msg string
+		switch {
+		case strings.HasPrefix(err.Error(), "no such overload"):
+			msg = fmt.Sprintf("'%v': call arguments did not match a supported operator, function or macro signature for rule: %s", err, what)
+		case strings.HasPrefix(err.Error(), "operation cancelled: actual cost limit exceeded"):
+			msg = fmt.Sprintf("'%v': no further validation rules will be run due to call cost exceeds limit for rule: %s", err, what)
+		default:
+			msg = fmt.Sprintf("%v evaluating rule: %s", err, what)
+		}
+		return field.ErrorList{field.Invalid(path, typeName(raw), msg)}
 	}
 	if b, ok := out.(types.Bool); ok && bool(b) {
 		return nil
