@@ -261,7 +261,9 @@ func urlLibrary() []cel.EnvOption {
 		get("getPort", func(u *url.URL) string { return u.Port() }),
 		get("getEscapedPath", func(u *url.URL) string { return u.EscapedPath() }),
 		cel.Function("getQuery", cel.MemberOverload("url_getQuery", []*cel.Type{urlType}, cel.MapType(cel.StringType, cel.ListType(cel.StringType)),
-			unary(func(u urlVal) ref.Val { return types.DefaultTypeAdapter.NativeToValue(map[string][]string(u.v.Query())) }))),
+			unary(func(u urlVal) ref.Val {
+				return types.DefaultTypeAdapter.NativeToValue(map[string][]string(u.v.Query()))
+			}))),
 	}
 }
 
