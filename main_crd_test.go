@@ -24,8 +24,8 @@ var ages = regexp.MustCompile(`\b[0-9]+s\b`)
 // TestKubectl_CRD drives a CustomResourceDefinition through kubectl against
 // the native server: apply, wait for Established, custom objects created,
 // listed with their printer columns, by short name and in "all",
-// explained, rejected when invalid, applied server-side, and gone with
-// their CRD. The expected outputs are kubectl's against kube-apiserver
+// explained, rejected when invalid (by the schema or by CEL rules),
+// applied server-side, and gone with their CRD. The expected outputs are kubectl's against kube-apiserver
 // v1.35.4.
 func TestKubectl_CRD(t *testing.T) {
 	crd, err := os.ReadFile(filepath.Join("testdata", "crd", "widgets.yaml"))
@@ -88,11 +88,25 @@ spec: {size: 0, color: green}
 		`The Widget "bad" is invalid: `,
 		`* spec.size: Invalid value: 0: spec.size in body should be greater than or equal to 1`,
 		`* spec.color: Unsupported value: "green": supported values: "red", "blue"`,
+		`* <nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation`,
 	} {
 		if !strings.Contains(out, line) {
 			t.Errorf("kubectl create of an invalid widget printed\n%s\nwithout %q", out, line)
 		}
 	}
+
+	// x-kubernetes-validations: two rules of spec (one with a
+	// messageExpression) and a transition rule on spec.color.
+	big := `apiVersion: kubectl.example.com/v1
+kind: Widget
+metadata: {name: big, namespace: default}
+spec: {size: 11, color: red, ports: [{name: a, port: 0}]}
+`
+	expect(kubectlFails(t, url, big, "create", "-f", "-"), `The Widget "big" is invalid: `+"\n"+
+		"* spec: Invalid value: size must be at most 10\n"+
+		"* spec: Invalid value: ports of a red widget must be positive\n")
+	expect(kubectlFails(t, url, "", "patch", "widget", "w1", "--type", "merge", "-p", `{"spec":{"color":"blue"}}`),
+		`The Widget "w1" is invalid: spec.color: Invalid value: "blue": color is immutable`+"\n")
 
 	expect(kubectl(t, url, string(objects), "apply", "--server-side", "-f", "-"),
 		"widget.kubectl.example.com/w1 serverside-applied\nwidget.kubectl.example.com/w2 serverside-applied\n")

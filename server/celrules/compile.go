@@ -197,6 +197,13 @@ func compileRule(p *provider, selfType *types.Type, s *structural.Schema, r stru
 		case msg.OutputType() != types.StringType:
 			errs = append(errs, field.Invalid(path.Child("messageExpression"), shown, "messageExpression must evaluate to a string"))
 		default:
+			if est, err := env.EstimateCost(msg, estimator{self: s}); err == nil {
+				c := ruleCost{path: path.Child("messageExpression"), cost: est.Max, times: times}
+				if c.total() > ruleCostLimit {
+					errs = append(errs, field.Forbidden(c.path, costMessage("estimated messageExpression cost", c.total(), ruleCostLimit)))
+				}
+				*costs = append(*costs, c)
+			}
 			if out.message, err = env.Program(msg, cel.CostLimit(perCallLimit)); err != nil {
 				errs = append(errs, field.Invalid(path.Child("messageExpression"), shown, "program instantiation failed: "+err.Error()))
 			}
