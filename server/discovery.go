@@ -206,12 +206,16 @@ func (s *Server) resourceDiscovery(gv schema.GroupVersion) []resourceDiscovery {
 		if r.Namespaced {
 			rd.Scope = "Namespaced"
 		}
+		if r.Custom != nil {
+			// kube-apiserver's CRD discovery names the group and version.
+			rd.ResponseKind.Group, rd.ResponseKind.Version = r.Group, r.Version
+		}
 		for _, sub := range r.Subresources {
 			if !subresourceServed(r, sub.Name) {
 				continue
 			}
 			kind := kindRef{Kind: sub.Kind}
-			if sub.Group != r.Group || sub.Version != r.Version {
+			if sub.Group != r.Group || sub.Version != r.Version || r.Custom != nil {
 				kind.Group, kind.Version = sub.Group, sub.Version
 			}
 			rd.Subresources = append(rd.Subresources, subresourceDiscovery{Subresource: sub.Name, ResponseKind: kind, Verbs: sub.Verbs})
