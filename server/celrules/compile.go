@@ -2,6 +2,7 @@ package celrules
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -74,7 +75,7 @@ func compileNode(p *provider, s *structural.Schema, path *field.Path, name strin
 	var errs field.ErrorList
 	n := &node{schema: s, resource: resource}
 	// As kube-apiserver, the rules below a node are checked before its own.
-	for _, prop := range sortedKeys(s.Properties) {
+	for _, prop := range slices.Sorted(maps.Keys(s.Properties)) {
 		child, e := compileNode(p, s.Properties[prop], path.Child("properties").Key(prop), name+"."+prop, false, times, costs)
 		errs = append(errs, e...)
 		if child != nil {
@@ -108,15 +109,6 @@ func compileNode(p *provider, s *structural.Schema, path *field.Path, name strin
 		return nil, errs
 	}
 	return n, errs
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 func newEnv(p *provider, selfType *types.Type, optionalOld bool) (*cel.Env, error) {

@@ -2,10 +2,14 @@ package celrules
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/google/cel-go/common/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"kubeplay/server/structural"
 )
 
 // Validate evaluates the rules on obj, a custom object; old is the object
@@ -37,7 +41,7 @@ func (n *node) validate(v, old any, hasOld bool, path *field.Path) field.ErrorLi
 	switch x := v.(type) {
 	case map[string]any:
 		oldMap, _ := old.(map[string]any)
-		for _, k := range sortedKeys(x) {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
 			child, childPath := n.properties[k], path.Child(k)
 			if n.schema.AdditionalProperties != nil {
 				child, childPath = n.additional, path.Key(k)
@@ -126,7 +130,7 @@ func (r *rule) evaluate(n *node, self, oldSelf any, hasOld bool, raw any, path *
 		default:
 			msg = fmt.Sprintf("%v evaluating rule: %s", err, what)
 		}
-		return field.ErrorList{field.Invalid(path, typeName(raw), msg)}
+		return field.ErrorList{field.Invalid(path, shownType(n.schema, raw), msg)}
 	}
 	if b, ok := out.(types.Bool); ok && bool(b) {
 		return nil
@@ -159,19 +163,10 @@ func (r *rule) evaluate(n *node, self, oldSelf any, hasOld bool, raw any, path *
 	return field.ErrorList{field.Invalid(errPath, shown, msg)}
 }
 
-// typeName names a value's JSON type, as runtime errors show it.
-func typeName(v any) string {
-	switch v.(type) {
-	case map[string]any:
-		return "object"
-	case []any:
-		return "array"
-	case string:
-		return "string"
-	case bool:
-		return "boolean"
-	case nil:
-		return "null"
+// shownType is what a runtime error shows as the value: its schema's type.
+func shownType(s *structural.Schema, v any) string {
+	if s.Type != "" {
+		return s.Type
 	}
-	return "number"
+	return structural.TypeName(v)
 }

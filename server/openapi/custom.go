@@ -2,11 +2,9 @@ package openapi
 
 import (
 	"encoding/json"
-	"io/fs"
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -87,7 +85,7 @@ func CustomSchemas(t CustomType) (map[string]any, error) {
 	if t.Scale {
 		roots = append(roots, "io.k8s.api.autoscaling.v1.Scale")
 	}
-	raw, err := rawSchemas()
+	builtin, err := Schemas()
 	if err != nil {
 		return nil, err
 	}
@@ -97,8 +95,12 @@ func CustomSchemas(t CustomType) (map[string]any, error) {
 		if _, done := out[n]; done {
 			continue
 		}
+		b, err := json.Marshal(builtin[n])
+		if err != nil {
+			return nil, err
+		}
 		var s any
-		if err := json.Unmarshal(raw[n], &s); err != nil {
+		if err := json.Unmarshal(b, &s); err != nil {
 			return nil, err
 		}
 		out[n] = s
@@ -125,35 +127,6 @@ func refsOf(v any) []string {
 	}
 	return out
 }
-
-// rawSchemas are the embedded documents' components.schemas, undecoded.
-var rawSchemas = sync.OnceValues(func() (map[string]json.RawMessage, error) {
-	files, err := fs.Glob(documents, "spec/v3/*.json")
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]json.RawMessage{}
-	for _, f := range files {
-		b, err := documents.ReadFile(f)
-		if err != nil {
-			return nil, err
-		}
-		var doc struct {
-			Components struct {
-				Schemas map[string]json.RawMessage `json:"schemas"`
-			} `json:"components"`
-		}
-		if err := json.Unmarshal(b, &doc); err != nil {
-			return nil, err
-		}
-		for name, s := range doc.Components.Schemas {
-			if _, ok := out[name]; !ok {
-				out[name] = s
-			}
-		}
-	}
-	return out, nil
-})
 
 // CustomDocument is the /openapi/v3 document of a CRD group version: the
 // paths of its resources and their schemas.

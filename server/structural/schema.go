@@ -3,6 +3,7 @@ package structural
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -108,7 +109,7 @@ func parse(raw map[string]any, path *field.Path, root bool) (*Schema, field.Erro
 	}
 	if props, ok := raw["properties"].(map[string]any); ok {
 		s.Properties = map[string]*Schema{}
-		for _, name := range sortedKeys(props) {
+		for _, name := range slices.Sorted(maps.Keys(props)) {
 			m, _ := props[name].(map[string]any)
 			child, e := parse(m, path.Child("properties").Key(name), false)
 			errs = append(errs, e...)
@@ -210,13 +211,4 @@ func isInteger(v any) bool {
 		return n == math.Trunc(n)
 	}
 	return false
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -3,6 +3,7 @@ package structural
 import (
 	"encoding/base64"
 	"fmt"
+	"maps"
 	"math"
 	"net"
 	"net/mail"
@@ -36,14 +37,14 @@ func (s *Schema) Prune(obj map[string]any) []string {
 }
 
 func pruneObject(s *Schema, obj map[string]any, path *field.Path, resource bool, unknown *[]string) {
-	for _, k := range sortedKeys(obj) {
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
 		p := path.Child(k)
 		if resource && (k == "apiVersion" || k == "kind") {
 			continue
 		}
 		if resource && k == "metadata" {
 			if md, ok := obj[k].(map[string]any); ok {
-				for _, f := range sortedKeys(md) {
+				for _, f := range slices.Sorted(maps.Keys(md)) {
 					if !slices.Contains(objectMetaFields, f) {
 						*unknown = append(*unknown, p.Child(f).String())
 						delete(md, f)
@@ -90,7 +91,7 @@ func (s *Schema) ApplyDefaults(obj map[string]any) { applyDefault(s, obj) }
 func applyDefault(s *Schema, v any) {
 	switch x := v.(type) {
 	case map[string]any:
-		for _, k := range sortedKeys(s.Properties) {
+		for _, k := range slices.Sorted(maps.Keys(s.Properties)) {
 			p := s.Properties[k]
 			cur, present := x[k]
 			switch {
@@ -155,7 +156,7 @@ func walk(s *Schema, v any, path *field.Path, check func(*Schema, any, *field.Pa
 	errs := check(s, v, path)
 	switch x := v.(type) {
 	case map[string]any:
-		for _, k := range sortedKeys(x) {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
 			child, ok := s.Properties[k]
 			if !ok {
 				child = s.AdditionalProperties
@@ -223,7 +224,9 @@ func listErrors(s *Schema, v any, path *field.Path) field.ErrorList {
 	return errs
 }
 
-func typeName(v any) string {
+// TypeName names a value's JSON type as kube-apiserver's errors do:
+// "object", "array", "string", "integer", "number", "boolean", "null".
+func TypeName(v any) string {
 	switch x := v.(type) {
 	case nil:
 		return "null"
@@ -244,7 +247,7 @@ func typeName(v any) string {
 }
 
 func hasType(s *Schema, v any) bool {
-	t := typeName(v)
+	t := TypeName(v)
 	switch {
 	case t == "null":
 		return s.Nullable || s.Type == "" && !s.IntOrString
@@ -263,7 +266,7 @@ func validate(s *Schema, v any, path *field.Path, resource bool) field.ErrorList
 		if s.IntOrString {
 			want = "integer,string"
 		}
-		return field.ErrorList{field.TypeInvalid(path, typeName(v), fmt.Sprintf("%s in body must be of type %s: %q", path, want, typeName(v)))}
+		return field.ErrorList{field.TypeInvalid(path, TypeName(v), fmt.Sprintf("%s in body must be of type %s: %q", path, want, TypeName(v)))}
 	}
 	if v == nil {
 		return nil
@@ -294,7 +297,7 @@ func validateObject(s *Schema, obj map[string]any, path *field.Path, resource bo
 	if s.MinProperties != nil && n < *s.MinProperties {
 		errs = append(errs, field.Invalid(path, n, fmt.Sprintf("%s in body should have at least %d properties", path, *s.MinProperties)))
 	}
-	for _, k := range sortedKeys(obj) {
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
 		if resource && (k == "apiVersion" || k == "kind" || k == "metadata") {
 			continue
 		}
