@@ -57,6 +57,9 @@ func Parse(raw map[string]any, path *field.Path) (*Schema, field.ErrorList) {
 	if len(errs) > 0 {
 		return nil, errs
 	}
+	if errs := checkDefaults(s, path); len(errs) > 0 {
+		return nil, errs
+	}
 	if s.Type != "object" {
 		errs = append(errs, field.Invalid(path.Child("type"), s.Type, "must be object at the root"))
 	}
@@ -104,7 +107,11 @@ func parse(raw map[string]any, path *field.Path, root bool) (*Schema, field.Erro
 	default:
 		errs = append(errs, field.NotSupported(path.Child("type"), s.Type, []string{"array", "boolean", "integer", "number", "object", "string"}))
 	}
-	if s.Type == "" && !s.IntOrString && !s.PreserveUnknownFields && !root {
+	_, ref := raw["$ref"]
+	if ref {
+		errs = append(errs, field.Forbidden(path.Child("$ref"), "$ref is not supported"))
+	}
+	if s.Type == "" && !s.IntOrString && !s.PreserveUnknownFields && !root && !ref {
 		errs = append(errs, field.Required(path.Child("type"), "must not be empty for specified object fields"))
 	}
 	if props, ok := raw["properties"].(map[string]any); ok {
@@ -150,7 +157,94 @@ func parse(raw map[string]any, path *field.Path, root bool) (*Schema, field.Erro
 	if s.HasDefault && root {
 		errs = append(errs, field.Forbidden(path.Child("default"), "must not be set at the root"))
 	}
+	if root {
+		errs = append(errs, checkMetadata(raw, path)...)
+	}
+	if s.EmbeddedResource && s.Properties == nil && !s.PreserveUnknownFields {
+		errs = append(errs, field.Required(path.Child("properties"), "must not be empty if x-kubernetes-embedded-resource is true without x-kubernetes-preserve-unknown-fields"))
+	}
+	errs = append(errs, checkListType(s, path)...)
 	return s, errs
+}
+
+// checkMetadata allows the root schema to say only that metadata is an
+// object, with restrictions on its name and generateName.
+func checkMetadata(raw map[string]any, path *field.Path) field.ErrorList {
+	md, ok := raw["properties"].(map[string]any)["metadata"].(map[string]any)
+	if !ok {
+		return nil
+	}
+	props, _ := md["properties"].(map[string]any)
+	for k := range md {
+		if k != "type" && k != "properties" {
+			props = map[string]any{k: nil} // anything else is not allowed either
+		}
+	}
+	for k := range props {
+		if k != "name" && k != "generateName" {
+			return field.ErrorList{field.Forbidden(path.Child("properties").Key("metadata"),
+				"must not specify anything other than name and generateName, but metadata is implicitly specified")}
+		}
+	}
+	return nil
+}
+
+// checkListType checks what x-kubernetes-list-type requires of a list's
+// items: list-map keys required or defaulted, set items atomic.
+func checkListType(s *Schema, path *field.Path) field.ErrorList {
+	if s.Items == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	switch s.ListType {
+	case "map":
+		for _, k := range s.ListMapKeys {
+			if p, ok := s.Items.Properties[k]; ok && !p.HasDefault && !slices.Contains(s.Items.Required, k) {
+				errs = append(errs, field.Required(path.Child("items", "properties").Key(k).Child("default"),
+					"this property is in x-kubernetes-list-map-keys, so it must have a default or be a required property"))
+			}
+		}
+	case "set":
+		if s.Items.Type == "object" && s.Items.MapType != "atomic" {
+			var mapType any
+			if s.Items.MapType != "" {
+				mapType = s.Items.MapType
+			}
+			errs = append(errs, field.Invalid(path.Child("items", "x-kubernetes-map-type"), mapType, "must be atomic as item of a list with x-kubernetes-list-type=set"))
+		}
+	}
+	return errs
+}
+
+// checkDefaults validates every default against its own schema, as
+// kube-apiserver does when the CRD is written.
+func checkDefaults(s *Schema, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if s.HasDefault {
+		at := path.Child("default")
+		var unknown []string
+		if prune(s, DeepCopy(s.Default), nil, &unknown); len(unknown) > 0 {
+			return field.ErrorList{field.Invalid(at, s.Default, "must not have unknown fields")}
+		}
+		for _, e := range validate(s, DeepCopy(s.Default), nil, false) {
+			if e.Field != "<nil>" && e.Field != "" {
+				e.Field = at.String() + "." + e.Field
+			} else {
+				e.Field = at.String()
+			}
+			errs = append(errs, e)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Properties)) {
+		errs = append(errs, checkDefaults(s.Properties[k], path.Child("properties").Key(k))...)
+	}
+	if s.Items != nil {
+		errs = append(errs, checkDefaults(s.Items, path.Child("items"))...)
+	}
+	if s.AdditionalProperties != nil {
+		errs = append(errs, checkDefaults(s.AdditionalProperties, path.Child("additionalProperties"))...)
+	}
+	return errs
 }
 
 func stringList(v any) []string {

@@ -266,7 +266,7 @@ func validate(s *Schema, v any, path *field.Path, resource bool) field.ErrorList
 		if s.IntOrString {
 			want = "integer,string"
 		}
-		return field.ErrorList{field.TypeInvalid(path, TypeName(v), fmt.Sprintf("%s in body must be of type %s: %q", path, want, TypeName(v)))}
+		return field.ErrorList{field.TypeInvalid(path, TypeName(v), fmt.Sprintf("%s in body must be of type %s: %q", at(path), want, TypeName(v)))}
 	}
 	if v == nil {
 		return nil
@@ -295,7 +295,7 @@ func validateObject(s *Schema, obj map[string]any, path *field.Path, resource bo
 		errs = append(errs, field.TooMany(path, int(n), int(*s.MaxProperties)))
 	}
 	if s.MinProperties != nil && n < *s.MinProperties {
-		errs = append(errs, field.Invalid(path, n, fmt.Sprintf("%s in body should have at least %d properties", path, *s.MinProperties)))
+		errs = append(errs, field.Invalid(path, n, fmt.Sprintf("%s in body should have at least %d properties", at(path), *s.MinProperties)))
 	}
 	for _, k := range slices.Sorted(maps.Keys(obj)) {
 		if resource && (k == "apiVersion" || k == "kind" || k == "metadata") {
@@ -324,7 +324,7 @@ func validateArray(s *Schema, list []any, path *field.Path) field.ErrorList {
 		errs = append(errs, field.TooMany(path, int(n), int(*s.MaxItems)))
 	}
 	if s.MinItems != nil && n < *s.MinItems {
-		errs = append(errs, field.Invalid(path, n, fmt.Sprintf("%s in body should have at least %d items", path, *s.MinItems)))
+		errs = append(errs, field.Invalid(path, n, fmt.Sprintf("%s in body should have at least %d items", at(path), *s.MinItems)))
 	}
 	if s.Items != nil {
 		for i, e := range list {
@@ -343,12 +343,12 @@ func validateString(s *Schema, str string, path *field.Path) field.ErrorList {
 	case s.MaxLength != nil && n > *s.MaxLength:
 		errs = append(errs, field.TooLong(path, str, int(*s.MaxLength)))
 	case s.MinLength != nil && n < *s.MinLength:
-		errs = append(errs, field.Invalid(path, str, fmt.Sprintf("%s in body should be at least %d chars long", path, *s.MinLength)))
+		errs = append(errs, field.Invalid(path, str, fmt.Sprintf("%s in body should be at least %d chars long", at(path), *s.MinLength)))
 	case s.Pattern != nil && !s.Pattern.MatchString(str):
-		errs = append(errs, field.Invalid(path, str, fmt.Sprintf("%s in body should match '%s'", path, s.Pattern)))
+		errs = append(errs, field.Invalid(path, str, fmt.Sprintf("%s in body should match '%s'", at(path), s.Pattern)))
 	}
 	if s.Format != "" && !validFormat(s.Format, str) {
-		errs = append(errs, field.TypeInvalid(path, str, fmt.Sprintf("%s in body must be of type %s: %q", path, s.Format, str)))
+		errs = append(errs, field.TypeInvalid(path, str, fmt.Sprintf("%s in body must be of type %s: %q", at(path), s.Format, str)))
 	}
 	return errs
 }
@@ -359,20 +359,20 @@ func validateNumber(s *Schema, v any, path *field.Path) field.ErrorList {
 	shown := numberValue(v)
 	if s.Maximum != nil {
 		if s.ExclusiveMaximum && f >= *s.Maximum {
-			errs = append(errs, field.Invalid(path, shown, fmt.Sprintf("%s in body should be less than %v", path, *s.Maximum)))
+			errs = append(errs, field.Invalid(path, shown, fmt.Sprintf("%s in body should be less than %v", at(path), *s.Maximum)))
 		} else if f > *s.Maximum {
-			errs = append(errs, field.Invalid(path, shown, fmt.Sprintf("%s in body should be less than or equal to %v", path, *s.Maximum)))
+			errs = append(errs, field.Invalid(path, shown, fmt.Sprintf("%s in body should be less than or equal to %v", at(path), *s.Maximum)))
 		}
 	}
 	if s.Minimum != nil {
 		if s.ExclusiveMinimum && f <= *s.Minimum {
-			errs = append(errs, field.Invalid(path, shown, fmt.Sprintf("%s in body should be greater than %v", path, *s.Minimum)))
+			errs = append(errs, field.Invalid(path, shown, fmt.Sprintf("%s in body should be greater than %v", at(path), *s.Minimum)))
 		} else if f < *s.Minimum {
-			errs = append(errs, field.Invalid(path, shown, fmt.Sprintf("%s in body should be greater than or equal to %v", path, *s.Minimum)))
+			errs = append(errs, field.Invalid(path, shown, fmt.Sprintf("%s in body should be greater than or equal to %v", at(path), *s.Minimum)))
 		}
 	}
 	if s.MultipleOf != nil && *s.MultipleOf != 0 && math.Mod(f, *s.MultipleOf) != 0 {
-		errs = append(errs, field.Invalid(path, shown, fmt.Sprintf("%s in body should be a multiple of %v", path, *s.MultipleOf)))
+		errs = append(errs, field.Invalid(path, shown, fmt.Sprintf("%s in body should be a multiple of %v", at(path), *s.MultipleOf)))
 	}
 	return errs
 }
@@ -481,4 +481,12 @@ func validFormat(format, s string) bool {
 		return err == nil
 	}
 	return true
+}
+
+// at names a path in messages: "" for the root.
+func at(p *field.Path) string {
+	if p == nil {
+		return ""
+	}
+	return p.String()
 }
