@@ -116,8 +116,10 @@ func validateCRD(obj object) field.ErrorList {
 	storage := 0
 	seen := map[string]bool{}
 	sameSchema := len(versions) > 0
+	sameSubresources := sameSchema
 	for _, v := range versions[min(1, len(versions)):] {
 		sameSchema = sameSchema && reflect.DeepEqual(v["schema"], versions[0]["schema"])
+		sameSubresources = sameSubresources && reflect.DeepEqual(v["subresources"], versions[0]["subresources"])
 	}
 	for i, v := range versions {
 		p := specPath.Child("versions").Index(i)
@@ -149,6 +151,16 @@ func validateCRD(obj object) field.ErrorList {
 			}
 		}
 		errs = append(errs, validatePrinterColumns(v, p)...)
+		subsPath := p.Child("subresources")
+		if sameSubresources {
+			subsPath = specPath.Child("subresources")
+		}
+		if !sameSubresources || i == 0 {
+			subs, _ := v["subresources"].(map[string]any)
+			if sc, ok := subs["scale"].(map[string]any); ok {
+				errs = append(errs, validateScale(sc, subsPath.Child("scale"))...)
+			}
+		}
 	}
 	if len(versions) == 0 {
 		errs = append(errs, field.Invalid(specPath.Child("versions"), nil, "must have exactly one version marked as storage version"))
@@ -204,6 +216,31 @@ func validateNames(names map[string]any, path *field.Path) field.ErrorList {
 			errs = append(errs, field.Invalid(path.Child("categories").Index(i), s, msg))
 		}
 	}
+	return errs
+}
+
+// validateScale checks the paths of a scale subresource.
+func validateScale(sc map[string]any, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	check := func(key string, required bool, under ...string) {
+		v := str(sc, key)
+		switch {
+		case v == "" && required:
+			errs = append(errs, field.Required(path.Child(key), ""))
+		case v == "":
+		case !strings.HasPrefix(v, ".") || strings.ContainsAny(v, "[]*"):
+			errs = append(errs, field.Invalid(path.Child(key), v, "must be a simple json path starting with ."))
+		case !slices.ContainsFunc(under, func(u string) bool { return strings.HasPrefix(v, u+".") }):
+			where := under[0]
+			if len(under) > 1 {
+				where = "either " + strings.Join(under, " or ")
+			}
+			errs = append(errs, field.Invalid(path.Child(key), v, "should be a json path under "+where))
+		}
+	}
+	check("specReplicasPath", true, ".spec")
+	check("statusReplicasPath", true, ".status")
+	check("labelSelectorPath", false, ".spec", ".status")
 	return errs
 }
 

@@ -57,7 +57,7 @@ func Parse(raw map[string]any, path *field.Path) (*Schema, field.ErrorList) {
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	if errs := checkDefaults(s, path); len(errs) > 0 {
+	if errs := checkDefaults(s, path, true); len(errs) > 0 {
 		return nil, errs
 	}
 	if s.Type != "object" {
@@ -154,9 +154,6 @@ func parse(raw map[string]any, path *field.Path, root bool) (*Schema, field.Erro
 			s.Rules = append(s.Rules, rule)
 		}
 	}
-	if s.HasDefault && root {
-		errs = append(errs, field.Forbidden(path.Child("default"), "must not be set at the root"))
-	}
 	if root {
 		errs = append(errs, checkMetadata(raw, path)...)
 	}
@@ -170,11 +167,12 @@ func parse(raw map[string]any, path *field.Path, root bool) (*Schema, field.Erro
 // checkMetadata allows the root schema to say only that metadata is an
 // object, with restrictions on its name and generateName.
 func checkMetadata(raw map[string]any, path *field.Path) field.ErrorList {
-	md, ok := raw["properties"].(map[string]any)["metadata"].(map[string]any)
+	props, _ := raw["properties"].(map[string]any)
+	md, ok := props["metadata"].(map[string]any)
 	if !ok {
 		return nil
 	}
-	props, _ := md["properties"].(map[string]any)
+	props, _ = md["properties"].(map[string]any)
 	for k := range md {
 		if k != "type" && k != "properties" {
 			props = map[string]any{k: nil} // anything else is not allowed either
@@ -218,7 +216,7 @@ func checkListType(s *Schema, path *field.Path) field.ErrorList {
 
 // checkDefaults validates every default against its own schema, as
 // kube-apiserver does when the CRD is written.
-func checkDefaults(s *Schema, path *field.Path) field.ErrorList {
+func checkDefaults(s *Schema, path *field.Path, root bool) field.ErrorList {
 	var errs field.ErrorList
 	if s.HasDefault {
 		at := path.Child("default")
@@ -234,15 +232,23 @@ func checkDefaults(s *Schema, path *field.Path) field.ErrorList {
 			}
 			errs = append(errs, e)
 		}
+		if m, ok := s.Default.(map[string]any); ok && root {
+			// A default for the whole object is a resource.
+			for _, k := range []string{"apiVersion", "kind"} {
+				if v, _ := m[k].(string); v == "" {
+					errs = append(errs, field.Required(at.Child(k), ""))
+				}
+			}
+		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(s.Properties)) {
-		errs = append(errs, checkDefaults(s.Properties[k], path.Child("properties").Key(k))...)
+		errs = append(errs, checkDefaults(s.Properties[k], path.Child("properties").Key(k), false)...)
 	}
 	if s.Items != nil {
-		errs = append(errs, checkDefaults(s.Items, path.Child("items"))...)
+		errs = append(errs, checkDefaults(s.Items, path.Child("items"), false)...)
 	}
 	if s.AdditionalProperties != nil {
-		errs = append(errs, checkDefaults(s.AdditionalProperties, path.Child("additionalProperties"))...)
+		errs = append(errs, checkDefaults(s.AdditionalProperties, path.Child("additionalProperties"), false)...)
 	}
 	return errs
 }
