@@ -47,12 +47,12 @@ func (s *Server) admit(req *request, obj, old object) error {
 			}
 		}
 		sch.ApplyDefaults(obj)
-		errs := sch.Validate(obj)
+		errs := sch.Validate(obj, old)
 		switch {
-		case len(errs) > 0 && res.Custom.Rules != nil:
+		case blocking(errs) && res.Custom.Rules != nil:
 			errs = append(errs, field.Invalid(nil, nil, "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"))
-		case len(errs) == 0:
-			errs = res.Custom.Rules.Validate(obj, old)
+		case !blocking(errs):
+			errs = append(errs, res.Custom.Rules.Validate(obj, old)...)
 		}
 		if len(errs) > 0 {
 			return errInvalid(res, str(metadata(obj), "name"), errs)
@@ -60,6 +60,19 @@ func (s *Server) admit(req *request, obj, old object) error {
 
 	}
 	return nil
+}
+
+// blocking reports whether schema errors keep kube-apiserver from
+// evaluating CEL rules: a value of the wrong type, a missing or unsupported
+// one, or one too long or with too many items.
+func blocking(errs field.ErrorList) bool {
+	for _, e := range errs {
+		switch e.Type {
+		case field.ErrorTypeNotSupported, field.ErrorTypeRequired, field.ErrorTypeTooLong, field.ErrorTypeTooMany, field.ErrorTypeTypeInvalid:
+			return true
+		}
+	}
+	return false
 }
 
 // addStoredVersion adds a CRD's storage version to its

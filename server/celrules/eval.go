@@ -3,6 +3,7 @@ package celrules
 import (
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -28,6 +29,9 @@ func (v *Validator) Validate(obj, old map[string]any) field.ErrorList {
 
 func (n *node) validate(v, old any, hasOld bool, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
+	// As kube-apiserver ratchets validation, the rules of a value unchanged
+	// from before are not evaluated again, unless they compare it with it.
+	unchanged := hasOld && reflect.DeepEqual(v, old)
 	if len(n.rules) > 0 {
 		self := value(n.schema, v, n.resource)
 		var oldSelf any
@@ -35,6 +39,9 @@ func (n *node) validate(v, old any, hasOld bool, path *field.Path) field.ErrorLi
 			oldSelf = value(n.schema, old, n.resource)
 		}
 		for _, r := range n.rules {
+			if unchanged && !r.transition {
+				continue
+			}
 			errs = append(errs, r.evaluate(n, self, oldSelf, hasOld, v, path)...)
 		}
 	}
@@ -58,37 +65,11 @@ func (n *node) validate(v, old any, hasOld bool, path *field.Path) field.ErrorLi
 		}
 		oldList, _ := old.([]any)
 		for i, e := range x {
-			o, ok := correlate(n, e, oldList)
+			o, ok := structural.Correlate(n.schema, e, oldList)
 			errs = append(errs, n.items.validate(e, o, hasOld && ok, path.Index(i))...)
 		}
 	}
 	return errs
-}
-
-// correlate finds the old element of a list element: by key in a map list,
-// by value in a set; the elements of atomic lists have none.
-func correlate(n *node, e any, old []any) (any, bool) {
-	switch n.schema.ListType {
-	case "map":
-		m, _ := e.(map[string]any)
-		for _, o := range old {
-			om, _ := o.(map[string]any)
-			same := om != nil
-			for _, k := range n.schema.ListMapKeys {
-				same = same && fmt.Sprint(om[k]) == fmt.Sprint(m[k])
-			}
-			if same {
-				return o, true
-			}
-		}
-	case "set":
-		for _, o := range old {
-			if fmt.Sprint(o) == fmt.Sprint(e) {
-				return o, true
-			}
-		}
-	}
-	return nil, false
 }
 
 func (r *rule) evaluate(n *node, self, oldSelf any, hasOld bool, raw any, path *field.Path) field.ErrorList {

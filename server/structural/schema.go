@@ -224,7 +224,7 @@ func checkDefaults(s *Schema, path *field.Path, root bool) field.ErrorList {
 		if prune(s, DeepCopy(s.Default), nil, &unknown); len(unknown) > 0 {
 			return field.ErrorList{field.Invalid(at, s.Default, "must not have unknown fields")}
 		}
-		for _, e := range validate(s, DeepCopy(s.Default), nil, false) {
+		for _, e := range validate(s, DeepCopy(s.Default), nil, false, prior{}) {
 			if e.Field != "<nil>" && e.Field != "" {
 				e.Field = at.String() + "." + e.Field
 			} else {

@@ -145,14 +145,69 @@ func DeepCopy(v any) any {
 // gives, in its order: the OpenAPI checks (properties in name order, where
 // kube-apiserver's order varies from one request to the next), then the
 // embedded resources' apiVersion and kind, then the list types' duplicates.
-func (s *Schema) Validate(obj map[string]any) field.ErrorList {
-	errs := validate(s, obj, nil, true)
-	errs = append(errs, walk(s, obj, nil, embeddedErrors)...)
-	return append(errs, walk(s, obj, nil, listErrors)...)
+// old is the object obj replaces (nil on create): as kube-apiserver
+// ratchets validation, a value unchanged from old is not checked again.
+func (s *Schema) Validate(obj, old map[string]any) field.ErrorList {
+	p := prior{v: old, ok: old != nil}
+	errs := validate(s, obj, nil, true, p)
+	errs = append(errs, walk(s, obj, nil, p, embeddedErrors)...)
+	return append(errs, walk(s, obj, nil, p, listErrors)...)
 }
 
-// walk calls check on every value that has a schema, in name order.
-func walk(s *Schema, v any, path *field.Path, check func(*Schema, any, *field.Path) field.ErrorList) field.ErrorList {
+// prior is the old value at the place of a new one, if there is one.
+type prior struct {
+	v  any
+	ok bool
+}
+
+// unchanged reports whether the new value v is the old one.
+func (p prior) unchanged(v any) bool { return p.ok && equal(v, p.v) }
+
+func (p prior) child(key string) prior {
+	m, _ := p.v.(map[string]any)
+	v, ok := m[key]
+	return prior{v: v, ok: p.ok && ok}
+}
+
+func (p prior) item(s *Schema, e any) prior {
+	l, _ := p.v.([]any)
+	v, ok := Correlate(s, e, l)
+	return prior{v: v, ok: p.ok && ok}
+}
+
+// Correlate finds the old element of a list element e of schema s (the
+// list's): the one with the same keys in a map list, the same value in a
+// set; the elements of atomic lists have none.
+func Correlate(s *Schema, e any, old []any) (any, bool) {
+	switch s.ListType {
+	case "map":
+		m, _ := e.(map[string]any)
+		for _, o := range old {
+			om, _ := o.(map[string]any)
+			same := om != nil
+			for _, k := range s.ListMapKeys {
+				same = same && equal(om[k], m[k])
+			}
+			if same {
+				return o, true
+			}
+		}
+	case "set":
+		for _, o := range old {
+			if equal(o, e) {
+				return o, true
+			}
+		}
+	}
+	return nil, false
+}
+
+// walk calls check on every value that has a schema, in name order, but
+// for those unchanged from before.
+func walk(s *Schema, v any, path *field.Path, p prior, check func(*Schema, any, *field.Path) field.ErrorList) field.ErrorList {
+	if p.unchanged(v) {
+		return nil
+	}
 	errs := check(s, v, path)
 	switch x := v.(type) {
 	case map[string]any:
@@ -162,13 +217,13 @@ func walk(s *Schema, v any, path *field.Path, check func(*Schema, any, *field.Pa
 				child = s.AdditionalProperties
 			}
 			if child != nil {
-				errs = append(errs, walk(child, x[k], path.Child(k), check)...)
+				errs = append(errs, walk(child, x[k], path.Child(k), p.child(k), check)...)
 			}
 		}
 	case []any:
 		if s.Items != nil {
 			for i, e := range x {
-				errs = append(errs, walk(s.Items, e, path.Index(i), check)...)
+				errs = append(errs, walk(s.Items, e, path.Index(i), p.item(s, e), check)...)
 			}
 		}
 	}
@@ -259,7 +314,10 @@ func hasType(s *Schema, v any) bool {
 	return s.Type == "number" && t == "integer"
 }
 
-func validate(s *Schema, v any, path *field.Path, resource bool) field.ErrorList {
+func validate(s *Schema, v any, path *field.Path, resource bool, p prior) field.ErrorList {
+	if p.unchanged(v) {
+		return nil
+	}
 	var errs field.ErrorList
 	if !hasType(s, v) {
 		want := s.Type
@@ -276,9 +334,9 @@ func validate(s *Schema, v any, path *field.Path, resource bool) field.ErrorList
 	}
 	switch x := v.(type) {
 	case map[string]any:
-		errs = append(errs, validateObject(s, x, path, resource || s.EmbeddedResource)...)
+		errs = append(errs, validateObject(s, x, path, resource || s.EmbeddedResource, p)...)
 	case []any:
-		errs = append(errs, validateArray(s, x, path)...)
+		errs = append(errs, validateArray(s, x, path, p)...)
 	case string:
 		errs = append(errs, validateString(s, x, path)...)
 	case bool:
@@ -288,7 +346,7 @@ func validate(s *Schema, v any, path *field.Path, resource bool) field.ErrorList
 	return errs
 }
 
-func validateObject(s *Schema, obj map[string]any, path *field.Path, resource bool) field.ErrorList {
+func validateObject(s *Schema, obj map[string]any, path *field.Path, resource bool, p prior) field.ErrorList {
 	var errs field.ErrorList
 	n := int64(len(obj))
 	if s.MaxProperties != nil && n > *s.MaxProperties {
@@ -306,7 +364,7 @@ func validateObject(s *Schema, obj map[string]any, path *field.Path, resource bo
 			child = s.AdditionalProperties
 		}
 		if child != nil {
-			errs = append(errs, validate(child, obj[k], path.Child(k), false)...)
+			errs = append(errs, validate(child, obj[k], path.Child(k), false, p.child(k))...)
 		}
 	}
 	for _, r := range s.Required {
@@ -317,7 +375,7 @@ func validateObject(s *Schema, obj map[string]any, path *field.Path, resource bo
 	return errs
 }
 
-func validateArray(s *Schema, list []any, path *field.Path) field.ErrorList {
+func validateArray(s *Schema, list []any, path *field.Path, p prior) field.ErrorList {
 	var errs field.ErrorList
 	n := int64(len(list))
 	if s.MaxItems != nil && n > *s.MaxItems {
@@ -328,7 +386,7 @@ func validateArray(s *Schema, list []any, path *field.Path) field.ErrorList {
 	}
 	if s.Items != nil {
 		for i, e := range list {
-			errs = append(errs, validate(s.Items, e, path.Index(i), false)...)
+			errs = append(errs, validate(s.Items, e, path.Index(i), false, p.item(s, e))...)
 		}
 	}
 	return errs
