@@ -97,8 +97,17 @@ func compileNode(p *provider, s *structural.Schema, path *field.Path, name strin
 	}
 	if len(s.Rules) > 0 {
 		selfType := p.declare(s, name, resource)
+		envs := map[bool]*cel.Env{} // by optionalOldSelf
 		for i, r := range s.Rules {
-			compiled, e := compileRule(p, selfType, s, r, path.Child("x-kubernetes-validations").Index(i), times, costs)
+			env, ok := envs[r.OptionalOldSelf]
+			if !ok {
+				var err error
+				if env, err = newEnv(p, selfType, r.OptionalOldSelf); err != nil {
+					return nil, append(errs, field.InternalError(path, err))
+				}
+				envs[r.OptionalOldSelf] = env
+			}
+			compiled, e := compileRule(env, s, r, path.Child("x-kubernetes-validations").Index(i), times, costs)
 			errs = append(errs, e...)
 			if compiled != nil {
 				n.rules = append(n.rules, compiled)
@@ -132,7 +141,7 @@ func newEnv(p *provider, selfType *types.Type, optionalOld bool) (*cel.Env, erro
 	return cel.NewEnv(append(opts, library()...)...)
 }
 
-func compileRule(p *provider, selfType *types.Type, s *structural.Schema, r structural.Rule, path *field.Path, times uint64, costs *[]ruleCost) (*rule, field.ErrorList) {
+func compileRule(env *cel.Env, s *structural.Schema, r structural.Rule, path *field.Path, times uint64, costs *[]ruleCost) (*rule, field.ErrorList) {
 	shown := validationRule{Rule: r.Rule, Message: r.Message, MessageExpression: r.MessageExpression, FieldPath: r.FieldPath}
 	if r.Reason != "" {
 		shown.Reason = &r.Reason
@@ -142,10 +151,7 @@ func compileRule(p *provider, selfType *types.Type, s *structural.Schema, r stru
 		shown.OptionalOldSelf = &t
 	}
 	var errs field.ErrorList
-	env, err := newEnv(p, selfType, r.OptionalOldSelf)
-	if err != nil {
-		return nil, field.ErrorList{field.InternalError(path, err)}
-	}
+	var err error
 	if strings.TrimSpace(r.Rule) == "" {
 		return nil, field.ErrorList{field.Required(path.Child("rule"), "")}
 	}
