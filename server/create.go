@@ -61,7 +61,7 @@ func (s *Server) createObject(r *http.Request, req *request) (object, int, error
 	} else {
 		errs = append(errs, validateName(res, name, field.NewPath("metadata", "name"))...)
 	}
-	if len(errs) > 0 {
+	if len(errs) > 0 && !(isCRDs(res) && name != "") { // a CRD's name is checked with the rest of it
 		return nil, 0, errInvalid(res, name, errs)
 	}
 	if res.Namespaced {

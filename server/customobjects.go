@@ -26,7 +26,7 @@ func (s *Server) admit(req *request, obj, old object) error {
 		if old != nil {
 			obj["status"] = old["status"] // as the update will keep it
 		}
-		if errs := validateCRD(obj); len(errs) > 0 {
+		if errs := validateCRD(res, obj); len(errs) > 0 {
 			return errInvalid(res, str(metadata(obj), "name"), errs)
 		}
 	case res.Custom != nil:

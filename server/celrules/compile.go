@@ -41,9 +41,9 @@ type rule struct {
 	transition bool        // refers to oldSelf
 }
 
-// validationRule is how kube-apiserver shows a rule in its errors: its
+// ValidationRule is how kube-apiserver shows a rule in its errors: its
 // internal Go type, marshalled to JSON.
-type validationRule struct {
+type ValidationRule struct {
 	Rule, Message, MessageExpression string
 	Reason                           *string
 	FieldPath                        string
@@ -142,7 +142,7 @@ func newEnv(p *provider, selfType *types.Type, optionalOld bool) (*cel.Env, erro
 }
 
 func compileRule(env *cel.Env, s *structural.Schema, r structural.Rule, path *field.Path, times uint64, costs *[]ruleCost) (*rule, field.ErrorList) {
-	shown := validationRule{Rule: r.Rule, Message: r.Message, MessageExpression: r.MessageExpression, FieldPath: r.FieldPath}
+	shown := ValidationRule{Rule: r.Rule, Message: r.Message, MessageExpression: r.MessageExpression, FieldPath: r.FieldPath}
 	if r.Reason != "" {
 		shown.Reason = &r.Reason
 	}
