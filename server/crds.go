@@ -119,7 +119,7 @@ func customResources(crd object) []catalog.Resource {
 			continue // validated when written; a corrupt stored CRD is not served
 		}
 		rules, _ := celrules.Compile(parsed, field.NewPath("schema")) // validated when written
-		custom := &catalog.Custom{Rules: rules, CRD: str(metadata(crd), "name"), StorageVersion: storageVersion, StorageSchema: storageSchema, ListKind: str(names, "listKind"), Schema: parsed, RawSchema: raw}
+		custom := &catalog.Custom{Rules: rules, Terminating: deleting(crd), CRD: str(metadata(crd), "name"), StorageVersion: storageVersion, StorageSchema: storageSchema, ListKind: str(names, "listKind"), Schema: parsed, RawSchema: raw}
 		for _, c := range listOf(v, "additionalPrinterColumns") {
 			m, _ := c.(map[string]any)
 			custom.Columns = append(custom.Columns, catalog.PrinterColumn{
@@ -321,31 +321,32 @@ func markCRDDeleting(obj object, now string) {
 	st["conditions"] = conds
 }
 
-// cleanupCRD deletes a deleted CRD's objects, then removes its finalizer
-// (which deletes it) and stops serving it: the work of kube-apiserver's
-// CRD finalizer controller.
+// cleanupCRD is the work of kube-apiserver's CRD finalizer controller on
+// a deleted CRD: it deletes the CRD's objects and, once none remains (those
+// with finalizers wait for them; see afterWrite), stops serving the
+// resource and removes its finalizer, which deletes the CRD.
 func (s *Server) cleanupCRD(ctx context.Context, name string) error {
 	res := s.catalog.Lookup(crdsGVR)
 	crd, kv, err := s.getObject(ctx, res, "", name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
-	var custom *catalog.Resource
-	for _, r := range s.catalog.All() {
-		if r.Custom != nil && r.Custom.CRD == name {
-			custom = r
-			break
-		}
+	if !deleting(crd) || !slices.Contains(finalizers(crd), crdCleanupFinalizer) {
+		return nil
 	}
-	if custom != nil {
-		list, err := s.store.List(ctx, collectionPrefix(custom, ""), "", 0, 0)
+	if custom := s.customResource(name); custom != nil {
+		prefix := collectionPrefix(custom, "")
+		list, err := s.store.List(ctx, prefix, "", 0, 0)
 		if err != nil {
 			return err
 		}
 		for _, item := range list.Items {
 			obj, err := decodeStored(custom, item)
-			if err != nil {
-				continue
+			if err != nil || deleting(obj) {
+				continue // waiting for its finalizers
 			}
 			md := metadata(obj)
 			_, _, err = s.deleteObject(ctx, custom, str(md, "namespace"), str(md, "name"), &metav1.DeleteOptions{})
@@ -353,11 +354,47 @@ func (s *Server) cleanupCRD(ctx context.Context, name string) error {
 				return err
 			}
 		}
+		if left, err := s.store.Count(ctx, prefix); err != nil || left > 0 {
+			if err != nil {
+				return err
+			}
+			return s.terminatingCondition(ctx, crd, kv.ModRevision, "InstanceDeletionInProgress", "CustomResource deletion is in progress")
+		}
 	}
 	s.setCustom(name, nil)
 	setFinalizers(crd, slices.DeleteFunc(finalizers(crd), func(f string) bool { return f == crdCleanupFinalizer }))
 	_, err = s.commitUpdate(ctx, res, "", name, crd, kv.ModRevision, false)
 	return err
+}
+
+// terminatingCondition sets the reason and message of a deleted CRD's
+// Terminating condition, if they changed.
+func (s *Server) terminatingCondition(ctx context.Context, crd object, rev int64, reason, message string) error {
+	old := deepCopyObject(crd)
+	for _, c := range listOf(mapAt(crd, "status"), "conditions") {
+		m, _ := c.(map[string]any)
+		if str(m, "type") == "Terminating" && (str(m, "reason") != reason || str(m, "message") != message) {
+			m["reason"], m["message"] = reason, message
+			res := s.catalog.Lookup(crdsGVR)
+			out, err := s.trackUpdate(res, "status", old, crd, "kube-apiserver")
+			if err != nil {
+				return err
+			}
+			_, err = s.commitUpdate(ctx, res, "", str(metadata(crd), "name"), out, rev, false)
+			return err
+		}
+	}
+	return nil
+}
+
+// customResource returns a resource the CRD named crd serves, or nil.
+func (s *Server) customResource(crd string) *catalog.Resource {
+	for _, r := range s.catalog.All() {
+		if r.Custom != nil && r.Custom.CRD == crd {
+			return r
+		}
+	}
+	return nil
 }
 
 func deepCopyObject(obj object) object { return structural.DeepCopy(obj).(map[string]any) }

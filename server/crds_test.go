@@ -66,3 +66,42 @@ func BenchmarkCreateCRD(b *testing.B) {
 		}
 	}
 }
+
+// TestDeleteCRD_WaitsForFinalizers deletes a CRD one of whose objects has
+// a finalizer: as kube-apiserver, the CRD stays, Terminating with reason
+// InstanceDeletionInProgress, until the finalizer is removed, and then goes
+// with its resource (the crd-deletion scenario checks the rest against
+// kube-apiserver, whose controller finishes after a delay).
+func TestDeleteCRD_WaitsForFinalizers(t *testing.T) {
+	h := newTestServer(t)
+	crds := "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+	fins := "/apis/f.example.com/v1/namespaces/default/fins"
+	steps := []struct {
+		method, path, contentType, body string
+		code                            int
+	}{
+		{"POST", crds, "application/json", `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"fins.f.example.com"},"spec":{"group":"f.example.com","scope":"Namespaced","names":{"plural":"fins","kind":"Fin"},"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}}`, 201},
+		{"POST", fins, "application/json", `{"apiVersion":"f.example.com/v1","kind":"Fin","metadata":{"name":"held","finalizers":["example.com/hold"]}}`, 201},
+		{"DELETE", crds + "/fins.f.example.com", "", "", 200},
+	}
+	for _, st := range steps {
+		if w := serve(h, st.method, st.path, st.contentType, st.body); w.Code != st.code {
+			t.Fatalf("%s %s: %d %s", st.method, st.path, w.Code, w.Body)
+		}
+	}
+	w := serve(h, "GET", crds+"/fins.f.example.com", "", "")
+	for _, want := range []string{`"finalizers":["customresourcecleanup.apiextensions.k8s.io"]`, `"reason":"InstanceDeletionInProgress"`, `"message":"CustomResource deletion is in progress"`} {
+		if !strings.Contains(w.Body.String(), want) {
+			t.Errorf("CRD waiting for its objects lacks %s: %s", want, w.Body)
+		}
+	}
+	if w := serve(h, "PATCH", fins+"/held", "application/merge-patch+json", `{"metadata":{"finalizers":null}}`); w.Code != http.StatusOK {
+		t.Fatalf("removing the finalizer: %d %s", w.Code, w.Body)
+	}
+	if w := serve(h, "GET", crds+"/fins.f.example.com", "", ""); w.Code != http.StatusNotFound {
+		t.Errorf("CRD after its last object went: %d %s", w.Code, w.Body)
+	}
+	if w := serve(h, "GET", fins, "", ""); w.Code != http.StatusNotFound {
+		t.Errorf("resource after its CRD went: %d %s", w.Code, w.Body)
+	}
+}

@@ -2,9 +2,11 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"slices"
 	"strings"
@@ -30,6 +32,9 @@ func (s *Server) admit(req *request, obj, old object) error {
 			return errInvalid(res, str(metadata(obj), "name"), errs)
 		}
 	case res.Custom != nil:
+		if old == nil && res.Custom.Terminating {
+			return apierrors.NewForbidden(res.GroupResource(), str(metadata(obj), "name"), errors.New("create not allowed while custom resource definition is terminating"))
+		}
 		sch := res.Custom.Schema
 		if unknown := sch.Prune(obj); len(unknown) > 0 {
 			switch req.fieldValidation {
@@ -90,13 +95,18 @@ func addStoredVersion(obj object) {
 }
 
 // afterWrite runs what kube-apiserver's controllers do once an object is
-// written: a CRD's names are accepted and its resource served.
+// written: a CRD's names are accepted and its resource served; a deleted
+// CRD goes once its last object has.
 func (s *Server) afterWrite(ctx context.Context, res *catalog.Resource, obj object) error {
-	if !isCRDs(res) || deleting(obj) {
-		return nil
+	switch {
+	case res.Custom != nil && deleting(obj):
+		// The object may have been the last of a deleted CRD's.
+		return s.cleanupCRD(ctx, res.Custom.CRD)
+	case isCRDs(res) && !deleting(obj):
+		_, err := s.establish(ctx, deepCopyObject(obj))
+		return err
 	}
-	_, err := s.establish(ctx, deepCopyObject(obj))
-	return err
+	return nil
 }
 
 // statusOnly is the object an update of the status subresource writes: the

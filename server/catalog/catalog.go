@@ -52,6 +52,9 @@ type Custom struct {
 	SelectableFields []string
 	// Scale holds the paths of the scale subresource, if any.
 	Scale *Scale
+	// Terminating is set once the CRD is deleted: its objects are being
+	// deleted, and no new one may be created.
+	Terminating bool
 }
 
 // PrinterColumn is one of a CRD's additionalPrinterColumns.
