@@ -84,9 +84,9 @@ func versionsOf(spec map[string]any) []map[string]any {
 	return out
 }
 
-// customResources returns the resources a CRD serves (none while its names
-// are not accepted or it is being deleted... kube-apiserver keeps serving
-// it while it deletes the objects, and so does kubeplay until cleanupCRD ends).
+// customResources returns the resources a CRD serves: one per served
+// version once the CRD is Established (and still while it is deleted, until
+// its objects are gone).
 func customResources(crd object) []catalog.Resource {
 	spec, _ := crd["spec"].(map[string]any)
 	names, _ := spec["names"].(map[string]any)
@@ -177,13 +177,13 @@ func established(st map[string]any) bool {
 // CRD of the group uses one of them, records the conditions in the status
 // (as the manager kube-apiserver, through /status), and serves the
 // resource.
-func (s *Server) establish(ctx context.Context, crd object) (object, error) {
+func (s *Server) establish(ctx context.Context, crd object) error {
 	res := s.catalog.Lookup(crdsGVR)
 	name := str(metadata(crd), "name")
 	old := deepCopyObject(crd)
 	accepted, reason, message, err := s.acceptNames(ctx, res, crd)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	st := mapAt(crd, "status")
 	now := formatTime(s.now())
@@ -208,21 +208,21 @@ func (s *Server) establish(ctx context.Context, crd object) (object, error) {
 	st["conditions"] = conds
 	if reflect.DeepEqual(old["status"], crd["status"]) {
 		s.setCustom(name, customResources(crd))
-		return crd, nil
+		return nil
 	}
 	out, err := s.trackUpdate(res, "status", old, crd, "kube-apiserver")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	kv, err := s.store.Get(ctx, objectKey(res, "", name), 0)
 	if err != nil {
-		return nil, storeError(res, name, err)
+		return storeError(res, name, err)
 	}
 	if out, err = s.commitUpdate(ctx, res, "", name, out, kv.ModRevision, false); err != nil {
-		return nil, err
+		return err
 	}
 	s.setCustom(name, customResources(out))
-	return out, nil
+	return nil
 }
 
 func condition(typ, status, reason, message, now string) map[string]any {

@@ -103,8 +103,7 @@ func (s *Server) afterWrite(ctx context.Context, res *catalog.Resource, obj obje
 		// The object may have been the last of a deleted CRD's.
 		return s.cleanupCRD(ctx, res.Custom.CRD)
 	case isCRDs(res) && !deleting(obj):
-		_, err := s.establish(ctx, deepCopyObject(obj))
-		return err
+		return s.establish(ctx, deepCopyObject(obj))
 	}
 	return nil
 }
