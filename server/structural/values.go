@@ -123,22 +123,25 @@ func applyDefault(s *Schema, v any) {
 }
 
 // DeepCopy copies a decoded JSON value.
-func DeepCopy(v any) any {
+func DeepCopy(v any) any { return transform(v, func(x any) any { return x }) }
+
+// transform copies a decoded JSON value, passing its scalars through leaf.
+func transform(v any, leaf func(any) any) any {
 	switch x := v.(type) {
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
-			out[k] = DeepCopy(e)
+			out[k] = transform(e, leaf)
 		}
 		return out
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
-			out[i] = DeepCopy(e)
+			out[i] = transform(e, leaf)
 		}
 		return out
 	}
-	return v
+	return leaf(v)
 }
 
 // Validate checks obj against s and returns the errors kube-apiserver
@@ -458,24 +461,12 @@ func equal(a, b any) bool {
 // normalize turns numbers into float64 so that values decoded differently
 // compare equal.
 func normalize(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = normalize(e)
+	return transform(v, func(x any) any {
+		if f, ok := toFloat(x); ok {
+			return f
 		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = normalize(e)
-		}
-		return out
-	}
-	if f, ok := toFloat(v); ok {
-		return f
-	}
-	return v
+		return x
+	})
 }
 
 func enumStrings(enum []any) []string {
