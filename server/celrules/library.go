@@ -1,31 +1,39 @@
 package celrules
 
 import (
+	"encoding/base64"
 	"fmt"
+	"maps"
 	"net/netip"
 	"net/url"
 	"reflect"
 	"regexp"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/common/types/traits"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // library is the part of the Kubernetes CEL libraries kubeplay implements:
 // lists (isSorted, sum, min, max, indexOf, lastIndexOf), regex (find,
 // findAll), URLs (url, isURL and the getters), quantities (quantity,
-// isQuantity, comparisons and arithmetic; kube-apiserver v1.35 has no sign) and IP addresses and CIDRs (ip,
-// isIP, cidr, isCIDR and their methods). Not implemented: format, semver,
-// authz.
+// isQuantity, comparisons and arithmetic; kube-apiserver v1.35 has no sign),
+// IP addresses and CIDRs (ip, isIP, cidr, isCIDR and their methods) and
+// formats (format.named, format.dns1123Label() and the others, validate).
+// Not implemented: semver, authz.
 func library() []cel.EnvOption {
 	var opts []cel.EnvOption
 	opts = append(opts, listsLibrary()...)
 	opts = append(opts, regexLibrary()...)
 	opts = append(opts, urlLibrary()...)
 	opts = append(opts, quantityLibrary()...)
+	opts = append(opts, formatLibrary()...)
 	return append(opts, ipLibrary()...)
 }
 
@@ -454,4 +462,99 @@ func ipLibrary() []cel.EnvOption {
 		cel.Function("string", cel.Overload("ip_to_string", []*cel.Type{ipType}, cel.StringType, unary(func(a ipVal) ref.Val { return types.String(a.v.String()) })),
 			cel.Overload("cidr_to_string", []*cel.Type{cidrType}, cel.StringType, unary(func(c cidrVal) ref.Val { return types.String(c.v.String()) }))),
 	}
+}
+
+// Formats.
+
+var formatType = cel.OpaqueType("kubernetes.NamedFormat")
+
+type format struct {
+	name     string
+	validate func(string) []string
+}
+
+type formatVal = opaque[format]
+
+// formats are the named formats of the Kubernetes format library.
+var formats = map[string]func(string) []string{
+	"dns1123Label":           validation.IsDNS1123Label,
+	"dns1123Subdomain":       validation.IsDNS1123Subdomain,
+	"dns1035Label":           validation.IsDNS1035Label,
+	"qualifiedName":          validation.IsQualifiedName,
+	"dns1123LabelPrefix":     prefixOf(validation.IsDNS1123Label),
+	"dns1123SubdomainPrefix": prefixOf(validation.IsDNS1123Subdomain),
+	"dns1035LabelPrefix":     prefixOf(validation.IsDNS1035Label),
+	"labelValue":             validation.IsValidLabelValue,
+	"uri": func(s string) []string {
+		if _, err := url.ParseRequestURI(s); err != nil {
+			return []string{err.Error()}
+		}
+		return nil
+	},
+	"uuid": func(s string) []string {
+		if !uuidFormat.MatchString(s) {
+			return []string{"does not match the UUID format"}
+		}
+		return nil
+	},
+	"byte": func(s string) []string {
+		if _, err := base64.StdEncoding.DecodeString(s); err != nil {
+			return []string{"invalid base64"}
+		}
+		return nil
+	},
+	"date": func(s string) []string {
+		if _, err := time.Parse(time.DateOnly, s); err != nil {
+			return []string{"invalid date"}
+		}
+		return nil
+	},
+	"datetime": func(s string) []string {
+		if _, err := time.Parse(time.RFC3339Nano, s); err != nil {
+			return []string{"invalid datetime"}
+		}
+		return nil
+	},
+}
+
+var uuidFormat = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+
+// prefixOf validates a generateName as Kubernetes does: a trailing "-"
+// and the character before it stand for the suffix to be generated.
+func prefixOf(f func(string) []string) func(string) []string {
+	return func(s string) []string {
+		if len(s) > 1 && strings.HasSuffix(s, "-") {
+			s = s[:len(s)-2] + "a"
+		}
+		return f(s)
+	}
+}
+
+func formatOf(name string) formatVal {
+	return formatVal{typ: formatType, v: format{name: name, validate: formats[name]}, eq: func(a, b format) bool { return a.name == b.name }}
+}
+
+func formatLibrary() []cel.EnvOption {
+	opts := []cel.EnvOption{
+		cel.Function("format.named", cel.Overload("format-named", []*cel.Type{cel.StringType}, cel.OptionalType(formatType),
+			unary(func(s types.String) ref.Val {
+				if _, ok := formats[string(s)]; !ok {
+					return types.OptionalNone
+				}
+				return types.OptionalOf(formatOf(string(s)))
+			}))),
+		cel.Function("validate", cel.MemberOverload("format-validate", []*cel.Type{formatType, cel.StringType}, cel.OptionalType(cel.ListType(cel.StringType)),
+			binary(func(f formatVal, s types.String) ref.Val {
+				msgs := f.v.validate(string(s))
+				if len(msgs) == 0 {
+					return types.OptionalNone
+				}
+				return types.OptionalOf(types.DefaultTypeAdapter.NativeToValue(msgs))
+			}))),
+	}
+	for _, name := range slices.Sorted(maps.Keys(formats)) {
+		opts = append(opts, cel.Function("format."+name, cel.Overload("format-"+name, nil, formatType,
+			cel.FunctionBinding(func(...ref.Val) ref.Val { return formatOf(name) }))))
+	}
+	return opts
 }

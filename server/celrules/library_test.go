@@ -75,6 +75,10 @@ func TestLibrary(t *testing.T) {
 		{"cidr('10.1.2.3/8').ip() == ip('10.1.2.3')", true},
 		{"string(cidr('10.0.0.0/8'))", "10.0.0.0/8"},
 		{"isCIDR('1.2.3.4/33')", false},
+		{"format.dns1123Label().validate('ok-1').hasValue()", false},
+		{"format.dns1035LabelPrefix().validate('9-').hasValue()", false},
+		{"format.named('uuid').value().validate('x').value()", []any{"does not match the UUID format"}},
+		{"format.named('bogus').hasValue()", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.expr, func(t *testing.T) {
