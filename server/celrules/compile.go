@@ -22,6 +22,8 @@ const perCallLimit = 1000000
 // Validator holds the compiled rules of one schema.
 type Validator struct {
 	root *node
+	// budget is the cost all rules may spend on one object.
+	budget int64
 }
 
 // node is one schema node with rules somewhere at or below it.
@@ -66,7 +68,7 @@ func Compile(s *structural.Schema, path *field.Path) (*Validator, field.ErrorLis
 	if n == nil {
 		return nil, errs
 	}
-	return &Validator{root: n}, errs
+	return &Validator{root: n, budget: runtimeBudget}, errs
 }
 
 // compileNode compiles the rules at and below s, a node that can occur

@@ -24,11 +24,25 @@ func (v *Validator) Validate(obj, old map[string]any) field.ErrorList {
 	if old != nil {
 		oldVal = old
 	}
-	return v.root.validate(obj, oldVal, old != nil, nil)
+	e := &evaluation{budget: v.budget}
+	e.validate(v.root, obj, oldVal, old != nil, nil)
+	return e.errs
 }
 
-func (n *node) validate(v, old any, hasOld bool, path *field.Path) field.ErrorList {
-	var errs field.ErrorList
+// runtimeBudget is kube-apiserver's limit on the actual cost of all the
+// rules evaluated on one object.
+const runtimeBudget = 10000000
+
+// evaluation is the evaluation of a schema's rules on one object. Once its
+// budget is spent or a rule costs more than a call may, no further rule
+// runs (stopped).
+type evaluation struct {
+	errs    field.ErrorList
+	budget  int64
+	stopped bool
+}
+
+func (e *evaluation) validate(n *node, v, old any, hasOld bool, path *field.Path) {
 	// As kube-apiserver ratchets validation, the rules of a value unchanged
 	// from before are not evaluated again, unless they compare it with it.
 	unchanged := hasOld && reflect.DeepEqual(v, old)
@@ -39,10 +53,13 @@ func (n *node) validate(v, old any, hasOld bool, path *field.Path) field.ErrorLi
 			oldSelf = value(n.schema, old, n.resource)
 		}
 		for _, r := range n.rules {
+			if e.stopped {
+				return
+			}
 			if unchanged && !r.transition {
 				continue
 			}
-			errs = append(errs, r.evaluate(n, self, oldSelf, hasOld, v, path)...)
+			e.evaluate(r, n, self, oldSelf, hasOld, v, path)
 		}
 	}
 	switch x := v.(type) {
@@ -57,24 +74,24 @@ func (n *node) validate(v, old any, hasOld bool, path *field.Path) field.ErrorLi
 				continue
 			}
 			o, ok := oldMap[k]
-			errs = append(errs, child.validate(x[k], o, hasOld && ok, childPath)...)
+			e.validate(child, x[k], o, hasOld && ok, childPath)
 		}
 	case []any:
 		if n.items == nil {
 			break
 		}
 		oldList, _ := old.([]any)
-		for i, e := range x {
-			o, ok := structural.Correlate(n.schema, e, oldList)
-			errs = append(errs, n.items.validate(e, o, hasOld && ok, path.Index(i))...)
+		for i, item := range x {
+			o, ok := structural.Correlate(n.schema, item, oldList)
+			e.validate(n.items, item, o, hasOld && ok, path.Index(i))
 		}
 	}
-	return errs
 }
 
-func (r *rule) evaluate(n *node, self, oldSelf any, hasOld bool, raw any, path *field.Path) field.ErrorList {
+// evaluate runs one rule on a value of node n and records its error, if any.
+func (e *evaluation) evaluate(r *rule, n *node, self, oldSelf any, hasOld bool, raw any, path *field.Path) {
 	if r.transition && !hasOld && !r.OptionalOldSelf {
-		return nil
+		return
 	}
 	vars := map[string]any{"self": self}
 	switch {
@@ -96,7 +113,7 @@ func (r *rule) evaluate(n *node, self, oldSelf any, hasOld bool, raw any, path *
 			}
 		}
 	}
-	out, _, err := r.program.Eval(vars)
+	out, details, err := r.program.Eval(vars)
 	if err != nil {
 		what := r.Rule.Rule
 		if r.Message != "" {
@@ -108,13 +125,22 @@ func (r *rule) evaluate(n *node, self, oldSelf any, hasOld bool, raw any, path *
 			msg = fmt.Sprintf("'%v': call arguments did not match a supported operator, function or macro signature for rule: %s", err, what)
 		case strings.HasPrefix(err.Error(), "operation cancelled: actual cost limit exceeded"):
 			msg = fmt.Sprintf("'%v': no further validation rules will be run due to call cost exceeds limit for rule: %s", err, what)
+			e.stopped = true
 		default:
 			msg = fmt.Sprintf("%v evaluating rule: %s", err, what)
 		}
-		return field.ErrorList{field.Invalid(path, shownType(n.schema, raw), msg)}
+		e.errs = append(e.errs, field.Invalid(path, shownType(n.schema, raw), msg))
+		return
+	}
+	if cost := details.ActualCost(); cost != nil {
+		if e.budget -= int64(*cost); e.budget < 0 {
+			e.errs = append(e.errs, field.Invalid(path, shownType(n.schema, raw), "validation failed due to running out of cost budget, no further validation rules will be run"))
+			e.stopped = true
+			return
+		}
 	}
 	if b, ok := out.(types.Bool); ok && bool(b) {
-		return nil
+		return
 	}
 	msg := "failed rule: " + r.Rule.Rule
 	if r.Message != "" {
@@ -129,19 +155,20 @@ func (r *rule) evaluate(n *node, self, oldSelf any, hasOld bool, raw any, path *
 	}
 	switch r.Reason {
 	case "FieldValueForbidden":
-		return field.ErrorList{field.Forbidden(errPath, msg)}
+		e.errs = append(e.errs, field.Forbidden(errPath, msg))
 	case "FieldValueRequired":
-		return field.ErrorList{field.Required(errPath, msg)}
+		e.errs = append(e.errs, field.Required(errPath, msg))
 	case "FieldValueDuplicate":
-		return field.ErrorList{field.Duplicate(errPath, msg)}
-	}
-	var shown any = field.OmitValueType{}
-	if _, composite := raw.(map[string]any); !composite {
-		if _, list := raw.([]any); !list {
-			shown = value(n.schema, raw, false)
+		e.errs = append(e.errs, field.Duplicate(errPath, msg))
+	default:
+		var shown any = field.OmitValueType{}
+		if _, composite := raw.(map[string]any); !composite {
+			if _, list := raw.([]any); !list {
+				shown = value(n.schema, raw, false)
+			}
 		}
+		e.errs = append(e.errs, field.Invalid(errPath, shown, msg))
 	}
-	return field.ErrorList{field.Invalid(errPath, shown, msg)}
 }
 
 // shownType is what a runtime error shows as the value: its schema's type.
