@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/blang/semver/v4"
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
@@ -25,8 +26,9 @@ import (
 // findAll), URLs (url, isURL and the getters), quantities (quantity,
 // isQuantity, comparisons and arithmetic; kube-apiserver v1.35 has no sign),
 // IP addresses and CIDRs (ip, isIP, cidr, isCIDR and their methods) and
-// formats (format.named, format.dns1123Label() and the others, validate).
-// Not implemented: semver, authz.
+// formats (format.named, format.dns1123Label() and the others, validate)
+// and semantic versions (isSemver, semver and their methods). Not
+// implemented: authz.
 func library() []cel.EnvOption {
 	var opts []cel.EnvOption
 	opts = append(opts, listsLibrary()...)
@@ -34,6 +36,7 @@ func library() []cel.EnvOption {
 	opts = append(opts, urlLibrary()...)
 	opts = append(opts, quantityLibrary()...)
 	opts = append(opts, formatLibrary()...)
+	opts = append(opts, semverLibrary()...)
 	return append(opts, ipLibrary()...)
 }
 
@@ -557,4 +560,86 @@ func formatLibrary() []cel.EnvOption {
 			cel.FunctionBinding(func(...ref.Val) ref.Val { return formatOf(name) }))))
 	}
 	return opts
+}
+
+// Semantic versions.
+
+var semverType = cel.OpaqueType("kubernetes.Semver")
+
+type semverVal = opaque[semver.Version]
+
+// parseSemver parses a semantic version; normalize first accepts a leading
+// "v", missing minor and patch numbers and leading zeros.
+func parseSemver(s string, normalize bool) (semver.Version, error) {
+	if normalize {
+		s = normalizeSemver(s)
+	}
+	return semver.Parse(s)
+}
+
+func normalizeSemver(s string) string {
+	s = strings.TrimPrefix(s, "v")
+	core, suffix := s, ""
+	if i := strings.IndexAny(s, "-+"); i >= 0 {
+		core, suffix = s[:i], s[i:]
+	}
+	parts := strings.Split(core, ".")
+	if len(parts) > 3 {
+		return s
+	}
+	for len(parts) < 3 {
+		parts = append(parts, "0")
+	}
+	for i, p := range parts {
+		if trimmed := strings.TrimLeft(p, "0"); trimmed != p {
+			if trimmed == "" {
+				trimmed = "0"
+			}
+			parts[i] = trimmed
+		}
+	}
+	return strings.Join(parts, ".") + suffix
+}
+
+func semverOf(v semver.Version) semverVal {
+	return semverVal{typ: semverType, v: v, eq: semver.Version.Equals}
+}
+
+func semverLibrary() []cel.EnvOption {
+	parse := func(s types.String, normalize bool) ref.Val {
+		v, err := parseSemver(string(s), normalize)
+		if err != nil {
+			return types.NewErr("%v", err)
+		}
+		return semverOf(v)
+	}
+	isSemver := func(s types.String, normalize bool) ref.Val {
+		_, err := parseSemver(string(s), normalize)
+		return types.Bool(err == nil)
+	}
+	part := func(name string, f func(semver.Version) uint64) cel.EnvOption {
+		return cel.Function(name, cel.MemberOverload("semver_"+name, []*cel.Type{semverType}, cel.IntType,
+			unary(func(v semverVal) ref.Val { return types.Int(f(v.v)) })))
+	}
+	return []cel.EnvOption{
+		cel.Function("isSemver",
+			cel.Overload("is_semver_string", []*cel.Type{cel.StringType}, cel.BoolType,
+				unary(func(s types.String) ref.Val { return isSemver(s, false) })),
+			cel.Overload("is_semver_string_bool", []*cel.Type{cel.StringType, cel.BoolType}, cel.BoolType,
+				binary(func(s types.String, n types.Bool) ref.Val { return isSemver(s, bool(n)) }))),
+		cel.Function("semver",
+			cel.Overload("string_to_semver", []*cel.Type{cel.StringType}, semverType,
+				unary(func(s types.String) ref.Val { return parse(s, false) })),
+			cel.Overload("string_bool_to_semver", []*cel.Type{cel.StringType, cel.BoolType}, semverType,
+				binary(func(s types.String, n types.Bool) ref.Val { return parse(s, bool(n)) }))),
+		part("major", func(v semver.Version) uint64 { return v.Major }),
+		part("minor", func(v semver.Version) uint64 { return v.Minor }),
+		part("patch", func(v semver.Version) uint64 { return v.Patch }),
+		cel.Function("isGreaterThan", cel.MemberOverload("semver_is_greater_than", []*cel.Type{semverType, semverType}, cel.BoolType,
+			binary(func(a, b semverVal) ref.Val { return types.Bool(a.v.GT(b.v)) }))),
+		cel.Function("isLessThan", cel.MemberOverload("semver_is_less_than", []*cel.Type{semverType, semverType}, cel.BoolType,
+			binary(func(a, b semverVal) ref.Val { return types.Bool(a.v.LT(b.v)) }))),
+		cel.Function("compareTo", cel.MemberOverload("semver_compare_to", []*cel.Type{semverType, semverType}, cel.IntType,
+			binary(func(a, b semverVal) ref.Val { return types.Int(a.v.Compare(b.v)) }))),
+	}
 }

@@ -79,6 +79,11 @@ func TestLibrary(t *testing.T) {
 		{"format.dns1035LabelPrefix().validate('9-').hasValue()", false},
 		{"format.named('uuid').value().validate('x').value()", []any{"does not match the UUID format"}},
 		{"format.named('bogus').hasValue()", false},
+		{"isSemver('v1.2', true) && !isSemver('v1.2')", true},
+		{"semver('1.2.3-alpha').isLessThan(semver('1.2.3'))", true},
+		{"semver('01.2', true).major()", int64(1)},
+		{"semver('x')", "No Major.Minor.Patch elements found"},
+		{"semver('x', true)", `Invalid character(s) found in major number "x"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.expr, func(t *testing.T) {
