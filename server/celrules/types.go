@@ -111,6 +111,9 @@ func (p *provider) declare(s *structural.Schema, name string, resource bool) *ty
 		for prop, child := range s.Properties {
 			if f := fieldName(prop); f != "" {
 				fields[f] = p.declare(child, name+"."+prop, false)
+				if slices.Contains(celReserved, prop) {
+					fields[prop] = fields[f] // kube-apiserver accepts both
+				}
 			}
 		}
 		if resource || s.EmbeddedResource {
@@ -167,6 +170,9 @@ func value(s *structural.Schema, v any, resource bool) any {
 				}
 			}
 			out[key] = value(child, e, false)
+			if key != k && slices.Contains(celReserved, k) {
+				out[k] = out[key]
+			}
 		}
 		return out
 	case []any:
