@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/common/types/traits"
 
 	"kubeplay/server/structural"
@@ -184,6 +185,9 @@ func value(s *structural.Schema, v any, resource bool) any {
 		for i, e := range x {
 			out[i] = value(items, e, false)
 		}
+		if s != nil && (s.ListType == "set" || s.ListType == "map") {
+			return unorderedList{Lister: types.DefaultTypeAdapter.NativeToValue(out).(traits.Lister), keys: s.ListMapKeys}
+		}
 		return out
 	case json.Number:
 		if s != nil && s.Type == "number" {
@@ -212,4 +216,50 @@ func value(s *structural.Schema, v any, resource bool) any {
 		return x
 	}
 	return v
+}
+
+// unorderedList is a list of type set or map: as in kube-apiserver, two
+// such lists are equal when they hold the same elements (for a map list,
+// the same elements under the same keys) in any order.
+type unorderedList struct {
+	traits.Lister
+	keys []string // of a map list
+}
+
+func (l unorderedList) Equal(other ref.Val) ref.Val {
+	o, ok := other.(traits.Lister)
+	if !ok || l.Size().Equal(o.Size()) != types.True {
+		return types.False
+	}
+	for it := l.Iterator(); it.HasNext() == types.True; {
+		e := it.Next()
+		found := false
+		for jt := o.Iterator(); jt.HasNext() == types.True && !found; {
+			f := jt.Next()
+			if len(l.keys) == 0 {
+				found = e.Equal(f) == types.True
+				continue
+			}
+			same := true
+			em, _ := e.(traits.Mapper)
+			fm, _ := f.(traits.Mapper)
+			for _, k := range l.keys {
+				if em == nil || fm == nil {
+					same = false
+					break
+				}
+				same = same && em.Get(types.String(k)).Equal(fm.Get(types.String(k))) == types.True
+			}
+			if same {
+				if e.Equal(f) != types.True {
+					return types.False
+				}
+				found = true
+			}
+		}
+		if !found {
+			return types.False
+		}
+	}
+	return types.True
 }
