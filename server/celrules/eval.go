@@ -162,10 +162,12 @@ func (e *evaluation) evaluate(r *rule, n *node, self, oldSelf any, hasOld bool, 
 		e.errs = append(e.errs, field.Duplicate(errPath, msg))
 	default:
 		var shown any = field.OmitValueType{}
-		if _, composite := raw.(map[string]any); !composite {
-			if _, list := raw.([]any); !list {
-				shown = value(n.schema, raw, false)
-			}
+		switch raw.(type) {
+		case map[string]any, []any:
+		case string:
+			shown = raw // as written, whatever its format
+		default:
+			shown = value(n.schema, raw, false)
 		}
 		e.errs = append(e.errs, field.Invalid(errPath, shown, msg))
 	}

@@ -1,10 +1,12 @@
 package celrules
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
@@ -125,6 +127,12 @@ func (p *provider) declare(s *structural.Schema, name string, resource bool) *ty
 		}
 		p.structs[name] = fields
 		return types.NewObjectType(name, traits.FieldTesterType|traits.IndexerType)
+	case s.Type == "string" && (s.Format == "date-time" || s.Format == "date"):
+		return types.TimestampType
+	case s.Type == "string" && s.Format == "duration":
+		return types.DurationType
+	case s.Type == "string" && s.Format == "byte":
+		return types.BytesType
 	case s.Type == "string":
 		return types.StringType
 	case s.Type == "integer":
@@ -189,6 +197,11 @@ func value(s *structural.Schema, v any, resource bool) any {
 			return unorderedList{Lister: types.DefaultTypeAdapter.NativeToValue(out).(traits.Lister), keys: s.ListMapKeys}
 		}
 		return out
+	case string:
+		if s != nil {
+			return formatted(s.Format, x)
+		}
+		return x
 	case json.Number:
 		if s != nil && s.Type == "number" {
 			f, _ := x.Float64()
@@ -262,4 +275,29 @@ func (l unorderedList) Equal(other ref.Val) ref.Val {
 		}
 	}
 	return types.True
+}
+
+// formatted is a string of a format rules see as another type: date-time
+// and date as timestamps, duration as a duration, byte as bytes. Values
+// were validated against their format before rules run.
+func formatted(format, s string) any {
+	switch format {
+	case "date-time":
+		if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+			return t
+		}
+	case "date":
+		if t, err := time.Parse(time.DateOnly, s); err == nil {
+			return t
+		}
+	case "duration":
+		if d, err := structural.ParseDuration(s); err == nil {
+			return d
+		}
+	case "byte":
+		if b, err := base64.StdEncoding.DecodeString(s); err == nil {
+			return b
+		}
+	}
+	return s
 }

@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -526,7 +527,7 @@ func validFormat(format, s string) bool {
 		_, err := base64.StdEncoding.DecodeString(s)
 		return err == nil
 	case "duration":
-		_, err := time.ParseDuration(s)
+		_, err := ParseDuration(s)
 		return err == nil
 	}
 	return true
@@ -538,4 +539,52 @@ func at(p *field.Path) string {
 		return ""
 	}
 	return p.String()
+}
+
+var durationPart = regexp.MustCompile(`(\d+)\s*([A-Za-zµ]+)`)
+
+// durationUnits are the units of OpenAPI durations, each with its
+// spellings; the last of each is also a prefix ("hour" for "hours").
+var durationUnits = []struct {
+	unit      time.Duration
+	spellings []string
+}{
+	{time.Nanosecond, []string{"ns", "nano"}},
+	{time.Microsecond, []string{"us", "µs", "micro"}},
+	{time.Millisecond, []string{"ms", "milli"}},
+	{time.Second, []string{"s", "sec"}},
+	{time.Minute, []string{"m", "min"}},
+	{time.Hour, []string{"h", "hr", "hour"}},
+	{24 * time.Hour, []string{"d", "day"}},
+	{7 * 24 * time.Hour, []string{"w", "wk", "week"}},
+}
+
+// ParseDuration reads a string of format duration as Kubernetes does: a Go
+// duration, or numbers with units such as "1d", "2 weeks", "3h 5min".
+func ParseDuration(s string) (time.Duration, error) {
+	if d, err := time.ParseDuration(s); err == nil {
+		return d, nil
+	}
+	var d time.Duration
+	ok := false
+	for _, m := range durationPart.FindAllStringSubmatch(s, -1) {
+		n, err := strconv.Atoi(m[1])
+		if err != nil {
+			return 0, err
+		}
+		unit := strings.ToLower(strings.TrimSpace(m[2]))
+		for _, u := range durationUnits {
+			last := len(u.spellings) - 1
+			for i, spelling := range u.spellings {
+				if i == last && strings.HasPrefix(unit, spelling) || strings.EqualFold(spelling, unit) {
+					ok = true
+					d += time.Duration(n) * u.unit
+				}
+			}
+		}
+	}
+	if !ok {
+		return 0, fmt.Errorf("unable to parse %s as duration", s)
+	}
+	return d, nil
 }
