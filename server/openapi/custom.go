@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"embed"
 	"encoding/json"
 	"maps"
 	"slices"
@@ -50,11 +51,16 @@ func gvkExtension(gvk schema.GroupVersionKind) []any {
 // document: its kind and list kind, and the meta types they refer to.
 func CustomSchemas(t CustomType) (map[string]any, error) {
 	kind := map[string]any{}
-	for k, v := range t.Schema {
-		kind[k] = v
+	b, err := json.Marshal(t.Schema) // a copy, which publishing changes
+	if err != nil {
+		return nil, err
 	}
+	if err := json.Unmarshal(b, &kind); err != nil {
+		return nil, err
+	}
+	publishIntOrString(kind)
 	props := map[string]any{}
-	if p, ok := t.Schema["properties"].(map[string]any); ok {
+	if p, ok := kind["properties"].(map[string]any); ok {
 		maps.Copy(props, p)
 	}
 	props["apiVersion"] = map[string]any{"description": apiVersionDoc, "type": "string"}
@@ -103,10 +109,49 @@ func CustomSchemas(t CustomType) (map[string]any, error) {
 		if err := json.Unmarshal(b, &s); err != nil {
 			return nil, err
 		}
+		if n == metaPrefix+"DeleteOptions" {
+			dropGroupVersionKinds(s, "admission.k8s.io", "apiextensions.k8s.io", "apiregistration.k8s.io", "imagepolicy.k8s.io")
+		}
 		out[n] = s
 		roots = append(roots, refsOf(s)...)
 	}
 	return out, nil
+}
+
+// publishIntOrString spells out x-kubernetes-int-or-string as an anyOf of
+// integer and string, as kube-apiserver publishes it.
+func publishIntOrString(v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		if b, _ := x["x-kubernetes-int-or-string"].(bool); b {
+			if _, ok := x["anyOf"]; !ok {
+				x["anyOf"] = []any{map[string]any{"type": "integer"}, map[string]any{"type": "string"}}
+			}
+		}
+		for _, e := range x {
+			publishIntOrString(e)
+		}
+	case []any:
+		for _, e := range x {
+			publishIntOrString(e)
+		}
+	}
+}
+
+// dropGroupVersionKinds removes groups from a schema's
+// x-kubernetes-group-version-kind: kube-apiserver's documents of custom
+// resources list DeleteOptions in the groups of its built-in scheme only.
+func dropGroupVersionKinds(s any, groups ...string) {
+	m, _ := s.(map[string]any)
+	list, _ := m["x-kubernetes-group-version-kind"].([]any)
+	kept := []any{}
+	for _, e := range list {
+		gvk, _ := e.(map[string]any)
+		if g, _ := gvk["group"].(string); !slices.Contains(groups, g) {
+			kept = append(kept, e)
+		}
+	}
+	m["x-kubernetes-group-version-kind"] = kept
 }
 
 // refsOf lists the definitions a schema refers to.
@@ -139,7 +184,9 @@ func CustomDocument(types []CustomType) ([]byte, error) {
 			return nil, err
 		}
 		maps.Copy(schemas, s)
-		addPaths(paths, t)
+		if err := addPaths(paths, t); err != nil {
+			return nil, err
+		}
 	}
 	return json.Marshal(map[string]any{
 		"openapi":    "3.0.0",
@@ -149,61 +196,38 @@ func CustomDocument(types []CustomType) ([]byte, error) {
 	})
 }
 
-func addPaths(paths map[string]any, t CustomType) {
+// The paths of a custom resource, as kube-apiserver v1.35.4 describes them,
+// recorded for a namespaced and a cluster-scoped resource with status and
+// scale subresources, with placeholders for the names.
+//
+//go:embed spec/crd/namespaced.json spec/crd/cluster.json
+var pathTemplates embed.FS
+
+func addPaths(paths map[string]any, t CustomType) error {
 	gv := t.GVK.GroupVersion()
-	base := "/apis/" + gv.Group + "/" + gv.Version
 	tag := tagOf(gv)
-	kind, listKind := DefinitionName(t.GVK), DefinitionName(gv.WithKind(t.ListKindName))
-	op := func(action, verb, description, def string) map[string]any {
-		content := map[string]any{}
-		for _, mt := range []string{"application/json", "application/yaml"} {
-			content[mt] = map[string]any{"schema": ref(def)}
-		}
-		return map[string]any{
-			"tags": []any{tag}, "description": description, "operationId": verb,
-			"responses": map[string]any{
-				"200": map[string]any{"description": "OK", "content": content},
-				"401": map[string]any{"description": "Unauthorized"},
-			},
-			"x-kubernetes-action":             action,
-			"x-kubernetes-group-version-kind": map[string]any{"group": gv.Group, "version": gv.Version, "kind": t.GVK.Kind},
-		}
-	}
-	id := strings.ToUpper(tag[:1]) + tag[1:]
-	ns, scope := "", ""
+	id := strings.ToUpper(tag[:1]) + strings.ReplaceAll(tag[1:], "_v", "V")
+	file := "spec/crd/cluster.json"
 	if t.Namespaced {
-		ns, scope = "/namespaces/{namespace}", "Namespaced"
+		file = "spec/crd/namespaced.json"
 	}
-	k := t.GVK.Kind
-	paths[base+ns+"/"+t.Plural] = map[string]any{
-		"get":    op("list", "list"+id+scope+k, "list objects of kind "+k, listKind),
-		"post":   op("post", "create"+id+scope+k, "create a "+k, kind),
-		"delete": op("deletecollection", "deletecollection"+id+scope+k, "delete collection of "+k, metaPrefix+"Status"),
+	tpl, err := pathTemplates.ReadFile(file)
+	if err != nil {
+		return err
 	}
-	paths[base+ns+"/"+t.Plural+"/{name}"] = map[string]any{
-		"get":    op("get", "read"+id+scope+k, "read the specified "+k, kind),
-		"put":    op("put", "replace"+id+scope+k, "replace the specified "+k, kind),
-		"patch":  op("patch", "patch"+id+scope+k, "partially update the specified "+k, kind),
-		"delete": op("delete", "delete"+id+scope+k, "delete a "+k, metaPrefix+"Status"),
+	r := strings.NewReplacer("{{listdef}}", DefinitionName(gv.WithKind(t.ListKindName)), "{{def}}", DefinitionName(t.GVK),
+		"{{tag}}", tag, "{{ID}}", id, "{{group}}", gv.Group, "{{version}}", gv.Version, "{{plural}}", t.Plural, "{{Kind}}", t.GVK.Kind)
+	var items map[string]any
+	if err := json.Unmarshal([]byte(r.Replace(string(tpl))), &items); err != nil {
+		return err
 	}
-	if t.Namespaced {
-		paths[base+"/"+t.Plural] = map[string]any{"get": op("list", "list"+id+k+"ForAllNamespaces", "list objects of kind "+k, listKind)}
-	}
-	if t.Status {
-		paths[base+ns+"/"+t.Plural+"/{name}/status"] = map[string]any{
-			"get":   op("get", "read"+id+scope+k+"Status", "read status of the specified "+k, kind),
-			"put":   op("put", "replace"+id+scope+k+"Status", "replace status of the specified "+k, kind),
-			"patch": op("patch", "patch"+id+scope+k+"Status", "partially update status of the specified "+k, kind),
+	for path, item := range items {
+		if strings.HasSuffix(path, "/status") && !t.Status || strings.HasSuffix(path, "/scale") && !t.Scale {
+			continue
 		}
+		paths[path] = item
 	}
-	if t.Scale {
-		scale := "io.k8s.api.autoscaling.v1.Scale"
-		paths[base+ns+"/"+t.Plural+"/{name}/scale"] = map[string]any{
-			"get":   op("get", "read"+id+scope+k+"Scale", "read scale of the specified "+k, scale),
-			"put":   op("put", "replace"+id+scope+k+"Scale", "replace scale of the specified "+k, scale),
-			"patch": op("patch", "patch"+id+scope+k+"Scale", "partially update scale of the specified "+k, scale),
-		}
-	}
+	return nil
 }
 
 // tagOf is the operations' tag: "exampleCom_v1" for example.com/v1.
