@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"kubeplay/server/catalog"
@@ -406,6 +407,10 @@ func (s *Server) setCustom(crd string, resources []catalog.Resource) {
 	for _, r := range s.catalog.All() {
 		if r.Custom != nil && r.Custom.CRD == crd {
 			gvs[r.GroupVersionResource().GroupVersion()] = true
+			// The resources are replaced: their field managers go.
+			if tc, ok := s.customTypes.LoadAndDelete(r.Custom); ok {
+				s.fields.Forget(tc.(managedfields.TypeConverter))
+			}
 		}
 	}
 	for _, r := range resources {

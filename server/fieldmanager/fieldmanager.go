@@ -96,6 +96,17 @@ func (m *Managers) ForType(tc managedfields.TypeConverter, gvk schema.GroupVersi
 	return actual.(*managedfields.FieldManager), nil
 }
 
+// Forget drops the field managers of objects typed by tc (a custom kind's
+// that changed or went).
+func (m *Managers) Forget(tc managedfields.TypeConverter) {
+	m.byKey.Range(func(k, _ any) bool {
+		if k.(key).tc == tc {
+			m.byKey.Delete(k)
+		}
+		return true
+	})
+}
+
 // Update records manager's changes from live to obj in obj's managedFields
 // and returns obj. live is nil for a create. As kube-apiserver does, a
 // failure to compute managedFields drops them rather than failing the write.
