@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"flag"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -45,24 +44,7 @@ var discoveryCommands = map[string][]string{
 // at url or (url empty) the kubeconfig's.
 func runKubectl(t *testing.T, url string, args ...string) string {
 	t.Helper()
-	path, err := exec.LookPath("kubectl")
-	if err != nil {
-		t.Fatal("kubectl is not installed (go tool task deps installs it)")
-	}
-	args = append([]string{"--cache-dir", t.TempDir()}, args...)
-	env := append(os.Environ(), "KUBECONFIG=/dev/null")
-	if url != "" {
-		args = append([]string{"--server", url}, args...)
-	} else {
-		env = append(os.Environ(), "KUBECONFIG="+*oracleKubeconfig)
-	}
-	cmd := exec.Command(path, args...)
-	cmd.Env = env
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
+	return kubectlSucceeds(t, url, "", append([]string{"--cache-dir", t.TempDir()}, args...)...)
 }
 
 // TestKubectl_Discovery runs kubectl's discovery and OpenAPI commands

@@ -37,8 +37,9 @@ type garbageCollector struct {
 	api     *inproc.Client
 	store   store.Store
 	journal *DeletionJournal
+	catalog *catalog.Catalog
 	// byPrefix maps a store key prefix to its resource; byKind an owner
-	// reference's group and kind to the resource it names.
+	// reference's group and kind to the resource it names (see index).
 	prefixes []string
 	byPrefix map[string]*catalog.Resource
 	byKind   map[schema.GroupKind]*catalog.Resource
@@ -47,9 +48,17 @@ type garbageCollector struct {
 }
 
 func newGarbageCollector(api http.Handler, cat *catalog.Catalog, st store.Store, j *DeletionJournal) *garbageCollector {
-	gc := &garbageCollector{api: inproc.New(api, garbageCollectorAgent), store: st, journal: j,
-		byPrefix: map[string]*catalog.Resource{}, byKind: map[schema.GroupKind]*catalog.Resource{}, warned: map[string]bool{}}
-	for _, r := range cat.All() {
+	gc := &garbageCollector{api: inproc.New(api, garbageCollectorAgent), catalog: cat, store: st, journal: j, warned: map[string]bool{}}
+	gc.index()
+	return gc
+}
+
+// index maps store keys and kinds to the resources served now: custom
+// resources come and go with their CRDs.
+func (gc *garbageCollector) index() {
+	gc.prefixes = nil
+	gc.byPrefix, gc.byKind = map[string]*catalog.Resource{}, map[schema.GroupKind]*catalog.Resource{}
+	for _, r := range gc.catalog.All() {
 		p := "/registry/" + catalog.StorageOf(r).Prefix + "/"
 		if _, ok := gc.byPrefix[p]; !ok {
 			gc.byPrefix[p] = r
@@ -62,7 +71,6 @@ func newGarbageCollector(api http.Handler, cat *catalog.Catalog, st store.Store,
 	}
 	// Longest first, so "services/specs/" wins over a shorter prefix.
 	slices.SortFunc(gc.prefixes, func(a, b string) int { return len(b) - len(a) })
-	return gc
 }
 
 // relevant reports whether a change can matter to the ownership graph: a
@@ -121,6 +129,7 @@ type graph struct {
 }
 
 func (gc *garbageCollector) snapshot(ctx context.Context) (*graph, error) {
+	gc.index()
 	list, err := gc.store.List(ctx, "/registry/", "", 0, 0)
 	if err != nil {
 		return nil, err

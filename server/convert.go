@@ -40,6 +40,13 @@ func toStorage(r *catalog.Resource, obj object) object {
 
 // fromStorage converts a freshly decoded stored object, in place, to r's version.
 func fromStorage(r *catalog.Resource, obj object) {
+	if r.Custom != nil {
+		// As kube-apiserver, a custom object is read through its version's
+		// schema as it is now: what it does not know is dropped, its
+		// defaults are set.
+		r.Custom.Schema.Prune(obj)
+		r.Custom.Schema.ApplyDefaults(obj)
+	}
 	if isEventsV1(r) {
 		for core, v1 := range eventFieldsV1 {
 			renameField(obj, core, v1)

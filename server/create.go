@@ -12,6 +12,10 @@ import (
 
 func (s *Server) create(w http.ResponseWriter, r *http.Request, req *request) {
 	obj, code, err := s.createObject(w, r, req)
+	writeWarnings(w, req)
+	if err == nil && !dryRunRequested(r) {
+		err = s.afterWrite(r.Context(), req.res, obj)
+	}
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return
@@ -61,7 +65,7 @@ func (s *Server) insert(r *http.Request, req *request, obj object, manager strin
 		errs = append(errs, validateName(res, name, field.NewPath("metadata", "name"))...)
 	}
 	errs = append(errs, gcFinalizerErrors(obj)...)
-	if len(errs) > 0 {
+	if len(errs) > 0 && !(isCRDs(res) && name != "") { // a CRD's name is checked with the rest of it
 		return nil, 0, errInvalid(res, name, errs)
 	}
 	if res.Namespaced {
@@ -72,6 +76,9 @@ func (s *Server) insert(r *http.Request, req *request, obj object, manager strin
 	// As kube-apiserver, the fields are recorded after defaulting and
 	// before the type's own rules for new objects.
 	if err := applyDefaults(res, obj); err != nil {
+		return nil, 0, err
+	}
+	if err := s.admitSchema(req, obj, nil); err != nil {
 		return nil, 0, err
 	}
 	obj, err := s.trackUpdate(res, req.subresource, nil, obj, manager)

@@ -149,6 +149,9 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, req *request) {
 		return
 	}
 	code, out, err := s.deleteObject(r.Context(), req.res, req.namespace, req.name, opts)
+	if err == nil && req.res.Custom != nil && len(opts.DryRun) == 0 {
+		err = s.cleanupCRD(r.Context(), req.res.Custom.CRD) // it may have been a deleted CRD's last object
+	}
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return
@@ -321,6 +324,23 @@ func (s *Server) deleteObject(ctx context.Context, res *catalog.Resource, ns, na
 			obj["status"] = map[string]any{"phase": "Terminating"}
 		}
 		return s.writeDeleting(ctx, res, ns, name, obj, kv.ModRevision, isDryRun, code, false)
+	}
+
+	// A CRD first loses its objects (see cleanupCRD).
+	if isCRDs(res) && !wasDeleting {
+		if list, changed := gcFinalizers(res, obj, opts); changed {
+			setFinalizers(obj, list)
+		}
+		markCRDDeleting(obj, formatTime(s.now()))
+		md["deletionTimestamp"] = formatTime(s.now())
+		code, out, err := s.writeDeleting(ctx, res, ns, name, obj, kv.ModRevision, isDryRun, code, false)
+		if err == nil && !isDryRun {
+			if o, ok := out.(object); ok {
+				s.setCustom(name, customResources(deepCopyObject(o)))
+			}
+			err = s.cleanupCRD(ctx, name)
+		}
+		return code, out, err
 	}
 
 	modified := false // anything to write

@@ -68,6 +68,16 @@ func (s *Server) servesGroupVersion(gv schema.GroupVersion) bool {
 
 func containsVersion(g catalog.Group, v string) bool { return slices.Contains(g.Versions, v) }
 
+// customGroup reports whether a group's resources are all custom ones.
+func (s *Server) customGroup(name string) bool {
+	for _, r := range s.catalog.All() {
+		if r.Group == name && r.Custom == nil {
+			return false
+		}
+	}
+	return true
+}
+
 func apiGroup(g catalog.Group) *metav1.APIGroup {
 	out := &metav1.APIGroup{TypeMeta: metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"}, Name: g.Name}
 	for _, v := range g.Versions {
@@ -199,12 +209,16 @@ func (s *Server) resourceDiscovery(gv schema.GroupVersion) []resourceDiscovery {
 		if r.Namespaced {
 			rd.Scope = "Namespaced"
 		}
+		if r.Custom != nil {
+			// kube-apiserver's CRD discovery names the group and version.
+			rd.ResponseKind.Group, rd.ResponseKind.Version = r.Group, r.Version
+		}
 		for _, sub := range r.Subresources {
 			if !subresourceServed(r, sub.Name) {
 				continue
 			}
 			kind := kindRef{Kind: sub.Kind}
-			if sub.Group != r.Group || sub.Version != r.Version {
+			if sub.Group != r.Group || sub.Version != r.Version || r.Custom != nil {
 				kind.Group, kind.Version = sub.Group, sub.Version
 			}
 			rd.Subresources = append(rd.Subresources, subresourceDiscovery{Subresource: sub.Name, ResponseKind: kind, Verbs: sub.Verbs})

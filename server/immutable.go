@@ -29,7 +29,10 @@ var conditionalOnly = map[string]bool{
 	"storage.k8s.io/csidrivers": true, "policy/poddisruptionbudgets": true,
 }
 
-func unconditionalUpdate(r *catalog.Resource) bool { return !conditionalOnly[r.Group+"/"+r.Resource] }
+func unconditionalUpdate(r *catalog.Resource) bool {
+	// Custom resources and CRDs do not allow unconditional updates either.
+	return !conditionalOnly[r.Group+"/"+r.Resource] && r.Custom == nil && !isCRDs(r)
+}
 
 // errUIDPrecondition is the 409 for an update whose metadata.uid names
 // another object than the one stored under its name.

@@ -78,6 +78,15 @@ func withNamespace(t map[string]selectableField) map[string]selectableField {
 }
 
 func fieldsOf(r *catalog.Resource) (table map[string]selectableField, own bool) {
+	if r.Custom != nil {
+		// Custom resources select on their CRD's selectableFields, and
+		// reject other fields as types with a table of their own do.
+		table = withNamespace(map[string]selectableField{})
+		for _, f := range r.Custom.SelectableFields {
+			table[f] = selectableField{}
+		}
+		return table, true
+	}
 	table, own = fieldTables[r.Group+"/"+r.Resource]
 	if !own {
 		table = defaultFields
@@ -245,15 +254,26 @@ type objectList struct {
 }
 
 // encode returns the list as the API serves it: items without kind and
-// apiVersion, as kube-apiserver serves built-in types.
+// apiVersion, as kube-apiserver serves built-in types; custom objects,
+// served unstructured, keep them, and their list metadata always has a
+// continue.
 func (l *objectList) encode(res *catalog.Resource) object {
 	items := make([]any, 0, len(l.items))
 	for _, it := range l.items {
-		delete(it, "kind")
-		delete(it, "apiVersion")
+		if res.Custom == nil {
+			delete(it, "kind")
+			delete(it, "apiVersion")
+		}
 		items = append(items, it)
 	}
-	return object{"kind": res.Kind + "List", "apiVersion": res.APIVersion(), "metadata": l.meta(), "items": items}
+	md, kind := l.meta(), res.Kind+"List"
+	if res.Custom != nil {
+		kind = res.Custom.ListKind
+		if _, ok := md["continue"]; !ok {
+			md["continue"] = ""
+		}
+	}
+	return object{"kind": kind, "apiVersion": res.APIVersion(), "metadata": md, "items": items}
 }
 
 // meta is the list's ListMeta.

@@ -14,6 +14,7 @@ import (
 
 	"kubeplay/server/catalog"
 	"kubeplay/server/fieldmanager"
+	"kubeplay/server/openapi"
 	"kubeplay/store"
 )
 
@@ -25,12 +26,16 @@ type writeOptions struct {
 	force   bool
 }
 
+// dryRunRequested reports whether a write asks not to be persisted (its
+// dryRun values are checked by writeOptionsOf).
+func dryRunRequested(r *http.Request) bool { return len(r.URL.Query()["dryRun"]) > 0 }
+
 // writeOptionsOf reads and checks the options of a write; invalid ones are
 // the 422 kube-apiserver gives for them, naming optionsKind (CreateOptions,
 // UpdateOptions, PatchOptions). patchType is the Content-Type of a patch.
 func writeOptionsOf(r *http.Request, optionsKind, patchType string) (writeOptions, error) {
 	q := r.URL.Query()
-	opts := writeOptions{manager: q.Get("fieldManager"), dryRun: len(q["dryRun"]) > 0, force: isTrue(q.Get("force"))}
+	opts := writeOptions{manager: q.Get("fieldManager"), dryRun: dryRunRequested(r), force: isTrue(q.Get("force"))}
 	var errs field.ErrorList
 	switch optionsKind {
 	case "CreateOptions":
@@ -63,6 +68,17 @@ func errInvalidOptions(optionsKind string, errs field.ErrorList) error {
 
 // fieldManager returns the field manager of res written through subresource.
 func (s *Server) fieldManager(res *catalog.Resource, subresource string) (*managedfields.FieldManager, error) {
+	if res.Custom != nil {
+		tc, err := s.customTypeConverter(res)
+		if err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		f, err := s.fields.ForType(tc, res.GroupVersionKind(), subresource, hasStatus(res))
+		if err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		return f, nil
+	}
 	f, err := s.fields.For(res.GroupVersionKind(), subresource, hasStatus(res))
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
@@ -92,4 +108,22 @@ func (s *Server) getLive(ctx context.Context, res *catalog.Resource, ns, name st
 		return nil, kv, err
 	}
 	return obj, kv, nil
+}
+
+// customTypeConverter types the objects of a custom resource by its CRD's
+// schema, built once per version of the CRD.
+func (s *Server) customTypeConverter(res *catalog.Resource) (managedfields.TypeConverter, error) {
+	if tc, ok := s.customTypes.Load(res.Custom); ok {
+		return tc.(managedfields.TypeConverter), nil
+	}
+	schemas, err := openapi.CustomSchemas(customType(res))
+	if err != nil {
+		return nil, err
+	}
+	tc, err := fieldmanager.CustomTypeConverter(schemas)
+	if err != nil {
+		return nil, err
+	}
+	actual, _ := s.customTypes.LoadOrStore(res.Custom, tc)
+	return actual.(managedfields.TypeConverter), nil
 }

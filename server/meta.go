@@ -102,6 +102,7 @@ var tracksGeneration = map[string]bool{
 	"admissionregistration.k8s.io/validatingwebhookconfigurations":   true,
 	"admissionregistration.k8s.io/mutatingwebhookconfigurations":     true,
 	"admissionregistration.k8s.io/validatingadmissionpolicies":       true,
+	"apiextensions.k8s.io/customresourcedefinitions":                 true,
 	"admissionregistration.k8s.io/validatingadmissionpolicybindings": true,
 	"flowcontrol.apiserver.k8s.io/flowschemas":                       true,
 	"flowcontrol.apiserver.k8s.io/prioritylevelconfigurations":       true,
@@ -109,7 +110,9 @@ var tracksGeneration = map[string]bool{
 	"resource.k8s.io/deviceclasses":                                  true, "resource.k8s.io/resourceslices": true,
 }
 
-func generationTracked(r *catalog.Resource) bool { return tracksGeneration[r.Group+"/"+r.Resource] }
+func generationTracked(r *catalog.Resource) bool {
+	return r.Custom != nil || tracksGeneration[r.Group+"/"+r.Resource]
+}
 
 // hasStatus reports whether r's status is written through a /status
 // subresource, so that writes of the main resource leave it alone.
@@ -150,7 +153,12 @@ func (s *Server) prepareForCreate(r *catalog.Resource, obj object) {
 	if generationTracked(r) {
 		md["generation"] = int64(1)
 	}
-	if hasStatus(r) {
+	// A new CRD's status comes from its spec (defaultCRD); a new custom
+	// object has none.
+	if hasStatus(r) && r.Custom != nil {
+		delete(obj, "status")
+	}
+	if hasStatus(r) && !isCRDs(r) && r.Custom == nil {
 		if _, ok := obj["status"]; ok {
 			obj["status"] = map[string]any{}
 		}
@@ -164,7 +172,7 @@ func (s *Server) prepareForCreate(r *catalog.Resource, obj object) {
 
 // prepareForUpdate carries over what an update of the main resource cannot
 // change and bumps the generation when the object's desired state changed.
-func prepareForUpdate(r *catalog.Resource, obj, old object) {
+func prepareForUpdate(r *catalog.Resource, subresource string, obj, old object) {
 	md, oldMD := metadata(obj), metadata(old)
 	for _, k := range []string{"uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"} {
 		if v, ok := oldMD[k]; ok {
@@ -174,7 +182,7 @@ func prepareForUpdate(r *catalog.Resource, obj, old object) {
 		}
 	}
 	delete(md, "selfLink")
-	if hasStatus(r) {
+	if hasStatus(r) && subresource != "status" {
 		if st, ok := old["status"]; ok {
 			obj["status"] = st
 		} else {
@@ -185,6 +193,10 @@ func prepareForUpdate(r *catalog.Resource, obj, old object) {
 	case "namespaces":
 		// spec.finalizers change only through /finalize.
 		obj["spec"] = old["spec"]
+	case "customresourcedefinitions.apiextensions.k8s.io":
+		if subresource == "" {
+			addStoredVersion(obj)
+		}
 	}
 	// A Deployment's annotations count as desired state too (they once
 	// carried rollback requests).

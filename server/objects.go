@@ -58,6 +58,12 @@ func decodeStored(r *catalog.Resource, kv store.KeyValue) (object, error) {
 // encodeForStorage serialises obj in r's storage version, without the
 // resourceVersion (which is the store's revision).
 func encodeForStorage(r *catalog.Resource, obj object) ([]byte, error) {
+	if r.Custom != nil && r.Custom.StorageVersion != r.Version {
+		// Stored in another version, what that version's schema does not
+		// know is dropped, in obj too: as kube-apiserver's, the answer is
+		// what was stored (after managedFields recorded what was sent).
+		r.Custom.StorageSchema.Prune(obj)
+	}
 	stored := toStorage(r, obj)
 	delete(metadata(stored), "resourceVersion")
 	return encoding.MarshalObject(stored)
@@ -98,12 +104,16 @@ func readBody(w http.ResponseWriter, r *http.Request, res *catalog.Resource) (ob
 	}
 	version := apiVersion[strings.LastIndex(apiVersion, "/")+1:]
 	switch {
+	case apiVersion != res.APIVersion() && res.Custom != nil:
+		return nil, encoding.BadRequest("the API version in the data (%s) does not match the expected API version (%s)", apiVersion, res.APIVersion())
 	case apiVersion != res.APIVersion():
 		return nil, encoding.BadRequest("%s in version %q cannot be handled as a %s: no kind %q is registered for version %q in scheme \"pkg/runtime/scheme.go:111\"", kind, version, res.Kind, kind, apiVersion)
 	case kind != res.Kind:
 		return nil, encoding.BadRequest("%s in version %q cannot be handled as a %s: converting (%s.%s) to (%s.%s): unknown conversion", kind, version, res.Kind, version, kind, internalPackage(res.Group), res.Kind)
 	}
-	if mt != encoding.Protobuf { // protobuf bodies are typed already
+	// Protobuf bodies are typed already; custom objects are pruned and
+	// validated by their CRD's schema (admitSchema).
+	if mt != encoding.Protobuf && res.Custom == nil {
 		cannotHandle := fmt.Sprintf("%s in version %q cannot be handled as a %s", kind, version, res.Kind)
 		if obj, err = decodeTyped(w, res, mt, body, validation, cannotHandle); err != nil {
 			return nil, err

@@ -50,6 +50,10 @@ type patchRequest struct {
 
 func (s *Server) patch(w http.ResponseWriter, r *http.Request, req *request) {
 	obj, code, err := s.patchObject(r, req)
+	writeWarnings(w, req)
+	if err == nil && !dryRunRequested(r) {
+		err = s.afterWrite(r.Context(), req.res, deepCopyObject(obj))
+	}
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return
@@ -98,6 +102,7 @@ var errRetry = errors.New("object changed during the patch")
 // tryPatch applies a patch to the current object and writes the result.
 func (s *Server) tryPatch(ctx context.Context, pr *patchRequest) (object, int, error) {
 	res := pr.res
+	pr.warnings = nil
 	live, kv, err := s.getLive(ctx, res, pr.namespace, pr.name)
 	creating := false
 	switch {
@@ -122,6 +127,9 @@ func (s *Server) tryPatch(ctx context.Context, pr *patchRequest) (object, int, e
 		delete(md, "namespace")
 	}
 	obj["apiVersion"], obj["kind"] = res.APIVersion(), res.Kind
+	if pr.subresource == "status" && !creating {
+		obj = statusOnly(obj, live)
+	}
 	if creating {
 		return s.createPatched(ctx, pr, obj)
 	}
@@ -132,6 +140,9 @@ func (s *Server) tryPatch(ctx context.Context, pr *patchRequest) (object, int, e
 		return nil, 0, errUIDChanged(res, pr.name, uid)
 	}
 	if err := applyDefaults(res, obj); err != nil {
+		return nil, 0, err
+	}
+	if err := s.admitSchema(pr.request, obj, live); err != nil {
 		return nil, 0, err
 	}
 	if errs := validateUpdate(pr.request, obj, live); len(errs) > 0 {
@@ -167,6 +178,9 @@ func (s *Server) createPatched(ctx context.Context, pr *patchRequest, obj object
 		}
 	}
 	if err := applyDefaults(res, obj); err != nil {
+		return nil, 0, err
+	}
+	if err := s.admitSchema(pr.request, obj, nil); err != nil {
 		return nil, 0, err
 	}
 	s.prepareForCreate(res, obj)
@@ -254,31 +268,45 @@ func mergePatch(pr *patchRequest, live object) (object, error) {
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
-	var patched []byte
-	switch pr.patchType {
-	case jsonPatchType:
-		p, err := jsonpatch.DecodePatch(pr.body)
-		if err != nil {
-			return nil, encoding.BadRequest("error decoding patch: %v", err)
-		}
-		if patched, err = p.Apply(current); err != nil {
-			return nil, errPatchInvalid()
-		}
-	case mergePatchType:
-		if err := json.Unmarshal(pr.body, new(any)); err != nil {
-			return nil, encoding.BadRequest("error decoding patch: %v", err)
-		}
-		if patched, err = jsonpatch.MergePatch(current, pr.body); err != nil {
-			return nil, encoding.BadRequest("%v", err)
-		}
-	case strategicPatchType:
+	if pr.patchType == strategicPatchType {
 		return strategicMergePatch(pr, current)
+	}
+	patched, err := jsonOrMergePatch(pr.patchType, current, pr.body)
+	if err != nil {
+		return nil, err
 	}
 	obj, err := encoding.DecodeObject(encoding.JSON, patched)
 	if err != nil {
 		return nil, encoding.BadRequest("%v", err)
 	}
 	return obj, nil
+}
+
+// jsonOrMergePatch applies a JSON patch or a JSON merge patch to a
+// document.
+func jsonOrMergePatch(patchType string, current, patch []byte) ([]byte, error) {
+	switch patchType {
+	case jsonPatchType:
+		p, err := jsonpatch.DecodePatch(patch)
+		if err != nil {
+			return nil, encoding.BadRequest("error decoding patch: %v", err)
+		}
+		patched, err := p.Apply(current)
+		if err != nil {
+			return nil, errPatchInvalid()
+		}
+		return patched, nil
+	case mergePatchType:
+		if err := json.Unmarshal(patch, new(any)); err != nil {
+			return nil, encoding.BadRequest("error decoding patch: %v", err)
+		}
+		patched, err := jsonpatch.MergePatch(current, patch)
+		if err != nil {
+			return nil, encoding.BadRequest("%v", err)
+		}
+		return patched, nil
+	}
+	return nil, errCustomMediaType()
 }
 
 // strategicMergePatch applies a strategic merge patch, with the merge keys
@@ -298,7 +326,7 @@ func strategicMergePatch(pr *patchRequest, current []byte) (object, error) {
 	}
 	def, ok := defs[pr.kind.GroupVersionKind()]
 	if !ok {
-		return nil, errUnsupportedMediaType()
+		return nil, errCustomMediaType() // custom resources have no patch strategies
 	}
 	var base map[string]any
 	if err := json.Unmarshal(current, &base); err != nil {
@@ -321,6 +349,15 @@ func strategicMergePatch(pr *patchRequest, current []byte) (object, error) {
 // without details.
 func errPatchInvalid() error {
 	return apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", "", 0, false)
+}
+
+// errCustomMediaType is the 415 for a patch type custom resources do not
+// support.
+func errCustomMediaType() error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType,
+		Message: "the body of the request was in an unknown format - accepted media types include: " + jsonPatchType + ", " + mergePatchType + ", " + applyPatchType,
+	}}
 }
 
 func errUnsupportedMediaType() error {

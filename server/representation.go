@@ -97,7 +97,7 @@ func (s *Server) newConverter(r *http.Request, req *request) (*converter, error)
 			return nil, apierrors.NewBadRequest(`Unable to convert to Table as requested: includeObject: Invalid value: "` +
 				c.include + `": must be 'Metadata', 'Object', 'None', or empty`)
 		}
-		c.printer = table.ForResource(req.res.Group, req.res.Resource)
+		c.printer = printerOf(req.res)
 	}
 	return c, nil
 }
@@ -186,4 +186,15 @@ func rawObject(obj object) json.RawMessage {
 		return json.RawMessage("null")
 	}
 	return b
+}
+
+func printerOf(res *catalog.Resource) table.Printer {
+	if res.Custom == nil {
+		return table.ForResource(res.Group, res.Resource)
+	}
+	cols := make([]table.Column, len(res.Custom.Columns))
+	for i, c := range res.Custom.Columns {
+		cols[i] = table.Column(c)
+	}
+	return table.Custom(cols)
 }

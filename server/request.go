@@ -18,6 +18,10 @@ type request struct {
 	// delete, deletecollection.
 	verb string
 	res  *catalog.Resource
+	// fieldValidation is the query parameter: Ignore, Warn (default), Strict.
+	fieldValidation string
+	// warnings are sent back as Warning headers.
+	warnings []string
 }
 
 // namespaceSubresources are the paths under /namespaces/{name}/ that address

@@ -60,7 +60,10 @@ type step struct {
 	CheckHeaders []string `json:"checkHeaders,omitempty"`
 	// Pending, when set, says why kubeplay's answer is not yet the oracle's
 	// in full: its body is then checked to be a subset of the oracle's.
-	Pending  string    `json:"pending,omitempty"`
+	Pending string `json:"pending,omitempty"`
+	// Sleep, when recording, waits this long before the request, for the
+	// real server's controllers to act (kubeplay's act in the write path).
+	Sleep    string    `json:"sleep,omitempty"`
 	Response *response `json:"response,omitempty"`
 }
 
@@ -133,6 +136,13 @@ func record(t *testing.T, in, golden string) {
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
 	for i := range sc.Steps {
 		st := &sc.Steps[i]
+		if st.Sleep != "" {
+			d, err := time.ParseDuration(st.Sleep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(d)
+		}
 		req := st.request(t, *oracleURL)
 		if req.Header.Get("Authorization") == "" {
 			req.Header.Set("Authorization", "Bearer "+*oracleToken)
@@ -307,7 +317,7 @@ func normalize(t *testing.T, body json.RawMessage) any {
 				return inRecordRV.ReplaceAllString(x, "in record (RV)")
 			case "uid":
 				return "UID"
-			case "creationTimestamp", "deletionTimestamp", "time":
+			case "creationTimestamp", "deletionTimestamp", "time", "lastTransitionTime":
 				return "TIME"
 			case "resourceVersion":
 				if x != "" {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -64,6 +65,9 @@ type Server struct {
 	authn    *authn.Authenticator
 	authz    *authz.Authorizer
 	saTokens *serviceAccountTokens
+	// customTypes holds the type converter of each custom resource
+	// (*catalog.Custom -> managedfields.TypeConverter).
+	customTypes sync.Map
 
 	unsafeDeletion bool
 	onDeletion     func(DeletionEvent)
@@ -90,6 +94,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if err := s.bootstrap(ctx); err != nil {
 		return nil, fmt.Errorf("server: bootstrap: %w", err)
 	}
+	if err := s.loadCRDs(ctx); err != nil {
+		return nil, fmt.Errorf("server: custom resources: %w", err)
+	}
 	return s, nil
 }
 
@@ -99,8 +106,7 @@ func (s *Server) Catalog() *catalog.Catalog { return s.catalog }
 // notServed lists built-in resources kubeplay does not serve yet, and why.
 var notServed = map[schema.GroupResource]string{
 	// Their objects only mean something once the API server acts on them.
-	{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}: "custom resources are not served yet",
-	{Group: "apiregistration.k8s.io", Resource: "apiservices"}:             "API aggregation is not supported",
+	{Group: "apiregistration.k8s.io", Resource: "apiservices"}: "API aggregation is not supported",
 }
 
 // served reports whether kubeplay serves a built-in resource: every stored
@@ -196,6 +202,10 @@ func (s *Server) serveGroups(w http.ResponseWriter, r *http.Request, parts []str
 		return
 	}
 	gv := schema.GroupVersion{Group: group.Name, Version: parts[1]}
+	if !containsVersion(group, gv.Version) && s.customGroup(group.Name) {
+		http.NotFound(w, r) // kube-apiserver's CRD handler passes it on to nothing
+		return
+	}
 	if !containsVersion(group, gv.Version) {
 		encoding.WriteError(w, r, errNoResource())
 		return
@@ -224,6 +234,11 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, gv schema
 		return
 	}
 	if sub != "" && !(hasSubresource(res, sub) && subresourceServed(res, sub)) {
+		if res.Custom != nil {
+			// kube-apiserver's CRD handler looks for the object.
+			encoding.WriteError(w, r, apierrors.NewNotFound(res.GroupResource(), name))
+			return
+		}
 		encoding.WriteError(w, r, errNoResource())
 		return
 	}
@@ -231,7 +246,8 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, gv schema
 		encoding.WriteError(w, r, encoding.BadRequest("%v", err))
 		return
 	}
-	req := &request{group: gv.Group, version: gv.Version, namespace: ns, resource: resource, name: name, subresource: sub, res: res}
+	req := &request{group: gv.Group, version: gv.Version, namespace: ns, resource: resource, name: name, subresource: sub, res: res,
+		fieldValidation: r.URL.Query().Get("fieldValidation")}
 	req.verb = verbFor(r.Method, name == "", isTrue(r.URL.Query().Get("watch")), watchPath)
 	if sub == "token" && r.Method == http.MethodPost {
 		req.verb = "create" // serviceaccounts/token

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"errors"
-	"maps"
 	"net/http"
 	"strconv"
 
@@ -26,6 +25,8 @@ func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, req *r
 	switch {
 	case req.subresource == "finalize":
 		s.finalizeNamespace(w, r, req)
+	case req.subresource == "scale" && req.res.Custom != nil:
+		s.customScale(w, r, req)
 	case req.subresource == "scale" && req.verb == "get":
 		s.getScale(w, r, req)
 	case req.subresource == "scale" && req.verb == "update":
@@ -60,20 +61,10 @@ func subresourceVerb(r *catalog.Resource, sub, verb string) bool {
 // subresource, everything but the status for /status.
 func prepareUpdate(req *request, obj, old object) object {
 	if req.subresource != "status" {
-		prepareForUpdate(req.res, obj, old)
+		prepareForUpdate(req.res, req.subresource, obj, old)
 		return obj
 	}
-	out := maps.Clone(old)
-	out["metadata"] = maps.Clone(metadata(old))
-	if st, ok := obj["status"]; ok {
-		out["status"] = st
-	} else {
-		delete(out, "status")
-	}
-	if mf, ok := metadata(obj)["managedFields"]; ok {
-		metadata(out)["managedFields"] = mf
-	}
-	return out
+	return statusOnly(obj, old)
 }
 
 // scaleKind describes the autoscaling/v1 Scale objects of /scale.
@@ -250,7 +241,7 @@ func (s *Server) commitScale(ctx context.Context, req *request, live object, kv 
 		delete(spec, "replicas")
 	}
 	(&unstructured.Unstructured{Object: obj}).SetManagedFields(parent)
-	prepareForUpdate(res, obj, live)
+	prepareForUpdate(res, "scale", obj, live)
 	out, err := s.commitUpdate(ctx, res, req.namespace, req.name, obj, kv.ModRevision, isDryRun)
 	if apierrors.IsConflict(err) {
 		return nil, errRetry // the object changed since it was read

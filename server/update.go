@@ -79,7 +79,17 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, req *request) {
 		encoding.WriteError(w, r, errUIDPrecondition(res, req.namespace, req.name, uid, stored))
 		return
 	}
+	if req.subresource == "status" {
+		// Only the status changes: the rest is checked as stored.
+		obj = statusOnly(obj, old)
+	}
 	if err := applyDefaults(res, obj); err != nil {
+		encoding.WriteError(w, r, err)
+		return
+	}
+	err = s.admitSchema(req, obj, old)
+	writeWarnings(w, req)
+	if err != nil {
 		encoding.WriteError(w, r, err)
 		return
 	}
@@ -99,6 +109,9 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, req *request) {
 		return
 	}
 	out, err := s.commitUpdate(r.Context(), res, req.namespace, req.name, obj, expected, isDryRun)
+	if err == nil && !isDryRun {
+		err = s.afterWrite(r.Context(), res, deepCopyObject(out))
+	}
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return

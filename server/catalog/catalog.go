@@ -3,10 +3,15 @@ package catalog
 import (
 	"crypto/sha256"
 	"encoding/base64"
+	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"kubeplay/server/celrules"
+	"kubeplay/server/structural"
 )
 
 // Resource is one resource type in one group version.
@@ -20,6 +25,47 @@ type Resource struct {
 	ShortNames   []string
 	Categories   []string
 	Subresources []Subresource
+	// Custom is set for the resources a CustomResourceDefinition defines.
+	Custom *Custom
+}
+
+// Custom is what a CustomResourceDefinition says of one served version.
+type Custom struct {
+	// CRD is the definition's name ("widgets.example.com").
+	CRD string
+	// StorageVersion is the version objects are stored in, StorageSchema
+	// its schema, which prunes what is stored.
+	StorageVersion string
+	StorageSchema  *structural.Schema
+	// ListKind is the kind of lists ("WidgetList").
+	ListKind string
+	// Schema is the version's structural schema; RawSchema its
+	// openAPIV3Schema as written (decoded JSON).
+	Schema    *structural.Schema
+	RawSchema map[string]any
+	// Rules are the schema's compiled x-kubernetes-validations (nil if none).
+	Rules *celrules.Validator
+	// Columns are the additionalPrinterColumns.
+	Columns []PrinterColumn
+	// SelectableFields are the field selectors' paths besides metadata.name
+	// and metadata.namespace ("spec.color").
+	SelectableFields []string
+	// Scale holds the paths of the scale subresource, if any.
+	Scale *Scale
+	// Terminating is set once the CRD is deleted: its objects are being
+	// deleted, and no new one may be created.
+	Terminating bool
+}
+
+// PrinterColumn is one of a CRD's additionalPrinterColumns.
+type PrinterColumn struct {
+	Name, Type, Format, Description, JSONPath string
+	Priority                                  int32
+}
+
+// Scale holds a CRD's scale subresource paths (".spec.replicas").
+type Scale struct {
+	SpecReplicasPath, StatusReplicasPath, LabelSelectorPath string
 }
 
 // Subresource is a resource's subresource; Group, Version and Kind are those of
@@ -64,6 +110,10 @@ type Storage struct {
 
 // StorageOf returns where r's objects are stored.
 func StorageOf(r *Resource) Storage {
+	if r.Custom != nil {
+		// kube-apiserver keeps custom objects under /registry/<group>/<plural>.
+		return Storage{Group: r.Group, Version: r.Custom.StorageVersion, Kind: r.Kind, Prefix: r.Group + "/" + r.Resource}
+	}
 	s := Storage{Group: r.Group, Version: r.Version, Kind: r.Kind, Prefix: r.Resource}
 	if p, ok := storagePrefixes[r.GroupResource()]; ok {
 		s.Prefix = p
@@ -97,7 +147,8 @@ var storagePrefixes = map[schema.GroupResource]string{
 
 // sharedStorage lists resources stored in another group version's encoding.
 var sharedStorage = map[schema.GroupResource]schema.GroupVersion{
-	{Group: "events.k8s.io", Resource: "events"}: {Version: "v1"},
+	{Group: "events.k8s.io", Resource: "events"}:                           {Version: "v1"},
+	{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}: {Group: "apiextensions.k8s.io", Version: "v1beta1"},
 	// GA in v1.34, still stored as v1beta1 in v1.35.
 	{Group: "storage.k8s.io", Resource: "volumeattributesclasses"}: {Group: "storage.k8s.io", Version: "v1beta1"},
 }
@@ -190,8 +241,14 @@ func versionKey(v string) [3]int {
 	return [3]int{stability, major, minor}
 }
 
-// Catalog is an immutable set of resource types with lookups.
+// Catalog is the set of resource types served, with lookups: the built-in
+// types, fixed, and the custom ones, which change as CRDs are written. It
+// is safe for concurrent use; the resources it returns are never modified
+// (a changed CRD replaces them).
 type Catalog struct {
+	mu        sync.RWMutex
+	builtin   []*Resource
+	custom    map[string][]*Resource // by CRD name
 	resources []*Resource
 	byGVR     map[schema.GroupVersionResource]*Resource
 	groups    []Group
@@ -205,14 +262,45 @@ type Group struct {
 
 // New builds a catalog of the given resources.
 func New(resources []Resource) *Catalog {
-	c := &Catalog{byGVR: map[schema.GroupVersionResource]*Resource{}}
-	versions := map[string][]string{}
+	c := &Catalog{custom: map[string][]*Resource{}}
 	for i := range resources {
 		r := &resources[i]
 		if names, ok := laterShortNames[r.GroupResource()]; ok && len(r.ShortNames) == 0 {
 			r.ShortNames = names
 		}
-		c.resources = append(c.resources, r)
+		c.builtin = append(c.builtin, r)
+	}
+	c.index()
+	return c
+}
+
+// SetCustom replaces the resources defined by the CRD named crd (none
+// removes them).
+func (c *Catalog) SetCustom(crd string, resources []Resource) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(resources) == 0 {
+		delete(c.custom, crd)
+	} else {
+		list := make([]*Resource, len(resources))
+		for i := range resources {
+			list[i] = &resources[i]
+		}
+		c.custom[crd] = list
+	}
+	c.index()
+}
+
+// index rebuilds the lookups; c.mu is held for writing (or c is new).
+func (c *Catalog) index() {
+	c.resources = slices.Clone(c.builtin)
+	for _, name := range slices.Sorted(maps.Keys(c.custom)) {
+		c.resources = append(c.resources, c.custom[name]...)
+	}
+	c.byGVR = map[schema.GroupVersionResource]*Resource{}
+	c.groups = nil
+	versions := map[string][]string{}
+	for _, r := range c.resources {
 		c.byGVR[r.GroupVersionResource()] = r
 		if !slices.Contains(versions[r.Group], r.Version) {
 			versions[r.Group] = append(versions[r.Group], r.Version)
@@ -229,7 +317,6 @@ func New(resources []Resource) *Catalog {
 		}
 		return strings.Compare(a.Name, b.Name)
 	})
-	return c
 }
 
 func groupRank(group string) int {
@@ -251,13 +338,23 @@ func Builtin(keep func(*Resource) bool) []Resource {
 }
 
 // Lookup returns the resource for gvr, or nil.
-func (c *Catalog) Lookup(gvr schema.GroupVersionResource) *Resource { return c.byGVR[gvr] }
+func (c *Catalog) Lookup(gvr schema.GroupVersionResource) *Resource {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.byGVR[gvr]
+}
 
 // Groups returns the API groups in discovery order (the core group "" first).
-func (c *Catalog) Groups() []Group { return c.groups }
+func (c *Catalog) Groups() []Group {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.groups
+}
 
 // Resources returns the resources of one group version, by plural name.
 func (c *Catalog) Resources(gv schema.GroupVersion) []*Resource {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	var out []*Resource
 	for _, r := range c.resources {
 		if r.Group == gv.Group && r.Version == gv.Version {
@@ -269,4 +366,8 @@ func (c *Catalog) Resources(gv schema.GroupVersion) []*Resource {
 }
 
 // All returns every resource.
-func (c *Catalog) All() []*Resource { return c.resources }
+func (c *Catalog) All() []*Resource {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.resources
+}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
@@ -35,8 +36,27 @@ type Managers struct {
 }
 
 type key struct {
+	tc          managedfields.TypeConverter
 	gvk         schema.GroupVersionKind
 	subresource string
+}
+
+// CustomTypeConverter types the objects of a custom kind by the schemas of
+// its OpenAPI document (openapi.CustomSchemas).
+func CustomTypeConverter(schemas map[string]any) (managedfields.TypeConverter, error) {
+	defs := make(map[string]*spec.Schema, len(schemas))
+	for name, s := range schemas {
+		b, err := json.Marshal(s)
+		if err != nil {
+			return nil, err
+		}
+		def := &spec.Schema{}
+		if err := json.Unmarshal(b, def); err != nil {
+			return nil, err
+		}
+		defs[name] = def
+	}
+	return managedfields.NewTypeConverter(defs, false)
 }
 
 // For returns the field manager of objects of kind gvk written through
@@ -45,13 +65,22 @@ type key struct {
 // the kind has a status subresource, whose fields the main resource's apply
 // then leaves alone (and the other way round).
 func (m *Managers) For(gvk schema.GroupVersionKind, subresource string, hasStatus bool) (*managedfields.FieldManager, error) {
-	k := key{gvk, subresource}
-	if f, ok := m.byKey.Load(k); ok {
-		return f.(*managedfields.FieldManager), nil
-	}
 	tc, err := typeConverter()
 	if err != nil {
 		return nil, err
+	}
+	return m.forType(tc, unversioned{}, gvk, subresource, hasStatus)
+}
+
+// ForType is For with the objects of a custom kind, typed by tc.
+func (m *Managers) ForType(tc managedfields.TypeConverter, gvk schema.GroupVersionKind, subresource string, hasStatus bool) (*managedfields.FieldManager, error) {
+	return m.forType(tc, customVersions{}, gvk, subresource, hasStatus)
+}
+
+func (m *Managers) forType(tc managedfields.TypeConverter, conv runtime.ObjectConvertor, gvk schema.GroupVersionKind, subresource string, hasStatus bool) (*managedfields.FieldManager, error) {
+	k := key{tc, gvk, subresource}
+	if f, ok := m.byKey.Load(k); ok {
+		return f.(*managedfields.FieldManager), nil
 	}
 	var reset map[fieldpath.APIVersion]fieldpath.Filter
 	apiVersion := fieldpath.APIVersion(gvk.GroupVersion().String())
@@ -62,12 +91,23 @@ func (m *Managers) For(gvk schema.GroupVersionKind, subresource string, hasStatu
 	case hasStatus:
 		reset = map[fieldpath.APIVersion]fieldpath.Filter{apiVersion: fieldpath.NewExcludeSetFilter(fieldpath.NewSet(fieldpath.MakePathOrDie("status")))}
 	}
-	f, err := managedfields.NewDefaultFieldManager(tc, unversioned{}, unversioned{}, unversioned{}, gvk, gvk.GroupVersion(), subresource, reset)
+	f, err := managedfields.NewDefaultFieldManager(tc, conv, unversioned{}, unversioned{}, gvk, gvk.GroupVersion(), subresource, reset)
 	if err != nil {
 		return nil, err
 	}
 	actual, _ := m.byKey.LoadOrStore(k, f)
 	return actual.(*managedfields.FieldManager), nil
+}
+
+// Forget drops the field managers of objects typed by tc (a custom kind's
+// that changed or went).
+func (m *Managers) Forget(tc managedfields.TypeConverter) {
+	m.byKey.Range(func(k, _ any) bool {
+		if k.(key).tc == tc {
+			m.byKey.Delete(k)
+		}
+		return true
+	})
 }
 
 // Update records manager's changes from live to obj in obj's managedFields
@@ -142,6 +182,20 @@ func (unversioned) ConvertToVersion(in runtime.Object, gv runtime.GroupVersioner
 		// events.k8s.io/v1 and read as v1) then count as of a version
 		// the field manager does not know, and are dropped.
 		return nil, runtime.NewNotRegisteredErrForKind("kubeplay", target)
+	}
+	return in, nil
+}
+
+// customVersions converts nothing between the versions of a custom kind:
+// kube-apiserver cannot convert the managedFields entries of another version
+// of a CRD whose conversion is None, and so resets them all (which
+// UpdateNoErrors does on any other error).
+type customVersions struct{ unversioned }
+
+func (customVersions) ConvertToVersion(in runtime.Object, gv runtime.GroupVersioner) (runtime.Object, error) {
+	gvk := in.GetObjectKind().GroupVersionKind()
+	if target, ok := gv.KindForGroupVersionKinds([]schema.GroupVersionKind{gvk}); !ok || target != gvk {
+		return nil, fmt.Errorf("fieldmanager: cannot convert %v to %v", gvk, gv)
 	}
 	return in, nil
 }

@@ -28,13 +28,46 @@ func Materialize(gvk schema.GroupVersionKind, obj Object) error {
 	return nil
 }
 
+// The generator reads client-go's scheme, which has no apiextensions types:
+// their struct and null fields (k8s.io/apiextensions-apiserver v1) are
+// listed here.
+const apiextensionsV1 = "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1."
+
+var (
+	apiextensionsStructFields = map[string][]string{
+		apiextensionsV1 + "CustomResourceDefinition":       {"metadata", "spec", "status"},
+		apiextensionsV1 + "CustomResourceDefinitionSpec":   {"names"},
+		apiextensionsV1 + "CustomResourceDefinitionStatus": {"acceptedNames"},
+	}
+	apiextensionsNullFields = map[string][]string{
+		apiextensionsV1 + "CustomResourceDefinitionSpec":   {"versions"},
+		apiextensionsV1 + "CustomResourceDefinitionStatus": {"conditions", "storedVersions"},
+	}
+)
+
+// structFieldsOf lists the fields of schema def held as structs by value.
+func structFieldsOf(def string) []string {
+	if f, ok := apiextensionsStructFields[def]; ok {
+		return f
+	}
+	return structFields[def]
+}
+
+// nullFieldsOf lists the fields a zero value of schema def holds as null.
+func nullFieldsOf(def string) []string {
+	if f, ok := apiextensionsNullFields[def]; ok {
+		return f
+	}
+	return nullFields[def]
+}
+
 func materialize(schemas map[string]*spec.Schema, def string, obj map[string]any) {
-	for _, f := range structFields[def] {
+	for _, f := range structFieldsOf(def) {
 		if _, ok := obj[f]; !ok {
 			obj[f] = map[string]any{}
 		}
 	}
-	for _, f := range nullFields[def] {
+	for _, f := range nullFieldsOf(def) {
 		if _, ok := obj[f]; !ok {
 			obj[f] = nil
 		}

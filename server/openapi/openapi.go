@@ -23,6 +23,23 @@ type Handler struct {
 	served  func(schema.GroupVersion) bool
 	modTime time.Time
 	hashes  sync.Map // document path -> hash, computed on first use
+	custom  sync.Map // document path -> customDoc, of CRD group versions
+}
+
+type customDoc struct {
+	doc  []byte
+	hash string
+}
+
+// SetCustom serves doc as the document of path ("apis/example.com/v1"), a
+// group version of custom resources; a nil doc stops serving it.
+func (h *Handler) SetCustom(path string, doc []byte) {
+	if doc == nil {
+		h.custom.Delete(path)
+		return
+	}
+	sum := sha512.Sum512(doc)
+	h.custom.Store(path, customDoc{doc: doc, hash: strings.ToUpper(hex.EncodeToString(sum[:]))})
 }
 
 // NewHandler returns a handler for the documents of what served reports
@@ -56,6 +73,9 @@ func (h *Handler) isServed(path string) bool {
 }
 
 func (h *Handler) document(path string) ([]byte, bool) {
+	if c, ok := h.custom.Load(path); ok {
+		return c.(customDoc).doc, true
+	}
 	if !h.isServed(path) {
 		return nil, false
 	}
@@ -66,6 +86,9 @@ func (h *Handler) document(path string) ([]byte, bool) {
 // hash is kube-apiserver's ETag and ?hash= value of a document: its
 // SHA-512 in upper-case hex.
 func (h *Handler) hash(path string, doc []byte) string {
+	if c, ok := h.custom.Load(path); ok {
+		return c.(customDoc).hash
+	}
 	if v, ok := h.hashes.Load(path); ok {
 		return v.(string)
 	}
@@ -137,6 +160,13 @@ func (h *Handler) serveIndex(w http.ResponseWriter, r *http.Request) {
 			paths[path] = indexEntry{ServerRelativeURL: "/openapi/v3/" + path + "?hash=" + h.hash(path, doc)}
 		}
 	}
+	h.custom.Range(func(k, v any) bool {
+		path := k.(string)
+		paths[path] = indexEntry{ServerRelativeURL: "/openapi/v3/" + path + "?hash=" + v.(customDoc).hash}
+		return true
+	})
 	b, _ := json.Marshal(map[string]any{"paths": paths})
-	http.ServeContent(w, r, "", h.modTime, bytes.NewReader(b))
+	// Like kube-apiserver's, the index is always new: it changes with the
+	// CRDs, and a client revalidating by date must not keep an old one.
+	http.ServeContent(w, r, "", time.Now(), bytes.NewReader(b))
 }

@@ -1,0 +1,11 @@
+// Package celrules compiles and evaluates the x-kubernetes-validations
+// rules of a CustomResourceDefinition's structural schema with cel-go, as
+// kube-apiserver does: self (and oldSelf in transition rules) typed by the
+// schema, message, messageExpression, reason and fieldPath, optionalOldSelf,
+// the errors a CRD with a bad rule gets, and a subset of the Kubernetes CEL
+// libraries (see library.go).
+//
+// k8s.io/apiserver's CEL packages are too heavy for the wasm build (see
+// DESIGN.md); this is kubeplay's own, checked against the real server by
+// the golden scenario crd-cel.
+package celrules

@@ -1,0 +1,283 @@
+package server
+
+import (
+	"reflect"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"kubeplay/server/catalog"
+	"kubeplay/server/celrules"
+	"kubeplay/server/structural"
+)
+
+// validateCRD checks a CRD as kube-apiserver does, in its order. Like
+// kube-apiserver, what all versions share (schema, subresources, printer
+// columns, selectable fields) is checked once and reported at the spec's
+// level (spec.validation, spec.subresources, ...).
+func validateCRD(res *catalog.Resource, obj object) field.ErrorList {
+	spec, _ := obj["spec"].(map[string]any)
+	names, _ := spec["names"].(map[string]any)
+	specPath := field.NewPath("spec")
+	name, group, plural := str(metadata(obj), "name"), str(spec, "group"), str(names, "plural")
+	errs := validateName(res, name, field.NewPath("metadata", "name"))
+	if len(errs) == 0 && name != plural+"."+group {
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), name, `must be spec.names.plural+"."+spec.group`))
+	}
+	switch {
+	case group == "":
+		errs = append(errs, field.Required(specPath.Child("group"), ""))
+	case len(strings.Split(group, ".")) < 2:
+		errs = append(errs, field.Invalid(specPath.Child("group"), group, "should be a domain with at least one dot"))
+	default:
+		for _, msg := range validation.IsDNS1123Subdomain(group) {
+			errs = append(errs, field.Invalid(specPath.Child("group"), group, msg))
+		}
+	}
+	switch scope := str(spec, "scope"); scope {
+	case "":
+		errs = append(errs, field.Required(specPath.Child("scope"), ""))
+	case "Namespaced", "Cluster":
+	default:
+		errs = append(errs, field.NotSupported(specPath.Child("scope"), scope, []string{"Cluster", "Namespaced"}))
+	}
+	versions := versionsOf(spec)
+	shared := sharedParts(versions)
+	storage, unique := 0, true
+	seen := map[string]bool{}
+	for i, v := range versions {
+		p := specPath.Child("versions").Index(i)
+		if b, _ := v["storage"].(bool); b {
+			storage++
+		}
+		vname := str(v, "name")
+		unique = unique && !seen[vname]
+		seen[vname] = true
+		for _, msg := range validation.IsDNS1035Label(vname) {
+			errs = append(errs, field.Invalid(p.Child("name"), vname, msg))
+		}
+		if shared["schema"] && i > 0 {
+			continue // the rest is shared, checked with the first version
+		}
+		errs = append(errs, validateVersionParts(v, p, specPath, shared)...)
+	}
+	if len(versions) > 0 {
+		// kube-apiserver's internal type still has the single spec.version
+		// of v1beta1, set to the first version's name, and checks it too.
+		for _, msg := range validation.IsDNS1035Label(str(versions[0], "name")) {
+			errs = append(errs, field.Invalid(specPath.Child("version"), str(versions[0], "name"), msg))
+		}
+	}
+	dump := versionsDump(spec, shared)
+	switch {
+	case !unique:
+		errs = append(errs, field.Invalid(specPath.Child("versions"), dump, "must contain unique version names"))
+	case storage != 1:
+		errs = append(errs, field.Invalid(specPath.Child("versions"), dump, "must have exactly one version marked as storage version"))
+	}
+	errs = append(errs, validateNames(names, specPath.Child("names"))...)
+	errs = append(errs, validateConversion(spec, specPath.Child("conversion"))...)
+	if b, _ := spec["preserveUnknownFields"].(bool); b {
+		errs = append(errs, field.Invalid(specPath.Child("preserveUnknownFields"), true, "cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead"))
+	}
+	if st, _ := obj["status"].(map[string]any); len(listOf(st, "storedVersions")) == 0 {
+		errs = append(errs, field.Invalid(field.NewPath("status", "storedVersions"), nil, "must have at least one stored version"))
+	}
+	return errs
+}
+
+// sharedParts says which parts of a version all versions have in common.
+func sharedParts(versions []map[string]any) map[string]bool {
+	shared := map[string]bool{}
+	for _, part := range []string{"schema", "subresources", "additionalPrinterColumns", "selectableFields"} {
+		same := len(versions) > 0
+		for _, v := range versions[min(1, len(versions)):] {
+			same = same && reflect.DeepEqual(v[part], versions[0][part])
+		}
+		shared[part] = same
+	}
+	return shared
+}
+
+// validateVersionParts checks a version's schema, subresources, printer
+// columns and selectable fields, each at the spec's level if shared.
+func validateVersionParts(v map[string]any, p, specPath *field.Path, shared map[string]bool) field.ErrorList {
+	var errs field.ErrorList
+	at := func(part string) *field.Path {
+		if shared[part] {
+			return specPath.Child(part)
+		}
+		return p.Child(part)
+	}
+	schemaPath := p.Child("schema", "openAPIV3Schema")
+	if shared["schema"] {
+		schemaPath = specPath.Child("validation", "openAPIV3Schema")
+	}
+	sch, _ := v["schema"].(map[string]any)
+	raw, ok := sch["openAPIV3Schema"].(map[string]any)
+	var parsed *structural.Schema
+	if !ok {
+		errs = append(errs, field.Required(p.Child("schema", "openAPIV3Schema"), ""))
+	} else {
+		var e field.ErrorList
+		parsed, e = structural.Parse(raw, schemaPath)
+		errs = append(errs, e...)
+		if len(e) == 0 {
+			_, e = celrules.Compile(parsed, schemaPath)
+			errs = append(errs, e...)
+		}
+	}
+	subs, _ := v["subresources"].(map[string]any)
+	if sc, ok := subs["scale"].(map[string]any); ok {
+		errs = append(errs, validateScale(sc, at("subresources").Child("scale"))...)
+	}
+	errs = append(errs, validatePrinterColumns(v, at("additionalPrinterColumns"))...)
+	for i, f := range listOf(v, "selectableFields") {
+		m, _ := f.(map[string]any)
+		path := str(m, "jsonPath")
+		fp := at("selectableFields").Index(i).Child("jsonPath")
+		if parsed != nil && !selectablePath(parsed, path) {
+			errs = append(errs, field.Invalid(fp, path, "is an invalid path: does not refer to a valid field"))
+		}
+	}
+	return errs
+}
+
+// selectablePath reports whether a selectable field's path (".spec.color")
+// names a property of the schema.
+func selectablePath(s *structural.Schema, path string) bool {
+	if !strings.HasPrefix(path, ".") {
+		return false
+	}
+	for _, p := range strings.Split(path[1:], ".") {
+		child, ok := s.Properties[p]
+		if !ok {
+			return false
+		}
+		s = child
+	}
+	return true
+}
+
+func listOf(m map[string]any, key string) []any {
+	l, _ := m[key].([]any)
+	return l
+}
+
+func validateNames(names map[string]any, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, k := range []string{"plural", "singular"} {
+		v := str(names, k)
+		if v == "" {
+			errs = append(errs, field.Required(path.Child(k), ""))
+			continue
+		}
+		for _, msg := range validation.IsDNS1035Label(v) {
+			errs = append(errs, field.Invalid(path.Child(k), v, msg))
+		}
+	}
+	for i, sn := range listOf(names, "shortNames") {
+		s, _ := sn.(string)
+		for _, msg := range validation.IsDNS1035Label(s) {
+			errs = append(errs, field.Invalid(path.Child("shortNames").Index(i), s, msg))
+		}
+	}
+	for _, k := range []string{"kind", "listKind"} {
+		v := str(names, k)
+		if v == "" {
+			errs = append(errs, field.Required(path.Child(k), ""))
+			continue
+		}
+		for _, msg := range validation.IsDNS1035Label(strings.ToLower(v)) {
+			errs = append(errs, field.Invalid(path.Child(k), v, msg))
+		}
+	}
+	if str(names, "kind") != "" && str(names, "kind") == str(names, "listKind") {
+		errs = append(errs, field.Invalid(path.Child("listKind"), str(names, "listKind"), "kind and listKind may not be the same"))
+	}
+	for i, c := range listOf(names, "categories") {
+		s, _ := c.(string)
+		for _, msg := range validation.IsDNS1035Label(s) {
+			errs = append(errs, field.Invalid(path.Child("categories").Index(i), s, msg))
+		}
+	}
+	return errs
+}
+
+// validateConversion checks spec.conversion. kubeplay converts between
+// versions as strategy None does, even for a CRD asking for a webhook.
+func validateConversion(spec map[string]any, path *field.Path) field.ErrorList {
+	conv, _ := spec["conversion"].(map[string]any)
+	switch strategy := str(conv, "strategy"); strategy {
+	case "None":
+		return nil
+	case "Webhook":
+		var errs field.ErrorList
+		webhook, _ := conv["webhook"].(map[string]any)
+		if _, ok := webhook["clientConfig"]; !ok {
+			errs = append(errs, field.Required(path.Child("webhookClientConfig"), "required when strategy is set to Webhook"))
+		}
+		if len(listOf(webhook, "conversionReviewVersions")) == 0 {
+			errs = append(errs, field.Required(path.Child("conversionReviewVersions"), ""))
+		}
+		return errs
+	default:
+		return field.ErrorList{field.NotSupported(path.Child("strategy"), strategy, []string{"None", "Webhook"})}
+	}
+}
+
+// validateScale checks the paths of a scale subresource.
+func validateScale(sc map[string]any, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	check := func(key string, required bool, under ...string) {
+		v := str(sc, key)
+		switch {
+		case v == "" && required:
+			errs = append(errs, field.Required(path.Child(key), ""))
+		case v == "":
+		case !simpleJSONPath(v):
+			errs = append(errs, field.Invalid(path.Child(key), v, "must be a simple json path starting with ."))
+		case !slices.ContainsFunc(under, func(u string) bool { return strings.HasPrefix(v, u+".") }):
+			where := under[0]
+			if len(under) > 1 {
+				where = "either " + strings.Join(under, " or ")
+			}
+			errs = append(errs, field.Invalid(path.Child(key), v, "should be a json path under "+where))
+		}
+	}
+	check("specReplicasPath", true, ".spec")
+	check("statusReplicasPath", true, ".status")
+	check("labelSelectorPath", false, ".spec", ".status")
+	return errs
+}
+
+func simpleJSONPath(p string) bool {
+	return strings.HasPrefix(p, ".") && !strings.ContainsAny(p, "[]*")
+}
+
+var printerColumnTypes = []string{"boolean", "date", "integer", "number", "string"}
+
+func validatePrinterColumns(v map[string]any, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for i, c := range listOf(v, "additionalPrinterColumns") {
+		col, _ := c.(map[string]any)
+		p := path.Index(i)
+		if str(col, "name") == "" {
+			errs = append(errs, field.Required(p.Child("name"), ""))
+		}
+		if t := str(col, "type"); t == "" {
+			errs = append(errs, field.Required(p.Child("type"), ""))
+		} else if !slices.Contains(printerColumnTypes, t) {
+			errs = append(errs, field.Invalid(p.Child("type"), t, "must be one of "+strings.Join(printerColumnTypes, ",")))
+		}
+		switch jp := str(col, "jsonPath"); {
+		case jp == "":
+			errs = append(errs, field.Required(p.Child("JSONPath"), ""))
+		case !strings.HasPrefix(jp, "."):
+			errs = append(errs, field.Invalid(p.Child("JSONPath"), jp, "must be a simple json path starting with ."))
+		}
+	}
+	return errs
+}

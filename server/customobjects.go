@@ -1,0 +1,137 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"slices"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"kubeplay/server/catalog"
+	"kubeplay/server/encoding"
+)
+
+// admitSchema applies the rules of a type beyond object metadata to an object
+// about to be written (old is nil for a create): a CRD is defaulted and
+// validated; a custom object is pruned of unknown fields (reported as the
+// request's fieldValidation says), defaulted and validated against its
+// CRD's schema.
+func (s *Server) admitSchema(req *request, obj, old object) error {
+	res := req.res
+	switch {
+	case isCRDs(res) && req.subresource == "":
+		defaultCRD(obj, old == nil)
+		if old != nil {
+			obj["status"] = old["status"] // as the update will keep it
+		}
+		if errs := validateCRD(res, obj); len(errs) > 0 {
+			return errInvalid(res, str(metadata(obj), "name"), errs)
+		}
+	case res.Custom != nil:
+		if old == nil && res.Custom.Terminating {
+			return apierrors.NewForbidden(res.GroupResource(), str(metadata(obj), "name"), errors.New("create not allowed while custom resource definition is terminating"))
+		}
+		sch := res.Custom.Schema
+		if unknown := sch.Prune(obj); len(unknown) > 0 {
+			switch req.fieldValidation {
+			case "Ignore":
+			case "Strict":
+				quoted := make([]string, len(unknown))
+				for i, u := range unknown {
+					quoted[i] = fmt.Sprintf("unknown field %q", u)
+				}
+				return encoding.BadRequest("%s in version %q cannot be handled as a %s: strict decoding error: %s", res.Kind, res.Version, res.Kind, strings.Join(quoted, ", "))
+			default:
+				for _, u := range unknown {
+					req.warnings = append(req.warnings, fmt.Sprintf("unknown field %q", u))
+				}
+			}
+		}
+		sch.ApplyDefaults(obj)
+		errs := sch.Validate(obj, old)
+		switch {
+		case blocking(errs) && res.Custom.Rules != nil:
+			errs = append(errs, field.Invalid(nil, nil, "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"))
+		case !blocking(errs):
+			errs = append(errs, res.Custom.Rules.Validate(obj, old)...)
+		}
+		if len(errs) > 0 {
+			return errInvalid(res, str(metadata(obj), "name"), errs)
+		}
+
+	}
+	return nil
+}
+
+// blocking reports whether schema errors keep kube-apiserver from
+// evaluating CEL rules: a value of the wrong type, a missing or unsupported
+// one, or one too long or with too many items.
+func blocking(errs field.ErrorList) bool {
+	for _, e := range errs {
+		switch e.Type {
+		case field.ErrorTypeNotSupported, field.ErrorTypeRequired, field.ErrorTypeTooLong, field.ErrorTypeTooMany, field.ErrorTypeTypeInvalid:
+			return true
+		}
+	}
+	return false
+}
+
+// addStoredVersion adds a CRD's storage version to its
+// status.storedVersions, after an update of its spec.
+func addStoredVersion(obj object) {
+	st := deepCopyObject(mapAt(obj, "status")) // shared with the stored object's
+	obj["status"] = st
+	stored := listOf(st, "storedVersions")
+	for _, v := range versionsOf(mapAt(obj, "spec")) {
+		if b, _ := v["storage"].(bool); b && !slices.Contains(stored, any(str(v, "name"))) {
+			stored = append(stored, str(v, "name"))
+		}
+	}
+	st["storedVersions"] = stored
+}
+
+// afterWrite runs what kube-apiserver's controllers do once an object is
+// written: a CRD's names are accepted and its resource served; a deleted
+// CRD goes once its last object has.
+func (s *Server) afterWrite(ctx context.Context, res *catalog.Resource, obj object) error {
+	switch {
+	case res.Custom != nil && deleting(obj):
+		// The object may have been the last of a deleted CRD's.
+		return s.cleanupCRD(ctx, res.Custom.CRD)
+	case isCRDs(res) && !deleting(obj):
+		return s.establish(ctx, deepCopyObject(obj))
+	}
+	return nil
+}
+
+// statusOnly is the object an update of the status subresource writes: the
+// stored one with the new status (and the managedFields the field manager
+// computed for the update, or the client sent).
+func statusOnly(obj, old object) object {
+	out := deepCopyObject(old)
+	if st, ok := obj["status"]; ok {
+		out["status"] = st
+	} else {
+		delete(out, "status")
+	}
+	md := metadata(out)
+	md["resourceVersion"] = metadata(obj)["resourceVersion"]
+	if mf, ok := metadata(obj)["managedFields"]; ok {
+		md["managedFields"] = mf
+	} else {
+		delete(md, "managedFields")
+	}
+	return out
+}
+
+// writeWarnings sets the Warning headers of a request's warnings.
+func writeWarnings(w http.ResponseWriter, req *request) {
+	for _, msg := range req.warnings {
+		w.Header().Add("Warning", fmt.Sprintf("299 - %q", msg))
+	}
+}

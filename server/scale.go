@@ -1,0 +1,141 @@
+package server
+
+import (
+	"encoding/json"
+	"mime"
+	"net/http"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"kubeplay/server/encoding"
+	"kubeplay/store"
+)
+
+// customScale serves the scale subresource of a custom resource: an
+// autoscaling/v1 Scale read from and written to the paths its CRD names.
+// Server-Side Apply of a Scale is not supported.
+func (s *Server) customScale(w http.ResponseWriter, r *http.Request, req *request) {
+	res := req.res
+	obj, kv, err := s.getObject(r.Context(), res, req.namespace, req.name)
+	if err != nil {
+		encoding.WriteError(w, r, err)
+		return
+	}
+	paths := res.Custom.Scale
+	if req.verb == "get" {
+		encoding.Write(w, r, http.StatusOK, customScaleOf(obj, paths.SpecReplicasPath, paths.StatusReplicasPath, paths.LabelSelectorPath))
+		return
+	}
+	body, err := readBytes(r)
+	if err != nil {
+		encoding.WriteError(w, r, err)
+		return
+	}
+	scale, err := s.newScale(r, req, obj, body)
+	if err != nil {
+		encoding.WriteError(w, r, err)
+		return
+	}
+	if rv := str(metadata(scale), "resourceVersion"); rv != "" && rv != str(metadata(obj), "resourceVersion") {
+		encoding.WriteError(w, r, storeError(res, req.name, store.ErrConflict))
+		return
+	}
+	spec, _ := scale["spec"].(map[string]any)
+	replicas, ok := spec["replicas"]
+	if n := int64Of(replicas); !ok || n < 0 {
+		encoding.WriteError(w, r, errInvalid(res, req.name, field.ErrorList{
+			field.Invalid(field.NewPath(paths.SpecReplicasPath), n, "should be a non-negative integer")}))
+		return
+	}
+	updated := deepCopyObject(obj)
+	setPath(updated, paths.SpecReplicasPath, int64Of(replicas))
+	opts, err := writeOptionsOf(r, "UpdateOptions", "")
+	if err != nil {
+		encoding.WriteError(w, r, err)
+		return
+	}
+	manager, isDryRun := opts.manager, opts.dryRun
+	prepareForUpdate(res, "scale", updated, obj)
+	if updated, err = s.trackUpdate(res, "scale", obj, updated, manager); err != nil {
+		encoding.WriteError(w, r, err)
+		return
+	}
+	// kube-apiserver records writes through /scale without a time.
+	for _, e := range listOf(metadata(updated), "managedFields") {
+		if m, ok := e.(map[string]any); ok && m["subresource"] == "scale" {
+			delete(m, "time")
+		}
+	}
+	out, err := s.commitUpdate(r.Context(), res, req.namespace, req.name, updated, kv.ModRevision, isDryRun)
+	if err != nil {
+		encoding.WriteError(w, r, err)
+		return
+	}
+	encoding.Write(w, r, http.StatusOK, customScaleOf(out, paths.SpecReplicasPath, paths.StatusReplicasPath, paths.LabelSelectorPath))
+}
+
+// newScale is the Scale a PUT or a JSON or merge PATCH asks for.
+func (s *Server) newScale(r *http.Request, req *request, obj object, body []byte) (object, error) {
+	if req.verb == "update" {
+		scale, err := encoding.DecodeObject(encoding.JSON, body)
+		if err != nil {
+			return nil, encoding.BadRequest("%v", err)
+		}
+		return scale, nil
+	}
+	paths := req.res.Custom.Scale
+	current, err := json.Marshal(customScaleOf(obj, paths.SpecReplicasPath, paths.StatusReplicasPath, paths.LabelSelectorPath))
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	patched, err := jsonOrMergePatch(mt, current, body)
+	if err != nil {
+		return nil, err
+	}
+	return encoding.DecodeObject(encoding.JSON, patched)
+}
+
+// scaleOf is the autoscaling/v1 Scale of a custom object.
+func customScaleOf(obj object, specPath, statusPath, selectorPath string) object {
+	md := metadata(obj)
+	scaleMD := map[string]any{}
+	for _, k := range []string{"name", "namespace", "uid", "resourceVersion", "creationTimestamp"} {
+		if v, ok := md[k]; ok {
+			scaleMD[k] = v
+		}
+	}
+	status := map[string]any{"replicas": int64Of(valueAt(obj, statusPath))}
+	if sel, ok := valueAt(obj, selectorPath).(string); ok && sel != "" {
+		status["selector"] = sel
+	}
+	return object{
+		"kind": "Scale", "apiVersion": "autoscaling/v1", "metadata": scaleMD,
+		"spec": map[string]any{"replicas": int64Of(valueAt(obj, specPath))}, "status": status,
+	}
+}
+
+// valueAt reads a simple JSONPath (".spec.replicas").
+func valueAt(obj object, path string) any {
+	var cur any = obj
+	for _, p := range strings.Split(strings.TrimPrefix(path, "."), ".") {
+		m, ok := cur.(map[string]any)
+		if !ok || p == "" {
+			return nil
+		}
+		cur = m[p]
+	}
+	return cur
+}
+
+// setPath writes a value at a simple JSONPath, creating the objects on the way.
+func setPath(obj object, path string, v any) {
+	parts := strings.Split(strings.TrimPrefix(path, "."), ".")
+	cur := obj
+	for _, p := range parts[:len(parts)-1] {
+		cur = mapAt(cur, p)
+	}
+	cur[parts[len(parts)-1]] = v
+}
