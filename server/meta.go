@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"kubeplay/server/catalog"
+	"kubeplay/server/defaults"
 	"kubeplay/server/fieldmanager"
 )
 
@@ -118,8 +119,13 @@ func hasStatus(r *catalog.Resource) bool { return hasSubresource(r, "status") }
 // applyDefaults does what kube-apiserver's decoding does to an object
 // before its field manager records who set what: a namespace's
 // kubernetes.io/metadata.name label, a Secret's stringData folded into data,
-// and the fields Go types hold as structs present.
+// the fields Go types hold as structs present, and the built-in types'
+// defaults (which read those structs and may add more).
 func applyDefaults(r *catalog.Resource, obj object) error {
+	if err := fieldmanager.Materialize(r.GroupVersionKind(), obj); err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	defaults.Apply(r.GroupVersionKind(), obj)
 	if err := fieldmanager.Materialize(r.GroupVersionKind(), obj); err != nil {
 		return apierrors.NewInternalError(err)
 	}
@@ -152,9 +158,10 @@ func (s *Server) prepareForCreate(r *catalog.Resource, obj object) {
 	}
 	if hasStatus(r) {
 		if _, ok := obj["status"]; ok {
-			obj["status"] = map[string]any{}
+			obj["status"] = fieldmanager.NewObject(r.GroupVersionKind())["status"]
 		}
 	}
+	defaults.PrepareForCreate(r.GroupVersionKind(), obj, s.now())
 	switch r.GroupResource().String() {
 	case "namespaces":
 		obj["spec"] = map[string]any{"finalizers": []any{"kubernetes"}}

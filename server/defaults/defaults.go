@@ -1,0 +1,117 @@
+package defaults
+
+import (
+	"encoding/json"
+	"strconv"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Object is a decoded Kubernetes object.
+type Object = map[string]any
+
+// Apply fills in the defaults of kind gvk on obj, in place.
+func Apply(gvk schema.GroupVersionKind, obj Object) {
+	spec := child(obj, "spec")
+	switch gvk.GroupKind() {
+	case schema.GroupKind{Kind: "Pod"}:
+		pod(spec)
+	case schema.GroupKind{Kind: "PodTemplate"}:
+		podTemplate(child(obj, "template"))
+	case schema.GroupKind{Kind: "ReplicationController"}:
+		replicationController(obj, spec)
+	case schema.GroupKind{Kind: "Service"}:
+		service(spec)
+	case schema.GroupKind{Kind: "Endpoints"}:
+		for _, s := range items(obj["subsets"]) {
+			for _, p := range items(s["ports"]) {
+				set(p, "protocol", "TCP")
+			}
+		}
+	case schema.GroupKind{Kind: "PersistentVolumeClaim"}:
+		set(spec, "volumeMode", "Filesystem")
+	case schema.GroupKind{Kind: "PersistentVolume"}:
+		persistentVolume(spec)
+	case schema.GroupKind{Kind: "LimitRange"}:
+		limitRange(spec)
+	case schema.GroupKind{Group: "apps", Kind: "Deployment"}:
+		deployment(spec)
+	case schema.GroupKind{Group: "apps", Kind: "ReplicaSet"}:
+		set(spec, "replicas", num(1))
+		podTemplate(child(spec, "template"))
+	case schema.GroupKind{Group: "apps", Kind: "StatefulSet"}:
+		statefulSet(spec)
+	case schema.GroupKind{Group: "apps", Kind: "DaemonSet"}:
+		daemonSet(spec)
+	case schema.GroupKind{Group: "batch", Kind: "Job"}:
+		job(obj, spec)
+	case schema.GroupKind{Group: "batch", Kind: "CronJob"}:
+		cronJob(spec)
+	case schema.GroupKind{Group: "networking.k8s.io", Kind: "NetworkPolicy"}:
+		networkPolicy(spec)
+	case schema.GroupKind{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}:
+		horizontalPodAutoscaler(gvk.Version, spec)
+	case schema.GroupKind{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding"},
+		schema.GroupKind{Group: "rbac.authorization.k8s.io", Kind: "ClusterRoleBinding"}:
+		for _, s := range items(obj["subjects"]) {
+			if k := s["kind"]; k == "User" || k == "Group" {
+				set(s, "apiGroup", "rbac.authorization.k8s.io")
+			}
+		}
+	case schema.GroupKind{Group: "storage.k8s.io", Kind: "StorageClass"}:
+		set(obj, "reclaimPolicy", "Delete")
+		set(obj, "volumeBindingMode", "Immediate")
+	}
+}
+
+// child is obj's object field k, nil if there is none. Writes through the
+// helpers below to a nil object do nothing: the caller decodes objects
+// with their struct fields present (fieldmanager.Materialize), so a nil
+// object is one the Go types hold as a nil pointer, which defaulting leaves
+// nil.
+func child(obj Object, k string) Object {
+	m, _ := obj[k].(map[string]any)
+	return m
+}
+
+// items is a list of objects; entries of other shapes are skipped.
+func items(v any) []Object {
+	l, _ := v.([]any)
+	out := make([]Object, 0, len(l))
+	for _, e := range l {
+		if m, ok := e.(map[string]any); ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// unset reports whether obj's field k holds Go's zero value of a pointer,
+// slice, map or string.
+func unset(obj Object, k string) bool {
+	v, ok := obj[k]
+	return !ok || v == nil || v == ""
+}
+
+// set sets obj's field k to v when it is unset.
+func set(obj Object, k string, v any) {
+	if obj != nil && unset(obj, k) {
+		obj[k] = v
+	}
+}
+
+// setObject makes obj's field k an object when it is unset, and returns it.
+func setObject(obj Object, k string) Object {
+	if obj == nil {
+		return nil
+	}
+	if unset(obj, k) {
+		obj[k] = map[string]any{}
+	}
+	return child(obj, k)
+}
+
+// num is an integer as decoded JSON holds it (as requests and stored
+// objects are decoded), so that a defaulted field equals the same value
+// read back.
+func num(n int) json.Number { return json.Number(strconv.Itoa(n)) }

@@ -1,0 +1,100 @@
+package defaults
+
+func service(spec Object) {
+	if spec == nil {
+		return
+	}
+	set(spec, "type", "ClusterIP")
+	set(spec, "sessionAffinity", "None")
+	if spec["sessionAffinity"] == "ClientIP" {
+		set(setObject(setObject(spec, "sessionAffinityConfig"), "clientIP"), "timeoutSeconds", num(10800))
+	}
+	for _, p := range items(spec["ports"]) {
+		set(p, "protocol", "TCP")
+		set(p, "targetPort", p["port"])
+	}
+	switch spec["type"] {
+	case "NodePort", "LoadBalancer":
+		set(spec, "externalTrafficPolicy", "Cluster")
+	}
+	if spec["type"] == "LoadBalancer" {
+		set(spec, "allocateLoadBalancerNodePorts", true)
+	}
+	if spec["type"] != "ExternalName" {
+		set(spec, "internalTrafficPolicy", "Cluster")
+	}
+}
+
+func persistentVolume(spec Object) {
+	set(spec, "persistentVolumeReclaimPolicy", "Retain")
+	set(spec, "volumeMode", "Filesystem")
+	set(child(spec, "hostPath"), "type", "")
+}
+
+// limitRange defaults a container's limits to the maximum and its
+// requests to the default limits, or else to the minimum.
+func limitRange(spec Object) {
+	for _, l := range items(spec["limits"]) {
+		if l["type"] != "Container" {
+			continue
+		}
+		fill(l, "default", child(l, "max"))
+		fill(l, "defaultRequest", child(l, "default"))
+		fill(l, "defaultRequest", child(l, "min"))
+	}
+}
+
+// fill sets each resource of from that obj's field k lacks.
+func fill(obj Object, k string, from Object) {
+	if len(from) == 0 {
+		return
+	}
+	to := setObject(obj, k)
+	for r, q := range from {
+		if _, ok := to[r]; !ok {
+			to[r] = q
+		}
+	}
+}
+
+// networkPolicy defaults a NetworkPolicy's policyTypes: Ingress always,
+// Egress when it has egress rules.
+func networkPolicy(spec Object) {
+	if spec == nil {
+		return
+	}
+	for _, dir := range []string{"ingress", "egress"} {
+		for _, rule := range items(spec[dir]) {
+			for _, p := range items(rule["ports"]) {
+				set(p, "protocol", "TCP")
+			}
+		}
+	}
+	if unset(spec, "policyTypes") {
+		types := []any{"Ingress"}
+		if egress, _ := spec["egress"].([]any); len(egress) > 0 {
+			types = append(types, "Egress")
+		}
+		spec["policyTypes"] = types
+	}
+}
+
+// horizontalPodAutoscaler defaults an HPA: one replica at least, and a
+// target of 80% CPU when it names no metric.
+func horizontalPodAutoscaler(version string, spec Object) {
+	set(spec, "minReplicas", num(1))
+	switch version {
+	case "v1":
+		set(spec, "targetCPUUtilizationPercentage", num(80))
+	case "v2":
+		if metrics, _ := spec["metrics"].([]any); len(metrics) == 0 && spec != nil {
+			spec["metrics"] = []any{map[string]any{
+				"type": "Resource",
+				"resource": map[string]any{
+					"name":   "cpu",
+					"target": map[string]any{"type": "Utilization", "averageUtilization": num(80)},
+				},
+			}}
+		}
+	}
+}

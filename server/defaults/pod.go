@@ -1,0 +1,149 @@
+package defaults
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// pod defaults a Pod's spec: a pod template's defaults, then what only a
+// Pod gets.
+func pod(spec Object) {
+	podSpec(spec)
+	set(spec, "enableServiceLinks", true)
+	for _, list := range []string{"containers", "initContainers"} {
+		for _, c := range items(spec[list]) {
+			requestsFromLimits(child(c, "resources"))
+		}
+	}
+}
+
+// requestsFromLimits makes a container request what it limits, for each
+// resource it limits and does not request.
+func requestsFromLimits(res Object) {
+	limits := child(res, "limits")
+	if len(limits) == 0 {
+		return
+	}
+	requests := setObject(res, "requests")
+	for k, v := range limits {
+		if _, ok := requests[k]; !ok {
+			requests[k] = v
+		}
+	}
+}
+
+// podTemplate defaults a PodTemplateSpec.
+func podTemplate(t Object) { podSpec(child(t, "spec")) }
+
+func podSpec(spec Object) {
+	if spec == nil {
+		return
+	}
+	set(spec, "dnsPolicy", "ClusterFirst")
+	set(spec, "restartPolicy", "Always")
+	set(spec, "schedulerName", "default-scheduler")
+	setObject(spec, "securityContext")
+	set(spec, "terminationGracePeriodSeconds", num(30))
+	for _, list := range []string{"containers", "initContainers", "ephemeralContainers"} {
+		for _, c := range items(spec[list]) {
+			container(c)
+		}
+	}
+	for _, v := range items(spec["volumes"]) {
+		volume(v)
+	}
+}
+
+func container(c Object) {
+	set(c, "imagePullPolicy", pullPolicy(c["image"]))
+	set(c, "terminationMessagePath", "/dev/termination-log")
+	set(c, "terminationMessagePolicy", "File")
+	for _, p := range items(c["ports"]) {
+		set(p, "protocol", "TCP")
+	}
+	for _, k := range []string{"livenessProbe", "readinessProbe", "startupProbe"} {
+		if p := child(c, k); p != nil {
+			set(p, "timeoutSeconds", num(1))
+			set(p, "periodSeconds", num(10))
+			set(p, "successThreshold", num(1))
+			set(p, "failureThreshold", num(3))
+			handler(p)
+		}
+	}
+	if l := child(c, "lifecycle"); l != nil {
+		handler(child(l, "postStart"))
+		handler(child(l, "preStop"))
+	}
+	for _, e := range items(c["env"]) {
+		if from := child(e, "valueFrom"); from != nil {
+			fieldRef(child(from, "fieldRef"))
+			resourceFieldRef(child(from, "resourceFieldRef"))
+		}
+	}
+}
+
+// pullPolicy is the imagePullPolicy of a container that names none: pull
+// always an image with no tag or the tag latest, else only when missing.
+func pullPolicy(image any) string {
+	name, _ := image.(string)
+	name, digest, _ := strings.Cut(name, "@")
+	tag := ""
+	if i := strings.LastIndex(name, ":"); i > strings.LastIndex(name, "/") {
+		tag = name[i+1:]
+	}
+	if tag == "latest" || tag == "" && digest == "" {
+		return "Always"
+	}
+	return "IfNotPresent"
+}
+
+// handler defaults a probe's or a lifecycle hook's action.
+func handler(h Object) {
+	if g := child(h, "httpGet"); g != nil {
+		set(g, "path", "/")
+		set(g, "scheme", "HTTP")
+	}
+	if g := child(h, "grpc"); g != nil {
+		set(g, "service", "")
+	}
+}
+
+func fieldRef(r Object) { set(r, "apiVersion", "v1") }
+
+func resourceFieldRef(r Object) { set(r, "divisor", "0") }
+
+// defaultMode is 0644, the mode of files projected into a volume.
+const defaultMode = json.Number("420")
+
+func volume(v Object) {
+	for _, k := range []string{"configMap", "secret", "projected"} {
+		set(child(v, k), "defaultMode", defaultMode)
+	}
+	if d := child(v, "downwardAPI"); d != nil {
+		set(d, "defaultMode", defaultMode)
+		downwardAPIItems(d)
+	}
+	if p := child(v, "projected"); p != nil {
+		for _, s := range items(p["sources"]) {
+			downwardAPIItems(child(s, "downwardAPI"))
+			set(child(s, "serviceAccountToken"), "expirationSeconds", num(3600))
+		}
+	}
+	set(child(v, "hostPath"), "type", "")
+	set(child(v, "iscsi"), "iscsiInterface", "default")
+	if r := child(v, "rbd"); r != nil {
+		set(r, "pool", "rbd")
+		set(r, "user", "admin")
+		set(r, "keyring", "/etc/ceph/keyring")
+	}
+	if e := child(v, "ephemeral"); e != nil {
+		set(child(child(e, "volumeClaimTemplate"), "spec"), "volumeMode", "Filesystem")
+	}
+}
+
+func downwardAPIItems(d Object) {
+	for _, it := range items(d["items"]) {
+		fieldRef(child(it, "fieldRef"))
+		resourceFieldRef(child(it, "resourceFieldRef"))
+	}
+}

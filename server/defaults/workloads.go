@@ -1,0 +1,102 @@
+package defaults
+
+import "maps"
+
+func deployment(spec Object) {
+	set(spec, "replicas", num(1))
+	strategy := setObject(spec, "strategy")
+	set(strategy, "type", "RollingUpdate")
+	if strategy != nil && strategy["type"] == "RollingUpdate" {
+		ru := setObject(strategy, "rollingUpdate")
+		set(ru, "maxUnavailable", "25%")
+		set(ru, "maxSurge", "25%")
+	}
+	set(spec, "revisionHistoryLimit", num(10))
+	set(spec, "progressDeadlineSeconds", num(600))
+	podTemplate(child(spec, "template"))
+}
+
+func statefulSet(spec Object) {
+	set(spec, "replicas", num(1))
+	set(spec, "podManagementPolicy", "OrderedReady")
+	strategy := setObject(spec, "updateStrategy")
+	set(strategy, "type", "RollingUpdate")
+	if strategy != nil && strategy["type"] == "RollingUpdate" {
+		set(setObject(strategy, "rollingUpdate"), "partition", num(0))
+	}
+	set(spec, "revisionHistoryLimit", num(10))
+	retention := setObject(spec, "persistentVolumeClaimRetentionPolicy")
+	set(retention, "whenDeleted", "Retain")
+	set(retention, "whenScaled", "Retain")
+	for _, pvc := range items(spec["volumeClaimTemplates"]) {
+		set(pvc, "apiVersion", "v1")
+		set(pvc, "kind", "PersistentVolumeClaim")
+		set(setObject(pvc, "spec"), "volumeMode", "Filesystem")
+		set(setObject(pvc, "status"), "phase", "Pending")
+	}
+	podTemplate(child(spec, "template"))
+}
+
+func daemonSet(spec Object) {
+	strategy := setObject(spec, "updateStrategy")
+	set(strategy, "type", "RollingUpdate")
+	if strategy != nil && strategy["type"] == "RollingUpdate" {
+		ru := setObject(strategy, "rollingUpdate")
+		set(ru, "maxUnavailable", num(1))
+		set(ru, "maxSurge", num(0))
+	}
+	set(spec, "revisionHistoryLimit", num(10))
+	podTemplate(child(spec, "template"))
+}
+
+// replicationController defaults an RC, whose selector and labels are
+// its template's when it names none.
+func replicationController(obj, spec Object) {
+	template := child(spec, "template")
+	labels := child(child(template, "metadata"), "labels")
+	if len(labels) > 0 {
+		if len(child(spec, "selector")) == 0 {
+			spec["selector"] = maps.Clone(labels)
+		}
+		if md := child(obj, "metadata"); len(child(md, "labels")) == 0 {
+			md["labels"] = maps.Clone(labels)
+		}
+	}
+	set(spec, "replicas", num(1))
+	podTemplate(template)
+}
+
+// job defaults a Job. Its labels are its template's when it has none (the
+// generated selector's labels come later, in PrepareForCreate).
+func job(obj, spec Object) {
+	if spec == nil {
+		return
+	}
+	if unset(spec, "completions") && unset(spec, "parallelism") {
+		spec["completions"] = num(1)
+	}
+	set(spec, "parallelism", num(1))
+	set(spec, "backoffLimit", num(6))
+	set(spec, "completionMode", "NonIndexed")
+	set(spec, "suspend", false)
+	set(spec, "manualSelector", false)
+	if unset(spec, "podFailurePolicy") {
+		set(spec, "podReplacementPolicy", "TerminatingOrFailed")
+	} else {
+		set(spec, "podReplacementPolicy", "Failed")
+	}
+	template := child(spec, "template")
+	labels := child(child(template, "metadata"), "labels")
+	if md := child(obj, "metadata"); len(labels) > 0 && len(child(md, "labels")) == 0 {
+		md["labels"] = maps.Clone(labels)
+	}
+	podTemplate(template)
+}
+
+func cronJob(spec Object) {
+	set(spec, "concurrencyPolicy", "Allow")
+	set(spec, "suspend", false)
+	set(spec, "successfulJobsHistoryLimit", num(3))
+	set(spec, "failedJobsHistoryLimit", num(1))
+	podTemplate(child(child(child(spec, "jobTemplate"), "spec"), "template"))
+}
