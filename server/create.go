@@ -82,6 +82,9 @@ func (s *Server) insert(r *http.Request, req *request, obj object, manager strin
 		return nil, 0, err
 	}
 	s.prepareForCreate(res, obj)
+	if err := s.allocateServiceAddresses(r.Context(), res, obj, isDryRun); err != nil {
+		return nil, 0, err
+	}
 	md = metadata(obj)
 	if isDryRun {
 		return obj, http.StatusCreated, nil

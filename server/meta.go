@@ -99,7 +99,7 @@ var tracksGeneration = map[string]bool{
 	"apps/deployments": true, "apps/replicasets": true, "apps/statefulsets": true, "apps/daemonsets": true,
 	"/replicationcontrollers": true, "/pods": true, "batch/jobs": true, "batch/cronjobs": true,
 	"networking.k8s.io/ingresses": true, "networking.k8s.io/networkpolicies": true,
-	"policy/poddisruptionbudgets": true, "autoscaling/horizontalpodautoscalers": true,
+	"policy/poddisruptionbudgets": true, "/podtemplates": true,
 	"admissionregistration.k8s.io/validatingwebhookconfigurations":   true,
 	"admissionregistration.k8s.io/mutatingwebhookconfigurations":     true,
 	"admissionregistration.k8s.io/validatingadmissionpolicies":       true,
@@ -193,6 +193,7 @@ func prepareForUpdate(r *catalog.Resource, obj, old object) {
 		// spec.finalizers change only through /finalize.
 		obj["spec"] = old["spec"]
 	}
+	defaults.PrepareForUpdate(r.GroupVersionKind(), obj, old)
 	// A Deployment's annotations count as desired state too (they once
 	// carried rollback requests).
 	annotationsChanged := r.Group == "apps" && r.Resource == "deployments" && !reflect.DeepEqual(md["annotations"], oldMD["annotations"])

@@ -170,6 +170,9 @@ func (s *Server) createPatched(ctx context.Context, pr *patchRequest, obj object
 		return nil, 0, err
 	}
 	s.prepareForCreate(res, obj)
+	if err := s.allocateServiceAddresses(ctx, res, obj, pr.dryRun); err != nil {
+		return nil, 0, err
+	}
 	if pr.dryRun {
 		return obj, http.StatusCreated, nil
 	}

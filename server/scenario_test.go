@@ -307,8 +307,12 @@ func normalize(t *testing.T, body json.RawMessage) any {
 				return inRecordRV.ReplaceAllString(x, "in record (RV)")
 			case "uid":
 				return "UID"
-			case "creationTimestamp", "deletionTimestamp", "time":
+			case "creationTimestamp", "deletionTimestamp", "time", "lastPhaseTransitionTime":
 				return "TIME"
+			case "clusterIP", "clusterIPs": // allocated at random
+				if x != "None" {
+					return "CLUSTER-IP"
+				}
 			case "resourceVersion":
 				if x != "" {
 					return "RV"

@@ -1,7 +1,10 @@
 package defaults
 
 import (
+	"fmt"
 	"maps"
+	"reflect"
+	"strconv"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -24,7 +27,7 @@ func PrepareForCreate(gvk schema.GroupVersionKind, obj Object, now time.Time) {
 		addFinalizer(md, "kubernetes.io/pv-protection")
 		obj["status"] = map[string]any{"phase": "Pending", "lastPhaseTransitionTime": now.UTC().Format(time.RFC3339)}
 	case schema.GroupKind{Group: "apps", Kind: "DaemonSet"}:
-		setObject(md, "annotations")["deprecated.daemonset.template.generation"] = "1"
+		setObject(md, "annotations")[templateGeneration] = "1"
 	case schema.GroupKind{Group: "batch", Kind: "Job"}:
 		generateJobSelector(md, child(obj, "spec"))
 	}
@@ -90,4 +93,21 @@ func qosClass(spec Object) string {
 		return "Guaranteed"
 	}
 	return "Burstable"
+}
+
+// PrepareForUpdate sets what the storage of kind gvk sets on an updated
+// object before the field manager records the change from old: a
+// DaemonSet's template generation, carried over and counted up when its
+// pod template changed.
+func PrepareForUpdate(gvk schema.GroupVersionKind, obj, old Object) {
+	if gvk.GroupKind() != (schema.GroupKind{Group: "apps", Kind: "DaemonSet"}) {
+		return
+	}
+	gen, _ := strconv.ParseInt(fmt.Sprint(child(child(old, "metadata"), "annotations")[templateGeneration]), 10, 64)
+	if !reflect.DeepEqual(child(child(obj, "spec"), "template"), child(child(old, "spec"), "template")) {
+		gen++
+	}
+	if md := child(obj, "metadata"); md != nil {
+		setObject(md, "annotations")[templateGeneration] = strconv.FormatInt(gen, 10)
+	}
 }

@@ -42,7 +42,7 @@ func Apply(gvk schema.GroupVersionKind, obj Object) {
 	case schema.GroupKind{Group: "apps", Kind: "StatefulSet"}:
 		statefulSet(spec)
 	case schema.GroupKind{Group: "apps", Kind: "DaemonSet"}:
-		daemonSet(spec)
+		daemonSet(child(obj, "metadata"), spec)
 	case schema.GroupKind{Group: "batch", Kind: "Job"}:
 		job(obj, spec)
 	case schema.GroupKind{Group: "batch", Kind: "CronJob"}:

@@ -79,14 +79,12 @@ func networkPolicy(spec Object) {
 	}
 }
 
-// horizontalPodAutoscaler defaults an HPA: one replica at least, and a
-// target of 80% CPU when it names no metric.
+// horizontalPodAutoscaler defaults an HPA: one replica at least, a target
+// of 80% CPU when it names no metric, and, when it has a behavior, the
+// policies of both directions.
 func horizontalPodAutoscaler(version string, spec Object) {
 	set(spec, "minReplicas", num(1))
-	switch version {
-	case "v1":
-		set(spec, "targetCPUUtilizationPercentage", num(80))
-	case "v2":
+	if version == "v2" {
 		if metrics, _ := spec["metrics"].([]any); len(metrics) == 0 && spec != nil {
 			spec["metrics"] = []any{map[string]any{
 				"type": "Resource",
@@ -96,5 +94,19 @@ func horizontalPodAutoscaler(version string, spec Object) {
 				},
 			}}
 		}
+		if b := child(spec, "behavior"); b != nil {
+			up := setObject(b, "scaleUp")
+			set(up, "stabilizationWindowSeconds", num(0))
+			set(up, "selectPolicy", "Max")
+			set(up, "policies", []any{policy("Pods", 4), policy("Percent", 100)})
+			down := setObject(b, "scaleDown")
+			set(down, "selectPolicy", "Max")
+			set(down, "policies", []any{policy("Percent", 100)})
+		}
 	}
+}
+
+// policy is an HPA scaling policy over the default period of 15 seconds.
+func policy(typ string, value int) map[string]any {
+	return map[string]any{"type": typ, "value": num(value), "periodSeconds": num(15)}
 }

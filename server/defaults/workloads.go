@@ -37,7 +37,16 @@ func statefulSet(spec Object) {
 	podTemplate(child(spec, "template"))
 }
 
-func daemonSet(spec Object) {
+// templateGeneration is the annotation in which a DaemonSet keeps the
+// generation of its pod template. A DaemonSet decoded without it holds
+// generation 0 there, which its writer then owns (its storage sets the
+// real generation later: see PrepareForCreate and PrepareForUpdate).
+const templateGeneration = "deprecated.daemonset.template.generation"
+
+func daemonSet(md, spec Object) {
+	if md != nil {
+		set(setObject(md, "annotations"), templateGeneration, "0")
+	}
 	strategy := setObject(spec, "updateStrategy")
 	set(strategy, "type", "RollingUpdate")
 	if strategy != nil && strategy["type"] == "RollingUpdate" {
