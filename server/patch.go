@@ -169,6 +169,9 @@ func (s *Server) createPatched(ctx context.Context, pr *patchRequest, obj object
 	if err := applyDefaults(res, obj); err != nil {
 		return nil, 0, err
 	}
+	if err := s.admitPod(ctx, res, pr.namespace, obj); err != nil {
+		return nil, 0, err
+	}
 	s.prepareForCreate(res, obj)
 	if err := s.allocateServiceAddresses(ctx, res, obj, pr.dryRun); err != nil {
 		return nil, 0, err
