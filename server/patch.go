@@ -20,6 +20,7 @@ import (
 	"kubeplay/server/catalog"
 	"kubeplay/server/encoding"
 	"kubeplay/server/fieldmanager"
+	"kubeplay/server/validation"
 	"kubeplay/store"
 )
 
@@ -173,6 +174,9 @@ func (s *Server) createPatched(ctx context.Context, pr *patchRequest, obj object
 		return nil, 0, err
 	}
 	s.prepareForCreate(res, obj)
+	if errs := validation.Create(res.GroupVersionKind(), obj); len(errs) > 0 {
+		return nil, 0, errInvalid(res, pr.name, errs)
+	}
 	if err := s.allocateServiceAddresses(ctx, res, obj, pr.dryRun); err != nil {
 		return nil, 0, err
 	}

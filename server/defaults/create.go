@@ -44,7 +44,7 @@ func addFinalizer(md Object, f string) {
 }
 
 // generateJobSelector gives a Job that does not choose its own selector one
-// matching its uid, and labels its pods with it and the Job's name. A Job
+// matching its uid (added to the one it names, if any), and labels its pods with it and the Job's name. A Job
 // whose labels defaulting took from its template carries the new labels
 // too.
 func generateJobSelector(md, spec Object) {
@@ -52,7 +52,8 @@ func generateJobSelector(md, spec Object) {
 		return
 	}
 	uid, name := md["uid"], md["name"]
-	spec["selector"] = map[string]any{"matchLabels": map[string]any{"batch.kubernetes.io/controller-uid": uid}}
+	// A selector the Job names is kept, for validation to reject.
+	setObject(setObject(spec, "selector"), "matchLabels")["batch.kubernetes.io/controller-uid"] = uid
 	tmd := setObject(setObject(spec, "template"), "metadata")
 	labels := setObject(tmd, "labels")
 	shared := len(child(md, "labels")) == 0 || maps.Equal(child(md, "labels"), labels)

@@ -11,7 +11,9 @@ func service(spec Object) {
 	}
 	for _, p := range items(spec["ports"]) {
 		set(p, "protocol", "TCP")
-		set(p, "targetPort", p["port"])
+		if n, ok := intOf(p["targetPort"]); unset(p, "targetPort") || ok && n == 0 {
+			p["targetPort"] = p["port"]
+		}
 	}
 	switch spec["type"] {
 	case "NodePort", "LoadBalancer":

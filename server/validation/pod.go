@@ -1,0 +1,81 @@
+package validation
+
+import (
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// podSpec checks a pod's containers and its restart policy, which must be
+// one of restartPolicies.
+func podSpec(spec Object, path *field.Path, restartPolicies ...string) field.ErrorList {
+	var errs field.ErrorList
+	names := sets.New[string]()
+	containers := items(spec["containers"])
+	if len(containers) == 0 {
+		errs = append(errs, field.Required(path.Child("containers"), ""))
+	}
+	for i, c := range containers {
+		errs = append(errs, container(c, path.Child("containers").Index(i), names)...)
+	}
+	for i, c := range items(spec["initContainers"]) {
+		errs = append(errs, container(c, path.Child("initContainers").Index(i), names)...)
+	}
+	policy := str(spec, "restartPolicy")
+	if !sets.New(restartPolicies...).Has(policy) {
+		if len(restartPolicies) == 2 {
+			// A Job's pods: the message names what is wanted.
+			errs = append(errs, field.Required(path.Child("restartPolicy"), `valid values: "OnFailure", "Never"`))
+		} else {
+			errs = append(errs, field.NotSupported(path.Child("restartPolicy"), policy, restartPolicies))
+		}
+	}
+	return errs
+}
+
+// container checks a container's name (unique among names), image and
+// ports.
+func container(c Object, path *field.Path, names sets.Set[string]) field.ErrorList {
+	var errs field.ErrorList
+	name := str(c, "name")
+	switch {
+	case name == "":
+		errs = append(errs, field.Required(path.Child("name"), ""))
+	case names.Has(name):
+		errs = append(errs, field.Duplicate(path.Child("name"), name))
+	default:
+		errs = append(errs, dnsLabel(path.Child("name"), name)...)
+	}
+	names.Insert(name)
+	if str(c, "image") == "" {
+		errs = append(errs, field.Required(path.Child("image"), ""))
+	}
+	for i, p := range items(c["ports"]) {
+		pp := path.Child("ports").Index(i)
+		if n := intOf(p["containerPort"]); n == 0 {
+			errs = append(errs, field.Required(pp.Child("containerPort"), ""))
+		} else {
+			errs = append(errs, portRange(pp.Child("containerPort"), n)...)
+		}
+		if n := intOf(p["hostPort"]); n != 0 {
+			errs = append(errs, portRange(pp.Child("hostPort"), n)...)
+		}
+		errs = append(errs, protocol(pp.Child("protocol"), p)...)
+	}
+	return errs
+}
+
+func portRange(path *field.Path, n int64) field.ErrorList {
+	if n < 1 || n > 65535 {
+		return field.ErrorList{field.Invalid(path, n, "must be between 1 and 65535, inclusive")}
+	}
+	return nil
+}
+
+func protocol(path *field.Path, port Object) field.ErrorList {
+	switch p := str(port, "protocol"); p {
+	case "TCP", "UDP", "SCTP":
+		return nil
+	default:
+		return field.ErrorList{field.NotSupported(path, p, []string{"SCTP", "TCP", "UDP"})}
+	}
+}

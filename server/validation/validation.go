@@ -1,0 +1,214 @@
+package validation
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Object is a decoded Kubernetes object.
+type Object = map[string]any
+
+var (
+	specPath     = field.NewPath("spec")
+	templatePath = specPath.Child("template")
+	selectorPath = specPath.Child("selector")
+)
+
+// Create validates a new object of kind gvk, its metadata.uid set.
+func Create(gvk schema.GroupVersionKind, obj Object) field.ErrorList {
+	uid, _ := child(obj, "metadata")["uid"].(string)
+	return validate(gvk, obj, uid)
+}
+
+// validate checks obj, an object of kind gvk with uid.
+func validate(gvk schema.GroupVersionKind, obj Object, uid string) field.ErrorList {
+	spec := child(obj, "spec")
+	switch gvk.GroupKind() {
+	case schema.GroupKind{Kind: "Pod"}:
+		return podSpec(spec, specPath, "Always", "OnFailure", "Never")
+	case schema.GroupKind{Kind: "ReplicationController"}:
+		sel := labels.SelectorFromSet(stringMap(child(spec, "selector")))
+		return controllerTemplate(spec, sel)
+	case schema.GroupKind{Group: "apps", Kind: "Deployment"},
+		schema.GroupKind{Group: "apps", Kind: "ReplicaSet"},
+		schema.GroupKind{Group: "apps", Kind: "StatefulSet"}:
+		var errs field.ErrorList
+		if child(spec, "selector") == nil {
+			errs = append(errs, field.Required(selectorPath, ""))
+		}
+		return append(errs, controllerTemplate(spec, labelSelector(spec["selector"]))...)
+	case schema.GroupKind{Group: "apps", Kind: "DaemonSet"}:
+		return controllerTemplate(spec, labelSelector(spec["selector"]))
+	case schema.GroupKind{Group: "batch", Kind: "Job"}:
+		return job(spec, uid)
+	case schema.GroupKind{Group: "batch", Kind: "CronJob"}:
+		return jobTemplate(child(child(child(spec, "jobTemplate"), "spec"), "template"), specPath.Child("jobTemplate", "spec", "template"))
+	case schema.GroupKind{Kind: "Service"}:
+		return service(spec)
+	}
+	return nil
+}
+
+// Update validates obj replacing old: obj as a new object, then what may
+// not change.
+func Update(gvk schema.GroupVersionKind, obj, old Object) field.ErrorList {
+	uid, _ := child(old, "metadata")["uid"].(string)
+	errs := validate(gvk, obj, uid)
+	spec, oldSpec := child(obj, "spec"), child(old, "spec")
+	immutable := func(path *field.Path, key string) {
+		if !reflect.DeepEqual(spec[key], oldSpec[key]) {
+			errs = append(errs, field.Invalid(path, spec[key], "field is immutable"))
+		}
+	}
+	switch gvk.GroupKind() {
+	case schema.GroupKind{Group: "apps", Kind: "Deployment"},
+		schema.GroupKind{Group: "apps", Kind: "ReplicaSet"},
+		schema.GroupKind{Group: "apps", Kind: "StatefulSet"},
+		schema.GroupKind{Group: "apps", Kind: "DaemonSet"}:
+		immutable(selectorPath, "selector")
+	case schema.GroupKind{Group: "batch", Kind: "Job"}:
+		immutable(selectorPath, "selector")
+		// kube-apiserver matches the template against the selector a
+		// second time on update: its Status lists the error twice in
+		// causes (once in the message).
+		errs = append(errs, templateSelected(spec, labelSelector(spec["selector"]))...)
+		if spec["completionMode"] != "Indexed" {
+			immutable(specPath.Child("completions"), "completions")
+		}
+	}
+	return errs
+}
+
+// controllerTemplate checks that a controller's selector selects its pod
+// template, whose pods must restart in place.
+func controllerTemplate(spec Object, sel labels.Selector) field.ErrorList {
+	errs := templateSelected(spec, sel)
+	return append(errs, podSpec(child(child(spec, "template"), "spec"), templatePath.Child("spec"), "Always")...)
+}
+
+// templateSelected checks that sel selects the labels of spec's pod
+// template.
+func templateSelected(spec Object, sel labels.Selector) field.ErrorList {
+	tlabels := child(child(child(spec, "template"), "metadata"), "labels")
+	if sel.Matches(labels.Set(stringMap(tlabels))) {
+		return nil
+	}
+	return field.ErrorList{field.Invalid(templatePath.Child("metadata", "labels"), tlabels, "`selector` does not match template `labels`")}
+}
+
+// labelSelector is the selector of a metav1.LabelSelector object; nil or
+// unparsable, it selects nothing.
+func labelSelector(v any) labels.Selector {
+	if v == nil {
+		return labels.Nothing()
+	}
+	var ls metav1.LabelSelector
+	b, err := json.Marshal(v)
+	if err == nil {
+		err = json.Unmarshal(b, &ls)
+	}
+	if err != nil {
+		return labels.Nothing()
+	}
+	sel, err := metav1.LabelSelectorAsSelector(&ls)
+	if err != nil {
+		return labels.Nothing()
+	}
+	return sel
+}
+
+// job checks a Job: a selector the server generated, unless it chose its
+// own, that selects its pod template, whose pods do not restart in place.
+func job(spec Object, uid string) field.ErrorList {
+	var errs field.ErrorList
+	if spec["manualSelector"] != true {
+		want := map[string]any{"matchLabels": map[string]any{"batch.kubernetes.io/controller-uid": uid}}
+		if !reflect.DeepEqual(normalizeSelector(spec["selector"]), want) {
+			errs = append(errs, field.Invalid(selectorPath, spec["selector"], "`selector` not auto-generated"))
+		}
+	}
+	errs = append(errs, templateSelected(spec, labelSelector(spec["selector"]))...)
+	return append(errs, jobTemplate(child(spec, "template"), templatePath)...)
+}
+
+// normalizeSelector drops a selector's empty parts, which select nothing
+// more.
+func normalizeSelector(v any) any {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return v
+	}
+	out := map[string]any{}
+	for k, e := range m {
+		if l, ok := e.([]any); ok && len(l) == 0 {
+			continue
+		}
+		out[k] = e
+	}
+	return out
+}
+
+// jobTemplate checks the pod template of a Job at path.
+func jobTemplate(template Object, path *field.Path) field.ErrorList {
+	return podSpec(child(template, "spec"), path.Child("spec"), "OnFailure", "Never")
+}
+
+func child(obj Object, k string) Object {
+	m, _ := obj[k].(map[string]any)
+	return m
+}
+
+func items(v any) []Object {
+	l, _ := v.([]any)
+	out := make([]Object, 0, len(l))
+	for _, e := range l {
+		m, _ := e.(map[string]any)
+		out = append(out, m)
+	}
+	return out
+}
+
+func stringMap(m Object) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		s, _ := v.(string)
+		out[k] = s
+	}
+	return out
+}
+
+func str(obj Object, k string) string {
+	s, _ := obj[k].(string)
+	return strings.TrimSpace(s)
+}
+
+// intOf reads a decoded JSON integer, whatever its Go representation; 0
+// when absent.
+func intOf(v any) int64 {
+	switch x := v.(type) {
+	case json.Number:
+		n, _ := x.Int64()
+		return n
+	case int64:
+		return x
+	case float64:
+		return int64(x)
+	}
+	return 0
+}
+
+// dnsLabel checks a name that must be a DNS label.
+func dnsLabel(path *field.Path, name string) field.ErrorList {
+	var errs field.ErrorList
+	for _, msg := range utilvalidation.IsDNS1123Label(name) {
+		errs = append(errs, field.Invalid(path, name, msg))
+	}
+	return errs
+}
