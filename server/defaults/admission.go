@@ -1,6 +1,10 @@
 package defaults
 
-import "fmt"
+import (
+	"fmt"
+
+	"kubeplay/server/decoded"
+)
 
 // Pod admission: what kube-apiserver's default mutating admission plugins
 // (ServiceAccount, DefaultTolerationSeconds, Priority) add to a new Pod.
@@ -52,8 +56,8 @@ func AdmitPod(spec Object, automount bool, tokenVolume string) string {
 func mountToken(spec Object, volume string) {
 	mounted := false
 	for _, list := range []string{"initContainers", "containers"} {
-		for _, c := range items(spec[list]) {
-			if hasMountAt(c, tokenMountPath) {
+		for _, c := range decoded.Items(spec[list]) {
+			if c == nil || hasMountAt(c, tokenMountPath) {
 				continue
 			}
 			mounts, _ := c["volumeMounts"].([]any)
@@ -76,7 +80,7 @@ func mountToken(spec Object, volume string) {
 }
 
 func hasMountAt(c Object, path string) bool {
-	for _, m := range items(c["volumeMounts"]) {
+	for _, m := range decoded.Items(c["volumeMounts"]) {
 		if m["mountPath"] == path {
 			return true
 		}
@@ -117,7 +121,7 @@ func setPriority(spec Object) string {
 	class, _ := spec["priorityClassName"].(string)
 	priority := builtinPriorities[class]
 	const policy = "PreemptLowerPriority"
-	if p, ok := intOf(spec["priority"]); ok && p != priority {
+	if p, ok := decoded.Int(spec["priority"]); ok && p != priority {
 		return fmt.Sprintf("the integer value of priority (%d) must not be provided in pod spec; priority admission controller computed %d from the given PriorityClass name", p, priority)
 	}
 	if p, ok := spec["preemptionPolicy"].(string); ok && p != "" && p != policy {

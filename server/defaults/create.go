@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"kubeplay/server/decoded"
 )
 
 // PrepareForCreate sets what the storage of kind gvk sets on a new object
@@ -16,10 +18,10 @@ import (
 // PersistentVolumeClaim's protection finalizer). obj has its metadata.uid;
 // now is the creation time.
 func PrepareForCreate(gvk schema.GroupVersionKind, obj Object, now time.Time) {
-	md := child(obj, "metadata")
+	md := decoded.Child(obj, "metadata")
 	switch gvk.GroupKind() {
 	case schema.GroupKind{Kind: "Pod"}:
-		obj["status"] = map[string]any{"phase": "Pending", "qosClass": qosClass(child(obj, "spec"))}
+		obj["status"] = map[string]any{"phase": "Pending", "qosClass": qosClass(decoded.Child(obj, "spec"))}
 	case schema.GroupKind{Kind: "PersistentVolumeClaim"}:
 		addFinalizer(md, "kubernetes.io/pvc-protection")
 		obj["status"] = map[string]any{"phase": "Pending"}
@@ -29,7 +31,7 @@ func PrepareForCreate(gvk schema.GroupVersionKind, obj Object, now time.Time) {
 	case schema.GroupKind{Group: "apps", Kind: "DaemonSet"}:
 		setObject(md, "annotations")[templateGeneration] = "1"
 	case schema.GroupKind{Group: "batch", Kind: "Job"}:
-		generateJobSelector(md, child(obj, "spec"))
+		generateJobSelector(md, decoded.Child(obj, "spec"))
 	}
 }
 
@@ -56,7 +58,7 @@ func generateJobSelector(md, spec Object) {
 	setObject(setObject(spec, "selector"), "matchLabels")["batch.kubernetes.io/controller-uid"] = uid
 	tmd := setObject(setObject(spec, "template"), "metadata")
 	labels := setObject(tmd, "labels")
-	shared := len(child(md, "labels")) == 0 || maps.Equal(child(md, "labels"), labels)
+	shared := len(decoded.Child(md, "labels")) == 0 || maps.Equal(decoded.Child(md, "labels"), labels)
 	for _, prefix := range []string{"batch.kubernetes.io/", ""} {
 		labels[prefix+"controller-uid"] = uid
 		labels[prefix+"job-name"] = name
@@ -72,9 +74,9 @@ func generateJobSelector(md, spec Object) {
 func qosClass(spec Object) string {
 	some, guaranteed := false, true
 	for _, list := range []string{"initContainers", "containers"} {
-		for _, c := range items(spec[list]) {
-			res := child(c, "resources")
-			requests, limits := child(res, "requests"), child(res, "limits")
+		for _, c := range decoded.Items(spec[list]) {
+			res := decoded.Child(c, "resources")
+			requests, limits := decoded.Child(res, "requests"), decoded.Child(res, "limits")
 			for _, r := range []string{"cpu", "memory"} {
 				req, hasReq := requests[r]
 				lim, hasLim := limits[r]
@@ -104,11 +106,11 @@ func PrepareForUpdate(gvk schema.GroupVersionKind, obj, old Object) {
 	if gvk.GroupKind() != (schema.GroupKind{Group: "apps", Kind: "DaemonSet"}) {
 		return
 	}
-	gen, _ := strconv.ParseInt(fmt.Sprint(child(child(old, "metadata"), "annotations")[templateGeneration]), 10, 64)
-	if !reflect.DeepEqual(child(child(obj, "spec"), "template"), child(child(old, "spec"), "template")) {
+	gen, _ := strconv.ParseInt(fmt.Sprint(decoded.Child(decoded.Child(old, "metadata"), "annotations")[templateGeneration]), 10, 64)
+	if !reflect.DeepEqual(decoded.Child(decoded.Child(obj, "spec"), "template"), decoded.Child(decoded.Child(old, "spec"), "template")) {
 		gen++
 	}
-	if md := child(obj, "metadata"); md != nil {
+	if md := decoded.Child(obj, "metadata"); md != nil {
 		setObject(md, "annotations")[templateGeneration] = strconv.FormatInt(gen, 10)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"kubeplay/server/decoded"
 )
 
 // Object is a decoded Kubernetes object.
@@ -12,19 +14,19 @@ type Object = map[string]any
 
 // Apply fills in the defaults of kind gvk on obj, in place.
 func Apply(gvk schema.GroupVersionKind, obj Object) {
-	spec := child(obj, "spec")
+	spec := decoded.Child(obj, "spec")
 	switch gvk.GroupKind() {
 	case schema.GroupKind{Kind: "Pod"}:
 		pod(spec)
 	case schema.GroupKind{Kind: "PodTemplate"}:
-		podTemplate(child(obj, "template"))
+		podTemplate(decoded.Child(obj, "template"))
 	case schema.GroupKind{Kind: "ReplicationController"}:
 		replicationController(obj, spec)
 	case schema.GroupKind{Kind: "Service"}:
 		service(spec)
 	case schema.GroupKind{Kind: "Endpoints"}:
-		for _, s := range items(obj["subsets"]) {
-			for _, p := range items(s["ports"]) {
+		for _, s := range decoded.Items(obj["subsets"]) {
+			for _, p := range decoded.Items(s["ports"]) {
 				set(p, "protocol", "TCP")
 			}
 		}
@@ -38,11 +40,11 @@ func Apply(gvk schema.GroupVersionKind, obj Object) {
 		deployment(spec)
 	case schema.GroupKind{Group: "apps", Kind: "ReplicaSet"}:
 		set(spec, "replicas", num(1))
-		podTemplate(child(spec, "template"))
+		podTemplate(decoded.Child(spec, "template"))
 	case schema.GroupKind{Group: "apps", Kind: "StatefulSet"}:
 		statefulSet(spec)
 	case schema.GroupKind{Group: "apps", Kind: "DaemonSet"}:
-		daemonSet(child(obj, "metadata"), spec)
+		daemonSet(decoded.Child(obj, "metadata"), spec)
 	case schema.GroupKind{Group: "batch", Kind: "Job"}:
 		job(obj, spec)
 	case schema.GroupKind{Group: "batch", Kind: "CronJob"}:
@@ -53,7 +55,7 @@ func Apply(gvk schema.GroupVersionKind, obj Object) {
 		horizontalPodAutoscaler(gvk.Version, spec)
 	case schema.GroupKind{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding"},
 		schema.GroupKind{Group: "rbac.authorization.k8s.io", Kind: "ClusterRoleBinding"}:
-		for _, s := range items(obj["subjects"]) {
+		for _, s := range decoded.Items(obj["subjects"]) {
 			if k := s["kind"]; k == "User" || k == "Group" {
 				set(s, "apiGroup", "rbac.authorization.k8s.io")
 			}
@@ -62,28 +64,6 @@ func Apply(gvk schema.GroupVersionKind, obj Object) {
 		set(obj, "reclaimPolicy", "Delete")
 		set(obj, "volumeBindingMode", "Immediate")
 	}
-}
-
-// child is obj's object field k, nil if there is none. Writes through the
-// helpers below to a nil object do nothing: the caller decodes objects
-// with their struct fields present (fieldmanager.Materialize), so a nil
-// object is one the Go types hold as a nil pointer, which defaulting leaves
-// nil.
-func child(obj Object, k string) Object {
-	m, _ := obj[k].(map[string]any)
-	return m
-}
-
-// items is a list of objects; entries of other shapes are skipped.
-func items(v any) []Object {
-	l, _ := v.([]any)
-	out := make([]Object, 0, len(l))
-	for _, e := range l {
-		if m, ok := e.(map[string]any); ok {
-			out = append(out, m)
-		}
-	}
-	return out
 }
 
 // unset reports whether obj's field k holds Go's zero value of a pointer,
@@ -108,7 +88,7 @@ func setObject(obj Object, k string) Object {
 	if unset(obj, k) {
 		obj[k] = map[string]any{}
 	}
-	return child(obj, k)
+	return decoded.Child(obj, k)
 }
 
 // num is an integer as decoded JSON holds it (as requests and stored

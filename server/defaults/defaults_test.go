@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"net/netip"
 	"testing"
+
+	"kubeplay/server/decoded"
 )
 
 // The pull policies kube-apiserver v1.35 gave containers naming these
@@ -41,8 +43,8 @@ func TestAllocateService(t *testing.T) {
 		if !serviceCIDR.Contains(addr) || addr == serviceCIDR.Addr() || addr == serviceCIDR.Addr().Next() || used.IPs[ip] {
 			t.Fatalf("allocated cluster IP %s", ip)
 		}
-		for _, p := range items(spec["ports"]) {
-			n, _ := intOf(p["nodePort"])
+		for _, p := range decoded.Items(spec["ports"]) {
+			n, _ := decoded.Int(p["nodePort"])
 			if n < minNodePort || n > maxNodePort || used.NodePorts[n] {
 				t.Fatalf("allocated node port %d", n)
 			}

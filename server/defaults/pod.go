@@ -3,6 +3,8 @@ package defaults
 import (
 	"encoding/json"
 	"strings"
+
+	"kubeplay/server/decoded"
 )
 
 // pod defaults a Pod's spec: a pod template's defaults, then what only a
@@ -11,8 +13,8 @@ func pod(spec Object) {
 	podSpec(spec)
 	set(spec, "enableServiceLinks", true)
 	for _, list := range []string{"containers", "initContainers"} {
-		for _, c := range items(spec[list]) {
-			requestsFromLimits(child(c, "resources"))
+		for _, c := range decoded.Items(spec[list]) {
+			requestsFromLimits(decoded.Child(c, "resources"))
 		}
 	}
 }
@@ -20,7 +22,7 @@ func pod(spec Object) {
 // requestsFromLimits makes a container request what it limits, for each
 // resource it limits and does not request.
 func requestsFromLimits(res Object) {
-	limits := child(res, "limits")
+	limits := decoded.Child(res, "limits")
 	if len(limits) == 0 {
 		return
 	}
@@ -33,7 +35,7 @@ func requestsFromLimits(res Object) {
 }
 
 // podTemplate defaults a PodTemplateSpec.
-func podTemplate(t Object) { podSpec(child(t, "spec")) }
+func podTemplate(t Object) { podSpec(decoded.Child(t, "spec")) }
 
 func podSpec(spec Object) {
 	if spec == nil {
@@ -45,11 +47,11 @@ func podSpec(spec Object) {
 	setObject(spec, "securityContext")
 	set(spec, "terminationGracePeriodSeconds", num(30))
 	for _, list := range []string{"containers", "initContainers", "ephemeralContainers"} {
-		for _, c := range items(spec[list]) {
+		for _, c := range decoded.Items(spec[list]) {
 			container(c)
 		}
 	}
-	for _, v := range items(spec["volumes"]) {
+	for _, v := range decoded.Items(spec["volumes"]) {
 		volume(v)
 	}
 }
@@ -58,11 +60,11 @@ func container(c Object) {
 	set(c, "imagePullPolicy", pullPolicy(c["image"]))
 	set(c, "terminationMessagePath", "/dev/termination-log")
 	set(c, "terminationMessagePolicy", "File")
-	for _, p := range items(c["ports"]) {
+	for _, p := range decoded.Items(c["ports"]) {
 		set(p, "protocol", "TCP")
 	}
 	for _, k := range []string{"livenessProbe", "readinessProbe", "startupProbe"} {
-		if p := child(c, k); p != nil {
+		if p := decoded.Child(c, k); p != nil {
 			set(p, "timeoutSeconds", num(1))
 			set(p, "periodSeconds", num(10))
 			set(p, "successThreshold", num(1))
@@ -70,14 +72,14 @@ func container(c Object) {
 			handler(p)
 		}
 	}
-	if l := child(c, "lifecycle"); l != nil {
-		handler(child(l, "postStart"))
-		handler(child(l, "preStop"))
+	if l := decoded.Child(c, "lifecycle"); l != nil {
+		handler(decoded.Child(l, "postStart"))
+		handler(decoded.Child(l, "preStop"))
 	}
-	for _, e := range items(c["env"]) {
-		if from := child(e, "valueFrom"); from != nil {
-			fieldRef(child(from, "fieldRef"))
-			resourceFieldRef(child(from, "resourceFieldRef"))
+	for _, e := range decoded.Items(c["env"]) {
+		if from := decoded.Child(e, "valueFrom"); from != nil {
+			fieldRef(decoded.Child(from, "fieldRef"))
+			resourceFieldRef(decoded.Child(from, "resourceFieldRef"))
 		}
 	}
 }
@@ -99,11 +101,11 @@ func pullPolicy(image any) string {
 
 // handler defaults a probe's or a lifecycle hook's action.
 func handler(h Object) {
-	if g := child(h, "httpGet"); g != nil {
+	if g := decoded.Child(h, "httpGet"); g != nil {
 		set(g, "path", "/")
 		set(g, "scheme", "HTTP")
 	}
-	if g := child(h, "grpc"); g != nil {
+	if g := decoded.Child(h, "grpc"); g != nil {
 		set(g, "service", "")
 	}
 }
@@ -117,33 +119,33 @@ const defaultMode = json.Number("420")
 
 func volume(v Object) {
 	for _, k := range []string{"configMap", "secret", "projected"} {
-		set(child(v, k), "defaultMode", defaultMode)
+		set(decoded.Child(v, k), "defaultMode", defaultMode)
 	}
-	if d := child(v, "downwardAPI"); d != nil {
+	if d := decoded.Child(v, "downwardAPI"); d != nil {
 		set(d, "defaultMode", defaultMode)
 		downwardAPIItems(d)
 	}
-	if p := child(v, "projected"); p != nil {
-		for _, s := range items(p["sources"]) {
-			downwardAPIItems(child(s, "downwardAPI"))
-			set(child(s, "serviceAccountToken"), "expirationSeconds", num(3600))
+	if p := decoded.Child(v, "projected"); p != nil {
+		for _, s := range decoded.Items(p["sources"]) {
+			downwardAPIItems(decoded.Child(s, "downwardAPI"))
+			set(decoded.Child(s, "serviceAccountToken"), "expirationSeconds", num(3600))
 		}
 	}
-	set(child(v, "hostPath"), "type", "")
-	set(child(v, "iscsi"), "iscsiInterface", "default")
-	if r := child(v, "rbd"); r != nil {
+	set(decoded.Child(v, "hostPath"), "type", "")
+	set(decoded.Child(v, "iscsi"), "iscsiInterface", "default")
+	if r := decoded.Child(v, "rbd"); r != nil {
 		set(r, "pool", "rbd")
 		set(r, "user", "admin")
 		set(r, "keyring", "/etc/ceph/keyring")
 	}
-	if e := child(v, "ephemeral"); e != nil {
-		set(child(child(e, "volumeClaimTemplate"), "spec"), "volumeMode", "Filesystem")
+	if e := decoded.Child(v, "ephemeral"); e != nil {
+		set(decoded.Child(decoded.Child(e, "volumeClaimTemplate"), "spec"), "volumeMode", "Filesystem")
 	}
 }
 
 func downwardAPIItems(d Object) {
-	for _, it := range items(d["items"]) {
-		fieldRef(child(it, "fieldRef"))
-		resourceFieldRef(child(it, "resourceFieldRef"))
+	for _, it := range decoded.Items(d["items"]) {
+		fieldRef(decoded.Child(it, "fieldRef"))
+		resourceFieldRef(decoded.Child(it, "resourceFieldRef"))
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"net/netip"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"kubeplay/server/decoded"
 )
 
 // The address ranges of Services, as the reference server is configured
@@ -33,8 +35,8 @@ func (a *Allocated) Add(spec Object) {
 	if ip, _ := spec["clusterIP"].(string); ip != "" {
 		a.IPs[ip] = true
 	}
-	for _, p := range items(spec["ports"]) {
-		if n, ok := intOf(p["nodePort"]); ok && n != 0 {
+	for _, p := range decoded.Items(spec["ports"]) {
+		if n, ok := decoded.Int(p["nodePort"]); ok && n != 0 {
 			a.NodePorts[n] = true
 		}
 	}
@@ -56,7 +58,7 @@ func AllocateService(spec Object, used Allocated, dryRun bool) field.ErrorList {
 		ip = ips[0]
 	}
 	headless := ip == "None"
-	if headless && len(child(spec, "selector")) == 0 {
+	if headless && len(decoded.Child(spec, "selector")) == 0 {
 		// Headless without a selector: endpoints of any family may serve.
 		set(spec, "ipFamilyPolicy", "RequireDualStack")
 		set(spec, "ipFamilies", []any{"IPv4", "IPv6"})
@@ -79,8 +81,8 @@ func AllocateService(spec Object, used Allocated, dryRun bool) field.ErrorList {
 	}
 	taken := map[int64]bool{}
 	next := int64(maxNodePort + 1)
-	for i, p := range items(spec["ports"]) {
-		n, ok := intOf(p["nodePort"])
+	for i, p := range decoded.Items(spec["ports"]) {
+		n, ok := decoded.Int(p["nodePort"])
 		switch {
 		case ok && n != 0:
 			path := field.NewPath("spec", "ports").Index(i).Child("nodePort")
@@ -90,6 +92,7 @@ func AllocateService(spec Object, used Allocated, dryRun bool) field.ErrorList {
 				errs = append(errs, field.Invalid(path, n, "provided port is already allocated"))
 			}
 			taken[n] = true
+		case p == nil:
 		case dryRun:
 			next++
 			p["nodePort"] = json.Number(fmt.Sprint(next))
@@ -152,18 +155,4 @@ func stringsOf(v any) []string {
 		}
 	}
 	return out
-}
-
-// intOf reads a decoded JSON integer, whatever its Go representation.
-func intOf(v any) (int64, bool) {
-	switch x := v.(type) {
-	case json.Number:
-		n, err := x.Int64()
-		return n, err == nil
-	case int64:
-		return x, true
-	case float64:
-		return int64(x), true
-	}
-	return 0, false
 }

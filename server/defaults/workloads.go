@@ -1,6 +1,10 @@
 package defaults
 
-import "maps"
+import (
+	"maps"
+
+	"kubeplay/server/decoded"
+)
 
 func deployment(spec Object) {
 	set(spec, "replicas", num(1))
@@ -13,7 +17,7 @@ func deployment(spec Object) {
 	}
 	set(spec, "revisionHistoryLimit", num(10))
 	set(spec, "progressDeadlineSeconds", num(600))
-	podTemplate(child(spec, "template"))
+	podTemplate(decoded.Child(spec, "template"))
 }
 
 func statefulSet(spec Object) {
@@ -28,13 +32,13 @@ func statefulSet(spec Object) {
 	retention := setObject(spec, "persistentVolumeClaimRetentionPolicy")
 	set(retention, "whenDeleted", "Retain")
 	set(retention, "whenScaled", "Retain")
-	for _, pvc := range items(spec["volumeClaimTemplates"]) {
+	for _, pvc := range decoded.Items(spec["volumeClaimTemplates"]) {
 		set(pvc, "apiVersion", "v1")
 		set(pvc, "kind", "PersistentVolumeClaim")
 		set(setObject(pvc, "spec"), "volumeMode", "Filesystem")
 		set(setObject(pvc, "status"), "phase", "Pending")
 	}
-	podTemplate(child(spec, "template"))
+	podTemplate(decoded.Child(spec, "template"))
 }
 
 // templateGeneration is the annotation in which a DaemonSet keeps the
@@ -55,19 +59,19 @@ func daemonSet(md, spec Object) {
 		set(ru, "maxSurge", num(0))
 	}
 	set(spec, "revisionHistoryLimit", num(10))
-	podTemplate(child(spec, "template"))
+	podTemplate(decoded.Child(spec, "template"))
 }
 
 // replicationController defaults an RC, whose selector and labels are
 // its template's when it names none.
 func replicationController(obj, spec Object) {
-	template := child(spec, "template")
-	labels := child(child(template, "metadata"), "labels")
+	template := decoded.Child(spec, "template")
+	labels := decoded.Child(decoded.Child(template, "metadata"), "labels")
 	if len(labels) > 0 {
-		if len(child(spec, "selector")) == 0 {
+		if len(decoded.Child(spec, "selector")) == 0 {
 			spec["selector"] = maps.Clone(labels)
 		}
-		if md := child(obj, "metadata"); len(child(md, "labels")) == 0 {
+		if md := decoded.Child(obj, "metadata"); len(decoded.Child(md, "labels")) == 0 {
 			md["labels"] = maps.Clone(labels)
 		}
 	}
@@ -94,9 +98,9 @@ func job(obj, spec Object) {
 	} else {
 		set(spec, "podReplacementPolicy", "Failed")
 	}
-	template := child(spec, "template")
-	labels := child(child(template, "metadata"), "labels")
-	if md := child(obj, "metadata"); len(labels) > 0 && len(child(md, "labels")) == 0 {
+	template := decoded.Child(spec, "template")
+	labels := decoded.Child(decoded.Child(template, "metadata"), "labels")
+	if md := decoded.Child(obj, "metadata"); len(labels) > 0 && len(decoded.Child(md, "labels")) == 0 {
 		md["labels"] = maps.Clone(labels)
 	}
 	podTemplate(template)
@@ -107,5 +111,5 @@ func cronJob(spec Object) {
 	set(spec, "suspend", false)
 	set(spec, "successfulJobsHistoryLimit", num(3))
 	set(spec, "failedJobsHistoryLimit", num(1))
-	podTemplate(child(child(child(spec, "jobTemplate"), "spec"), "template"))
+	podTemplate(decoded.Child(decoded.Child(decoded.Child(spec, "jobTemplate"), "spec"), "template"))
 }

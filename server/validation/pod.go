@@ -3,6 +3,8 @@ package validation
 import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"kubeplay/server/decoded"
 )
 
 // podSpec checks a pod's containers and its restart policy, which must be
@@ -10,14 +12,14 @@ import (
 func podSpec(spec Object, path *field.Path, restartPolicies ...string) field.ErrorList {
 	var errs field.ErrorList
 	names := sets.New[string]()
-	containers := items(spec["containers"])
+	containers := decoded.Items(spec["containers"])
 	if len(containers) == 0 {
 		errs = append(errs, field.Required(path.Child("containers"), ""))
 	}
 	for i, c := range containers {
 		errs = append(errs, container(c, path.Child("containers").Index(i), names)...)
 	}
-	for i, c := range items(spec["initContainers"]) {
+	for i, c := range decoded.Items(spec["initContainers"]) {
 		errs = append(errs, container(c, path.Child("initContainers").Index(i), names)...)
 	}
 	policy := str(spec, "restartPolicy")
@@ -49,7 +51,7 @@ func container(c Object, path *field.Path, names sets.Set[string]) field.ErrorLi
 	if str(c, "image") == "" {
 		errs = append(errs, field.Required(path.Child("image"), ""))
 	}
-	for i, p := range items(c["ports"]) {
+	for i, p := range decoded.Items(c["ports"]) {
 		pp := path.Child("ports").Index(i)
 		if n := intOf(p["containerPort"]); n == 0 {
 			errs = append(errs, field.Required(pp.Child("containerPort"), ""))

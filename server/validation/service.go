@@ -2,6 +2,8 @@ package validation
 
 import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"kubeplay/server/decoded"
 )
 
 // service checks a Service's ports (required unless it is headless or an
@@ -9,7 +11,7 @@ import (
 func service(spec Object) field.ErrorList {
 	var errs field.ErrorList
 	typ := str(spec, "type")
-	ports := items(spec["ports"])
+	ports := decoded.Items(spec["ports"])
 	if len(ports) == 0 && str(spec, "clusterIP") != "None" && typ != "ExternalName" {
 		errs = append(errs, field.Required(specPath.Child("ports"), ""))
 	}

@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"kubeplay/server/decoded"
 )
 
 // Object is a decoded Kubernetes object.
@@ -23,24 +25,24 @@ var (
 
 // Create validates a new object of kind gvk, its metadata.uid set.
 func Create(gvk schema.GroupVersionKind, obj Object) field.ErrorList {
-	uid, _ := child(obj, "metadata")["uid"].(string)
+	uid, _ := decoded.Child(obj, "metadata")["uid"].(string)
 	return validate(gvk, obj, uid)
 }
 
 // validate checks obj, an object of kind gvk with uid.
 func validate(gvk schema.GroupVersionKind, obj Object, uid string) field.ErrorList {
-	spec := child(obj, "spec")
+	spec := decoded.Child(obj, "spec")
 	switch gvk.GroupKind() {
 	case schema.GroupKind{Kind: "Pod"}:
 		return podSpec(spec, specPath, "Always", "OnFailure", "Never")
 	case schema.GroupKind{Kind: "ReplicationController"}:
-		sel := labels.SelectorFromSet(stringMap(child(spec, "selector")))
+		sel := labels.SelectorFromSet(stringMap(decoded.Child(spec, "selector")))
 		return controllerTemplate(spec, sel)
 	case schema.GroupKind{Group: "apps", Kind: "Deployment"},
 		schema.GroupKind{Group: "apps", Kind: "ReplicaSet"},
 		schema.GroupKind{Group: "apps", Kind: "StatefulSet"}:
 		var errs field.ErrorList
-		if child(spec, "selector") == nil {
+		if decoded.Child(spec, "selector") == nil {
 			errs = append(errs, field.Required(selectorPath, ""))
 		}
 		return append(errs, controllerTemplate(spec, labelSelector(spec["selector"]))...)
@@ -49,7 +51,7 @@ func validate(gvk schema.GroupVersionKind, obj Object, uid string) field.ErrorLi
 	case schema.GroupKind{Group: "batch", Kind: "Job"}:
 		return job(spec, uid)
 	case schema.GroupKind{Group: "batch", Kind: "CronJob"}:
-		return jobTemplate(child(child(child(spec, "jobTemplate"), "spec"), "template"), specPath.Child("jobTemplate", "spec", "template"))
+		return jobTemplate(decoded.Child(decoded.Child(decoded.Child(spec, "jobTemplate"), "spec"), "template"), specPath.Child("jobTemplate", "spec", "template"))
 	case schema.GroupKind{Kind: "Service"}:
 		return service(spec)
 	}
@@ -59,9 +61,9 @@ func validate(gvk schema.GroupVersionKind, obj Object, uid string) field.ErrorLi
 // Update validates obj replacing old: obj as a new object, then what may
 // not change.
 func Update(gvk schema.GroupVersionKind, obj, old Object) field.ErrorList {
-	uid, _ := child(old, "metadata")["uid"].(string)
+	uid, _ := decoded.Child(old, "metadata")["uid"].(string)
 	errs := validate(gvk, obj, uid)
-	spec, oldSpec := child(obj, "spec"), child(old, "spec")
+	spec, oldSpec := decoded.Child(obj, "spec"), decoded.Child(old, "spec")
 	immutable := func(path *field.Path, key string) {
 		if !reflect.DeepEqual(spec[key], oldSpec[key]) {
 			errs = append(errs, field.Invalid(path, spec[key], "field is immutable"))
@@ -90,13 +92,13 @@ func Update(gvk schema.GroupVersionKind, obj, old Object) field.ErrorList {
 // template, whose pods must restart in place.
 func controllerTemplate(spec Object, sel labels.Selector) field.ErrorList {
 	errs := templateSelected(spec, sel)
-	return append(errs, podSpec(child(child(spec, "template"), "spec"), templatePath.Child("spec"), "Always")...)
+	return append(errs, podSpec(decoded.Child(decoded.Child(spec, "template"), "spec"), templatePath.Child("spec"), "Always")...)
 }
 
 // templateSelected checks that sel selects the labels of spec's pod
 // template.
 func templateSelected(spec Object, sel labels.Selector) field.ErrorList {
-	tlabels := child(child(child(spec, "template"), "metadata"), "labels")
+	tlabels := decoded.Child(decoded.Child(decoded.Child(spec, "template"), "metadata"), "labels")
 	if sel.Matches(labels.Set(stringMap(tlabels))) {
 		return nil
 	}
@@ -135,7 +137,7 @@ func job(spec Object, uid string) field.ErrorList {
 		}
 	}
 	errs = append(errs, templateSelected(spec, labelSelector(spec["selector"]))...)
-	return append(errs, jobTemplate(child(spec, "template"), templatePath)...)
+	return append(errs, jobTemplate(decoded.Child(spec, "template"), templatePath)...)
 }
 
 // normalizeSelector drops a selector's empty parts, which select nothing
@@ -157,22 +159,7 @@ func normalizeSelector(v any) any {
 
 // jobTemplate checks the pod template of a Job at path.
 func jobTemplate(template Object, path *field.Path) field.ErrorList {
-	return podSpec(child(template, "spec"), path.Child("spec"), "OnFailure", "Never")
-}
-
-func child(obj Object, k string) Object {
-	m, _ := obj[k].(map[string]any)
-	return m
-}
-
-func items(v any) []Object {
-	l, _ := v.([]any)
-	out := make([]Object, 0, len(l))
-	for _, e := range l {
-		m, _ := e.(map[string]any)
-		out = append(out, m)
-	}
-	return out
+	return podSpec(decoded.Child(template, "spec"), path.Child("spec"), "OnFailure", "Never")
 }
 
 func stringMap(m Object) map[string]string {
@@ -189,19 +176,10 @@ func str(obj Object, k string) string {
 	return strings.TrimSpace(s)
 }
 
-// intOf reads a decoded JSON integer, whatever its Go representation; 0
-// when absent.
+// intOf reads an integer field, 0 when it is absent.
 func intOf(v any) int64 {
-	switch x := v.(type) {
-	case json.Number:
-		n, _ := x.Int64()
-		return n
-	case int64:
-		return x
-	case float64:
-		return int64(x)
-	}
-	return 0
+	n, _ := decoded.Int(v)
+	return n
 }
 
 // dnsLabel checks a name that must be a DNS label.
