@@ -144,6 +144,11 @@ func (s *Server) tryPatch(ctx context.Context, pr *patchRequest) (object, int, e
 			return nil, 0, err
 		}
 	}
+	if pr.subresource == "" {
+		if err := s.keepServiceAddresses(ctx, res, pr.namespace, pr.name, obj, live, pr.dryRun); err != nil {
+			return nil, 0, err
+		}
+	}
 	out, err := s.commitUpdate(ctx, res, pr.namespace, pr.name, obj, kv.ModRevision, pr.dryRun)
 	if apierrors.IsConflict(err) {
 		// Recomputed on the new object, a patch that named the old

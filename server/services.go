@@ -19,12 +19,36 @@ func (s *Server) allocateServiceAddresses(ctx context.Context, res *catalog.Reso
 	if res.Group != "" || res.Resource != "services" {
 		return nil
 	}
+	return s.allocate(ctx, res, "", obj, dryRun)
+}
+
+// keepServiceAddresses gives an updated Service the addresses it had and
+// the update left out, then allocates those it needs anew (a port added
+// to a NodePort Service), as kube-apiserver does after recording who
+// changed what: an update that leaves out an allocated field takes it from
+// whoever owned it.
+func (s *Server) keepServiceAddresses(ctx context.Context, res *catalog.Resource, ns, name string, obj, old object, dryRun bool) error {
+	if res.Group != "" || res.Resource != "services" {
+		return nil
+	}
+	spec, _ := obj["spec"].(map[string]any)
+	oldSpec, _ := old["spec"].(map[string]any)
+	defaults.KeepAllocated(spec, oldSpec)
+	return s.allocate(ctx, res, objectKey(res, ns, name), obj, dryRun)
+}
+
+// allocate gives the Service obj its addresses among those of the stored
+// Services but the one at key self.
+func (s *Server) allocate(ctx context.Context, res *catalog.Resource, self string, obj object, dryRun bool) error {
 	list, err := s.store.List(ctx, collectionPrefix(res, ""), "", 0, 0)
 	if err != nil {
 		return storeError(res, str(metadata(obj), "name"), err)
 	}
 	var used defaults.Allocated
 	for _, kv := range list.Items {
+		if kv.Key == self {
+			continue
+		}
 		var svc struct {
 			Spec map[string]any `json:"spec"`
 		}

@@ -156,3 +156,61 @@ func stringsOf(v any) []string {
 	}
 	return out
 }
+
+// KeepAllocated gives an updated Service the addresses it had that the
+// update leaves out: its cluster IPs and IP families, unless it becomes an
+// ExternalName, and the node port of each port it keeps (same port and
+// protocol), while it stays a NodePort or LoadBalancer Service. It drops
+// the fields of those types from a Service that stops being one. The
+// reference server does this after recording who changed what, so the
+// managers of dropped fields keep them in managedFields.
+func KeepAllocated(spec, old Object) {
+	if spec == nil || old == nil {
+		return
+	}
+	dropTypeFields(spec, old)
+	if spec["type"] == "ExternalName" {
+		return
+	}
+	if unset(spec, "clusterIP") && len(stringsOf(spec["clusterIPs"])) == 0 {
+		for _, k := range []string{"clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"} {
+			if v, ok := old[k]; ok {
+				spec[k] = v
+			}
+		}
+	}
+	if t := spec["type"]; t != "NodePort" && t != "LoadBalancer" {
+		return
+	}
+	for _, p := range decoded.Items(spec["ports"]) {
+		if n, _ := decoded.Int(p["nodePort"]); p == nil || n != 0 {
+			continue
+		}
+		for _, o := range decoded.Items(old["ports"]) {
+			if o != nil && fmt.Sprint(o["port"]) == fmt.Sprint(p["port"]) && o["protocol"] == p["protocol"] {
+				if n, _ := decoded.Int(o["nodePort"]); n != 0 {
+					p["nodePort"] = o["nodePort"]
+				}
+			}
+		}
+	}
+}
+
+// dropTypeFields drops from a Service that stops being a NodePort or
+// LoadBalancer Service the fields of those types it kept unchanged.
+func dropTypeFields(spec, old Object) {
+	external := func(s Object) bool { return s != nil && (s["type"] == "NodePort" || s["type"] == "LoadBalancer") }
+	if !external(old) || external(spec) {
+		return
+	}
+	for _, k := range []string{"externalTrafficPolicy", "allocateLoadBalancerNodePorts"} {
+		if v, ok := spec[k]; ok && v == old[k] {
+			delete(spec, k)
+		}
+	}
+	for _, p := range decoded.Items(spec["ports"]) {
+		if n, ok := decoded.Int(p["nodePort"]); ok && n != 0 {
+			delete(p, "nodePort")
+		}
+	}
+}

@@ -75,6 +75,11 @@ func Update(gvk schema.GroupVersionKind, obj, old Object) field.ErrorList {
 		schema.GroupKind{Group: "apps", Kind: "StatefulSet"},
 		schema.GroupKind{Group: "apps", Kind: "DaemonSet"}:
 		immutable(selectorPath, "selector")
+	case schema.GroupKind{Kind: "Service"}:
+		ip, oldIP := str(spec, "clusterIP"), str(oldSpec, "clusterIP")
+		if ip != "" && oldIP != "" && ip != oldIP && spec["type"] != "ExternalName" {
+			errs = append(errs, field.Invalid(specPath.Child("clusterIPs").Index(0), []string{ip}, "may not change once set"))
+		}
 	case schema.GroupKind{Group: "batch", Kind: "Job"}:
 		immutable(selectorPath, "selector")
 		// kube-apiserver matches the template against the selector a
