@@ -1,6 +1,11 @@
 package validation
 
 import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -11,16 +16,24 @@ import (
 // one of restartPolicies.
 func podSpec(spec Object, path *field.Path, restartPolicies ...string) field.ErrorList {
 	var errs field.ErrorList
+	volumes := sets.New[string]()
+	for i, v := range decoded.Items(spec["volumes"]) {
+		name := str(v, "name")
+		if volumes.Has(name) {
+			errs = append(errs, field.Duplicate(path.Child("volumes").Index(i).Child("name"), name))
+		}
+		volumes.Insert(name)
+	}
 	names := sets.New[string]()
 	containers := decoded.Items(spec["containers"])
 	if len(containers) == 0 {
 		errs = append(errs, field.Required(path.Child("containers"), ""))
 	}
 	for i, c := range containers {
-		errs = append(errs, container(c, path.Child("containers").Index(i), names)...)
+		errs = append(errs, container(c, path.Child("containers").Index(i), names, volumes)...)
 	}
 	for i, c := range decoded.Items(spec["initContainers"]) {
-		errs = append(errs, container(c, path.Child("initContainers").Index(i), names)...)
+		errs = append(errs, container(c, path.Child("initContainers").Index(i), names, volumes)...)
 	}
 	policy := str(spec, "restartPolicy")
 	if !sets.New(restartPolicies...).Has(policy) {
@@ -34,9 +47,10 @@ func podSpec(spec Object, path *field.Path, restartPolicies ...string) field.Err
 	return errs
 }
 
-// container checks a container's name (unique among names), image and
-// ports.
-func container(c Object, path *field.Path, names sets.Set[string]) field.ErrorList {
+// container checks a container's name (unique among names), image, ports,
+// volume mounts (of volumes, at distinct paths) and resources (requests
+// within limits).
+func container(c Object, path *field.Path, names, volumes sets.Set[string]) field.ErrorList {
 	var errs field.ErrorList
 	name := str(c, "name")
 	switch {
@@ -63,7 +77,43 @@ func container(c Object, path *field.Path, names sets.Set[string]) field.ErrorLi
 		}
 		errs = append(errs, protocol(pp.Child("protocol"), p)...)
 	}
+	paths := sets.New[string]()
+	for i, m := range decoded.Items(c["volumeMounts"]) {
+		mp := path.Child("volumeMounts").Index(i)
+		if name := str(m, "name"); !volumes.Has(name) {
+			errs = append(errs, field.NotFound(mp.Child("name"), name))
+		}
+		if at := str(m, "mountPath"); paths.Has(at) {
+			errs = append(errs, field.Invalid(mp.Child("mountPath"), at, "must be unique"))
+		} else {
+			paths.Insert(at)
+		}
+	}
+	return append(errs, requestsWithinLimits(decoded.Child(c, "resources"), path.Child("resources"))...)
+}
+
+// requestsWithinLimits checks, resource by resource in name order, that a
+// container requests no more than it limits.
+func requestsWithinLimits(res Object, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	requests, limits := decoded.Child(res, "requests"), decoded.Child(res, "limits")
+	for _, name := range slices.Sorted(maps.Keys(requests)) {
+		req, okReq := quantity(requests[name])
+		lim, okLim := quantity(limits[name])
+		if okReq && okLim && req.Cmp(lim) > 0 {
+			errs = append(errs, field.Invalid(path.Child("requests"), req.String(), fmt.Sprintf("must be less than or equal to %s limit of %s", name, lim.String())))
+		}
+	}
 	return errs
+}
+
+func quantity(v any) (resource.Quantity, bool) {
+	s, ok := v.(string)
+	if !ok {
+		return resource.Quantity{}, false
+	}
+	q, err := resource.ParseQuantity(s)
+	return q, err == nil
 }
 
 func portRange(path *field.Path, n int64) field.ErrorList {

@@ -2,6 +2,7 @@ package validation
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 
@@ -37,21 +38,25 @@ func validate(gvk schema.GroupVersionKind, obj Object, uid string) field.ErrorLi
 		return podSpec(spec, specPath, "Always", "OnFailure", "Never")
 	case schema.GroupKind{Kind: "ReplicationController"}:
 		sel := labels.SelectorFromSet(stringMap(decoded.Child(spec, "selector")))
-		return controllerTemplate(spec, sel)
+		return append(replicas(spec), controllerTemplate(spec, sel)...)
 	case schema.GroupKind{Group: "apps", Kind: "Deployment"},
 		schema.GroupKind{Group: "apps", Kind: "ReplicaSet"},
 		schema.GroupKind{Group: "apps", Kind: "StatefulSet"}:
-		var errs field.ErrorList
+		errs := replicas(spec)
 		if decoded.Child(spec, "selector") == nil {
 			errs = append(errs, field.Required(selectorPath, ""))
 		}
-		return append(errs, controllerTemplate(spec, labelSelector(spec["selector"]))...)
+		errs = append(errs, controllerTemplate(spec, labelSelector(spec["selector"]))...)
+		if gvk.Kind == "Deployment" {
+			errs = append(errs, strategy(decoded.Child(spec, "strategy"))...)
+		}
+		return errs
 	case schema.GroupKind{Group: "apps", Kind: "DaemonSet"}:
 		return controllerTemplate(spec, labelSelector(spec["selector"]))
 	case schema.GroupKind{Group: "batch", Kind: "Job"}:
 		return job(spec, uid)
 	case schema.GroupKind{Group: "batch", Kind: "CronJob"}:
-		return jobTemplate(decoded.Child(decoded.Child(decoded.Child(spec, "jobTemplate"), "spec"), "template"), specPath.Child("jobTemplate", "spec", "template"))
+		return append(schedule(str(spec, "schedule")), jobTemplate(decoded.Child(decoded.Child(decoded.Child(spec, "jobTemplate"), "spec"), "template"), specPath.Child("jobTemplate", "spec", "template"))...)
 	case schema.GroupKind{Kind: "Service"}:
 		return service(spec)
 	}
@@ -194,4 +199,45 @@ func dnsLabel(path *field.Path, name string) field.ErrorList {
 		errs = append(errs, field.Invalid(path, name, msg))
 	}
 	return errs
+}
+
+func replicas(spec Object) field.ErrorList {
+	if n, ok := decoded.Int(spec["replicas"]); ok && n < 0 {
+		return field.ErrorList{field.Invalid(specPath.Child("replicas"), n, "must be greater than or equal to 0")}
+	}
+	return nil
+}
+
+// strategy checks a Deployment's strategy: a rolling update only for the
+// RollingUpdate type, and one that can make progress.
+func strategy(s Object) field.ErrorList {
+	path := specPath.Child("strategy", "rollingUpdate")
+	ru := decoded.Child(s, "rollingUpdate")
+	if s["type"] == "Recreate" && ru != nil {
+		return field.ErrorList{field.Forbidden(path, "may not be specified when strategy `type` is 'Recreate'")}
+	}
+	if zero(ru["maxSurge"]) && zero(ru["maxUnavailable"]) {
+		return field.ErrorList{field.Invalid(path.Child("maxUnavailable"), ru["maxUnavailable"], "may not be 0 when `maxSurge` is 0")}
+	}
+	return nil
+}
+
+// zero reports whether an int-or-string is 0 or 0%.
+func zero(v any) bool {
+	if n, ok := decoded.Int(v); ok {
+		return n == 0
+	}
+	return v == "0%"
+}
+
+// schedule checks a CronJob's schedule: five fields, or a descriptor such
+// as @hourly.
+func schedule(s string) field.ErrorList {
+	if strings.HasPrefix(s, "@") {
+		return nil
+	}
+	if f := strings.Fields(s); len(f) != 5 {
+		return field.ErrorList{field.Invalid(specPath.Child("schedule"), s, fmt.Sprintf("expected exactly 5 fields, found %d: %v", len(f), f))}
+	}
+	return nil
 }
