@@ -19,12 +19,13 @@ import (
 //     escalation check (kube-apiserver's RBAC storage makes it before
 //     admission).
 //  2. Mutating admission: on a new Pod, the ServiceAccount,
-//     DefaultTolerationSeconds and Priority plugins (see admitPod).
+//     DefaultTolerationSeconds and Priority plugins; on a new claim,
+//     DefaultStorageClass (see admitNew).
 //  3. Validating admission (built-in plugins such as NamespaceLifecycle,
 //     then ValidatingAdmissionPolicy), which may only reject — none yet.
 func (s *Server) admit(r *http.Request, req *request, obj, old object) error {
 	if old == nil {
-		if err := s.admitPod(r.Context(), req.res, req.namespace, obj); err != nil {
+		if err := s.admitNew(r.Context(), req.res, req.namespace, obj); err != nil {
 			return err
 		}
 	}

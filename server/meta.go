@@ -100,6 +100,7 @@ var tracksGeneration = map[string]bool{
 	"/replicationcontrollers": true, "/pods": true, "batch/jobs": true, "batch/cronjobs": true,
 	"networking.k8s.io/ingresses": true, "networking.k8s.io/networkpolicies": true,
 	"policy/poddisruptionbudgets": true, "/podtemplates": true,
+	"scheduling.k8s.io/priorityclasses": true, "networking.k8s.io/ingressclasses": true,
 	"admissionregistration.k8s.io/validatingwebhookconfigurations":   true,
 	"admissionregistration.k8s.io/mutatingwebhookconfigurations":     true,
 	"admissionregistration.k8s.io/validatingadmissionpolicies":       true,

@@ -175,7 +175,7 @@ func (s *Server) createPatched(ctx context.Context, pr *patchRequest, obj object
 	if err := applyDefaults(res, obj); err != nil {
 		return nil, 0, err
 	}
-	if err := s.admitPod(ctx, res, pr.namespace, obj); err != nil {
+	if err := s.admitNew(ctx, res, pr.namespace, obj); err != nil {
 		return nil, 0, err
 	}
 	s.prepareForCreate(res, obj)

@@ -60,6 +60,37 @@ func Apply(gvk schema.GroupVersionKind, obj Object) {
 				set(s, "apiGroup", "rbac.authorization.k8s.io")
 			}
 		}
+	case schema.GroupKind{Group: "admissionregistration.k8s.io", Kind: "ValidatingWebhookConfiguration"},
+		schema.GroupKind{Group: "admissionregistration.k8s.io", Kind: "MutatingWebhookConfiguration"}:
+		for _, w := range decoded.Items(obj["webhooks"]) {
+			webhook(w, gvk.Kind == "MutatingWebhookConfiguration")
+		}
+	case schema.GroupKind{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicy"}:
+		set(spec, "failurePolicy", "Fail")
+		matchResources(decoded.Child(spec, "matchConstraints"))
+	case schema.GroupKind{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicyBinding"}:
+		matchResources(decoded.Child(spec, "matchResources"))
+	case schema.GroupKind{Group: "flowcontrol.apiserver.k8s.io", Kind: "FlowSchema"}:
+		if n, ok := decoded.Int(spec["matchingPrecedence"]); spec != nil && (!ok || n == 0) {
+			spec["matchingPrecedence"] = num(1000)
+		}
+	case schema.GroupKind{Group: "flowcontrol.apiserver.k8s.io", Kind: "PriorityLevelConfiguration"}:
+		limited := decoded.Child(spec, "limited")
+		set(limited, "nominalConcurrencyShares", num(30))
+		set(limited, "lendablePercent", num(0))
+	case schema.GroupKind{Group: "scheduling.k8s.io", Kind: "PriorityClass"}:
+		set(obj, "preemptionPolicy", "PreemptLowerPriority")
+	case schema.GroupKind{Group: "storage.k8s.io", Kind: "CSIDriver"}:
+		csiDriver(spec)
+	case schema.GroupKind{Group: "discovery.k8s.io", Kind: "EndpointSlice"}:
+		for _, p := range decoded.Items(obj["ports"]) {
+			set(p, "protocol", "TCP")
+			if p != nil {
+				if _, ok := p["name"]; !ok {
+					p["name"] = ""
+				}
+			}
+		}
 	case schema.GroupKind{Group: "storage.k8s.io", Kind: "StorageClass"}:
 		set(obj, "reclaimPolicy", "Delete")
 		set(obj, "volumeBindingMode", "Immediate")

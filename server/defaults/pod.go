@@ -8,13 +8,22 @@ import (
 )
 
 // pod defaults a Pod's spec: a pod template's defaults, then what only a
-// Pod gets.
+// Pod gets: its containers request what they limit, and on the host's
+// network, listen on the host's ports.
 func pod(spec Object) {
 	podSpec(spec)
 	set(spec, "enableServiceLinks", true)
 	for _, list := range []string{"containers", "initContainers"} {
 		for _, c := range decoded.Items(spec[list]) {
 			requestsFromLimits(decoded.Child(c, "resources"))
+			if spec["hostNetwork"] != true {
+				continue
+			}
+			for _, p := range decoded.Items(c["ports"]) {
+				if n, ok := decoded.Int(p["hostPort"]); p != nil && (!ok || n == 0) {
+					p["hostPort"] = p["containerPort"]
+				}
+			}
 		}
 	}
 }

@@ -35,6 +35,9 @@ func podSpec(spec Object, path *field.Path, restartPolicies ...string) field.Err
 	for i, c := range decoded.Items(spec["initContainers"]) {
 		errs = append(errs, container(c, path.Child("initContainers").Index(i), names, volumes)...)
 	}
+	if spec["hostNetwork"] == true {
+		errs = append(errs, hostNetworkPorts(spec, path)...)
+	}
 	policy := str(spec, "restartPolicy")
 	if !sets.New(restartPolicies...).Has(policy) {
 		if len(restartPolicies) == 2 {
@@ -130,4 +133,20 @@ func protocol(path *field.Path, port Object) field.ErrorList {
 	default:
 		return field.ErrorList{field.NotSupported(path, p, []string{"SCTP", "TCP", "UDP"})}
 	}
+}
+
+// hostNetworkPorts checks that a pod on the host's network names no host
+// port other than its container port.
+func hostNetworkPorts(spec Object, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, list := range []string{"containers", "initContainers"} {
+		for i, c := range decoded.Items(spec[list]) {
+			for j, p := range decoded.Items(c["ports"]) {
+				if host := intOf(p["hostPort"]); host != 0 && host != intOf(p["containerPort"]) {
+					errs = append(errs, field.Invalid(path.Child(list).Index(i).Child("ports").Index(j).Child("hostPort"), host, "must match `containerPort` when `hostNetwork` is true"))
+				}
+			}
+		}
+	}
+	return errs
 }
