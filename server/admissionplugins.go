@@ -25,12 +25,20 @@ func (s *Server) admitNew(ctx context.Context, res *catalog.Resource, ns string,
 	return nil
 }
 
-// admitPod runs the ServiceAccount, DefaultTolerationSeconds and Priority
-// plugins on a new Pod in namespace ns (see defaults.AdmitPod). Unlike
+// admitPod runs the LimitRanger, ServiceAccount, DefaultTolerationSeconds
+// and Priority plugins on a new Pod in namespace ns (see defaults.LimitPod
+// and defaults.AdmitPod). Unlike
 // kube-apiserver, it admits a pod whose service account does not exist:
 // nothing creates a namespace's default service account here yet.
 func (s *Server) admitPod(ctx context.Context, res *catalog.Resource, ns string, obj object) error {
 	spec, _ := obj["spec"].(map[string]any)
+	ranges, err := s.limitRanges(ctx, ns)
+	if err != nil {
+		return err
+	}
+	if err := defaults.LimitPod(metadata(obj), spec, ranges); err != nil {
+		return apierrors.NewForbidden(res.GroupResource(), str(metadata(obj), "name"), err)
+	}
 	automount := true
 	sa, _, err := s.getObject(ctx, s.catalog.Lookup(serviceAccountsGVR), ns, defaults.PodServiceAccount(spec))
 	switch {
@@ -83,4 +91,24 @@ func (s *Server) admitClaim(ctx context.Context, obj object) error {
 		spec["storageClassName"] = name
 	}
 	return nil
+}
+
+var limitRangesGVR = schema.GroupVersionResource{Version: "v1", Resource: "limitranges"}
+
+// limitRanges are the LimitRanges of namespace ns.
+func (s *Server) limitRanges(ctx context.Context, ns string) ([]map[string]any, error) {
+	res := s.catalog.Lookup(limitRangesGVR)
+	list, err := s.store.List(ctx, collectionPrefix(res, ns), "", 0, 0)
+	if err != nil {
+		return nil, storeError(res, "", err)
+	}
+	out := make([]map[string]any, 0, len(list.Items))
+	for _, kv := range list.Items {
+		obj, err := decodeStored(res, kv)
+		if err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		out = append(out, obj)
+	}
+	return out, nil
 }

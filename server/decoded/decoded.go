@@ -3,7 +3,11 @@
 // float64 depending on who decoded them), tolerating any shape.
 package decoded
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+)
 
 // Child is obj's object field k, nil if it has none (or obj is nil).
 func Child(obj map[string]any, k string) map[string]any {
@@ -34,4 +38,14 @@ func Int(v any) (int64, bool) {
 		return int64(x), true
 	}
 	return 0, false
+}
+
+// Quantity reads a resource quantity ("500m", "1Gi").
+func Quantity(v any) (resource.Quantity, bool) {
+	s, ok := v.(string)
+	if !ok {
+		return resource.Quantity{}, false
+	}
+	q, err := resource.ParseQuantity(s)
+	return q, err == nil
 }

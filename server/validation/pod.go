@@ -5,7 +5,6 @@ import (
 	"maps"
 	"slices"
 
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -101,22 +100,13 @@ func requestsWithinLimits(res Object, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	requests, limits := decoded.Child(res, "requests"), decoded.Child(res, "limits")
 	for _, name := range slices.Sorted(maps.Keys(requests)) {
-		req, okReq := quantity(requests[name])
-		lim, okLim := quantity(limits[name])
+		req, okReq := decoded.Quantity(requests[name])
+		lim, okLim := decoded.Quantity(limits[name])
 		if okReq && okLim && req.Cmp(lim) > 0 {
 			errs = append(errs, field.Invalid(path.Child("requests"), req.String(), fmt.Sprintf("must be less than or equal to %s limit of %s", name, lim.String())))
 		}
 	}
 	return errs
-}
-
-func quantity(v any) (resource.Quantity, bool) {
-	s, ok := v.(string)
-	if !ok {
-		return resource.Quantity{}, false
-	}
-	q, err := resource.ParseQuantity(s)
-	return q, err == nil
 }
 
 func portRange(path *field.Path, n int64) field.ErrorList {
