@@ -3,7 +3,9 @@ package validation
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -59,8 +61,35 @@ func validate(gvk schema.GroupVersionKind, obj Object, uid string) field.ErrorLi
 		return append(schedule(str(spec, "schedule")), jobTemplate(decoded.Child(decoded.Child(decoded.Child(spec, "jobTemplate"), "spec"), "template"), specPath.Child("jobTemplate", "spec", "template"))...)
 	case schema.GroupKind{Kind: "Service"}:
 		return service(spec)
+	case schema.GroupKind{Kind: "ConfigMap"}:
+		return configKeys(obj, "data", "binaryData")
+	case schema.GroupKind{Kind: "Secret"}:
+		return configKeys(obj, "data")
 	}
 	return nil
+}
+
+// configKeys checks the keys of a ConfigMap's or Secret's data fields:
+// file names, those of the first field in none of the others.
+func configKeys(obj Object, fields ...string) field.ErrorList {
+	var errs field.ErrorList
+	for i, f := range fields {
+		for _, k := range slices.Sorted(maps.Keys(decoded.Child(obj, f))) {
+			path := field.NewPath(f).Key(k)
+			for _, msg := range utilvalidation.IsConfigMapKey(k) {
+				errs = append(errs, field.Invalid(path, k, msg))
+			}
+			if i > 0 {
+				continue
+			}
+			for _, other := range fields[1:] {
+				if _, dup := decoded.Child(obj, other)[k]; dup {
+					errs = append(errs, field.Invalid(path, k, "duplicate of key present in "+other))
+				}
+			}
+		}
+	}
+	return errs
 }
 
 // Update validates obj replacing old: obj as a new object, then what may
@@ -75,9 +104,20 @@ func Update(gvk schema.GroupVersionKind, obj, old Object) field.ErrorList {
 		}
 	}
 	switch gvk.GroupKind() {
+	case schema.GroupKind{Group: "apps", Kind: "StatefulSet"}:
+		// kube-apiserver names the fields an update may change.
+		fixed := func(s Object) Object {
+			out := maps.Clone(s)
+			for _, k := range []string{"replicas", "ordinals", "template", "updateStrategy", "revisionHistoryLimit", "persistentVolumeClaimRetentionPolicy", "minReadySeconds"} {
+				delete(out, k)
+			}
+			return out
+		}
+		if !reflect.DeepEqual(fixed(spec), fixed(oldSpec)) {
+			errs = append(errs, field.Forbidden(specPath, "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden"))
+		}
 	case schema.GroupKind{Group: "apps", Kind: "Deployment"},
 		schema.GroupKind{Group: "apps", Kind: "ReplicaSet"},
-		schema.GroupKind{Group: "apps", Kind: "StatefulSet"},
 		schema.GroupKind{Group: "apps", Kind: "DaemonSet"}:
 		immutable(selectorPath, "selector")
 	case schema.GroupKind{Kind: "Service"}:
