@@ -26,10 +26,12 @@ var (
 	selectorPath = specPath.Child("selector")
 )
 
-// Create validates a new object of kind gvk, its metadata.uid set.
+// Create validates a new object of kind gvk, its metadata.uid set: its
+// labels and annotations (whatever its kind), then what its kind requires.
 func Create(gvk schema.GroupVersionKind, obj Object) field.ErrorList {
-	uid, _ := decoded.Child(obj, "metadata")["uid"].(string)
-	return validate(gvk, obj, uid)
+	md := decoded.Child(obj, "metadata")
+	uid, _ := md["uid"].(string)
+	return append(objectMeta(md, field.NewPath("metadata")), validate(gvk, obj, uid)...)
 }
 
 // validate checks obj, an object of kind gvk with uid.
@@ -142,7 +144,10 @@ func Update(gvk schema.GroupVersionKind, obj, old Object) field.ErrorList {
 // template, whose pods must restart in place.
 func controllerTemplate(spec Object, sel labels.Selector) field.ErrorList {
 	errs := templateSelected(spec, sel)
-	return append(errs, podSpec(decoded.Child(decoded.Child(spec, "template"), "spec"), templatePath.Child("spec"), "Always")...)
+	template := decoded.Child(spec, "template")
+	// kube-apiserver names the template's metadata fields one level up.
+	errs = append(errs, objectMeta(decoded.Child(template, "metadata"), templatePath)...)
+	return append(errs, podSpec(decoded.Child(template, "spec"), templatePath.Child("spec"), "Always")...)
 }
 
 // templateSelected checks that sel selects the labels of spec's pod
@@ -209,7 +214,8 @@ func normalizeSelector(v any) any {
 
 // jobTemplate checks the pod template of a Job at path.
 func jobTemplate(template Object, path *field.Path) field.ErrorList {
-	return podSpec(decoded.Child(template, "spec"), path.Child("spec"), "OnFailure", "Never")
+	errs := objectMeta(decoded.Child(template, "metadata"), path)
+	return append(errs, podSpec(decoded.Child(template, "spec"), path.Child("spec"), "OnFailure", "Never")...)
 }
 
 func stringMap(m Object) map[string]string {
