@@ -91,7 +91,39 @@ func container(c Object, path *field.Path, names, volumes sets.Set[string]) fiel
 			paths.Insert(at)
 		}
 	}
+	for _, k := range []string{"livenessProbe", "readinessProbe", "startupProbe"} {
+		if p := decoded.Child(c, k); p != nil {
+			errs = append(errs, probe(p, path.Child(k), k != "readinessProbe")...)
+		}
+	}
 	return append(errs, requestsWithinLimits(decoded.Child(c, "resources"), path.Child("resources"))...)
+}
+
+// probe checks a probe: one handler, with a port in range, and a success
+// threshold of 1 where one success is all it can mean (oneSuccess).
+func probe(p Object, path *field.Path, oneSuccess bool) field.ErrorList {
+	var errs field.ErrorList
+	handlers := 0
+	for _, h := range []string{"exec", "httpGet", "tcpSocket", "grpc"} {
+		action := decoded.Child(p, h)
+		if action == nil {
+			continue
+		}
+		if handlers++; handlers > 1 {
+			errs = append(errs, field.Forbidden(path.Child(h), "may not specify more than 1 handler type"))
+			continue
+		}
+		if _, named := action["port"].(string); h != "exec" && !named {
+			errs = append(errs, portRange(path.Child(h, "port"), intOf(action["port"]))...)
+		}
+	}
+	if handlers == 0 {
+		errs = append(errs, field.Required(path, "must specify a handler type"))
+	}
+	if n := intOf(p["successThreshold"]); oneSuccess && n != 1 {
+		errs = append(errs, field.Invalid(path.Child("successThreshold"), n, "must be 1"))
+	}
+	return errs
 }
 
 // requestsWithinLimits checks, resource by resource in name order, that a

@@ -63,6 +63,10 @@ func validate(gvk schema.GroupVersionKind, obj Object, uid string) field.ErrorLi
 		return append(schedule(str(spec, "schedule")), jobTemplate(decoded.Child(decoded.Child(decoded.Child(spec, "jobTemplate"), "spec"), "template"), specPath.Child("jobTemplate", "spec", "template"))...)
 	case schema.GroupKind{Kind: "Service"}:
 		return service(spec)
+	case schema.GroupKind{Group: "networking.k8s.io", Kind: "Ingress"}:
+		return ingress(spec)
+	case schema.GroupKind{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}:
+		return horizontalPodAutoscaler(spec)
 	case schema.GroupKind{Kind: "ConfigMap"}:
 		return configKeys(obj, "data", "binaryData")
 	case schema.GroupKind{Kind: "Secret"}:
