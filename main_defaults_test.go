@@ -23,9 +23,17 @@ var defaultsSetup = [][]string{
 	{"-n", "kdefaults", "run", "pod1", "--image=nginx:1.27", "--port=80", "--labels=app=pod1"},
 	{"-n", "kdefaults", "create", "job", "j", "--image=busybox"},
 	{"-n", "kdefaults", "create", "cronjob", "cj", "--image=busybox", "--schedule=*/1 * * * *"},
+	{"-n", "kdefaults", "create", "ingress", "ing", "--rule=example.com/*=web:80"},
+	{"-n", "kdefaults", "create", "pdb", "pdb", "--selector=app=web", "--min-available=1"},
+	{"-n", "kdefaults", "create", "quota", "q", "--hard=pods=10"},
+	{"-n", "kdefaults", "create", "service", "externalname", "ext", "--external-name=example.com"},
+	{"-n", "kdefaults", "create", "rolebinding", "rb", "--clusterrole=view", "--user=alice", "--group=devs", "--serviceaccount=kdefaults:default"},
 }
 
-var defaultsObjects = []string{"deployment/web", "service/web", "service/np", "pod/pod1", "job/j", "cronjob/cj"}
+var defaultsObjects = []string{
+	"deployment/web", "service/web", "service/np", "pod/pod1", "job/j", "cronjob/cj",
+	"ingress/ing", "pdb/pdb", "quota/q", "service/ext", "rolebinding/rb",
+}
 
 // TestKubectl_Defaults creates objects with kubectl's generators and checks
 // that `kubectl get -o json --show-managed-fields` shows what the oracle
