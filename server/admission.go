@@ -18,11 +18,17 @@ import (
 //  1. The resource's own policy: for roles and bindings, the RBAC
 //     escalation check (kube-apiserver's RBAC storage makes it before
 //     admission).
-//  2. Mutating admission (built-in plugins such as ServiceAccount), which
-//     may change obj — none yet.
+//  2. Mutating admission: on a new Pod, the ServiceAccount,
+//     DefaultTolerationSeconds and Priority plugins; on a new claim,
+//     DefaultStorageClass (see admitNew).
 //  3. Validating admission (built-in plugins such as NamespaceLifecycle,
 //     then ValidatingAdmissionPolicy), which may only reject — none yet.
 func (s *Server) admit(r *http.Request, req *request, obj, old object) error {
+	if old == nil {
+		if err := s.admitNew(r.Context(), req.res, req.namespace, obj); err != nil {
+			return err
+		}
+	}
 	return s.confirmNoEscalation(r, req, obj, old)
 }
 

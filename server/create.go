@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"kubeplay/server/encoding"
+	"kubeplay/server/validation"
 )
 
 func (s *Server) create(w http.ResponseWriter, r *http.Request, req *request) {
@@ -89,6 +90,12 @@ func (s *Server) insert(r *http.Request, req *request, obj object, manager strin
 		return nil, 0, err
 	}
 	s.prepareForCreate(res, obj)
+	if errs := validation.Create(res.GroupVersionKind(), obj); len(errs) > 0 {
+		return nil, 0, errInvalid(res, name, errs)
+	}
+	if err := s.allocateServiceAddresses(r.Context(), res, obj, isDryRun); err != nil {
+		return nil, 0, err
+	}
 	md = metadata(obj)
 	if isDryRun {
 		return obj, http.StatusCreated, nil

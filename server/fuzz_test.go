@@ -22,6 +22,10 @@ func FuzzServer(f *testing.F) {
 	f.Add("PATCH", "/api/v1/namespaces/default/configmaps/a", "application/json-patch+json", `[{"op":"test","path":"/data/k","value":"v"}]`, "")
 	f.Add("PATCH", "/api/v1/namespaces/default/configmaps/a", "application/strategic-merge-patch+json", `{"data":{"$patch":"replace"}}`, "")
 	f.Add("PATCH", "/apis/apps/v1/namespaces/default/deployments/d/scale", "application/apply-patch+yaml", "apiVersion: autoscaling/v1\nkind: Scale\nspec: {replicas: 2}", "fieldManager=f&force=true")
+	f.Add("POST", "/api/v1/namespaces/default/pods", "application/json", `{"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"nginx","ports":[{"containerPort":80}],"livenessProbe":{"httpGet":{"port":80}}}],"volumes":[{"name":"v","projected":{"sources":[{"downwardAPI":{"items":[null]}}]}}]}}`, "")
+	f.Add("POST", "/api/v1/namespaces/default/services", "application/json", `{"metadata":{"name":"s"},"spec":{"type":"NodePort","ports":[{"port":80,"nodePort":30000},null]}}`, "")
+	f.Add("PATCH", "/apis/batch/v1/namespaces/default/jobs/j", "application/apply-patch+yaml", "apiVersion: batch/v1\nkind: Job\nspec: {selector: {matchLabels: {a: b}}, template: {spec: {containers: [{name: c, image: x}]}}}", "fieldManager=f")
+	f.Add("POST", "/apis/apps/v1/namespaces/default/deployments", "application/json", `{"metadata":{"name":"d"},"spec":{"selector":{"matchExpressions":[{"key":"a","operator":"Bad"}]},"template":{"spec":{"containers":[{}]}}}}`, "")
 	f.Fuzz(func(t *testing.T, method, path, contentType, body, query string) {
 		h := newTestServer(t)
 		if !strings.HasPrefix(path, "/") {

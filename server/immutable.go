@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"kubeplay/server/catalog"
+	"kubeplay/server/validation"
 )
 
 // createsOnUpdate lists the types whose PUT creates a missing object, as
@@ -45,7 +46,8 @@ func errUIDPrecondition(r *catalog.Resource, ns, name, uid, stored string) error
 // validateUpdate checks, before the update is prepared (so against what the
 // client sent), what an update of the main resource may not change: no new
 // finalizers or grace period on an object being deleted, nothing of an
-// immutable ConfigMap's or Secret's data. A subresource's update changes
+// immutable ConfigMap's or Secret's data; and the type's own rules (see
+// package validation). A subresource's update changes
 // only its part, which prepareUpdate takes care of.
 func validateUpdate(req *request, obj, old object) field.ErrorList {
 	if req.subresource != "" {
@@ -65,7 +67,7 @@ func validateUpdate(req *request, obj, old object) field.ErrorList {
 			immutable("binaryData")
 		}
 	}
-	return errs
+	return append(errs, validation.Update(r.GroupVersionKind(), obj, old)...)
 }
 
 // errUIDChanged is kube-apiserver's 422 for a patch that changes

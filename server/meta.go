@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"kubeplay/server/catalog"
+	"kubeplay/server/defaults"
 	"kubeplay/server/fieldmanager"
 )
 
@@ -98,7 +99,8 @@ var tracksGeneration = map[string]bool{
 	"apps/deployments": true, "apps/replicasets": true, "apps/statefulsets": true, "apps/daemonsets": true,
 	"/replicationcontrollers": true, "/pods": true, "batch/jobs": true, "batch/cronjobs": true,
 	"networking.k8s.io/ingresses": true, "networking.k8s.io/networkpolicies": true,
-	"policy/poddisruptionbudgets": true, "autoscaling/horizontalpodautoscalers": true,
+	"policy/poddisruptionbudgets": true, "/podtemplates": true,
+	"scheduling.k8s.io/priorityclasses": true, "networking.k8s.io/ingressclasses": true,
 	"admissionregistration.k8s.io/validatingwebhookconfigurations":   true,
 	"admissionregistration.k8s.io/mutatingwebhookconfigurations":     true,
 	"admissionregistration.k8s.io/validatingadmissionpolicies":       true,
@@ -121,8 +123,13 @@ func hasStatus(r *catalog.Resource) bool { return hasSubresource(r, "status") }
 // applyDefaults does what kube-apiserver's decoding does to an object
 // before its field manager records who set what: a namespace's
 // kubernetes.io/metadata.name label, a Secret's stringData folded into data,
-// and the fields Go types hold as structs present.
+// the fields Go types hold as structs present, and the built-in types'
+// defaults (which read those structs and may add more).
 func applyDefaults(r *catalog.Resource, obj object) error {
+	if err := fieldmanager.Materialize(r.GroupVersionKind(), obj); err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	defaults.Apply(r.GroupVersionKind(), obj)
 	if err := fieldmanager.Materialize(r.GroupVersionKind(), obj); err != nil {
 		return apierrors.NewInternalError(err)
 	}
@@ -160,9 +167,10 @@ func (s *Server) prepareForCreate(r *catalog.Resource, obj object) {
 	}
 	if hasStatus(r) && !isCRDs(r) && r.Custom == nil {
 		if _, ok := obj["status"]; ok {
-			obj["status"] = map[string]any{}
+			obj["status"] = fieldmanager.NewObject(r.GroupVersionKind())["status"]
 		}
 	}
+	defaults.PrepareForCreate(r.GroupVersionKind(), obj, s.now())
 	switch r.GroupResource().String() {
 	case "namespaces":
 		obj["spec"] = map[string]any{"finalizers": []any{"kubernetes"}}
@@ -198,6 +206,7 @@ func prepareForUpdate(r *catalog.Resource, subresource string, obj, old object) 
 			addStoredVersion(obj)
 		}
 	}
+	defaults.PrepareForUpdate(r.GroupVersionKind(), obj, old)
 	// A Deployment's annotations count as desired state too (they once
 	// carried rollback requests).
 	annotationsChanged := r.Group == "apps" && r.Resource == "deployments" && !reflect.DeepEqual(md["annotations"], oldMD["annotations"])

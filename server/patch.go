@@ -20,6 +20,7 @@ import (
 	"kubeplay/server/catalog"
 	"kubeplay/server/encoding"
 	"kubeplay/server/fieldmanager"
+	"kubeplay/server/validation"
 	"kubeplay/store"
 )
 
@@ -154,6 +155,11 @@ func (s *Server) tryPatch(ctx context.Context, pr *patchRequest) (object, int, e
 			return nil, 0, err
 		}
 	}
+	if pr.subresource == "" {
+		if err := s.keepServiceAddresses(ctx, res, pr.namespace, pr.name, obj, live, pr.dryRun); err != nil {
+			return nil, 0, err
+		}
+	}
 	out, err := s.commitUpdate(ctx, res, pr.namespace, pr.name, obj, kv.ModRevision, pr.dryRun)
 	if apierrors.IsConflict(err) {
 		// Recomputed on the new object, a patch that named the old
@@ -183,7 +189,16 @@ func (s *Server) createPatched(ctx context.Context, pr *patchRequest, obj object
 	if err := s.admitSchema(pr.request, obj, nil); err != nil {
 		return nil, 0, err
 	}
+	if err := s.admitNew(ctx, res, pr.namespace, obj); err != nil {
+		return nil, 0, err
+	}
 	s.prepareForCreate(res, obj)
+	if errs := validation.Create(res.GroupVersionKind(), obj); len(errs) > 0 {
+		return nil, 0, errInvalid(res, pr.name, errs)
+	}
+	if err := s.allocateServiceAddresses(ctx, res, obj, pr.dryRun); err != nil {
+		return nil, 0, err
+	}
 	if pr.dryRun {
 		return obj, http.StatusCreated, nil
 	}

@@ -275,6 +275,9 @@ var (
 	inRecordRV  = regexp.MustCompile(`in record \(\d+\)`)
 )
 
+// tokenVolume is the name of the API credentials volume of a pod.
+var tokenVolume = regexp.MustCompile(`^kube-api-access-[bcdfghjklmnpqrstvwxz2456789]{5}$`)
+
 var generatedSuffix = regexp.MustCompile(`^(.*-)[bcdfghjklmnpqrstvwxz2456789]{5}$`)
 
 // normalize replaces what legitimately differs between two servers (uids,
@@ -310,6 +313,7 @@ func normalize(t *testing.T, body json.RawMessage) any {
 		case string:
 			// Uids quoted in messages (a uid precondition's) differ too.
 			x = uuidPattern.ReplaceAllString(x, "UID")
+			x = tokenVolume.ReplaceAllString(x, "kube-api-access-XXXXX")
 			v = x
 			switch key {
 			case "message":
@@ -317,8 +321,12 @@ func normalize(t *testing.T, body json.RawMessage) any {
 				return inRecordRV.ReplaceAllString(x, "in record (RV)")
 			case "uid":
 				return "UID"
-			case "creationTimestamp", "deletionTimestamp", "time", "lastTransitionTime":
+			case "creationTimestamp", "deletionTimestamp", "time", "lastTransitionTime", "lastPhaseTransitionTime":
 				return "TIME"
+			case "clusterIP", "clusterIPs": // allocated at random
+				if x != "None" {
+					return "CLUSTER-IP"
+				}
 			case "resourceVersion":
 				if x != "" {
 					return "RV"

@@ -108,6 +108,12 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, req *request) {
 		encoding.WriteError(w, r, err)
 		return
 	}
+	if req.subresource == "" {
+		if err := s.keepServiceAddresses(r.Context(), res, req.namespace, req.name, obj, old, isDryRun); err != nil {
+			encoding.WriteError(w, r, err)
+			return
+		}
+	}
 	out, err := s.commitUpdate(r.Context(), res, req.namespace, req.name, obj, expected, isDryRun)
 	if err == nil && !isDryRun {
 		err = s.afterWrite(r.Context(), res, deepCopyObject(out))

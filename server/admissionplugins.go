@@ -1,0 +1,114 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"kubeplay/server/catalog"
+	"kubeplay/server/defaults"
+)
+
+// admitNew runs kube-apiserver's default mutating admission plugins that
+// change new objects: those of pods and, DefaultStorageClass, of claims.
+func (s *Server) admitNew(ctx context.Context, res *catalog.Resource, ns string, obj object) error {
+	switch {
+	case res.Group == "" && res.Resource == "pods":
+		return s.admitPod(ctx, res, ns, obj)
+	case res.Group == "" && res.Resource == "persistentvolumeclaims":
+		return s.admitClaim(ctx, obj)
+	}
+	return nil
+}
+
+// admitPod runs the LimitRanger, ServiceAccount, DefaultTolerationSeconds
+// and Priority plugins on a new Pod in namespace ns (see defaults.LimitPod
+// and defaults.AdmitPod). Unlike
+// kube-apiserver, it admits a pod whose service account does not exist:
+// nothing creates a namespace's default service account here yet.
+func (s *Server) admitPod(ctx context.Context, res *catalog.Resource, ns string, obj object) error {
+	spec, _ := obj["spec"].(map[string]any)
+	ranges, err := s.limitRanges(ctx, ns)
+	if err != nil {
+		return err
+	}
+	if err := defaults.LimitPod(metadata(obj), spec, ranges); err != nil {
+		return apierrors.NewForbidden(res.GroupResource(), str(metadata(obj), "name"), err)
+	}
+	automount := true
+	sa, _, err := s.getObject(ctx, s.catalog.Lookup(serviceAccountsGVR), ns, defaults.PodServiceAccount(spec))
+	switch {
+	case err == nil:
+		if v, ok := sa["automountServiceAccountToken"].(bool); ok {
+			automount = v
+		}
+	case !apierrors.IsNotFound(err):
+		return err
+	}
+	if msg := defaults.AdmitPod(spec, automount, generateName("kube-api-access-")); msg != "" {
+		return apierrors.NewForbidden(res.GroupResource(), str(metadata(obj), "name"), errors.New(msg))
+	}
+	return nil
+}
+
+var storageClassesGVR = schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1", Resource: "storageclasses"}
+
+// admitClaim gives a new claim that names no storage class the default
+// one: of those annotated as default, the newest.
+func (s *Server) admitClaim(ctx context.Context, obj object) error {
+	spec, _ := obj["spec"].(map[string]any)
+	if _, named := spec["storageClassName"]; spec == nil || named {
+		return nil
+	}
+	res := s.catalog.Lookup(storageClassesGVR)
+	list, err := s.store.List(ctx, collectionPrefix(res, ""), "", 0, 0)
+	if err != nil {
+		return storeError(res, "", err)
+	}
+	var name, newest string
+	for _, kv := range list.Items {
+		var sc struct {
+			Metadata struct {
+				Name              string            `json:"name"`
+				CreationTimestamp string            `json:"creationTimestamp"`
+				Annotations       map[string]string `json:"annotations"`
+			} `json:"metadata"`
+		}
+		if err := json.Unmarshal(kv.Value, &sc); err != nil {
+			return apierrors.NewInternalError(fmt.Errorf("stored object %s is corrupt: %w", kv.Key, err))
+		}
+		md := sc.Metadata
+		isDefault := md.Annotations["storageclass.kubernetes.io/is-default-class"] == "true" || md.Annotations["storageclass.beta.kubernetes.io/is-default-class"] == "true"
+		if isDefault && md.CreationTimestamp >= newest {
+			name, newest = md.Name, md.CreationTimestamp
+		}
+	}
+	if name != "" {
+		spec["storageClassName"] = name
+	}
+	return nil
+}
+
+var limitRangesGVR = schema.GroupVersionResource{Version: "v1", Resource: "limitranges"}
+
+// limitRanges are the LimitRanges of namespace ns.
+func (s *Server) limitRanges(ctx context.Context, ns string) ([]map[string]any, error) {
+	res := s.catalog.Lookup(limitRangesGVR)
+	list, err := s.store.List(ctx, collectionPrefix(res, ns), "", 0, 0)
+	if err != nil {
+		return nil, storeError(res, "", err)
+	}
+	out := make([]map[string]any, 0, len(list.Items))
+	for _, kv := range list.Items {
+		obj, err := decodeStored(res, kv)
+		if err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		out = append(out, obj)
+	}
+	return out, nil
+}

@@ -1,0 +1,133 @@
+package defaults
+
+import (
+	"fmt"
+
+	"kubeplay/server/decoded"
+)
+
+// Pod admission: what kube-apiserver's default mutating admission plugins
+// (ServiceAccount, DefaultTolerationSeconds, Priority) add to a new Pod.
+// They run after the field manager, so no manager owns what they add.
+
+// PodServiceAccount returns the name of the service account a new Pod
+// runs as, which the ServiceAccount plugin reads: spec.serviceAccountName,
+// else the deprecated spec.serviceAccount, else "default". It records it
+// in both fields.
+func PodServiceAccount(spec Object) string {
+	if spec == nil {
+		return "default"
+	}
+	set(spec, "serviceAccountName", spec["serviceAccount"])
+	set(spec, "serviceAccountName", "default")
+	spec["serviceAccount"] = spec["serviceAccountName"]
+	name, _ := spec["serviceAccountName"].(string)
+	return name
+}
+
+// tokenMountPath is where the ServiceAccount plugin mounts a pod's API
+// credentials.
+const tokenMountPath = "/var/run/secrets/kubernetes.io/serviceaccount"
+
+// The priorities of the built-in PriorityClasses.
+var builtinPriorities = map[string]int64{"system-node-critical": 2000001000, "system-cluster-critical": 2000000000}
+
+// AdmitPod does to a new Pod's spec what the plugins do once its service
+// account is known: mount the API credentials as volume tokenVolume in
+// each container that mounts nothing there (unless the pod or, when
+// automount is false, its service account opts out), tolerate not-ready
+// and unreachable nodes for 5 minutes, and set the priority of its
+// PriorityClass. It returns the reason a pod that sets its own priority is
+// forbidden, "" if none.
+func AdmitPod(spec Object, automount bool, tokenVolume string) string {
+	if spec == nil {
+		return ""
+	}
+	if v, ok := spec["automountServiceAccountToken"].(bool); ok {
+		automount = v
+	}
+	if automount {
+		mountToken(spec, tokenVolume)
+	}
+	tolerateUnavailableNodes(spec)
+	return setPriority(spec)
+}
+
+func mountToken(spec Object, volume string) {
+	mounted := false
+	for _, list := range []string{"initContainers", "containers"} {
+		for _, c := range decoded.Items(spec[list]) {
+			if c == nil || hasMountAt(c, tokenMountPath) {
+				continue
+			}
+			mounts, _ := c["volumeMounts"].([]any)
+			c["volumeMounts"] = append(mounts, map[string]any{"name": volume, "readOnly": true, "mountPath": tokenMountPath})
+			mounted = true
+		}
+	}
+	if !mounted {
+		return
+	}
+	volumes, _ := spec["volumes"].([]any)
+	spec["volumes"] = append(volumes, map[string]any{"name": volume, "projected": map[string]any{
+		"defaultMode": defaultMode,
+		"sources": []any{
+			map[string]any{"serviceAccountToken": map[string]any{"expirationSeconds": num(3607), "path": "token"}},
+			map[string]any{"configMap": map[string]any{"name": "kube-root-ca.crt", "items": []any{map[string]any{"key": "ca.crt", "path": "ca.crt"}}}},
+			map[string]any{"downwardAPI": map[string]any{"items": []any{map[string]any{"path": "namespace", "fieldRef": map[string]any{"apiVersion": "v1", "fieldPath": "metadata.namespace"}}}}},
+		},
+	}})
+}
+
+func hasMountAt(c Object, path string) bool {
+	for _, m := range decoded.Items(c["volumeMounts"]) {
+		if m["mountPath"] == path {
+			return true
+		}
+	}
+	return false
+}
+
+// tolerateUnavailableNodes adds the tolerations of nodes not ready and
+// unreachable, each unless the pod already tolerates its taint.
+func tolerateUnavailableNodes(spec Object) {
+	tolerations, _ := spec["tolerations"].([]any)
+	for _, key := range []string{"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"} {
+		if tolerates(tolerations, key) {
+			continue
+		}
+		tolerations = append(tolerations, map[string]any{"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": num(300)})
+	}
+	spec["tolerations"] = tolerations
+}
+
+// tolerates reports whether one of tolerations tolerates a NoExecute taint
+// with key.
+func tolerates(tolerations []any, key string) bool {
+	for _, e := range tolerations {
+		t, _ := e.(map[string]any)
+		k, _ := t["key"].(string)
+		effect, _ := t["effect"].(string)
+		if (k == key || k == "" && t["operator"] == "Exists") && (effect == "" || effect == "NoExecute") {
+			return true
+		}
+	}
+	return false
+}
+
+// setPriority sets a pod's priority and preemption policy from its
+// PriorityClass (the built-in ones; none means priority 0).
+func setPriority(spec Object) string {
+	class, _ := spec["priorityClassName"].(string)
+	priority := builtinPriorities[class]
+	const policy = "PreemptLowerPriority"
+	if p, ok := decoded.Int(spec["priority"]); ok && p != priority {
+		return fmt.Sprintf("the integer value of priority (%d) must not be provided in pod spec; priority admission controller computed %d from the given PriorityClass name", p, priority)
+	}
+	if p, ok := spec["preemptionPolicy"].(string); ok && p != "" && p != policy {
+		return fmt.Sprintf("the string value of PreemptionPolicy (%s) must not be provided in pod spec; priority admission controller computed %s from the given PriorityClass name", p, policy)
+	}
+	spec["priority"] = num(int(priority))
+	spec["preemptionPolicy"] = policy
+	return ""
+}

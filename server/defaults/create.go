@@ -1,0 +1,122 @@
+package defaults
+
+import (
+	"fmt"
+	"maps"
+	"reflect"
+	"strconv"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"kubeplay/server/decoded"
+)
+
+// PrepareForCreate sets what the storage of kind gvk sets on a new object
+// after the field manager has recorded its writer's fields, so that no
+// manager owns them, and what the built-in admission plugins add (a
+// PersistentVolumeClaim's protection finalizer). obj has its metadata.uid;
+// now is the creation time.
+func PrepareForCreate(gvk schema.GroupVersionKind, obj Object, now time.Time) {
+	md := decoded.Child(obj, "metadata")
+	switch gvk.GroupKind() {
+	case schema.GroupKind{Kind: "Pod"}:
+		obj["status"] = map[string]any{"phase": "Pending", "qosClass": qosClass(decoded.Child(obj, "spec"))}
+	case schema.GroupKind{Kind: "PersistentVolumeClaim"}:
+		addFinalizer(md, "kubernetes.io/pvc-protection")
+		obj["status"] = map[string]any{"phase": "Pending"}
+	case schema.GroupKind{Kind: "PersistentVolume"}:
+		addFinalizer(md, "kubernetes.io/pv-protection")
+		obj["status"] = map[string]any{"phase": "Pending", "lastPhaseTransitionTime": now.UTC().Format(time.RFC3339)}
+	case schema.GroupKind{Kind: "Node"}:
+		// The TaintNodesByCondition admission plugin: a new node is not
+		// ready until its kubelet says so.
+		spec := setObject(obj, "spec")
+		taints, _ := spec["taints"].([]any)
+		spec["taints"] = append(taints, map[string]any{"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"})
+	case schema.GroupKind{Group: "apps", Kind: "DaemonSet"}:
+		setObject(md, "annotations")[templateGeneration] = "1"
+	case schema.GroupKind{Group: "batch", Kind: "Job"}:
+		generateJobSelector(md, decoded.Child(obj, "spec"))
+	}
+}
+
+func addFinalizer(md Object, f string) {
+	list, _ := md["finalizers"].([]any)
+	for _, e := range list {
+		if e == f {
+			return
+		}
+	}
+	md["finalizers"] = append(list, f)
+}
+
+// generateJobSelector gives a Job that does not choose its own selector one
+// matching its uid (added to the one it names, if any), and labels its pods with it and the Job's name. A Job
+// whose labels defaulting took from its template carries the new labels
+// too.
+func generateJobSelector(md, spec Object) {
+	if spec == nil || spec["manualSelector"] == true {
+		return
+	}
+	uid, name := md["uid"], md["name"]
+	// A selector the Job names is kept, for validation to reject.
+	setObject(setObject(spec, "selector"), "matchLabels")["batch.kubernetes.io/controller-uid"] = uid
+	tmd := setObject(setObject(spec, "template"), "metadata")
+	labels := setObject(tmd, "labels")
+	shared := len(decoded.Child(md, "labels")) == 0 || maps.Equal(decoded.Child(md, "labels"), labels)
+	for _, prefix := range []string{"batch.kubernetes.io/", ""} {
+		labels[prefix+"controller-uid"] = uid
+		labels[prefix+"job-name"] = name
+	}
+	if shared {
+		md["labels"] = maps.Clone(labels)
+	}
+}
+
+// qosClass is a pod's quality of service class: BestEffort when no
+// container requests or limits CPU or memory, Guaranteed when every
+// container limits both and requests what it limits, else Burstable.
+func qosClass(spec Object) string {
+	some, guaranteed := false, true
+	for _, list := range []string{"initContainers", "containers"} {
+		for _, c := range decoded.Items(spec[list]) {
+			res := decoded.Child(c, "resources")
+			requests, limits := decoded.Child(res, "requests"), decoded.Child(res, "limits")
+			for _, r := range []string{"cpu", "memory"} {
+				req, hasReq := requests[r]
+				lim, hasLim := limits[r]
+				if hasReq || hasLim {
+					some = true
+				}
+				if !hasLim || hasReq && req != lim {
+					guaranteed = false
+				}
+			}
+		}
+	}
+	switch {
+	case !some:
+		return "BestEffort"
+	case guaranteed:
+		return "Guaranteed"
+	}
+	return "Burstable"
+}
+
+// PrepareForUpdate sets what the storage of kind gvk sets on an updated
+// object before the field manager records the change from old: a
+// DaemonSet's template generation, carried over and counted up when its
+// pod template changed.
+func PrepareForUpdate(gvk schema.GroupVersionKind, obj, old Object) {
+	if gvk.GroupKind() != (schema.GroupKind{Group: "apps", Kind: "DaemonSet"}) {
+		return
+	}
+	gen, _ := strconv.ParseInt(fmt.Sprint(decoded.Child(decoded.Child(old, "metadata"), "annotations")[templateGeneration]), 10, 64)
+	if !reflect.DeepEqual(decoded.Child(decoded.Child(obj, "spec"), "template"), decoded.Child(decoded.Child(old, "spec"), "template")) {
+		gen++
+	}
+	if md := decoded.Child(obj, "metadata"); md != nil {
+		setObject(md, "annotations")[templateGeneration] = strconv.FormatInt(gen, 10)
+	}
+}

@@ -1,0 +1,128 @@
+package defaults
+
+import (
+	"encoding/json"
+	"strconv"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"kubeplay/server/decoded"
+)
+
+// Object is a decoded Kubernetes object.
+type Object = map[string]any
+
+// Apply fills in the defaults of kind gvk on obj, in place.
+func Apply(gvk schema.GroupVersionKind, obj Object) {
+	spec := decoded.Child(obj, "spec")
+	switch gvk.GroupKind() {
+	case schema.GroupKind{Kind: "Pod"}:
+		pod(spec)
+	case schema.GroupKind{Kind: "PodTemplate"}:
+		podTemplate(decoded.Child(obj, "template"))
+	case schema.GroupKind{Kind: "ReplicationController"}:
+		replicationController(obj, spec)
+	case schema.GroupKind{Kind: "Service"}:
+		service(spec)
+	case schema.GroupKind{Kind: "Endpoints"}:
+		for _, s := range decoded.Items(obj["subsets"]) {
+			for _, p := range decoded.Items(s["ports"]) {
+				set(p, "protocol", "TCP")
+			}
+		}
+	case schema.GroupKind{Kind: "PersistentVolumeClaim"}:
+		set(spec, "volumeMode", "Filesystem")
+	case schema.GroupKind{Kind: "PersistentVolume"}:
+		persistentVolume(spec)
+	case schema.GroupKind{Kind: "LimitRange"}:
+		limitRange(spec)
+	case schema.GroupKind{Group: "apps", Kind: "Deployment"}:
+		deployment(spec)
+	case schema.GroupKind{Group: "apps", Kind: "ReplicaSet"}:
+		set(spec, "replicas", num(1))
+		podTemplate(decoded.Child(spec, "template"))
+	case schema.GroupKind{Group: "apps", Kind: "StatefulSet"}:
+		statefulSet(spec)
+	case schema.GroupKind{Group: "apps", Kind: "DaemonSet"}:
+		daemonSet(decoded.Child(obj, "metadata"), spec)
+	case schema.GroupKind{Group: "batch", Kind: "Job"}:
+		job(obj, spec)
+	case schema.GroupKind{Group: "batch", Kind: "CronJob"}:
+		cronJob(spec)
+	case schema.GroupKind{Group: "networking.k8s.io", Kind: "NetworkPolicy"}:
+		networkPolicy(spec)
+	case schema.GroupKind{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}:
+		horizontalPodAutoscaler(gvk.Version, spec)
+	case schema.GroupKind{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding"},
+		schema.GroupKind{Group: "rbac.authorization.k8s.io", Kind: "ClusterRoleBinding"}:
+		for _, s := range decoded.Items(obj["subjects"]) {
+			if k := s["kind"]; k == "User" || k == "Group" {
+				set(s, "apiGroup", "rbac.authorization.k8s.io")
+			}
+		}
+	case schema.GroupKind{Group: "admissionregistration.k8s.io", Kind: "ValidatingWebhookConfiguration"},
+		schema.GroupKind{Group: "admissionregistration.k8s.io", Kind: "MutatingWebhookConfiguration"}:
+		for _, w := range decoded.Items(obj["webhooks"]) {
+			webhook(w, gvk.Kind == "MutatingWebhookConfiguration")
+		}
+	case schema.GroupKind{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicy"}:
+		set(spec, "failurePolicy", "Fail")
+		matchResources(decoded.Child(spec, "matchConstraints"))
+	case schema.GroupKind{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicyBinding"}:
+		matchResources(decoded.Child(spec, "matchResources"))
+	case schema.GroupKind{Group: "flowcontrol.apiserver.k8s.io", Kind: "FlowSchema"}:
+		if n, ok := decoded.Int(spec["matchingPrecedence"]); spec != nil && (!ok || n == 0) {
+			spec["matchingPrecedence"] = num(1000)
+		}
+	case schema.GroupKind{Group: "flowcontrol.apiserver.k8s.io", Kind: "PriorityLevelConfiguration"}:
+		limited := decoded.Child(spec, "limited")
+		set(limited, "nominalConcurrencyShares", num(30))
+		set(limited, "lendablePercent", num(0))
+	case schema.GroupKind{Group: "scheduling.k8s.io", Kind: "PriorityClass"}:
+		set(obj, "preemptionPolicy", "PreemptLowerPriority")
+	case schema.GroupKind{Group: "storage.k8s.io", Kind: "CSIDriver"}:
+		csiDriver(spec)
+	case schema.GroupKind{Group: "discovery.k8s.io", Kind: "EndpointSlice"}:
+		for _, p := range decoded.Items(obj["ports"]) {
+			set(p, "protocol", "TCP")
+			if p != nil {
+				if _, ok := p["name"]; !ok {
+					p["name"] = ""
+				}
+			}
+		}
+	case schema.GroupKind{Group: "storage.k8s.io", Kind: "StorageClass"}:
+		set(obj, "reclaimPolicy", "Delete")
+		set(obj, "volumeBindingMode", "Immediate")
+	}
+}
+
+// unset reports whether obj's field k holds Go's zero value of a pointer,
+// slice, map or string.
+func unset(obj Object, k string) bool {
+	v, ok := obj[k]
+	return !ok || v == nil || v == ""
+}
+
+// set sets obj's field k to v when it is unset.
+func set(obj Object, k string, v any) {
+	if obj != nil && unset(obj, k) {
+		obj[k] = v
+	}
+}
+
+// setObject makes obj's field k an object when it is unset, and returns it.
+func setObject(obj Object, k string) Object {
+	if obj == nil {
+		return nil
+	}
+	if unset(obj, k) {
+		obj[k] = map[string]any{}
+	}
+	return decoded.Child(obj, k)
+}
+
+// num is an integer as decoded JSON holds it (as requests and stored
+// objects are decoded), so that a defaulted field equals the same value
+// read back.
+func num(n int) json.Number { return json.Number(strconv.Itoa(n)) }

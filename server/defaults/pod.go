@@ -1,0 +1,160 @@
+package defaults
+
+import (
+	"encoding/json"
+	"strings"
+
+	"kubeplay/server/decoded"
+)
+
+// pod defaults a Pod's spec: a pod template's defaults, then what only a
+// Pod gets: its containers request what they limit, and on the host's
+// network, listen on the host's ports.
+func pod(spec Object) {
+	podSpec(spec)
+	set(spec, "enableServiceLinks", true)
+	for _, list := range []string{"containers", "initContainers"} {
+		for _, c := range decoded.Items(spec[list]) {
+			requestsFromLimits(decoded.Child(c, "resources"))
+			if spec["hostNetwork"] != true {
+				continue
+			}
+			for _, p := range decoded.Items(c["ports"]) {
+				if n, ok := decoded.Int(p["hostPort"]); p != nil && (!ok || n == 0) {
+					p["hostPort"] = p["containerPort"]
+				}
+			}
+		}
+	}
+}
+
+// requestsFromLimits makes a container request what it limits, for each
+// resource it limits and does not request.
+func requestsFromLimits(res Object) {
+	limits := decoded.Child(res, "limits")
+	if len(limits) == 0 {
+		return
+	}
+	requests := setObject(res, "requests")
+	for k, v := range limits {
+		if _, ok := requests[k]; !ok {
+			requests[k] = v
+		}
+	}
+}
+
+// podTemplate defaults a PodTemplateSpec.
+func podTemplate(t Object) { podSpec(decoded.Child(t, "spec")) }
+
+func podSpec(spec Object) {
+	if spec == nil {
+		return
+	}
+	set(spec, "dnsPolicy", "ClusterFirst")
+	set(spec, "restartPolicy", "Always")
+	set(spec, "schedulerName", "default-scheduler")
+	setObject(spec, "securityContext")
+	set(spec, "terminationGracePeriodSeconds", num(30))
+	for _, list := range []string{"containers", "initContainers", "ephemeralContainers"} {
+		for _, c := range decoded.Items(spec[list]) {
+			container(c)
+		}
+	}
+	for _, v := range decoded.Items(spec["volumes"]) {
+		volume(v)
+	}
+}
+
+func container(c Object) {
+	set(c, "imagePullPolicy", pullPolicy(c["image"]))
+	set(c, "terminationMessagePath", "/dev/termination-log")
+	set(c, "terminationMessagePolicy", "File")
+	for _, p := range decoded.Items(c["ports"]) {
+		set(p, "protocol", "TCP")
+	}
+	for _, k := range []string{"livenessProbe", "readinessProbe", "startupProbe"} {
+		if p := decoded.Child(c, k); p != nil {
+			set(p, "timeoutSeconds", num(1))
+			set(p, "periodSeconds", num(10))
+			set(p, "successThreshold", num(1))
+			set(p, "failureThreshold", num(3))
+			handler(p)
+		}
+	}
+	if l := decoded.Child(c, "lifecycle"); l != nil {
+		handler(decoded.Child(l, "postStart"))
+		handler(decoded.Child(l, "preStop"))
+	}
+	for _, e := range decoded.Items(c["env"]) {
+		if from := decoded.Child(e, "valueFrom"); from != nil {
+			fieldRef(decoded.Child(from, "fieldRef"))
+			resourceFieldRef(decoded.Child(from, "resourceFieldRef"))
+		}
+	}
+}
+
+// pullPolicy is the imagePullPolicy of a container that names none: pull
+// always an image with no tag or the tag latest, else only when missing.
+func pullPolicy(image any) string {
+	name, _ := image.(string)
+	name, digest, _ := strings.Cut(name, "@")
+	tag := ""
+	if i := strings.LastIndex(name, ":"); i > strings.LastIndex(name, "/") {
+		tag = name[i+1:]
+	}
+	if tag == "latest" || tag == "" && digest == "" {
+		return "Always"
+	}
+	return "IfNotPresent"
+}
+
+// handler defaults a probe's or a lifecycle hook's action.
+func handler(h Object) {
+	if g := decoded.Child(h, "httpGet"); g != nil {
+		set(g, "path", "/")
+		set(g, "scheme", "HTTP")
+	}
+	if g := decoded.Child(h, "grpc"); g != nil {
+		set(g, "service", "")
+	}
+}
+
+func fieldRef(r Object) { set(r, "apiVersion", "v1") }
+
+func resourceFieldRef(r Object) { set(r, "divisor", "0") }
+
+// defaultMode is 0644, the mode of files projected into a volume.
+const defaultMode = json.Number("420")
+
+func volume(v Object) {
+	for _, k := range []string{"configMap", "secret", "projected"} {
+		set(decoded.Child(v, k), "defaultMode", defaultMode)
+	}
+	if d := decoded.Child(v, "downwardAPI"); d != nil {
+		set(d, "defaultMode", defaultMode)
+		downwardAPIItems(d)
+	}
+	if p := decoded.Child(v, "projected"); p != nil {
+		for _, s := range decoded.Items(p["sources"]) {
+			downwardAPIItems(decoded.Child(s, "downwardAPI"))
+			set(decoded.Child(s, "serviceAccountToken"), "expirationSeconds", num(3600))
+		}
+	}
+	set(decoded.Child(v, "hostPath"), "type", "")
+	set(decoded.Child(v, "iscsi"), "iscsiInterface", "default")
+	if r := decoded.Child(v, "rbd"); r != nil {
+		set(r, "pool", "rbd")
+		set(r, "user", "admin")
+		set(r, "keyring", "/etc/ceph/keyring")
+	}
+	if e := decoded.Child(v, "ephemeral"); e != nil {
+		set(decoded.Child(decoded.Child(e, "volumeClaimTemplate"), "spec"), "volumeMode", "Filesystem")
+	}
+}
+
+func downwardAPIItems(d Object) {
+	for _, it := range decoded.Items(d["items"]) {
+		fieldRef(decoded.Child(it, "fieldRef"))
+		resourceFieldRef(decoded.Child(it, "resourceFieldRef"))
+	}
+}

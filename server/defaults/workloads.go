@@ -1,0 +1,115 @@
+package defaults
+
+import (
+	"maps"
+
+	"kubeplay/server/decoded"
+)
+
+func deployment(spec Object) {
+	set(spec, "replicas", num(1))
+	strategy := setObject(spec, "strategy")
+	set(strategy, "type", "RollingUpdate")
+	if strategy != nil && strategy["type"] == "RollingUpdate" {
+		ru := setObject(strategy, "rollingUpdate")
+		set(ru, "maxUnavailable", "25%")
+		set(ru, "maxSurge", "25%")
+	}
+	set(spec, "revisionHistoryLimit", num(10))
+	set(spec, "progressDeadlineSeconds", num(600))
+	podTemplate(decoded.Child(spec, "template"))
+}
+
+func statefulSet(spec Object) {
+	set(spec, "replicas", num(1))
+	set(spec, "podManagementPolicy", "OrderedReady")
+	strategy := setObject(spec, "updateStrategy")
+	set(strategy, "type", "RollingUpdate")
+	if strategy != nil && strategy["type"] == "RollingUpdate" {
+		set(setObject(strategy, "rollingUpdate"), "partition", num(0))
+	}
+	set(spec, "revisionHistoryLimit", num(10))
+	retention := setObject(spec, "persistentVolumeClaimRetentionPolicy")
+	set(retention, "whenDeleted", "Retain")
+	set(retention, "whenScaled", "Retain")
+	for _, pvc := range decoded.Items(spec["volumeClaimTemplates"]) {
+		set(pvc, "apiVersion", "v1")
+		set(pvc, "kind", "PersistentVolumeClaim")
+		set(setObject(pvc, "spec"), "volumeMode", "Filesystem")
+		set(setObject(pvc, "status"), "phase", "Pending")
+	}
+	podTemplate(decoded.Child(spec, "template"))
+}
+
+// templateGeneration is the annotation in which a DaemonSet keeps the
+// generation of its pod template. A DaemonSet decoded without it holds
+// generation 0 there, which its writer then owns (its storage sets the
+// real generation later: see PrepareForCreate and PrepareForUpdate).
+const templateGeneration = "deprecated.daemonset.template.generation"
+
+func daemonSet(md, spec Object) {
+	if md != nil {
+		set(setObject(md, "annotations"), templateGeneration, "0")
+	}
+	strategy := setObject(spec, "updateStrategy")
+	set(strategy, "type", "RollingUpdate")
+	if strategy != nil && strategy["type"] == "RollingUpdate" {
+		ru := setObject(strategy, "rollingUpdate")
+		set(ru, "maxUnavailable", num(1))
+		set(ru, "maxSurge", num(0))
+	}
+	set(spec, "revisionHistoryLimit", num(10))
+	podTemplate(decoded.Child(spec, "template"))
+}
+
+// replicationController defaults an RC, whose selector and labels are
+// its template's when it names none.
+func replicationController(obj, spec Object) {
+	template := decoded.Child(spec, "template")
+	labels := decoded.Child(decoded.Child(template, "metadata"), "labels")
+	if len(labels) > 0 {
+		if len(decoded.Child(spec, "selector")) == 0 {
+			spec["selector"] = maps.Clone(labels)
+		}
+		if md := decoded.Child(obj, "metadata"); len(decoded.Child(md, "labels")) == 0 {
+			md["labels"] = maps.Clone(labels)
+		}
+	}
+	set(spec, "replicas", num(1))
+	podTemplate(template)
+}
+
+// job defaults a Job. Its labels are its template's when it has none (the
+// generated selector's labels come later, in PrepareForCreate).
+func job(obj, spec Object) {
+	if spec == nil {
+		return
+	}
+	if unset(spec, "completions") && unset(spec, "parallelism") {
+		spec["completions"] = num(1)
+	}
+	set(spec, "parallelism", num(1))
+	set(spec, "backoffLimit", num(6))
+	set(spec, "completionMode", "NonIndexed")
+	set(spec, "suspend", false)
+	set(spec, "manualSelector", false)
+	if unset(spec, "podFailurePolicy") {
+		set(spec, "podReplacementPolicy", "TerminatingOrFailed")
+	} else {
+		set(spec, "podReplacementPolicy", "Failed")
+	}
+	template := decoded.Child(spec, "template")
+	labels := decoded.Child(decoded.Child(template, "metadata"), "labels")
+	if md := decoded.Child(obj, "metadata"); len(labels) > 0 && len(decoded.Child(md, "labels")) == 0 {
+		md["labels"] = maps.Clone(labels)
+	}
+	podTemplate(template)
+}
+
+func cronJob(spec Object) {
+	set(spec, "concurrencyPolicy", "Allow")
+	set(spec, "suspend", false)
+	set(spec, "successfulJobsHistoryLimit", num(3))
+	set(spec, "failedJobsHistoryLimit", num(1))
+	podTemplate(decoded.Child(decoded.Child(decoded.Child(spec, "jobTemplate"), "spec"), "template"))
+}

@@ -1,0 +1,174 @@
+package validation
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"kubeplay/server/decoded"
+)
+
+// podSpec checks a pod's containers and its restart policy, which must be
+// one of restartPolicies.
+func podSpec(spec Object, path *field.Path, restartPolicies ...string) field.ErrorList {
+	var errs field.ErrorList
+	volumes := sets.New[string]()
+	for i, v := range decoded.Items(spec["volumes"]) {
+		name := str(v, "name")
+		if volumes.Has(name) {
+			errs = append(errs, field.Duplicate(path.Child("volumes").Index(i).Child("name"), name))
+		}
+		volumes.Insert(name)
+	}
+	names := sets.New[string]()
+	containers := decoded.Items(spec["containers"])
+	if len(containers) == 0 {
+		errs = append(errs, field.Required(path.Child("containers"), ""))
+	}
+	for i, c := range containers {
+		errs = append(errs, container(c, path.Child("containers").Index(i), names, volumes)...)
+	}
+	for i, c := range decoded.Items(spec["initContainers"]) {
+		errs = append(errs, container(c, path.Child("initContainers").Index(i), names, volumes)...)
+	}
+	if spec["hostNetwork"] == true {
+		errs = append(errs, hostNetworkPorts(spec, path)...)
+	}
+	policy := str(spec, "restartPolicy")
+	if !sets.New(restartPolicies...).Has(policy) {
+		if len(restartPolicies) == 2 {
+			// A Job's pods: the message names what is wanted.
+			errs = append(errs, field.Required(path.Child("restartPolicy"), `valid values: "OnFailure", "Never"`))
+		} else {
+			errs = append(errs, field.NotSupported(path.Child("restartPolicy"), policy, restartPolicies))
+		}
+	}
+	return errs
+}
+
+// container checks a container's name (unique among names), image, ports,
+// volume mounts (of volumes, at distinct paths) and resources (requests
+// within limits).
+func container(c Object, path *field.Path, names, volumes sets.Set[string]) field.ErrorList {
+	var errs field.ErrorList
+	name := str(c, "name")
+	switch {
+	case name == "":
+		errs = append(errs, field.Required(path.Child("name"), ""))
+	case names.Has(name):
+		errs = append(errs, field.Duplicate(path.Child("name"), name))
+	default:
+		errs = append(errs, dnsLabel(path.Child("name"), name)...)
+	}
+	names.Insert(name)
+	if str(c, "image") == "" {
+		errs = append(errs, field.Required(path.Child("image"), ""))
+	}
+	for i, p := range decoded.Items(c["ports"]) {
+		pp := path.Child("ports").Index(i)
+		if n := intOf(p["containerPort"]); n == 0 {
+			errs = append(errs, field.Required(pp.Child("containerPort"), ""))
+		} else {
+			errs = append(errs, portRange(pp.Child("containerPort"), n)...)
+		}
+		if n := intOf(p["hostPort"]); n != 0 {
+			errs = append(errs, portRange(pp.Child("hostPort"), n)...)
+		}
+		errs = append(errs, protocol(pp.Child("protocol"), p)...)
+	}
+	paths := sets.New[string]()
+	for i, m := range decoded.Items(c["volumeMounts"]) {
+		mp := path.Child("volumeMounts").Index(i)
+		if name := str(m, "name"); !volumes.Has(name) {
+			errs = append(errs, field.NotFound(mp.Child("name"), name))
+		}
+		if at := str(m, "mountPath"); paths.Has(at) {
+			errs = append(errs, field.Invalid(mp.Child("mountPath"), at, "must be unique"))
+		} else {
+			paths.Insert(at)
+		}
+	}
+	for _, k := range []string{"livenessProbe", "readinessProbe", "startupProbe"} {
+		if p := decoded.Child(c, k); p != nil {
+			errs = append(errs, probe(p, path.Child(k), k != "readinessProbe")...)
+		}
+	}
+	return append(errs, requestsWithinLimits(decoded.Child(c, "resources"), path.Child("resources"))...)
+}
+
+// probe checks a probe: one handler, with a port in range, and a success
+// threshold of 1 where one success is all it can mean (oneSuccess).
+func probe(p Object, path *field.Path, oneSuccess bool) field.ErrorList {
+	var errs field.ErrorList
+	handlers := 0
+	for _, h := range []string{"exec", "httpGet", "tcpSocket", "grpc"} {
+		action := decoded.Child(p, h)
+		if action == nil {
+			continue
+		}
+		if handlers++; handlers > 1 {
+			errs = append(errs, field.Forbidden(path.Child(h), "may not specify more than 1 handler type"))
+			continue
+		}
+		if _, named := action["port"].(string); h != "exec" && !named {
+			errs = append(errs, portRange(path.Child(h, "port"), intOf(action["port"]))...)
+		}
+	}
+	if handlers == 0 {
+		errs = append(errs, field.Required(path, "must specify a handler type"))
+	}
+	if n := intOf(p["successThreshold"]); oneSuccess && n != 1 {
+		errs = append(errs, field.Invalid(path.Child("successThreshold"), n, "must be 1"))
+	}
+	return errs
+}
+
+// requestsWithinLimits checks, resource by resource in name order, that a
+// container requests no more than it limits.
+func requestsWithinLimits(res Object, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	requests, limits := decoded.Child(res, "requests"), decoded.Child(res, "limits")
+	for _, name := range slices.Sorted(maps.Keys(requests)) {
+		req, okReq := decoded.Quantity(requests[name])
+		lim, okLim := decoded.Quantity(limits[name])
+		if okReq && okLim && req.Cmp(lim) > 0 {
+			errs = append(errs, field.Invalid(path.Child("requests"), req.String(), fmt.Sprintf("must be less than or equal to %s limit of %s", name, lim.String())))
+		}
+	}
+	return errs
+}
+
+func portRange(path *field.Path, n int64) field.ErrorList {
+	if n < 1 || n > 65535 {
+		return field.ErrorList{field.Invalid(path, n, "must be between 1 and 65535, inclusive")}
+	}
+	return nil
+}
+
+func protocol(path *field.Path, port Object) field.ErrorList {
+	switch p := str(port, "protocol"); p {
+	case "TCP", "UDP", "SCTP":
+		return nil
+	default:
+		return field.ErrorList{field.NotSupported(path, p, []string{"SCTP", "TCP", "UDP"})}
+	}
+}
+
+// hostNetworkPorts checks that a pod on the host's network names no host
+// port other than its container port.
+func hostNetworkPorts(spec Object, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, list := range []string{"containers", "initContainers"} {
+		for i, c := range decoded.Items(spec[list]) {
+			for j, p := range decoded.Items(c["ports"]) {
+				if host := intOf(p["hostPort"]); host != 0 && host != intOf(p["containerPort"]) {
+					errs = append(errs, field.Invalid(path.Child(list).Index(i).Child("ports").Index(j).Child("hostPort"), host, "must match `containerPort` when `hostNetwork` is true"))
+				}
+			}
+		}
+	}
+	return errs
+}
