@@ -25,7 +25,9 @@ kind: ConfigMap
 metadata:
   name: demo
   labels:
-    app: "<img src=x onerror=alert(1)>"
+    app: web
+  annotations:
+    caption: "<img src=x onerror=alert(1)>"
 data:
   greeting: hello
 `, "apply", "--server-side", "-f", "-")
@@ -82,7 +84,7 @@ data:
 	var injected bool
 	browsertest.Eval(t, ctx, `document.querySelector("#events img") !== null`, &injected)
 	if injected {
-		t.Error("a label's markup became an element in the watch view")
+		t.Error("an annotation's markup became an element in the watch view")
 	}
 	browsertest.Screenshot(t, ctx, "/tmp/kubeplay-ui-watch.png")
 

@@ -19,6 +19,7 @@ import (
 
 	"kubeplay/server/catalog"
 	"kubeplay/server/encoding"
+	"kubeplay/store"
 )
 
 // The finalizers through which the API server hands a cascading deletion to
@@ -286,6 +287,21 @@ func int64Of(v any) int64 {
 // object with finalizers (or, for a pod, a grace period) is only marked as
 // being deleted (deletionTimestamp) and returned; otherwise it is removed.
 func (s *Server) deleteObject(ctx context.Context, res *catalog.Resource, ns, name string, opts *metav1.DeleteOptions) (int, any, error) {
+	// As kube-apiserver, a delete that lost a race with another write reads
+	// the object again and retries, rather than answering 409.
+	for attempt := 1; ; attempt++ {
+		code, out, err := s.deleteObjectOnce(ctx, res, ns, name, opts)
+		if !errors.Is(err, store.ErrConflict) || attempt == maxDeleteAttempts {
+			return code, out, err
+		}
+	}
+}
+
+// maxDeleteAttempts bounds the retries of a delete under constant
+// contention.
+const maxDeleteAttempts = 10
+
+func (s *Server) deleteObjectOnce(ctx context.Context, res *catalog.Resource, ns, name string, opts *metav1.DeleteOptions) (int, any, error) {
 	if unsafeDelete(opts) {
 		return s.unsafeDeleteObject(ctx, res, ns, name)
 	}

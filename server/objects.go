@@ -224,7 +224,7 @@ func storeError(r *catalog.Resource, name string, err error) error {
 	case errors.Is(err, store.ErrExists):
 		return apierrors.NewAlreadyExists(gr, name)
 	case errors.Is(err, store.ErrConflict):
-		return apierrors.NewConflict(gr, name, errors.New(registryConflictMessage))
+		return storeConflict{apierrors.NewConflict(gr, name, errors.New(registryConflictMessage))}
 	case errors.Is(err, store.ErrCompacted):
 		return apierrors.NewResourceExpired("The resourceVersion for the provided watch is too old.")
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
@@ -232,6 +232,14 @@ func storeError(r *catalog.Resource, name string, err error) error {
 	}
 	return apierrors.NewInternalError(err)
 }
+
+// storeConflict is the 409 of a write that lost its compare-and-swap to a
+// concurrent one. It unwraps to store.ErrConflict, so that a request that
+// may simply try again (kube-apiserver retries deletes) can tell it from a
+// failed precondition, which is a 409 too.
+type storeConflict struct{ *apierrors.StatusError }
+
+func (e storeConflict) Unwrap() error { return store.ErrConflict }
 
 const registryConflictMessage = "the object has been modified; please apply your changes to the latest version and try again"
 
