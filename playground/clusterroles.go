@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
-	"kubeplay/server/authn"
 	"kubeplay/server/inproc"
 	"kubeplay/store"
 )
@@ -26,10 +25,7 @@ import (
 
 // aggregationControllerUser is who the controller acts as: the
 // ServiceAccount the default RBAC roles grant escalate on ClusterRoles.
-var aggregationControllerUser = &authn.User{
-	Name:   "system:serviceaccount:kube-system:clusterrole-aggregation-controller",
-	Groups: []string{"system:serviceaccounts", "system:serviceaccounts:kube-system", authn.Authenticated},
-}
+var aggregationControllerUser = controllerUser("clusterrole-aggregation-controller")
 
 const aggregationControllerAgent = "kube-controller-manager/v1.35.4 (linux/amd64) kubernetes/7b8c6cf/system:serviceaccount:kube-system:clusterrole-aggregation-controller"
 

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"kubeplay/server/authn"
 	"kubeplay/store"
 )
 
@@ -76,3 +77,20 @@ func drain(ch <-chan store.Event, relevant func(store.Event) bool, seen bool) bo
 		}
 	}
 }
+
+// controllerUser is the ServiceAccount in kube-system that the
+// kube-controller-manager controller name acts as; the default RBAC roles
+// (system:controller:<name>) grant it what the controller needs.
+func controllerUser(name string) *authn.User {
+	return &authn.User{
+		Name:   "system:serviceaccount:kube-system:" + name,
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:kube-system", authn.Authenticated},
+	}
+}
+
+// simulatorUser is who kubeplay's own stand-ins act as — the kubelets, the
+// combined workload controllers and the finalizer bots — so that they work
+// whatever anonymous requests may do. They have no single counterpart with
+// an RBAC role of its own (a kubelet is authorized by the Node authorizer,
+// which kubeplay lacks), so they act as cluster administrators.
+var simulatorUser = &authn.User{Name: "system:kubeplay-simulator", Groups: []string{authn.Masters, authn.Authenticated}}

@@ -14,7 +14,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"kubeplay/server/authn"
 	"kubeplay/server/catalog"
 	"kubeplay/server/inproc"
 	"kubeplay/store"
@@ -24,12 +23,8 @@ import (
 // controller identifies itself to the API server.
 const namespaceControllerAgent = "kube-controller-manager/v1.35.4 (linux/amd64) kubernetes/7b8c6cf/system:serviceaccount:kube-system:namespace-controller"
 
-// namespaceControllerUser is who the namespace controller acts as: the
-// ServiceAccount the default RBAC roles grant its permissions to.
-var namespaceControllerUser = &authn.User{
-	Name:   "system:serviceaccount:kube-system:namespace-controller",
-	Groups: []string{"system:serviceaccounts", "system:serviceaccounts:kube-system", authn.Authenticated},
-}
+// namespaceControllerUser is who the namespace controller acts as.
+var namespaceControllerUser = controllerUser("namespace-controller")
 
 // namespaceController does what kube-controller-manager's namespace
 // controller does: when a namespace is being deleted, it deletes everything

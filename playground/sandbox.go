@@ -107,6 +107,7 @@ func (sb *Sandbox) SetControllers(c Controllers) {
 	done := &sync.WaitGroup{}
 	sb.controllers, sb.cancel, sb.done = c, cancel, done
 	st, api := sb.store, sb.api
+	simCtx := authn.WithUser(ctx, simulatorUser)
 	if !c.DisableNamespace {
 		nc := newNamespaceController(sb.handler, api.Catalog())
 		nsCtx := authn.WithUser(ctx, namespaceControllerUser)
@@ -114,19 +115,20 @@ func (sb *Sandbox) SetControllers(c Controllers) {
 	}
 	if !c.DisableGarbageCollector {
 		gc := newGarbageCollector(sb.handler, api.Catalog(), st, sb.deletions)
-		done.Go(func() { runLoop(ctx, "garbage collector", st, gc.relevant, gc.sync) })
+		gcCtx := authn.WithUser(ctx, controllerUser("generic-garbage-collector"))
+		done.Go(func() { runLoop(gcCtx, "garbage collector", st, gc.relevant, gc.sync) })
 	}
 	if !c.DisableKubelet {
 		k := newKubelet(sb.handler, sb.clock.Now)
-		done.Go(func() { runLoop(ctx, "kubelet", st, isPodChange, k.sync) })
+		done.Go(func() { runLoop(simCtx, "kubelet", st, isPodChange, k.sync) })
 	}
 	if !c.DisableWorkloads {
 		wl := newWorkloads(sb.handler, sb.clock.Now)
-		done.Go(func() { runLoop(ctx, "simulated workload controllers", st, isWorkloadChange, wl.sync) })
+		done.Go(func() { runLoop(simCtx, "simulated workload controllers", st, isWorkloadChange, wl.sync) })
 	}
 	if len(c.FinalizerBots) > 0 {
 		bots := &finalizerBots{bots: slices.Clone(c.FinalizerBots), gc: newGarbageCollector(sb.handler, api.Catalog(), st, nil), now: sb.clock.Now}
-		done.Go(func() { runLoop(ctx, "finalizer bot", st, nil, bots.sync) })
+		done.Go(func() { runLoop(simCtx, "finalizer bot", st, nil, bots.sync) })
 	}
 	if !c.DisableClusterRoleAggregation {
 		agg := newClusterRoleAggregator(sb.handler)
