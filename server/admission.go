@@ -22,14 +22,18 @@ import (
 //     DefaultTolerationSeconds and Priority plugins; on a new claim,
 //     DefaultStorageClass (see admitNew).
 //  3. Validating admission (built-in plugins such as NamespaceLifecycle,
-//     then ValidatingAdmissionPolicy), which may only reject — none yet.
+//     then ValidatingAdmissionPolicy), which may only reject or warn: of
+//     the built-in plugins none yet; the policies (see admitPolicies).
 func (s *Server) admit(r *http.Request, req *request, obj, old object) error {
 	if old == nil {
 		if err := s.admitNew(r.Context(), req.res, req.namespace, obj); err != nil {
 			return err
 		}
 	}
-	return s.confirmNoEscalation(r, req, obj, old)
+	if err := s.confirmNoEscalation(r, req, obj, old); err != nil {
+		return err
+	}
+	return s.admitPolicies(r, req, obj, old)
 }
 
 // rbacObject is the part of a role or binding the escalation check reads.

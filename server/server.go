@@ -68,6 +68,9 @@ type Server struct {
 	// customTypes holds the type converter of each custom resource
 	// (*catalog.Custom -> managedfields.TypeConverter).
 	customTypes sync.Map
+	// policies holds the compiled ValidatingAdmissionPolicies by name
+	// (*compiledPolicy).
+	policies sync.Map
 
 	unsafeDeletion bool
 	onDeletion     func(DeletionEvent)

@@ -104,7 +104,10 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, req *request) {
 		encoding.WriteError(w, r, err)
 		return
 	}
-	if err := s.admit(r, req, obj, old); err != nil {
+	req.warnings = nil // written above
+	err = s.admit(r, req, obj, old)
+	writeWarnings(w, req) // admission's
+	if err != nil {
 		encoding.WriteError(w, r, err)
 		return
 	}
