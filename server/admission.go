@@ -33,7 +33,7 @@ func (s *Server) admit(r *http.Request, req *request, obj, old object) error {
 	if err := s.confirmNoEscalation(r, req, obj, old); err != nil {
 		return err
 	}
-	return s.admitPolicies(r, req, obj, old)
+	return s.admitPolicies(r.Context(), req, obj, old, dryRunRequested(r))
 }
 
 // rbacObject is the part of a role or binding the escalation check reads.

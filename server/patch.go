@@ -155,6 +155,9 @@ func (s *Server) tryPatch(ctx context.Context, pr *patchRequest) (object, int, e
 			return nil, 0, err
 		}
 	}
+	if err := s.admitPolicies(ctx, pr.request, obj, live, pr.dryRun); err != nil {
+		return nil, 0, err
+	}
 	if pr.subresource == "" {
 		if err := s.keepServiceAddresses(ctx, res, pr.namespace, pr.name, obj, live, pr.dryRun); err != nil {
 			return nil, 0, err
@@ -190,6 +193,9 @@ func (s *Server) createPatched(ctx context.Context, pr *patchRequest, obj object
 		return nil, 0, err
 	}
 	if err := s.admitNew(ctx, res, pr.namespace, obj); err != nil {
+		return nil, 0, err
+	}
+	if err := s.admitPolicies(ctx, pr.request, obj, nil, pr.dryRun); err != nil {
 		return nil, 0, err
 	}
 	s.prepareForCreate(res, obj)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -141,9 +142,9 @@ func (s *Server) policyFor(p policy) *compiledPolicy {
 
 // listDecoded decodes every stored object of a cluster-scoped resource into
 // a T.
-func listDecoded[T any](s *Server, r *http.Request, gvr schema.GroupVersionResource) ([]T, error) {
+func listDecoded[T any](ctx context.Context, s *Server, gvr schema.GroupVersionResource) ([]T, error) {
 	res := s.catalog.Lookup(gvr)
-	list, err := s.store.List(r.Context(), collectionPrefix(res, ""), "", 0, 0)
+	list, err := s.store.List(ctx, collectionPrefix(res, ""), "", 0, 0)
 	if err != nil {
 		return nil, storeError(res, "", err)
 	}
@@ -161,22 +162,25 @@ func listDecoded[T any](s *Server, r *http.Request, gvr schema.GroupVersionResou
 // that fails denies the request (Deny) or adds a warning (Warn). As in
 // kube-apiserver, the admission configuration resources themselves are
 // exempt.
-func (s *Server) admitPolicies(r *http.Request, req *request, obj, old object) error {
+func (s *Server) admitPolicies(ctx context.Context, req *request, obj, old object, dryRun bool) error {
 	if req.res.Group == "admissionregistration.k8s.io" {
 		return nil
 	}
-	bindings, err := listDecoded[policyBinding](s, r, bindingsGVR)
+	bindings, err := listDecoded[policyBinding](ctx, s, bindingsGVR)
 	if err != nil || len(bindings) == 0 {
 		return err
 	}
-	policies, err := listDecoded[policy](s, r, policiesGVR)
+	policies, err := listDecoded[policy](ctx, s, policiesGVR)
 	if err != nil {
 		return err
 	}
-	a, err := s.newAttributes(r, req, obj, old)
+	a, err := s.newAttributes(ctx, req, obj, old, dryRun)
 	if err != nil {
 		return err
 	}
+	// Every binding is evaluated, for its warnings, before the first denial
+	// is returned.
+	var denied error
 	for _, b := range bindings {
 		i := slices.IndexFunc(policies, func(p policy) bool { return p.Metadata.Name == b.Spec.PolicyName })
 		if i < 0 || !a.matches(policies[i].Spec.MatchConstraints) || b.Spec.MatchResources != nil && !a.matches(b.Spec.MatchResources) {
@@ -188,15 +192,15 @@ func (s *Server) admitPolicies(r *http.Request, req *request, obj, old object) e
 			continue
 		}
 		for _, action := range b.Spec.ValidationActions {
-			switch action {
-			case "Deny":
-				return a.denial(fmt.Sprintf("ValidatingAdmissionPolicy '%s' with binding '%s' denied request: %s", c.policy.Metadata.Name, b.Metadata.Name, msg), reason)
-			case "Warn":
+			switch {
+			case action == "Deny" && denied == nil:
+				denied = a.denial(fmt.Sprintf("ValidatingAdmissionPolicy '%s' with binding '%s' denied request: %s", c.policy.Metadata.Name, b.Metadata.Name, msg), reason)
+			case action == "Warn":
 				req.warnings = append(req.warnings, fmt.Sprintf("Validation failed for ValidatingAdmissionPolicy '%s' with binding '%s': %s", c.policy.Metadata.Name, b.Metadata.Name, msg))
 			}
 		}
 	}
-	return nil
+	return denied
 }
 
 // attributes are what a policy sees of a request.
@@ -208,20 +212,20 @@ type attributes struct {
 	vars      map[string]any
 }
 
-func (s *Server) newAttributes(r *http.Request, req *request, obj, old object) (*attributes, error) {
+func (s *Server) newAttributes(ctx context.Context, req *request, obj, old object, dryRun bool) (*attributes, error) {
 	a := &attributes{req: req, operation: "CREATE", obj: obj, old: old}
 	if old != nil {
 		a.operation = "UPDATE"
 	}
 	if req.res.Namespaced {
-		ns, _, err := s.getObject(r.Context(), s.catalog.Lookup(namespacesGVR), "", req.namespace)
+		ns, _, err := s.getObject(ctx, s.catalog.Lookup(namespacesGVR), "", req.namespace)
 		if err != nil && !apierrors.IsNotFound(err) {
 			return nil, err
 		}
 		a.namespace = ns
 	}
 	userInfo := map[string]any{}
-	if u := authn.UserFrom(r.Context()); u != nil {
+	if u := authn.UserFrom(ctx); u != nil {
 		userInfo["username"] = u.Name
 		if u.UID != "" {
 			userInfo["uid"] = u.UID
@@ -239,7 +243,7 @@ func (s *Server) newAttributes(r *http.Request, req *request, obj, old object) (
 		"name":      str(metadata(obj), "name"),
 		"operation": a.operation,
 		"userInfo":  userInfo,
-		"dryRun":    dryRunRequested(r),
+		"dryRun":    dryRun,
 	}
 	if req.subresource != "" {
 		request["subResource"] = req.subresource
