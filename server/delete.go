@@ -314,6 +314,10 @@ func (s *Server) deleteObjectOnce(ctx context.Context, res *catalog.Resource, ns
 		return 0, nil, err
 	}
 	isDryRun := len(opts.DryRun) > 0
+	// Its warnings are not sent: deletes have none yet.
+	if err := s.admitPolicies(ctx, &request{res: res, namespace: ns, name: name, verb: "delete"}, nil, obj, isDryRun); err != nil {
+		return 0, nil, err
+	}
 	s.journal(ctx, res, obj, DeletionEvent{Phase: PhaseDeleteRequested, Options: opts})
 	wasDeleting := deleting(obj)
 	code := http.StatusOK

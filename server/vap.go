@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"kubeplay/server/authn"
+	"kubeplay/server/catalog"
 	"kubeplay/server/celrules"
 )
 
@@ -33,7 +34,11 @@ type (
 			ResourceVersion string `json:"resourceVersion"`
 		} `json:"metadata"`
 		Spec struct {
-			FailurePolicy    *string           `json:"failurePolicy"`
+			FailurePolicy *string `json:"failurePolicy"`
+			ParamKind     *struct {
+				APIVersion string `json:"apiVersion"`
+				Kind       string `json:"kind"`
+			} `json:"paramKind"`
 			MatchConstraints *matchResources   `json:"matchConstraints"`
 			MatchConditions  []namedExpression `json:"matchConditions"`
 			Variables        []namedExpression `json:"variables"`
@@ -57,6 +62,12 @@ type (
 			PolicyName        string          `json:"policyName"`
 			ValidationActions []string        `json:"validationActions"`
 			MatchResources    *matchResources `json:"matchResources"`
+			ParamRef          *struct {
+				Name                    string                `json:"name"`
+				Namespace               string                `json:"namespace"`
+				Selector                *metav1.LabelSelector `json:"selector"`
+				ParameterNotFoundAction string                `json:"parameterNotFoundAction"`
+			} `json:"paramRef"`
 		} `json:"spec"`
 	}
 	matchResources struct {
@@ -157,7 +168,8 @@ func listDecoded[T any](ctx context.Context, s *Server, gvr schema.GroupVersionR
 	return out, nil
 }
 
-// admitPolicies is the ValidatingAdmissionPolicy plugin: each binding's
+// admitPolicies is the ValidatingAdmissionPolicy plugin, on a create (old
+// nil), an update or a delete (obj nil): each binding's
 // policy that matches the request evaluates its validations, and the first
 // that fails denies the request (Deny) or adds a warning (Warn). As in
 // kube-apiserver, the admission configuration resources themselves are
@@ -187,7 +199,10 @@ func (s *Server) admitPolicies(ctx context.Context, req *request, obj, old objec
 			continue
 		}
 		c := s.policyFor(policies[i])
-		msg, reason := c.evaluate(a)
+		msg, reason, err := s.decide(ctx, a, c, b)
+		if err != nil {
+			return err
+		}
 		if msg == "" {
 			continue
 		}
@@ -203,18 +218,98 @@ func (s *Server) admitPolicies(ctx context.Context, req *request, obj, old objec
 	return denied
 }
 
+// decide evaluates policy c, as bound by b, on a request: on each of its
+// params (see params) if it has a paramKind, the first failure.
+func (s *Server) decide(ctx context.Context, a *attributes, c *compiledPolicy, b policyBinding) (string, metav1.StatusReason, error) {
+	if c.policy.Spec.ParamKind == nil {
+		msg, reason := c.evaluate(a, nil)
+		return msg, reason, nil
+	}
+	params, err := s.params(ctx, a, c, b)
+	if err != nil {
+		return "", "", err
+	}
+	if len(params) == 0 {
+		if ref := b.Spec.ParamRef; ref != nil && ref.ParameterNotFoundAction == "Allow" {
+			return "", "", nil
+		}
+		return "failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction", metav1.StatusReasonInvalid, nil
+	}
+	for _, p := range params {
+		if msg, reason := c.evaluate(a, p); msg != "" {
+			return msg, reason, nil
+		}
+	}
+	return "", "", nil
+}
+
+// params are the objects of the policy's paramKind the binding's paramRef
+// names or selects: in the paramRef's namespace or, for a namespaced kind,
+// else in the request's.
+func (s *Server) params(ctx context.Context, a *attributes, c *compiledPolicy, b policyBinding) ([]object, error) {
+	ref := b.Spec.ParamRef
+	kind := c.policy.Spec.ParamKind
+	gv, err := schema.ParseGroupVersion(kind.APIVersion)
+	if ref == nil || err != nil {
+		return nil, nil
+	}
+	i := slices.IndexFunc(s.catalog.Resources(gv), func(r *catalog.Resource) bool { return r.Kind == kind.Kind })
+	if i < 0 {
+		return nil, nil
+	}
+	res := s.catalog.Resources(gv)[i]
+	ns := ""
+	if res.Namespaced {
+		ns = ref.Namespace
+		if ns == "" {
+			ns = a.req.namespace
+		}
+	}
+	if ref.Name != "" {
+		obj, _, err := s.getObject(ctx, res, ns, ref.Name)
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return []object{obj}, nil
+	}
+	list, err := s.store.List(ctx, collectionPrefix(res, ns), "", 0, 0)
+	if err != nil {
+		return nil, storeError(res, "", err)
+	}
+	var out []object
+	for _, kv := range list.Items {
+		obj, err := decodeStored(res, kv)
+		if err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		if selects(ref.Selector, metadata(obj)) {
+			out = append(out, obj)
+		}
+	}
+	return out, nil
+}
+
 // attributes are what a policy sees of a request.
 type attributes struct {
 	req       *request
 	operation string
 	obj, old  object
+	// subject is the object a delete removes, else the one written: its
+	// name and labels are matched.
+	subject   object
 	namespace object // nil for a cluster-scoped resource
 	vars      map[string]any
 }
 
 func (s *Server) newAttributes(ctx context.Context, req *request, obj, old object, dryRun bool) (*attributes, error) {
-	a := &attributes{req: req, operation: "CREATE", obj: obj, old: old}
-	if old != nil {
+	a := &attributes{req: req, operation: "CREATE", obj: obj, old: old, subject: obj}
+	switch {
+	case obj == nil:
+		a.operation, a.subject = "DELETE", old
+	case old != nil:
 		a.operation = "UPDATE"
 	}
 	if req.res.Namespaced {
@@ -240,7 +335,7 @@ func (s *Server) newAttributes(ctx context.Context, req *request, obj, old objec
 	request := map[string]any{
 		"kind":      map[string]any{"group": gvk.Group, "version": gvk.Version, "kind": gvk.Kind},
 		"resource":  map[string]any{"group": req.res.Group, "version": req.res.Version, "resource": req.res.Resource},
-		"name":      str(metadata(obj), "name"),
+		"name":      str(metadata(a.subject), "name"),
 		"operation": a.operation,
 		"userInfo":  userInfo,
 		"dryRun":    dryRun,
@@ -251,7 +346,10 @@ func (s *Server) newAttributes(ctx context.Context, req *request, obj, old objec
 	if req.namespace != "" {
 		request["namespace"] = req.namespace
 	}
-	a.vars = map[string]any{"object": obj, "request": request, "params": nil}
+	a.vars = map[string]any{"object": nil, "request": request, "params": nil}
+	if obj != nil {
+		a.vars["object"] = obj
+	}
 	if old != nil {
 		a.vars["oldObject"] = old
 	} else {
@@ -269,14 +367,14 @@ func (a *attributes) matches(m *matchResources) bool {
 	if m == nil {
 		return false
 	}
-	if !selects(m.ObjectSelector, metadata(a.obj)) {
+	if !selects(m.ObjectSelector, metadata(a.subject)) {
 		return false
 	}
 	// A namespace matches namespaceSelector itself; a cluster-scoped
 	// object other than a namespace always does.
 	switch {
 	case a.req.res.Group == "" && a.req.res.Resource == "namespaces":
-		if !selects(m.NamespaceSelector, metadata(a.obj)) {
+		if !selects(m.NamespaceSelector, metadata(a.subject)) {
 			return false
 		}
 	case a.namespace != nil:
@@ -311,7 +409,7 @@ func (a *attributes) ruleMatches(r resourceRule) bool {
 	if !has(r.APIGroups, res.Group) || !has(r.APIVersions, res.Version) || !has(r.Operations, a.operation) {
 		return false
 	}
-	if len(r.ResourceNames) > 0 && !slices.Contains(r.ResourceNames, str(metadata(a.obj), "name")) {
+	if len(r.ResourceNames) > 0 && !slices.Contains(r.ResourceNames, str(metadata(a.subject), "name")) {
 		return false
 	}
 	switch r.Scope {
@@ -341,11 +439,14 @@ func (a *attributes) ruleMatches(r resourceRule) bool {
 // evaluate runs a policy on a request: the message of its first failed
 // validation and the reason of the denial, or "" when it admits it (or
 // does not apply).
-func (c *compiledPolicy) evaluate(a *attributes) (msg string, reason metav1.StatusReason) {
+func (c *compiledPolicy) evaluate(a *attributes, params object) (msg string, reason metav1.StatusReason) {
 	fail := c.policy.Spec.FailurePolicy == nil || *c.policy.Spec.FailurePolicy == "Fail"
 	vars := make(map[string]any, len(a.vars)+1)
 	for k, v := range a.vars {
 		vars[k] = v
+	}
+	if params != nil {
+		vars["params"] = params
 	}
 	variables := map[string]any{}
 	vars["variables"] = variables
@@ -425,7 +526,7 @@ func (a *attributes) denial(msg string, reason metav1.StatusReason) error {
 		code = http.StatusUnprocessableEntity
 	}
 	gr := a.req.res.GroupResource()
-	name := str(metadata(a.obj), "name")
+	name := str(metadata(a.subject), "name")
 	return &apierrors.StatusError{ErrStatus: metav1.Status{
 		Status:  metav1.StatusFailure,
 		Code:    code,
