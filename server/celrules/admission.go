@@ -33,14 +33,18 @@ func AdmissionEnv() (*cel.Env, error) {
 }
 
 // AdmissionProgram compiles an expression of env into a program limited to
-// a call's cost; out is the type the expression must have.
+// a call's cost; out, if not nil, is the type the expression must have. Its
+// errors are worded as kube-apiserver's for a policy's expressions. As
+// variables are all dynamically typed here, an expression that uses them
+// may have any type.
 func AdmissionProgram(env *cel.Env, expr string, out *types.Type) (cel.Program, error) {
 	checked, issues := env.Compile(expr)
 	if issues != nil && issues.Err() != nil {
-		return nil, issues.Err()
+		return nil, fmt.Errorf("compilation failed: %w", issues.Err())
 	}
-	if t := checked.OutputType(); out != nil && !t.IsAssignableType(out) && t != types.DynType {
-		return nil, fmt.Errorf("must evaluate to %s", out)
+	t := checked.OutputType()
+	if out != nil && !t.IsExactType(out) && !(t == types.DynType && refersTo(checked.NativeRep(), "variables")) {
+		return nil, fmt.Errorf("must evaluate to %s but got %s", out, t)
 	}
 	return env.Program(checked, cel.CostLimit(perCallLimit))
 }

@@ -69,6 +69,10 @@ func validate(gvk schema.GroupVersionKind, obj Object, uid string) field.ErrorLi
 		return horizontalPodAutoscaler(spec)
 	case schema.GroupKind{Kind: "ConfigMap"}:
 		return configKeys(obj, "data", "binaryData")
+	case schema.GroupKind{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicy"}:
+		return admissionPolicy(spec)
+	case schema.GroupKind{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicyBinding"}:
+		return policyBinding(spec)
 	case schema.GroupKind{Kind: "Secret"}:
 		return configKeys(obj, "data")
 	}
