@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -152,20 +153,22 @@ func (s *Server) policyFor(p policy) *compiledPolicy {
 }
 
 // listDecoded decodes every stored object of a cluster-scoped resource into
-// a T.
-func listDecoded[T any](ctx context.Context, s *Server, gvr schema.GroupVersionResource) ([]T, error) {
+// a T, with its revision (resourceVersion).
+func listDecoded[T any](ctx context.Context, s *Server, gvr schema.GroupVersionResource) ([]T, []int64, error) {
 	res := s.catalog.Lookup(gvr)
 	list, err := s.store.List(ctx, collectionPrefix(res, ""), "", 0, 0)
 	if err != nil {
-		return nil, storeError(res, "", err)
+		return nil, nil, storeError(res, "", err)
 	}
 	out := make([]T, len(list.Items))
+	revs := make([]int64, len(list.Items))
 	for i, kv := range list.Items {
 		if err := json.Unmarshal(kv.Value, &out[i]); err != nil {
-			return nil, apierrors.NewInternalError(fmt.Errorf("stored object %s is corrupt: %w", kv.Key, err))
+			return nil, nil, apierrors.NewInternalError(fmt.Errorf("stored object %s is corrupt: %w", kv.Key, err))
 		}
+		revs[i] = kv.ModRevision
 	}
-	return out, nil
+	return out, revs, nil
 }
 
 // admitPolicies is the ValidatingAdmissionPolicy plugin, on a create (old
@@ -178,13 +181,16 @@ func (s *Server) admitPolicies(ctx context.Context, req *request, obj, old objec
 	if req.res.Group == "admissionregistration.k8s.io" {
 		return nil
 	}
-	bindings, err := listDecoded[policyBinding](ctx, s, bindingsGVR)
+	bindings, _, err := listDecoded[policyBinding](ctx, s, bindingsGVR)
 	if err != nil || len(bindings) == 0 {
 		return err
 	}
-	policies, err := listDecoded[policy](ctx, s, policiesGVR)
+	policies, revs, err := listDecoded[policy](ctx, s, policiesGVR)
 	if err != nil {
 		return err
+	}
+	for i := range policies {
+		policies[i].Metadata.ResourceVersion = strconv.FormatInt(revs[i], 10)
 	}
 	a, err := s.newAttributes(ctx, req, obj, old, dryRun)
 	if err != nil {
