@@ -476,7 +476,7 @@ func (c *compiledPolicy) evaluate(a *attributes, params object) (msg string, rea
 		out, _, err := m.program.Eval(vars)
 		if err != nil {
 			if fail {
-				return fmt.Sprintf("failed to evaluate matchCondition %q: %v", m.name, err), metav1.StatusReasonInvalid
+				return fmt.Sprintf("expression '%s' resulted in error: %v", m.expression, err), metav1.StatusReasonInvalid
 			}
 			return "", ""
 		}
