@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -206,6 +207,15 @@ func (s *Server) admitPolicies(ctx context.Context, req *request, obj, old objec
 		}
 		c := s.policyFor(policies[i])
 		msg, reason, err := s.decide(ctx, a, c, b)
+		var unconfigured errUnconfigured
+		if errors.As(err, &unconfigured) {
+			// A policy that cannot run fails as its failurePolicy says,
+			// whatever its binding's actions.
+			if c.fails() && denied == nil {
+				denied = a.denial(fmt.Sprintf("ValidatingAdmissionPolicy '%s' denied request: failed to configure policy: %s", c.policy.Metadata.Name, err), metav1.StatusReasonInvalid)
+			}
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -261,7 +271,7 @@ func (s *Server) params(ctx context.Context, a *attributes, c *compiledPolicy, b
 	}
 	i := slices.IndexFunc(s.catalog.Resources(gv), func(r *catalog.Resource) bool { return r.Kind == kind.Kind })
 	if i < 0 {
-		return nil, nil
+		return nil, errUnconfigured(fmt.Sprintf("failed to find resource referenced by paramKind: '%s'", gv.WithKind(kind.Kind)))
 	}
 	res := s.catalog.Resources(gv)[i]
 	ns := ""
@@ -296,6 +306,16 @@ func (s *Server) params(ctx context.Context, a *attributes, c *compiledPolicy, b
 		}
 	}
 	return out, nil
+}
+
+// errUnconfigured says why a policy cannot run at all.
+type errUnconfigured string
+
+func (e errUnconfigured) Error() string { return string(e) }
+
+// fails says whether the policy fails a request it cannot evaluate.
+func (c *compiledPolicy) fails() bool {
+	return c.policy.Spec.FailurePolicy == nil || *c.policy.Spec.FailurePolicy == "Fail"
 }
 
 // attributes are what a policy sees of a request.
@@ -446,7 +466,7 @@ func (a *attributes) ruleMatches(r resourceRule) bool {
 // validation and the reason of the denial, or "" when it admits it (or
 // does not apply).
 func (c *compiledPolicy) evaluate(a *attributes, params object) (msg string, reason metav1.StatusReason) {
-	fail := c.policy.Spec.FailurePolicy == nil || *c.policy.Spec.FailurePolicy == "Fail"
+	fail := c.fails()
 	vars := make(map[string]any, len(a.vars)+1)
 	for k, v := range a.vars {
 		vars[k] = v

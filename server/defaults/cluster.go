@@ -26,7 +26,7 @@ func matchResources(m Object) {
 	set(m, "matchPolicy", "Equivalent")
 	setObject(m, "namespaceSelector")
 	setObject(m, "objectSelector")
-	for _, list := range []string{"rules", "resourceRules"} {
+	for _, list := range []string{"rules", "resourceRules", "excludeResourceRules"} {
 		for _, r := range decoded.Items(m[list]) {
 			set(r, "scope", "*")
 		}
