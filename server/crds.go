@@ -350,7 +350,7 @@ func (s *Server) cleanupCRD(ctx context.Context, name string) error {
 				continue // waiting for its finalizers
 			}
 			md := metadata(obj)
-			_, _, err = s.deleteObject(ctx, custom, str(md, "namespace"), str(md, "name"), &metav1.DeleteOptions{})
+			_, _, err = s.deleteObject(ctx, custom, str(md, "namespace"), str(md, "name"), &metav1.DeleteOptions{}, nil)
 			if err != nil && !apierrors.IsNotFound(err) {
 				return err
 			}

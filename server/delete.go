@@ -149,7 +149,8 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, req *request) {
 		encoding.WriteError(w, r, err)
 		return
 	}
-	code, out, err := s.deleteObject(r.Context(), req.res, req.namespace, req.name, opts)
+	code, out, err := s.deleteObject(r.Context(), req.res, req.namespace, req.name, opts, &req.warnings)
+	writeWarnings(w, req)
 	if err == nil && req.res.Custom != nil && len(opts.DryRun) == 0 {
 		err = s.cleanupCRD(r.Context(), req.res.Custom.CRD) // it may have been a deleted CRD's last object
 	}
@@ -286,13 +287,21 @@ func int64Of(v any) int64 {
 // deleteObject deletes one object as kube-apiserver's registry does: an
 // object with finalizers (or, for a pod, a grace period) is only marked as
 // being deleted (deletionTimestamp) and returned; otherwise it is removed.
-func (s *Server) deleteObject(ctx context.Context, res *catalog.Resource, ns, name string, opts *metav1.DeleteOptions) (int, any, error) {
+// Admission's warnings are added to warnings, if not nil.
+func (s *Server) deleteObject(ctx context.Context, res *catalog.Resource, ns, name string, opts *metav1.DeleteOptions, warnings *[]string) (int, any, error) {
 	// As kube-apiserver, a delete that lost a race with another write reads
 	// the object again and retries, rather than answering 409.
+	var n int
+	if warnings != nil {
+		n = len(*warnings)
+	}
 	for attempt := 1; ; attempt++ {
-		code, out, err := s.deleteObjectOnce(ctx, res, ns, name, opts)
+		code, out, err := s.deleteObjectOnce(ctx, res, ns, name, opts, warnings)
 		if !errors.Is(err, store.ErrConflict) || attempt == maxDeleteAttempts {
 			return code, out, err
+		}
+		if warnings != nil {
+			*warnings = (*warnings)[:n] // the retry is admitted again
 		}
 	}
 }
@@ -301,7 +310,7 @@ func (s *Server) deleteObject(ctx context.Context, res *catalog.Resource, ns, na
 // contention.
 const maxDeleteAttempts = 10
 
-func (s *Server) deleteObjectOnce(ctx context.Context, res *catalog.Resource, ns, name string, opts *metav1.DeleteOptions) (int, any, error) {
+func (s *Server) deleteObjectOnce(ctx context.Context, res *catalog.Resource, ns, name string, opts *metav1.DeleteOptions, warnings *[]string) (int, any, error) {
 	if unsafeDelete(opts) {
 		return s.unsafeDeleteObject(ctx, res, ns, name)
 	}
@@ -314,8 +323,12 @@ func (s *Server) deleteObjectOnce(ctx context.Context, res *catalog.Resource, ns
 		return 0, nil, err
 	}
 	isDryRun := len(opts.DryRun) > 0
-	// Its warnings are not sent: deletes have none yet.
-	if err := s.admitPolicies(ctx, &request{res: res, namespace: ns, name: name, verb: "delete"}, nil, obj, isDryRun); err != nil {
+	ar := &request{res: res, namespace: ns, name: name, verb: "delete"}
+	err = s.admitPolicies(ctx, ar, nil, obj, isDryRun)
+	if warnings != nil {
+		*warnings = append(*warnings, ar.warnings...)
+	}
+	if err != nil {
 		return 0, nil, err
 	}
 	s.journal(ctx, res, obj, DeletionEvent{Phase: PhaseDeleteRequested, Options: opts})
@@ -497,16 +510,18 @@ func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request, req *r
 	deleted := []object{}
 	for _, item := range list.items {
 		md := metadata(item)
-		_, _, err := s.deleteObject(r.Context(), req.res, str(md, "namespace"), str(md, "name"), opts)
+		_, _, err := s.deleteObject(r.Context(), req.res, str(md, "namespace"), str(md, "name"), opts, &req.warnings)
 		if apierrors.IsNotFound(err) {
 			continue // deleted meanwhile
 		}
 		if err != nil {
+			writeWarnings(w, req)
 			encoding.WriteError(w, r, err)
 			return
 		}
 		deleted = append(deleted, item)
 	}
 	list.items = deleted
+	writeWarnings(w, req)
 	s.writeList(w, r, req, list)
 }
