@@ -202,7 +202,7 @@ func (s *Server) admitPolicies(ctx context.Context, req *request, obj, old objec
 	var denied error
 	for _, b := range bindings {
 		i := slices.IndexFunc(policies, func(p policy) bool { return p.Metadata.Name == b.Spec.PolicyName })
-		if i < 0 || !a.matches(policies[i].Spec.MatchConstraints) || b.Spec.MatchResources != nil && !a.matches(b.Spec.MatchResources) {
+		if i < 0 || !a.matches(policies[i].Spec.MatchConstraints, false) || b.Spec.MatchResources != nil && !a.matches(b.Spec.MatchResources, true) {
 			continue
 		}
 		c := s.policyFor(policies[i])
@@ -389,7 +389,9 @@ func (s *Server) newAttributes(ctx context.Context, req *request, obj, old objec
 	return a, nil
 }
 
-func (a *attributes) matches(m *matchResources) bool {
+// matches says whether a request is one m selects, m being a policy's
+// matchConstraints or (binding) a binding's matchResources.
+func (a *attributes) matches(m *matchResources, binding bool) bool {
 	if m == nil {
 		return false
 	}
@@ -409,7 +411,8 @@ func (a *attributes) matches(m *matchResources) bool {
 		}
 	}
 	in := func(r resourceRule) bool { return a.ruleMatches(r) }
-	return slices.ContainsFunc(m.ResourceRules, in) && !slices.ContainsFunc(m.ExcludeResourceRules, in)
+	// A binding's rules only narrow its policy's: without any, it has all.
+	return (binding && len(m.ResourceRules) == 0 || slices.ContainsFunc(m.ResourceRules, in)) && !slices.ContainsFunc(m.ExcludeResourceRules, in)
 }
 
 func selects(sel *metav1.LabelSelector, md map[string]any) bool {
