@@ -237,7 +237,8 @@ func (s *Server) admitPolicies(ctx context.Context, req *request, obj, old objec
 // decide evaluates policy c, as bound by b, on a request: on each of its
 // params (see params) if it has a paramKind, the first failure.
 func (s *Server) decide(ctx context.Context, a *attributes, c *compiledPolicy, b policyBinding) (string, metav1.StatusReason, error) {
-	if c.policy.Spec.ParamKind == nil {
+	// Without a paramRef, params is null.
+	if c.policy.Spec.ParamKind == nil || b.Spec.ParamRef == nil {
 		msg, reason := c.evaluate(a, nil)
 		return msg, reason, nil
 	}
@@ -246,7 +247,7 @@ func (s *Server) decide(ctx context.Context, a *attributes, c *compiledPolicy, b
 		return "", "", err
 	}
 	if len(params) == 0 {
-		if ref := b.Spec.ParamRef; ref != nil && ref.ParameterNotFoundAction == "Allow" {
+		if b.Spec.ParamRef.ParameterNotFoundAction == "Allow" {
 			return "", "", nil
 		}
 		return "failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction", metav1.StatusReasonInvalid, nil
@@ -266,7 +267,7 @@ func (s *Server) params(ctx context.Context, a *attributes, c *compiledPolicy, b
 	ref := b.Spec.ParamRef
 	kind := c.policy.Spec.ParamKind
 	gv, err := schema.ParseGroupVersion(kind.APIVersion)
-	if ref == nil || err != nil {
+	if err != nil {
 		return nil, nil
 	}
 	i := slices.IndexFunc(s.catalog.Resources(gv), func(r *catalog.Resource) bool { return r.Kind == kind.Kind })
