@@ -111,8 +111,7 @@ var notServed = map[schema.GroupResource]string{
 
 // served reports whether kubeplay serves a built-in resource: every stored
 // resource type of the GA groups and the access reviews, but not the other
-// virtual resources (bindings, component statuses), nor the group versions
-// whose conversion is not implemented.
+// virtual resources (bindings, component statuses).
 func served(r *catalog.Resource) bool {
 	if isReview(r) {
 		return true
@@ -122,9 +121,6 @@ func served(r *catalog.Resource) bool {
 	}
 	if _, skip := notServed[r.GroupResource()]; skip {
 		return false
-	}
-	if r.Group == "autoscaling" && r.Version == "v1" {
-		return false // stored as autoscaling/v2; v1<->v2 conversion is not implemented
 	}
 	return true
 }

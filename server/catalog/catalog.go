@@ -148,6 +148,7 @@ var storagePrefixes = map[schema.GroupResource]string{
 // sharedStorage lists resources stored in another group version's encoding.
 var sharedStorage = map[schema.GroupResource]schema.GroupVersion{
 	{Group: "events.k8s.io", Resource: "events"}:                           {Version: "v1"},
+	{Group: "autoscaling", Resource: "horizontalpodautoscalers"}:           {Group: "autoscaling", Version: "v2"},
 	{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}: {Group: "apiextensions.k8s.io", Version: "v1beta1"},
 	// GA in v1.34, still stored as v1beta1 in v1.35.
 	{Group: "storage.k8s.io", Resource: "volumeattributesclasses"}: {Group: "storage.k8s.io", Version: "v1beta1"},
