@@ -35,6 +35,9 @@ type Options struct {
 	// ignoreStoreReadErrorWithClusterBreakingPotential removes an object
 	// that cannot be decoded.
 	AllowUnsafeMalformedObjectDeletion bool
+	// RuntimeConfig switches group versions and resources on and off (see
+	// SetRuntimeConfig); nil serves the default ones.
+	RuntimeConfig RuntimeConfig
 	// OnDeletion, if set, is told every phase of every object's deletion
 	// (see DeletionEvent), synchronously, from the request that caused it.
 	OnDeletion func(DeletionEvent)
@@ -96,6 +99,11 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	if err := s.loadCRDs(ctx); err != nil {
 		return nil, fmt.Errorf("server: custom resources: %w", err)
+	}
+	// After the bootstrap, which writes through types a configuration may
+	// switch off.
+	if opts.RuntimeConfig != nil {
+		s.SetRuntimeConfig(opts.RuntimeConfig)
 	}
 	return s, nil
 }

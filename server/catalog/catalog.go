@@ -264,6 +264,16 @@ type Group struct {
 // New builds a catalog of the given resources.
 func New(resources []Resource) *Catalog {
 	c := &Catalog{custom: map[string][]*Resource{}}
+	c.SetBuiltin(resources)
+	return c
+}
+
+// SetBuiltin replaces the built-in resources (a change of the served group
+// versions, as kube-apiserver's --runtime-config makes).
+func (c *Catalog) SetBuiltin(resources []Resource) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.builtin = nil
 	for i := range resources {
 		r := &resources[i]
 		if names, ok := laterShortNames[r.GroupResource()]; ok && len(r.ShortNames) == 0 {
@@ -272,7 +282,6 @@ func New(resources []Resource) *Catalog {
 		c.builtin = append(c.builtin, r)
 	}
 	c.index()
-	return c
 }
 
 // SetCustom replaces the resources defined by the CRD named crd (none
