@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -77,5 +78,23 @@ func (rc RuntimeConfig) Enables(r *catalog.Resource) bool {
 // once: discovery, OpenAPI and the handlers follow. Objects of a switched-off
 // type stay stored, and are served again when it is switched on.
 func (s *Server) SetRuntimeConfig(rc RuntimeConfig) {
+	s.runtimeConfig.Store(&rc)
 	s.catalog.SetBuiltin(catalog.Builtin(func(r *catalog.Resource) bool { return served(r) && rc.Enables(r) }))
+}
+
+// resourcesOff lists the resources of gv the runtime configuration switches
+// off one by one, sorted, which its OpenAPI document leaves out.
+func (s *Server) resourcesOff(gv schema.GroupVersion) []string {
+	rc := s.runtimeConfig.Load()
+	if rc == nil {
+		return nil
+	}
+	var off []string
+	for key, on := range *rc {
+		if res, ok := strings.CutPrefix(key, gv.String()+"/"); ok && !on && !strings.Contains(res, "/") {
+			off = append(off, res)
+		}
+	}
+	slices.Sort(off)
+	return off
 }

@@ -2,8 +2,12 @@ package server_test
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -65,11 +69,50 @@ func TestRuntimeConfig(t *testing.T) {
 	if rec := get(t, srv, http.MethodGet, "/apis/batch/v1/namespaces/default/jobs", nil); rec.Code != http.StatusOK {
 		t.Errorf("jobs = %d %s", rec.Code, rec.Body)
 	}
+	// The OpenAPI document keeps the paths and schemas of jobs only, as the
+	// oracle's (recorded under --runtime-config=batch/v1/cronjobs=false).
+	checkOpenAPIWithoutCronJobs(t, srv)
 
 	// Back to the defaults.
 	srv.SetRuntimeConfig(nil)
 	if rec := get(t, srv, http.MethodGet, "/apis/batch/v1/namespaces/default/cronjobs", nil); rec.Code != http.StatusOK {
 		t.Errorf("cronjobs = %d %s", rec.Code, rec.Body)
+	}
+}
+
+func checkOpenAPIWithoutCronJobs(t *testing.T, h http.Handler) {
+	t.Helper()
+	var want struct{ Paths, Schemas []string }
+	raw, err := os.ReadFile(filepath.Join("testdata", "oracle", "openapi_batch_v1_without_cronjobs.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &want); err != nil {
+		t.Fatal(err)
+	}
+	rec := get(t, h, http.MethodGet, "/openapi/v3/apis/batch/v1", nil)
+	var doc struct {
+		Paths      map[string]any
+		Components struct{ Schemas map[string]any }
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if got := slices.Sorted(maps.Keys(doc.Paths)); !slices.Equal(got, want.Paths) {
+		t.Errorf("paths %v\nwant %v", got, want.Paths)
+	}
+	if got := slices.Sorted(maps.Keys(doc.Components.Schemas)); !slices.Equal(got, want.Schemas) {
+		t.Errorf("schemas %v\nwant %v", got, want.Schemas)
+	}
+	// The index names the document by its hash, the ETag.
+	var index struct {
+		Paths map[string]struct{ ServerRelativeURL string }
+	}
+	if err := json.Unmarshal(get(t, h, http.MethodGet, "/openapi/v3", nil).Body.Bytes(), &index); err != nil {
+		t.Fatal(err)
+	}
+	if url, etag := index.Paths["apis/batch/v1"].ServerRelativeURL, rec.Header().Get("Etag"); !strings.HasSuffix(url, "?hash="+strings.Trim(etag, `"`)) {
+		t.Errorf("index has %s, document's ETag %s", url, etag)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -74,6 +75,7 @@ type Server struct {
 
 	unsafeDeletion bool
 	onDeletion     func(DeletionEvent)
+	runtimeConfig  atomic.Pointer[RuntimeConfig]
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -93,7 +95,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
-	s.openapi = openapi.NewHandler(s.servesGroupVersion, s.now())
+	s.openapi = openapi.NewHandler(s.servesGroupVersion, s.resourcesOff, s.now())
 	if err := s.bootstrap(ctx); err != nil {
 		return nil, fmt.Errorf("server: bootstrap: %w", err)
 	}
