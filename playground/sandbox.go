@@ -26,6 +26,9 @@ type Options struct {
 	// AllowUnsafeMalformedObjectDeletion turns on kube-apiserver's feature
 	// gate of that name (off by default, as in kube-apiserver v1.35).
 	AllowUnsafeMalformedObjectDeletion bool
+	// RuntimeConfig switches the API's group versions and resources on and
+	// off, as kube-apiserver's --runtime-config (see SetRuntimeConfig).
+	RuntimeConfig server.RuntimeConfig
 	// Access configures who may use the sandbox's API (default: anyone,
 	// as cluster administrator).
 	Access server.Access
@@ -79,7 +82,7 @@ func Open(ctx context.Context, opts Options) (*Sandbox, error) {
 	deletions := newDeletionJournal()
 	clock := &Clock{}
 	api, err := server.New(ctx, server.Options{Store: opts.Store, OnDeletion: deletions.record, Now: clock.Now,
-		AllowUnsafeMalformedObjectDeletion: opts.AllowUnsafeMalformedObjectDeletion, Access: opts.Access})
+		AllowUnsafeMalformedObjectDeletion: opts.AllowUnsafeMalformedObjectDeletion, RuntimeConfig: opts.RuntimeConfig, Access: opts.Access})
 	if err != nil {
 		return nil, err
 	}
@@ -89,6 +92,10 @@ func Open(ctx context.Context, opts Options) (*Sandbox, error) {
 	sb.SetControllers(opts.Controllers)
 	return sb, nil
 }
+
+// SetRuntimeConfig switches the sandbox's group versions and resources at
+// once, without a restart: objects of a type switched off stay stored.
+func (sb *Sandbox) SetRuntimeConfig(rc server.RuntimeConfig) { sb.api.SetRuntimeConfig(rc) }
 
 // Controllers returns the controllers switched off.
 func (sb *Sandbox) Controllers() Controllers {

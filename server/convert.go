@@ -3,7 +3,10 @@ package server
 import (
 	"maps"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"kubeplay/server/catalog"
+	"kubeplay/server/defaults"
 )
 
 // eventFieldsV1 maps the fields of a core/v1 Event to their events.k8s.io/v1
@@ -28,6 +31,13 @@ func toStorage(r *catalog.Resource, obj object) object {
 	out := maps.Clone(obj)
 	out["metadata"] = maps.Clone(metadata(obj))
 	st := catalog.StorageOf(r)
+	if isAutoscalingV1(r) {
+		out = deepCopyObject(out)
+		hpaFromV1(out)
+		// kube-apiserver sets v2's defaults as it reads the stored object
+		// (a v1 object's behavior annotation may name one direction only).
+		defaults.Apply(schema.GroupVersionKind{Group: st.Group, Version: st.Version, Kind: st.Kind}, out)
+	}
 	if isEventsV1(r) {
 		for core, v1 := range eventFieldsV1 {
 			renameField(out, v1, core)
@@ -58,8 +68,28 @@ func fromStorage(r *catalog.Resource, obj object) {
 			}
 		}
 	}
+	if isAutoscalingV1(r) {
+		hpaToV1(obj)
+	}
 	obj["apiVersion"] = r.APIVersion()
 	obj["kind"] = r.Kind
+}
+
+// viaStorage converts obj, in place, to r's storage version and back, as
+// kube-apiserver decodes a request of a version it does not store into its
+// internal type before the field manager sees it: the object then holds
+// the other version's defaults and what the conversion carries (HPA v1's
+// annotations), which its managedFields record. obj's metadata map stays
+// the same map.
+func viaStorage(r *catalog.Resource, obj object) {
+	back := toStorage(r, obj)
+	fromStorage(r, back)
+	md := metadata(obj)
+	clear(md)
+	maps.Copy(md, metadata(back))
+	back["metadata"] = md
+	clear(obj)
+	maps.Copy(obj, back)
 }
 
 func renameField(obj object, from, to string) {

@@ -111,8 +111,13 @@ func (s *Server) afterWrite(ctx context.Context, res *catalog.Resource, obj obje
 
 // statusOnly is the object an update of the status subresource writes: the
 // stored one with the new status (and the managedFields the field manager
-// computed for the update, or the client sent).
-func statusOnly(obj, old object) object {
+// computed for the update, or the client sent). HorizontalPodAutoscalers
+// are the exception: kube-apiserver resets only their spec, so that their
+// labels and annotations change with the status.
+func statusOnly(res *catalog.Resource, obj, old object) object {
+	if isHPA(res) {
+		return hpaStatusOnly(res, obj, old)
+	}
 	out := deepCopyObject(old)
 	if st, ok := obj["status"]; ok {
 		out["status"] = st

@@ -83,6 +83,12 @@ func TestDiscovery_MatchesOracle(t *testing.T) {
 			t.Errorf("group %s is not served", required)
 		}
 	}
+	// A group served in several versions lists them all.
+	for _, required := range []string{"autoscaling/v1", "autoscaling/v2"} {
+		if !servedVersions[required] {
+			t.Errorf("group version %s is not served", required)
+		}
+	}
 
 	var core metav1.APIVersions
 	getJSON(t, h, "/api", &core)
@@ -163,7 +169,7 @@ func get(t *testing.T, h http.Handler, method, path string, header http.Header) 
 // /api and /apis with kube-apiserver's (testdata/oracle/discovery/
 // aggregated_*.json, fetched with Accept: aggregatedV2). kubeplay serves
 // fewer groups, versions, resources and subresources (no CRDs, API services,
-// autoscaling/v1, virtual review resources; only the subresources it
+// virtual review resources; only the subresources it
 // implements), so the test checks that what it lists is the oracle's entry,
 // field for field and in the oracle's order, with the subresources it does
 // not serve left out; and that it lists exactly the resources of its legacy

@@ -79,7 +79,13 @@ func (s *Server) fieldManager(res *catalog.Resource, subresource string) (*manag
 		}
 		return f, nil
 	}
-	f, err := s.fields.For(res.GroupVersionKind(), subresource, hasStatus(res))
+	var f *managedfields.FieldManager
+	var err error
+	if isHPA(res) {
+		f, err = s.fields.ForVersions(res.GroupVersionKind(), subresource, hasStatus(res), s.convertHPA)
+	} else {
+		f, err = s.fields.For(res.GroupVersionKind(), subresource, hasStatus(res))
+	}
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}

@@ -145,6 +145,9 @@ func applyDefaults(r *catalog.Resource, obj object) error {
 		}
 		labels["kubernetes.io/metadata.name"] = str(md, "name")
 	}
+	if isAutoscalingV1(r) {
+		viaStorage(r, obj)
+	}
 	return nil
 }
 

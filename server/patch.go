@@ -129,7 +129,7 @@ func (s *Server) tryPatch(ctx context.Context, pr *patchRequest) (object, int, e
 	}
 	obj["apiVersion"], obj["kind"] = res.APIVersion(), res.Kind
 	if pr.subresource == "status" && !creating {
-		obj = statusOnly(obj, live)
+		obj = statusOnly(res, obj, live)
 	}
 	if creating {
 		return s.createPatched(ctx, pr, obj)

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -35,6 +36,9 @@ type Options struct {
 	// ignoreStoreReadErrorWithClusterBreakingPotential removes an object
 	// that cannot be decoded.
 	AllowUnsafeMalformedObjectDeletion bool
+	// RuntimeConfig switches group versions and resources on and off (see
+	// SetRuntimeConfig); nil serves the default ones.
+	RuntimeConfig RuntimeConfig
 	// OnDeletion, if set, is told every phase of every object's deletion
 	// (see DeletionEvent), synchronously, from the request that caused it.
 	OnDeletion func(DeletionEvent)
@@ -74,6 +78,7 @@ type Server struct {
 
 	unsafeDeletion bool
 	onDeletion     func(DeletionEvent)
+	runtimeConfig  atomic.Pointer[RuntimeConfig]
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -93,12 +98,17 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
-	s.openapi = openapi.NewHandler(s.servesGroupVersion, s.now())
+	s.openapi = openapi.NewHandler(s.servesGroupVersion, s.resourcesOff, s.now())
 	if err := s.bootstrap(ctx); err != nil {
 		return nil, fmt.Errorf("server: bootstrap: %w", err)
 	}
 	if err := s.loadCRDs(ctx); err != nil {
 		return nil, fmt.Errorf("server: custom resources: %w", err)
+	}
+	// After the bootstrap, which writes through types a configuration may
+	// switch off.
+	if opts.RuntimeConfig != nil {
+		s.SetRuntimeConfig(opts.RuntimeConfig)
 	}
 	return s, nil
 }
@@ -114,8 +124,7 @@ var notServed = map[schema.GroupResource]string{
 
 // served reports whether kubeplay serves a built-in resource: every stored
 // resource type of the GA groups and the access reviews, but not the other
-// virtual resources (bindings, component statuses), nor the group versions
-// whose conversion is not implemented.
+// virtual resources (bindings, component statuses).
 func served(r *catalog.Resource) bool {
 	if isReview(r) {
 		return true
@@ -125,9 +134,6 @@ func served(r *catalog.Resource) bool {
 	}
 	if _, skip := notServed[r.GroupResource()]; skip {
 		return false
-	}
-	if r.Group == "autoscaling" && r.Version == "v1" {
-		return false // stored as autoscaling/v2; v1<->v2 conversion is not implemented
 	}
 	return true
 }

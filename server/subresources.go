@@ -64,7 +64,7 @@ func prepareUpdate(req *request, obj, old object) object {
 		prepareForUpdate(req.res, req.subresource, obj, old)
 		return obj
 	}
-	return statusOnly(obj, old)
+	return statusOnly(req.res, obj, old)
 }
 
 // scaleKind describes the autoscaling/v1 Scale objects of /scale.

@@ -81,7 +81,7 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, req *request) {
 	}
 	if req.subresource == "status" {
 		// Only the status changes: the rest is checked as stored.
-		obj = statusOnly(obj, old)
+		obj = statusOnly(res, obj, old)
 	}
 	if err := applyDefaults(res, obj); err != nil {
 		encoding.WriteError(w, r, err)

@@ -148,6 +148,7 @@ var storagePrefixes = map[schema.GroupResource]string{
 // sharedStorage lists resources stored in another group version's encoding.
 var sharedStorage = map[schema.GroupResource]schema.GroupVersion{
 	{Group: "events.k8s.io", Resource: "events"}:                           {Version: "v1"},
+	{Group: "autoscaling", Resource: "horizontalpodautoscalers"}:           {Group: "autoscaling", Version: "v2"},
 	{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}: {Group: "apiextensions.k8s.io", Version: "v1beta1"},
 	// GA in v1.34, still stored as v1beta1 in v1.35.
 	{Group: "storage.k8s.io", Resource: "volumeattributesclasses"}: {Group: "storage.k8s.io", Version: "v1beta1"},
@@ -263,6 +264,16 @@ type Group struct {
 // New builds a catalog of the given resources.
 func New(resources []Resource) *Catalog {
 	c := &Catalog{custom: map[string][]*Resource{}}
+	c.SetBuiltin(resources)
+	return c
+}
+
+// SetBuiltin replaces the built-in resources (a change of the served group
+// versions, as kube-apiserver's --runtime-config makes).
+func (c *Catalog) SetBuiltin(resources []Resource) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.builtin = nil
 	for i := range resources {
 		r := &resources[i]
 		if names, ok := laterShortNames[r.GroupResource()]; ok && len(r.ShortNames) == 0 {
@@ -271,7 +282,6 @@ func New(resources []Resource) *Catalog {
 		c.builtin = append(c.builtin, r)
 	}
 	c.index()
-	return c
 }
 
 // SetCustom replaces the resources defined by the CRD named crd (none

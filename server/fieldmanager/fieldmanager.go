@@ -72,6 +72,23 @@ func (m *Managers) For(gvk schema.GroupVersionKind, subresource string, hasStatu
 	return m.forType(tc, unversioned{}, gvk, subresource, hasStatus)
 }
 
+// Converter converts an object to another version of its kind.
+type Converter func(obj Object, to schema.GroupVersion) (Object, error)
+
+// ForVersions is For with a kind served in several versions, which convert
+// converts between: managedFields entries of another version then count
+// (an apply conflicts with a manager of another version, as
+// kube-apiserver's does). Its status writes reset the spec only, as
+// kube-apiserver's HorizontalPodAutoscalers' do: they record changes of
+// the metadata too.
+func (m *Managers) ForVersions(gvk schema.GroupVersionKind, subresource string, hasStatus bool, convert Converter) (*managedfields.FieldManager, error) {
+	tc, err := typeConverter()
+	if err != nil {
+		return nil, err
+	}
+	return m.forType(tc, versions{convert: convert}, gvk, subresource, hasStatus)
+}
+
 // ForType is For with the objects of a custom kind, typed by tc.
 func (m *Managers) ForType(tc managedfields.TypeConverter, gvk schema.GroupVersionKind, subresource string, hasStatus bool) (*managedfields.FieldManager, error) {
 	return m.forType(tc, customVersions{}, gvk, subresource, hasStatus)
@@ -84,7 +101,10 @@ func (m *Managers) forType(tc managedfields.TypeConverter, conv runtime.ObjectCo
 	}
 	var reset map[fieldpath.APIVersion]fieldpath.Filter
 	apiVersion := fieldpath.APIVersion(gvk.GroupVersion().String())
+	_, specOnly := conv.(versions)
 	switch {
+	case subresource == "status" && specOnly:
+		reset = map[fieldpath.APIVersion]fieldpath.Filter{apiVersion: fieldpath.NewExcludeSetFilter(fieldpath.NewSet(fieldpath.MakePathOrDie("spec")))}
 	case subresource == "status":
 		// /status writes nothing but the status.
 		reset = map[fieldpath.APIVersion]fieldpath.Filter{apiVersion: fieldpath.NewIncludeMatcherFilter(fieldpath.MakePrefixMatcherOrDie("status"))}
@@ -198,6 +218,33 @@ func (customVersions) ConvertToVersion(in runtime.Object, gv runtime.GroupVersio
 		return nil, fmt.Errorf("fieldmanager: cannot convert %v to %v", gvk, gv)
 	}
 	return in, nil
+}
+
+// versions converts between the versions of a kind with a Converter.
+type versions struct {
+	unversioned
+	convert Converter
+}
+
+func (v versions) ConvertToVersion(in runtime.Object, gv runtime.GroupVersioner) (runtime.Object, error) {
+	gvk := in.GetObjectKind().GroupVersionKind()
+	target, ok := gv.KindForGroupVersionKinds([]schema.GroupVersionKind{gvk})
+	if !ok {
+		return nil, runtime.NewNotRegisteredErrForKind("kubeplay", gvk)
+	}
+	if target == gvk {
+		return in, nil
+	}
+	u, ok := in.(*unstructured.Unstructured)
+	if !ok {
+		return nil, fmt.Errorf("fieldmanager: cannot convert %T", in)
+	}
+	out, err := v.convert(u.Object, target.GroupVersion())
+	if err != nil {
+		return nil, err
+	}
+	unstructuredNumbers(out)
+	return &unstructured.Unstructured{Object: out}, nil
 }
 
 func (unversioned) ConvertFieldLabel(gvk schema.GroupVersionKind, label, value string) (string, string, error) {

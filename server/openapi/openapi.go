@@ -21,6 +21,7 @@ var documents embed.FS
 // of what kubeplay serves.
 type Handler struct {
 	served  func(schema.GroupVersion) bool
+	off     func(schema.GroupVersion) []string
 	modTime time.Time
 	hashes  sync.Map // document path -> hash, computed on first use
 	custom  sync.Map // document path -> customDoc, of CRD group versions
@@ -44,10 +45,12 @@ func (h *Handler) SetCustom(path string, doc []byte) {
 
 // NewHandler returns a handler for the documents of what served reports
 // true for: a group version, or a group when Version is empty. The
-// documents of /api, /apis and /version are always served. modTime is the
-// documents' Last-Modified time (kube-apiserver's is when it built them).
-func NewHandler(served func(schema.GroupVersion) bool, modTime time.Time) *Handler {
-	return &Handler{served: served, modTime: modTime}
+// documents of /api, /apis and /version are always served; those of a
+// group version leave out the resources off lists as switched off.
+// modTime is the documents' Last-Modified time (kube-apiserver's is when it
+// built them).
+func NewHandler(served func(schema.GroupVersion) bool, off func(schema.GroupVersion) []string, modTime time.Time) *Handler {
+	return &Handler{served: served, off: off, modTime: modTime}
 }
 
 // docFile maps "api/v1" or "apis/apps/v1" to its embedded file.
@@ -72,15 +75,33 @@ func (h *Handler) isServed(path string) bool {
 	return false
 }
 
-func (h *Handler) document(path string) ([]byte, bool) {
+// document returns the document of path, and the key of its hash: path,
+// with the resources left out if any.
+func (h *Handler) document(path string) (doc []byte, key string, ok bool) {
 	if c, ok := h.custom.Load(path); ok {
-		return c.(customDoc).doc, true
+		return c.(customDoc).doc, path, true
 	}
 	if !h.isServed(path) {
-		return nil, false
+		return nil, "", false
 	}
 	b, err := documents.ReadFile(docFile(path))
-	return b, err == nil
+	if err != nil {
+		return nil, "", false
+	}
+	var gv schema.GroupVersion
+	switch parts := strings.Split(path, "/"); {
+	case len(parts) == 2 && parts[0] == "api":
+		gv = schema.GroupVersion{Version: parts[1]}
+	case len(parts) == 3:
+		gv = schema.GroupVersion{Group: parts[1], Version: parts[2]}
+	default:
+		return b, path, true
+	}
+	off := h.off(gv)
+	if len(off) == 0 {
+		return b, path, true
+	}
+	return withoutResources(b, "/"+path+"/", off), path + " without " + strings.Join(off, ","), true
 }
 
 // hash is kube-apiserver's ETag and ?hash= value of a document: its
@@ -121,12 +142,12 @@ func (h *Handler) serveV3(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rest := strings.TrimPrefix(r.URL.Path, "/openapi/v3/")
-	doc, ok := h.document(rest)
+	doc, key, ok := h.document(rest)
 	if !ok {
 		w.WriteHeader(http.StatusNotFound) // kube-apiserver's 404 here has no body
 		return
 	}
-	hash := h.hash(rest, doc)
+	hash := h.hash(key, doc)
 	header := w.Header()
 	header.Set("Content-Type", "application/json")
 	header.Set("Etag", `"`+hash+`"`)
@@ -156,8 +177,8 @@ func (h *Handler) serveIndex(w http.ResponseWriter, r *http.Request) {
 	paths := map[string]indexEntry{}
 	for _, e := range entries {
 		path := strings.ReplaceAll(strings.TrimSuffix(e.Name(), "_openapi.json"), "__", "/")
-		if doc, ok := h.document(path); ok {
-			paths[path] = indexEntry{ServerRelativeURL: "/openapi/v3/" + path + "?hash=" + h.hash(path, doc)}
+		if doc, key, ok := h.document(path); ok {
+			paths[path] = indexEntry{ServerRelativeURL: "/openapi/v3/" + path + "?hash=" + h.hash(key, doc)}
 		}
 	}
 	h.custom.Range(func(k, v any) bool {

@@ -1,0 +1,100 @@
+package server
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"kubeplay/server/catalog"
+)
+
+// RuntimeConfig switches group versions and single resources on and off, as
+// kube-apiserver's --runtime-config: its keys are "api/all", "api/ga",
+// "api/beta", "api/alpha", a group version ("batch/v1"; "v1" or "api/v1"
+// for the core group) or a resource of one ("batch/v1/cronjobs"). The most
+// specific key that applies wins; without one, the GA group versions are
+// served. A switched-off group version answers 404 "404 page not found" and
+// leaves discovery and OpenAPI; a switched-off resource of a served group
+// version answers kube-apiserver's 404 Status.
+type RuntimeConfig map[string]bool
+
+// ParseRuntimeConfig parses a --runtime-config value: comma-separated
+// key=value pairs, the value true or false (true when left out).
+func ParseRuntimeConfig(s string) (RuntimeConfig, error) {
+	rc := RuntimeConfig{}
+	if strings.TrimSpace(s) == "" {
+		return rc, nil
+	}
+	known := map[string]bool{}
+	for _, r := range catalog.Builtin(func(*catalog.Resource) bool { return true }) {
+		gv := r.GroupVersionResource().GroupVersion().String()
+		known[gv] = true
+		known[gv+"/"+r.Resource] = true
+	}
+	for _, kv := range strings.Split(s, ",") {
+		key, value, hasValue := strings.Cut(strings.TrimSpace(kv), "=")
+		on := true
+		if hasValue {
+			var err error
+			if on, err = strconv.ParseBool(value); err != nil {
+				return nil, fmt.Errorf("invalid value of %s: %s, err: %v", key, value, err)
+			}
+		}
+		key = strings.TrimPrefix(key, "api/")
+		switch {
+		case key == "all" || key == "ga" || key == "beta" || key == "alpha":
+		case known[key]:
+		default:
+			return nil, fmt.Errorf("unknown or unimplemented group version or resource %q", key)
+		}
+		rc[key] = on
+	}
+	return rc, nil
+}
+
+// stability is the level of a version: ga, beta or alpha.
+var stability = regexp.MustCompile(`^v\d+(alpha|beta)?`)
+
+// Enables reports whether rc serves r.
+func (rc RuntimeConfig) Enables(r *catalog.Resource) bool {
+	gv := schema.GroupVersion{Group: r.Group, Version: r.Version}.String()
+	level := "ga"
+	if m := stability.FindStringSubmatch(r.Version); m != nil && m[1] != "" {
+		level = m[1]
+	}
+	for _, key := range []string{gv + "/" + r.Resource, gv, level, "all"} {
+		if on, ok := rc[key]; ok {
+			return on
+		}
+	}
+	return level == "ga"
+}
+
+// SetRuntimeConfig switches the served group versions and resources at
+// once: discovery, OpenAPI and the handlers follow. Objects of a switched-off
+// type stay stored, and are served again when it is switched on.
+func (s *Server) SetRuntimeConfig(rc RuntimeConfig) {
+	s.runtimeConfig.Store(&rc)
+	s.catalog.SetBuiltin(catalog.Builtin(func(r *catalog.Resource) bool { return served(r) && rc.Enables(r) }))
+}
+
+// resourcesOff lists the resources of gv the runtime configuration switches
+// off one by one, sorted, which its OpenAPI document leaves out.
+func (s *Server) resourcesOff(gv schema.GroupVersion) []string {
+	rc := s.runtimeConfig.Load()
+	if rc == nil {
+		return nil
+	}
+	var off []string
+	for key, on := range *rc {
+		if res, ok := strings.CutPrefix(key, gv.String()+"/"); ok && !on && !strings.Contains(res, "/") {
+			off = append(off, res)
+		}
+	}
+	slices.Sort(off)
+	return off
+}
