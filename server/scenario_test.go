@@ -300,6 +300,15 @@ func normalize(t *testing.T, body json.RawMessage) any {
 			for k, e := range x {
 				x[k] = walk(e, k)
 			}
+			if entries, ok := x["managedFields"].([]any); ok {
+				// Within an operation kube-apiserver orders entries by the
+				// second of their time, then by manager: two applies either
+				// side of a second boundary swap places. Order them as if
+				// every write fell in the same second.
+				slices.SortStableFunc(entries, func(a, b any) int {
+					return strings.Compare(managedFieldsKey(a), managedFieldsKey(b))
+				})
+			}
 			if causes, ok := x["causes"].([]any); ok {
 				// kube-apiserver lists Server-Side Apply conflicts in map order.
 				slices.SortFunc(causes, func(a, b any) int {
@@ -343,6 +352,11 @@ func normalize(t *testing.T, body json.RawMessage) any {
 		return v
 	}
 	return walk(v, "")
+}
+
+func managedFieldsKey(entry any) string {
+	e, _ := entry.(map[string]any)
+	return fmt.Sprint(e["operation"], "\x00", e["manager"], "\x00", e["apiVersion"], "\x00", e["subresource"])
 }
 
 // subset reports whether every value in got is in want, returning the first
