@@ -503,7 +503,16 @@ func TestReads_Watch(t *testing.T) {
 		// kubeplay sends one 2 s before the end; kube-apiserver's bookmark
 		// timers (one-second buckets, etcd progress) send none to a few.
 		latest := f.c.do("GET", f.base, nil).meta("resourceVersion").(string)
+		// A change the watch does not see still advances the bookmark's
+		// resourceVersion: it is the store's, not the last event's.
+		elsewhere := f.c.write("POST", "/api/v1/namespaces/"+f.c.namespace("elsewhere")+"/configmaps", configMap("other", nil))
 		_, evs := f.c.watch(f.base + "?watch=1&timeoutSeconds=5&allowWatchBookmarks=true&resourceVersion=" + latest)
+		for _, e := range evs {
+			md, _ := e.Object["metadata"].(map[string]any)
+			if rv, _ := strconv.ParseInt(fmt.Sprint(md["resourceVersion"]), 10, 64); rv < elsewhere {
+				t.Errorf("bookmark at resourceVersion %v, want at least %d", md["resourceVersion"], elsewhere)
+			}
+		}
 		got := eventStrings(evs)
 		if *oracleURL == "" && len(got) != 1 {
 			t.Errorf("got %v, want one bookmark", got)

@@ -137,16 +137,23 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, req *request) {
 		case <-ctx.Done():
 			return
 		case <-ticker.C:
-			if bookmarks && !stream.send(bookmark(res, lastRev, false)) {
-				return
+			if bookmarks {
+				watcher.RequestProgress()
 			}
 		case <-lastCall:
-			if !stream.send(bookmark(res, lastRev, false)) {
-				return
-			}
+			watcher.RequestProgress()
 		case ev, ok := <-watcher.Events():
 			if !ok {
 				return // ended (slow consumer, store closed): the client resumes from lastRev
+			}
+			if ev.Type == store.Progress {
+				// Like kube-apiserver's watch cache, a bookmark carries the
+				// store's current revision, not the last change delivered.
+				lastRev = max(lastRev, ev.KV.ModRevision)
+				if !stream.send(bookmark(res, lastRev, false)) {
+					return
+				}
+				continue
 			}
 			if ev.KV.ModRevision <= fromRev {
 				continue // before the future revision the watch started from

@@ -44,6 +44,10 @@ const (
 	Created EventType = iota + 1
 	Updated
 	Deleted
+	// Progress answers Watcher.RequestProgress: every change under the
+	// watch's prefix up to KV.ModRevision has been delivered. Its KV carries
+	// only that revision.
+	Progress
 )
 
 // Event is one change, as delivered by Watch.
@@ -130,4 +134,8 @@ type Watcher interface {
 	Err() error
 	// Stop ends the watch; safe to call more than once.
 	Stop()
+	// RequestProgress asks for a Progress event at the store's current
+	// revision, delivered after every change up to it (as etcd's progress
+	// requests), so a quiet watch can learn how far it is.
+	RequestProgress()
 }

@@ -115,6 +115,12 @@ func (w *watcher) run(after, upTo int64) {
 	for {
 		select {
 		case ev := <-w.inbox:
+			if ev.Type == Progress {
+				if !w.send(ev) {
+					return
+				}
+				continue
+			}
 			if ev.KV.ModRevision <= pos {
 				continue // replayed already; cannot happen, as registration splits at upTo
 			}
@@ -126,6 +132,19 @@ func (w *watcher) run(after, upTo int64) {
 			return
 		}
 	}
+}
+
+// RequestProgress implements Watcher. The marker enters the inbox under the
+// write lock, behind every event up to the revision it carries.
+func (w *watcher) RequestProgress() {
+	w.db.mu.Lock()
+	defer w.db.mu.Unlock()
+	w.db.watchMu.Lock()
+	defer w.db.watchMu.Unlock()
+	if _, ok := w.db.watchers[w]; !ok {
+		return // ended
+	}
+	w.deliver(Event{Type: Progress, KV: KeyValue{ModRevision: w.db.rev.Load()}})
 }
 
 func (w *watcher) send(ev Event) bool {
@@ -144,15 +163,20 @@ func (db *DB) publish(ev Event) {
 	db.watchMu.Lock()
 	defer db.watchMu.Unlock()
 	for w := range db.watchers {
-		if !strings.HasPrefix(ev.KV.Key, w.prefix) {
-			continue
+		if strings.HasPrefix(ev.KV.Key, w.prefix) {
+			w.deliver(ev)
 		}
-		select {
-		case w.inbox <- ev:
-		default:
-			w.end(ErrWatcherTooSlow)
-			delete(db.watchers, w)
-		}
+	}
+}
+
+// deliver puts ev in the inbox without blocking, ending a watcher whose inbox
+// is full. The caller holds watchMu.
+func (w *watcher) deliver(ev Event) {
+	select {
+	case w.inbox <- ev:
+	default:
+		w.end(ErrWatcherTooSlow)
+		delete(w.db.watchers, w)
 	}
 }
 

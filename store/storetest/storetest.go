@@ -184,11 +184,17 @@ func typeName(t store.EventType) string {
 		return "Updated"
 	case store.Deleted:
 		return "Deleted"
+	case store.Progress:
+		return "Progress"
 	}
 	return fmt.Sprintf("EventType(%d)", int(t))
 }
 
 func created(kv store.KeyValue) string { return evString(store.Event{Type: store.Created, KV: kv}) }
+
+func progress(rev int64) string {
+	return evString(store.Event{Type: store.Progress, KV: store.KeyValue{ModRevision: rev}})
+}
 
 func updated(kv, prev store.KeyValue) string {
 	return evString(store.Event{Type: store.Updated, KV: kv, Prev: &prev})

@@ -64,6 +64,22 @@ func (s suite) testWatch(t *testing.T) {
 		wantQuiet(t, replayed)
 		wantQuiet(t, live)
 	})
+	t.Run("progress", func(t *testing.T) {
+		st := s.new(t)
+		start := currentRev(t, st)
+		r1 := mustCreate(t, st, "/a/1", "v")
+		replaying := watch(t, st, "/a/", start)
+		replaying.RequestProgress()
+		r2 := mustCreate(t, st, "/b/1", "v") // outside the prefix, yet it advances the revision
+		quiet := watch(t, st, "/a/", r2)
+		quiet.RequestProgress()
+		wantStrings(t, "replaying", receive(t, replaying, 2), []string{created(kv("/a/1", "v", r1, r1)), progress(r1)})
+		wantStrings(t, "quiet", receive(t, quiet, 1), []string{progress(r2)})
+		wantQuiet(t, replaying)
+		quiet.Stop()
+		wantEnd(t, quiet)
+		quiet.RequestProgress() // after the end: nothing to deliver to, must not block
+	})
 	t.Run("future revision", func(t *testing.T) {
 		st := s.new(t)
 		_, err := st.Watch(t.Context(), "", currentRev(t, st)+1)
