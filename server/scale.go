@@ -58,6 +58,11 @@ func (s *Server) customScale(w http.ResponseWriter, r *http.Request, req *reques
 		return
 	}
 	manager, isDryRun := opts.manager, opts.dryRun
+	// Policies see the Scales, old and new.
+	if err := s.admitPolicies(r.Context(), req, scale, customScaleOf(obj, paths.SpecReplicasPath, paths.StatusReplicasPath, paths.LabelSelectorPath), isDryRun); err != nil {
+		encoding.WriteError(w, r, err)
+		return
+	}
 	prepareForUpdate(res, "scale", updated, obj)
 	if updated, err = s.trackUpdate(res, "scale", obj, updated, manager); err != nil {
 		encoding.WriteError(w, r, err)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	ktypes "k8s.io/apimachinery/pkg/types"
 
 	"kubeplay/server/authn"
 	"kubeplay/server/catalog"
@@ -73,6 +75,7 @@ type (
 		} `json:"spec"`
 	}
 	matchResources struct {
+		MatchPolicy          string                `json:"matchPolicy"`
 		NamespaceSelector    *metav1.LabelSelector `json:"namespaceSelector"`
 		ObjectSelector       *metav1.LabelSelector `json:"objectSelector"`
 		ResourceRules        []resourceRule        `json:"resourceRules"`
@@ -202,11 +205,15 @@ func (s *Server) admitPolicies(ctx context.Context, req *request, obj, old objec
 	var denied error
 	for _, b := range bindings {
 		i := slices.IndexFunc(policies, func(p policy) bool { return p.Metadata.Name == b.Spec.PolicyName })
-		if i < 0 || !a.matches(policies[i].Spec.MatchConstraints, false) || b.Spec.MatchResources != nil && !a.matches(b.Spec.MatchResources, true) {
+		if i < 0 {
+			continue
+		}
+		matched := a.match(policies[i].Spec.MatchConstraints, false)
+		if matched == nil || b.Spec.MatchResources != nil && a.match(b.Spec.MatchResources, true) == nil {
 			continue
 		}
 		c := s.policyFor(policies[i])
-		msg, reason, err := s.decide(ctx, a, c, b)
+		msg, reason, err := s.decide(ctx, a.as(matched), c, b)
 		var unconfigured errUnconfigured
 		if errors.As(err, &unconfigured) {
 			// A policy that cannot run fails as its failurePolicy says,
@@ -328,11 +335,18 @@ type attributes struct {
 	// name and labels are matched.
 	subject   object
 	namespace object // nil for a cluster-scoped resource
-	vars      map[string]any
+	// equivalents are the other group versions of the request's resource
+	// (the same objects), which a policy's rules match under matchPolicy
+	// Equivalent.
+	equivalents []*catalog.Resource
+	vars        map[string]any
+	// res is the resource the policy matched, as whose version it sees
+	// the objects.
+	res *catalog.Resource
 }
 
 func (s *Server) newAttributes(ctx context.Context, req *request, obj, old object, dryRun bool) (*attributes, error) {
-	a := &attributes{req: req, operation: "CREATE", obj: obj, old: old, subject: obj}
+	a := &attributes{req: req, operation: "CREATE", obj: obj, old: old, subject: obj, res: req.res}
 	switch {
 	case obj == nil:
 		a.operation, a.subject = "DELETE", old
@@ -346,6 +360,12 @@ func (s *Server) newAttributes(ctx context.Context, req *request, obj, old objec
 		}
 		a.namespace = ns
 	}
+	storage := catalog.StorageOf(req.res).Prefix
+	for _, r := range s.catalog.All() {
+		if r != req.res && catalog.StorageOf(r).Prefix == storage {
+			a.equivalents = append(a.equivalents, r)
+		}
+	}
 	userInfo := map[string]any{}
 	if u := authn.UserFrom(ctx); u != nil {
 		userInfo["username"] = u.Name
@@ -358,62 +378,160 @@ func (s *Server) newAttributes(ctx context.Context, req *request, obj, old objec
 		}
 		userInfo["groups"] = groups
 	}
-	gvk := req.res.GroupVersionKind()
+	name := str(metadata(a.subject), "name")
 	request := map[string]any{
-		"kind":      map[string]any{"group": gvk.Group, "version": gvk.Version, "kind": gvk.Kind},
-		"resource":  map[string]any{"group": req.res.Group, "version": req.res.Version, "resource": req.res.Resource},
-		"name":      str(metadata(a.subject), "name"),
-		"operation": a.operation,
-		"userInfo":  userInfo,
-		"dryRun":    dryRun,
+		"name":            name,
+		"operation":       a.operation,
+		"userInfo":        userInfo,
+		"dryRun":          dryRun,
+		"options":         a.options(),
+		"requestKind":     a.kind(req.res),
+		"requestResource": resourceOf(req.res),
 	}
 	if req.subresource != "" {
 		request["subResource"] = req.subresource
+		request["requestSubResource"] = req.subresource
 	}
-	if req.namespace != "" {
+	switch {
+	case req.namespace != "":
 		request["namespace"] = req.namespace
+	case req.res.Group == "" && req.res.Resource == "namespaces":
+		request["namespace"] = name // a namespace is in itself
 	}
-	a.vars = map[string]any{"object": nil, "request": request, "params": nil}
+	a.vars = map[string]any{"object": nil, "oldObject": nil, "request": request, "params": nil, "namespaceObject": nil}
 	if obj != nil {
 		a.vars["object"] = obj
 	}
 	if old != nil {
 		a.vars["oldObject"] = old
-	} else {
-		a.vars["oldObject"] = nil
 	}
 	if a.namespace != nil {
 		a.vars["namespaceObject"] = map[string]any(a.namespace)
-	} else {
-		a.vars["namespaceObject"] = nil
 	}
-	return a, nil
+	return a.as(req.res), nil
 }
 
-// matches says whether a request is one m selects, m being a policy's
-// matchConstraints or (binding) a binding's matchResources.
-func (a *attributes) matches(m *matchResources, binding bool) bool {
+// as is a seen as a policy that matched res sees it: with res's kind and
+// resource, and the objects converted to res's version.
+func (a *attributes) as(res *catalog.Resource) *attributes {
+	out := *a
+	out.res = res
+	out.vars = maps.Clone(a.vars)
+	request := maps.Clone(a.vars["request"].(map[string]any))
+	request["kind"], request["resource"] = a.kind(res), resourceOf(res)
+	out.vars["request"] = request
+	if res != a.req.res {
+		for k, o := range map[string]object{"object": a.obj, "oldObject": a.old} {
+			if o != nil {
+				converted := toStorage(a.req.res, deepCopyObject(o))
+				fromStorage(res, converted)
+				out.vars[k] = converted
+			}
+		}
+	}
+	return &out
+}
+
+// kind is the kind of the objects a request to res (and the request's
+// subresource) carries: a subresource's own (autoscaling/v1 Scale).
+func (a *attributes) kind(res *catalog.Resource) map[string]any {
+	gvk := res.GroupVersionKind()
+	for _, sub := range res.Subresources {
+		if sub.Name == a.req.subresource && sub.Kind != "" {
+			gvk = schema.GroupVersionKind{Group: sub.Group, Version: sub.Version, Kind: sub.Kind}
+		}
+	}
+	return map[string]any{"group": gvk.Group, "version": gvk.Version, "kind": gvk.Kind}
+}
+
+func resourceOf(res *catalog.Resource) map[string]any {
+	return map[string]any{"group": res.Group, "version": res.Version, "resource": res.Resource}
+}
+
+// options are the request's options as kube-apiserver hands them to
+// admission: CreateOptions or UpdateOptions (a patch's too) with the
+// query's dryRun, fieldManager and fieldValidation, or the DeleteOptions.
+func (a *attributes) options() map[string]any {
+	if a.operation == "DELETE" {
+		opts := metav1.DeleteOptions{}
+		if a.req.deleteOptions != nil {
+			opts = *a.req.deleteOptions
+		}
+		if opts.Preconditions == nil && a.req.res.Group == "" && a.req.res.Resource == "namespaces" {
+			// kube-apiserver deletes a namespace on condition of its uid.
+			uid := ktypes.UID(str(metadata(a.old), "uid"))
+			opts.Preconditions = &metav1.Preconditions{UID: &uid}
+		}
+		out := map[string]any{}
+		if b, err := json.Marshal(opts); err == nil {
+			_ = json.Unmarshal(b, &out) // a struct's JSON is an object
+		}
+		out["kind"], out["apiVersion"] = "DeleteOptions", "meta.k8s.io/v1"
+		return out
+	}
+	kind := "CreateOptions"
+	if a.operation == "UPDATE" {
+		kind = "UpdateOptions"
+	}
+	out := map[string]any{"kind": kind, "apiVersion": "meta.k8s.io/v1"}
+	q := a.req.query
+	if dryRun := q["dryRun"]; len(dryRun) > 0 {
+		list := make([]any, len(dryRun))
+		for i, d := range dryRun {
+			list[i] = d
+		}
+		out["dryRun"] = list
+	}
+	for _, k := range []string{"fieldManager", "fieldValidation"} {
+		if v := q.Get(k); v != "" {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// match says which resource a request is to as m selects it, m being a
+// policy's matchConstraints or (binding) a binding's matchResources: the
+// request's own, or under matchPolicy Equivalent (the default) another
+// version of it; nil if m does not select the request.
+func (a *attributes) match(m *matchResources, binding bool) *catalog.Resource {
 	if m == nil {
-		return false
+		return nil
 	}
 	if !selects(m.ObjectSelector, metadata(a.subject)) {
-		return false
+		return nil
 	}
 	// A namespace matches namespaceSelector itself; a cluster-scoped
 	// object other than a namespace always does.
 	switch {
 	case a.req.res.Group == "" && a.req.res.Resource == "namespaces":
 		if !selects(m.NamespaceSelector, metadata(a.subject)) {
-			return false
+			return nil
 		}
 	case a.namespace != nil:
 		if !selects(m.NamespaceSelector, metadata(a.namespace)) {
-			return false
+			return nil
 		}
 	}
-	in := func(r resourceRule) bool { return a.ruleMatches(r) }
+	in := func(res *catalog.Resource) func(resourceRule) bool {
+		return func(r resourceRule) bool { return a.ruleMatches(r, res) }
+	}
+	if slices.ContainsFunc(m.ExcludeResourceRules, in(a.req.res)) {
+		return nil
+	}
 	// A binding's rules only narrow its policy's: without any, it has all.
-	return (binding && len(m.ResourceRules) == 0 || slices.ContainsFunc(m.ResourceRules, in)) && !slices.ContainsFunc(m.ExcludeResourceRules, in)
+	if binding && len(m.ResourceRules) == 0 || slices.ContainsFunc(m.ResourceRules, in(a.req.res)) {
+		return a.req.res
+	}
+	if m.MatchPolicy == "Exact" {
+		return nil
+	}
+	for _, eq := range a.equivalents {
+		if slices.ContainsFunc(m.ResourceRules, in(eq)) {
+			return eq
+		}
+	}
+	return nil
 }
 
 func selects(sel *metav1.LabelSelector, md map[string]any) bool {
@@ -433,8 +551,7 @@ func selects(sel *metav1.LabelSelector, md map[string]any) bool {
 	return s.Matches(set)
 }
 
-func (a *attributes) ruleMatches(r resourceRule) bool {
-	res := a.req.res
+func (a *attributes) ruleMatches(r resourceRule, res *catalog.Resource) bool {
 	has := func(list []string, v string) bool { return slices.Contains(list, "*") || slices.Contains(list, v) }
 	if !has(r.APIGroups, res.Group) || !has(r.APIVersions, res.Version) || !has(r.Operations, a.operation) {
 		return false
