@@ -21,6 +21,7 @@ import (
 	ktypes "k8s.io/apimachinery/pkg/types"
 
 	"kubeplay/server/authn"
+	"kubeplay/server/authz"
 	"kubeplay/server/catalog"
 	"kubeplay/server/celrules"
 )
@@ -113,11 +114,16 @@ type compiledValidation struct {
 	message *compiledExpression
 }
 
-var admissionEnv = sync.OnceValues(celrules.AdmissionEnv)
+// The environments of a policy's expressions, and of its message
+// expressions (which have no authorizer).
+var (
+	admissionEnv = sync.OnceValues(func() (*cel.Env, error) { return celrules.AdmissionEnv(true) })
+	messageEnv   = sync.OnceValues(func() (*cel.Env, error) { return celrules.AdmissionEnv(false) })
+)
 
-func compileExpression(name, expr string, out *types.Type) compiledExpression {
+func compileExpression(envOf func() (*cel.Env, error), name, expr string, out *types.Type) compiledExpression {
 	c := compiledExpression{name: name, expression: expr}
-	env, err := admissionEnv()
+	env, err := envOf()
 	if err == nil {
 		c.program, c.err = celrules.AdmissionProgram(env, expr, out)
 	} else {
@@ -129,15 +135,15 @@ func compileExpression(name, expr string, out *types.Type) compiledExpression {
 func compilePolicy(p policy) *compiledPolicy {
 	c := &compiledPolicy{resourceVersion: p.Metadata.ResourceVersion, policy: p}
 	for _, m := range p.Spec.MatchConditions {
-		c.conditions = append(c.conditions, compileExpression(m.Name, m.Expression, types.BoolType))
+		c.conditions = append(c.conditions, compileExpression(admissionEnv, m.Name, m.Expression, types.BoolType))
 	}
 	for _, v := range p.Spec.Variables {
-		c.variables = append(c.variables, compileExpression(v.Name, v.Expression, nil))
+		c.variables = append(c.variables, compileExpression(admissionEnv, v.Name, v.Expression, nil))
 	}
 	for _, v := range p.Spec.Validations {
-		cv := compiledValidation{compiledExpression: compileExpression("", v.Expression, types.BoolType)}
+		cv := compiledValidation{compiledExpression: compileExpression(admissionEnv, "", v.Expression, types.BoolType)}
 		if v.MessageExpression != "" {
-			m := compileExpression("", v.MessageExpression, types.StringType)
+			m := compileExpression(messageEnv, "", v.MessageExpression, types.StringType)
 			cv.message = &m
 		}
 		c.validations = append(c.validations, cv)
@@ -399,6 +405,8 @@ func (s *Server) newAttributes(ctx context.Context, req *request, obj, old objec
 		request["namespace"] = name // a namespace is in itself
 	}
 	a.vars = map[string]any{"object": nil, "oldObject": nil, "request": request, "params": nil, "namespaceObject": nil}
+	maps.Copy(a.vars, celrules.AuthorizerVars(policyAuthorizer{ctx: ctx, s: s, user: authn.UserFrom(ctx)}, celrules.AuthzCheck{
+		Group: req.res.Group, Resource: req.res.Resource, Subresource: req.subresource, Namespace: req.namespace, Name: name}))
 	if obj != nil {
 		a.vars["object"] = obj
 	}
@@ -409,6 +417,31 @@ func (s *Server) newAttributes(ctx context.Context, req *request, obj, old objec
 		a.vars["namespaceObject"] = map[string]any(a.namespace)
 	}
 	return a.as(req.res), nil
+}
+
+// policyAuthorizer answers a policy's authorizer checks by RBAC, for the
+// request's user.
+type policyAuthorizer struct {
+	ctx  context.Context
+	s    *Server
+	user *authn.User
+}
+
+func (p policyAuthorizer) Authorize(c celrules.AuthzCheck) (bool, string, error) {
+	user := p.user
+	if c.ServiceAccountNamespace != "" || c.ServiceAccountName != "" {
+		user = &authn.User{Name: authn.ServiceAccountPrefix + c.ServiceAccountNamespace + ":" + c.ServiceAccountName,
+			Groups: authn.ServiceAccountGroups(c.ServiceAccountNamespace)}
+	}
+	if user == nil {
+		return false, "", errors.New("no user to authorize")
+	}
+	attrs := authz.Attributes{User: user, Verb: c.Verb, Path: c.Path}
+	if c.Path == "" {
+		attrs = authz.Attributes{User: user, Verb: c.Verb, ResourceRequest: true, APIGroup: c.Group, APIVersion: "*",
+			Resource: c.Resource, Subresource: c.Subresource, Namespace: c.Namespace, Name: c.Name}
+	}
+	return p.s.authz.Authorize(p.ctx, attrs)
 }
 
 // as is a seen as a policy that matched res sees it: with res's kind and

@@ -10,10 +10,12 @@ import (
 
 // AdmissionEnv is the environment of a ValidatingAdmissionPolicy's
 // expressions: its variables (object, oldObject, request, params,
-// namespaceObject, variables) with the Kubernetes libraries. Unlike
-// kube-apiserver, which types object by the resource's schema, they are
-// dynamically typed: expressions are checked when they run.
-func AdmissionEnv() (*cel.Env, error) {
+// namespaceObject, variables) with the Kubernetes libraries (authz's
+// too), and with authorizer the authorizer variables (kube-apiserver
+// gives them to every expression but messageExpression). Unlike kube-apiserver, which types
+// object by the resource's schema, they are dynamically typed:
+// expressions are checked when they run.
+func AdmissionEnv(authorizer bool) (*cel.Env, error) {
 	opts := []cel.EnvOption{
 		cel.Variable("object", cel.DynType),
 		cel.Variable("oldObject", cel.DynType),
@@ -28,6 +30,10 @@ func AdmissionEnv() (*cel.Env, error) {
 		ext.Strings(ext.StringsVersion(2)),
 		ext.Sets(),
 		ext.TwoVarComprehensions(),
+	}
+	opts = append(opts, authzLibrary()...)
+	if authorizer {
+		opts = append(opts, authorizerVariables()...)
 	}
 	return cel.NewEnv(append(opts, library()...)...)
 }
@@ -46,5 +52,5 @@ func AdmissionProgram(env *cel.Env, expr string, out *types.Type) (cel.Program, 
 	if out != nil && !t.IsExactType(out) && !(t == types.DynType && refersTo(checked.NativeRep(), "variables")) {
 		return nil, fmt.Errorf("must evaluate to %s but got %s", out, t)
 	}
-	return env.Program(checked, cel.CostLimit(perCallLimit))
+	return env.Program(checked, cel.CostLimit(perCallLimit), cel.CostTracking(authzCosts{}))
 }

@@ -18,13 +18,14 @@ func admissionPolicy(spec Object) field.ErrorList {
 	if spec["matchConstraints"] == nil {
 		errs = append(errs, field.Required(specPath.Child("matchConstraints"), ""))
 	}
-	check := func(path *field.Path, expr any, out *types.Type, missing string) {
+	// Message expressions have no authorizer variable.
+	check := func(path *field.Path, expr any, out *types.Type, missing string, authorizer bool) {
 		s, _ := expr.(string)
 		if strings.TrimSpace(s) == "" {
 			errs = append(errs, field.Required(path, missing))
 			return
 		}
-		env, err := celrules.AdmissionEnv()
+		env, err := celrules.AdmissionEnv(authorizer)
 		if err == nil {
 			_, err = celrules.AdmissionProgram(env, s, out)
 		}
@@ -33,17 +34,17 @@ func admissionPolicy(spec Object) field.ErrorList {
 		}
 	}
 	for i, m := range decoded.Items(spec["matchConditions"]) {
-		check(specPath.Child("matchConditions").Index(i).Child("expression"), m["expression"], types.BoolType, "")
+		check(specPath.Child("matchConditions").Index(i).Child("expression"), m["expression"], types.BoolType, "", true)
 	}
 	for i, v := range decoded.Items(spec["variables"]) {
-		check(specPath.Child("variables").Index(i).Child("expression"), v["expression"], nil, "")
+		check(specPath.Child("variables").Index(i).Child("expression"), v["expression"], nil, "", true)
 	}
 	validations := decoded.Items(spec["validations"])
 	for i, v := range validations {
 		path := specPath.Child("validations").Index(i)
-		check(path.Child("expression"), v["expression"], types.BoolType, "expression is not specified")
+		check(path.Child("expression"), v["expression"], types.BoolType, "expression is not specified", true)
 		if m, ok := v["messageExpression"].(string); ok && m != "" {
-			check(path.Child("messageExpression"), m, types.StringType, "")
+			check(path.Child("messageExpression"), m, types.StringType, "", false)
 		}
 	}
 	if len(validations) == 0 && len(decoded.Items(spec["auditAnnotations"])) == 0 {
