@@ -53,6 +53,10 @@ type (
 				MessageExpression string `json:"messageExpression"`
 				Reason            string `json:"reason"`
 			} `json:"validations"`
+			AuditAnnotations []struct {
+				Key             string `json:"key"`
+				ValueExpression string `json:"valueExpression"`
+			} `json:"auditAnnotations"`
 		} `json:"spec"`
 	}
 	namedExpression struct {
@@ -101,6 +105,8 @@ type compiledPolicy struct {
 	conditions      []compiledExpression
 	variables       []compiledExpression
 	validations     []compiledValidation
+	// auditAnnotations are named by their keys.
+	auditAnnotations []compiledExpression
 }
 
 type compiledExpression struct {
@@ -121,11 +127,11 @@ var (
 	messageEnv   = sync.OnceValues(func() (*cel.Env, error) { return celrules.AdmissionEnv(false) })
 )
 
-func compileExpression(envOf func() (*cel.Env, error), name, expr string, out *types.Type) compiledExpression {
+func compileExpression(envOf func() (*cel.Env, error), name, expr string, outs ...*types.Type) compiledExpression {
 	c := compiledExpression{name: name, expression: expr}
 	env, err := envOf()
 	if err == nil {
-		c.program, c.err = celrules.AdmissionProgram(env, expr, out)
+		c.program, c.err = celrules.AdmissionProgram(env, expr, outs...)
 	} else {
 		c.err = err
 	}
@@ -138,7 +144,7 @@ func compilePolicy(p policy) *compiledPolicy {
 		c.conditions = append(c.conditions, compileExpression(admissionEnv, m.Name, m.Expression, types.BoolType))
 	}
 	for _, v := range p.Spec.Variables {
-		c.variables = append(c.variables, compileExpression(admissionEnv, v.Name, v.Expression, nil))
+		c.variables = append(c.variables, compileExpression(admissionEnv, v.Name, v.Expression))
 	}
 	for _, v := range p.Spec.Validations {
 		cv := compiledValidation{compiledExpression: compileExpression(admissionEnv, "", v.Expression, types.BoolType)}
@@ -147,6 +153,9 @@ func compilePolicy(p policy) *compiledPolicy {
 			cv.message = &m
 		}
 		c.validations = append(c.validations, cv)
+	}
+	for _, a := range p.Spec.AuditAnnotations {
+		c.auditAnnotations = append(c.auditAnnotations, compileExpression(admissionEnv, a.Key, a.ValueExpression, types.StringType, types.NullType))
 	}
 	return c
 }
@@ -209,6 +218,8 @@ func (s *Server) admitPolicies(ctx context.Context, req *request, obj, old objec
 	// Every binding is evaluated, for its warnings, before the first denial
 	// is returned.
 	var denied error
+	var audited []auditedFailure
+	defer func() { auditFailures(ctx, audited) }()
 	for _, b := range bindings {
 		i := slices.IndexFunc(policies, func(p policy) bool { return p.Metadata.Name == b.Spec.PolicyName })
 		if i < 0 {
@@ -241,6 +252,8 @@ func (s *Server) admitPolicies(ctx context.Context, req *request, obj, old objec
 				denied = a.denial(fmt.Sprintf("ValidatingAdmissionPolicy '%s' with binding '%s' denied request: %s", c.policy.Metadata.Name, b.Metadata.Name, msg), reason)
 			case action == "Warn":
 				req.warnings = append(req.warnings, fmt.Sprintf("Validation failed for ValidatingAdmissionPolicy '%s' with binding '%s': %s", c.policy.Metadata.Name, b.Metadata.Name, msg))
+			case action == "Audit":
+				audited = append(audited, auditedFailure{Message: msg, Policy: c.policy.Metadata.Name, Binding: b.Metadata.Name, ValidationActions: b.Spec.ValidationActions})
 			}
 		}
 	}
@@ -252,7 +265,7 @@ func (s *Server) admitPolicies(ctx context.Context, req *request, obj, old objec
 func (s *Server) decide(ctx context.Context, a *attributes, c *compiledPolicy, b policyBinding) (string, metav1.StatusReason, error) {
 	// Without a paramRef, params is null.
 	if c.policy.Spec.ParamKind == nil || b.Spec.ParamRef == nil {
-		msg, reason := c.evaluate(a, nil)
+		msg, reason := c.evaluate(ctx, a, nil)
 		return msg, reason, nil
 	}
 	params, err := s.params(ctx, a, c, b)
@@ -266,7 +279,7 @@ func (s *Server) decide(ctx context.Context, a *attributes, c *compiledPolicy, b
 		return "failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction", metav1.StatusReasonInvalid, nil
 	}
 	for _, p := range params {
-		if msg, reason := c.evaluate(a, p); msg != "" {
+		if msg, reason := c.evaluate(ctx, a, p); msg != "" {
 			return msg, reason, nil
 		}
 	}
@@ -619,7 +632,7 @@ func (a *attributes) ruleMatches(r resourceRule, res *catalog.Resource) bool {
 // evaluate runs a policy on a request: the message of its first failed
 // validation and the reason of the denial, or "" when it admits it (or
 // does not apply).
-func (c *compiledPolicy) evaluate(a *attributes, params object) (msg string, reason metav1.StatusReason) {
+func (c *compiledPolicy) evaluate(ctx context.Context, a *attributes, params object) (msg string, reason metav1.StatusReason) {
 	fail := c.fails()
 	vars := make(map[string]any, len(a.vars)+1)
 	for k, v := range a.vars {
@@ -656,6 +669,17 @@ func (c *compiledPolicy) evaluate(a *attributes, params object) (msg string, rea
 		}
 		if b, ok := out.(types.Bool); ok && !bool(b) {
 			return "", ""
+		}
+	}
+	for _, an := range c.auditAnnotations {
+		if an.program == nil {
+			continue
+		}
+		// A null value, or one that fails, annotates nothing.
+		if out, _, err := an.program.Eval(vars); err == nil {
+			if v, ok := out.(types.String); ok {
+				annotate(ctx, c.policy.Metadata.Name+"/"+an.name, string(v))
+			}
 		}
 	}
 	for i, v := range c.validations {

@@ -2,6 +2,8 @@ package celrules
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
@@ -39,18 +41,28 @@ func AdmissionEnv(authorizer bool) (*cel.Env, error) {
 }
 
 // AdmissionProgram compiles an expression of env into a program limited to
-// a call's cost; out, if not nil, is the type the expression must have. Its
+// a call's cost; outs, if any, are the types the expression may have. Its
 // errors are worded as kube-apiserver's for a policy's expressions. As
 // variables are all dynamically typed here, an expression that uses them
 // may have any type.
-func AdmissionProgram(env *cel.Env, expr string, out *types.Type) (cel.Program, error) {
+func AdmissionProgram(env *cel.Env, expr string, outs ...*types.Type) (cel.Program, error) {
 	checked, issues := env.Compile(expr)
 	if issues != nil && issues.Err() != nil {
 		return nil, fmt.Errorf("compilation failed: %w", issues.Err())
 	}
 	t := checked.OutputType()
-	if out != nil && !t.IsExactType(out) && !(t == types.DynType && refersTo(checked.NativeRep(), "variables")) {
-		return nil, fmt.Errorf("must evaluate to %s but got %s", out, t)
+	fits := len(outs) == 0 || t == types.DynType && refersTo(checked.NativeRep(), "variables") ||
+		slices.ContainsFunc(outs, func(out *types.Type) bool { return t.IsExactType(out) })
+	switch {
+	case fits:
+	case len(outs) == 1:
+		return nil, fmt.Errorf("must evaluate to %s but got %s", outs[0], t)
+	default:
+		names := make([]string, len(outs))
+		for i, out := range outs {
+			names[i] = out.String()
+		}
+		return nil, fmt.Errorf("must evaluate to one of [%s] but got %s", strings.Join(names, " "), t)
 	}
 	return env.Program(checked, cel.CostLimit(perCallLimit), cel.CostTracking(authzCosts{}))
 }

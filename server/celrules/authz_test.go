@@ -47,7 +47,7 @@ func TestAuthzLibrary(t *testing.T) {
 				}
 				return true, "by a rule", nil
 			}}
-			prg, err := AdmissionProgram(env, tt.expr, nil)
+			prg, err := AdmissionProgram(env, tt.expr)
 			if err != nil {
 				t.Fatal(err)
 			}

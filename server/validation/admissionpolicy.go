@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/google/cel-go/common/types"
+	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"kubeplay/server/celrules"
@@ -13,13 +14,13 @@ import (
 
 // admissionPolicy checks a ValidatingAdmissionPolicy's spec: what it must
 // have and that its expressions compile to the type their place needs.
-func admissionPolicy(spec Object) field.ErrorList {
+func admissionPolicy(name string, spec Object) field.ErrorList {
 	var errs field.ErrorList
 	if spec["matchConstraints"] == nil {
 		errs = append(errs, field.Required(specPath.Child("matchConstraints"), ""))
 	}
 	// Message expressions have no authorizer variable.
-	check := func(path *field.Path, expr any, out *types.Type, missing string, authorizer bool) {
+	check := func(path *field.Path, expr any, missing string, authorizer bool, outs ...*types.Type) {
 		s, _ := expr.(string)
 		if strings.TrimSpace(s) == "" {
 			errs = append(errs, field.Required(path, missing))
@@ -27,25 +28,41 @@ func admissionPolicy(spec Object) field.ErrorList {
 		}
 		env, err := celrules.AdmissionEnv(authorizer)
 		if err == nil {
-			_, err = celrules.AdmissionProgram(env, s, out)
+			_, err = celrules.AdmissionProgram(env, s, outs...)
 		}
 		if err != nil {
 			errs = append(errs, field.Invalid(path, s, err.Error()))
 		}
 	}
 	for i, m := range decoded.Items(spec["matchConditions"]) {
-		check(specPath.Child("matchConditions").Index(i).Child("expression"), m["expression"], types.BoolType, "", true)
+		check(specPath.Child("matchConditions").Index(i).Child("expression"), m["expression"], "", true, types.BoolType)
 	}
 	for i, v := range decoded.Items(spec["variables"]) {
-		check(specPath.Child("variables").Index(i).Child("expression"), v["expression"], nil, "", true)
+		check(specPath.Child("variables").Index(i).Child("expression"), v["expression"], "", true)
 	}
 	validations := decoded.Items(spec["validations"])
 	for i, v := range validations {
 		path := specPath.Child("validations").Index(i)
-		check(path.Child("expression"), v["expression"], types.BoolType, "expression is not specified", true)
+		check(path.Child("expression"), v["expression"], "expression is not specified", true, types.BoolType)
 		if m, ok := v["messageExpression"].(string); ok && m != "" {
-			check(path.Child("messageExpression"), m, types.StringType, "", false)
+			check(path.Child("messageExpression"), m, "", false, types.StringType)
 		}
+	}
+	// An audit annotation's key is the name part of a qualified name
+	// prefixed by the policy's name.
+	keys := map[string]bool{}
+	for i, a := range decoded.Items(spec["auditAnnotations"]) {
+		path := specPath.Child("auditAnnotations").Index(i)
+		key, _ := a["key"].(string)
+		qualified := name + "/" + key
+		for _, msg := range utilvalidation.IsQualifiedName(qualified) {
+			errs = append(errs, field.Invalid(path.Child("key"), qualified, msg))
+		}
+		check(path.Child("valueExpression"), a["valueExpression"], "valueExpression is not specified", true, types.StringType, types.NullType)
+		if keys[key] {
+			errs = append(errs, field.Duplicate(path.Child("key"), key))
+		}
+		keys[key] = true
 	}
 	if len(validations) == 0 && len(decoded.Items(spec["auditAnnotations"])) == 0 {
 		const msg = "validations or auditAnnotations must contain at least one item"
@@ -67,6 +84,15 @@ func policyBinding(spec Object) field.ErrorList {
 		actions = append(actions, s)
 	}
 	path := specPath.Child("validationActions")
+	supported := []string{"Audit", "Deny", "Warn"}
+	for i, a := range actions {
+		switch {
+		case !slices.Contains(supported, a):
+			errs = append(errs, field.NotSupported(path.Index(i), a, supported))
+		case slices.Contains(actions[:i], a):
+			errs = append(errs, field.Duplicate(path.Index(i), a))
+		}
+	}
 	switch {
 	case len(actions) == 0:
 		errs = append(errs, field.Required(path, "at least one validation action is required"))
