@@ -196,38 +196,54 @@ func CustomDocument(types []CustomType) ([]byte, error) {
 	})
 }
 
-// The paths of a custom resource, as kube-apiserver v1.35.4 describes them,
-// recorded for a namespaced and a cluster-scoped resource with status and
-// scale subresources, with placeholders for the names.
+// The paths of a custom resource, as kube-apiserver v1.35.4 describes them
+// in v3 and v2, recorded for a namespaced and a cluster-scoped resource with
+// status and scale subresources, with placeholders for the names.
 //
-//go:embed spec/crd/namespaced.json spec/crd/cluster.json
+//go:embed spec/crd/namespaced.json spec/crd/cluster.json spec/crd/v2-namespaced.json spec/crd/v2-cluster.json
 var pathTemplates embed.FS
 
 func addPaths(paths map[string]any, t CustomType) error {
-	gv := t.GVK.GroupVersion()
-	tag := tagOf(gv)
-	id := strings.ToUpper(tag[:1]) + strings.ReplaceAll(tag[1:], "_v", "V")
 	file := "spec/crd/cluster.json"
 	if t.Namespaced {
 		file = "spec/crd/namespaced.json"
 	}
-	tpl, err := pathTemplates.ReadFile(file)
+	items, err := pathItems(file, t)
 	if err != nil {
 		return err
 	}
-	r := strings.NewReplacer("{{listdef}}", DefinitionName(gv.WithKind(t.ListKindName)), "{{def}}", DefinitionName(t.GVK),
-		"{{tag}}", tag, "{{ID}}", id, "{{group}}", gv.Group, "{{version}}", gv.Version, "{{plural}}", t.Plural, "{{Kind}}", t.GVK.Kind)
-	var items map[string]any
-	if err := json.Unmarshal([]byte(r.Replace(string(tpl))), &items); err != nil {
-		return err
-	}
-	for path, item := range items {
-		if strings.HasSuffix(path, "/status") && !t.Status || strings.HasSuffix(path, "/scale") && !t.Scale {
-			continue
+	for path, raw := range items {
+		var item any
+		if err := json.Unmarshal(raw, &item); err != nil {
+			return err
 		}
 		paths[path] = item
 	}
 	return nil
+}
+
+// pathItems are the path items of a recorded template file with t's names,
+// without those of the subresources t lacks.
+func pathItems(file string, t CustomType) (map[string]json.RawMessage, error) {
+	gv := t.GVK.GroupVersion()
+	tag := tagOf(gv)
+	id := strings.ToUpper(tag[:1]) + strings.ReplaceAll(tag[1:], "_v", "V")
+	tpl, err := pathTemplates.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	r := strings.NewReplacer("{{listdef}}", DefinitionName(gv.WithKind(t.ListKindName)), "{{def}}", DefinitionName(t.GVK),
+		"{{tag}}", tag, "{{ID}}", id, "{{group}}", gv.Group, "{{version}}", gv.Version, "{{plural}}", t.Plural, "{{Kind}}", t.GVK.Kind)
+	var items map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(r.Replace(string(tpl))), &items); err != nil {
+		return nil, err
+	}
+	for path := range items {
+		if strings.HasSuffix(path, "/status") && !t.Status || strings.HasSuffix(path, "/scale") && !t.Scale {
+			delete(items, path)
+		}
+	}
+	return items, nil
 }
 
 // tagOf is the operations' tag: "exampleCom_v1" for example.com/v1.

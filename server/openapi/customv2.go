@@ -1,0 +1,256 @@
+package openapi
+
+import (
+	"bytes"
+	"crypto/sha512"
+	"encoding/hex"
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	openapi_v2 "github.com/google/gnostic-models/openapiv2"
+	"google.golang.org/protobuf/proto"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+)
+
+// v2Sections is the v2 document with the two sections custom resources
+// add to held apart; it encodes back to the recorded bytes (map keys in
+// order, HTML characters unescaped, as kube-apiserver writes them).
+type v2Sections struct {
+	Swagger             json.RawMessage            `json:"swagger"`
+	Info                json.RawMessage            `json:"info"`
+	Paths               map[string]json.RawMessage `json:"paths"`
+	Definitions         map[string]json.RawMessage `json:"definitions"`
+	Parameters          json.RawMessage            `json:"parameters"`
+	SecurityDefinitions json.RawMessage            `json:"securityDefinitions"`
+	Security            json.RawMessage            `json:"security"`
+}
+
+// customV2 is the v2 document with the custom resources of the moment,
+// made on first demand, and its protobuf form likewise (gnostic's parse of
+// 2 MB is slow).
+type customV2 struct {
+	types []CustomType
+
+	once sync.Once
+	json []byte
+	etag string
+	err  error
+
+	protoOnce sync.Once
+	protobuf  []byte
+	protoErr  error
+}
+
+func (c *customV2) document() ([]byte, string, error) {
+	c.once.Do(func() {
+		c.json, c.err = v2With(c.types)
+		sum := sha512.Sum512(c.json)
+		c.etag = `"` + strings.ToUpper(hex.EncodeToString(sum[:])) + `"`
+	})
+	return c.json, c.etag, c.err
+}
+
+func (c *customV2) proto() ([]byte, error) {
+	c.protoOnce.Do(func() {
+		var doc *openapi_v2.Document
+		if doc, c.protoErr = openapi_v2.ParseDocument(c.json); c.protoErr == nil {
+			c.protobuf, c.protoErr = proto.Marshal(doc)
+		}
+	})
+	return c.protobuf, c.protoErr
+}
+
+// SetCustomV2 adds the custom resources types describe (every served
+// version of every CRD) to /openapi/v2, as kube-apiserver merges them into
+// its one document; with none, the recorded document is served.
+func (h *Handler) SetCustomV2(types []CustomType) {
+	if len(types) == 0 {
+		h.v2.Store(nil)
+		return
+	}
+	h.v2.Store(&customV2{types: types})
+}
+
+// v2With is the recorded v2 document with types added.
+func v2With(types []CustomType) ([]byte, error) {
+	base, err := loadV2()
+	if err != nil {
+		return nil, err
+	}
+	var doc v2Sections
+	if err := json.Unmarshal(base.json, &doc); err != nil {
+		return nil, err
+	}
+	for _, t := range types {
+		if err := addV2(&doc, t); err != nil {
+			return nil, err
+		}
+	}
+	return encode(doc)
+}
+
+// encode is json.Marshal without HTML escaping.
+func encode(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// addV2 adds a custom type's paths (as kube-apiserver v1.35.4 describes
+// them, recorded like v3's) and its kind's and list kind's definitions.
+func addV2(doc *v2Sections, t CustomType) error {
+	file := "spec/crd/v2-cluster.json"
+	if t.Namespaced {
+		file = "spec/crd/v2-namespaced.json"
+	}
+	items, err := pathItems(file, t)
+	if err != nil {
+		return err
+	}
+	for path, item := range items {
+		doc.Paths[path] = item
+	}
+	name := DefinitionName(t.GVK)
+	listGVK := t.GVK.GroupVersion().WithKind(t.ListKindName)
+	kind, err := v2Definition(v2Kind(t))
+	if err != nil {
+		return err
+	}
+	list, err := v2Definition(map[string]any{
+		"description": t.ListKindName + " is a list of " + t.GVK.Kind,
+		"type":        "object",
+		"required":    []any{"items"},
+		"properties": map[string]any{
+			"apiVersion": map[string]any{"description": apiVersionDoc, "type": "string"},
+			"items": map[string]any{
+				"description": "List of " + t.Plural + ". More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md",
+				"type":        "array", "items": map[string]any{"$ref": "#/definitions/" + name},
+			},
+			"kind":     map[string]any{"description": kindDoc, "type": "string"},
+			"metadata": map[string]any{"description": listMetadataDoc, "$ref": "#/definitions/" + metaPrefix + "ListMeta"},
+		},
+		"x-kubernetes-group-version-kind": gvkExtension(listGVK),
+	})
+	if err != nil {
+		return err
+	}
+	doc.Definitions[name], doc.Definitions[DefinitionName(listGVK)] = kind, list
+	return nil
+}
+
+// v2Definition encodes a schema as kube-openapi orders its fields.
+func v2Definition(schema map[string]any) (json.RawMessage, error) {
+	b, err := json.Marshal(schema)
+	if err != nil {
+		return nil, err
+	}
+	var s spec.Schema
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, err
+	}
+	out, err := json.Marshal(&s)
+	return unescapeHTML(out), err
+}
+
+// unescapeHTML undoes the escapes of <, > and & that kube-openapi's
+// marshaling adds to JSON strings and kube-apiserver's does not.
+func unescapeHTML(b []byte) []byte {
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' || i+1 == len(b) {
+			out = append(out, b[i])
+			continue
+		}
+		if b[i+1] == 'u' && i+6 <= len(b) {
+			switch string(b[i+2 : i+6]) {
+			case "003c", "003e", "0026":
+				r, _ := strconv.ParseUint(string(b[i+2:i+6]), 16, 8)
+				out = append(out, byte(r))
+				i += 5
+				continue
+			}
+		}
+		out = append(out, b[i], b[i+1]) // an escape of its own
+		i++
+	}
+	return out
+}
+
+// v2Kind is a custom kind's schema as kube-apiserver publishes it in v2:
+// what v2 clients (kubectl's old validation) cannot take is dropped. A
+// kind whose root keeps unknown fields is just an object.
+func v2Kind(t CustomType) map[string]any {
+	kind := map[string]any{}
+	if b, err := json.Marshal(t.Schema); err == nil {
+		_ = json.Unmarshal(b, &kind) // a copy: an object's JSON is an object
+	}
+	if keep, _ := kind["x-kubernetes-preserve-unknown-fields"].(bool); keep {
+		kind = map[string]any{}
+	} else {
+		toV2(kind)
+		props, _ := kind["properties"].(map[string]any)
+		if props == nil {
+			props = map[string]any{}
+		}
+		props["apiVersion"] = map[string]any{"description": apiVersionDoc, "type": "string"}
+		props["kind"] = map[string]any{"description": kindDoc, "type": "string"}
+		props["metadata"] = map[string]any{"description": objectMetadataDoc, "$ref": "#/definitions/" + metaPrefix + "ObjectMeta"}
+		kind["properties"] = props
+	}
+	kind["type"] = "object"
+	kind["x-kubernetes-group-version-kind"] = gvkExtension(t.GVK)
+	return kind
+}
+
+// toV2 converts a structural schema, in place, to what kube-apiserver
+// publishes in v2: no defaults nor logical junctors; a nullable value, and
+// one that keeps unknown fields, untyped and without its fields or items
+// (and a nullable field not required); an array without items untyped.
+func toV2(s map[string]any) {
+	for _, k := range []string{"default", "allOf", "anyOf", "oneOf", "not"} {
+		delete(s, k)
+	}
+	if nullable, _ := s["nullable"].(bool); nullable {
+		delete(s, "type")
+		delete(s, "items")
+		delete(s, "properties")
+	}
+	delete(s, "nullable")
+	if keep, _ := s["x-kubernetes-preserve-unknown-fields"].(bool); keep {
+		for _, k := range []string{"type", "items", "properties", "additionalProperties"} {
+			delete(s, k)
+		}
+	}
+	if s["type"] == "array" && s["items"] == nil {
+		delete(s, "type")
+	}
+	props, _ := s["properties"].(map[string]any)
+	if required, ok := s["required"].([]any); ok {
+		s["required"] = slices.DeleteFunc(required, func(r any) bool {
+			name, _ := r.(string)
+			p, _ := props[name].(map[string]any)
+			nullable, _ := p["nullable"].(bool)
+			return nullable
+		})
+		if len(s["required"].([]any)) == 0 {
+			delete(s, "required")
+		}
+	}
+	for _, p := range props {
+		if m, ok := p.(map[string]any); ok {
+			toV2(m)
+		}
+	}
+	for _, k := range []string{"items", "additionalProperties"} {
+		if m, ok := s[k].(map[string]any); ok {
+			toV2(m)
+		}
+	}
+}
