@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
@@ -120,42 +119,48 @@ type compiledValidation struct {
 	message *compiledExpression
 }
 
-// The environments of a policy's expressions, and of its message
-// expressions (which have no authorizer).
-var (
-	admissionEnv = sync.OnceValues(func() (*cel.Env, error) { return celrules.AdmissionEnv(true) })
-	messageEnv   = sync.OnceValues(func() (*cel.Env, error) { return celrules.AdmissionEnv(false) })
-)
-
-func compileExpression(envOf func() (*cel.Env, error), name, expr string, outs ...*types.Type) compiledExpression {
-	c := compiledExpression{name: name, expression: expr}
-	env, err := envOf()
-	if err == nil {
+func compileExpression(env *cel.Env, envErr error, name, expr string, outs ...*types.Type) compiledExpression {
+	c := compiledExpression{name: name, expression: expr, err: envErr}
+	if envErr == nil {
 		c.program, c.err = celrules.AdmissionProgram(env, expr, outs...)
-	} else {
-		c.err = err
 	}
 	return c
 }
 
 func compilePolicy(p policy) *compiledPolicy {
 	c := &compiledPolicy{resourceVersion: p.Metadata.ResourceVersion, policy: p}
+	// Message expressions have no authorizer.
+	env, err := celrules.SharedAdmissionEnv(true)
 	for _, m := range p.Spec.MatchConditions {
-		c.conditions = append(c.conditions, compileExpression(admissionEnv, m.Name, m.Expression, types.BoolType))
+		c.conditions = append(c.conditions, compileExpression(env, err, m.Name, m.Expression, types.BoolType))
 	}
-	for _, v := range p.Spec.Variables {
-		c.variables = append(c.variables, compileExpression(admissionEnv, v.Name, v.Expression))
+	msgEnv, msgErr := celrules.SharedAdmissionEnv(false)
+	if err == nil {
+		// The other expressions see the variables, typed.
+		names := make([]string, len(p.Spec.Variables))
+		exprs := make([]string, len(p.Spec.Variables))
+		for i, v := range p.Spec.Variables {
+			names[i], exprs[i] = v.Name, v.Expression
+		}
+		programs, errs, decls := celrules.Variables(env, names, exprs)
+		for i, v := range p.Spec.Variables {
+			c.variables = append(c.variables, compiledExpression{name: v.Name, expression: v.Expression, program: programs[i], err: errs[i]})
+		}
+		env, err = env.Extend(decls...)
+		if msgErr == nil {
+			msgEnv, msgErr = msgEnv.Extend(decls...)
+		}
 	}
 	for _, v := range p.Spec.Validations {
-		cv := compiledValidation{compiledExpression: compileExpression(admissionEnv, "", v.Expression, types.BoolType)}
+		cv := compiledValidation{compiledExpression: compileExpression(env, err, "", v.Expression, types.BoolType)}
 		if v.MessageExpression != "" {
-			m := compileExpression(messageEnv, "", v.MessageExpression, types.StringType)
+			m := compileExpression(msgEnv, msgErr, "", v.MessageExpression, types.StringType)
 			cv.message = &m
 		}
 		c.validations = append(c.validations, cv)
 	}
 	for _, a := range p.Spec.AuditAnnotations {
-		c.auditAnnotations = append(c.auditAnnotations, compileExpression(admissionEnv, a.Key, a.ValueExpression, types.StringType, types.NullType))
+		c.auditAnnotations = append(c.auditAnnotations, compileExpression(env, err, a.Key, a.ValueExpression, types.StringType, types.NullType))
 	}
 	return c
 }
@@ -646,15 +651,13 @@ func (c *compiledPolicy) evaluate(ctx context.Context, a *attributes, params obj
 	for _, v := range c.variables {
 		// Evaluated in order, so that a variable may use those before it;
 		// one that fails fails the expressions that use it.
-		if v.err != nil {
-			variables[v.name] = types.NewErr("%v", v.err)
-			continue
+		var out any
+		err := v.err
+		if err == nil {
+			out, _, err = v.program.Eval(vars)
 		}
-		out, _, err := v.program.Eval(vars)
-		if err != nil {
-			out = types.NewErr("%v", err)
-		}
-		variables[v.name] = out
+		variables[v.name] = celrules.VariableValue(v.name, out, err)
+		vars["variables."+v.name] = variables[v.name]
 	}
 	for _, m := range c.conditions {
 		if m.err != nil {

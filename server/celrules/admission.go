@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
@@ -40,29 +41,75 @@ func AdmissionEnv(authorizer bool) (*cel.Env, error) {
 	return cel.NewEnv(append(opts, library()...)...)
 }
 
+// The admission environments, made once: they never change.
+var admissionEnvs = [2]func() (*cel.Env, error){
+	sync.OnceValues(func() (*cel.Env, error) { return AdmissionEnv(false) }),
+	sync.OnceValues(func() (*cel.Env, error) { return AdmissionEnv(true) }),
+}
+
+// SharedAdmissionEnv is AdmissionEnv(authorizer), made once.
+func SharedAdmissionEnv(authorizer bool) (*cel.Env, error) {
+	if authorizer {
+		return admissionEnvs[1]()
+	}
+	return admissionEnvs[0]()
+}
+
 // AdmissionProgram compiles an expression of env into a program limited to
 // a call's cost; outs, if any, are the types the expression may have. Its
-// errors are worded as kube-apiserver's for a policy's expressions. As
-// variables are all dynamically typed here, an expression that uses them
-// may have any type.
+// errors are worded as kube-apiserver's for a policy's expressions.
 func AdmissionProgram(env *cel.Env, expr string, outs ...*types.Type) (cel.Program, error) {
+	prg, _, err := admissionProgram(env, expr, outs...)
+	return prg, err
+}
+
+// admissionProgram is AdmissionProgram, with the expression's type.
+func admissionProgram(env *cel.Env, expr string, outs ...*types.Type) (cel.Program, *types.Type, error) {
 	checked, issues := env.Compile(expr)
 	if issues != nil && issues.Err() != nil {
-		return nil, fmt.Errorf("compilation failed: %w", issues.Err())
+		return nil, nil, fmt.Errorf("compilation failed: %w", issues.Err())
 	}
 	t := checked.OutputType()
-	fits := len(outs) == 0 || t == types.DynType && refersTo(checked.NativeRep(), "variables") ||
-		slices.ContainsFunc(outs, func(out *types.Type) bool { return t.IsExactType(out) })
 	switch {
-	case fits:
+	case len(outs) == 0 || slices.ContainsFunc(outs, func(out *types.Type) bool { return t.IsExactType(out) }):
 	case len(outs) == 1:
-		return nil, fmt.Errorf("must evaluate to %s but got %s", outs[0], t)
+		return nil, nil, fmt.Errorf("must evaluate to %s but got %s", outs[0], t)
 	default:
 		names := make([]string, len(outs))
 		for i, out := range outs {
 			names[i] = out.String()
 		}
-		return nil, fmt.Errorf("must evaluate to one of [%s] but got %s", strings.Join(names, " "), t)
+		return nil, nil, fmt.Errorf("must evaluate to one of [%s] but got %s", strings.Join(names, " "), t)
 	}
-	return env.Program(checked, cel.CostLimit(perCallLimit), cel.CostTracking(authzCosts{}))
+	prg, err := env.Program(checked, cel.CostLimit(perCallLimit), cel.CostTracking(authzCosts{}))
+	return prg, t, err
+}
+
+// Variables compiles a policy's variables in order in env, each seeing
+// those before it: variables.<name>, of the type of its expression (dyn
+// if it does not compile), as kube-apiserver types them. It returns their
+// programs (nil for one that does not compile, with its error), and the
+// declarations that give the policy's other expressions the variables.
+func Variables(env *cel.Env, names, exprs []string) (programs []cel.Program, errs []error, decls []cel.EnvOption) {
+	for i, expr := range exprs {
+		prg, t, err := admissionProgram(env, expr)
+		if err != nil {
+			t = types.DynType
+		}
+		decl := cel.Variable("variables."+names[i], t)
+		if next, extendErr := env.Extend(decl); extendErr == nil {
+			env = next
+		}
+		programs, errs, decls = append(programs, prg), append(errs, err), append(decls, decl)
+	}
+	return programs, errs, decls
+}
+
+// VariableValue is the value of a variable for the expressions that use
+// it: its value, or an error that says which variable failed.
+func VariableValue(name string, v any, err error) any {
+	if err != nil {
+		return types.NewErr("composited variable %q fails to evaluate: %v", name, err)
+	}
+	return v
 }

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -19,14 +20,13 @@ func admissionPolicy(name string, spec Object) field.ErrorList {
 	if spec["matchConstraints"] == nil {
 		errs = append(errs, field.Required(specPath.Child("matchConstraints"), ""))
 	}
-	// Message expressions have no authorizer variable.
-	check := func(path *field.Path, expr any, missing string, authorizer bool, outs ...*types.Type) {
+	check := func(path *field.Path, expr any, missing string, env *cel.Env, envErr error, outs ...*types.Type) {
 		s, _ := expr.(string)
 		if strings.TrimSpace(s) == "" {
 			errs = append(errs, field.Required(path, missing))
 			return
 		}
-		env, err := celrules.AdmissionEnv(authorizer)
+		err := envErr
 		if err == nil {
 			_, err = celrules.AdmissionProgram(env, s, outs...)
 		}
@@ -34,18 +34,40 @@ func admissionPolicy(name string, spec Object) field.ErrorList {
 			errs = append(errs, field.Invalid(path, s, err.Error()))
 		}
 	}
+	// Message expressions have no authorizer variable.
+	env, envErr := celrules.SharedAdmissionEnv(true)
+	msgEnv, msgErr := celrules.SharedAdmissionEnv(false)
 	for i, m := range decoded.Items(spec["matchConditions"]) {
-		check(specPath.Child("matchConditions").Index(i).Child("expression"), m["expression"], "", true, types.BoolType)
+		check(specPath.Child("matchConditions").Index(i).Child("expression"), m["expression"], "", env, envErr, types.BoolType)
 	}
-	for i, v := range decoded.Items(spec["variables"]) {
-		check(specPath.Child("variables").Index(i).Child("expression"), v["expression"], "", true)
+	variables := decoded.Items(spec["variables"])
+	names, exprs := make([]string, len(variables)), make([]string, len(variables))
+	for i, v := range variables {
+		names[i], _ = v["name"].(string)
+		exprs[i], _ = v["expression"].(string)
+		if strings.TrimSpace(exprs[i]) == "" {
+			errs = append(errs, field.Required(specPath.Child("variables").Index(i).Child("expression"), ""))
+		}
+	}
+	if envErr == nil {
+		// The other expressions see the variables, typed by theirs.
+		_, varErrs, decls := celrules.Variables(env, names, exprs)
+		for i, err := range varErrs {
+			if err != nil && strings.TrimSpace(exprs[i]) != "" {
+				errs = append(errs, field.Invalid(specPath.Child("variables").Index(i).Child("expression"), exprs[i], err.Error()))
+			}
+		}
+		env, envErr = env.Extend(decls...)
+		if msgErr == nil {
+			msgEnv, msgErr = msgEnv.Extend(decls...)
+		}
 	}
 	validations := decoded.Items(spec["validations"])
 	for i, v := range validations {
 		path := specPath.Child("validations").Index(i)
-		check(path.Child("expression"), v["expression"], "expression is not specified", true, types.BoolType)
+		check(path.Child("expression"), v["expression"], "expression is not specified", env, envErr, types.BoolType)
 		if m, ok := v["messageExpression"].(string); ok && m != "" {
-			check(path.Child("messageExpression"), m, "", false, types.StringType)
+			check(path.Child("messageExpression"), m, "", msgEnv, msgErr, types.StringType)
 		}
 	}
 	// An audit annotation's key is the name part of a qualified name
@@ -58,7 +80,7 @@ func admissionPolicy(name string, spec Object) field.ErrorList {
 		for _, msg := range utilvalidation.IsQualifiedName(qualified) {
 			errs = append(errs, field.Invalid(path.Child("key"), qualified, msg))
 		}
-		check(path.Child("valueExpression"), a["valueExpression"], "valueExpression is not specified", true, types.StringType, types.NullType)
+		check(path.Child("valueExpression"), a["valueExpression"], "valueExpression is not specified", env, envErr, types.StringType, types.NullType)
 		if keys[key] {
 			errs = append(errs, field.Duplicate(path.Child("key"), key))
 		}
