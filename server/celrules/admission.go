@@ -9,20 +9,33 @@ import (
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/ext"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"kubeplay/server/structural"
 )
 
 // AdmissionEnv is the environment of a ValidatingAdmissionPolicy's
 // expressions: its variables (object, oldObject, request, params,
-// namespaceObject, variables) with the Kubernetes libraries (authz's
-// too), and with authorizer the authorizer variables (kube-apiserver
-// gives them to every expression but messageExpression). Unlike kube-apiserver, which types
-// object by the resource's schema, they are dynamically typed:
-// expressions are checked when they run.
+// namespaceObject, variables) with the Kubernetes libraries (authz's too),
+// and with authorizer the authorizer variables (kube-apiserver gives them
+// to every expression but messageExpression). request is typed as
+// kube-apiserver types it; unlike kube-apiserver, which types object by
+// the resource's schema, the objects are dynamically typed: expressions
+// that use them are checked when they run.
 func AdmissionEnv(authorizer bool) (*cel.Env, error) {
+	p, err := newProvider()
+	if err != nil {
+		return nil, err
+	}
+	request, errs := structural.Parse(requestSchema(), field.NewPath("request"))
+	if len(errs) > 0 {
+		return nil, errs.ToAggregate()
+	}
 	opts := []cel.EnvOption{
+		cel.CustomTypeProvider(p),
 		cel.Variable("object", cel.DynType),
 		cel.Variable("oldObject", cel.DynType),
-		cel.Variable("request", cel.DynType),
+		cel.Variable("request", p.declare(request, "kubernetes.AdmissionRequest", false)),
 		cel.Variable("params", cel.DynType),
 		cel.Variable("namespaceObject", cel.DynType),
 		cel.Variable("variables", cel.MapType(cel.StringType, cel.DynType)),
@@ -39,6 +52,28 @@ func AdmissionEnv(authorizer bool) (*cel.Env, error) {
 		opts = append(opts, authorizerVariables()...)
 	}
 	return cel.NewEnv(append(opts, library()...)...)
+}
+
+// requestSchema is the type of the request variable, as kube-apiserver
+// declares it: what it is told of the request (no uid), its options
+// untyped.
+func requestSchema() map[string]any {
+	str := map[string]any{"type": "string"}
+	obj := func(props map[string]any) map[string]any {
+		return map[string]any{"type": "object", "properties": props}
+	}
+	gvk := obj(map[string]any{"group": str, "version": str, "kind": str})
+	gvr := obj(map[string]any{"group": str, "version": str, "resource": str})
+	list := map[string]any{"type": "array", "items": str}
+	return obj(map[string]any{
+		"kind": gvk, "resource": gvr, "subResource": str,
+		"requestKind": gvk, "requestResource": gvr, "requestSubResource": str,
+		"name": str, "namespace": str, "operation": str,
+		"userInfo": obj(map[string]any{"username": str, "uid": str, "groups": list,
+			"extra": map[string]any{"type": "object", "additionalProperties": list}}),
+		"dryRun":  map[string]any{"type": "boolean"},
+		"options": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+	})
 }
 
 // The admission environments, made once: they never change.
