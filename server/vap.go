@@ -426,15 +426,42 @@ func (s *Server) newAttributes(ctx context.Context, req *request, obj, old objec
 	maps.Copy(a.vars, celrules.AuthorizerVars(policyAuthorizer{ctx: ctx, s: s, user: authn.UserFrom(ctx)}, celrules.AuthzCheck{
 		Group: req.res.Group, Resource: req.res.Resource, Subresource: req.subresource, Namespace: req.namespace, Name: name}))
 	if obj != nil {
-		a.vars["object"] = obj
+		a.vars["object"] = celNumbers(map[string]any(obj))
 	}
 	if old != nil {
-		a.vars["oldObject"] = old
+		a.vars["oldObject"] = celNumbers(map[string]any(old))
 	}
 	if a.namespace != nil {
 		a.vars["namespaceObject"] = map[string]any(a.namespace)
 	}
 	return a.as(req.res), nil
+}
+
+// celNumbers is v with its JSON numbers (a body decoded as it came) as the
+// integers and doubles CEL compares.
+func celNumbers(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = celNumbers(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = celNumbers(e)
+		}
+		return out
+	case json.Number:
+		if n, err := x.Int64(); err == nil {
+			return n
+		}
+		if f, err := x.Float64(); err == nil {
+			return f
+		}
+	}
+	return v
 }
 
 // policyAuthorizer answers a policy's authorizer checks by RBAC, for the
@@ -476,7 +503,7 @@ func (a *attributes) as(res *catalog.Resource) *attributes {
 			if o != nil {
 				converted := toStorage(a.req.res, deepCopyObject(o))
 				fromStorage(res, converted)
-				out.vars[k] = converted
+				out.vars[k] = celNumbers(map[string]any(converted))
 			}
 		}
 	}
@@ -644,7 +671,7 @@ func (c *compiledPolicy) evaluate(ctx context.Context, a *attributes, params obj
 		vars[k] = v
 	}
 	if params != nil {
-		vars["params"] = params
+		vars["params"] = celNumbers(map[string]any(params))
 	}
 	variables := map[string]any{}
 	vars["variables"] = variables
