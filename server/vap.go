@@ -23,6 +23,7 @@ import (
 	"kubeplay/server/authz"
 	"kubeplay/server/catalog"
 	"kubeplay/server/celrules"
+	"kubeplay/server/fieldmanager"
 )
 
 var (
@@ -426,10 +427,10 @@ func (s *Server) newAttributes(ctx context.Context, req *request, obj, old objec
 	maps.Copy(a.vars, celrules.AuthorizerVars(policyAuthorizer{ctx: ctx, s: s, user: authn.UserFrom(ctx)}, celrules.AuthzCheck{
 		Group: req.res.Group, Resource: req.res.Resource, Subresource: req.subresource, Namespace: req.namespace, Name: name}))
 	if obj != nil {
-		a.vars["object"] = celNumbers(map[string]any(obj))
+		a.vars["object"] = celNumbers(obj)
 	}
 	if old != nil {
-		a.vars["oldObject"] = celNumbers(map[string]any(old))
+		a.vars["oldObject"] = celNumbers(old)
 	}
 	if a.namespace != nil {
 		a.vars["namespaceObject"] = map[string]any(a.namespace)
@@ -437,31 +438,10 @@ func (s *Server) newAttributes(ctx context.Context, req *request, obj, old objec
 	return a.as(req.res), nil
 }
 
-// celNumbers is v with its JSON numbers (a body decoded as it came) as the
-// integers and doubles CEL compares.
-func celNumbers(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = celNumbers(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = celNumbers(e)
-		}
-		return out
-	case json.Number:
-		if n, err := x.Int64(); err == nil {
-			return n
-		}
-		if f, err := x.Float64(); err == nil {
-			return f
-		}
-	}
-	return v
+// celNumbers is a copy of obj with its JSON numbers (a body decoded as it
+// came) as the integers and doubles CEL compares.
+func celNumbers(obj object) any {
+	return fieldmanager.PlainNumbers(deepCopyObject(obj))
 }
 
 // policyAuthorizer answers a policy's authorizer checks by RBAC, for the
@@ -503,7 +483,7 @@ func (a *attributes) as(res *catalog.Resource) *attributes {
 			if o != nil {
 				converted := toStorage(a.req.res, deepCopyObject(o))
 				fromStorage(res, converted)
-				out.vars[k] = celNumbers(map[string]any(converted))
+				out.vars[k] = celNumbers(converted)
 			}
 		}
 	}
@@ -671,7 +651,7 @@ func (c *compiledPolicy) evaluate(ctx context.Context, a *attributes, params obj
 		vars[k] = v
 	}
 	if params != nil {
-		vars["params"] = celNumbers(map[string]any(params))
+		vars["params"] = celNumbers(params)
 	}
 	variables := map[string]any{}
 	vars["variables"] = variables

@@ -71,21 +71,7 @@ func CustomSchemas(t CustomType) (map[string]any, error) {
 	kind["x-kubernetes-group-version-kind"] = gvkExtension(t.GVK)
 	name := DefinitionName(t.GVK)
 	listGVK := t.GVK.GroupVersion().WithKind(t.ListKindName)
-	list := map[string]any{
-		"description": t.ListKindName + " is a list of " + t.GVK.Kind,
-		"type":        "object",
-		"required":    []any{"items"},
-		"properties": map[string]any{
-			"apiVersion": map[string]any{"description": apiVersionDoc, "type": "string"},
-			"items": map[string]any{
-				"description": "List of " + t.Plural + ". More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md",
-				"type":        "array", "items": ref(name),
-			},
-			"kind":     map[string]any{"description": kindDoc, "type": "string"},
-			"metadata": map[string]any{"description": listMetadataDoc, "allOf": []any{ref(metaPrefix + "ListMeta")}},
-		},
-		"x-kubernetes-group-version-kind": gvkExtension(listGVK),
-	}
+	list := listSchema(t, ref(name), map[string]any{"description": listMetadataDoc, "allOf": []any{ref(metaPrefix + "ListMeta")}})
 	out := map[string]any{name: kind, DefinitionName(listGVK): list}
 	roots := []string{metaPrefix + "ObjectMeta", metaPrefix + "ListMeta", metaPrefix + "Status", metaPrefix + "DeleteOptions", metaPrefix + "Patch"}
 	if t.Scale {
@@ -116,6 +102,26 @@ func CustomSchemas(t CustomType) (map[string]any, error) {
 		roots = append(roots, refsOf(s)...)
 	}
 	return out, nil
+}
+
+// listSchema is the schema of t's list kind, given how its document
+// refers to t's kind's schema and describes the list's metadata.
+func listSchema(t CustomType, kindRef, metadata map[string]any) map[string]any {
+	return map[string]any{
+		"description": t.ListKindName + " is a list of " + t.GVK.Kind,
+		"type":        "object",
+		"required":    []any{"items"},
+		"properties": map[string]any{
+			"apiVersion": map[string]any{"description": apiVersionDoc, "type": "string"},
+			"items": map[string]any{
+				"description": "List of " + t.Plural + ". More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md",
+				"type":        "array", "items": kindRef,
+			},
+			"kind":     map[string]any{"description": kindDoc, "type": "string"},
+			"metadata": metadata,
+		},
+		"x-kubernetes-group-version-kind": gvkExtension(t.GVK.GroupVersion().WithKind(t.ListKindName)),
+	}
 }
 
 // publishIntOrString spells out x-kubernetes-int-or-string as an anyOf of
@@ -204,11 +210,7 @@ func CustomDocument(types []CustomType) ([]byte, error) {
 var pathTemplates embed.FS
 
 func addPaths(paths map[string]any, t CustomType) error {
-	file := "spec/crd/cluster.json"
-	if t.Namespaced {
-		file = "spec/crd/namespaced.json"
-	}
-	items, err := pathItems(file, t)
+	items, err := pathItems("", t)
 	if err != nil {
 		return err
 	}
@@ -222,9 +224,13 @@ func addPaths(paths map[string]any, t CustomType) error {
 	return nil
 }
 
-// pathItems are the path items of a recorded template file with t's names,
-// without those of the subresources t lacks.
-func pathItems(file string, t CustomType) (map[string]json.RawMessage, error) {
+// pathItems are the path items of t from the recorded templates of v3
+// (prefix "") or v2 ("v2-"), without those of the subresources t lacks.
+func pathItems(prefix string, t CustomType) (map[string]json.RawMessage, error) {
+	file := "spec/crd/" + prefix + "cluster.json"
+	if t.Namespaced {
+		file = "spec/crd/" + prefix + "namespaced.json"
+	}
 	gv := t.GVK.GroupVersion()
 	tag := tagOf(gv)
 	id := strings.ToUpper(tag[:1]) + strings.ReplaceAll(tag[1:], "_v", "V")

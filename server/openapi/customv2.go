@@ -159,11 +159,7 @@ func encode(v any) ([]byte, error) {
 // addV2 adds a custom type's paths (as kube-apiserver v1.35.4 describes
 // them, recorded like v3's) and its kind's and list kind's definitions.
 func addV2(doc *v2Sections, t CustomType) error {
-	file := "spec/crd/v2-cluster.json"
-	if t.Namespaced {
-		file = "spec/crd/v2-namespaced.json"
-	}
-	items, err := pathItems(file, t)
+	items, err := pathItems("v2-", t)
 	if err != nil {
 		return err
 	}
@@ -176,21 +172,8 @@ func addV2(doc *v2Sections, t CustomType) error {
 	if err != nil {
 		return err
 	}
-	list, err := v2Definition(map[string]any{
-		"description": t.ListKindName + " is a list of " + t.GVK.Kind,
-		"type":        "object",
-		"required":    []any{"items"},
-		"properties": map[string]any{
-			"apiVersion": map[string]any{"description": apiVersionDoc, "type": "string"},
-			"items": map[string]any{
-				"description": "List of " + t.Plural + ". More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md",
-				"type":        "array", "items": map[string]any{"$ref": "#/definitions/" + name},
-			},
-			"kind":     map[string]any{"description": kindDoc, "type": "string"},
-			"metadata": map[string]any{"description": listMetadataDoc, "$ref": "#/definitions/" + metaPrefix + "ListMeta"},
-		},
-		"x-kubernetes-group-version-kind": gvkExtension(listGVK),
-	})
+	list, err := v2Definition(listSchema(t, map[string]any{"$ref": "#/definitions/" + name},
+		map[string]any{"description": listMetadataDoc, "$ref": "#/definitions/" + metaPrefix + "ListMeta"}))
 	if err != nil {
 		return err
 	}
