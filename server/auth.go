@@ -217,7 +217,7 @@ func impersonatedUser(name, uid string, groups []string, extra map[string][]stri
 		u.Extra = extra
 	}
 	if ns, _, ok := authn.ServiceAccount(name); ok && len(groups) == 0 {
-		u.Groups = []string{authn.ServiceAccounts, authn.ServiceAccounts + ":" + ns}
+		u.Groups = authn.ServiceAccountGroups(ns)
 	}
 	if name == authn.Anonymous {
 		if !u.InGroup(authn.Unauthenticated) {

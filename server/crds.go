@@ -435,6 +435,13 @@ func (s *Server) setCustom(crd string, resources []catalog.Resource) {
 		}
 		s.openapi.SetCustom(path, doc)
 	}
+	var all []openapi.CustomType
+	for _, r := range s.catalog.All() {
+		if r.Custom != nil {
+			all = append(all, customType(r))
+		}
+	}
+	s.openapi.SetCustomV2(all)
 }
 
 func customType(r *catalog.Resource) openapi.CustomType {

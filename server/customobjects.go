@@ -41,15 +41,9 @@ func (s *Server) admitSchema(req *request, obj, old object) error {
 			switch req.fieldValidation {
 			case "Ignore":
 			case "Strict":
-				quoted := make([]string, len(unknown))
-				for i, u := range unknown {
-					quoted[i] = fmt.Sprintf("unknown field %q", u)
-				}
-				return encoding.BadRequest("%s in version %q cannot be handled as a %s: strict decoding error: %s", res.Kind, res.Version, res.Kind, strings.Join(quoted, ", "))
+				return encoding.BadRequest("%s in version %q cannot be handled as a %s: strict decoding error: %s", res.Kind, res.Version, res.Kind, strings.Join(unknownFields(unknown), ", "))
 			default:
-				for _, u := range unknown {
-					req.warnings = append(req.warnings, fmt.Sprintf("unknown field %q", u))
-				}
+				req.warnings = append(req.warnings, unknownFields(unknown)...)
 			}
 		}
 		sch.ApplyDefaults(obj)
@@ -66,6 +60,16 @@ func (s *Server) admitSchema(req *request, obj, old object) error {
 
 	}
 	return nil
+}
+
+// unknownFields are the reports of the unknown fields pruning found
+// (`unknown field "spec.foo"`).
+func unknownFields(paths []string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = fmt.Sprintf("unknown field %q", p)
+	}
+	return out
 }
 
 // blocking reports whether schema errors keep kube-apiserver from

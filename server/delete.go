@@ -323,7 +323,7 @@ func (s *Server) deleteObjectOnce(ctx context.Context, res *catalog.Resource, ns
 		return 0, nil, err
 	}
 	isDryRun := len(opts.DryRun) > 0
-	ar := &request{res: res, namespace: ns, name: name, verb: "delete"}
+	ar := &request{res: res, namespace: ns, name: name, verb: "delete", deleteOptions: opts}
 	err = s.admitPolicies(ctx, ar, nil, obj, isDryRun)
 	if warnings != nil {
 		*warnings = append(*warnings, ar.warnings...)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -113,8 +114,14 @@ func readBody(w http.ResponseWriter, r *http.Request, res *catalog.Resource) (ob
 	}
 	// Protobuf bodies are typed already; custom objects are pruned and
 	// validated by their CRD's schema (admitSchema).
-	if mt != encoding.Protobuf && res.Custom == nil {
-		cannotHandle := fmt.Sprintf("%s in version %q cannot be handled as a %s", kind, version, res.Kind)
+	cannotHandle := fmt.Sprintf("%s in version %q cannot be handled as a %s", kind, version, res.Kind)
+	switch {
+	case mt == encoding.Protobuf:
+	case res.Custom != nil:
+		if err := reportCustomFieldErrors(w, res, mt, body, obj, validation, cannotHandle); err != nil {
+			return nil, err
+		}
+	default:
 		if obj, err = decodeTyped(w, res, mt, body, validation, cannotHandle); err != nil {
 			return nil, err
 		}
@@ -125,31 +132,43 @@ func readBody(w http.ResponseWriter, r *http.Request, res *catalog.Resource) (ob
 
 // decodeTyped decodes a JSON or YAML body as res's Go type would.
 func decodeTyped(w http.ResponseWriter, res *catalog.Resource, mt string, body []byte, validation, cannotHandle string) (object, error) {
+	decoded, yamlDuplicates, err := decodeAs(res, mt, body, cannotHandle)
+	if err != nil {
+		return nil, err
+	}
+	if err := reportFieldErrors(w, validation, yamlDuplicates, decoded.FieldErrors, cannotHandle); err != nil {
+		return nil, err
+	}
+	return decoded.Object, nil
+}
+
+// decodeAs decodes a JSON or YAML body as res's Go type, with the keys a
+// YAML body gives twice.
+func decodeAs(res *catalog.Resource, mt string, body []byte, cannotHandle string) (typed.Result, encoding.YAMLDuplicateKeys, error) {
 	defs, err := fieldmanager.Definitions()
 	if err != nil {
-		return nil, apierrors.NewInternalError(err)
+		return typed.Result{}, nil, apierrors.NewInternalError(err)
 	}
 	schemas, err := fieldmanager.Schemas()
 	if err != nil {
-		return nil, apierrors.NewInternalError(err)
+		return typed.Result{}, nil, apierrors.NewInternalError(err)
 	}
+	var yamlDuplicates encoding.YAMLDuplicateKeys
 	if mt == encoding.YAML {
+		yamlDuplicates = encoding.YAMLDuplicates(body)
 		if body, err = yaml.YAMLToJSON(body); err != nil {
-			return nil, encoding.BadRequest("%s: %v", cannotHandle, err)
+			return typed.Result{}, nil, encoding.BadRequest("%s: %v", cannotHandle, err)
 		}
 	}
 	def, ok := defs[res.GroupVersionKind()]
 	if !ok {
-		return nil, apierrors.NewInternalError(fmt.Errorf("no schema for %v", res.GroupVersionKind()))
+		return typed.Result{}, nil, apierrors.NewInternalError(fmt.Errorf("no schema for %v", res.GroupVersionKind()))
 	}
 	decoded, err := typed.Decode(schemas, def, body)
 	if err != nil {
-		return nil, encoding.BadRequest("%s: %v", cannotHandle, err)
+		return typed.Result{}, nil, encoding.BadRequest("%s: %v", cannotHandle, err)
 	}
-	if err := reportFieldErrors(w, validation, decoded.FieldErrors, cannotHandle); err != nil {
-		return nil, err
-	}
-	return decoded.Object, nil
+	return decoded, yamlDuplicates, nil
 }
 
 // fieldValidation is the request's fieldValidation parameter, checked as
@@ -166,17 +185,40 @@ func fieldValidation(r *http.Request) (string, error) {
 	return v, nil
 }
 
-// reportFieldErrors applies fieldValidation to the unknown and duplicate
-// fields of a body: a 400 with Strict, a warning each with Warn (the
-// default), nothing with Ignore.
-func reportFieldErrors(w http.ResponseWriter, validation string, fieldErrors []string, cannotHandle string) error {
+// reportCustomFieldErrors applies fieldValidation to the keys a custom
+// object's JSON or YAML body gives twice. With Strict, its unknown fields
+// are reported in the same error, as kube-apiserver's decoder does; else
+// admitSchema reports them, on every write.
+func reportCustomFieldErrors(w http.ResponseWriter, res *catalog.Resource, mt string, body []byte, obj object, validation, cannotHandle string) error {
+	var yamlDuplicates encoding.YAMLDuplicateKeys
+	var fieldErrors []string
+	switch mt {
+	case encoding.YAML:
+		yamlDuplicates = encoding.YAMLDuplicates(body)
+	case encoding.JSON:
+		fieldErrors = typed.Duplicates(body)
+	}
+	if validation == "Strict" && len(yamlDuplicates)+len(fieldErrors) > 0 {
+		fieldErrors = append(fieldErrors, unknownFields(res.Custom.Schema.Prune(deepCopyObject(obj)))...)
+	}
+	return reportFieldErrors(w, validation, yamlDuplicates, fieldErrors, cannotHandle)
+}
+
+// reportFieldErrors applies fieldValidation to the keys a YAML body gives
+// twice (yamlDuplicates) and to the unknown and duplicate fields of a body:
+// a 400 with Strict, a warning each with Warn (the default), nothing with
+// Ignore.
+func reportFieldErrors(w http.ResponseWriter, validation string, yamlDuplicates encoding.YAMLDuplicateKeys, fieldErrors []string, cannotHandle string) error {
 	switch {
-	case len(fieldErrors) == 0 || validation == "Ignore":
+	case len(yamlDuplicates)+len(fieldErrors) == 0 || validation == "Ignore":
 		return nil
 	case validation == "Strict":
+		if len(yamlDuplicates) > 0 {
+			fieldErrors = append([]string{yamlDuplicates.Error()}, fieldErrors...)
+		}
 		return encoding.BadRequest("%s: strict decoding error: %s", cannotHandle, strings.Join(fieldErrors, ", "))
 	}
-	for _, e := range fieldErrors {
+	for _, e := range slices.Concat(yamlDuplicates, fieldErrors) {
 		w.Header().Add("Warning", "299 - "+strconv.Quote(e))
 	}
 	return nil

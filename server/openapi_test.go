@@ -1,9 +1,14 @@
 package server_test
 
 import (
+	"bytes"
+	"crypto/sha512"
+	"encoding/hex"
 	"encoding/json"
 	"maps"
 	"net/http"
+	"net/http/httptest"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -121,5 +126,77 @@ func TestOpenAPIV2_MatchesOracle(t *testing.T) {
 		ResponseHeader: map[string]string{"Cache-Control": "no-cache, private", "Etag": etag["If-None-Match"], "Vary": "Accept-Encoding"}})
 	for _, want := range oracle {
 		checkExchange(t, send(want), want, true)
+	}
+}
+
+// TestOpenAPIV2_CustomResources checks /openapi/v2 with custom resources
+// against kube-apiserver v1.35.4 with the same CRDs: their definitions, and
+// the whole document, byte for byte in JSON (its ETag is its SHA-512) and in
+// protobuf. Without CRDs, it is the recorded document again.
+func TestOpenAPIV2_CustomResources(t *testing.T) {
+	raw, err := os.ReadFile("testdata/openapi/v2-crds.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var golden struct {
+		CRDs           []json.RawMessage          `json:"crds"`
+		ETag           string                     `json:"etag"`
+		ProtobufSHA512 string                     `json:"protobufSHA512"`
+		Definitions    map[string]json.RawMessage `json:"definitions"`
+	}
+	if err := json.Unmarshal(raw, &golden); err != nil {
+		t.Fatal(err)
+	}
+	h := newTestServer(t)
+	v2 := func(accept string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodGet, "/openapi/v2", nil)
+		req.Header.Set("Accept", accept)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code != http.StatusOK {
+			t.Fatalf("GET /openapi/v2 (%s): %d %s", accept, w.Code, w.Body)
+		}
+		return w
+	}
+	recorded := v2("application/json").Header().Get("Etag")
+	var names []string
+	for _, crd := range golden.CRDs {
+		if w := serve(h, http.MethodPost, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "application/json", string(crd)); w.Code != http.StatusCreated {
+			t.Fatalf("CRD: %d %s", w.Code, w.Body)
+		}
+		var md struct{ Metadata struct{ Name string } }
+		_ = json.Unmarshal(crd, &md)
+		names = append(names, md.Metadata.Name)
+	}
+	w := v2("application/json")
+	var doc struct {
+		Definitions map[string]json.RawMessage `json:"definitions"`
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range golden.Definitions {
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, want); err != nil {
+			t.Fatal(err)
+		}
+		if got := doc.Definitions[name]; !bytes.Equal(got, compact.Bytes()) {
+			t.Errorf("definition %s:\n got: %s\nwant: %s", name, got, compact.Bytes())
+		}
+	}
+	if got := w.Header().Get("Etag"); got != golden.ETag {
+		t.Errorf("JSON document: ETag %s, want %s", got, golden.ETag)
+	}
+	pb := v2("application/com.github.proto-openapi.spec.v2@v1.0+protobuf")
+	if sum := sha512.Sum512(pb.Body.Bytes()); hex.EncodeToString(sum[:]) != golden.ProtobufSHA512 {
+		t.Errorf("protobuf document differs from the oracle's (%d bytes)", pb.Body.Len())
+	}
+	for _, name := range names {
+		if w := serve(h, http.MethodDelete, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"+name, "", ""); w.Code != http.StatusOK {
+			t.Fatalf("delete %s: %d %s", name, w.Code, w.Body)
+		}
+	}
+	if got := v2("application/json").Header().Get("Etag"); got != recorded {
+		t.Errorf("without CRDs: ETag %s, want the recorded document's %s", got, recorded)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
+	"strings"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -20,6 +21,7 @@ import (
 	"kubeplay/server/catalog"
 	"kubeplay/server/encoding"
 	"kubeplay/server/fieldmanager"
+	"kubeplay/server/typed"
 	"kubeplay/server/validation"
 	"kubeplay/store"
 )
@@ -233,9 +235,28 @@ func (s *Server) patched(pr *patchRequest, live object) (object, error) {
 
 // applyConfiguration merges a Server-Side Apply configuration into live.
 func (s *Server) applyConfiguration(pr *patchRequest, live object) (object, error) {
+	applied, err := decodeApplied(pr, false)
+	if err != nil {
+		return nil, err
+	}
+	return s.applyDecoded(pr, live, applied)
+}
+
+// decodeApplied decodes the configuration of an apply, which must be of
+// the patched kind and, when exactVersion, of its group version too.
+func decodeApplied(pr *patchRequest, exactVersion bool) (map[string]any, error) {
 	var applied map[string]any
 	if err := yaml.Unmarshal(pr.body, &applied, func(d *json.Decoder) *json.Decoder { d.UseNumber(); return d }); err != nil {
 		return nil, encoding.BadRequest("error decoding YAML: %v", err)
+	}
+	if duplicates := encoding.YAMLDuplicates(pr.body); len(duplicates) > 0 {
+		switch pr.fieldValidation {
+		case "Strict":
+			return nil, encoding.BadRequest("error strict decoding YAML: error converting YAML to JSON: %v", duplicates)
+		case "Ignore":
+		default:
+			pr.warnings = append(pr.warnings, duplicates...)
+		}
 	}
 	if applied == nil {
 		applied = map[string]any{}
@@ -243,9 +264,14 @@ func (s *Server) applyConfiguration(pr *patchRequest, live object) (object, erro
 	apiVersion, _ := applied["apiVersion"].(string)
 	kind, _ := applied["kind"].(string)
 	gv, _ := schema.ParseGroupVersion(apiVersion)
-	if kind != pr.kind.Kind {
+	if kind != pr.kind.Kind || exactVersion && gv != pr.kind.GroupVersionKind().GroupVersion() {
 		return nil, encoding.BadRequest("invalid object type: %v", gv.WithKind(kind))
 	}
+	return applied, nil
+}
+
+// applyDecoded merges a decoded apply configuration into live.
+func (s *Server) applyDecoded(pr *patchRequest, live, applied object) (object, error) {
 	f, err := s.fieldManager(pr.kind, pr.subresource)
 	if err != nil {
 		return nil, err
@@ -265,6 +291,12 @@ func (s *Server) applyConfiguration(pr *patchRequest, live object) (object, erro
 // answers a 400 with the same text.
 func errBare(err error) error {
 	return encoding.BadRequest("%v", err)
+}
+
+// errBareInternal is a 500 Status with a message and nothing else, as
+// kube-apiserver answers the errors it does not classify.
+func errBareInternal(msg string) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusInternalServerError, Message: msg}}
 }
 
 // strategicPatchError sorts the errors of a strategic merge patch as
@@ -300,7 +332,41 @@ func mergePatch(pr *patchRequest, live object) (object, error) {
 	if err != nil {
 		return nil, encoding.BadRequest("%v", err)
 	}
+	if pr.kind.Custom != nil {
+		if err := customPatchFieldErrors(pr, obj); err != nil {
+			return nil, err
+		}
+	}
 	return obj, nil
+}
+
+// customPatchFieldErrors applies fieldValidation to a JSON or merge patch
+// of a custom object. kube-apiserver decodes the patched object strictly:
+// with Strict, the keys a merge patch gives twice and the unknown fields of
+// the result are a 422 that quotes the patched object; with Warn, the
+// duplicates are warned of here, the unknown fields by admitSchema.
+func customPatchFieldErrors(pr *patchRequest, obj object) error {
+	var duplicates []string
+	if pr.patchType == mergePatchType {
+		duplicates = typed.Duplicates(pr.body)
+	}
+	switch pr.fieldValidation {
+	case "Ignore":
+		return nil
+	case "Strict":
+		errs := append(duplicates, unknownFields(pr.kind.Custom.Schema.Prune(deepCopyObject(obj)))...)
+		if len(errs) == 0 {
+			return nil
+		}
+		patched, err := json.Marshal(obj)
+		if err != nil {
+			return apierrors.NewInternalError(err)
+		}
+		return apierrors.NewInvalid(schema.GroupKind{}, "", field.ErrorList{
+			field.Invalid(field.NewPath("patch"), string(patched), "strict decoding error: "+strings.Join(errs, ", "))})
+	}
+	pr.warnings = append(pr.warnings, duplicates...)
+	return nil
 }
 
 // jsonOrMergePatch applies a JSON patch or a JSON merge patch to a

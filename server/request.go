@@ -2,7 +2,10 @@ package server
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"kubeplay/server/catalog"
 )
@@ -20,6 +23,10 @@ type request struct {
 	res  *catalog.Resource
 	// fieldValidation is the query parameter: Ignore, Warn (default), Strict.
 	fieldValidation string
+	// query holds the request's query parameters, deleteOptions a delete's
+	// options: admission policies see them as the request's options.
+	query         url.Values
+	deleteOptions *metav1.DeleteOptions
 	// warnings are sent back as Warning headers.
 	warnings []string
 }

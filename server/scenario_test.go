@@ -273,6 +273,8 @@ var ageCell = regexp.MustCompile(`^([0-9]+[smhdy])+$`)
 var (
 	uuidPattern = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
 	inRecordRV  = regexp.MustCompile(`in record \(\d+\)`)
+	quotedRV    = regexp.MustCompile(`resourceVersion(\\*)":(\\*)"\d+`)
+	quotedTime  = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ`)
 )
 
 // tokenVolume is the name of the API credentials volume of a pod.
@@ -326,8 +328,11 @@ func normalize(t *testing.T, body json.RawMessage) any {
 			v = x
 			switch key {
 			case "message":
-				// Conflict messages quote the resourceVersion in record.
-				return inRecordRV.ReplaceAllString(x, "in record (RV)")
+				// Conflict messages quote the resourceVersion in record;
+				// a strict patch's quote the whole patched object.
+				x = inRecordRV.ReplaceAllString(x, "in record (RV)")
+				x = quotedRV.ReplaceAllString(x, `resourceVersion$1":$2"RV`)
+				return quotedTime.ReplaceAllString(x, "TIME")
 			case "uid":
 				return "UID"
 			case "creationTimestamp", "deletionTimestamp", "time", "lastTransitionTime", "lastPhaseTransitionTime":

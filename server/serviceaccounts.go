@@ -145,7 +145,7 @@ func (t *serviceAccountTokens) Verify(ctx context.Context, token string) (*authn
 	return &authn.User{
 		Name:   authn.ServiceAccountPrefix + ns + ":" + name,
 		UID:    uid,
-		Groups: []string{authn.ServiceAccounts, authn.ServiceAccounts + ":" + ns},
+		Groups: authn.ServiceAccountGroups(ns),
 		Extra:  map[string][]string{credentialIDExtra: {"JTI=" + c.ID}},
 	}, true, nil
 }

@@ -224,6 +224,10 @@ func (s *Server) commitScale(ctx context.Context, req *request, live object, kv 
 	if rv := str(metadata(scale), "resourceVersion"); rv != "" && rv != strconv.FormatInt(kv.ModRevision, 10) {
 		return nil, storeError(res, req.name, store.ErrConflict)
 	}
+	// Policies see the Scales, old and new.
+	if err := s.admitPolicies(ctx, req, scale, old, isDryRun); err != nil {
+		return nil, err
+	}
 	parent, err := handler.ToParent((&unstructured.Unstructured{Object: scale}).GetManagedFields())
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)

@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
@@ -17,10 +17,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	ktypes "k8s.io/apimachinery/pkg/types"
 
 	"kubeplay/server/authn"
+	"kubeplay/server/authz"
 	"kubeplay/server/catalog"
 	"kubeplay/server/celrules"
+	"kubeplay/server/fieldmanager"
 )
 
 var (
@@ -50,6 +53,10 @@ type (
 				MessageExpression string `json:"messageExpression"`
 				Reason            string `json:"reason"`
 			} `json:"validations"`
+			AuditAnnotations []struct {
+				Key             string `json:"key"`
+				ValueExpression string `json:"valueExpression"`
+			} `json:"auditAnnotations"`
 		} `json:"spec"`
 	}
 	namedExpression struct {
@@ -73,6 +80,7 @@ type (
 		} `json:"spec"`
 	}
 	matchResources struct {
+		MatchPolicy          string                `json:"matchPolicy"`
 		NamespaceSelector    *metav1.LabelSelector `json:"namespaceSelector"`
 		ObjectSelector       *metav1.LabelSelector `json:"objectSelector"`
 		ResourceRules        []resourceRule        `json:"resourceRules"`
@@ -97,6 +105,8 @@ type compiledPolicy struct {
 	conditions      []compiledExpression
 	variables       []compiledExpression
 	validations     []compiledValidation
+	// auditAnnotations are named by their keys.
+	auditAnnotations []compiledExpression
 }
 
 type compiledExpression struct {
@@ -110,34 +120,48 @@ type compiledValidation struct {
 	message *compiledExpression
 }
 
-var admissionEnv = sync.OnceValues(celrules.AdmissionEnv)
-
-func compileExpression(name, expr string, out *types.Type) compiledExpression {
-	c := compiledExpression{name: name, expression: expr}
-	env, err := admissionEnv()
-	if err == nil {
-		c.program, c.err = celrules.AdmissionProgram(env, expr, out)
-	} else {
-		c.err = err
+func compileExpression(env *cel.Env, envErr error, name, expr string, outs ...*types.Type) compiledExpression {
+	c := compiledExpression{name: name, expression: expr, err: envErr}
+	if envErr == nil {
+		c.program, c.err = celrules.AdmissionProgram(env, expr, outs...)
 	}
 	return c
 }
 
 func compilePolicy(p policy) *compiledPolicy {
 	c := &compiledPolicy{resourceVersion: p.Metadata.ResourceVersion, policy: p}
+	// Message expressions have no authorizer.
+	env, err := celrules.SharedAdmissionEnv(true)
 	for _, m := range p.Spec.MatchConditions {
-		c.conditions = append(c.conditions, compileExpression(m.Name, m.Expression, types.BoolType))
+		c.conditions = append(c.conditions, compileExpression(env, err, m.Name, m.Expression, types.BoolType))
 	}
-	for _, v := range p.Spec.Variables {
-		c.variables = append(c.variables, compileExpression(v.Name, v.Expression, nil))
+	msgEnv, msgErr := celrules.SharedAdmissionEnv(false)
+	if err == nil {
+		// The other expressions see the variables, typed.
+		names := make([]string, len(p.Spec.Variables))
+		exprs := make([]string, len(p.Spec.Variables))
+		for i, v := range p.Spec.Variables {
+			names[i], exprs[i] = v.Name, v.Expression
+		}
+		programs, errs, decls := celrules.Variables(env, names, exprs)
+		for i, v := range p.Spec.Variables {
+			c.variables = append(c.variables, compiledExpression{name: v.Name, expression: v.Expression, program: programs[i], err: errs[i]})
+		}
+		env, err = env.Extend(decls...)
+		if msgErr == nil {
+			msgEnv, msgErr = msgEnv.Extend(decls...)
+		}
 	}
 	for _, v := range p.Spec.Validations {
-		cv := compiledValidation{compiledExpression: compileExpression("", v.Expression, types.BoolType)}
+		cv := compiledValidation{compiledExpression: compileExpression(env, err, "", v.Expression, types.BoolType)}
 		if v.MessageExpression != "" {
-			m := compileExpression("", v.MessageExpression, types.StringType)
+			m := compileExpression(msgEnv, msgErr, "", v.MessageExpression, types.StringType)
 			cv.message = &m
 		}
 		c.validations = append(c.validations, cv)
+	}
+	for _, a := range p.Spec.AuditAnnotations {
+		c.auditAnnotations = append(c.auditAnnotations, compileExpression(env, err, a.Key, a.ValueExpression, types.StringType, types.NullType))
 	}
 	return c
 }
@@ -200,13 +224,19 @@ func (s *Server) admitPolicies(ctx context.Context, req *request, obj, old objec
 	// Every binding is evaluated, for its warnings, before the first denial
 	// is returned.
 	var denied error
+	var audited []auditedFailure
+	defer func() { auditFailures(ctx, audited) }()
 	for _, b := range bindings {
 		i := slices.IndexFunc(policies, func(p policy) bool { return p.Metadata.Name == b.Spec.PolicyName })
-		if i < 0 || !a.matches(policies[i].Spec.MatchConstraints, false) || b.Spec.MatchResources != nil && !a.matches(b.Spec.MatchResources, true) {
+		if i < 0 {
+			continue
+		}
+		matched := a.match(policies[i].Spec.MatchConstraints, false)
+		if matched == nil || b.Spec.MatchResources != nil && a.match(b.Spec.MatchResources, true) == nil {
 			continue
 		}
 		c := s.policyFor(policies[i])
-		msg, reason, err := s.decide(ctx, a, c, b)
+		msg, reason, err := s.decide(ctx, a.as(matched), c, b)
 		var unconfigured errUnconfigured
 		if errors.As(err, &unconfigured) {
 			// A policy that cannot run fails as its failurePolicy says,
@@ -228,6 +258,8 @@ func (s *Server) admitPolicies(ctx context.Context, req *request, obj, old objec
 				denied = a.denial(fmt.Sprintf("ValidatingAdmissionPolicy '%s' with binding '%s' denied request: %s", c.policy.Metadata.Name, b.Metadata.Name, msg), reason)
 			case action == "Warn":
 				req.warnings = append(req.warnings, fmt.Sprintf("Validation failed for ValidatingAdmissionPolicy '%s' with binding '%s': %s", c.policy.Metadata.Name, b.Metadata.Name, msg))
+			case action == "Audit":
+				audited = append(audited, auditedFailure{Message: msg, Policy: c.policy.Metadata.Name, Binding: b.Metadata.Name, ValidationActions: b.Spec.ValidationActions})
 			}
 		}
 	}
@@ -239,7 +271,7 @@ func (s *Server) admitPolicies(ctx context.Context, req *request, obj, old objec
 func (s *Server) decide(ctx context.Context, a *attributes, c *compiledPolicy, b policyBinding) (string, metav1.StatusReason, error) {
 	// Without a paramRef, params is null.
 	if c.policy.Spec.ParamKind == nil || b.Spec.ParamRef == nil {
-		msg, reason := c.evaluate(a, nil)
+		msg, reason := c.evaluate(ctx, a, nil)
 		return msg, reason, nil
 	}
 	params, err := s.params(ctx, a, c, b)
@@ -253,7 +285,7 @@ func (s *Server) decide(ctx context.Context, a *attributes, c *compiledPolicy, b
 		return "failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction", metav1.StatusReasonInvalid, nil
 	}
 	for _, p := range params {
-		if msg, reason := c.evaluate(a, p); msg != "" {
+		if msg, reason := c.evaluate(ctx, a, p); msg != "" {
 			return msg, reason, nil
 		}
 	}
@@ -328,11 +360,18 @@ type attributes struct {
 	// name and labels are matched.
 	subject   object
 	namespace object // nil for a cluster-scoped resource
-	vars      map[string]any
+	// equivalents are the other group versions of the request's resource
+	// (the same objects), which a policy's rules match under matchPolicy
+	// Equivalent.
+	equivalents []*catalog.Resource
+	vars        map[string]any
+	// res is the resource the policy matched, as whose version it sees
+	// the objects.
+	res *catalog.Resource
 }
 
 func (s *Server) newAttributes(ctx context.Context, req *request, obj, old object, dryRun bool) (*attributes, error) {
-	a := &attributes{req: req, operation: "CREATE", obj: obj, old: old, subject: obj}
+	a := &attributes{req: req, operation: "CREATE", obj: obj, old: old, subject: obj, res: req.res}
 	switch {
 	case obj == nil:
 		a.operation, a.subject = "DELETE", old
@@ -346,6 +385,12 @@ func (s *Server) newAttributes(ctx context.Context, req *request, obj, old objec
 		}
 		a.namespace = ns
 	}
+	storage := catalog.StorageOf(req.res).Prefix
+	for _, r := range s.catalog.All() {
+		if r != req.res && catalog.StorageOf(r).Prefix == storage {
+			a.equivalents = append(a.equivalents, r)
+		}
+	}
 	userInfo := map[string]any{}
 	if u := authn.UserFrom(ctx); u != nil {
 		userInfo["username"] = u.Name
@@ -358,62 +403,193 @@ func (s *Server) newAttributes(ctx context.Context, req *request, obj, old objec
 		}
 		userInfo["groups"] = groups
 	}
-	gvk := req.res.GroupVersionKind()
+	name := str(metadata(a.subject), "name")
 	request := map[string]any{
-		"kind":      map[string]any{"group": gvk.Group, "version": gvk.Version, "kind": gvk.Kind},
-		"resource":  map[string]any{"group": req.res.Group, "version": req.res.Version, "resource": req.res.Resource},
-		"name":      str(metadata(a.subject), "name"),
-		"operation": a.operation,
-		"userInfo":  userInfo,
-		"dryRun":    dryRun,
+		"name":            name,
+		"operation":       a.operation,
+		"userInfo":        userInfo,
+		"dryRun":          dryRun,
+		"options":         a.options(),
+		"requestKind":     a.kind(req.res),
+		"requestResource": resourceOf(req.res),
 	}
 	if req.subresource != "" {
 		request["subResource"] = req.subresource
+		request["requestSubResource"] = req.subresource
 	}
-	if req.namespace != "" {
+	switch {
+	case req.namespace != "":
 		request["namespace"] = req.namespace
+	case req.res.Group == "" && req.res.Resource == "namespaces":
+		request["namespace"] = name // a namespace is in itself
 	}
-	a.vars = map[string]any{"object": nil, "request": request, "params": nil}
+	a.vars = map[string]any{"object": nil, "oldObject": nil, "request": request, "params": nil, "namespaceObject": nil}
+	maps.Copy(a.vars, celrules.AuthorizerVars(policyAuthorizer{ctx: ctx, s: s, user: authn.UserFrom(ctx)}, celrules.AuthzCheck{
+		Group: req.res.Group, Resource: req.res.Resource, Subresource: req.subresource, Namespace: req.namespace, Name: name}))
 	if obj != nil {
-		a.vars["object"] = obj
+		a.vars["object"] = celNumbers(obj)
 	}
 	if old != nil {
-		a.vars["oldObject"] = old
-	} else {
-		a.vars["oldObject"] = nil
+		a.vars["oldObject"] = celNumbers(old)
 	}
 	if a.namespace != nil {
 		a.vars["namespaceObject"] = map[string]any(a.namespace)
-	} else {
-		a.vars["namespaceObject"] = nil
 	}
-	return a, nil
+	return a.as(req.res), nil
 }
 
-// matches says whether a request is one m selects, m being a policy's
-// matchConstraints or (binding) a binding's matchResources.
-func (a *attributes) matches(m *matchResources, binding bool) bool {
+// celNumbers is a copy of obj with its JSON numbers (a body decoded as it
+// came) as the integers and doubles CEL compares.
+func celNumbers(obj object) any {
+	return fieldmanager.PlainNumbers(deepCopyObject(obj))
+}
+
+// policyAuthorizer answers a policy's authorizer checks by RBAC, for the
+// request's user.
+type policyAuthorizer struct {
+	ctx  context.Context
+	s    *Server
+	user *authn.User
+}
+
+func (p policyAuthorizer) Authorize(c celrules.AuthzCheck) (bool, string, error) {
+	user := p.user
+	if c.ServiceAccountNamespace != "" || c.ServiceAccountName != "" {
+		user = &authn.User{Name: authn.ServiceAccountPrefix + c.ServiceAccountNamespace + ":" + c.ServiceAccountName,
+			Groups: authn.ServiceAccountGroups(c.ServiceAccountNamespace)}
+	}
+	if user == nil {
+		return false, "", errors.New("no user to authorize")
+	}
+	attrs := authz.Attributes{User: user, Verb: c.Verb, Path: c.Path}
+	if c.Path == "" {
+		attrs = authz.Attributes{User: user, Verb: c.Verb, ResourceRequest: true, APIGroup: c.Group, APIVersion: "*",
+			Resource: c.Resource, Subresource: c.Subresource, Namespace: c.Namespace, Name: c.Name}
+	}
+	return p.s.authz.Authorize(p.ctx, attrs)
+}
+
+// as is a seen as a policy that matched res sees it: with res's kind and
+// resource, and the objects converted to res's version.
+func (a *attributes) as(res *catalog.Resource) *attributes {
+	out := *a
+	out.res = res
+	out.vars = maps.Clone(a.vars)
+	request := maps.Clone(a.vars["request"].(map[string]any))
+	request["kind"], request["resource"] = a.kind(res), resourceOf(res)
+	out.vars["request"] = request
+	if res != a.req.res {
+		for k, o := range map[string]object{"object": a.obj, "oldObject": a.old} {
+			if o != nil {
+				converted := toStorage(a.req.res, deepCopyObject(o))
+				fromStorage(res, converted)
+				out.vars[k] = celNumbers(converted)
+			}
+		}
+	}
+	return &out
+}
+
+// kind is the kind of the objects a request to res (and the request's
+// subresource) carries: a subresource's own (autoscaling/v1 Scale).
+func (a *attributes) kind(res *catalog.Resource) map[string]any {
+	gvk := res.GroupVersionKind()
+	for _, sub := range res.Subresources {
+		if sub.Name == a.req.subresource && sub.Kind != "" {
+			gvk = schema.GroupVersionKind{Group: sub.Group, Version: sub.Version, Kind: sub.Kind}
+		}
+	}
+	return map[string]any{"group": gvk.Group, "version": gvk.Version, "kind": gvk.Kind}
+}
+
+func resourceOf(res *catalog.Resource) map[string]any {
+	return map[string]any{"group": res.Group, "version": res.Version, "resource": res.Resource}
+}
+
+// options are the request's options as kube-apiserver hands them to
+// admission: CreateOptions or UpdateOptions (a patch's too) with the
+// query's dryRun, fieldManager and fieldValidation, or the DeleteOptions.
+func (a *attributes) options() map[string]any {
+	if a.operation == "DELETE" {
+		opts := metav1.DeleteOptions{}
+		if a.req.deleteOptions != nil {
+			opts = *a.req.deleteOptions
+		}
+		if opts.Preconditions == nil && a.req.res.Group == "" && a.req.res.Resource == "namespaces" {
+			// kube-apiserver deletes a namespace on condition of its uid.
+			uid := ktypes.UID(str(metadata(a.old), "uid"))
+			opts.Preconditions = &metav1.Preconditions{UID: &uid}
+		}
+		out := map[string]any{}
+		if b, err := json.Marshal(opts); err == nil {
+			_ = json.Unmarshal(b, &out) // a struct's JSON is an object
+		}
+		out["kind"], out["apiVersion"] = "DeleteOptions", "meta.k8s.io/v1"
+		return out
+	}
+	kind := "CreateOptions"
+	if a.operation == "UPDATE" {
+		kind = "UpdateOptions"
+	}
+	out := map[string]any{"kind": kind, "apiVersion": "meta.k8s.io/v1"}
+	q := a.req.query
+	if dryRun := q["dryRun"]; len(dryRun) > 0 {
+		list := make([]any, len(dryRun))
+		for i, d := range dryRun {
+			list[i] = d
+		}
+		out["dryRun"] = list
+	}
+	for _, k := range []string{"fieldManager", "fieldValidation"} {
+		if v := q.Get(k); v != "" {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// match says which resource a request is to as m selects it, m being a
+// policy's matchConstraints or (binding) a binding's matchResources: the
+// request's own, or under matchPolicy Equivalent (the default) another
+// version of it; nil if m does not select the request.
+func (a *attributes) match(m *matchResources, binding bool) *catalog.Resource {
 	if m == nil {
-		return false
+		return nil
 	}
 	if !selects(m.ObjectSelector, metadata(a.subject)) {
-		return false
+		return nil
 	}
 	// A namespace matches namespaceSelector itself; a cluster-scoped
 	// object other than a namespace always does.
 	switch {
 	case a.req.res.Group == "" && a.req.res.Resource == "namespaces":
 		if !selects(m.NamespaceSelector, metadata(a.subject)) {
-			return false
+			return nil
 		}
 	case a.namespace != nil:
 		if !selects(m.NamespaceSelector, metadata(a.namespace)) {
-			return false
+			return nil
 		}
 	}
-	in := func(r resourceRule) bool { return a.ruleMatches(r) }
+	in := func(res *catalog.Resource) func(resourceRule) bool {
+		return func(r resourceRule) bool { return a.ruleMatches(r, res) }
+	}
+	if slices.ContainsFunc(m.ExcludeResourceRules, in(a.req.res)) {
+		return nil
+	}
 	// A binding's rules only narrow its policy's: without any, it has all.
-	return (binding && len(m.ResourceRules) == 0 || slices.ContainsFunc(m.ResourceRules, in)) && !slices.ContainsFunc(m.ExcludeResourceRules, in)
+	if binding && len(m.ResourceRules) == 0 || slices.ContainsFunc(m.ResourceRules, in(a.req.res)) {
+		return a.req.res
+	}
+	if m.MatchPolicy == "Exact" {
+		return nil
+	}
+	for _, eq := range a.equivalents {
+		if slices.ContainsFunc(m.ResourceRules, in(eq)) {
+			return eq
+		}
+	}
+	return nil
 }
 
 func selects(sel *metav1.LabelSelector, md map[string]any) bool {
@@ -433,8 +609,7 @@ func selects(sel *metav1.LabelSelector, md map[string]any) bool {
 	return s.Matches(set)
 }
 
-func (a *attributes) ruleMatches(r resourceRule) bool {
-	res := a.req.res
+func (a *attributes) ruleMatches(r resourceRule, res *catalog.Resource) bool {
 	has := func(list []string, v string) bool { return slices.Contains(list, "*") || slices.Contains(list, v) }
 	if !has(r.APIGroups, res.Group) || !has(r.APIVersions, res.Version) || !has(r.Operations, a.operation) {
 		return false
@@ -469,29 +644,27 @@ func (a *attributes) ruleMatches(r resourceRule) bool {
 // evaluate runs a policy on a request: the message of its first failed
 // validation and the reason of the denial, or "" when it admits it (or
 // does not apply).
-func (c *compiledPolicy) evaluate(a *attributes, params object) (msg string, reason metav1.StatusReason) {
+func (c *compiledPolicy) evaluate(ctx context.Context, a *attributes, params object) (msg string, reason metav1.StatusReason) {
 	fail := c.fails()
 	vars := make(map[string]any, len(a.vars)+1)
 	for k, v := range a.vars {
 		vars[k] = v
 	}
 	if params != nil {
-		vars["params"] = params
+		vars["params"] = celNumbers(params)
 	}
 	variables := map[string]any{}
 	vars["variables"] = variables
 	for _, v := range c.variables {
 		// Evaluated in order, so that a variable may use those before it;
 		// one that fails fails the expressions that use it.
-		if v.err != nil {
-			variables[v.name] = types.NewErr("%v", v.err)
-			continue
+		var out any
+		err := v.err
+		if err == nil {
+			out, _, err = v.program.Eval(vars)
 		}
-		out, _, err := v.program.Eval(vars)
-		if err != nil {
-			out = types.NewErr("%v", err)
-		}
-		variables[v.name] = out
+		variables[v.name] = celrules.VariableValue(v.name, out, err)
+		vars["variables."+v.name] = variables[v.name]
 	}
 	for _, m := range c.conditions {
 		if m.err != nil {
@@ -506,6 +679,17 @@ func (c *compiledPolicy) evaluate(a *attributes, params object) (msg string, rea
 		}
 		if b, ok := out.(types.Bool); ok && !bool(b) {
 			return "", ""
+		}
+	}
+	for _, an := range c.auditAnnotations {
+		if an.program == nil {
+			continue
+		}
+		// A null value, or one that fails, annotates nothing.
+		if out, _, err := an.program.Eval(vars); err == nil {
+			if v, ok := out.(types.String); ok {
+				annotate(ctx, c.policy.Metadata.Name+"/"+an.name, string(v))
+			}
 		}
 	}
 	for i, v := range c.validations {

@@ -2,9 +2,13 @@ package server_test
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	"kubeplay/playground/journal"
 )
 
 const (
@@ -68,5 +72,38 @@ func BenchmarkCreateWithPolicy(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestAdmissionPolicy_Audit checks that a policy's audit annotations and its
+// failures under an Audit binding reach the request journal (kube-apiserver
+// writes them to its audit log) and nothing else: no denial, no warning.
+func TestAdmissionPolicy_Audit(t *testing.T) {
+	j := journal.New(journal.Limits{}, time.Now)
+	h := j.Handler(newTestServer(t))
+	policy := `{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingAdmissionPolicy","metadata":{"name":"audited"},
+"spec":{"matchConstraints":{"resourceRules":[{"apiGroups":[""],"apiVersions":["v1"],"operations":["CREATE"],"resources":["configmaps"]}]},
+"validations":[{"expression":"object.metadata.name != 'x'","messageExpression":"'not ' + object.metadata.name"}],
+"auditAnnotations":[{"key":"name","valueExpression":"'cm ' + object.metadata.name"},{"key":"none","valueExpression":"null"}]}}`
+	binding := `{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingAdmissionPolicyBinding","metadata":{"name":"audited"},"spec":{"policyName":"audited","validationActions":["Audit"]}}`
+	for path, body := range map[string]string{policiesPath: policy, bindingsPath: binding} {
+		if w := serve(h, http.MethodPost, path, "application/json", body); w.Code != http.StatusCreated {
+			t.Fatalf("%s: %d %s", path, w.Code, w.Body)
+		}
+	}
+	for name, want := range map[string]map[string]string{
+		"x": {"audited/name": "cm x",
+			"validation.policy.admission.k8s.io/validation_failure": `[{"message":"not x","policy":"audited","binding":"audited","validationActions":["Audit"]}]`},
+		"y": {"audited/name": "cm y"},
+	} {
+		cm := fmt.Sprintf(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":%q}}`, name)
+		w := serve(h, http.MethodPost, "/api/v1/namespaces/default/configmaps", "application/json", cm)
+		if w.Code != http.StatusCreated || w.Header().Get("Warning") != "" {
+			t.Fatalf("%s: %d %v %s", name, w.Code, w.Header(), w.Body)
+		}
+		entries, _ := j.Page(0, 0)
+		if got := entries[len(entries)-1].AuditAnnotations; !maps.Equal(got, want) {
+			t.Errorf("%s: audit annotations %v, want %v", name, got, want)
+		}
 	}
 }

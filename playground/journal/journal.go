@@ -2,6 +2,7 @@ package journal
 
 import (
 	"errors"
+	"maps"
 	"net/http"
 	"sync"
 	"time"
@@ -49,6 +50,9 @@ type Entry struct {
 	Watch *Stream `json:"watch,omitempty"`
 	// Done is false while the response is still being written (a watch).
 	Done bool `json:"done"`
+	// AuditAnnotations are what admission noted of the request for
+	// kube-apiserver's audit log (see server.WithAuditAnnotations).
+	AuditAnnotations map[string]string `json:"auditAnnotations,omitempty"`
 }
 
 // Message is the header and body of a request or response.
@@ -138,6 +142,7 @@ func (j *Journal) at(i int) *Entry { return j.entries[(j.start+i)%len(j.entries)
 // the copy shares them.
 func (e *Entry) snapshot() Entry {
 	c := *e
+	c.AuditAnnotations = maps.Clone(e.AuditAnnotations)
 	if e.Watch != nil {
 		w := *e.Watch
 		w.Events = w.Events[:len(w.Events):len(w.Events)]

@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"strings"
+
+	"kubeplay/server"
 )
 
 // Handler returns api wrapped so that every request it serves is recorded.
@@ -22,6 +24,14 @@ func (j *Journal) Handler(api http.Handler) http.Handler {
 		if r.Body != nil {
 			r.Body = &teeBody{ReadCloser: r.Body, capture: body}
 		}
+		r = r.WithContext(server.WithAuditAnnotations(r.Context(), func(key, value string) {
+			j.update(e, false, func(e *Entry) {
+				if e.AuditAnnotations == nil {
+					e.AuditAnnotations = map[string]string{}
+				}
+				e.AuditAnnotations[key] = value
+			})
+		}))
 		rec := &recorder{ResponseWriter: w, j: j, e: e, watch: IsWatch(r), body: capture{limit: j.limits.BodyBytes}}
 		defer func() {
 			rec.flushPartialEvent()

@@ -33,6 +33,11 @@ type User struct {
 // InGroup reports whether u is a member of group.
 func (u *User) InGroup(group string) bool { return slices.Contains(u.Groups, group) }
 
+// ServiceAccountGroups are the groups of a ServiceAccount of namespace.
+func ServiceAccountGroups(namespace string) []string {
+	return []string{ServiceAccounts, ServiceAccounts + ":" + namespace}
+}
+
 // ServiceAccount splits a ServiceAccount user name into its namespace and
 // name; ok is false for any other user name.
 func ServiceAccount(user string) (namespace, name string, ok bool) {

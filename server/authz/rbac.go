@@ -169,7 +169,7 @@ func describe(b Binding, s Subject) string {
 		if ns == "" {
 			ns = b.Namespace
 		}
-		subject = ns + "/" + s.Name
+		subject = s.Name + "/" + ns
 	}
 	return fmt.Sprintf("%s of %s %q to %s %q", binding, b.RoleRef.Kind, b.RoleRef.Name, s.Kind, subject)
 }

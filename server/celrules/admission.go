@@ -2,22 +2,40 @@ package celrules
 
 import (
 	"fmt"
+	"slices"
+	"strings"
+	"sync"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/ext"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"kubeplay/server/structural"
 )
 
 // AdmissionEnv is the environment of a ValidatingAdmissionPolicy's
 // expressions: its variables (object, oldObject, request, params,
-// namespaceObject, variables) with the Kubernetes libraries. Unlike
-// kube-apiserver, which types object by the resource's schema, they are
-// dynamically typed: expressions are checked when they run.
-func AdmissionEnv() (*cel.Env, error) {
+// namespaceObject, variables) with the Kubernetes libraries (authz's too),
+// and with authorizer the authorizer variables (kube-apiserver gives them
+// to every expression but messageExpression). request is typed as
+// kube-apiserver types it; unlike kube-apiserver, which types object by
+// the resource's schema, the objects are dynamically typed: expressions
+// that use them are checked when they run.
+func AdmissionEnv(authorizer bool) (*cel.Env, error) {
+	p, err := newProvider()
+	if err != nil {
+		return nil, err
+	}
+	request, errs := structural.Parse(requestSchema(), field.NewPath("request"))
+	if len(errs) > 0 {
+		return nil, errs.ToAggregate()
+	}
 	opts := []cel.EnvOption{
+		cel.CustomTypeProvider(p),
 		cel.Variable("object", cel.DynType),
 		cel.Variable("oldObject", cel.DynType),
-		cel.Variable("request", cel.DynType),
+		cel.Variable("request", p.declare(request, "kubernetes.AdmissionRequest", false)),
 		cel.Variable("params", cel.DynType),
 		cel.Variable("namespaceObject", cel.DynType),
 		cel.Variable("variables", cel.MapType(cel.StringType, cel.DynType)),
@@ -29,22 +47,104 @@ func AdmissionEnv() (*cel.Env, error) {
 		ext.Sets(),
 		ext.TwoVarComprehensions(),
 	}
+	opts = append(opts, authzLibrary()...)
+	if authorizer {
+		opts = append(opts, authorizerVariables()...)
+	}
 	return cel.NewEnv(append(opts, library()...)...)
 }
 
+// requestSchema is the type of the request variable, as kube-apiserver
+// declares it: what it is told of the request (no uid), its options
+// untyped.
+func requestSchema() map[string]any {
+	str := map[string]any{"type": "string"}
+	obj := func(props map[string]any) map[string]any {
+		return map[string]any{"type": "object", "properties": props}
+	}
+	gvk := obj(map[string]any{"group": str, "version": str, "kind": str})
+	gvr := obj(map[string]any{"group": str, "version": str, "resource": str})
+	list := map[string]any{"type": "array", "items": str}
+	return obj(map[string]any{
+		"kind": gvk, "resource": gvr, "subResource": str,
+		"requestKind": gvk, "requestResource": gvr, "requestSubResource": str,
+		"name": str, "namespace": str, "operation": str,
+		"userInfo": obj(map[string]any{"username": str, "uid": str, "groups": list,
+			"extra": map[string]any{"type": "object", "additionalProperties": list}}),
+		"dryRun":  map[string]any{"type": "boolean"},
+		"options": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+	})
+}
+
+// The admission environments, made once: they never change.
+var admissionEnvs = [2]func() (*cel.Env, error){
+	sync.OnceValues(func() (*cel.Env, error) { return AdmissionEnv(false) }),
+	sync.OnceValues(func() (*cel.Env, error) { return AdmissionEnv(true) }),
+}
+
+// SharedAdmissionEnv is AdmissionEnv(authorizer), made once.
+func SharedAdmissionEnv(authorizer bool) (*cel.Env, error) {
+	if authorizer {
+		return admissionEnvs[1]()
+	}
+	return admissionEnvs[0]()
+}
+
 // AdmissionProgram compiles an expression of env into a program limited to
-// a call's cost; out, if not nil, is the type the expression must have. Its
-// errors are worded as kube-apiserver's for a policy's expressions. As
-// variables are all dynamically typed here, an expression that uses them
-// may have any type.
-func AdmissionProgram(env *cel.Env, expr string, out *types.Type) (cel.Program, error) {
+// a call's cost; outs, if any, are the types the expression may have. Its
+// errors are worded as kube-apiserver's for a policy's expressions.
+func AdmissionProgram(env *cel.Env, expr string, outs ...*types.Type) (cel.Program, error) {
+	prg, _, err := admissionProgram(env, expr, outs...)
+	return prg, err
+}
+
+// admissionProgram is AdmissionProgram, with the expression's type.
+func admissionProgram(env *cel.Env, expr string, outs ...*types.Type) (cel.Program, *types.Type, error) {
 	checked, issues := env.Compile(expr)
 	if issues != nil && issues.Err() != nil {
-		return nil, fmt.Errorf("compilation failed: %w", issues.Err())
+		return nil, nil, fmt.Errorf("compilation failed: %w", issues.Err())
 	}
 	t := checked.OutputType()
-	if out != nil && !t.IsExactType(out) && !(t == types.DynType && refersTo(checked.NativeRep(), "variables")) {
-		return nil, fmt.Errorf("must evaluate to %s but got %s", out, t)
+	switch {
+	case len(outs) == 0 || slices.ContainsFunc(outs, func(out *types.Type) bool { return t.IsExactType(out) }):
+	case len(outs) == 1:
+		return nil, nil, fmt.Errorf("must evaluate to %s but got %s", outs[0], t)
+	default:
+		names := make([]string, len(outs))
+		for i, out := range outs {
+			names[i] = out.String()
+		}
+		return nil, nil, fmt.Errorf("must evaluate to one of [%s] but got %s", strings.Join(names, " "), t)
 	}
-	return env.Program(checked, cel.CostLimit(perCallLimit))
+	prg, err := env.Program(checked, cel.CostLimit(perCallLimit), cel.CostTracking(authzCosts{}))
+	return prg, t, err
+}
+
+// Variables compiles a policy's variables in order in env, each seeing
+// those before it: variables.<name>, of the type of its expression (dyn
+// if it does not compile), as kube-apiserver types them. It returns their
+// programs (nil for one that does not compile, with its error), and the
+// declarations that give the policy's other expressions the variables.
+func Variables(env *cel.Env, names, exprs []string) (programs []cel.Program, errs []error, decls []cel.EnvOption) {
+	for i, expr := range exprs {
+		prg, t, err := admissionProgram(env, expr)
+		if err != nil {
+			t = types.DynType
+		}
+		decl := cel.Variable("variables."+names[i], t)
+		if next, extendErr := env.Extend(decl); extendErr == nil {
+			env = next
+		}
+		programs, errs, decls = append(programs, prg), append(errs, err), append(decls, decl)
+	}
+	return programs, errs, decls
+}
+
+// VariableValue is the value of a variable for the expressions that use
+// it: its value, or an error that says which variable failed.
+func VariableValue(name string, v any, err error) any {
+	if err != nil {
+		return types.NewErr("composited variable %q fails to evaluate: %v", name, err)
+	}
+	return v
 }

@@ -27,8 +27,8 @@ import (
 // isQuantity, comparisons and arithmetic; kube-apiserver v1.35 has no sign),
 // IP addresses and CIDRs (ip, isIP, cidr, isCIDR and their methods) and
 // formats (format.named, format.dns1123Label() and the others, validate)
-// and semantic versions (isSemver, semver and their methods). Not
-// implemented: authz.
+// and semantic versions (isSemver, semver and their methods). The authz
+// library is admission's alone (see AdmissionEnv).
 func library() []cel.EnvOption {
 	var opts []cel.EnvOption
 	opts = append(opts, listsLibrary()...)

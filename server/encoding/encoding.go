@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	yamlv2 "go.yaml.in/yaml/v2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
@@ -42,6 +43,26 @@ func BodyMediaType(contentType string) (string, error) {
 		Reason:  metav1.StatusReasonUnsupportedMediaType,
 		Message: "the body of the request was in an unknown format - accepted media types include: " + AcceptedBodyTypes,
 	}}
+}
+
+// YAMLDuplicateKeys are the complaints of a strict YAML decoder about the
+// keys a YAML body gives twice in a mapping (`line 7: key "a" already set
+// in map`), which kube-apiserver reports as its fieldValidation says.
+type YAMLDuplicateKeys []string
+
+// Error is the strict decoder's error, as it words it.
+func (d YAMLDuplicateKeys) Error() string {
+	return "yaml: unmarshal errors:\n  " + strings.Join(d, "\n  ")
+}
+
+// YAMLDuplicates are the keys body gives twice. A body that is not YAML
+// has none: the decoder proper says what is wrong with it.
+func YAMLDuplicates(body []byte) YAMLDuplicateKeys {
+	var unmarshal *yamlv2.TypeError
+	if _, err := yaml.YAMLToJSONStrict(body); errors.As(err, &unmarshal) {
+		return unmarshal.Errors
+	}
+	return nil
 }
 
 // DecodeObject parses a JSON or YAML body into an object. The error is the

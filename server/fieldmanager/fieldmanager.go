@@ -134,12 +134,12 @@ func (m *Managers) Forget(tc managedfields.TypeConverter) {
 // and returns obj. live is nil for a create. As kube-apiserver does, a
 // failure to compute managedFields drops them rather than failing the write.
 func Update(f *managedfields.FieldManager, gvk schema.GroupVersionKind, live, obj Object, manager string) Object {
-	unstructuredNumbers(obj)
+	PlainNumbers(obj)
 	if live == nil {
 		live = NewObject(gvk)
 	}
 	liveObj := &unstructured.Unstructured{Object: live}
-	unstructuredNumbers(live)
+	PlainNumbers(live)
 	out := f.UpdateNoErrors(liveObj, &unstructured.Unstructured{Object: obj}, manager)
 	return out.(*unstructured.Unstructured).Object
 }
@@ -157,8 +157,8 @@ func NewObject(gvk schema.GroupVersionKind) Object {
 // the new object; a conflict with another manager's fields is a 409 Status
 // error unless force. live is an empty object of the kind for a create.
 func Apply(f *managedfields.FieldManager, live, applied Object, manager string, force bool) (Object, error) {
-	unstructuredNumbers(live)
-	unstructuredNumbers(applied)
+	PlainNumbers(live)
+	PlainNumbers(applied)
 	out, err := f.Apply(&unstructured.Unstructured{Object: live}, &unstructured.Unstructured{Object: applied}, manager, force)
 	if err != nil {
 		return nil, err
@@ -243,7 +243,7 @@ func (v versions) ConvertToVersion(in runtime.Object, gv runtime.GroupVersioner)
 	if err != nil {
 		return nil, err
 	}
-	unstructuredNumbers(out)
+	PlainNumbers(out)
 	return &unstructured.Unstructured{Object: out}, nil
 }
 
@@ -257,17 +257,17 @@ func (unversioned) New(gvk schema.GroupVersionKind) (runtime.Object, error) {
 	return &unstructured.Unstructured{Object: NewObject(gvk)}, nil
 }
 
-// unstructuredNumbers turns the json.Numbers of a decoded object into the
+// PlainNumbers turns the json.Numbers of a decoded object into the
 // int64 and float64 values unstructured objects hold, in place.
-func unstructuredNumbers(v any) any {
+func PlainNumbers(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, e := range x {
-			x[k] = unstructuredNumbers(e)
+			x[k] = PlainNumbers(e)
 		}
 	case []any:
 		for i, e := range x {
-			x[i] = unstructuredNumbers(e)
+			x[i] = PlainNumbers(e)
 		}
 	case json.Number:
 		if n, err := x.Int64(); err == nil {

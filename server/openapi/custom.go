@@ -71,21 +71,7 @@ func CustomSchemas(t CustomType) (map[string]any, error) {
 	kind["x-kubernetes-group-version-kind"] = gvkExtension(t.GVK)
 	name := DefinitionName(t.GVK)
 	listGVK := t.GVK.GroupVersion().WithKind(t.ListKindName)
-	list := map[string]any{
-		"description": t.ListKindName + " is a list of " + t.GVK.Kind,
-		"type":        "object",
-		"required":    []any{"items"},
-		"properties": map[string]any{
-			"apiVersion": map[string]any{"description": apiVersionDoc, "type": "string"},
-			"items": map[string]any{
-				"description": "List of " + t.Plural + ". More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md",
-				"type":        "array", "items": ref(name),
-			},
-			"kind":     map[string]any{"description": kindDoc, "type": "string"},
-			"metadata": map[string]any{"description": listMetadataDoc, "allOf": []any{ref(metaPrefix + "ListMeta")}},
-		},
-		"x-kubernetes-group-version-kind": gvkExtension(listGVK),
-	}
+	list := listSchema(t, ref(name), map[string]any{"description": listMetadataDoc, "allOf": []any{ref(metaPrefix + "ListMeta")}})
 	out := map[string]any{name: kind, DefinitionName(listGVK): list}
 	roots := []string{metaPrefix + "ObjectMeta", metaPrefix + "ListMeta", metaPrefix + "Status", metaPrefix + "DeleteOptions", metaPrefix + "Patch"}
 	if t.Scale {
@@ -116,6 +102,26 @@ func CustomSchemas(t CustomType) (map[string]any, error) {
 		roots = append(roots, refsOf(s)...)
 	}
 	return out, nil
+}
+
+// listSchema is the schema of t's list kind, given how its document
+// refers to t's kind's schema and describes the list's metadata.
+func listSchema(t CustomType, kindRef, metadata map[string]any) map[string]any {
+	return map[string]any{
+		"description": t.ListKindName + " is a list of " + t.GVK.Kind,
+		"type":        "object",
+		"required":    []any{"items"},
+		"properties": map[string]any{
+			"apiVersion": map[string]any{"description": apiVersionDoc, "type": "string"},
+			"items": map[string]any{
+				"description": "List of " + t.Plural + ". More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md",
+				"type":        "array", "items": kindRef,
+			},
+			"kind":     map[string]any{"description": kindDoc, "type": "string"},
+			"metadata": metadata,
+		},
+		"x-kubernetes-group-version-kind": gvkExtension(t.GVK.GroupVersion().WithKind(t.ListKindName)),
+	}
 }
 
 // publishIntOrString spells out x-kubernetes-int-or-string as an anyOf of
@@ -196,38 +202,54 @@ func CustomDocument(types []CustomType) ([]byte, error) {
 	})
 }
 
-// The paths of a custom resource, as kube-apiserver v1.35.4 describes them,
-// recorded for a namespaced and a cluster-scoped resource with status and
-// scale subresources, with placeholders for the names.
+// The paths of a custom resource, as kube-apiserver v1.35.4 describes them
+// in v3 and v2, recorded for a namespaced and a cluster-scoped resource with
+// status and scale subresources, with placeholders for the names.
 //
-//go:embed spec/crd/namespaced.json spec/crd/cluster.json
+//go:embed spec/crd/namespaced.json spec/crd/cluster.json spec/crd/v2-namespaced.json spec/crd/v2-cluster.json
 var pathTemplates embed.FS
 
 func addPaths(paths map[string]any, t CustomType) error {
-	gv := t.GVK.GroupVersion()
-	tag := tagOf(gv)
-	id := strings.ToUpper(tag[:1]) + strings.ReplaceAll(tag[1:], "_v", "V")
-	file := "spec/crd/cluster.json"
-	if t.Namespaced {
-		file = "spec/crd/namespaced.json"
-	}
-	tpl, err := pathTemplates.ReadFile(file)
+	items, err := pathItems("", t)
 	if err != nil {
 		return err
 	}
-	r := strings.NewReplacer("{{listdef}}", DefinitionName(gv.WithKind(t.ListKindName)), "{{def}}", DefinitionName(t.GVK),
-		"{{tag}}", tag, "{{ID}}", id, "{{group}}", gv.Group, "{{version}}", gv.Version, "{{plural}}", t.Plural, "{{Kind}}", t.GVK.Kind)
-	var items map[string]any
-	if err := json.Unmarshal([]byte(r.Replace(string(tpl))), &items); err != nil {
-		return err
-	}
-	for path, item := range items {
-		if strings.HasSuffix(path, "/status") && !t.Status || strings.HasSuffix(path, "/scale") && !t.Scale {
-			continue
+	for path, raw := range items {
+		var item any
+		if err := json.Unmarshal(raw, &item); err != nil {
+			return err
 		}
 		paths[path] = item
 	}
 	return nil
+}
+
+// pathItems are the path items of t from the recorded templates of v3
+// (prefix "") or v2 ("v2-"), without those of the subresources t lacks.
+func pathItems(prefix string, t CustomType) (map[string]json.RawMessage, error) {
+	file := "spec/crd/" + prefix + "cluster.json"
+	if t.Namespaced {
+		file = "spec/crd/" + prefix + "namespaced.json"
+	}
+	gv := t.GVK.GroupVersion()
+	tag := tagOf(gv)
+	id := strings.ToUpper(tag[:1]) + strings.ReplaceAll(tag[1:], "_v", "V")
+	tpl, err := pathTemplates.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	r := strings.NewReplacer("{{listdef}}", DefinitionName(gv.WithKind(t.ListKindName)), "{{def}}", DefinitionName(t.GVK),
+		"{{tag}}", tag, "{{ID}}", id, "{{group}}", gv.Group, "{{version}}", gv.Version, "{{plural}}", t.Plural, "{{Kind}}", t.GVK.Kind)
+	var items map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(r.Replace(string(tpl))), &items); err != nil {
+		return nil, err
+	}
+	for path := range items {
+		if strings.HasSuffix(path, "/status") && !t.Status || strings.HasSuffix(path, "/scale") && !t.Scale {
+			delete(items, path)
+		}
+	}
+	return items, nil
 }
 
 // tagOf is the operations' tag: "exampleCom_v1" for example.com/v1.

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -25,6 +26,8 @@ type Handler struct {
 	modTime time.Time
 	hashes  sync.Map // document path -> hash, computed on first use
 	custom  sync.Map // document path -> customDoc, of CRD group versions
+	// v2 is the v2 document with custom resources; nil without any.
+	v2 atomic.Pointer[customV2]
 }
 
 type customDoc struct {

@@ -18,7 +18,8 @@ import (
 // The OpenAPI v2 document kube-apiserver v1.35.4 serves at /openapi/v2, in
 // JSON and in its protobuf form (gnostic's openapi_v2.Document), recorded
 // byte for byte and gzip-compressed (0.2 MB each instead of 2.1 and 1.8).
-// Serving the recorded protobuf keeps protobuf code out of the engine.
+// With custom resources, the document is rebuilt with them (see
+// SetCustomV2), its protobuf form by gnostic, as kube-apiserver makes it.
 //
 //go:embed spec/v2/swagger.json.gz spec/v2/swagger.pb.gz
 var v2Documents embed.FS
@@ -68,7 +69,8 @@ var loadV2 = sync.OnceValues(func() (*v2Document, error) {
 // an empty 406 for anything else, as kube-apiserver does. The document
 // describes kube-apiserver's whole API, the resources kubeplay does not
 // serve included: unlike v3, whose documents are per group version and
-// listed only when served, v2 is one document, served unchanged.
+// listed only when served, v2 is one document, served unchanged but for
+// the custom resources it gains.
 func (h *Handler) serveV2(w http.ResponseWriter, r *http.Request) {
 	doc, err := loadV2()
 	if err != nil {
@@ -78,19 +80,29 @@ func (h *Handler) serveV2(w http.ResponseWriter, r *http.Request) {
 	header := w.Header()
 	header.Add("Vary", "Accept-Encoding")
 	header.Add("Vary", "Accept")
-	body := doc.json
+	body, protobuf, etag := doc.json, func() ([]byte, error) { return doc.protobuf, nil }, doc.etag
+	if c := h.v2.Load(); c != nil {
+		if body, etag, err = c.document(); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		protobuf = c.proto
+	}
 	switch negotiateV2(r.Header.Get("Accept")) {
 	case v2JSON:
 		header.Set("Content-Type", v2JSON)
 	case v2Protobuf:
+		if body, err = protobuf(); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
 		header.Set("Content-Type", v2ProtobufResponse)
-		body = doc.protobuf
 	default:
 		header.Set("Content-Length", "0")
 		w.WriteHeader(http.StatusNotAcceptable)
 		return
 	}
-	header.Set("Etag", doc.etag)
+	header.Set("Etag", etag)
 	http.ServeContent(w, r, "", h.modTime, bytes.NewReader(body))
 }
 

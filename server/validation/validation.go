@@ -70,7 +70,8 @@ func validate(gvk schema.GroupVersionKind, obj Object, uid string) field.ErrorLi
 	case schema.GroupKind{Kind: "ConfigMap"}:
 		return configKeys(obj, "data", "binaryData")
 	case schema.GroupKind{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicy"}:
-		return admissionPolicy(spec)
+		name, _ := decoded.Child(obj, "metadata")["name"].(string)
+		return admissionPolicy(name, spec)
 	case schema.GroupKind{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicyBinding"}:
 		return policyBinding(spec)
 	case schema.GroupKind{Kind: "Secret"}:

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"mime"
 	"net/url"
 	"slices"
@@ -34,6 +35,8 @@ type EntryProps struct {
 	DroppedEvents int
 	Curl          string
 	Kubectl       string // "" when no kubectl command sends this request
+	// AuditAnnotations are what admission noted for the audit log, by key.
+	AuditAnnotations []HeaderProps
 }
 
 // MessageProps is a request or response's headers and body.
@@ -78,6 +81,9 @@ func entryProps(e journal.Entry, host string) EntryProps {
 	}
 	if e.Done {
 		p.Latency = latency(e.Latency)
+	}
+	for _, k := range slices.Sorted(maps.Keys(e.AuditAnnotations)) {
+		p.AuditAnnotations = append(p.AuditAnnotations, HeaderProps{Name: k, Value: e.AuditAnnotations[k]})
 	}
 	if e.Watch != nil {
 		p.Watch, p.DroppedEvents = true, e.Watch.Dropped

@@ -2,6 +2,7 @@ package requests
 
 import (
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 
@@ -77,9 +78,13 @@ func TestEntryProps(t *testing.T) {
 			Body:   []byte(`{"kind":"ConfigMap"}`),
 		},
 		Status: 201, Latency: 1500 * time.Microsecond, Done: true,
-		Response: journal.Message{Body: []byte(`{"kind":"ConfigMap","metadata":{"name":"x"}}`)},
+		Response:         journal.Message{Body: []byte(`{"kind":"ConfigMap","metadata":{"name":"x"}}`)},
+		AuditAnnotations: map[string]string{"policy/b": "2", "policy/a": "1"},
 	}
 	p := entryProps(e, "127.0.0.1:8080")
+	if want := []HeaderProps{{"policy/a", "1"}, {"policy/b", "2"}}; !slices.Equal(p.AuditAnnotations, want) {
+		t.Errorf("audit annotations %v, want %v", p.AuditAnnotations, want)
+	}
 	if p.Client != "kubectl" || p.Verb != "create" || p.Resource != "configmaps" || p.StatusClass() != "2xx" ||
 		p.Time != "03:04:05.006" || p.Latency != "1.5ms" {
 		t.Errorf("props %+v", p)
