@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"mime"
@@ -125,7 +126,10 @@ func (s *Server) newScale(r *http.Request, req *request, obj object, body []byte
 // how far it gets: a wrong kind is a 400; with no manager of the replicas
 // field, it fails on the live object; then come the field manager's own
 // errors (a field not in the Scale's schema) and conflicts with the
-// managers of the replicas field; else it fails on the new object.
+// managers of the replicas field; else it fails on the new object. Its
+// conversion failures are 500s; kubeplay answers them as 400s with the
+// same text (see errBare), since the request, not the server, is at fault
+// as far as the client can tell.
 func (s *Server) applyCustomScale(r *http.Request, req *request, obj object, body []byte) error {
 	opts, err := writeOptionsOf(r, "PatchOptions", applyPatchType)
 	if err != nil {
@@ -140,14 +144,14 @@ func (s *Server) applyCustomScale(r *http.Request, req *request, obj object, bod
 	live := customScaleOf(obj, paths.SpecReplicasPath, paths.StatusReplicasPath, paths.LabelSelectorPath)
 	owners := replicasOwners(listOf(metadata(obj), "managedFields"), paths.SpecReplicasPath)
 	if len(owners) == 0 {
-		return errBareInternal("failed to create manager for existing fields: failed to convert live object (/; autoscaling/v1, Kind=Scale) to proper version: " + errScaleVersion)
+		return errBare(errors.New("failed to create manager for existing fields: failed to convert live object (/; autoscaling/v1, Kind=Scale) to proper version: " + errScaleVersion))
 	}
 	metadata(live)["managedFields"] = owners
 	if _, err := s.applyDecoded(pr, live, applied); err != nil {
 		return err
 	}
 	md, _ := applied["metadata"].(map[string]any)
-	return errBareInternal(fmt.Sprintf("failed to convert new object (%s/%s; autoscaling/v1, Kind=Scale) to proper version: %s", str(md, "namespace"), str(md, "name"), errScaleVersion))
+	return errBare(fmt.Errorf("failed to convert new object (%s/%s; autoscaling/v1, Kind=Scale) to proper version: %s", str(md, "namespace"), str(md, "name"), errScaleVersion))
 }
 
 const errScaleVersion = "request to convert CR to an invalid group/version: autoscaling/v1"

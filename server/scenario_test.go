@@ -61,6 +61,9 @@ type step struct {
 	// Pending, when set, says why kubeplay's answer is not yet the oracle's
 	// in full: its body is then checked to be a subset of the oracle's.
 	Pending string `json:"pending,omitempty"`
+	// BadRequestFor500, when set, says why the oracle's 500 is the client's
+	// mistake: kubeplay answers it as a 400 BadRequest with the same message.
+	BadRequestFor500 string `json:"badRequestFor500,omitempty"`
 	// Sleep, when recording, waits this long before the request, for the
 	// real server's controllers to act (kubeplay's act in the write path).
 	Sleep    string    `json:"sleep,omitempty"`
@@ -236,6 +239,9 @@ func replay(t *testing.T, golden string) {
 	for i, st := range sc.Steps {
 		got := readResponse(t, mustDo(t, st.request(t, srv.URL)), st.CheckHeaders)
 		label := fmt.Sprintf("step %d: %s %s", i, st.Method, st.Path)
+		if st.BadRequestFor500 != "" {
+			st.Response = asBadRequest(t, label, st.Response)
+		}
 		if got.Code != st.Response.Code {
 			t.Errorf("%s: code %d, oracle %d\n got: %s\nwant: %s", label, got.Code, st.Response.Code, got.Body, st.Response.Body)
 			continue
@@ -256,6 +262,17 @@ func replay(t *testing.T, golden string) {
 			t.Errorf("%s: body differs from the oracle's\n got: %s\nwant: %s", label, gj, wj)
 		}
 	}
+}
+
+// asBadRequest turns the oracle's 500 into the 400 kubeplay gives instead.
+func asBadRequest(t *testing.T, label string, r *response) *response {
+	var status map[string]any
+	if err := json.Unmarshal(r.Body, &status); err != nil || r.Code != http.StatusInternalServerError {
+		t.Fatalf("%s: badRequestFor500 on an oracle answer %d %s", label, r.Code, r.Body)
+	}
+	status["code"], status["reason"] = float64(http.StatusBadRequest), "BadRequest"
+	body, _ := json.Marshal(status)
+	return &response{Code: http.StatusBadRequest, Headers: r.Headers, Body: body}
 }
 
 func mustDo(t *testing.T, req *http.Request) *http.Response {
