@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"kubeplay/server/encoding"
-	"kubeplay/server/validation"
 )
 
 func (s *Server) create(w http.ResponseWriter, r *http.Request, req *request) {
@@ -86,12 +85,8 @@ func (s *Server) insert(r *http.Request, req *request, obj object, manager strin
 	if err != nil {
 		return nil, 0, err
 	}
-	if err := s.admit(r, req, obj, nil); err != nil {
+	if err := s.admitCreate(ctx, req, obj, isDryRun); err != nil {
 		return nil, 0, err
-	}
-	s.prepareForCreate(res, obj)
-	if errs := validation.Create(res.GroupVersionKind(), obj); len(errs) > 0 {
-		return nil, 0, errInvalid(res, name, errs)
 	}
 	if err := s.allocateServiceAddresses(r.Context(), res, obj, isDryRun); err != nil {
 		return nil, 0, err

@@ -20,7 +20,6 @@ import (
 	"kubeplay/server/catalog"
 	"kubeplay/server/encoding"
 	"kubeplay/server/fieldmanager"
-	"kubeplay/server/validation"
 	"kubeplay/store"
 )
 
@@ -146,6 +145,9 @@ func (s *Server) tryPatch(ctx context.Context, pr *patchRequest) (object, int, e
 	if err := s.admitSchema(pr.request, obj, live); err != nil {
 		return nil, 0, err
 	}
+	if err := s.confirmNoEscalation(ctx, pr.request, obj, live); err != nil {
+		return nil, 0, err
+	}
 	if errs := validateUpdate(pr.request, obj, live); len(errs) > 0 {
 		return nil, 0, errInvalid(res, pr.name, errs)
 	}
@@ -192,15 +194,8 @@ func (s *Server) createPatched(ctx context.Context, pr *patchRequest, obj object
 	if err := s.admitSchema(pr.request, obj, nil); err != nil {
 		return nil, 0, err
 	}
-	if err := s.admitNew(ctx, res, pr.namespace, obj); err != nil {
+	if err := s.admitCreate(ctx, pr.request, obj, pr.dryRun); err != nil {
 		return nil, 0, err
-	}
-	if err := s.admitPolicies(ctx, pr.request, obj, nil, pr.dryRun); err != nil {
-		return nil, 0, err
-	}
-	s.prepareForCreate(res, obj)
-	if errs := validation.Create(res.GroupVersionKind(), obj); len(errs) > 0 {
-		return nil, 0, errInvalid(res, pr.name, errs)
 	}
 	if err := s.allocateServiceAddresses(ctx, res, obj, pr.dryRun); err != nil {
 		return nil, 0, err
