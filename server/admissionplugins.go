@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"kubeplay/server/audit"
 	"kubeplay/server/catalog"
 	"kubeplay/server/defaults"
 )
@@ -20,7 +21,7 @@ func (s *Server) admitNew(ctx context.Context, res *catalog.Resource, ns string,
 	case res.Group == "" && res.Resource == "pods":
 		return s.admitPod(ctx, res, ns, obj)
 	case res.Group == "" && res.Resource == "persistentvolumeclaims":
-		return s.admitClaim(ctx, obj)
+		return audit.FromContext(ctx).Ran(mutating("DefaultStorageClass"), s.admitClaim(ctx, obj))
 	}
 	return nil
 }
@@ -36,9 +37,11 @@ func (s *Server) admitPod(ctx context.Context, res *catalog.Resource, ns string,
 	if err != nil {
 		return err
 	}
+	rec := audit.FromContext(ctx)
 	if err := defaults.LimitPod(metadata(obj), spec, ranges); err != nil {
-		return apierrors.NewForbidden(res.GroupResource(), str(metadata(obj), "name"), err)
+		return rec.Ran(mutating("LimitRanger"), apierrors.NewForbidden(res.GroupResource(), str(metadata(obj), "name"), err))
 	}
+	rec.Ran(mutating("LimitRanger"), nil)
 	automount := true
 	sa, _, err := s.getObject(ctx, s.catalog.Lookup(serviceAccountsGVR), ns, defaults.PodServiceAccount(spec))
 	switch {
@@ -49,11 +52,18 @@ func (s *Server) admitPod(ctx context.Context, res *catalog.Resource, ns string,
 	case !apierrors.IsNotFound(err):
 		return err
 	}
-	if msg := defaults.AdmitPod(spec, automount, generateName("kube-api-access-")); msg != "" {
-		return apierrors.NewForbidden(res.GroupResource(), str(metadata(obj), "name"), errors.New(msg))
+	msg := defaults.AdmitPod(spec, automount, generateName("kube-api-access-"))
+	// AdmitPod runs the three plugins; only Priority rejects.
+	rec.Ran(mutating("ServiceAccount"), nil)
+	if msg != "" {
+		return rec.Ran(mutating("Priority"), apierrors.NewForbidden(res.GroupResource(), str(metadata(obj), "name"), errors.New(msg)))
 	}
+	rec.Ran(mutating("Priority"), nil)
+	rec.Ran(mutating("DefaultTolerationSeconds"), nil)
 	return nil
 }
+
+func mutating(plugin string) audit.Stage { return audit.Stage{Phase: audit.Mutating, Plugin: plugin} }
 
 var storageClassesGVR = schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1", Resource: "storageclasses"}
 

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"kubeplay/server/audit"
 	"kubeplay/server/authn"
 	"kubeplay/server/catalog"
 	"kubeplay/server/celrules"
@@ -182,9 +183,11 @@ func (s *Server) admitPolicies(ctx context.Context, req *request, obj, old objec
 	if req.res.Group == "admissionregistration.k8s.io" {
 		return nil
 	}
+	rec := audit.FromContext(ctx)
+	stage := audit.Stage{Phase: audit.Validating, Plugin: "ValidatingAdmissionPolicy"}
 	bindings, _, err := listDecoded[policyBinding](ctx, s, bindingsGVR)
 	if err != nil || len(bindings) == 0 {
-		return err
+		return rec.Ran(stage, err)
 	}
 	policies, revs, err := listDecoded[policy](ctx, s, policiesGVR)
 	if err != nil {
@@ -200,38 +203,56 @@ func (s *Server) admitPolicies(ctx context.Context, req *request, obj, old objec
 	// Every binding is evaluated, for its warnings, before the first denial
 	// is returned.
 	var denied error
+	evaluated := false
 	for _, b := range bindings {
 		i := slices.IndexFunc(policies, func(p policy) bool { return p.Metadata.Name == b.Spec.PolicyName })
 		if i < 0 || !a.matches(policies[i].Spec.MatchConstraints, false) || b.Spec.MatchResources != nil && !a.matches(b.Spec.MatchResources, true) {
 			continue
 		}
+		evaluated = true
 		c := s.policyFor(policies[i])
-		msg, reason, err := s.decide(ctx, a, c, b)
-		var unconfigured errUnconfigured
-		if errors.As(err, &unconfigured) {
-			// A policy that cannot run fails as its failurePolicy says,
-			// whatever its binding's actions.
-			if c.fails() && denied == nil {
-				denied = a.denial(fmt.Sprintf("ValidatingAdmissionPolicy '%s' denied request: failed to configure policy: %s", c.policy.Metadata.Name, err), metav1.StatusReasonInvalid)
-			}
-			continue
-		}
+		deny, err := s.evaluateBinding(ctx, req, a, c, b)
 		if err != nil {
 			return err
 		}
-		if msg == "" {
-			continue
+		// The journal names the binding whose denial is returned.
+		var returned error
+		if denied == nil {
+			denied, returned = deny, deny
 		}
-		for _, action := range b.Spec.ValidationActions {
-			switch {
-			case action == "Deny" && denied == nil:
-				denied = a.denial(fmt.Sprintf("ValidatingAdmissionPolicy '%s' with binding '%s' denied request: %s", c.policy.Metadata.Name, b.Metadata.Name, msg), reason)
-			case action == "Warn":
-				req.warnings = append(req.warnings, fmt.Sprintf("Validation failed for ValidatingAdmissionPolicy '%s' with binding '%s': %s", c.policy.Metadata.Name, b.Metadata.Name, msg))
-			}
-		}
+		rec.Ran(audit.Stage{Phase: audit.Validating, Plugin: stage.Plugin, Policy: c.policy.Metadata.Name, Binding: b.Metadata.Name}, returned)
+	}
+	if !evaluated {
+		rec.Ran(stage, nil)
 	}
 	return denied
+}
+
+// evaluateBinding evaluates policy c as bound by b on a request: the
+// denial it returns, if its binding denies, and its warnings added to req.
+func (s *Server) evaluateBinding(ctx context.Context, req *request, a *attributes, c *compiledPolicy, b policyBinding) (deny, err error) {
+	msg, reason, err := s.decide(ctx, a, c, b)
+	var unconfigured errUnconfigured
+	if errors.As(err, &unconfigured) {
+		// A policy that cannot run fails as its failurePolicy says,
+		// whatever its binding's actions.
+		if c.fails() {
+			return a.denial(fmt.Sprintf("ValidatingAdmissionPolicy '%s' denied request: failed to configure policy: %s", c.policy.Metadata.Name, err), metav1.StatusReasonInvalid), nil
+		}
+		return nil, nil
+	}
+	if err != nil || msg == "" {
+		return nil, err
+	}
+	for _, action := range b.Spec.ValidationActions {
+		switch action {
+		case "Deny":
+			deny = a.denial(fmt.Sprintf("ValidatingAdmissionPolicy '%s' with binding '%s' denied request: %s", c.policy.Metadata.Name, b.Metadata.Name, msg), reason)
+		case "Warn":
+			req.warnings = append(req.warnings, fmt.Sprintf("Validation failed for ValidatingAdmissionPolicy '%s' with binding '%s': %s", c.policy.Metadata.Name, b.Metadata.Name, msg))
+		}
+	}
+	return deny, nil
 }
 
 // decide evaluates policy c, as bound by b, on a request: on each of its

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"kubeplay/server/audit"
 )
 
 // Limits bound the memory a journal holds.
@@ -49,6 +51,9 @@ type Entry struct {
 	Watch *Stream `json:"watch,omitempty"`
 	// Done is false while the response is still being written (a watch).
 	Done bool `json:"done"`
+	// Audit is what the API server found out: who the request ran as, the
+	// authorizer's decision, the admission stages it passed through.
+	Audit audit.Record `json:"audit"`
 }
 
 // Message is the header and body of a request or response.
