@@ -95,12 +95,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			p.Form.YAML = template
 		}
 	case http.MethodPost:
-		if !origin.Same(r) {
-			http.Error(w, "cross-origin writes are refused", http.StatusForbidden)
-			return
-		}
-		if err := r.ParseForm(); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
+		if !origin.ParseForm(w, r) {
 			return
 		}
 		p.Form = formFrom(r.PostForm)

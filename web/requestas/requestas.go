@@ -52,12 +52,7 @@ func (s *Switch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	if !origin.Same(r) {
-		http.Error(w, "cross-origin writes are refused", http.StatusForbidden)
-		return
-	}
-	if err := r.ParseForm(); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+	if !origin.ParseForm(w, r) {
 		return
 	}
 	id := Identity{User: strings.TrimSpace(r.PostForm.Get("user"))}

@@ -19,3 +19,18 @@ func Same(r *http.Request) bool {
 	u, err := url.Parse(o)
 	return err == nil && u.Host == r.Host
 }
+
+// ParseForm parses the form of a POST that changes something, answering
+// 403 to another site's page and 400 to a malformed form; it reports
+// whether the request may go on.
+func ParseForm(w http.ResponseWriter, r *http.Request) bool {
+	if !Same(r) {
+		http.Error(w, "cross-origin writes are refused", http.StatusForbidden)
+		return false
+	}
+	if err := r.ParseForm(); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return false
+	}
+	return true
+}
