@@ -100,6 +100,34 @@ func TestSandbox_JournalAudit(t *testing.T) {
 		a.ImpersonatedBy == nil || a.ImpersonatedBy.Name != "system:anonymous" || a.Decision != "forbid" || len(a.Admission) != 0 {
 		t.Errorf("forbidden: %d %+v (by %+v)", forbidden.Status, a, a.ImpersonatedBy)
 	}
+	// Authorized, then refused by RBAC's own check; a PUT that creates,
+	// refused by the second authorization it needs.
+	do(t, h, "POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles", `{"metadata":{"name":"role-writer"},
+		"rules":[{"apiGroups":["rbac.authorization.k8s.io"],"resources":["roles"],"verbs":["create","update"]}]}`)
+	do(t, h, "POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings", `{"metadata":{"name":"role-writers"},
+		"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"Role","name":"role-writer"},"subjects":[{"kind":"User","name":"alice"}]}`)
+	do(t, h, "POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles", `{"metadata":{"name":"role-updater"},
+		"rules":[{"apiGroups":["rbac.authorization.k8s.io"],"resources":["roles"],"verbs":["update"]}]}`)
+	do(t, h, "POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings", `{"metadata":{"name":"role-updaters"},
+		"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"Role","name":"role-updater"},"subjects":[{"kind":"User","name":"bob"}]}`)
+	as := func(user, method, path, body string) journal.Entry {
+		t.Helper()
+		req := httptest.NewRequest(method, path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Impersonate-User", user)
+		h.ServeHTTP(httptest.NewRecorder(), req)
+		return lastEntry(t, sb.Journal(), path)
+	}
+	escalating := as("alice", "POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles",
+		`{"metadata":{"name":"secrets"},"rules":[{"apiGroups":[""],"resources":["secrets"],"verbs":["get"]}]}`)
+	if a := escalating.Audit; escalating.Status != 403 || a.Decision != "allow" || a.RefusedBy != "RBAC escalation check" {
+		t.Errorf("escalating: %d %+v", escalating.Status, a)
+	}
+	creating := as("bob", "PUT", "/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles/empty", `{"metadata":{"name":"empty"}}`)
+	if a := creating.Audit; creating.Status != 403 || a.Decision != "forbid" || a.RefusedBy != "" {
+		t.Errorf("a PUT that creates, without create: %d %+v", creating.Status, a)
+	}
+
 	missing := httptest.NewRequest("POST", "/api/v1/namespaces/nowhere/configmaps", strings.NewReader(`{"metadata":{"name":"x"}}`))
 	missing.Header.Set("Content-Type", "application/json")
 	h.ServeHTTP(httptest.NewRecorder(), missing)

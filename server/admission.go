@@ -8,6 +8,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"kubeplay/server/audit"
 	"kubeplay/server/authn"
 	"kubeplay/server/authz"
 	"kubeplay/server/validation"
@@ -57,6 +58,9 @@ func (s *Server) authorizeCreate(ctx context.Context, req *request) error {
 		return apierrors.NewInternalError(err)
 	}
 	if !allowed {
+		if rec := audit.FromContext(ctx); rec != nil {
+			rec.Decision, rec.Reason = "forbid", reason
+		}
 		return authz.Forbidden(attrs, reason)
 	}
 	return nil
@@ -96,6 +100,14 @@ func (s *Server) confirmNoEscalation(ctx context.Context, req *request, obj, old
 	if req.res.Group != "rbac.authorization.k8s.io" {
 		return nil
 	}
+	err := s.escalation(ctx, req, obj, old)
+	if rec := audit.FromContext(ctx); rec != nil && apierrors.IsForbidden(err) {
+		rec.RefusedBy = "RBAC escalation check"
+	}
+	return err
+}
+
+func (s *Server) escalation(ctx context.Context, req *request, obj, old object) error {
 	user := authn.UserFrom(ctx)
 	if user.InGroup(authn.Masters) || old != nil && onlyGCFieldsChange(obj, old) {
 		return nil

@@ -19,6 +19,9 @@ type Record struct {
 	// Admission lists the admission stages the request passed through, in
 	// the order they ran.
 	Admission []Stage `json:"admission,omitempty"`
+	// RefusedBy names the check outside admission that refused an
+	// authorized request: "RBAC escalation check".
+	RefusedBy string `json:"refusedBy,omitempty"`
 }
 
 // User is a user's name and groups.

@@ -45,8 +45,9 @@ type EntryProps struct {
 	Authorization string
 	// Admission lists the admission stages the request went through.
 	Admission []StageProps
-	// RejectedBy names what refused the request: "authorization" or an
-	// admission plugin; "" if nothing did.
+	// RejectedBy names what refused the request: "authorization", a
+	// check such as "RBAC escalation check", or an admission plugin; "" if
+	// nothing did.
 	RejectedBy string
 }
 
@@ -125,6 +126,9 @@ func auditProps(p *EntryProps, a audit.Record) {
 	}
 	if a.Decision == "forbid" {
 		p.RejectedBy = "authorization"
+	}
+	if a.RefusedBy != "" {
+		p.RejectedBy = a.RefusedBy
 	}
 	for _, st := range a.Admission {
 		sp := StageProps{Phase: st.Phase, Plugin: st.Plugin, Rejected: st.Rejected}

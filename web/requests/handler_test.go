@@ -141,9 +141,9 @@ func TestHandler_live(t *testing.T) {
 	}
 }
 
-// audited answers as an API that ran each request as the user its path
-// names, admin impersonating alice for /as-alice, and whose validating
-// admission rejected /denied.
+// audited answers as an API that ran each request as bob, but /as-alice
+// as admin impersonating alice (forbidden); whose validating admission
+// rejected /denied, and RBAC's escalation check /escalating.
 func audited() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := audit.FromContext(r.Context())
@@ -153,6 +153,8 @@ func audited() http.Handler {
 		case "/as-alice":
 			rec.User, rec.ImpersonatedBy = &audit.User{Name: "alice", Groups: []string{"system:authenticated"}}, &audit.User{Name: "admin"}
 			rec.Decision, rec.Reason, code = "forbid", "", http.StatusForbidden
+		case "/escalating":
+			rec.RefusedBy, code = "RBAC escalation check", http.StatusForbidden
 		case "/denied":
 			rec.Ran(audit.Stage{Phase: audit.Mutating, Plugin: "NamespaceLifecycle"}, nil)
 			rec.Ran(audit.Stage{Phase: audit.Validating, Plugin: "ValidatingAdmissionPolicy", Policy: "p", Binding: "b"}, errors.New("denied"))
@@ -167,6 +169,7 @@ func TestHandler_access(t *testing.T) {
 	h := j.Handler(audited())
 	send(t, h, "POST", "/as-alice", "kubectl/v1.35.0", "")
 	send(t, h, "POST", "/denied", "kubectl/v1.35.0", "")
+	send(t, h, "POST", "/escalating", "kubectl/v1.35.0", "")
 
 	page := func(query string) htmltest.Node {
 		rec := httptest.NewRecorder()
@@ -174,10 +177,10 @@ func TestHandler_access(t *testing.T) {
 		return htmltest.Parse(t, rec.Body)
 	}
 	doc := page("")
-	if got := htmltest.Texts(doc.All("span", "class", "user")); strings.Join(got, "|") != "bob|admin (as alice)" {
+	if got := htmltest.Texts(doc.All("span", "class", "user")); strings.Join(got, "|") != "bob|bob|admin (as alice)" {
 		t.Errorf("users %q", got)
 	}
-	if got := htmltest.Texts(doc.All("span", "class", "rejected")); strings.Join(got, "|") != "rejected by ValidatingAdmissionPolicy|rejected by authorization" {
+	if got := htmltest.Texts(doc.All("span", "class", "rejected")); strings.Join(got, "|") != "rejected by RBAC escalation check|rejected by ValidatingAdmissionPolicy|rejected by authorization" {
 		t.Errorf("rejections %q", got)
 	}
 	denied := doc.One(t, "li", "id", "entry-2")
@@ -190,7 +193,7 @@ func TestHandler_access(t *testing.T) {
 		t.Errorf("the rejecting stage is not marked")
 	}
 
-	for query, want := range map[string]string{"?user=alice": "/as-alice", "?user=admin": "/as-alice", "?user=devs": "/denied", "?user=carol": ""} {
+	for query, want := range map[string]string{"?user=alice": "/as-alice", "?user=admin": "/as-alice", "?user=devs": "/escalating/denied", "?user=carol": ""} {
 		if got := htmltest.Texts(page(query).All("span", "class", "target")); strings.Join(got, "") != want {
 			t.Errorf("%s: targets %q, want %q", query, got, want)
 		}
