@@ -93,6 +93,15 @@ func TestSandbox_JournalAudit(t *testing.T) {
 		t.Errorf("denied: %d, went through %q, want %q", denied.Status, got, want)
 	}
 
+	pod := httptest.NewRequest("POST", "/api/v1/namespaces/default/pods", strings.NewReader(`{"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`))
+	pod.Header.Set("Content-Type", "application/json")
+	h.ServeHTTP(httptest.NewRecorder(), pod)
+	want = []string{"mutating NamespaceLifecycle", "mutating LimitRanger", "mutating ServiceAccount", "mutating Priority",
+		"mutating DefaultTolerationSeconds", "validating LimitRanger", "validating ValidatingAdmissionPolicy"}
+	if got := stages(lastEntry(t, sb.Journal(), pod.URL.Path)); !slices.Equal(got, want) {
+		t.Errorf("a pod went through %q, want %q", got, want)
+	}
+
 	// Impersonated, and forbidden by RBAC before admission.
 	forbidden := send(`{"metadata":{"name":"x"}}`, "Impersonate-User", "alice", "Impersonate-Group", "devs")
 	a := forbidden.Audit

@@ -26,11 +26,12 @@ import (
 //  3. The type's validation, on the object with its server-set metadata.
 //  4. For a create by PUT or by apply, the authorization of the create
 //     verb besides the request's own.
-//  5. Validating admission (ValidatingAdmissionPolicy), which may only
-//     reject or warn.
+//  5. Validating admission (the validating phase of admitNew's plugins,
+//     then ValidatingAdmissionPolicy), which may only reject or warn.
 func (s *Server) admitCreate(ctx context.Context, req *request, obj object, dryRun bool) error {
 	res := req.res
-	if err := s.admitNew(ctx, res, req.namespace, obj); err != nil {
+	validate, err := s.admitNew(ctx, res, req.namespace, obj)
+	if err != nil {
 		return err
 	}
 	if err := s.confirmNoEscalation(ctx, req, obj, nil); err != nil {
@@ -42,6 +43,11 @@ func (s *Server) admitCreate(ctx context.Context, req *request, obj object, dryR
 	}
 	if req.verb != "create" {
 		if err := s.authorizeCreate(ctx, req); err != nil {
+			return err
+		}
+	}
+	if validate != nil {
+		if err := validate(); err != nil {
 			return err
 		}
 	}
