@@ -180,13 +180,13 @@ func (s *Server) tryPatch(ctx context.Context, pr *patchRequest) (object, int, e
 // createPatched stores the object an apply created.
 func (s *Server) createPatched(ctx context.Context, pr *patchRequest, obj object) (object, int, error) {
 	res := pr.res
-	if errs := validateName(res, pr.name, field.NewPath("metadata", "name")); len(errs) > 0 {
-		return nil, 0, errInvalid(res, pr.name, errs)
-	}
 	if res.Namespaced {
 		if err := s.requireNamespace(ctx, res, pr.namespace, pr.name); err != nil {
 			return nil, 0, err
 		}
+	}
+	if errs := validateName(res, pr.name, field.NewPath("metadata", "name")); len(errs) > 0 {
+		return nil, 0, errInvalid(res, pr.name, errs)
 	}
 	if err := applyDefaults(res, obj); err != nil {
 		return nil, 0, err
