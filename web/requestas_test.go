@@ -75,6 +75,14 @@ func TestSite_requestAs(t *testing.T) {
 		t.Errorf("journal: %d %+v", last.Status, a)
 	}
 
+	// The editor's write as bob: the API's 403, and as whom it was sent.
+	edit := url.Values{"action": {"create"}, "r": {"v1/configmaps"}, "ns": {"default"}, "yaml": {"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-bob\n"}}
+	doc = htmltest.Parse(t, send("POST", "/ui/edit", "application/x-www-form-urlencoded", edit.Encode()).Body)
+	if code, hint := doc.One(t, "span", "class", "code").Text(), doc.One(t, "p", "class", "as-hint").Text(); code != "403 Forbidden" ||
+		hint != `The UI sent this request as bob (qa) (see "Request as" above).` {
+		t.Errorf("the editor's create as bob: %q, %q", code, hint)
+	}
+
 	switchTo("alice", "")
 	// alice may list the ConfigMaps, not the namespaces of the selector.
 	doc = htmltest.Parse(t, send("GET", page, "", "").Body)
