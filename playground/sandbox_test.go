@@ -137,6 +137,10 @@ func TestSandbox_JournalAudit(t *testing.T) {
 		t.Errorf("a PUT that creates, without create: %d %+v", creating.Status, a)
 	}
 
+	do(t, h, "DELETE", "/api/v1/namespaces/default", "")
+	if got := stages(lastEntry(t, sb.Journal(), "/api/v1/namespaces/default")); !slices.Equal(got, []string{"mutating NamespaceLifecycle rejected"}) {
+		t.Errorf("deleting the default namespace went through %q", got)
+	}
 	missing := httptest.NewRequest("POST", "/api/v1/namespaces/nowhere/configmaps", strings.NewReader(`{"metadata":{"name":"x"}}`))
 	missing.Header.Set("Content-Type", "application/json")
 	h.ServeHTTP(httptest.NewRecorder(), missing)

@@ -48,7 +48,9 @@ func (s *Server) admitPod(ctx context.Context, res *catalog.Resource, ns string,
 		beyondLimits = apierrors.NewForbidden(res.GroupResource(), str(metadata(obj), "name"), err)
 	}
 	rec.Ran(mutating("LimitRanger"), nil)
-	validate := func() error { return rec.Ran(audit.Stage{Phase: audit.Validating, Plugin: "LimitRanger"}, beyondLimits) }
+	validate := func() error {
+		return rec.Ran(audit.Stage{Phase: audit.Validating, Plugin: "LimitRanger"}, beyondLimits)
+	}
 	automount := true
 	sa, _, err := s.getObject(ctx, s.catalog.Lookup(serviceAccountsGVR), ns, defaults.PodServiceAccount(spec))
 	switch {
