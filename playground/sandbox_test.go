@@ -61,7 +61,7 @@ func TestSandbox_JournalAudit(t *testing.T) {
 			req.Header.Add(header[i], header[i+1])
 		}
 		h.ServeHTTP(httptest.NewRecorder(), req)
-		return lastEntry(t, sb.Journal(), req.URL.Path)
+		return lastEntry(t, sb.Journal(), req.Method, req.URL.Path)
 	}
 	stages := func(e journal.Entry) []string {
 		var out []string
@@ -98,7 +98,7 @@ func TestSandbox_JournalAudit(t *testing.T) {
 	h.ServeHTTP(httptest.NewRecorder(), pod)
 	want = []string{"mutating NamespaceLifecycle", "mutating LimitRanger", "mutating ServiceAccount", "mutating Priority",
 		"mutating DefaultTolerationSeconds", "validating LimitRanger", "validating ValidatingAdmissionPolicy"}
-	if got := stages(lastEntry(t, sb.Journal(), pod.URL.Path)); !slices.Equal(got, want) {
+	if got := stages(lastEntry(t, sb.Journal(), "POST", pod.URL.Path)); !slices.Equal(got, want) {
 		t.Errorf("a pod went through %q, want %q", got, want)
 	}
 
@@ -125,7 +125,7 @@ func TestSandbox_JournalAudit(t *testing.T) {
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Impersonate-User", user)
 		h.ServeHTTP(httptest.NewRecorder(), req)
-		return lastEntry(t, sb.Journal(), path)
+		return lastEntry(t, sb.Journal(), method, path)
 	}
 	escalating := as("alice", "POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles",
 		`{"metadata":{"name":"secrets"},"rules":[{"apiGroups":[""],"resources":["secrets"],"verbs":["get"]}]}`)
@@ -138,27 +138,27 @@ func TestSandbox_JournalAudit(t *testing.T) {
 	}
 
 	do(t, h, "DELETE", "/api/v1/namespaces/default", "")
-	if got := stages(lastEntry(t, sb.Journal(), "/api/v1/namespaces/default")); !slices.Equal(got, []string{"mutating NamespaceLifecycle rejected"}) {
+	if got := stages(lastEntry(t, sb.Journal(), "DELETE", "/api/v1/namespaces/default")); !slices.Equal(got, []string{"mutating NamespaceLifecycle rejected"}) {
 		t.Errorf("deleting the default namespace went through %q", got)
 	}
 	missing := httptest.NewRequest("POST", "/api/v1/namespaces/nowhere/configmaps", strings.NewReader(`{"metadata":{"name":"x"}}`))
 	missing.Header.Set("Content-Type", "application/json")
 	h.ServeHTTP(httptest.NewRecorder(), missing)
-	if got := stages(lastEntry(t, sb.Journal(), missing.URL.Path)); !slices.Equal(got, []string{"mutating NamespaceLifecycle rejected"}) {
+	if got := stages(lastEntry(t, sb.Journal(), "POST", missing.URL.Path)); !slices.Equal(got, []string{"mutating NamespaceLifecycle rejected"}) {
 		t.Errorf("a create in a missing namespace went through %q", got)
 	}
 }
 
-// lastEntry is the newest entry of a request to path (the sandbox's
-// controllers send requests of their own meanwhile).
-func lastEntry(t *testing.T, j *journal.Journal, path string) journal.Entry {
+// lastEntry is the newest entry of a method request to path (the
+// sandbox's controllers send requests of their own meanwhile).
+func lastEntry(t *testing.T, j *journal.Journal, method, path string) journal.Entry {
 	t.Helper()
 	entries, _ := j.Page(0, 0)
 	for _, e := range slices.Backward(entries) {
-		if e.Path == path {
+		if e.Method == method && e.Path == path {
 			return e
 		}
 	}
-	t.Fatalf("no request to %s in the journal", path)
+	t.Fatalf("no %s %s in the journal", method, path)
 	return journal.Entry{}
 }
