@@ -66,7 +66,7 @@ func TestSite_requestAs(t *testing.T) {
 	var last journal.Entry
 	entries, _ := sb.Journal().Page(0, 0)
 	for _, e := range entries {
-		if e.Path == "/api/v1/namespaces/default/configmaps" && e.Method == "GET" {
+		if e.Path == "/api/v1/namespaces/default/configmaps" && e.Method == "GET" && e.UserAgent == "kubeplay-ui" {
 			last = e
 		}
 	}
