@@ -1,39 +1,75 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
+	"reflect"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"kubeplay/server/audit"
 	"kubeplay/server/authn"
 	"kubeplay/server/authz"
+	"kubeplay/server/validation"
 )
 
-// admit runs the checks a write passes after decoding and before it is
-// stored (dry-run writes included), in kube-apiserver's order. old is nil on
-// a create.
+// admitCreate runs, on an object a request is about to create (dry runs
+// included), what kube-apiserver runs between decoding and storing it, in
+// its order:
 //
-//  1. The resource's own policy: for roles and bindings, the RBAC
-//     escalation check (kube-apiserver's RBAC storage makes it before
-//     admission).
-//  2. Mutating admission: on a new Pod, the ServiceAccount,
-//     DefaultTolerationSeconds and Priority plugins; on a new claim,
-//     DefaultStorageClass (see admitNew).
-//  3. Validating admission (built-in plugins such as NamespaceLifecycle,
-//     then ValidatingAdmissionPolicy), which may only reject or warn: of
-//     the built-in plugins none yet; the policies (see admitPolicies).
-func (s *Server) admit(r *http.Request, req *request, obj, old object) error {
-	if old == nil {
-		if err := s.admitNew(r.Context(), req.res, req.namespace, obj); err != nil {
+//  1. Mutating admission (after NamespaceLifecycle, which the callers run
+//     first): on a new Pod or claim, the plugins of admitNew.
+//  2. The resource's own policy: for roles and bindings, the RBAC
+//     escalation check (kube-apiserver's RBAC storage makes it after
+//     mutating admission).
+//  3. The type's validation, on the object with its server-set metadata.
+//  4. For a create by PUT or by apply, the authorization of the create
+//     verb besides the request's own.
+//  5. Validating admission (the validating phase of admitNew's plugins,
+//     then ValidatingAdmissionPolicy), which may only reject or warn.
+func (s *Server) admitCreate(ctx context.Context, req *request, obj object, dryRun bool) error {
+	res := req.res
+	validate, err := s.admitNew(ctx, res, req.namespace, obj)
+	if err != nil {
+		return err
+	}
+	if err := s.confirmNoEscalation(ctx, req, obj, nil); err != nil {
+		return err
+	}
+	s.prepareForCreate(res, obj)
+	if errs := validation.Create(res.GroupVersionKind(), obj); len(errs) > 0 {
+		return errInvalid(res, str(metadata(obj), "name"), errs)
+	}
+	if req.verb != "create" {
+		if err := s.authorizeCreate(ctx, req); err != nil {
 			return err
 		}
 	}
-	if err := s.confirmNoEscalation(r, req, obj, old); err != nil {
-		return err
+	if validate != nil {
+		if err := validate(); err != nil {
+			return err
+		}
 	}
-	return s.admitPolicies(r.Context(), req, obj, old, dryRunRequested(r))
+	return s.admitPolicies(ctx, req, obj, nil, dryRun)
+}
+
+// authorizeCreate is kube-apiserver's second authorization of a PUT or an
+// apply that creates its object: its user must also be allowed to create.
+func (s *Server) authorizeCreate(ctx context.Context, req *request) error {
+	attrs := authz.Attributes{User: authn.UserFrom(ctx), Verb: "create", ResourceRequest: true,
+		APIGroup: req.group, APIVersion: req.version, Resource: req.resource, Namespace: req.namespace, Name: req.name}
+	allowed, reason, err := s.authz.Authorize(ctx, attrs)
+	if err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	if !allowed {
+		if rec := audit.FromContext(ctx); rec != nil {
+			rec.Decision, rec.Reason = "forbid", reason
+		}
+		return authz.Forbidden(attrs, reason)
+	}
+	return nil
 }
 
 // rbacObject is the part of a role or binding the escalation check reads.
@@ -52,17 +88,34 @@ func decodeRBAC(obj object) (rbacObject, error) {
 	return o, err
 }
 
-// confirmNoEscalation is kube-apiserver's RBAC escalation check: a user can
-// write a role only with rules it holds (or the escalate verb on it), and
-// a binding only to a role whose rules it holds (or the bind verb on it).
-// An update is checked like a create, even one that changes only labels.
-func (s *Server) confirmNoEscalation(r *http.Request, req *request, obj, old object) error {
+// fullAuthority is what a user must hold to write a ClusterRole's
+// aggregationRule, which can gather any permission.
+var fullAuthority = []authz.Rule{
+	{Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"}},
+	{Verbs: []string{"*"}, NonResourceURLs: []string{"*"}},
+}
+
+// confirmNoEscalation is kube-apiserver's RBAC escalation check, made on
+// every create, update, patch and apply of a role or binding, before the
+// type's validation: a user can write a role only with rules it holds (or
+// the escalate verb on it), and a binding only to a role whose rules it
+// holds (or the bind verb on it). An update (old set) is checked like a
+// create, even one that changes only labels, unless it changes nothing but
+// the fields the garbage collector writes.
+func (s *Server) confirmNoEscalation(ctx context.Context, req *request, obj, old object) error {
 	if req.res.Group != "rbac.authorization.k8s.io" {
 		return nil
 	}
-	ctx := r.Context()
+	err := s.escalation(ctx, req, obj, old)
+	if rec := audit.FromContext(ctx); rec != nil && apierrors.IsForbidden(err) {
+		rec.RefusedBy = "RBAC escalation check"
+	}
+	return err
+}
+
+func (s *Server) escalation(ctx context.Context, req *request, obj, old object) error {
 	user := authn.UserFrom(ctx)
-	if user.InGroup(authn.Masters) {
+	if user.InGroup(authn.Masters) || old != nil && onlyGCFieldsChange(obj, old) {
 		return nil
 	}
 	gr := req.res.GroupResource()
@@ -71,20 +124,25 @@ func (s *Server) confirmNoEscalation(r *http.Request, req *request, obj, old obj
 	if err != nil {
 		return apierrors.NewBadRequest(err.Error())
 	}
-	allowedTo := func(verb, resource, roleName string) (bool, error) {
+	allowedTo := func(verb, resource, resourceName string) (bool, error) {
 		ok, _, err := s.authz.Authorize(ctx, authz.Attributes{User: user, Verb: verb, ResourceRequest: true,
-			APIGroup: gr.Group, Resource: resource, Namespace: req.namespace, Name: roleName})
+			APIGroup: gr.Group, Resource: resource, Namespace: req.namespace, Name: resourceName})
 		return ok, err
 	}
 	switch gr.Resource {
 	case "roles", "clusterroles":
-		if ok, err := allowedTo("escalate", gr.Resource, name); err != nil || ok {
+		// The escalate verb is asked for the name on the URL: none on a
+		// POST, so a rule naming roles never allows escalating by create.
+		if ok, err := allowedTo("escalate", gr.Resource, req.name); err != nil || ok {
 			return err
 		}
-		if o.AggregationRule != nil {
+		if err := s.authz.Escalation(ctx, user, req.namespace, gr, name, o.Rules); err != nil {
+			return err
+		}
+		if o.AggregationRule != nil && s.authz.Escalation(ctx, user, req.namespace, gr, name, fullAuthority) != nil {
 			return apierrors.NewForbidden(gr, name, errors.New("must have cluster-admin privileges to use the aggregationRule"))
 		}
-		return s.authz.Escalation(ctx, user, req.namespace, gr, name, o.Rules)
+		return nil
 	case "rolebindings", "clusterrolebindings":
 		roleNS, roleResource := req.namespace, "roles"
 		if o.RoleRef.Kind == "ClusterRole" {
@@ -103,4 +161,58 @@ func (s *Server) confirmNoEscalation(r *http.Request, req *request, obj, old obj
 		return s.authz.Escalation(ctx, user, req.namespace, gr, name, rules)
 	}
 	return nil
+}
+
+// onlyGCFieldsChange reports whether obj differs from old at most in the
+// fields the garbage collector writes (ownerReferences, finalizers) and
+// those the server rewrites anyway (managedFields, selfLink), comparing
+// as kube-apiserver compares typed objects: an empty value is no value.
+func onlyGCFieldsChange(obj, old object) bool {
+	strip := func(o object) any {
+		c := deepCopyObject(o)
+		md := metadata(c)
+		for _, k := range []string{"ownerReferences", "finalizers", "managedFields", "selfLink"} {
+			delete(md, k)
+		}
+		return dropEmpty(map[string]any(c))
+	}
+	return reflect.DeepEqual(strip(obj), strip(old))
+}
+
+// dropEmpty returns v without the map entries whose value is empty (null,
+// "", false, an empty list or map), recursively.
+func dropEmpty(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, x := range v {
+			if x = dropEmpty(x); !isEmptyValue(x) {
+				out[k] = x
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = dropEmpty(x)
+		}
+		return out
+	}
+	return v
+}
+
+func isEmptyValue(v any) bool {
+	switch v := v.(type) {
+	case nil:
+		return true
+	case string:
+		return v == ""
+	case bool:
+		return !v
+	case map[string]any:
+		return len(v) == 0
+	case []any:
+		return len(v) == 0
+	}
+	return false
 }

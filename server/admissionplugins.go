@@ -9,35 +9,47 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"kubeplay/server/audit"
 	"kubeplay/server/catalog"
 	"kubeplay/server/defaults"
 )
 
 // admitNew runs kube-apiserver's default mutating admission plugins that
 // change new objects: those of pods and, DefaultStorageClass, of claims.
-func (s *Server) admitNew(ctx context.Context, res *catalog.Resource, ns string, obj object) error {
+// It returns, as validate, what their validating phase will say once the
+// object passed its type's validation (nil: nothing to check).
+func (s *Server) admitNew(ctx context.Context, res *catalog.Resource, ns string, obj object) (validate func() error, err error) {
 	switch {
 	case res.Group == "" && res.Resource == "pods":
 		return s.admitPod(ctx, res, ns, obj)
 	case res.Group == "" && res.Resource == "persistentvolumeclaims":
-		return s.admitClaim(ctx, obj)
+		return nil, audit.FromContext(ctx).Ran(mutating("DefaultStorageClass"), s.admitClaim(ctx, obj))
 	}
-	return nil
+	return nil, nil
 }
 
-// admitPod runs the LimitRanger, ServiceAccount, DefaultTolerationSeconds
-// and Priority plugins on a new Pod in namespace ns (see defaults.LimitPod
-// and defaults.AdmitPod). Unlike
-// kube-apiserver, it admits a pod whose service account does not exist:
-// nothing creates a namespace's default service account here yet.
-func (s *Server) admitPod(ctx context.Context, res *catalog.Resource, ns string, obj object) error {
+// admitPod runs the LimitRanger, ServiceAccount, Priority and
+// DefaultTolerationSeconds plugins on a new Pod in namespace ns (see
+// defaults.LimitPod and defaults.AdmitPod). LimitRanger sets the defaults
+// now and bounds the resources in the validating phase, as kube-apiserver
+// does, so a pod the Priority plugin or validation rejects is rejected
+// for that. Unlike kube-apiserver, it admits a pod whose service account
+// does not exist: nothing creates a namespace's default service account
+// here yet.
+func (s *Server) admitPod(ctx context.Context, res *catalog.Resource, ns string, obj object) (func() error, error) {
 	spec, _ := obj["spec"].(map[string]any)
 	ranges, err := s.limitRanges(ctx, ns)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	rec := audit.FromContext(ctx)
+	var beyondLimits error
 	if err := defaults.LimitPod(metadata(obj), spec, ranges); err != nil {
-		return apierrors.NewForbidden(res.GroupResource(), str(metadata(obj), "name"), err)
+		beyondLimits = apierrors.NewForbidden(res.GroupResource(), str(metadata(obj), "name"), err)
+	}
+	rec.Ran(mutating("LimitRanger"), nil)
+	validate := func() error {
+		return rec.Ran(audit.Stage{Phase: audit.Validating, Plugin: "LimitRanger"}, beyondLimits)
 	}
 	automount := true
 	sa, _, err := s.getObject(ctx, s.catalog.Lookup(serviceAccountsGVR), ns, defaults.PodServiceAccount(spec))
@@ -47,13 +59,20 @@ func (s *Server) admitPod(ctx context.Context, res *catalog.Resource, ns string,
 			automount = v
 		}
 	case !apierrors.IsNotFound(err):
-		return err
+		return nil, err
 	}
-	if msg := defaults.AdmitPod(spec, automount, generateName("kube-api-access-")); msg != "" {
-		return apierrors.NewForbidden(res.GroupResource(), str(metadata(obj), "name"), errors.New(msg))
+	msg := defaults.AdmitPod(spec, automount, generateName("kube-api-access-"))
+	// AdmitPod runs the three plugins; only Priority rejects.
+	rec.Ran(mutating("ServiceAccount"), nil)
+	if msg != "" {
+		return nil, rec.Ran(mutating("Priority"), apierrors.NewForbidden(res.GroupResource(), str(metadata(obj), "name"), errors.New(msg)))
 	}
-	return nil
+	rec.Ran(mutating("Priority"), nil)
+	rec.Ran(mutating("DefaultTolerationSeconds"), nil)
+	return validate, nil
 }
+
+func mutating(plugin string) audit.Stage { return audit.Stage{Phase: audit.Mutating, Plugin: plugin} }
 
 var storageClassesGVR = schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1", Resource: "storageclasses"}
 

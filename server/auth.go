@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"kubeplay/server/audit"
 	"kubeplay/server/authn"
 	"kubeplay/server/authz"
 	"kubeplay/server/encoding"
@@ -63,10 +64,21 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*http.Req
 		}
 		user = u
 	}
+	rec := audit.FromContext(r.Context())
+	if rec != nil {
+		rec.User = auditUser(user)
+	}
+	sender := user
 	user, err := s.impersonate(r, user)
 	if err != nil {
+		if rec != nil {
+			rec.Decision = "forbid"
+		}
 		encoding.WriteError(w, r, err)
 		return nil, false
+	}
+	if rec != nil && user != sender {
+		rec.User, rec.ImpersonatedBy = auditUser(user), auditUser(sender)
 	}
 	attrs := requestAttributes(r, user)
 	allowed, reason, err := s.authz.Authorize(r.Context(), attrs)
@@ -74,11 +86,21 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*http.Req
 		encoding.WriteError(w, r, apierrors.NewInternalError(err))
 		return nil, false
 	}
+	if rec != nil {
+		rec.Decision, rec.Reason = "allow", reason
+		if !allowed {
+			rec.Decision = "forbid"
+		}
+	}
 	if !allowed {
 		encoding.WriteError(w, r, authz.Forbidden(attrs, reason))
 		return nil, false
 	}
 	return r.WithContext(authn.WithUser(r.Context(), user)), true
+}
+
+func auditUser(u *authn.User) *audit.User {
+	return &audit.User{Name: u.Name, Groups: slices.Clone(u.Groups)}
 }
 
 // requestAttributes describes r for the authorizer as kube-apiserver does:

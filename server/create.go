@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"kubeplay/server/encoding"
-	"kubeplay/server/validation"
 )
 
 func (s *Server) create(w http.ResponseWriter, r *http.Request, req *request) {
@@ -59,6 +58,13 @@ func (s *Server) insert(r *http.Request, req *request, obj object, manager strin
 		name = generateName(str(md, "generateName"))
 		md["name"] = name
 	}
+	// NamespaceLifecycle is admission, which kube-apiserver runs before
+	// it validates the name.
+	if res.Namespaced {
+		if err := s.requireNamespace(ctx, res, req.namespace, name); err != nil {
+			return nil, 0, err
+		}
+	}
 	var errs field.ErrorList
 	if name == "" {
 		errs = append(errs, field.Required(field.NewPath("metadata", "name"), "name or generateName is required"))
@@ -68,11 +74,6 @@ func (s *Server) insert(r *http.Request, req *request, obj object, manager strin
 	errs = append(errs, gcFinalizerErrors(obj)...)
 	if len(errs) > 0 && !(isCRDs(res) && name != "") { // a CRD's name is checked with the rest of it
 		return nil, 0, errInvalid(res, name, errs)
-	}
-	if res.Namespaced {
-		if err := s.requireNamespace(ctx, res, req.namespace, name); err != nil {
-			return nil, 0, err
-		}
 	}
 	// As kube-apiserver, the fields are recorded after defaulting and
 	// before the type's own rules for new objects.
@@ -86,12 +87,8 @@ func (s *Server) insert(r *http.Request, req *request, obj object, manager strin
 	if err != nil {
 		return nil, 0, err
 	}
-	if err := s.admit(r, req, obj, nil); err != nil {
+	if err := s.admitCreate(ctx, req, obj, isDryRun); err != nil {
 		return nil, 0, err
-	}
-	s.prepareForCreate(res, obj)
-	if errs := validation.Create(res.GroupVersionKind(), obj); len(errs) > 0 {
-		return nil, 0, errInvalid(res, name, errs)
 	}
 	if err := s.allocateServiceAddresses(r.Context(), res, obj, isDryRun); err != nil {
 		return nil, 0, err

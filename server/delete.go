@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"kubeplay/server/audit"
 	"kubeplay/server/catalog"
 	"kubeplay/server/encoding"
 	"kubeplay/store"
@@ -159,6 +160,19 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, req *request) {
 		return
 	}
 	s.writeObject(w, r, req, code, out)
+}
+
+// immortalNamespaces are those the NamespaceLifecycle plugin never lets
+// anyone delete.
+var immortalNamespaces = map[string]bool{"default": true, "kube-system": true, "kube-public": true}
+
+// errImmortalNamespace is NamespaceLifecycle's answer to a DELETE of
+// namespace name: nil unless it is immortal.
+func errImmortalNamespace(res *catalog.Resource, name string) error {
+	if !immortalNamespaces[name] {
+		return nil
+	}
+	return apierrors.NewForbidden(res.GroupResource(), name, errors.New("this namespace may not be deleted"))
 }
 
 // defaultOrphans lists the types whose objects orphan their dependents when
@@ -322,6 +336,13 @@ func (s *Server) deleteObjectOnce(ctx context.Context, res *catalog.Resource, ns
 	if err := checkPreconditions(res, name, md, opts.Preconditions); err != nil {
 		return 0, nil, err
 	}
+	// Admission of a delete runs on the object found, once the
+	// preconditions held.
+	if isNamespaces(res) {
+		if err := audit.FromContext(ctx).Ran(audit.Stage{Phase: audit.Mutating, Plugin: "NamespaceLifecycle"}, errImmortalNamespace(res, name)); err != nil {
+			return 0, nil, err
+		}
+	}
 	isDryRun := len(opts.DryRun) > 0
 	ar := &request{res: res, namespace: ns, name: name, verb: "delete", deleteOptions: opts}
 	err = s.admitPolicies(ctx, ar, nil, obj, isDryRun)
@@ -477,12 +498,27 @@ func checkPreconditions(res *catalog.Resource, name string, md map[string]any, p
 	if pre == nil {
 		return nil
 	}
+	if isNamespaces(res) {
+		return namespacePreconditions(res, name, md, pre)
+	}
 	kind := schema.GroupResource{Group: res.Group, Resource: res.Kind}
 	if pre.UID != nil && string(*pre.UID) != str(md, "uid") {
 		return apierrors.NewConflict(kind, name, fmt.Errorf("the UID in the precondition (%s) does not match the UID in record (%s). The object might have been deleted and then recreated", *pre.UID, str(md, "uid")))
 	}
 	if pre.ResourceVersion != nil && *pre.ResourceVersion != str(md, "resourceVersion") {
 		return apierrors.NewConflict(kind, name, fmt.Errorf("the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%s). The object might have been modified", *pre.ResourceVersion, str(md, "resourceVersion")))
+	}
+	return nil
+}
+
+// namespacePreconditions checks a namespace's delete preconditions as
+// kube-apiserver's namespace registry words them.
+func namespacePreconditions(res *catalog.Resource, name string, md map[string]any, pre *metav1.Preconditions) error {
+	if pre.UID != nil && string(*pre.UID) != str(md, "uid") {
+		return apierrors.NewConflict(res.GroupResource(), name, fmt.Errorf("Precondition failed: UID in precondition: %s, UID in object meta: %s", *pre.UID, str(md, "uid")))
+	}
+	if pre.ResourceVersion != nil && *pre.ResourceVersion != str(md, "resourceVersion") {
+		return apierrors.NewConflict(res.GroupResource(), name, fmt.Errorf("Precondition failed: ResourceVersion in precondition: %s, ResourceVersion in object meta: %s", *pre.ResourceVersion, str(md, "resourceVersion")))
 	}
 	return nil
 }

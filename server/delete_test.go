@@ -88,3 +88,23 @@ func TestDelete_WatchEvents(t *testing.T) {
 		}
 	}
 }
+
+// TestDelete_namespacePreconditions checks the namespace registry's own
+// wording of a failed resourceVersion precondition, as kube-apiserver v1.35
+// answered it (the uid's is in scenario admission-order).
+func TestDelete_namespacePreconditions(t *testing.T) {
+	h := newTestServer(t)
+	callAPI(t, h, "POST", "/api/v1/namespaces", `{"metadata":{"name":"lim"}}`)
+	_, body := callAPI(t, h, "GET", "/api/v1/namespaces/lim", "")
+	var ns struct {
+		Metadata struct{ ResourceVersion string } `json:"metadata"`
+	}
+	if err := json.Unmarshal([]byte(body), &ns); err != nil {
+		t.Fatal(err)
+	}
+	code, body := callAPI(t, h, "DELETE", "/api/v1/namespaces/lim", `{"preconditions":{"resourceVersion":"1"}}`)
+	want := `Operation cannot be fulfilled on namespaces \"lim\": Precondition failed: ResourceVersion in precondition: 1, ResourceVersion in object meta: ` + ns.Metadata.ResourceVersion + `"`
+	if code != http.StatusConflict || !strings.Contains(body, want) {
+		t.Errorf("%d %s, want 409 with %s", code, body, want)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 
+	"kubeplay/server/audit"
 	"kubeplay/server/catalog"
 	"kubeplay/server/encoding"
 	"kubeplay/server/fieldmanager"
@@ -297,9 +298,13 @@ func (s *Server) getObject(ctx context.Context, res *catalog.Resource, ns, name 
 	return obj, kv, nil
 }
 
-// requireNamespace checks that the namespace of a new object exists and is
-// not being deleted.
+// requireNamespace is the NamespaceLifecycle admission plugin: the
+// namespace of a new object must exist and not be being deleted.
 func (s *Server) requireNamespace(ctx context.Context, res *catalog.Resource, ns, name string) error {
+	return audit.FromContext(ctx).Ran(audit.Stage{Phase: audit.Mutating, Plugin: "NamespaceLifecycle"}, s.namespaceLifecycle(ctx, res, ns, name))
+}
+
+func (s *Server) namespaceLifecycle(ctx context.Context, res *catalog.Resource, ns, name string) error {
 	nsRes := s.catalog.Lookup(namespacesGVR)
 	obj, _, err := s.getObject(ctx, nsRes, "", ns)
 	if err != nil {

@@ -22,7 +22,6 @@ import (
 	"kubeplay/server/encoding"
 	"kubeplay/server/fieldmanager"
 	"kubeplay/server/typed"
-	"kubeplay/server/validation"
 	"kubeplay/store"
 )
 
@@ -148,6 +147,9 @@ func (s *Server) tryPatch(ctx context.Context, pr *patchRequest) (object, int, e
 	if err := s.admitSchema(pr.request, obj, live); err != nil {
 		return nil, 0, err
 	}
+	if err := s.confirmNoEscalation(ctx, pr.request, obj, live); err != nil {
+		return nil, 0, err
+	}
 	if errs := validateUpdate(pr.request, obj, live); len(errs) > 0 {
 		return nil, 0, errInvalid(res, pr.name, errs)
 	}
@@ -180,13 +182,13 @@ func (s *Server) tryPatch(ctx context.Context, pr *patchRequest) (object, int, e
 // createPatched stores the object an apply created.
 func (s *Server) createPatched(ctx context.Context, pr *patchRequest, obj object) (object, int, error) {
 	res := pr.res
-	if errs := validateName(res, pr.name, field.NewPath("metadata", "name")); len(errs) > 0 {
-		return nil, 0, errInvalid(res, pr.name, errs)
-	}
 	if res.Namespaced {
 		if err := s.requireNamespace(ctx, res, pr.namespace, pr.name); err != nil {
 			return nil, 0, err
 		}
+	}
+	if errs := validateName(res, pr.name, field.NewPath("metadata", "name")); len(errs) > 0 {
+		return nil, 0, errInvalid(res, pr.name, errs)
 	}
 	if err := applyDefaults(res, obj); err != nil {
 		return nil, 0, err
@@ -194,15 +196,8 @@ func (s *Server) createPatched(ctx context.Context, pr *patchRequest, obj object
 	if err := s.admitSchema(pr.request, obj, nil); err != nil {
 		return nil, 0, err
 	}
-	if err := s.admitNew(ctx, res, pr.namespace, obj); err != nil {
+	if err := s.admitCreate(ctx, pr.request, obj, pr.dryRun); err != nil {
 		return nil, 0, err
-	}
-	if err := s.admitPolicies(ctx, pr.request, obj, nil, pr.dryRun); err != nil {
-		return nil, 0, err
-	}
-	s.prepareForCreate(res, obj)
-	if errs := validation.Create(res.GroupVersionKind(), obj); len(errs) > 0 {
-		return nil, 0, errInvalid(res, pr.name, errs)
 	}
 	if err := s.allocateServiceAddresses(ctx, res, obj, pr.dryRun); err != nil {
 		return nil, 0, err

@@ -93,6 +93,10 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, req *request) {
 		encoding.WriteError(w, r, err)
 		return
 	}
+	if err := s.confirmNoEscalation(r.Context(), req, obj, old); err != nil {
+		encoding.WriteError(w, r, err)
+		return
+	}
 	if errs := validateUpdate(req, obj, old); len(errs) > 0 {
 		encoding.WriteError(w, r, errInvalid(res, req.name, errs))
 		return
@@ -105,7 +109,7 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, req *request) {
 		return
 	}
 	req.warnings = nil // written above
-	err = s.admit(r, req, obj, old)
+	err = s.admitPolicies(r.Context(), req, obj, old, isDryRun)
 	writeWarnings(w, req) // admission's
 	if err != nil {
 		encoding.WriteError(w, r, err)

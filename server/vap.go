@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ktypes "k8s.io/apimachinery/pkg/types"
 
+	"kubeplay/server/audit"
 	"kubeplay/server/authn"
 	"kubeplay/server/authz"
 	"kubeplay/server/catalog"
@@ -206,9 +207,11 @@ func (s *Server) admitPolicies(ctx context.Context, req *request, obj, old objec
 	if req.res.Group == "admissionregistration.k8s.io" {
 		return nil
 	}
+	rec := audit.FromContext(ctx)
+	stage := audit.Stage{Phase: audit.Validating, Plugin: "ValidatingAdmissionPolicy"}
 	bindings, _, err := listDecoded[policyBinding](ctx, s, bindingsGVR)
 	if err != nil || len(bindings) == 0 {
-		return err
+		return rec.Ran(stage, err)
 	}
 	policies, revs, err := listDecoded[policy](ctx, s, policiesGVR)
 	if err != nil {
@@ -225,7 +228,8 @@ func (s *Server) admitPolicies(ctx context.Context, req *request, obj, old objec
 	// is returned.
 	var denied error
 	var audited []auditedFailure
-	defer func() { auditFailures(ctx, audited) }()
+	defer func() { auditFailures(rec, audited) }()
+	evaluated := false
 	for _, b := range bindings {
 		i := slices.IndexFunc(policies, func(p policy) bool { return p.Metadata.Name == b.Spec.PolicyName })
 		if i < 0 {
@@ -235,35 +239,56 @@ func (s *Server) admitPolicies(ctx context.Context, req *request, obj, old objec
 		if matched == nil || b.Spec.MatchResources != nil && a.match(b.Spec.MatchResources, true) == nil {
 			continue
 		}
+		evaluated = true
 		c := s.policyFor(policies[i])
-		msg, reason, err := s.decide(ctx, a.as(matched), c, b)
-		var unconfigured errUnconfigured
-		if errors.As(err, &unconfigured) {
-			// A policy that cannot run fails as its failurePolicy says,
-			// whatever its binding's actions.
-			if c.fails() && denied == nil {
-				denied = a.denial(fmt.Sprintf("ValidatingAdmissionPolicy '%s' denied request: failed to configure policy: %s", c.policy.Metadata.Name, err), metav1.StatusReasonInvalid)
-			}
-			continue
-		}
+		deny, failure, err := s.evaluateBinding(ctx, req, a.as(matched), c, b)
 		if err != nil {
 			return err
 		}
-		if msg == "" {
-			continue
+		if failure != nil {
+			audited = append(audited, *failure)
 		}
-		for _, action := range b.Spec.ValidationActions {
-			switch {
-			case action == "Deny" && denied == nil:
-				denied = a.denial(fmt.Sprintf("ValidatingAdmissionPolicy '%s' with binding '%s' denied request: %s", c.policy.Metadata.Name, b.Metadata.Name, msg), reason)
-			case action == "Warn":
-				req.warnings = append(req.warnings, fmt.Sprintf("Validation failed for ValidatingAdmissionPolicy '%s' with binding '%s': %s", c.policy.Metadata.Name, b.Metadata.Name, msg))
-			case action == "Audit":
-				audited = append(audited, auditedFailure{Message: msg, Policy: c.policy.Metadata.Name, Binding: b.Metadata.Name, ValidationActions: b.Spec.ValidationActions})
-			}
+		// The journal names the binding whose denial is returned.
+		var returned error
+		if denied == nil {
+			denied, returned = deny, deny
 		}
+		rec.Ran(audit.Stage{Phase: audit.Validating, Plugin: stage.Plugin, Policy: c.policy.Metadata.Name, Binding: b.Metadata.Name}, returned)
+	}
+	if !evaluated {
+		rec.Ran(stage, nil)
 	}
 	return denied
+}
+
+// evaluateBinding evaluates policy c as bound by b on a request: the
+// denial it returns, if its binding denies, the failure for the audit log,
+// if it audits, and its warnings added to req.
+func (s *Server) evaluateBinding(ctx context.Context, req *request, a *attributes, c *compiledPolicy, b policyBinding) (deny error, audited *auditedFailure, err error) {
+	msg, reason, err := s.decide(ctx, a, c, b)
+	var unconfigured errUnconfigured
+	if errors.As(err, &unconfigured) {
+		// A policy that cannot run fails as its failurePolicy says,
+		// whatever its binding's actions.
+		if c.fails() {
+			return a.denial(fmt.Sprintf("ValidatingAdmissionPolicy '%s' denied request: failed to configure policy: %s", c.policy.Metadata.Name, err), metav1.StatusReasonInvalid), nil, nil
+		}
+		return nil, nil, nil
+	}
+	if err != nil || msg == "" {
+		return nil, nil, err
+	}
+	for _, action := range b.Spec.ValidationActions {
+		switch action {
+		case "Deny":
+			deny = a.denial(fmt.Sprintf("ValidatingAdmissionPolicy '%s' with binding '%s' denied request: %s", c.policy.Metadata.Name, b.Metadata.Name, msg), reason)
+		case "Warn":
+			req.warnings = append(req.warnings, fmt.Sprintf("Validation failed for ValidatingAdmissionPolicy '%s' with binding '%s': %s", c.policy.Metadata.Name, b.Metadata.Name, msg))
+		case "Audit":
+			audited = &auditedFailure{Message: msg, Policy: c.policy.Metadata.Name, Binding: b.Metadata.Name, ValidationActions: b.Spec.ValidationActions}
+		}
+	}
+	return deny, audited, nil
 }
 
 // decide evaluates policy c, as bound by b, on a request: on each of its
@@ -688,7 +713,7 @@ func (c *compiledPolicy) evaluate(ctx context.Context, a *attributes, params obj
 		// A null value, or one that fails, annotates nothing.
 		if out, _, err := an.program.Eval(vars); err == nil {
 			if v, ok := out.(types.String); ok {
-				annotate(ctx, c.policy.Metadata.Name+"/"+an.name, string(v))
+				audit.FromContext(ctx).Annotate(c.policy.Metadata.Name+"/"+an.name, string(v))
 			}
 		}
 	}

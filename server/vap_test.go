@@ -102,7 +102,7 @@ func TestAdmissionPolicy_Audit(t *testing.T) {
 			t.Fatalf("%s: %d %v %s", name, w.Code, w.Header(), w.Body)
 		}
 		entries, _ := j.Page(0, 0)
-		if got := entries[len(entries)-1].AuditAnnotations; !maps.Equal(got, want) {
+		if got := entries[len(entries)-1].Audit.Annotations; !maps.Equal(got, want) {
 			t.Errorf("%s: audit annotations %v, want %v", name, got, want)
 		}
 	}

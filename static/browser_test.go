@@ -148,6 +148,28 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("the UI requests as the user the switch chose", func(t *testing.T) {
+		var got struct {
+			Status               int
+			Redirected, Acting   bool
+			Forbidden, AfterStop string
+		}
+		browsertest.Eval(t, ctx, `(async () => {
+			const as = (form) => kubeplay.fetch("/ui/as", {method: "POST", body: new URLSearchParams(form)});
+			const res = await as({user: "bob", groups: "qa", back: "/?r=v1/configmaps&ns=default"});
+			const page = new DOMParser().parseFromString(await res.text(), "text/html");
+			const alert = [...page.querySelectorAll(".alert")].map(a => a.textContent).find(t => t.includes("configmaps is forbidden"));
+			const stopped = await as({stop: "1", back: "/?r=v1/configmaps&ns=default"});
+			const after = new DOMParser().parseFromString(await stopped.text(), "text/html");
+			return {Status: res.status, Redirected: res.redirected, Acting: page.querySelector(".acting-as")?.textContent === "acting as bob (qa)",
+				Forbidden: (alert ?? "").replace(/\s+/g, " ").trim(), AfterStop: after.querySelector(".acting-as")?.textContent ?? "none"};
+		})()`, &got)
+		if got.Status != 200 || !got.Redirected || !got.Acting || got.AfterStop != "none" ||
+			!strings.HasPrefix(got.Forbidden, `Forbidden (403) configmaps is forbidden: User "bob" cannot list resource "configmaps"`) {
+			t.Errorf("got %+v", got)
+		}
+	})
+
 	t.Run("watch streams and aborts", func(t *testing.T) {
 		var got struct {
 			Status      int

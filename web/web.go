@@ -11,6 +11,7 @@ import (
 	"kubeplay/web/editor"
 	"kubeplay/web/explorer"
 	"kubeplay/web/object"
+	"kubeplay/web/requestas"
 	"kubeplay/web/requests"
 	"kubeplay/web/watch"
 )
@@ -33,18 +34,23 @@ type Sandbox interface {
 // a specific media type but not HTML (kubectl get --raw / sends
 // "application/json, */*") goes to api, which lists its root paths as
 // kube-apiserver does.
+//
+// The UI's pages send their own API requests as the identity the "request
+// as" switch (POST /ui/as) chose; see package requestas.
 func New(sb Sandbox) http.Handler {
 	api := sb.Handler()
 	var deletions object.Deletions
 	if j := sb.DeletionJournal(); j != nil {
 		deletions = j
 	}
+	uiAPI := requestas.Impersonating(api)
 	return &site{
 		api:      api,
-		explorer: explorer.New(api),
-		object:   object.New(api, deletions),
-		watch:    watch.New(api),
-		editor:   editor.New(api),
+		as:       &requestas.Switch{},
+		explorer: explorer.New(uiAPI),
+		object:   object.New(uiAPI, deletions),
+		watch:    watch.New(uiAPI),
+		editor:   editor.New(uiAPI),
 		requests: requests.New(sb.Journal()),
 		assets:   assets.NewHandler(),
 	}
@@ -52,6 +58,7 @@ func New(sb Sandbox) http.Handler {
 
 type site struct {
 	api      http.Handler
+	as       *requestas.Switch
 	explorer http.Handler
 	object   http.Handler
 	watch    http.Handler
@@ -62,6 +69,9 @@ type site struct {
 
 func (s *site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.Path
+	if p == "/" || strings.HasPrefix(p, "/ui/") {
+		r = r.WithContext(requestas.NewContext(r.Context(), s.as.Current(), r.URL.RequestURI()))
+	}
 	switch {
 	case p == "/" && isAPIClient(r):
 		s.api.ServeHTTP(w, r)
@@ -84,6 +94,9 @@ func (s *site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case p == editor.Path:
 		pageHeaders(w.Header())
 		s.editor.ServeHTTP(w, r)
+	case p == requestas.Path:
+		pageHeaders(w.Header())
+		s.as.ServeHTTP(w, r)
 	case p == "/ui" || strings.HasPrefix(p, "/ui/"):
 		pageHeaders(w.Header())
 		http.NotFound(w, r)

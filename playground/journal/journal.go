@@ -2,10 +2,11 @@ package journal
 
 import (
 	"errors"
-	"maps"
 	"net/http"
 	"sync"
 	"time"
+
+	"kubeplay/server/audit"
 )
 
 // Limits bound the memory a journal holds.
@@ -50,9 +51,9 @@ type Entry struct {
 	Watch *Stream `json:"watch,omitempty"`
 	// Done is false while the response is still being written (a watch).
 	Done bool `json:"done"`
-	// AuditAnnotations are what admission noted of the request for
-	// kube-apiserver's audit log (see server.WithAuditAnnotations).
-	AuditAnnotations map[string]string `json:"auditAnnotations,omitempty"`
+	// Audit is what the API server found out: who the request ran as, the
+	// authorizer's decision, the admission stages it passed through.
+	Audit audit.Record `json:"audit"`
 }
 
 // Message is the header and body of a request or response.
@@ -142,7 +143,6 @@ func (j *Journal) at(i int) *Entry { return j.entries[(j.start+i)%len(j.entries)
 // the copy shares them.
 func (e *Entry) snapshot() Entry {
 	c := *e
-	c.AuditAnnotations = maps.Clone(e.AuditAnnotations)
 	if e.Watch != nil {
 		w := *e.Watch
 		w.Events = w.Events[:len(w.Events):len(w.Events)]

@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"strings"
 
-	"kubeplay/server"
+	"kubeplay/server/audit"
 )
 
 // Handler returns api wrapped so that every request it serves is recorded.
@@ -20,31 +20,28 @@ func (j *Journal) Handler(api http.Handler) http.Handler {
 			UserAgent: r.UserAgent(), Request: Message{Header: r.Header.Clone()},
 		}
 		j.begin(e)
+		// The API fills rec in as it handles the request; the entry takes
+		// a copy when the answer starts and when it ends.
+		rec := &audit.Record{}
+		r = r.WithContext(audit.NewContext(r.Context(), rec))
 		body := &capture{limit: j.limits.BodyBytes}
 		if r.Body != nil {
 			r.Body = &teeBody{ReadCloser: r.Body, capture: body}
 		}
-		r = r.WithContext(server.WithAuditAnnotations(r.Context(), func(key, value string) {
-			j.update(e, false, func(e *Entry) {
-				if e.AuditAnnotations == nil {
-					e.AuditAnnotations = map[string]string{}
-				}
-				e.AuditAnnotations[key] = value
-			})
-		}))
-		rec := &recorder{ResponseWriter: w, j: j, e: e, watch: IsWatch(r), body: capture{limit: j.limits.BodyBytes}}
+		rw := &recorder{ResponseWriter: w, j: j, e: e, audit: rec, watch: IsWatch(r), body: capture{limit: j.limits.BodyBytes}}
 		defer func() {
-			rec.flushPartialEvent()
+			rw.flushPartialEvent()
 			j.update(e, true, func(e *Entry) {
 				e.Request.Body, e.Request.Truncated = body.bytes(), body.truncated
 				if e.Status == 0 { // the handler wrote nothing: net/http sends 200
 					e.Status, e.Response.Header = http.StatusOK, w.Header().Clone()
 				}
-				e.Response.Body, e.Response.Truncated = rec.body.bytes(), rec.body.truncated
+				e.Response.Body, e.Response.Truncated = rw.body.bytes(), rw.body.truncated
 				e.Latency, e.Done = j.now().Sub(start), true
+				e.Audit = rec.Copy()
 			})
 		}()
-		api.ServeHTTP(rec, r)
+		api.ServeHTTP(rw, r)
 	})
 }
 
@@ -94,6 +91,7 @@ type recorder struct {
 	http.ResponseWriter
 	j       *Journal
 	e       *Entry
+	audit   *audit.Record
 	watch   bool
 	wrote   bool
 	body    capture
@@ -109,6 +107,7 @@ func (r *recorder) WriteHeader(code int) {
 	streaming := r.watch && code == http.StatusOK && strings.HasPrefix(r.Header().Get("Content-Type"), "application/json")
 	r.j.update(r.e, streaming, func(e *Entry) {
 		e.Status, e.Response.Header = code, r.Header().Clone()
+		e.Audit = r.audit.Copy()
 		if streaming {
 			e.Watch = &Stream{}
 		}

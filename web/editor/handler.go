@@ -14,6 +14,7 @@ import (
 
 	"kubeplay/server/inproc"
 	"kubeplay/web/internal/apitypes"
+	"kubeplay/web/internal/origin"
 	"kubeplay/web/internal/status"
 	"kubeplay/web/internal/yamlview"
 	"kubeplay/web/layout"
@@ -94,12 +95,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			p.Form.YAML = template
 		}
 	case http.MethodPost:
-		if !sameOrigin(r) {
-			http.Error(w, "cross-origin writes are refused", http.StatusForbidden)
-			return
-		}
-		if err := r.ParseForm(); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
+		if !origin.ParseForm(w, r) {
 			return
 		}
 		p.Form = formFrom(r.PostForm)
@@ -113,20 +109,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	layout.Write(w, r, http.StatusOK, Page(p))
-}
-
-// sameOrigin refuses writes another site's page makes a visitor's browser
-// send: the Origin, when sent, must be this host.
-func sameOrigin(r *http.Request) bool {
-	if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
-		return false
-	}
-	o := r.Header.Get("Origin")
-	if o == "" {
-		return true
-	}
-	u, err := url.Parse(o)
-	return err == nil && u.Host == r.Host
 }
 
 const template = `apiVersion: v1

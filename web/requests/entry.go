@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"kubeplay/playground/journal"
+	"kubeplay/server/audit"
 	"kubeplay/server/encoding"
 )
 
@@ -37,6 +38,28 @@ type EntryProps struct {
 	Kubectl       string // "" when no kubectl command sends this request
 	// AuditAnnotations are what admission noted for the audit log, by key.
 	AuditAnnotations []HeaderProps
+	// User is who the request ran as: "alice", or "admin (as alice)" when
+	// admin impersonated alice; "" before authentication. Names are the
+	// users' and senders' names, Groups the groups it ran with.
+	User   string
+	Names  []string
+	Groups []string
+	// Authorization is the authorizer's decision and reason.
+	Authorization string
+	// Admission lists the admission stages the request went through.
+	Admission []StageProps
+	// RejectedBy names what refused the request: "authorization", a
+	// check such as "RBAC escalation check", or an admission plugin; "" if
+	// nothing did.
+	RejectedBy string
+}
+
+// StageProps is one admission stage of a request.
+type StageProps struct {
+	Phase    string // "mutating" or "validating"
+	Plugin   string // kube-apiserver's name: "NamespaceLifecycle", ...
+	Detail   string // for ValidatingAdmissionPolicy: "policy p, binding b"
+	Rejected bool
 }
 
 // MessageProps is a request or response's headers and body.
@@ -82,9 +105,7 @@ func entryProps(e journal.Entry, host string) EntryProps {
 	if e.Done {
 		p.Latency = latency(e.Latency)
 	}
-	for _, k := range slices.Sorted(maps.Keys(e.AuditAnnotations)) {
-		p.AuditAnnotations = append(p.AuditAnnotations, HeaderProps{Name: k, Value: e.AuditAnnotations[k]})
-	}
+	auditProps(&p, e.Audit)
 	if e.Watch != nil {
 		p.Watch, p.DroppedEvents = true, e.Watch.Dropped
 		for _, ev := range e.Watch.Events {
@@ -92,6 +113,39 @@ func entryProps(e journal.Entry, host string) EntryProps {
 		}
 	}
 	return p
+}
+
+// auditProps fills in who p ran as and what decided about it.
+func auditProps(p *EntryProps, a audit.Record) {
+	if a.User != nil {
+		p.User, p.Names, p.Groups = a.User.Name, []string{a.User.Name}, a.User.Groups
+	}
+	if by := a.ImpersonatedBy; by != nil && a.User != nil {
+		p.User = by.Name + " (as " + a.User.Name + ")"
+		p.Names = append(p.Names, by.Name)
+	}
+	if a.Decision != "" {
+		p.Authorization = strings.TrimSpace(a.Decision + " " + a.Reason)
+	}
+	if a.Decision == "forbid" {
+		p.RejectedBy = "authorization"
+	}
+	if a.RefusedBy != "" {
+		p.RejectedBy = a.RefusedBy
+	}
+	for _, st := range a.Admission {
+		sp := StageProps{Phase: st.Phase, Plugin: st.Plugin, Rejected: st.Rejected}
+		if st.Policy != "" {
+			sp.Detail = "policy " + st.Policy + ", binding " + st.Binding
+		}
+		if st.Rejected {
+			p.RejectedBy = st.Plugin
+		}
+		p.Admission = append(p.Admission, sp)
+	}
+	for _, k := range slices.Sorted(maps.Keys(a.Annotations)) {
+		p.AuditAnnotations = append(p.AuditAnnotations, HeaderProps{Name: k, Value: a.Annotations[k]})
+	}
 }
 
 func latency(d time.Duration) string {

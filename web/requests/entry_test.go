@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"kubeplay/playground/journal"
+	"kubeplay/server/audit"
 )
 
 func TestParse(t *testing.T) {
@@ -78,8 +79,8 @@ func TestEntryProps(t *testing.T) {
 			Body:   []byte(`{"kind":"ConfigMap"}`),
 		},
 		Status: 201, Latency: 1500 * time.Microsecond, Done: true,
-		Response:         journal.Message{Body: []byte(`{"kind":"ConfigMap","metadata":{"name":"x"}}`)},
-		AuditAnnotations: map[string]string{"policy/b": "2", "policy/a": "1"},
+		Response: journal.Message{Body: []byte(`{"kind":"ConfigMap","metadata":{"name":"x"}}`)},
+		Audit:    audit.Record{Annotations: map[string]string{"policy/b": "2", "policy/a": "1"}},
 	}
 	p := entryProps(e, "127.0.0.1:8080")
 	if want := []HeaderProps{{"policy/a", "1"}, {"policy/b", "2"}}; !slices.Equal(p.AuditAnnotations, want) {

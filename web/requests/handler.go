@@ -34,6 +34,9 @@ type Filter struct {
 	Resource string // "pods", or qualified: "deployments.apps"
 	Status   string // "2xx", "4xx", ...
 	Client   string // "kubectl", ...
+	// User matches the user a request ran as, the user who impersonated
+	// it, or one of its groups.
+	User string
 }
 
 func filterFrom(q url.Values) Filter {
@@ -42,6 +45,7 @@ func filterFrom(q url.Values) Filter {
 		Resource: strings.TrimSpace(q.Get("resource")),
 		Status:   strings.TrimSpace(q.Get("status")),
 		Client:   strings.TrimSpace(q.Get("client")),
+		User:     strings.TrimSpace(q.Get("user")),
 	}
 }
 
@@ -52,7 +56,8 @@ func (f Filter) matches(e EntryProps) bool {
 	return (f.Verb == "" || strings.EqualFold(f.Verb, e.Verb)) &&
 		(f.Resource == "" || f.Resource == e.Resource || f.Resource == resource) &&
 		(f.Status == "" || f.Status == e.StatusClass()) &&
-		(f.Client == "" || strings.EqualFold(f.Client, e.Client))
+		(f.Client == "" || strings.EqualFold(f.Client, e.Client)) &&
+		(f.User == "" || slices.Contains(e.Names, f.User) || slices.Contains(e.Groups, f.User))
 }
 
 // ServeHTTP serves the page at Path and live updates at LivePath.

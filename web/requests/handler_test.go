@@ -1,6 +1,7 @@
 package requests_test
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"kubeplay/playground/journal"
+	"kubeplay/server/audit"
 	"kubeplay/web/internal/htmltest"
 	"kubeplay/web/requests"
 )
@@ -136,5 +138,64 @@ func TestHandler_live(t *testing.T) {
 	close(events)
 	if m := next(); m.Seq != 4 || m.HTML == "" || strings.Contains(m.HTML, "streaming") {
 		t.Fatalf("watch ended: %+v", m)
+	}
+}
+
+// audited answers as an API that ran each request as bob, but /as-alice
+// as admin impersonating alice (forbidden); whose validating admission
+// rejected /denied, and RBAC's escalation check /escalating.
+func audited() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := audit.FromContext(r.Context())
+		rec.User, rec.Decision = &audit.User{Name: "bob", Groups: []string{"devs", "system:authenticated"}}, "allow"
+		code := http.StatusCreated
+		switch r.URL.Path {
+		case "/as-alice":
+			rec.User, rec.ImpersonatedBy = &audit.User{Name: "alice", Groups: []string{"system:authenticated"}}, &audit.User{Name: "admin"}
+			rec.Decision, rec.Reason, code = "forbid", "", http.StatusForbidden
+		case "/escalating":
+			rec.RefusedBy, code = "RBAC escalation check", http.StatusForbidden
+		case "/denied":
+			rec.Ran(audit.Stage{Phase: audit.Mutating, Plugin: "NamespaceLifecycle"}, nil)
+			rec.Ran(audit.Stage{Phase: audit.Validating, Plugin: "ValidatingAdmissionPolicy", Policy: "p", Binding: "b"}, errors.New("denied"))
+			code = http.StatusUnprocessableEntity
+		}
+		w.WriteHeader(code)
+	})
+}
+
+func TestHandler_access(t *testing.T) {
+	j := journal.New(journal.Limits{}, nil)
+	h := j.Handler(audited())
+	send(t, h, "POST", "/as-alice", "kubectl/v1.35.0", "")
+	send(t, h, "POST", "/denied", "kubectl/v1.35.0", "")
+	send(t, h, "POST", "/escalating", "kubectl/v1.35.0", "")
+
+	page := func(query string) htmltest.Node {
+		rec := httptest.NewRecorder()
+		requests.New(j).ServeHTTP(rec, httptest.NewRequest("GET", "/ui/requests"+query, nil))
+		return htmltest.Parse(t, rec.Body)
+	}
+	doc := page("")
+	if got := htmltest.Texts(doc.All("span", "class", "user")); strings.Join(got, "|") != "bob|bob|admin (as alice)" {
+		t.Errorf("users %q", got)
+	}
+	if got := htmltest.Texts(doc.All("span", "class", "rejected")); strings.Join(got, "|") != "rejected by RBAC escalation check|rejected by ValidatingAdmissionPolicy|rejected by authorization" {
+		t.Errorf("rejections %q", got)
+	}
+	denied := doc.One(t, "li", "id", "entry-2")
+	stages := htmltest.Texts(denied.All("li"))
+	want := []string{"mutating NamespaceLifecycle", "validating ValidatingAdmissionPolicy policy p, binding b rejected the request"}
+	if strings.Join(stages, "\n") != strings.Join(want, "\n") {
+		t.Errorf("stages %q, want %q", stages, want)
+	}
+	if !denied.Has("li", "class", "stage-rejected") {
+		t.Errorf("the rejecting stage is not marked")
+	}
+
+	for query, want := range map[string]string{"?user=alice": "/as-alice", "?user=admin": "/as-alice", "?user=devs": "/escalating/denied", "?user=carol": ""} {
+		if got := htmltest.Texts(page(query).All("span", "class", "target")); strings.Join(got, "") != want {
+			t.Errorf("%s: targets %q, want %q", query, got, want)
+		}
 	}
 }
