@@ -49,7 +49,7 @@ func (s *Server) admitPod(ctx context.Context, res *catalog.Resource, ns string,
 	case !apierrors.IsNotFound(err):
 		return err
 	}
-	if msg := defaults.AdmitPod(spec, automount, generateName("kube-api-access-")); msg != "" {
+	if msg := defaults.AdmitPod(spec, automount, GenerateName("kube-api-access-")); msg != "" {
 		return apierrors.NewForbidden(res.GroupResource(), str(metadata(obj), "name"), errors.New(msg))
 	}
 	return nil
