@@ -56,6 +56,41 @@ type Controllers struct {
 	FinalizerBots []FinalizerBot
 }
 
+// ControllerSwitches switch a sandbox's controllers on (true) or off
+// (false); a nil field leaves its controller as it is. It is how the
+// playground API and scenarios spell Controllers.
+type ControllerSwitches struct {
+	Namespace              *bool `json:"namespace,omitempty"`
+	GarbageCollector       *bool `json:"garbageCollector,omitempty"`
+	Kubelet                *bool `json:"kubelet,omitempty"`
+	ClusterRoleAggregation *bool `json:"clusterRoleAggregation,omitempty"`
+	// Workloads: the simulated Deployment, ReplicaSet and Job controllers,
+	// scheduler and kubelets.
+	Workloads *bool `json:"workloads,omitempty"`
+}
+
+// SwitchesOf says of every controller whether c runs it.
+func SwitchesOf(c Controllers) ControllerSwitches {
+	on := func(disabled bool) *bool { v := !disabled; return &v }
+	return ControllerSwitches{Namespace: on(c.DisableNamespace), GarbageCollector: on(c.DisableGarbageCollector),
+		Kubelet: on(c.DisableKubelet), ClusterRoleAggregation: on(c.DisableClusterRoleAggregation), Workloads: on(c.DisableWorkloads)}
+}
+
+// Apply switches the controllers s names, leaving the others as c has them.
+func (s ControllerSwitches) Apply(c Controllers) Controllers {
+	set := func(disabled *bool, on *bool) {
+		if on != nil {
+			*disabled = !*on
+		}
+	}
+	set(&c.DisableNamespace, s.Namespace)
+	set(&c.DisableGarbageCollector, s.GarbageCollector)
+	set(&c.DisableKubelet, s.Kubelet)
+	set(&c.DisableClusterRoleAggregation, s.ClusterRoleAggregation)
+	set(&c.DisableWorkloads, s.Workloads)
+	return c
+}
+
 // Sandbox is one isolated cluster: an API server and its controllers.
 type Sandbox struct {
 	store   store.Store

@@ -152,36 +152,7 @@ type Clock struct {
 }
 
 // ControllerSettings: true runs the (simulated) controller.
-type ControllerSettings struct {
-	Namespace              *bool `json:"namespace,omitempty"`
-	GarbageCollector       *bool `json:"garbageCollector,omitempty"`
-	Kubelet                *bool `json:"kubelet,omitempty"`
-	ClusterRoleAggregation *bool `json:"clusterRoleAggregation,omitempty"`
-	// Workloads: the simulated Deployment, ReplicaSet and Job controllers,
-	// scheduler and kubelets.
-	Workloads *bool `json:"workloads,omitempty"`
-}
-
-func controllerSettings(c playground.Controllers) ControllerSettings {
-	on := func(disabled bool) *bool { v := !disabled; return &v }
-	return ControllerSettings{Namespace: on(c.DisableNamespace), GarbageCollector: on(c.DisableGarbageCollector),
-		Kubelet: on(c.DisableKubelet), ClusterRoleAggregation: on(c.DisableClusterRoleAggregation), Workloads: on(c.DisableWorkloads)}
-}
-
-// apply switches the controllers s names, leaving the others.
-func (s ControllerSettings) apply(c playground.Controllers) playground.Controllers {
-	set := func(disabled *bool, on *bool) {
-		if on != nil {
-			*disabled = !*on
-		}
-	}
-	set(&c.DisableNamespace, s.Namespace)
-	set(&c.DisableGarbageCollector, s.GarbageCollector)
-	set(&c.DisableKubelet, s.Kubelet)
-	set(&c.DisableClusterRoleAggregation, s.ClusterRoleAggregation)
-	set(&c.DisableWorkloads, s.Workloads)
-	return c
-}
+type ControllerSettings = playground.ControllerSwitches
 
 func (h *Handler) describe(ctx context.Context, ms *playground.Managed) Sandbox {
 	sb := Sandbox{ID: ms.ID(), Created: ms.Created().UTC(), LastUsed: ms.LastUsed().UTC(), Server: "/sandboxes/" + ms.ID(),
@@ -405,7 +376,7 @@ func settingsOf(ms *playground.Managed) Settings {
 	for _, b := range c.FinalizerBots {
 		bots = append(bots, FinalizerBot{Finalizer: b.Finalizer, Delay: b.Delay.String()})
 	}
-	s := Settings{Controllers: controllerSettings(c), FinalizerBots: &bots, Retention: ms.Retention().String()}
+	s := Settings{Controllers: playground.SwitchesOf(c), FinalizerBots: &bots, Retention: ms.Retention().String()}
 	if ms.Retention() == 0 {
 		s.Retention = store.DefaultRetention.String()
 	}
@@ -417,7 +388,7 @@ func settingsOf(ms *playground.Managed) Settings {
 
 // controllers are the controllers s asks for, starting from c.
 func (s Settings) controllers(c playground.Controllers) (playground.Controllers, error) {
-	c = s.Controllers.apply(c)
+	c = s.Controllers.Apply(c)
 	if s.Clock != nil {
 		return c, errors.New("clock: advance it with POST .../clock")
 	}

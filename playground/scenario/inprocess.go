@@ -17,12 +17,14 @@ func SandboxTarget(ms *playground.Managed) Target {
 			_, err := ms.Compact(context.Background())
 			return err
 		},
-		SetFinalizerBots: func(bots []FinalizerBot) error {
-			c := ms.Controllers()
-			c.FinalizerBots = nil
-			for _, b := range bots {
-				d, _ := time.ParseDuration(b.Delay) // checked by Parse
-				c.FinalizerBots = append(c.FinalizerBots, playground.FinalizerBot{Finalizer: b.Finalizer, Delay: d})
+		SetControllers: func(a ControllerAction) error {
+			c := a.Apply(ms.Controllers())
+			if a.FinalizerBots != nil {
+				c.FinalizerBots = nil
+				for _, b := range *a.FinalizerBots {
+					d, _ := time.ParseDuration(b.Delay) // checked by Parse
+					c.FinalizerBots = append(c.FinalizerBots, playground.FinalizerBot{Finalizer: b.Finalizer, Delay: d})
+				}
 			}
 			ms.SetControllers(c)
 			return nil
