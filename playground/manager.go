@@ -345,11 +345,27 @@ type Managed struct {
 	db          *store.DB
 	path        string // "" in memory
 	controllers Controllers
-	retention   time.Duration
+	retention   time.Duration // guarded by mu
 }
 
 // Retention returns the history the sandbox keeps (0: the store's default).
-func (ms *Managed) Retention() time.Duration { return ms.retention }
+func (ms *Managed) Retention() time.Duration {
+	ms.mu.RLock()
+	defer ms.mu.RUnlock()
+	return ms.retention
+}
+
+// SetRetention changes the history the sandbox keeps (0: the store's
+// default; negative: all of it), measured on the sandbox's clock; a reset
+// keeps it.
+func (ms *Managed) SetRetention(d time.Duration) {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	ms.retention = d
+	if ms.db != nil {
+		ms.db.SetRetention(d)
+	}
+}
 
 // ID returns the sandbox's id.
 func (ms *Managed) ID() string { return ms.id }
@@ -411,12 +427,15 @@ func (ms *Managed) openLocked(ctx context.Context, existing bool) error {
 			return err
 		}
 	}
-	db, err := store.Open(ctx, dsn, store.Options{Retention: ms.retention, Now: ms.m.opts.Now})
+	// History is kept for the retention on the sandbox's clock, so that
+	// advancing the clock expires it as the time passing would.
+	clock := &Clock{}
+	db, err := store.Open(ctx, dsn, store.Options{Retention: ms.retention, Now: clock.Now})
 	if err != nil {
 		return err
 	}
 	opts := ms.m.opts.Sandbox
-	opts.Store, opts.Controllers = db, ms.controllers
+	opts.Store, opts.Controllers, opts.Clock = db, ms.controllers, clock
 	sb, err := Open(ctx, opts)
 	if err != nil {
 		db.Close()
@@ -495,14 +514,18 @@ func (ms *Managed) Compact(ctx context.Context) (int64, error) {
 	return rev, err
 }
 
-// AdvanceClock moves the sandbox's clock forward by d.
-func (ms *Managed) AdvanceClock(d time.Duration) error {
-	sb := ms.Sandbox()
+// AdvanceClock moves the sandbox's clock forward by d; the history older
+// than the retention on the new time is compacted at once, as the time
+// passing would have.
+func (ms *Managed) AdvanceClock(ctx context.Context, d time.Duration) error {
+	ms.mu.RLock()
+	sb, db := ms.sb, ms.db
+	ms.mu.RUnlock()
 	if sb == nil {
 		return errRestoring
 	}
 	sb.AdvanceClock(d)
-	return nil
+	return db.CompactExpired(ctx)
 }
 
 // errRestoring: a reset or restore is replacing the sandbox.

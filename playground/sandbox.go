@@ -32,6 +32,10 @@ type Options struct {
 	// Access configures who may use the sandbox's API (default: anyone,
 	// as cluster administrator).
 	Access server.Access
+	// Clock is the sandbox's time (default: a new one); the store's
+	// clock should be the same, so that the history it keeps is measured
+	// on it.
+	Clock *Clock
 }
 
 // Controllers switches off controllers a sandbox would otherwise run, to
@@ -115,7 +119,10 @@ func Open(ctx context.Context, opts Options) (*Sandbox, error) {
 		return nil, errors.New("playground: no store")
 	}
 	deletions := newDeletionJournal()
-	clock := &Clock{}
+	clock := opts.Clock
+	if clock == nil {
+		clock = &Clock{}
+	}
 	api, err := server.New(ctx, server.Options{Store: opts.Store, OnDeletion: deletions.record, Now: clock.Now,
 		AllowUnsafeMalformedObjectDeletion: opts.AllowUnsafeMalformedObjectDeletion, RuntimeConfig: opts.RuntimeConfig, Access: opts.Access})
 	if err != nil {

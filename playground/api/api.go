@@ -132,8 +132,8 @@ type Settings struct {
 	FinalizerBots *[]FinalizerBot `json:"finalizerBots,omitempty"`
 	// Clock is the sandbox's clock (read only: POST .../clock advances it).
 	Clock *Clock `json:"clock,omitempty"`
-	// Retention is how long the sandbox keeps history (a Go duration; set
-	// when it is created; "-1ns": forever).
+	// Retention is how long the sandbox keeps history, on its clock (a Go
+	// duration; negative such as "-1s": forever).
 	Retention string `json:"retention,omitempty"`
 }
 
@@ -198,11 +198,9 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusBadRequest, "%v", err)
 			return
 		}
-		if s.Retention != "" {
-			if opts.Retention, err = time.ParseDuration(s.Retention); err != nil || opts.Retention == 0 {
-				writeError(w, http.StatusBadRequest, "retention: want a duration such as \"10m\" (negative: keep all history), not %q", s.Retention)
-				return
-			}
+		if opts.Retention, err = s.retention(); err != nil {
+			writeError(w, http.StatusBadRequest, "%v", err)
+			return
 		}
 	}
 	ms, err := h.m.Create(r.Context(), opts)
@@ -405,6 +403,18 @@ func (s Settings) controllers(c playground.Controllers) (playground.Controllers,
 	return c, nil
 }
 
+// retention is the retention s asks for (0: none).
+func (s Settings) retention() (time.Duration, error) {
+	if s.Retention == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s.Retention)
+	if err != nil || d == 0 {
+		return 0, fmt.Errorf("retention: want a duration such as \"10m\" (negative: keep all history), not %q", s.Retention)
+	}
+	return d, nil
+}
+
 // advanceClock moves the sandbox's clock forward by the body's advance (a
 // Go duration); what became due (grace periods, finalizer bots, pod
 // phases) happens at once.
@@ -420,7 +430,7 @@ func (h *Handler) advanceClock(w http.ResponseWriter, r *http.Request, ms *playg
 		writeError(w, http.StatusBadRequest, "advance: want a positive duration such as \"30s\", not %q", body.Advance)
 		return
 	}
-	if err := ms.AdvanceClock(d); err != nil {
+	if err := ms.AdvanceClock(r.Context(), d); err != nil {
 		writeError(w, http.StatusServiceUnavailable, "%v", err)
 		return
 	}
@@ -435,14 +445,18 @@ func (h *Handler) patchSettings(w http.ResponseWriter, r *http.Request, ms *play
 		return
 	}
 	c, err := s.controllers(ms.Controllers())
-	if err == nil && s.Retention != "" {
-		err = errors.New("retention: set when the sandbox is created")
+	var retention time.Duration
+	if err == nil {
+		retention, err = s.retention()
 	}
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "%v", err)
 		return
 	}
 	ms.SetControllers(c)
+	if retention != 0 {
+		ms.SetRetention(retention)
+	}
 	h.settings(w, r, ms)
 }
 

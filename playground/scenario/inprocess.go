@@ -12,7 +12,8 @@ import (
 
 // SandboxTarget runs scenarios in ms, in process.
 func SandboxTarget(ms *playground.Managed) Target {
-	return Target{Server: "http://sandbox", Client: HandlerClient(ms.Handler()), AdvanceClock: ms.AdvanceClock,
+	return Target{Server: "http://sandbox", Client: HandlerClient(ms.Handler()),
+		AdvanceClock: func(d time.Duration) error { return ms.AdvanceClock(context.Background(), d) },
 		Compact: func() error {
 			_, err := ms.Compact(context.Background())
 			return err
