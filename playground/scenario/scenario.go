@@ -99,12 +99,15 @@ type Request struct {
 }
 
 // Watch reads the events of a watch request (Path includes watch=true)
-// until it has Events of them or Timeout passes (default 10s).
+// until it has Events of them or Timeout passes (default 10s). Then are
+// requests sent, in order, once the watch has started: changes it sees
+// happen (each must succeed).
 type Watch struct {
 	Path    string            `json:"path"`
 	Headers map[string]string `json:"headers,omitempty"`
 	Events  int               `json:"events"`
 	Timeout string            `json:"timeout,omitempty"`
+	Then    []Request         `json:"then,omitempty"`
 }
 
 // WaitFor polls GET Path until the answer meets the step's Expect or
@@ -549,6 +552,16 @@ func (r *runner) watch(ctx context.Context, st Step) (int, []string) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, r.check(st, resp.StatusCode, resp.Header, b)
 	}
+	var fails []string
+	for _, then := range w.Then {
+		code, _, body, err := r.do(ctx, then.Method, then.Path, then.Headers, then.Body)
+		if err == nil && code/100 != 2 {
+			err = fmt.Errorf("status %d: %s", code, excerpt(body))
+		}
+		if err != nil {
+			fails = append(fails, fmt.Sprintf("then %s %s: %v", then.Method, r.expand(then.Path), err))
+		}
+	}
 	var events []map[string]any
 	dec := json.NewDecoder(resp.Body)
 	for len(events) < w.Events {
@@ -558,7 +571,6 @@ func (r *runner) watch(ctx context.Context, st Step) (int, []string) {
 		}
 		events = append(events, ev)
 	}
-	var fails []string
 	if len(events) < w.Events {
 		fails = append(fails, fmt.Sprintf("%d watch events, want %d", len(events), w.Events))
 	}
