@@ -480,7 +480,7 @@ func (r *runner) matchPaths(doc any, want map[string]any) []string {
 	slices.Sort(exprs)
 	for _, expr := range exprs {
 		w := r.expandAny(want[expr])
-		got, err := evalPath(doc, expr)
+		got, err := evalPath(doc, r.expand(expr))
 		if errors.Is(err, errNotFound) && w == nil {
 			continue
 		}
