@@ -6,6 +6,7 @@ package api
 
 import (
 	"context"
+	"crypto/subtle"
 	_ "embed"
 	"encoding/json"
 	"errors"
@@ -76,7 +77,21 @@ func New(m *playground.Manager) *Handler {
 	return h
 }
 
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+// ServeHTTP serves the playground API, and in hosted mode
+// (ManagerOptions.AdminToken) only to the holder of the admin token (its
+// OpenAPI document aside); each sandbox's Kubernetes API checks the tokens
+// it accepts itself.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if admin := h.m.AdminToken(); admin != "" && strings.HasPrefix(r.URL.Path, Prefix+"/") && r.URL.Path != Prefix+"/openapi.json" {
+		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(token)), []byte(admin)) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="kubeplay playground API"`)
+			writeError(w, http.StatusUnauthorized, "the playground API needs the admin token: Authorization: Bearer <token>")
+			return
+		}
+	}
+	h.mux.ServeHTTP(w, r)
+}
 
 // kube serves a sandbox's Kubernetes API, rooted at /sandboxes/<id>.
 func (h *Handler) kube(w http.ResponseWriter, r *http.Request) {
@@ -109,7 +124,9 @@ type Sandbox struct {
 	LastUsed time.Time `json:"lastUsed"`
 	// Server is the path of its Kubernetes API (append it to the
 	// playground's URL).
-	Server   string            `json:"server"`
+	Server string `json:"server"`
+	// Token is the bearer token of its Kubernetes API, in hosted mode.
+	Token    string            `json:"token,omitempty"`
 	Settings Settings          `json:"settings"`
 	Limits   playground.Limits `json:"limits"`
 	Usage    Usage             `json:"usage"`
@@ -156,7 +173,7 @@ type ControllerSettings = playground.ControllerSwitches
 
 func (h *Handler) describe(ctx context.Context, ms *playground.Managed) Sandbox {
 	sb := Sandbox{ID: ms.ID(), Created: ms.Created().UTC(), LastUsed: ms.LastUsed().UTC(), Server: "/sandboxes/" + ms.ID(),
-		Settings: settingsOf(ms), Limits: h.m.Limits()}
+		Token: ms.Token(), Settings: settingsOf(ms), Limits: h.m.Limits()}
 	if db := ms.Store(); db != nil {
 		sb.Usage.Revision, _ = db.CurrentRevision(ctx)
 		sb.Usage.Objects, _ = db.Count(ctx, "/registry/")
@@ -272,14 +289,17 @@ func (h *Handler) reset(w http.ResponseWriter, r *http.Request, ms *playground.M
 }
 
 // kubeconfig answers a kubeconfig whose server is the sandbox's URL as the
-// client reached this server; the bearer token the request carried, if
-// any, is the kubeconfig's user's.
+// client reached this server; its user's token is the sandbox's in hosted
+// mode, else the bearer token the request carried, if any.
 func (h *Handler) kubeconfig(w http.ResponseWriter, r *http.Request, ms *playground.Managed) {
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"
 	}
 	token, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if ms.Token() != "" {
+		token = ms.Token()
+	}
 	w.Header().Set("Content-Type", "application/yaml")
 	o := playground.KubeconfigOptions{Server: scheme + "://" + r.Host + "/sandboxes/" + ms.ID(), Token: strings.TrimSpace(token)}
 	if r.TLS != nil {

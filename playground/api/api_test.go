@@ -39,12 +39,21 @@ func serve(t testing.TB, opts playground.ManagerOptions) string {
 // call sends a request and decodes a JSON answer into out (if not nil).
 func call(t testing.TB, method, url, ctype string, body []byte, want int, out any) http.Header {
 	t.Helper()
+	return callAs(t, "", method, url, ctype, body, want, out)
+}
+
+// callAs is call with a bearer token (none if "").
+func callAs(t testing.TB, token, method, url, ctype string, body []byte, want int, out any) http.Header {
+	t.Helper()
 	req, err := http.NewRequest(method, url, bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ctype != "" {
 		req.Header.Set("Content-Type", ctype)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -512,5 +521,53 @@ func TestAPI_retention(t *testing.T) {
 	call(t, "GET", settings, "", nil, 200, &s)
 	if s.Retention != "10m0s" {
 		t.Errorf("retention after a reset %q", s.Retention)
+	}
+}
+
+// TestAPI_hosted: with an admin token, the playground API serves only its
+// holder, and each sandbox's API only its own token's and the admin's.
+func TestAPI_hosted(t *testing.T) {
+	const admin = "admin-secret"
+	base := serve(t, playground.ManagerOptions{InMemory: true, AdminToken: admin})
+	var e apiError
+	h := call(t, "POST", base+"/playground/v1/sandboxes", "", nil, 401, &e)
+	if h.Get("WWW-Authenticate") == "" || !strings.Contains(e.Error.Message, "needs the admin token") {
+		t.Errorf("401: %v %+v", h, e)
+	}
+	callAs(t, "wrong", "GET", base+"/playground/v1/sandboxes", "", nil, 401, nil)
+	call(t, "GET", base+"/playground/v1/openapi.json", "", nil, 200, nil)
+
+	var a, b api.Sandbox
+	callAs(t, admin, "POST", base+"/playground/v1/sandboxes", "", nil, 201, &a)
+	callAs(t, admin, "POST", base+"/playground/v1/sandboxes", "", nil, 201, &b)
+	if a.Token == "" || b.Token == "" || a.Token == b.Token || a.Token == admin {
+		t.Fatalf("tokens %q and %q", a.Token, b.Token)
+	}
+	ns := base + a.Server + "/api/v1/namespaces"
+	callAs(t, a.Token, "GET", ns, "", nil, 200, nil)
+	callAs(t, admin, "GET", ns, "", nil, 200, nil)
+	var st struct{ Reason string }
+	call(t, "GET", ns, "", nil, 401, &st)
+	callAs(t, b.Token, "GET", ns, "", nil, 401, &st)
+	callAs(t, b.Token, "GET", ns+"?watch=1", "", nil, 401, nil)
+	if st.Reason != "Unauthorized" {
+		t.Errorf("a foreign token: %+v", st)
+	}
+	// A sandbox's token is no key to the playground API, its own
+	// sandbox's endpoints included.
+	for _, path := range []string{"", "/kubeconfig", "/journal", "/settings", "/snapshot"} {
+		callAs(t, a.Token, "GET", base+"/playground/v1/sandboxes/"+a.ID+path, "", nil, 401, nil)
+	}
+	callAs(t, a.Token, "DELETE", base+"/playground/v1/sandboxes/"+b.ID, "", nil, 401, nil)
+	var kc []byte
+	callAs(t, admin, "GET", base+"/playground/v1/sandboxes/"+a.ID+"/kubeconfig", "", nil, 200, &kc)
+	if !strings.Contains(string(kc), `token: "`+a.Token+`"`) || strings.Contains(string(kc), admin) {
+		t.Errorf("kubeconfig:\n%s", kc)
+	}
+	// Scenarios run with the sandbox's token.
+	var out []byte
+	callAs(t, admin, "POST", base+"/playground/v1/sandboxes/"+a.ID+"/run?builtin=dry-run", "", nil, 200, &out)
+	if !strings.HasSuffix(string(out), "{\"passed\":true}\n") {
+		t.Errorf("run:\n%s", out)
 	}
 }

@@ -10,9 +10,10 @@ import (
 	"kubeplay/playground"
 )
 
-// SandboxTarget runs scenarios in ms, in process.
+// SandboxTarget runs scenarios in ms, in process (with its token, in
+// hosted mode).
 func SandboxTarget(ms *playground.Managed) Target {
-	return Target{Server: "http://sandbox", Client: HandlerClient(ms.Handler()),
+	return Target{Server: "http://sandbox", Client: HandlerClient(ms.Handler()), Token: ms.Token(),
 		AdvanceClock: func(d time.Duration) error { return ms.AdvanceClock(context.Background(), d) },
 		Compact: func() error {
 			_, err := ms.Compact(context.Background())
