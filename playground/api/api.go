@@ -54,6 +54,7 @@ func New(m *playground.Manager) *Handler {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(openapiDoc)
 	})
+	h.mux.HandleFunc("GET "+Prefix+"/scenarios", h.scenarios)
 	h.mux.HandleFunc("POST "+Prefix+"/sandboxes", h.create)
 	h.mux.HandleFunc("GET "+Prefix+"/sandboxes", h.list)
 	h.mux.HandleFunc("GET "+Prefix+"/sandboxes/{id}", h.with(h.get))
@@ -707,6 +708,16 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, ms *playground.Man
 		end["error"] = err.Error()
 	}
 	enc.Encode(end)
+}
+
+// scenarios lists the built-in scenarios, whole.
+func (h *Handler) scenarios(w http.ResponseWriter, r *http.Request) {
+	all, err := scenario.Builtin()
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"items": all})
 }
 
 // scenarioOf reads the built-in scenario named builtin, or else the

@@ -20,6 +20,7 @@ import (
 	"kubeplay/playground"
 	"kubeplay/playground/api"
 	"kubeplay/playground/journal"
+	"kubeplay/playground/scenario"
 )
 
 func serve(t testing.TB, opts playground.ManagerOptions) string {
@@ -480,6 +481,14 @@ func TestAPI_createFromScenario(t *testing.T) {
 	}
 	call(t, "GET", base+sb.Server+"/api/v1/namespaces/team-a", "", nil, 200, nil)
 	call(t, "POST", base+"/playground/v1/sandboxes?scenario=nope", "", nil, 404, nil)
+
+	// The built-ins to choose from, whole.
+	var list struct{ Items []scenario.Scenario }
+	call(t, "GET", base+"/playground/v1/scenarios", "", nil, 200, &list)
+	i := slices.IndexFunc(list.Items, func(s scenario.Scenario) bool { return s.Name == "deployment-rollout" })
+	if len(list.Items) < 20 || i < 0 || !list.Items[i].Sandbox || len(list.Items[i].Steps) != 4 || list.Items[i].Description == "" {
+		t.Errorf("%d built-in scenarios: %+v", len(list.Items), list.Items)
+	}
 }
 
 func TestAPI_retention(t *testing.T) {

@@ -241,9 +241,11 @@ type Target struct {
 
 // StepResult is the outcome of one step.
 type StepResult struct {
-	Step   int    `json:"step"`
-	Name   string `json:"name"`
-	Status int    `json:"status,omitempty"`
+	Step int    `json:"step"`
+	Name string `json:"name"`
+	// Explain is the step's explanation for learners.
+	Explain string `json:"explain,omitempty"`
+	Status  int    `json:"status,omitempty"`
 	// Output is what a kubectl step printed.
 	Output   string        `json:"output,omitempty"`
 	Failures []string      `json:"failures,omitempty"`
@@ -270,7 +272,7 @@ func Run(ctx context.Context, sc *Scenario, t Target, report func(StepResult)) (
 	r := &runner{t: t, vars: map[string]string{"RUN": runID()}, console: cli.NewClient(t.Server, t.Client, t.Token)}
 	for i, st := range sc.Steps {
 		start := time.Now()
-		res := StepResult{Step: i + 1, Name: st.Name}
+		res := StepResult{Step: i + 1, Name: st.Name, Explain: st.Explain}
 		if st.Kubectl != "" {
 			res.Output, res.Failures = r.kubectl(ctx, st)
 		} else {
