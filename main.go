@@ -191,7 +191,12 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	mux.Handle("/sandboxes/", play)
 	mux.Handle("/browser/", browserHeaders(http.StripPrefix("/browser", static.Handler())))
 	mux.Handle(cli.Path, cli.New(sb.Handler()).Handler())
-	mux.Handle("/", web.New(sb))
+	if mopts.AdminToken == "" {
+		// In hosted mode the page would hand anyone the admin's powers.
+		mux.Handle("/", web.NewWithPlayground(sb, play))
+	} else {
+		mux.Handle("/", web.New(sb))
+	}
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {

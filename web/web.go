@@ -12,6 +12,7 @@ import (
 	"kubeplay/web/explorer"
 	"kubeplay/web/object"
 	"kubeplay/web/requests"
+	"kubeplay/web/sandboxes"
 	"kubeplay/web/watch"
 )
 
@@ -33,31 +34,38 @@ type Sandbox interface {
 // a specific media type but not HTML (kubectl get --raw / sends
 // "application/json, */*") goes to api, which lists its root paths as
 // kube-apiserver does.
-func New(sb Sandbox) http.Handler {
+func New(sb Sandbox) http.Handler { return NewWithPlayground(sb, nil) }
+
+// NewWithPlayground is New with the sandboxes page (/ui/sandboxes)
+// managing the sandboxes of the playground API play serves (nil: the page
+// says there is none).
+func NewWithPlayground(sb Sandbox, play http.Handler) http.Handler {
 	api := sb.Handler()
 	var deletions object.Deletions
 	if j := sb.DeletionJournal(); j != nil {
 		deletions = j
 	}
 	return &site{
-		api:      api,
-		explorer: explorer.New(api),
-		object:   object.New(api, deletions),
-		watch:    watch.New(api),
-		editor:   editor.New(api),
-		requests: requests.New(sb.Journal()),
-		assets:   assets.NewHandler(),
+		api:       api,
+		explorer:  explorer.New(api),
+		object:    object.New(api, deletions),
+		watch:     watch.New(api),
+		editor:    editor.New(api),
+		requests:  requests.New(sb.Journal()),
+		sandboxes: sandboxes.New(play),
+		assets:    assets.NewHandler(),
 	}
 }
 
 type site struct {
-	api      http.Handler
-	explorer http.Handler
-	object   http.Handler
-	watch    http.Handler
-	editor   http.Handler
-	requests http.Handler
-	assets   http.Handler
+	api       http.Handler
+	explorer  http.Handler
+	object    http.Handler
+	watch     http.Handler
+	editor    http.Handler
+	requests  http.Handler
+	sandboxes http.Handler
+	assets    http.Handler
 }
 
 func (s *site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -84,6 +92,9 @@ func (s *site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case p == editor.Path:
 		pageHeaders(w.Header())
 		s.editor.ServeHTTP(w, r)
+	case p == sandboxes.Path:
+		pageHeaders(w.Header())
+		s.sandboxes.ServeHTTP(w, r)
 	case p == "/ui" || strings.HasPrefix(p, "/ui/"):
 		pageHeaders(w.Header())
 		http.NotFound(w, r)

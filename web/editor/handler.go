@@ -94,7 +94,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			p.Form.YAML = template
 		}
 	case http.MethodPost:
-		if !sameOrigin(r) {
+		if !layout.SameOrigin(r) {
 			http.Error(w, "cross-origin writes are refused", http.StatusForbidden)
 			return
 		}
@@ -113,20 +113,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	layout.Write(w, r, http.StatusOK, Page(p))
-}
-
-// sameOrigin refuses writes another site's page makes a visitor's browser
-// send: the Origin, when sent, must be this host.
-func sameOrigin(r *http.Request) bool {
-	if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
-		return false
-	}
-	o := r.Header.Get("Origin")
-	if o == "" {
-		return true
-	}
-	u, err := url.Parse(o)
-	return err == nil && u.Host == r.Host
 }
 
 const template = `apiVersion: v1
