@@ -173,13 +173,7 @@ func TestSandboxes_tlsAndTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 	url := startServer(t, dir, "--tls", "--anonymous", "deny", "--token-auth-file", tokens)
-	pem, err := os.ReadFile(filepath.Join(dir, "tls.crt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(pem)
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	client := tlsClient(t, dir)
 	resp, err := client.Post(url+"/playground/v1/sandboxes", "application/json", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -224,13 +218,7 @@ func TestSandboxes_hosted(t *testing.T) {
 		t.Fatal(err)
 	}
 	url := startServer(t, dir, "--tls", "--playground-admin-token-file", tokenFile)
-	pem, err := os.ReadFile(filepath.Join(dir, "tls.crt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(pem)
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	client := tlsClient(t, dir)
 	do := func(method, path, token string, want int) []byte {
 		t.Helper()
 		req, _ := http.NewRequest(method, url+path, nil)
@@ -318,4 +306,16 @@ func TestSandboxes_clientGo(t *testing.T) {
 			t.Fatal("the Deployment did not roll out")
 		}
 	}
+}
+
+// tlsClient trusts the certificate of the server started with --tls in dir.
+func tlsClient(t *testing.T, dir string) *http.Client {
+	t.Helper()
+	pem, err := os.ReadFile(filepath.Join(dir, "tls.crt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(pem)
+	return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 }

@@ -94,15 +94,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			p.Form.YAML = template
 		}
 	case http.MethodPost:
-		if !layout.SameOrigin(r) {
-			http.Error(w, "cross-origin writes are refused", http.StatusForbidden)
+		form, ok := layout.PostedForm(w, r)
+		if !ok {
 			return
 		}
-		if err := r.ParseForm(); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		p.Form = formFrom(r.PostForm)
+		p.Form = formFrom(form)
 		p.Result, p.Error = h.send(r.Context(), p.Form)
 		if p.Result != nil && len(p.Result.Conflicts) > 0 {
 			p.Ways = h.waysOut(r.Context(), p.Form, p.Result)

@@ -34,9 +34,9 @@ func OnlyGet(w http.ResponseWriter, r *http.Request) bool {
 	return false
 }
 
-// SameOrigin refuses writes another site's page makes a visitor's browser
+// sameOrigin refuses writes another site's page makes a visitor's browser
 // send: the Origin, when sent, must be this host.
-func SameOrigin(r *http.Request) bool {
+func sameOrigin(r *http.Request) bool {
 	if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
 		return false
 	}
@@ -46,4 +46,18 @@ func SameOrigin(r *http.Request) bool {
 	}
 	u, err := url.Parse(o)
 	return err == nil && u.Host == r.Host
+}
+
+// PostedForm reads the form of a POST from this site, answering 403 to
+// another site's and 400 to a malformed one itself (ok false).
+func PostedForm(w http.ResponseWriter, r *http.Request) (form url.Values, ok bool) {
+	if !sameOrigin(r) {
+		http.Error(w, "cross-origin writes are refused", http.StatusForbidden)
+		return nil, false
+	}
+	if err := r.ParseForm(); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return nil, false
+	}
+	return r.PostForm, true
 }

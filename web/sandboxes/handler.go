@@ -41,16 +41,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case http.MethodGet, http.MethodHead:
 		p.Notice = r.URL.Query().Get("notice")
 	case http.MethodPost:
-		if !layout.SameOrigin(r) {
-			http.Error(w, "cross-origin writes are refused", http.StatusForbidden)
-			return
-		}
-		if err := r.ParseForm(); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
+		form, ok := layout.PostedForm(w, r)
+		if !ok {
 			return
 		}
 		if h.play != nil {
-			notice, err := h.act(r.Context(), r.PostForm)
+			notice, err := h.act(r.Context(), form)
 			if err == nil {
 				http.Redirect(w, r, Path+"?notice="+url.QueryEscape(notice), http.StatusSeeOther)
 				return
