@@ -62,9 +62,11 @@ func TestUI_sandboxes(t *testing.T) {
 	}
 
 	// Reset, then delete.
+	// (The page being left is marked, to wait for the next one.)
 	if err := chromedp.Do(ctx,
+		chromedp.Evaluate[chromedp.Void](`document.body.dataset.left = "yes"`),
 		chromedp.Click(`table.sandbox-list button[value="reset"]`),
-		chromedp.WaitVisible(`p.notice`),
+		chromedp.WaitVisible(`body:not([data-left]) p.notice`),
 	); err != nil {
 		t.Fatal(err)
 	}
