@@ -58,7 +58,7 @@ func TestBuiltin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(all) < 19 {
+	if len(all) < 25 {
 		t.Fatalf("%d built-in scenarios", len(all))
 	}
 	for _, sc := range all {
