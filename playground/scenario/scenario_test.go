@@ -150,6 +150,44 @@ steps:
 	}
 }
 
+func TestRun_watchThen(t *testing.T) {
+	sc, err := scenario.Parse([]byte(`
+apiVersion: kubeplay.dev/v1
+kind: Scenario
+name: then
+steps:
+- name: watch while writing
+  watch:
+    path: /api/v1/namespaces/default/configmaps?watch=1&fieldSelector=metadata.name%3Dthen-${RUN}
+    events: 1
+    then:
+    - {method: POST, path: /api/v1/namespaces/default/configmaps, body: {metadata: {name: "then-${RUN}"}}}
+    - {method: POST, path: /api/v1/namespaces/nowhere/configmaps, body: {metadata: {name: x}}}
+  expect:
+    events: [{type: ADDED, jsonpath: {"{.object.metadata.name}": "then-${RUN}"}}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok, results := run(t, sc, sandboxTarget(t))
+	want := `then POST /api/v1/namespaces/nowhere/configmaps: status 404: {"kind":"Status"`
+	if ok || len(results[0].Failures) != 1 || !strings.HasPrefix(results[0].Failures[0], want) {
+		t.Errorf("failures %q, want one starting %q", results[0].Failures, want)
+	}
+}
+
+func TestPrinter(t *testing.T) {
+	var b strings.Builder
+	p := scenario.Printer(&b)
+	p(scenario.StepResult{Step: 1, Name: "get", Output: strings.Repeat("line\n", 12)})
+	p(scenario.StepResult{Step: 2, Name: "read", Status: 404, Failures: []string{"status 404, want 200"}})
+	want := "  ✓ 1. get (0s)\n" + strings.Repeat("      │ line\n", 10) + "      │ … (2 more lines)\n" +
+		"  ✗ 2. read 404 (0s)\n      status 404, want 200\n"
+	if b.String() != want {
+		t.Errorf("printed:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
+
 func TestParse_errors(t *testing.T) {
 	for _, tc := range []struct{ doc, want string }{
 		{"apiVersion: v1\nkind: Scenario\nname: x\nsteps: [{name: a, advanceClock: 1s}]", "want apiVersion kubeplay.dev/v1"},
