@@ -12,7 +12,7 @@ import (
 
 // TestUI_sandboxes drives the sandboxes page in headless Chromium: create a
 // sandbox set up by a built-in scenario, run another scenario in it and
-// watch its steps arrive, reset it and delete it.
+// watch its steps arrive, run one of one's own, reset it and delete it.
 func TestUI_sandboxes(t *testing.T) {
 	server := startServer(t, t.TempDir(), "--sandboxes-in-memory")
 	ctx := browsertest.New(t, 2*time.Minute)
@@ -59,6 +59,19 @@ func TestUI_sandboxes(t *testing.T) {
 	browsertest.Screenshot(t, ctx, "/tmp/kubeplay-ui-sandboxes.png")
 	if run.Steps != 9 || run.OK != 9 || run.Outputs < 4 || run.First != "kubectl apply a Deployment" || !strings.Contains(run.Explain, "no controller acts on it") {
 		t.Errorf("run shown as %+v", run)
+	}
+
+	// A scenario of one's own: the template as it is.
+	if err := chromedp.Do(ctx,
+		chromedp.Click(`details.own-scenario summary`),
+		chromedp.Click(`form.run-own button`),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, browsertest.Poll(`document.querySelector("section.run-result").dataset.state === "passed" &&
+		document.querySelector(".run-name").textContent === "mine" && document.querySelectorAll("ol.run-steps > li.ok").length === 2`)); err != nil {
+		state, _ := chromedp.Run(ctx, chromedp.Text(`section.run-result`))
+		t.Fatalf("waiting for one's own scenario to pass: %v\n%s", err, state)
 	}
 
 	// Reset, then delete.

@@ -1,5 +1,5 @@
 // The sandboxes page's scenario runs: a Run form posts to the playground
-// API's run endpoint, whose answer is one JSON object a line, a step result
+// API's run endpoint (a built-in's name, or a scenario of the visitor's), whose answer is one JSON object a line, a step result
 // as each step ends, then {"passed": ...}; each is shown as it arrives.
 // Everything from the API is set as text, never as markup.
 const result = document.querySelector("section.run-result");
@@ -9,9 +9,17 @@ const state = result.querySelector(".run-state");
 for (const form of document.querySelectorAll("form.run")) {
 	form.addEventListener("submit", (ev) => {
 		ev.preventDefault();
-		run(form.dataset.id, new FormData(form).get("builtin"), form.querySelector("button"));
+		const name = new FormData(form).get("builtin");
+		run(form.dataset.id, name, `?builtin=${encodeURIComponent(name)}`, undefined, form.querySelector("button"));
 	});
 }
+document.querySelector("form.run-own")?.addEventListener("submit", (ev) => {
+	ev.preventDefault();
+	const data = new FormData(ev.target);
+	const yaml = data.get("yaml");
+	const name = /^name:\s*(.+)$/m.exec(yaml)?.[1] ?? "(yours)";
+	run(data.get("id"), name, "", yaml, ev.target.querySelector("button"));
+});
 
 function el(tag, className, text) {
 	const e = document.createElement(tag);
@@ -20,7 +28,9 @@ function el(tag, className, text) {
 	return e;
 }
 
-async function run(id, name, button) {
+// run runs a built-in scenario (query ?builtin=) or the YAML body in the
+// sandbox id.
+async function run(id, name, query, yaml, button) {
 	result.hidden = false;
 	result.dataset.state = "running";
 	result.querySelector(".run-name").textContent = name;
@@ -31,7 +41,8 @@ async function run(id, name, button) {
 	steps.replaceChildren();
 	button.disabled = true;
 	try {
-		const resp = await fetch(`/playground/v1/sandboxes/${encodeURIComponent(id)}/run?builtin=${encodeURIComponent(name)}`, { method: "POST" });
+		const resp = await fetch(`/playground/v1/sandboxes/${encodeURIComponent(id)}/run${query}`,
+			{ method: "POST", headers: yaml ? { "Content-Type": "application/yaml" } : {}, body: yaml });
 		if (!resp.ok) {
 			const body = await resp.json().catch(() => ({}));
 			throw new Error(body.error?.message ?? `${resp.status} ${resp.statusText}`);

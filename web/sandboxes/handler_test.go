@@ -89,6 +89,10 @@ func TestHandler_lifecycle(t *testing.T) {
 		t.Errorf("links %v", links)
 	}
 
+	if !doc.Has("form", "class", "run-own") {
+		t.Error("no form to run one's own scenario")
+	}
+
 	doc = redirected(t, h, post(t, h, url.Values{"action": {"reset"}, "id": {id}}))
 	if n := doc.One(t, "p", "class", "notice").Text(); n != "Reset sandbox "+id+": it is empty again." {
 		t.Errorf("notice %q", n)
