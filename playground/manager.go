@@ -366,11 +366,11 @@ type Managed struct {
 	lastUsed atomic.Int64
 	watches  atomic.Int64
 
-	// mu guards the sandbox against reset and restore: requests hold it
-	// shared for a moment to take the current sandbox, never for long.
 	// token is the sandbox's own bearer token (hosted mode only).
 	token string
 
+	// mu guards the sandbox against reset and restore: requests hold it
+	// shared for a moment to take the current sandbox, never for long.
 	mu          sync.RWMutex
 	sb          *Sandbox
 	db          *store.DB
