@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -33,8 +34,9 @@ func New(play http.Handler) *Handler {
 }
 
 // ServeHTTP shows the page (GET) or acts on a form (POST: action create,
-// with an optional built-in scenario; reset or delete, with id) and then
-// shows the page again by redirection, or the page with the API's error.
+// with an optional built-in scenario; upload, a multipart form with a
+// snapshot; reset or delete, with id) and then shows the page again by
+// redirection, or the page with the API's error.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var p Props
 	switch r.Method {
@@ -45,8 +47,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if !ok {
 			return
 		}
+		if strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/form-data") {
+			if err := r.ParseMultipartForm(maxMemory); err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			form = r.PostForm
+		}
 		if h.play != nil {
-			notice, err := h.act(r.Context(), form)
+			notice, err := h.act(r, form)
 			if err == nil {
 				http.Redirect(w, r, Path+"?notice="+url.QueryEscape(notice), http.StatusSeeOther)
 				return
@@ -118,10 +127,30 @@ func sandboxProps(s sandbox) SandboxProps {
 	return sp
 }
 
+// maxMemory is how much of an uploaded snapshot is held in memory (the
+// rest goes to a temporary file).
+const maxMemory = 8 << 20
+
 // act does what a form asks and returns the notice to show.
-func (h *Handler) act(ctx context.Context, form url.Values) (string, error) {
-	id := form.Get("id")
+func (h *Handler) act(r *http.Request, form url.Values) (string, error) {
+	ctx, id := r.Context(), form.Get("id")
 	switch form.Get("action") {
+	case "upload":
+		f, _, err := r.FormFile("snapshot")
+		if err != nil {
+			return "", fmt.Errorf("choose a snapshot to upload (%v)", err)
+		}
+		defer f.Close()
+		snapshot, err := io.ReadAll(f)
+		if err != nil {
+			return "", err
+		}
+		var created struct{ ID string }
+		header := http.Header{"Content-Type": {"application/vnd.sqlite3"}}
+		if err := h.send(ctx, http.MethodPost, "/sandboxes", header, snapshot, &created); err != nil {
+			return "", err
+		}
+		return "Created sandbox " + created.ID + " from the snapshot.", nil
 	case "create":
 		path := "/sandboxes"
 		if name := form.Get("scenario"); name != "" {
@@ -155,10 +184,17 @@ func (h *Handler) act(ctx context.Context, form url.Values) (string, error) {
 	return "", fmt.Errorf("unknown action %q", form.Get("action"))
 }
 
-// call sends a request to the playground API and decodes its JSON answer
-// into out (if not nil); an error answer becomes an error with its message.
+// call sends a request without a body to the playground API and decodes
+// its JSON answer into out (if not nil); an error answer becomes an error
+// with its message.
 func (h *Handler) call(ctx context.Context, method, path string, out any) error {
-	resp, err := h.play.Raw(ctx, method, playgroundPrefix+path, http.Header{"Accept": {"application/json"}}, nil)
+	return h.send(ctx, method, path, http.Header{}, nil, out)
+}
+
+// send is call with a header and a body.
+func (h *Handler) send(ctx context.Context, method, path string, header http.Header, body []byte, out any) error {
+	header.Set("Accept", "application/json")
+	resp, err := h.play.Raw(ctx, method, playgroundPrefix+path, header, body)
 	if err != nil {
 		return err
 	}

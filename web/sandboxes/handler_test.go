@@ -13,14 +13,16 @@ import (
 	"kubeplay/web/sandboxes"
 )
 
-func newPage(t *testing.T) *sandboxes.Handler {
+// newPage returns the page over a playground API, and that API.
+func newPage(t *testing.T) (*sandboxes.Handler, http.Handler) {
 	t.Helper()
 	m, err := playground.NewManager(playground.ManagerOptions{InMemory: true, Limits: playground.Limits{RequestsPerSecond: -1}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Close() })
-	return sandboxes.New(api.New(m))
+	play := api.New(m)
+	return sandboxes.New(play), play
 }
 
 func get(t *testing.T, h http.Handler, target string) htmltest.Node {
@@ -56,7 +58,7 @@ func redirected(t *testing.T, h http.Handler, rec *httptest.ResponseRecorder) ht
 }
 
 func TestHandler_lifecycle(t *testing.T) {
-	h := newPage(t)
+	h, _ := newPage(t)
 	doc := get(t, h, sandboxes.Path)
 	if !doc.Has("p", "class", "empty") || doc.Has("table", "class", "sandbox-list") {
 		t.Fatal("a new playground lists sandboxes")
