@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -53,6 +54,9 @@ Usage:
         [--token-auth-file FILE]                        bearer tokens: token,user,uid[,"group1,group2"] per line
         [--anonymous admin|rbac|deny]                   requests without a token: cluster administrators
                                                         (default), RBAC-checked as system:anonymous, or 401
+        [--playground-admin-token-file FILE]            hosted mode: the playground API needs the token in
+                                                        FILE; each sandbox gets a token of its own (401
+                                                        without it, unless --anonymous rbac)
   kubeplay run [--server URL] [--token T] FILE|builtin:NAME|builtin:all...
                                                         run scenarios (playground/scenario/README.md) in a
                                                         fresh sandbox or against a server; fails if one does
@@ -94,6 +98,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	useTLS := fs.Bool("tls", false, "serve HTTPS with a self-signed certificate kept in the data directory (tls.crt), as kubectl sends tokens only over TLS")
 	clientCA := fs.String("client-ca-file", "", "with --tls, authenticate client certificates signed by these CAs (user: CN, groups: O)")
 	runtimeConfig := fs.String("runtime-config", "", "switch group versions or resources on and off, as kube-apiserver's flag: comma-separated key=true|false, the key api/all, api/ga, a group version (batch/v1) or one of its resources (batch/v1/cronjobs); for the root cluster and new sandboxes")
+	adminTokenFile := fs.String("playground-admin-token-file", "", "hosted mode: the playground API accepts only the bearer token in this file (every sandbox too); each sandbox gets a token of its own, the only other one it accepts")
 	simulate := fs.Bool("simulate-workloads", false, "run the simulated Deployment, ReplicaSet and Job controllers and kubelets in the root cluster too (sandboxes of the playground API run them unless switched off)")
 	var mopts playground.ManagerOptions
 	fs.IntVar(&mopts.MaxSandboxes, "max-sandboxes", 100, "most sandboxes the playground API keeps at once")
@@ -162,6 +167,15 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer sb.Close()
 
+	if *adminTokenFile != "" {
+		b, err := os.ReadFile(*adminTokenFile)
+		if err != nil {
+			return err
+		}
+		if mopts.AdminToken = strings.TrimSpace(string(b)); mopts.AdminToken == "" {
+			return fmt.Errorf("%s: no token", *adminTokenFile)
+		}
+	}
 	mopts.Dir = filepath.Join(*data, "sandboxes")
 	mopts.Sandbox.Access = opts.Access
 	mopts.Sandbox.RuntimeConfig = opts.RuntimeConfig
@@ -177,7 +191,12 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	mux.Handle("/sandboxes/", play)
 	mux.Handle("/browser/", browserHeaders(http.StripPrefix("/browser", static.Handler())))
 	mux.Handle(cli.Path, cli.New(sb.Handler()).Handler())
-	mux.Handle("/", web.New(sb))
+	if mopts.AdminToken == "" {
+		// In hosted mode the page would hand anyone the admin's powers.
+		mux.Handle("/", web.NewWithPlayground(sb, play))
+	} else {
+		mux.Handle("/", web.New(sb))
+	}
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {

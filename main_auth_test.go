@@ -5,7 +5,6 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
@@ -111,13 +110,7 @@ func TestKubectl_Tokens(t *testing.T) {
 		return path
 	}
 	// Without credentials kubectl would prompt for a password: ask directly.
-	pem, err := os.ReadFile(filepath.Join(dir, "tls.crt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(pem)
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	client := tlsClient(t, dir)
 	resp, err := client.Get(url + "/api/v1/namespaces")
 	if err != nil {
 		t.Fatal(err)

@@ -173,13 +173,7 @@ func TestSandboxes_tlsAndTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 	url := startServer(t, dir, "--tls", "--anonymous", "deny", "--token-auth-file", tokens)
-	pem, err := os.ReadFile(filepath.Join(dir, "tls.crt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(pem)
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	client := tlsClient(t, dir)
 	resp, err := client.Post(url+"/playground/v1/sandboxes", "application/json", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -212,6 +206,51 @@ func TestSandboxes_tlsAndTokens(t *testing.T) {
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("anonymous in the sandbox: %d", resp.StatusCode)
 	}
+}
+
+// TestSandboxes_hosted: with --playground-admin-token-file, the playground
+// API needs that token, and a sandbox's kubeconfig carries the sandbox's
+// own token, with which kubectl works there and nowhere else.
+func TestSandboxes_hosted(t *testing.T) {
+	dir := t.TempDir()
+	tokenFile := filepath.Join(dir, "admin-token")
+	if err := os.WriteFile(tokenFile, []byte("the-admin-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	url := startServer(t, dir, "--tls", "--playground-admin-token-file", tokenFile)
+	client := tlsClient(t, dir)
+	do := func(method, path, token string, want int) []byte {
+		t.Helper()
+		req, _ := http.NewRequest(method, url+path, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != want {
+			t.Fatalf("%s %s: %d %s, want %d", method, path, resp.StatusCode, b, want)
+		}
+		return b
+	}
+	do("POST", "/playground/v1/sandboxes", "", http.StatusUnauthorized)
+	var a, b struct{ ID, Token string }
+	json.Unmarshal(do("POST", "/playground/v1/sandboxes", "the-admin-token", http.StatusCreated), &a)
+	json.Unmarshal(do("POST", "/playground/v1/sandboxes", "the-admin-token", http.StatusCreated), &b)
+	kc := do("GET", "/playground/v1/sandboxes/"+a.ID+"/kubeconfig", "the-admin-token", http.StatusOK)
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	os.WriteFile(kubeconfig, kc, 0o600)
+	if out, ok := kubectlRun(t, kubeconfig, "", "auth", "whoami"); !ok || !strings.Contains(out, "kubeplay:sandbox-admin") {
+		t.Errorf("whoami in the sandbox: (ok=%v) %s", ok, out)
+	}
+	if out, ok := kubectlRun(t, kubeconfig, "", "--server", url+"/sandboxes/"+b.ID, "get", "namespaces"); ok || !strings.Contains(out, "You must be logged in to the server") {
+		t.Errorf("the token in another sandbox: (ok=%v) %s", ok, out)
+	}
+	do("GET", "/sandboxes/"+a.ID+"/api/v1/namespaces", "", http.StatusUnauthorized)
+	do("GET", "/playground/v1/sandboxes/"+a.ID, a.Token, http.StatusUnauthorized)
 }
 
 // TestSandboxes_clientGo: client-go works against a sandbox with the
@@ -267,4 +306,16 @@ func TestSandboxes_clientGo(t *testing.T) {
 			t.Fatal("the Deployment did not roll out")
 		}
 	}
+}
+
+// tlsClient trusts the certificate of the server started with --tls in dir.
+func tlsClient(t *testing.T, dir string) *http.Client {
+	t.Helper()
+	pem, err := os.ReadFile(filepath.Join(dir, "tls.crt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(pem)
+	return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 }

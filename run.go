@@ -117,7 +117,7 @@ func scenarioTarget(ctx context.Context, server, token string, insecure bool) (s
 }
 
 // remoteSandbox lets a scenario advance the clock, compact the history and
-// set the finalizer bots of a sandbox of a kubeplay server (a server URL ending in /sandboxes/<id>),
+// switch the controllers of a sandbox of a kubeplay server (a server URL ending in /sandboxes/<id>),
 // through its playground API.
 func remoteSandbox(t *scenario.Target) {
 	base, id, ok := strings.Cut(t.Server, "/sandboxes/")
@@ -146,8 +146,8 @@ func remoteSandbox(t *scenario.Target) {
 	}
 	t.AdvanceClock = func(d time.Duration) error { return call("POST", "clock", fmt.Sprintf(`{"advance":%q}`, d.String())) }
 	t.Compact = func() error { return call("POST", "compact", "") }
-	t.SetFinalizerBots = func(bots []scenario.FinalizerBot) error {
-		b, _ := json.Marshal(map[string]any{"finalizerBots": bots})
+	t.SetControllers = func(a scenario.ControllerAction) error {
+		b, _ := json.Marshal(map[string]any{"controllers": a.ControllerSwitches, "finalizerBots": a.FinalizerBots})
 		return call("PATCH", "settings", string(b))
 	}
 }

@@ -19,6 +19,8 @@ const UserAgent = "kubeplay-console"
 // Console runs command lines against one API. Safe for concurrent use.
 type Console struct {
 	client *http.Client
+	server string // the API's URL, without a trailing slash
+	token  string // sent as a bearer token, if set
 
 	mu   sync.Mutex
 	disc *discovery // cached after the first command that needs it
@@ -26,7 +28,14 @@ type Console struct {
 
 // New returns a Console whose requests api serves in process.
 func New(api http.Handler) *Console {
-	return &Console{client: &http.Client{Transport: handlerTransport{api}}}
+	return &Console{client: &http.Client{Transport: handlerTransport{api}}, server: "http://kubeplay"}
+}
+
+// NewClient returns a Console whose requests go to the API at server (a
+// URL, such as a sandbox's .../sandboxes/<id>) through client, with token
+// (if set) as a bearer token.
+func NewClient(server string, client *http.Client, token string) *Console {
+	return &Console{client: client, server: strings.TrimSuffix(server, "/"), token: token}
 }
 
 // Run runs line (kubectl's syntax, with or without "kubectl" in front; or a
@@ -140,9 +149,12 @@ func (c *Console) do(ctx context.Context, method, path, contentType string, body
 	if body != nil {
 		r = bytes.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, "http://kubeplay"+path, r)
+	req, err := http.NewRequestWithContext(ctx, method, c.server+path, r)
 	if err != nil {
 		return nil, err
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
 	req.Header.Set("User-Agent", UserAgent)
 	if accept == "" {

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"kubeplay/playground/journal"
+	"kubeplay/server"
 	"kubeplay/server/encoding"
 )
 
@@ -148,11 +149,18 @@ func writeTarget(path string, body []byte) (gr schema.GroupResource, name string
 	}
 	var meta struct {
 		Metadata struct {
-			Name string `json:"name"`
+			Name         string `json:"name"`
+			GenerateName string `json:"generateName"`
 		} `json:"metadata"`
 	}
 	json.Unmarshal(body, &meta) // best effort: a name for the message
-	return gr, meta.Metadata.Name, !strings.HasSuffix(gr.Resource, "reviews")
+	name = meta.Metadata.Name
+	if name == "" && meta.Metadata.GenerateName != "" {
+		// kube-apiserver completes the name before its quota admission
+		// runs, so its refusal names the object it would have made.
+		name = server.GenerateName(meta.Metadata.GenerateName)
+	}
+	return gr, name, !strings.HasSuffix(gr.Resource, "reviews")
 }
 
 // limiter is a token bucket: rate tokens a second, bursts of twice as many.

@@ -6,6 +6,7 @@ import (
 	"encoding/base32"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"os"
@@ -16,6 +17,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"kubeplay/server"
+	"kubeplay/server/authn"
 	"kubeplay/store"
 )
 
@@ -41,6 +44,13 @@ type ManagerOptions struct {
 	Retention time.Duration
 	// Now is the clock of expiry and rate limits (default time.Now).
 	Now func() time.Time
+	// AdminToken, if set, is hosted mode. It is the bearer token of the
+	// playground API (see package api), which every sandbox's API also
+	// accepts, as a cluster administrator's. Each sandbox gets a token of
+	// its own (Managed.Token), which no other sandbox accepts; requests
+	// without a token are refused (401), unless Sandbox.Access has RBAC
+	// decide for them.
+	AdminToken string
 }
 
 // Limits bound what one sandbox may take of the process. Zero fields take
@@ -147,6 +157,14 @@ func (m *Manager) reopen() error {
 			os.Remove(filepath.Join(m.opts.Dir, name))
 			continue
 		}
+		if db, ok := strings.CutSuffix(name, ".token"); ok {
+			// Read with its database; that of a sandbox kept in memory
+			// is gone.
+			if _, err := os.Stat(filepath.Join(m.opts.Dir, db+".db")); errors.Is(err, os.ErrNotExist) {
+				os.Remove(filepath.Join(m.opts.Dir, name))
+			}
+			continue
+		}
 		id, ok := strings.CutSuffix(strings.TrimPrefix(name, "sandbox-"), ".db")
 		if !ok || !strings.HasPrefix(name, "sandbox-") || len(id) != 26 || strings.Trim(id, "abcdefghijklmnopqrstuvwxyz234567") != "" {
 			continue
@@ -160,6 +178,9 @@ func (m *Manager) reopen() error {
 		}
 		ms := &Managed{id: id, m: m, created: info.ModTime(), retention: m.opts.Retention,
 			limiter: newLimiter(m.opts.Limits.RequestsPerSecond, m.opts.Now)}
+		if err := ms.loadToken(); err != nil {
+			return fmt.Errorf("sandbox %s: %w", id, err)
+		}
 		if err := ms.openLocked(context.Background(), true); err != nil {
 			return fmt.Errorf("sandbox %s: %w", id, err)
 		}
@@ -168,6 +189,9 @@ func (m *Manager) reopen() error {
 	}
 	return nil
 }
+
+// AdminToken returns the playground API's token ("": not hosted mode).
+func (m *Manager) AdminToken() string { return m.opts.AdminToken }
 
 // Limits returns the limits of every sandbox.
 func (m *Manager) Limits() Limits { return m.opts.Limits }
@@ -203,6 +227,9 @@ func (m *Manager) Create(ctx context.Context, opts CreateOptions) (*Managed, err
 		ms.retention = m.opts.Retention
 	}
 	ms.limiter = newLimiter(m.opts.Limits.RequestsPerSecond, m.opts.Now)
+	if err := ms.loadToken(); err != nil {
+		return nil, err
+	}
 	// Reserved before it opens, so concurrent creates respect the cap;
 	// locked, and never idle, until it is open.
 	ms.lastUsed.Store(math.MaxInt64)
@@ -221,6 +248,7 @@ func (m *Manager) Create(ctx context.Context, opts CreateOptions) (*Managed, err
 		m.mu.Lock()
 		delete(m.sandboxes, id)
 		m.mu.Unlock()
+		os.Remove(ms.tokenPath())
 		return nil, err
 	}
 	return ms, nil
@@ -338,6 +366,9 @@ type Managed struct {
 	lastUsed atomic.Int64
 	watches  atomic.Int64
 
+	// token is the sandbox's own bearer token (hosted mode only).
+	token string
+
 	// mu guards the sandbox against reset and restore: requests hold it
 	// shared for a moment to take the current sandbox, never for long.
 	mu          sync.RWMutex
@@ -345,11 +376,76 @@ type Managed struct {
 	db          *store.DB
 	path        string // "" in memory
 	controllers Controllers
-	retention   time.Duration
+	retention   time.Duration // guarded by mu
 }
 
 // Retention returns the history the sandbox keeps (0: the store's default).
-func (ms *Managed) Retention() time.Duration { return ms.retention }
+func (ms *Managed) Retention() time.Duration {
+	ms.mu.RLock()
+	defer ms.mu.RUnlock()
+	return ms.retention
+}
+
+// SetRetention changes the history the sandbox keeps (0: the store's
+// default; negative: all of it), measured on the sandbox's clock; a reset
+// keeps it.
+func (ms *Managed) SetRetention(d time.Duration) {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	ms.retention = d
+	if ms.db != nil {
+		ms.db.SetRetention(d)
+	}
+}
+
+// Token returns the bearer token of the sandbox's API in hosted mode
+// (ManagerOptions.AdminToken), "" otherwise.
+func (ms *Managed) Token() string { return ms.token }
+
+// tokenPath is where the sandbox's token is kept, beside its database, so
+// that it survives a restart.
+func (ms *Managed) tokenPath() string {
+	return filepath.Join(ms.m.opts.Dir, "sandbox-"+ms.id+".token")
+}
+
+// loadToken reads the sandbox's token in hosted mode, or makes one.
+func (ms *Managed) loadToken() error {
+	if ms.m.opts.AdminToken == "" {
+		return nil
+	}
+	if b, err := os.ReadFile(ms.tokenPath()); err == nil && len(b) > 0 {
+		ms.token = string(b)
+		return nil
+	}
+	token, err := newID()
+	if err != nil {
+		return err
+	}
+	ms.token = token
+	return os.WriteFile(ms.tokenPath(), []byte(token), 0o600)
+}
+
+// access is who may use the sandbox's API: as the template says, and in
+// hosted mode the holders of the admin's and the sandbox's tokens, as
+// cluster administrators, with anonymous requests refused unless RBAC is
+// to decide for them.
+func (ms *Managed) access(a server.Access) server.Access {
+	if ms.token == "" {
+		return a
+	}
+	tokens := maps.Clone(a.Tokens)
+	if tokens == nil {
+		tokens = map[string]authn.User{}
+	}
+	admins := []string{authn.Masters, authn.Authenticated}
+	tokens[ms.m.opts.AdminToken] = authn.User{Name: "kubeplay:playground-admin", Groups: admins}
+	tokens[ms.token] = authn.User{Name: "kubeplay:sandbox-admin", Groups: admins}
+	a.Tokens = tokens
+	if a.Anonymous == server.AnonymousAdmin {
+		a.Anonymous = server.AnonymousDenied
+	}
+	return a
+}
 
 // ID returns the sandbox's id.
 func (ms *Managed) ID() string { return ms.id }
@@ -411,12 +507,16 @@ func (ms *Managed) openLocked(ctx context.Context, existing bool) error {
 			return err
 		}
 	}
-	db, err := store.Open(ctx, dsn, store.Options{Retention: ms.retention, Now: ms.m.opts.Now})
+	// History is kept for the retention on the sandbox's clock, so that
+	// advancing the clock expires it as the time passing would.
+	clock := &Clock{}
+	db, err := store.Open(ctx, dsn, store.Options{Retention: ms.retention, Now: clock.Now})
 	if err != nil {
 		return err
 	}
 	opts := ms.m.opts.Sandbox
-	opts.Store, opts.Controllers = db, ms.controllers
+	opts.Store, opts.Controllers, opts.Clock = db, ms.controllers, clock
+	opts.Access = ms.access(opts.Access)
 	sb, err := Open(ctx, opts)
 	if err != nil {
 		db.Close()
@@ -495,14 +595,18 @@ func (ms *Managed) Compact(ctx context.Context) (int64, error) {
 	return rev, err
 }
 
-// AdvanceClock moves the sandbox's clock forward by d.
-func (ms *Managed) AdvanceClock(d time.Duration) error {
-	sb := ms.Sandbox()
+// AdvanceClock moves the sandbox's clock forward by d; the history older
+// than the retention on the new time is compacted at once, as the time
+// passing would have.
+func (ms *Managed) AdvanceClock(ctx context.Context, d time.Duration) error {
+	ms.mu.RLock()
+	sb, db := ms.sb, ms.db
+	ms.mu.RUnlock()
 	if sb == nil {
 		return errRestoring
 	}
 	sb.AdvanceClock(d)
-	return nil
+	return db.CompactExpired(ctx)
 }
 
 // errRestoring: a reset or restore is replacing the sandbox.
@@ -534,6 +638,9 @@ func (ms *Managed) close(remove bool) error {
 	err := ms.closeLocked()
 	if remove && ms.path != "" {
 		err = errors.Join(err, removeDB(ms.path))
+	}
+	if remove && ms.token != "" {
+		err = errors.Join(err, os.Remove(ms.tokenPath()))
 	}
 	return err
 }

@@ -147,6 +147,40 @@ func TestManager_reopen(t *testing.T) {
 	}
 }
 
+// TestManager_reopenHosted: a sandbox's token survives a restart; that of a
+// sandbox kept in memory goes with it, and a deleted sandbox's with it.
+func TestManager_reopenHosted(t *testing.T) {
+	dir := t.TempDir()
+	opts := playground.ManagerOptions{Dir: dir, AdminToken: "admin"}
+	m, err := playground.NewManager(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, gone := create(t, m), create(t, m)
+	if kept.Token() == "" || kept.Token() == gone.Token() {
+		t.Fatalf("tokens %q, %q", kept.Token(), gone.Token())
+	}
+	if err := m.Delete(gone.ID()); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	inMemory := newManager(t, playground.ManagerOptions{Dir: dir, AdminToken: "admin", InMemory: true})
+	again, err := inMemory.Get(kept.ID())
+	if err != nil || again.Token() != kept.Token() {
+		t.Fatalf("after a restart: %v, token %q, want %q", err, again.Token(), kept.Token())
+	}
+	fleeting := create(t, inMemory)
+	inMemory.Close()
+	files, _ := filepath.Glob(filepath.Join(dir, "*.token"))
+	newManager(t, opts)
+	after, _ := filepath.Glob(filepath.Join(dir, "*.token"))
+	if len(files) != 2 || len(after) != 1 || filepath.Base(after[0]) != "sandbox-"+kept.ID()+".token" {
+		t.Errorf("token files %v, then %v (the in-memory one %s)", files, after, fleeting.ID())
+	}
+}
+
 // BenchmarkManager_Create measures creating a sandbox (database, bootstrap
 // objects, controllers started) and the heap an idle one holds.
 func BenchmarkManager_Create(b *testing.B) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -193,6 +194,11 @@ func TestLimits_objects(t *testing.T) {
 		strconv.FormatInt(n+1, 10) + `, limited: count/objects=` + strconv.FormatInt(n+1, 10)
 	if got["message"] != want || got["reason"] != "Forbidden" {
 		t.Errorf("403: %v\nwant message %s", got, want)
+	}
+	// kube-apiserver names the object a generateName would have made.
+	got = mustDo(t, h, 403, "POST", "/api/v1/namespaces/default/configmaps", `{"metadata":{"generateName":"gen-"}}`)
+	if msg, _ := got["message"].(string); !regexp.MustCompile(`^configmaps "gen-[a-z0-9]{5}" is forbidden: exceeded quota: sandbox, `).MatchString(msg) {
+		t.Errorf("403 for a generateName: %v", msg)
 	}
 	// Server-Side Apply creates count too; applying to an existing object
 	// does not.

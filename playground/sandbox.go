@@ -32,6 +32,10 @@ type Options struct {
 	// Access configures who may use the sandbox's API (default: anyone,
 	// as cluster administrator).
 	Access server.Access
+	// Clock is the sandbox's time (default: a new one); the store's
+	// clock should be the same, so that the history it keeps is measured
+	// on it.
+	Clock *Clock
 }
 
 // Controllers switches off controllers a sandbox would otherwise run, to
@@ -54,6 +58,41 @@ type Controllers struct {
 	// FinalizerBots are simulated actors that remove a finalizer some time
 	// after an object's deletion was requested.
 	FinalizerBots []FinalizerBot
+}
+
+// ControllerSwitches switch a sandbox's controllers on (true) or off
+// (false); a nil field leaves its controller as it is. It is how the
+// playground API and scenarios spell Controllers.
+type ControllerSwitches struct {
+	Namespace              *bool `json:"namespace,omitempty"`
+	GarbageCollector       *bool `json:"garbageCollector,omitempty"`
+	Kubelet                *bool `json:"kubelet,omitempty"`
+	ClusterRoleAggregation *bool `json:"clusterRoleAggregation,omitempty"`
+	// Workloads: the simulated Deployment, ReplicaSet and Job controllers,
+	// scheduler and kubelets.
+	Workloads *bool `json:"workloads,omitempty"`
+}
+
+// SwitchesOf says of every controller whether c runs it.
+func SwitchesOf(c Controllers) ControllerSwitches {
+	on := func(disabled bool) *bool { v := !disabled; return &v }
+	return ControllerSwitches{Namespace: on(c.DisableNamespace), GarbageCollector: on(c.DisableGarbageCollector),
+		Kubelet: on(c.DisableKubelet), ClusterRoleAggregation: on(c.DisableClusterRoleAggregation), Workloads: on(c.DisableWorkloads)}
+}
+
+// Apply switches the controllers s names, leaving the others as c has them.
+func (s ControllerSwitches) Apply(c Controllers) Controllers {
+	set := func(disabled *bool, on *bool) {
+		if on != nil {
+			*disabled = !*on
+		}
+	}
+	set(&c.DisableNamespace, s.Namespace)
+	set(&c.DisableGarbageCollector, s.GarbageCollector)
+	set(&c.DisableKubelet, s.Kubelet)
+	set(&c.DisableClusterRoleAggregation, s.ClusterRoleAggregation)
+	set(&c.DisableWorkloads, s.Workloads)
+	return c
 }
 
 // Sandbox is one isolated cluster: an API server and its controllers.
@@ -80,7 +119,10 @@ func Open(ctx context.Context, opts Options) (*Sandbox, error) {
 		return nil, errors.New("playground: no store")
 	}
 	deletions := newDeletionJournal()
-	clock := &Clock{}
+	clock := opts.Clock
+	if clock == nil {
+		clock = &Clock{}
+	}
 	api, err := server.New(ctx, server.Options{Store: opts.Store, OnDeletion: deletions.record, Now: clock.Now,
 		AllowUnsafeMalformedObjectDeletion: opts.AllowUnsafeMalformedObjectDeletion, RuntimeConfig: opts.RuntimeConfig, Access: opts.Access})
 	if err != nil {

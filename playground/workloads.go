@@ -187,9 +187,10 @@ func copyMap(m object) object {
 	return c
 }
 
-// putStatus writes o's status if it differs from the stored one (before).
+// putStatus writes o's status (and annotations, which a Deployment's
+// /status keeps) if they differ from the stored ones (before).
 func putStatus(ctx context.Context, c *inproc.Client, path string, before, o object) error {
-	if jsonEqual(before["status"], o["status"]) {
+	if jsonEqual(before["status"], o["status"]) && jsonEqual(mapOf(before, "metadata", "annotations"), mapOf(o, "metadata", "annotations")) {
 		return nil
 	}
 	return c.Do(ctx, "PUT", path+"/status", o, nil)
@@ -350,13 +351,18 @@ func (wl *workloads) syncDeployment(ctx context.Context, d object, rss []object)
 			}
 		}
 	}
-	// The revision annotation stays on the ReplicaSets: kube-controller-manager
-	// copies it onto the Deployment through /status, which for Deployments
-	// keeps metadata changes, and kubeplay's /status does not yet; a PUT
-	// of the Deployment would bump its generation.
 	now := wl.timestamp()
 	before := d
 	d = copyMap(d)
+	// The revision goes onto the Deployment through /status, as
+	// kube-controller-manager writes it: a PUT of the Deployment would
+	// bump its generation.
+	annotations := mapOf(d, "metadata", "annotations")
+	if annotations == nil {
+		annotations = object{}
+		mapOf(d, "metadata")["annotations"] = annotations
+	}
+	annotations[revisionAnnotation] = strOf(current, "metadata", "annotations", revisionAnnotation)
 	status := object{"observedGeneration": intOf(d, 0, "metadata", "generation"), "replicas": replicas, "updatedReplicas": updated,
 		"readyReplicas": ready, "availableReplicas": available}
 	if unavailable := replicas - available; unavailable > 0 {

@@ -67,10 +67,19 @@ func TestWorkloads_deployment(t *testing.T) {
 			t.Errorf("pod conditions %s", conds)
 		}
 	}
+	if rev := md["annotations"].(map[string]any)["deployment.kubernetes.io/revision"]; rev != "1" {
+		t.Errorf("ReplicaSet revision %v", rev)
+	}
+	var got map[string]any
 	waitFor(t, "the Deployment's status", func() bool {
-		st := mustDo(t, h, 200, "GET", "/apis/apps/v1/namespaces/default/deployments/web", "")["status"].(map[string]any)
+		got = mustDo(t, h, 200, "GET", "/apis/apps/v1/namespaces/default/deployments/web", "")
+		st := got["status"].(map[string]any)
 		return st["availableReplicas"] == 2.0 && st["updatedReplicas"] == 2.0 && strings.Contains(jsonOf(st["conditions"]), `"reason":"NewReplicaSetAvailable"`)
 	})
+	// As kube-controller-manager does, through /status: no new generation.
+	if gm := got["metadata"].(map[string]any); jsonOf(gm["annotations"]) != `{"deployment.kubernetes.io/revision":"1"}` || gm["generation"] != 1.0 {
+		t.Errorf("Deployment annotations %s, generation %v", jsonOf(gm["annotations"]), gm["generation"])
+	}
 
 	mustDo(t, h, 200, "DELETE", "/apis/apps/v1/namespaces/default/deployments/web", "")
 	waitFor(t, "the cascading delete", func() bool {

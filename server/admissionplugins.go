@@ -61,7 +61,7 @@ func (s *Server) admitPod(ctx context.Context, res *catalog.Resource, ns string,
 	case !apierrors.IsNotFound(err):
 		return nil, err
 	}
-	msg := defaults.AdmitPod(spec, automount, generateName("kube-api-access-"))
+	msg := defaults.AdmitPod(spec, automount, GenerateName("kube-api-access-"))
 	// AdmitPod runs the three plugins; only Priority rejects.
 	rec.Ran(mutating("ServiceAccount"), nil)
 	if msg != "" {

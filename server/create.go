@@ -55,7 +55,7 @@ func (s *Server) insert(r *http.Request, req *request, obj object, manager strin
 	}
 	name := str(md, "name")
 	if name == "" && str(md, "generateName") != "" {
-		name = generateName(str(md, "generateName"))
+		name = GenerateName(str(md, "generateName"))
 		md["name"] = name
 	}
 	// NamespaceLifecycle is admission, which kube-apiserver runs before

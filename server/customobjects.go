@@ -117,10 +117,23 @@ func (s *Server) afterWrite(ctx context.Context, res *catalog.Resource, obj obje
 // stored one with the new status (and the managedFields the field manager
 // computed for the update, or the client sent). HorizontalPodAutoscalers
 // are the exception: kube-apiserver resets only their spec, so that their
-// labels and annotations change with the status.
+// labels and annotations change with the status; and Deployments, whose
+// annotations and finalizers change with it too, but not their labels
+// (kube-controller-manager writes the revision annotation this way).
 func statusOnly(res *catalog.Resource, obj, old object) object {
 	if isHPA(res) {
 		return hpaStatusOnly(res, obj, old)
+	}
+	if res.Group == "apps" && res.Resource == "deployments" {
+		out, was := deepCopyObject(obj), deepCopyObject(old)
+		out["spec"] = was["spec"]
+		if labels, ok := metadata(was)["labels"]; ok {
+			metadata(out)["labels"] = labels
+		} else {
+			delete(metadata(out), "labels")
+		}
+		prepareForUpdate(res, "status", out, old)
+		return out
 	}
 	out := deepCopyObject(old)
 	if st, ok := obj["status"]; ok {

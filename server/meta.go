@@ -41,7 +41,9 @@ func str(m map[string]any, key string) string {
 // suffixes from (no vowels, so no words; no look-alike characters).
 const generatedNameChars = "bcdfghjklmnpqrstvwxz2456789"
 
-func generateName(prefix string) string {
+// GenerateName returns prefix with a random suffix, as kube-apiserver
+// completes a generateName.
+func GenerateName(prefix string) string {
 	const maxNameLength, suffixLength = 63, 5
 	if len(prefix) > maxNameLength-suffixLength {
 		prefix = prefix[:maxNameLength-suffixLength]
@@ -212,7 +214,8 @@ func prepareForUpdate(r *catalog.Resource, subresource string, obj, old object) 
 	defaults.PrepareForUpdate(r.GroupVersionKind(), obj, old)
 	// A Deployment's annotations count as desired state too (they once
 	// carried rollback requests).
-	annotationsChanged := r.Group == "apps" && r.Resource == "deployments" && !reflect.DeepEqual(md["annotations"], oldMD["annotations"])
+	// (not through /status, which kube-controller-manager writes them by).
+	annotationsChanged := r.Group == "apps" && r.Resource == "deployments" && subresource != "status" && !reflect.DeepEqual(md["annotations"], oldMD["annotations"])
 	if generationTracked(r) && (annotationsChanged || !reflect.DeepEqual(desiredState(obj), desiredState(old))) {
 		md["generation"] = generationOf(oldMD) + 1
 	}

@@ -69,8 +69,15 @@ func (db *DB) compactLocked(ctx context.Context, rev int64) error {
 // compacting rows that are still young.
 const expiredSQL = `SELECT rev FROM kv WHERE rev > ? AND written_at > ? ORDER BY rev LIMIT 1`
 
-// compactExpired compacts away the history written more than Retention ago.
-func (db *DB) compactExpired(ctx context.Context) error {
+// CompactExpired compacts away the history written more than the
+// retention ago, by the store's clock (Options.Now): what the background
+// compactor does on its own, done now (after a jump of that clock, say).
+// With a negative retention it does nothing.
+func (db *DB) CompactExpired(ctx context.Context) error {
+	retention := db.Retention()
+	if retention < 0 {
+		return nil
+	}
 	if err := db.check(ctx); err != nil {
 		return err
 	}
@@ -79,7 +86,7 @@ func (db *DB) compactExpired(ctx context.Context) error {
 	if db.closed.Load() {
 		return ErrClosed
 	}
-	cutoff := db.opts.Now().Add(-db.opts.Retention).UnixMilli()
+	cutoff := db.opts.Now().Add(-retention).UnixMilli()
 	horizon := db.rev.Load() // nothing written since the cutoff: all of it expired
 	var young int64
 	err := db.sql.QueryRowContext(dbctx(ctx), expiredSQL, db.horizon.Load(), cutoff).Scan(&young)
@@ -93,22 +100,44 @@ func (db *DB) compactExpired(ctx context.Context) error {
 	return db.compactLocked(ctx, horizon)
 }
 
-// compactLoop runs compactExpired every Retention/10 (at least every
-// minCompactInterval) until ctx is done. Errors are left for the next tick:
-// a failed compaction changes nothing.
+// Retention returns the history the store keeps (negative: all of it).
+func (db *DB) Retention() time.Duration { return time.Duration(db.retention.Load()) }
+
+// SetRetention changes the history the store keeps from now on (0: the
+// default; negative: all of it, with no background compaction). The
+// background compactor adapts at once; history already compacted stays
+// gone.
+func (db *DB) SetRetention(d time.Duration) {
+	if d == 0 {
+		d = DefaultRetention
+	}
+	db.retention.Store(int64(d))
+	select {
+	case db.retentionChanged <- struct{}{}:
+	default: // a change is pending already
+	}
+}
+
+// compactLoop runs CompactExpired every retention/10 (at least every
+// minCompactInterval) until ctx is done, and not at all while the
+// retention is negative. Errors are left for the next tick: a failed
+// compaction changes nothing.
 func (db *DB) compactLoop(ctx context.Context) {
 	defer close(db.compactorDone)
-	if db.opts.Retention < 0 {
-		return
-	}
-	t := time.NewTicker(max(db.opts.Retention/10, minCompactInterval))
-	defer t.Stop()
 	for {
+		var tick <-chan time.Time
+		t := time.NewTimer(max(db.Retention()/10, minCompactInterval))
+		if db.Retention() >= 0 {
+			tick = t.C
+		}
 		select {
 		case <-ctx.Done():
+			t.Stop()
 			return
-		case <-t.C:
-			db.compactExpired(ctx)
+		case <-db.retentionChanged:
+		case <-tick:
+			db.CompactExpired(ctx)
 		}
+		t.Stop()
 	}
 }

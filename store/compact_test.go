@@ -48,7 +48,7 @@ func must[T any](t *testing.T) func(T, error) T {
 	}
 }
 
-func TestDB_compactExpired(t *testing.T) {
+func TestDB_CompactExpired(t *testing.T) {
 	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
 	db := open(t, Options{Retention: time.Minute, Now: clock.Now})
 	rev := must[int64](t)
@@ -62,7 +62,7 @@ func TestDB_compactExpired(t *testing.T) {
 	clock.Add(30 * time.Second)
 
 	// r1..r3 are 2.5 minutes old, r4 half a minute.
-	if err := db.compactExpired(ctx); err != nil {
+	if err := db.CompactExpired(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if got := rev(db.CompactedRevision(ctx)); got != r3 {
@@ -77,13 +77,13 @@ func TestDB_compactExpired(t *testing.T) {
 
 	// Nothing written for longer than the retention: all history expires.
 	clock.Add(time.Minute)
-	if err := db.compactExpired(ctx); err != nil {
+	if err := db.CompactExpired(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if got := rev(db.CompactedRevision(ctx)); got != r4 {
 		t.Fatalf("horizon = %d, want %d", got, r4)
 	}
-	if err := db.compactExpired(ctx); err != nil {
+	if err := db.CompactExpired(ctx); err != nil {
 		t.Fatalf("compacting again: %v", err)
 	}
 }
@@ -92,8 +92,11 @@ func TestDB_compactLoop(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits for the compactor's first tick (1s)")
 	}
-	db := open(t, Options{Retention: time.Millisecond})
+	// Idle while the retention is negative, the compactor starts once it
+	// is set.
+	db := open(t, Options{Retention: -1})
 	rev := must[int64](t)(db.Create(t.Context(), "/a", nil))
+	db.SetRetention(time.Millisecond)
 	deadline := time.Now().Add(10 * time.Second)
 	for must[int64](t)(db.CompactedRevision(t.Context())) != rev {
 		if time.Now().After(deadline) {
@@ -103,12 +106,34 @@ func TestDB_compactLoop(t *testing.T) {
 	}
 }
 
-func TestOpen_retentionDisabled(t *testing.T) {
-	db := open(t, Options{Retention: -1})
-	select {
-	case <-db.compactorDone:
-	case <-time.After(5 * time.Second):
-		t.Fatal("compactor running with Retention < 0")
+func TestDB_SetRetention(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	db := open(t, Options{Retention: -1, Now: clock.Now})
+	rev := must[int64](t)
+	ctx := t.Context()
+	r1 := rev(db.Create(ctx, "/a", nil))
+	clock.Add(time.Hour)
+	r2 := rev(db.Create(ctx, "/b", nil))
+	// Negative: all history is kept, however old.
+	if err := db.CompactExpired(ctx); err != nil || rev(db.CompactedRevision(ctx)) != 0 {
+		t.Fatalf("horizon with Retention -1: %d, %v", rev(db.CompactedRevision(ctx)), err)
+	}
+	// Ten minutes: the hour-old write goes, the new one stays.
+	db.SetRetention(10 * time.Minute)
+	if db.Retention() != 10*time.Minute {
+		t.Errorf("Retention() = %v", db.Retention())
+	}
+	if err := db.CompactExpired(ctx); err != nil || rev(db.CompactedRevision(ctx)) != r1 {
+		t.Fatalf("horizon = %d (%v), want %d", rev(db.CompactedRevision(ctx)), err, r1)
+	}
+	// 0 is the default.
+	db.SetRetention(0)
+	if db.Retention() != DefaultRetention {
+		t.Errorf("Retention() = %v after SetRetention(0)", db.Retention())
+	}
+	clock.Add(DefaultRetention)
+	if err := db.CompactExpired(ctx); err != nil || rev(db.CompactedRevision(ctx)) != r2 {
+		t.Fatalf("horizon = %d (%v), want %d", rev(db.CompactedRevision(ctx)), err, r2)
 	}
 }
 

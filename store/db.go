@@ -15,7 +15,8 @@ var _ Store = (*DB)(nil)
 // Options tune a DB. The zero value is ready to use.
 type Options struct {
 	// Retention: history older than this is compacted automatically
-	// (default 5*time.Minute; negative disables the background compactor).
+	// (default 5*time.Minute; negative disables the background compactor;
+	// SetRetention changes it).
 	Retention time.Duration
 	// WatchBuffer: events buffered per watcher before it is ended with
 	// ErrWatcherTooSlow (default 1024).
@@ -95,8 +96,12 @@ type DB struct {
 	watchMu  sync.Mutex
 	watchers map[*watcher]struct{}
 
-	stopCompactor context.CancelFunc
-	compactorDone chan struct{}
+	// retention is the history kept (a time.Duration; SetRetention
+	// changes it and signals retentionChanged to the compactor).
+	retention        atomic.Int64
+	retentionChanged chan struct{}
+	stopCompactor    context.CancelFunc
+	compactorDone    chan struct{}
 }
 
 // Open opens (creating if needed) the database named by dsn: natively a file
@@ -116,6 +121,8 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		sdb.Close()
 		return nil, fmt.Errorf("store: open %q: %w", dsn, err)
 	}
+	db.retention.Store(int64(db.opts.Retention))
+	db.retentionChanged = make(chan struct{}, 1)
 	cctx, cancel := context.WithCancel(context.Background())
 	db.stopCompactor = cancel
 	db.compactorDone = make(chan struct{})

@@ -9,6 +9,7 @@
 //	web/            New: the site's router (UI routes, everything else to the API)
 //	web/layout/     the page shell
 //	web/explorer/   "/": resource types from discovery, and a type's objects
+//	web/sandboxes/  "/ui/sandboxes": the playground's sandboxes and scenario runs
 //	web/assets/     the stylesheet, embedded, served under /ui/assets/
 //	web/internal/apiclient/  in-memory GETs against the API handler
 //	web/internal/fakeapi/    a canned API for tests

@@ -13,6 +13,7 @@ import (
 	"kubeplay/web/object"
 	"kubeplay/web/requestas"
 	"kubeplay/web/requests"
+	"kubeplay/web/sandboxes"
 	"kubeplay/web/watch"
 )
 
@@ -37,7 +38,12 @@ type Sandbox interface {
 //
 // The UI's pages send their own API requests as the identity the "request
 // as" switch (POST /ui/as) chose; see package requestas.
-func New(sb Sandbox) http.Handler {
+func New(sb Sandbox) http.Handler { return NewWithPlayground(sb, nil) }
+
+// NewWithPlayground is New with the sandboxes page (/ui/sandboxes)
+// managing the sandboxes of the playground API play serves (nil: the page
+// says there is none).
+func NewWithPlayground(sb Sandbox, play http.Handler) http.Handler {
 	api := sb.Handler()
 	var deletions object.Deletions
 	if j := sb.DeletionJournal(); j != nil {
@@ -45,26 +51,28 @@ func New(sb Sandbox) http.Handler {
 	}
 	uiAPI := requestas.Impersonating(api)
 	return &site{
-		api:      api,
-		as:       &requestas.Switch{},
-		explorer: explorer.New(uiAPI),
-		object:   object.New(uiAPI, deletions),
-		watch:    watch.New(uiAPI),
-		editor:   editor.New(uiAPI),
-		requests: requests.New(sb.Journal()),
-		assets:   assets.NewHandler(),
+		api:       api,
+		as:        &requestas.Switch{},
+		explorer:  explorer.New(uiAPI),
+		object:    object.New(uiAPI, deletions),
+		watch:     watch.New(uiAPI),
+		editor:    editor.New(uiAPI),
+		requests:  requests.New(sb.Journal()),
+		sandboxes: sandboxes.New(play),
+		assets:    assets.NewHandler(),
 	}
 }
 
 type site struct {
-	api      http.Handler
-	as       *requestas.Switch
-	explorer http.Handler
-	object   http.Handler
-	watch    http.Handler
-	editor   http.Handler
-	requests http.Handler
-	assets   http.Handler
+	api       http.Handler
+	as        *requestas.Switch
+	explorer  http.Handler
+	object    http.Handler
+	watch     http.Handler
+	editor    http.Handler
+	requests  http.Handler
+	sandboxes http.Handler
+	assets    http.Handler
 }
 
 func (s *site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -97,6 +105,9 @@ func (s *site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case p == requestas.Path:
 		pageHeaders(w.Header())
 		s.as.ServeHTTP(w, r)
+	case p == sandboxes.Path:
+		pageHeaders(w.Header())
+		s.sandboxes.ServeHTTP(w, r)
 	case p == "/ui" || strings.HasPrefix(p, "/ui/"):
 		pageHeaders(w.Header())
 		http.NotFound(w, r)

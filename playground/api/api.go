@@ -6,6 +6,7 @@ package api
 
 import (
 	"context"
+	"crypto/subtle"
 	_ "embed"
 	"encoding/json"
 	"errors"
@@ -53,6 +54,7 @@ func New(m *playground.Manager) *Handler {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(openapiDoc)
 	})
+	h.mux.HandleFunc("GET "+Prefix+"/scenarios", h.scenarios)
 	h.mux.HandleFunc("POST "+Prefix+"/sandboxes", h.create)
 	h.mux.HandleFunc("GET "+Prefix+"/sandboxes", h.list)
 	h.mux.HandleFunc("GET "+Prefix+"/sandboxes/{id}", h.with(h.get))
@@ -76,7 +78,21 @@ func New(m *playground.Manager) *Handler {
 	return h
 }
 
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+// ServeHTTP serves the playground API, and in hosted mode
+// (ManagerOptions.AdminToken) only to the holder of the admin token (its
+// OpenAPI document aside); each sandbox's Kubernetes API checks the tokens
+// it accepts itself.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if admin := h.m.AdminToken(); admin != "" && strings.HasPrefix(r.URL.Path, Prefix+"/") && r.URL.Path != Prefix+"/openapi.json" {
+		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(token)), []byte(admin)) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="kubeplay playground API"`)
+			writeError(w, http.StatusUnauthorized, "the playground API needs the admin token: Authorization: Bearer <token>")
+			return
+		}
+	}
+	h.mux.ServeHTTP(w, r)
+}
 
 // kube serves a sandbox's Kubernetes API, rooted at /sandboxes/<id>.
 func (h *Handler) kube(w http.ResponseWriter, r *http.Request) {
@@ -109,7 +125,9 @@ type Sandbox struct {
 	LastUsed time.Time `json:"lastUsed"`
 	// Server is the path of its Kubernetes API (append it to the
 	// playground's URL).
-	Server   string            `json:"server"`
+	Server string `json:"server"`
+	// Token is the bearer token of its Kubernetes API, in hosted mode.
+	Token    string            `json:"token,omitempty"`
 	Settings Settings          `json:"settings"`
 	Limits   playground.Limits `json:"limits"`
 	Usage    Usage             `json:"usage"`
@@ -132,8 +150,8 @@ type Settings struct {
 	FinalizerBots *[]FinalizerBot `json:"finalizerBots,omitempty"`
 	// Clock is the sandbox's clock (read only: POST .../clock advances it).
 	Clock *Clock `json:"clock,omitempty"`
-	// Retention is how long the sandbox keeps history (a Go duration; set
-	// when it is created; "-1ns": forever).
+	// Retention is how long the sandbox keeps history, on its clock (a Go
+	// duration; negative such as "-1s": forever).
 	Retention string `json:"retention,omitempty"`
 }
 
@@ -152,40 +170,11 @@ type Clock struct {
 }
 
 // ControllerSettings: true runs the (simulated) controller.
-type ControllerSettings struct {
-	Namespace              *bool `json:"namespace,omitempty"`
-	GarbageCollector       *bool `json:"garbageCollector,omitempty"`
-	Kubelet                *bool `json:"kubelet,omitempty"`
-	ClusterRoleAggregation *bool `json:"clusterRoleAggregation,omitempty"`
-	// Workloads: the simulated Deployment, ReplicaSet and Job controllers,
-	// scheduler and kubelets.
-	Workloads *bool `json:"workloads,omitempty"`
-}
-
-func controllerSettings(c playground.Controllers) ControllerSettings {
-	on := func(disabled bool) *bool { v := !disabled; return &v }
-	return ControllerSettings{Namespace: on(c.DisableNamespace), GarbageCollector: on(c.DisableGarbageCollector),
-		Kubelet: on(c.DisableKubelet), ClusterRoleAggregation: on(c.DisableClusterRoleAggregation), Workloads: on(c.DisableWorkloads)}
-}
-
-// apply switches the controllers s names, leaving the others.
-func (s ControllerSettings) apply(c playground.Controllers) playground.Controllers {
-	set := func(disabled *bool, on *bool) {
-		if on != nil {
-			*disabled = !*on
-		}
-	}
-	set(&c.DisableNamespace, s.Namespace)
-	set(&c.DisableGarbageCollector, s.GarbageCollector)
-	set(&c.DisableKubelet, s.Kubelet)
-	set(&c.DisableClusterRoleAggregation, s.ClusterRoleAggregation)
-	set(&c.DisableWorkloads, s.Workloads)
-	return c
-}
+type ControllerSettings = playground.ControllerSwitches
 
 func (h *Handler) describe(ctx context.Context, ms *playground.Managed) Sandbox {
 	sb := Sandbox{ID: ms.ID(), Created: ms.Created().UTC(), LastUsed: ms.LastUsed().UTC(), Server: "/sandboxes/" + ms.ID(),
-		Settings: settingsOf(ms), Limits: h.m.Limits()}
+		Token: ms.Token(), Settings: settingsOf(ms), Limits: h.m.Limits()}
 	if db := ms.Store(); db != nil {
 		sb.Usage.Revision, _ = db.CurrentRevision(ctx)
 		sb.Usage.Objects, _ = db.Count(ctx, "/registry/")
@@ -227,11 +216,9 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusBadRequest, "%v", err)
 			return
 		}
-		if s.Retention != "" {
-			if opts.Retention, err = time.ParseDuration(s.Retention); err != nil || opts.Retention == 0 {
-				writeError(w, http.StatusBadRequest, "retention: want a duration such as \"10m\" (negative: keep all history), not %q", s.Retention)
-				return
-			}
+		if opts.Retention, err = s.retention(); err != nil {
+			writeError(w, http.StatusBadRequest, "%v", err)
+			return
 		}
 	}
 	ms, err := h.m.Create(r.Context(), opts)
@@ -303,14 +290,17 @@ func (h *Handler) reset(w http.ResponseWriter, r *http.Request, ms *playground.M
 }
 
 // kubeconfig answers a kubeconfig whose server is the sandbox's URL as the
-// client reached this server; the bearer token the request carried, if
-// any, is the kubeconfig's user's.
+// client reached this server; its user's token is the sandbox's in hosted
+// mode, else the bearer token the request carried, if any.
 func (h *Handler) kubeconfig(w http.ResponseWriter, r *http.Request, ms *playground.Managed) {
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"
 	}
 	token, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if ms.Token() != "" {
+		token = ms.Token()
+	}
 	w.Header().Set("Content-Type", "application/yaml")
 	o := playground.KubeconfigOptions{Server: scheme + "://" + r.Host + "/sandboxes/" + ms.ID(), Token: strings.TrimSpace(token)}
 	if r.TLS != nil {
@@ -405,7 +395,7 @@ func settingsOf(ms *playground.Managed) Settings {
 	for _, b := range c.FinalizerBots {
 		bots = append(bots, FinalizerBot{Finalizer: b.Finalizer, Delay: b.Delay.String()})
 	}
-	s := Settings{Controllers: controllerSettings(c), FinalizerBots: &bots, Retention: ms.Retention().String()}
+	s := Settings{Controllers: playground.SwitchesOf(c), FinalizerBots: &bots, Retention: ms.Retention().String()}
 	if ms.Retention() == 0 {
 		s.Retention = store.DefaultRetention.String()
 	}
@@ -417,7 +407,7 @@ func settingsOf(ms *playground.Managed) Settings {
 
 // controllers are the controllers s asks for, starting from c.
 func (s Settings) controllers(c playground.Controllers) (playground.Controllers, error) {
-	c = s.Controllers.apply(c)
+	c = s.Controllers.Apply(c)
 	if s.Clock != nil {
 		return c, errors.New("clock: advance it with POST .../clock")
 	}
@@ -432,6 +422,18 @@ func (s Settings) controllers(c playground.Controllers) (playground.Controllers,
 		}
 	}
 	return c, nil
+}
+
+// retention is the retention s asks for (0: none).
+func (s Settings) retention() (time.Duration, error) {
+	if s.Retention == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s.Retention)
+	if err != nil || d == 0 {
+		return 0, fmt.Errorf("retention: want a duration such as \"10m\" (negative: keep all history), not %q", s.Retention)
+	}
+	return d, nil
 }
 
 // advanceClock moves the sandbox's clock forward by the body's advance (a
@@ -449,7 +451,7 @@ func (h *Handler) advanceClock(w http.ResponseWriter, r *http.Request, ms *playg
 		writeError(w, http.StatusBadRequest, "advance: want a positive duration such as \"30s\", not %q", body.Advance)
 		return
 	}
-	if err := ms.AdvanceClock(d); err != nil {
+	if err := ms.AdvanceClock(r.Context(), d); err != nil {
 		writeError(w, http.StatusServiceUnavailable, "%v", err)
 		return
 	}
@@ -464,14 +466,18 @@ func (h *Handler) patchSettings(w http.ResponseWriter, r *http.Request, ms *play
 		return
 	}
 	c, err := s.controllers(ms.Controllers())
-	if err == nil && s.Retention != "" {
-		err = errors.New("retention: set when the sandbox is created")
+	var retention time.Duration
+	if err == nil {
+		retention, err = s.retention()
 	}
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "%v", err)
 		return
 	}
 	ms.SetControllers(c)
+	if retention != 0 {
+		ms.SetRetention(retention)
+	}
 	h.settings(w, r, ms)
 }
 
@@ -702,6 +708,16 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, ms *playground.Man
 		end["error"] = err.Error()
 	}
 	enc.Encode(end)
+}
+
+// scenarios lists the built-in scenarios, whole.
+func (h *Handler) scenarios(w http.ResponseWriter, r *http.Request) {
+	all, err := scenario.Builtin()
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"items": all})
 }
 
 // scenarioOf reads the built-in scenario named builtin, or else the

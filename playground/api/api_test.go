@@ -20,6 +20,7 @@ import (
 	"kubeplay/playground"
 	"kubeplay/playground/api"
 	"kubeplay/playground/journal"
+	"kubeplay/playground/scenario"
 )
 
 func serve(t testing.TB, opts playground.ManagerOptions) string {
@@ -39,12 +40,21 @@ func serve(t testing.TB, opts playground.ManagerOptions) string {
 // call sends a request and decodes a JSON answer into out (if not nil).
 func call(t testing.TB, method, url, ctype string, body []byte, want int, out any) http.Header {
 	t.Helper()
+	return callAs(t, "", method, url, ctype, body, want, out)
+}
+
+// callAs is call with a bearer token (none if "").
+func callAs(t testing.TB, token, method, url, ctype string, body []byte, want int, out any) http.Header {
+	t.Helper()
 	req, err := http.NewRequest(method, url, bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ctype != "" {
 		req.Header.Set("Content-Type", ctype)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -471,6 +481,14 @@ func TestAPI_createFromScenario(t *testing.T) {
 	}
 	call(t, "GET", base+sb.Server+"/api/v1/namespaces/team-a", "", nil, 200, nil)
 	call(t, "POST", base+"/playground/v1/sandboxes?scenario=nope", "", nil, 404, nil)
+
+	// The built-ins to choose from, whole.
+	var list struct{ Items []scenario.Scenario }
+	call(t, "GET", base+"/playground/v1/scenarios", "", nil, 200, &list)
+	i := slices.IndexFunc(list.Items, func(s scenario.Scenario) bool { return s.Name == "deployment-rollout" })
+	if len(list.Items) < 20 || i < 0 || !list.Items[i].Sandbox || len(list.Items[i].Steps) != 4 || list.Items[i].Description == "" {
+		t.Errorf("%d built-in scenarios: %+v", len(list.Items), list.Items)
+	}
 }
 
 func TestAPI_retention(t *testing.T) {
@@ -484,10 +502,81 @@ func TestAPI_retention(t *testing.T) {
 	if sb.Settings.Retention != "5m0s" {
 		t.Errorf("default retention %q", sb.Settings.Retention)
 	}
-	var e apiError
-	call(t, "PATCH", base+"/playground/v1/sandboxes/"+sb.ID+"/settings", "application/json", []byte(`{"retention":"1m"}`), 400, &e)
-	if !strings.Contains(e.Error.Message, "set when the sandbox is created") {
-		t.Errorf("retention patch: %+v", e)
-	}
 	call(t, "POST", base+"/playground/v1/sandboxes", "application/json", []byte(`{"retention":"forever"}`), 400, nil)
+	call(t, "PATCH", base+"/playground/v1/sandboxes/"+sb.ID+"/settings", "application/json", []byte(`{"retention":"soon"}`), 400, nil)
+
+	// Changed later, and measured on the sandbox's clock: advancing it
+	// past the retention compacts the history at once.
+	settings := base + "/playground/v1/sandboxes/" + sb.ID + "/settings"
+	var s api.Settings
+	call(t, "PATCH", settings, "application/json", []byte(`{"retention":"10m"}`), 200, &s)
+	if s.Retention != "10m0s" {
+		t.Errorf("retention after PATCH %q", s.Retention)
+	}
+	cms := base + sb.Server + "/api/v1/namespaces/default/configmaps"
+	var cm struct {
+		Metadata struct{ ResourceVersion string }
+	}
+	call(t, "POST", cms, "application/json", []byte(`{"metadata":{"name":"a"}}`), 201, &cm)
+	call(t, "PUT", cms+"/a", "application/json", []byte(`{"metadata":{"name":"a"},"data":{"k":"v"}}`), 200, nil)
+	old := cms + "?resourceVersionMatch=Exact&resourceVersion=" + cm.Metadata.ResourceVersion
+	call(t, "GET", old, "", nil, 200, nil)
+	call(t, "POST", base+"/playground/v1/sandboxes/"+sb.ID+"/clock", "application/json", []byte(`{"advance":"9m"}`), 200, nil)
+	call(t, "GET", old, "", nil, 200, nil)
+	call(t, "POST", base+"/playground/v1/sandboxes/"+sb.ID+"/clock", "application/json", []byte(`{"advance":"2m"}`), 200, nil)
+	call(t, "GET", old, "", nil, 410, nil)
+	// A reset keeps it.
+	call(t, "POST", base+"/playground/v1/sandboxes/"+sb.ID+"/reset", "", nil, 200, nil)
+	call(t, "GET", settings, "", nil, 200, &s)
+	if s.Retention != "10m0s" {
+		t.Errorf("retention after a reset %q", s.Retention)
+	}
+}
+
+// TestAPI_hosted: with an admin token, the playground API serves only its
+// holder, and each sandbox's API only its own token's and the admin's.
+func TestAPI_hosted(t *testing.T) {
+	const admin = "admin-secret"
+	base := serve(t, playground.ManagerOptions{InMemory: true, AdminToken: admin})
+	var e apiError
+	h := call(t, "POST", base+"/playground/v1/sandboxes", "", nil, 401, &e)
+	if h.Get("WWW-Authenticate") == "" || !strings.Contains(e.Error.Message, "needs the admin token") {
+		t.Errorf("401: %v %+v", h, e)
+	}
+	callAs(t, "wrong", "GET", base+"/playground/v1/sandboxes", "", nil, 401, nil)
+	call(t, "GET", base+"/playground/v1/openapi.json", "", nil, 200, nil)
+
+	var a, b api.Sandbox
+	callAs(t, admin, "POST", base+"/playground/v1/sandboxes", "", nil, 201, &a)
+	callAs(t, admin, "POST", base+"/playground/v1/sandboxes", "", nil, 201, &b)
+	if a.Token == "" || b.Token == "" || a.Token == b.Token || a.Token == admin {
+		t.Fatalf("tokens %q and %q", a.Token, b.Token)
+	}
+	ns := base + a.Server + "/api/v1/namespaces"
+	callAs(t, a.Token, "GET", ns, "", nil, 200, nil)
+	callAs(t, admin, "GET", ns, "", nil, 200, nil)
+	var st struct{ Reason string }
+	call(t, "GET", ns, "", nil, 401, &st)
+	callAs(t, b.Token, "GET", ns, "", nil, 401, &st)
+	callAs(t, b.Token, "GET", ns+"?watch=1", "", nil, 401, nil)
+	if st.Reason != "Unauthorized" {
+		t.Errorf("a foreign token: %+v", st)
+	}
+	// A sandbox's token is no key to the playground API, its own
+	// sandbox's endpoints included.
+	for _, path := range []string{"", "/kubeconfig", "/journal", "/settings", "/snapshot"} {
+		callAs(t, a.Token, "GET", base+"/playground/v1/sandboxes/"+a.ID+path, "", nil, 401, nil)
+	}
+	callAs(t, a.Token, "DELETE", base+"/playground/v1/sandboxes/"+b.ID, "", nil, 401, nil)
+	var kc []byte
+	callAs(t, admin, "GET", base+"/playground/v1/sandboxes/"+a.ID+"/kubeconfig", "", nil, 200, &kc)
+	if !strings.Contains(string(kc), `token: "`+a.Token+`"`) || strings.Contains(string(kc), admin) {
+		t.Errorf("kubeconfig:\n%s", kc)
+	}
+	// Scenarios run with the sandbox's token.
+	var out []byte
+	callAs(t, admin, "POST", base+"/playground/v1/sandboxes/"+a.ID+"/run?builtin=dry-run", "", nil, 200, &out)
+	if !strings.HasSuffix(string(out), "{\"passed\":true}\n") {
+		t.Errorf("run:\n%s", out)
+	}
 }

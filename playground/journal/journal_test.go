@@ -31,6 +31,7 @@ func echo(code int) http.Handler {
 func serve(h http.Handler, method, target, body string) *httptest.ResponseRecorder {
 	req := httptest.NewRequest(method, target, strings.NewReader(body))
 	req.Header.Set("User-Agent", "kubectl/v1.35.0 (linux/amd64) kubernetes/abc")
+	req.Header.Set("Authorization", "Bearer secret-token")
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	return rec
@@ -56,7 +57,8 @@ func TestJournal_records(t *testing.T) {
 	if string(e.Request.Body) != `{"kind":"ConfigMap"}` || string(e.Response.Body) != rec.Body.String() {
 		t.Errorf("bodies: request %s, response %s", e.Request.Body, e.Response.Body)
 	}
-	if e.Response.Header.Get("Content-Type") != "application/json" || e.Request.Header.Get("User-Agent") == "" {
+	if e.Response.Header.Get("Content-Type") != "application/json" || e.Request.Header.Get("User-Agent") == "" ||
+		e.Request.Header.Get("Authorization") != "Bearer <redacted>" {
 		t.Errorf("headers: request %v, response %v", e.Request.Header, e.Response.Header)
 	}
 	if e.Latency <= 0 {

@@ -11,13 +11,27 @@ import (
 	"kubeplay/server/audit"
 )
 
-// Handler returns api wrapped so that every request it serves is recorded.
+// redacted is a copy of h whose credentials keep only their scheme: a
+// journal is shown to learners, and a token in it (the playground admin's,
+// say) would reach whoever reads it, as kube-apiserver's audit log leaves
+// them out too.
+func redacted(h http.Header) http.Header {
+	h = h.Clone()
+	for i, v := range h["Authorization"] {
+		scheme, _, _ := strings.Cut(v, " ")
+		h["Authorization"][i] = scheme + " <redacted>"
+	}
+	return h
+}
+
+// Handler returns api wrapped so that every request it serves is recorded
+// (credentials redacted).
 func (j *Journal) Handler(api http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := j.now()
 		e := &Entry{
 			Time: start, Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery,
-			UserAgent: r.UserAgent(), Request: Message{Header: r.Header.Clone()},
+			UserAgent: r.UserAgent(), Request: Message{Header: redacted(r.Header)},
 		}
 		j.begin(e)
 		// The API fills rec in as it handles the request; the entry takes

@@ -10,19 +10,23 @@ import (
 	"kubeplay/playground"
 )
 
-// SandboxTarget runs scenarios in ms, in process.
+// SandboxTarget runs scenarios in ms, in process (with its token, in
+// hosted mode).
 func SandboxTarget(ms *playground.Managed) Target {
-	return Target{Server: "http://sandbox", Client: HandlerClient(ms.Handler()), AdvanceClock: ms.AdvanceClock,
+	return Target{Server: "http://sandbox", Client: HandlerClient(ms.Handler()), Token: ms.Token(),
+		AdvanceClock: func(d time.Duration) error { return ms.AdvanceClock(context.Background(), d) },
 		Compact: func() error {
 			_, err := ms.Compact(context.Background())
 			return err
 		},
-		SetFinalizerBots: func(bots []FinalizerBot) error {
-			c := ms.Controllers()
-			c.FinalizerBots = nil
-			for _, b := range bots {
-				d, _ := time.ParseDuration(b.Delay) // checked by Parse
-				c.FinalizerBots = append(c.FinalizerBots, playground.FinalizerBot{Finalizer: b.Finalizer, Delay: d})
+		SetControllers: func(a ControllerAction) error {
+			c := a.Apply(ms.Controllers())
+			if a.FinalizerBots != nil {
+				c.FinalizerBots = nil
+				for _, b := range *a.FinalizerBots {
+					d, _ := time.ParseDuration(b.Delay) // checked by Parse
+					c.FinalizerBots = append(c.FinalizerBots, playground.FinalizerBot{Finalizer: b.Finalizer, Delay: d})
+				}
 			}
 			ms.SetControllers(c)
 			return nil

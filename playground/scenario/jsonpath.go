@@ -9,7 +9,8 @@ import (
 
 // evalPath evaluates a JSONPath expression of the subset kubectl's
 // -o jsonpath users write most — {.a.b}, {.items[0]}, {.items[*].x},
-// {.conditions[?(@.type=="Ready")].status}, and keys with dots quoted as
+// {.conditions[?(@.type=="Ready")].status} (the field a path too:
+// ?(@.metadata.name=="x")), and keys with dots quoted as
 // {.metadata.labels['app.kubernetes.io/name']} — on a decoded JSON value.
 // A path through [*] or a filter yields a list.
 func evalPath(doc any, expr string) (any, error) {
@@ -106,8 +107,7 @@ func selectIn(v any, sel string) ([]any, error) {
 		list, _ := v.([]any)
 		var out []any
 		for _, e := range list {
-			m, _ := e.(map[string]any)
-			if x, ok := m[field]; ok && text(x) == want {
+			if x, err := evalPath(e, "{."+field+"}"); err == nil && text(x) == want {
 				out = append(out, e)
 			}
 		}

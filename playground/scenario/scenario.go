@@ -23,6 +23,9 @@ import (
 	"time"
 
 	"sigs.k8s.io/yaml"
+
+	"kubeplay/cli"
+	"kubeplay/playground"
 )
 
 // APIVersion is the version of the format this package reads.
@@ -52,7 +55,7 @@ type FinalizerBot struct {
 }
 
 // Step is one action and what its answer must be. Exactly one of Request,
-// Watch, WaitFor, AdvanceClock and Compact is set.
+// Watch, WaitFor, AdvanceClock, Compact, Kubectl and Controllers is set.
 type Step struct {
 	Name string `json:"name"`
 	// Explain tells a learner what the step shows.
@@ -63,11 +66,27 @@ type Step struct {
 	AdvanceClock string   `json:"advanceClock,omitempty"`
 	// Compact drops the sandbox's history now, as the API server's
 	// storage does with old history (sandbox only).
-	Compact bool   `json:"compact,omitempty"`
-	Expect  Expect `json:"expect,omitempty"`
+	Compact bool `json:"compact,omitempty"`
+	// Kubectl is a kubectl command line ("kubectl" in front optional) run
+	// by kubeplay's console (get, describe, create, apply, delete, patch,
+	// label, annotate, scale, explain, api-resources); File is what -f -
+	// (or -f with any name) reads.
+	Kubectl string `json:"kubectl,omitempty"`
+	File    string `json:"file,omitempty"`
+	// Controllers switches the sandbox's simulated controllers on or off
+	// and replaces its finalizer bots (sandbox only).
+	Controllers *ControllerAction `json:"controllers,omitempty"`
+	Expect      Expect            `json:"expect,omitempty"`
 	// Capture sets variables (used later as ${name}) to JSONPath values of
 	// the answer.
 	Capture map[string]string `json:"capture,omitempty"`
+}
+
+// ControllerAction switches the controllers it names (true: run) and, if
+// FinalizerBots is set, replaces the finalizer bots.
+type ControllerAction struct {
+	playground.ControllerSwitches
+	FinalizerBots *[]FinalizerBot `json:"finalizerBots,omitempty"`
 }
 
 // Request is an HTTP request; Body is sent as JSON unless it is a string
@@ -80,12 +99,15 @@ type Request struct {
 }
 
 // Watch reads the events of a watch request (Path includes watch=true)
-// until it has Events of them or Timeout passes (default 10s).
+// until it has Events of them or Timeout passes (default 10s). Then are
+// requests sent, in order, once the watch has started: changes it sees
+// happen (each must succeed).
 type Watch struct {
 	Path    string            `json:"path"`
 	Headers map[string]string `json:"headers,omitempty"`
 	Events  int               `json:"events"`
 	Timeout string            `json:"timeout,omitempty"`
+	Then    []Request         `json:"then,omitempty"`
 }
 
 // WaitFor polls GET Path until the answer meets the step's Expect or
@@ -103,8 +125,12 @@ type Expect struct {
 	// JSONPath: each expression's value must equal the given one (a
 	// string compares with a scalar as kubectl -o jsonpath prints it).
 	JSONPath map[string]any `json:"jsonpath,omitempty"`
-	// BodyContains: the body must contain the text.
+	// BodyContains: the body (a kubectl step's output) must contain the
+	// text.
 	BodyContains string `json:"bodyContains,omitempty"`
+	// Error: the kubectl command must fail, its error containing the text
+	// (without it, a kubectl step fails when its command does).
+	Error string `json:"error,omitempty"`
 	// Events: the watch's events, in order, from the first.
 	Events []EventExpect `json:"events,omitempty"`
 }
@@ -130,20 +156,34 @@ func Parse(data []byte) (*Scenario, error) {
 	if len(sc.FinalizerBots) > 0 && !sc.Sandbox {
 		return nil, errors.New("finalizerBots need a sandbox: set sandbox: true")
 	}
-	for _, b := range sc.FinalizerBots {
-		if d, err := time.ParseDuration(b.Delay); err != nil || d < 0 || b.Finalizer == "" {
-			return nil, fmt.Errorf("finalizerBots: want a finalizer and a delay such as \"5s\", not %q and %q", b.Finalizer, b.Delay)
-		}
+	if err := checkBots(sc.FinalizerBots); err != nil {
+		return nil, err
 	}
 	for i, st := range sc.Steps {
 		n := 0
-		for _, set := range []bool{st.Request != nil, st.Watch != nil, st.WaitFor != nil, st.AdvanceClock != "", st.Compact} {
+		for _, set := range []bool{st.Request != nil, st.Watch != nil, st.WaitFor != nil, st.AdvanceClock != "", st.Compact, st.Kubectl != "", st.Controllers != nil} {
 			if set {
 				n++
 			}
 		}
 		if n != 1 {
-			return nil, fmt.Errorf("step %d (%s): want exactly one of request, watch, waitFor, advanceClock, compact", i+1, st.Name)
+			return nil, fmt.Errorf("step %d (%s): want exactly one of request, watch, waitFor, advanceClock, compact, kubectl, controllers", i+1, st.Name)
+		}
+		if st.File != "" && st.Kubectl == "" {
+			return nil, fmt.Errorf("step %d (%s): file goes with a kubectl command", i+1, st.Name)
+		}
+		if st.Expect.Error != "" && st.Kubectl == "" {
+			return nil, fmt.Errorf("step %d (%s): expect.error goes with a kubectl command", i+1, st.Name)
+		}
+		if st.Controllers != nil {
+			if !sc.Sandbox {
+				return nil, fmt.Errorf("step %d (%s): controllers need a sandbox: set sandbox: true", i+1, st.Name)
+			}
+			if st.Controllers.FinalizerBots != nil {
+				if err := checkBots(*st.Controllers.FinalizerBots); err != nil {
+					return nil, fmt.Errorf("step %d (%s): %w", i+1, st.Name, err)
+				}
+			}
 		}
 		if st.AdvanceClock != "" {
 			if _, err := time.ParseDuration(st.AdvanceClock); err != nil {
@@ -152,6 +192,15 @@ func Parse(data []byte) (*Scenario, error) {
 		}
 	}
 	return &sc, nil
+}
+
+func checkBots(bots []FinalizerBot) error {
+	for _, b := range bots {
+		if d, err := time.ParseDuration(b.Delay); err != nil || d < 0 || b.Finalizer == "" {
+			return fmt.Errorf("finalizerBots: want a finalizer and a delay such as \"5s\", not %q and %q", b.Finalizer, b.Delay)
+		}
+	}
+	return nil
 }
 
 //go:embed builtin/*.yaml
@@ -182,18 +231,23 @@ type Target struct {
 	Client *http.Client
 	// Token, if set, is sent as a bearer token.
 	Token string
-	// AdvanceClock advances a sandbox's clock and Compact drops its
-	// history (both nil: not a sandbox).
-	AdvanceClock     func(time.Duration) error
-	Compact          func() error
-	SetFinalizerBots func([]FinalizerBot) error
+	// AdvanceClock advances a sandbox's clock, Compact drops its history
+	// and SetControllers switches its controllers (all nil: not a
+	// sandbox).
+	AdvanceClock   func(time.Duration) error
+	Compact        func() error
+	SetControllers func(ControllerAction) error
 }
 
 // StepResult is the outcome of one step.
 type StepResult struct {
-	Step     int           `json:"step"`
-	Name     string        `json:"name"`
-	Status   int           `json:"status,omitempty"`
+	Step int    `json:"step"`
+	Name string `json:"name"`
+	// Explain is the step's explanation for learners.
+	Explain string `json:"explain,omitempty"`
+	Status  int    `json:"status,omitempty"`
+	// Output is what a kubectl step printed.
+	Output   string        `json:"output,omitempty"`
 	Failures []string      `json:"failures,omitempty"`
 	Duration time.Duration `json:"duration"`
 }
@@ -211,15 +265,19 @@ func Run(ctx context.Context, sc *Scenario, t Target, report func(StepResult)) (
 		return false, ErrNeedsSandbox
 	}
 	if len(sc.FinalizerBots) > 0 {
-		if err := t.SetFinalizerBots(sc.FinalizerBots); err != nil {
+		if err := t.SetControllers(ControllerAction{FinalizerBots: &sc.FinalizerBots}); err != nil {
 			return false, err
 		}
 	}
-	r := &runner{t: t, vars: map[string]string{"RUN": runID()}}
+	r := &runner{t: t, vars: map[string]string{"RUN": runID()}, console: cli.NewClient(t.Server, t.Client, t.Token)}
 	for i, st := range sc.Steps {
 		start := time.Now()
-		res := StepResult{Step: i + 1, Name: st.Name}
-		res.Status, res.Failures = r.step(ctx, st)
+		res := StepResult{Step: i + 1, Name: st.Name, Explain: st.Explain}
+		if st.Kubectl != "" {
+			res.Output, res.Failures = r.kubectl(ctx, st)
+		} else {
+			res.Status, res.Failures = r.step(ctx, st)
+		}
 		res.Duration = time.Since(start)
 		report(res)
 		if !res.OK() {
@@ -238,8 +296,9 @@ func runID() string {
 }
 
 type runner struct {
-	t    Target
-	vars map[string]string
+	t       Target
+	vars    map[string]string
+	console *cli.Console
 }
 
 var varRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
@@ -285,6 +344,11 @@ func (r *runner) step(ctx context.Context, st Step) (int, []string) {
 		return 0, nil
 	case st.Compact:
 		if err := r.t.Compact(); err != nil {
+			return 0, []string{err.Error()}
+		}
+		return 0, nil
+	case st.Controllers != nil:
+		if err := r.t.SetControllers(*st.Controllers); err != nil {
 			return 0, []string{err.Error()}
 		}
 		return 0, nil
@@ -418,7 +482,7 @@ func (r *runner) matchPaths(doc any, want map[string]any) []string {
 	slices.Sort(exprs)
 	for _, expr := range exprs {
 		w := r.expandAny(want[expr])
-		got, err := evalPath(doc, expr)
+		got, err := evalPath(doc, r.expand(expr))
 		if errors.Is(err, errNotFound) && w == nil {
 			continue
 		}
@@ -452,6 +516,26 @@ func excerpt(b []byte) string {
 	return s
 }
 
+// kubectl runs a kubectl step's command and checks its output (as the
+// body: bodyContains, and jsonpath and capture of -o json output).
+func (r *runner) kubectl(ctx context.Context, st Step) (string, []string) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	var out bytes.Buffer
+	err := r.console.Run(ctx, r.expand(st.Kubectl), r.expand(st.File), &out)
+	output := out.String()
+	var fails []string
+	switch want := r.expand(st.Expect.Error); {
+	case err != nil && want == "":
+		return output, []string{"the command failed: " + excerpt(out.Bytes())}
+	case err == nil && want != "":
+		fails = append(fails, fmt.Sprintf("the command succeeded, want an error containing %q", want))
+	case err != nil && !strings.Contains(output, want):
+		fails = append(fails, fmt.Sprintf("the error lacks %q: %s", want, excerpt(out.Bytes())))
+	}
+	return output, append(fails, r.check(st, 0, nil, out.Bytes())...)
+}
+
 // watch reads the events of a watch and compares them with the expected.
 func (r *runner) watch(ctx context.Context, st Step) (int, []string) {
 	w := st.Watch
@@ -470,6 +554,16 @@ func (r *runner) watch(ctx context.Context, st Step) (int, []string) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, r.check(st, resp.StatusCode, resp.Header, b)
 	}
+	var fails []string
+	for _, then := range w.Then {
+		code, _, body, err := r.do(ctx, then.Method, then.Path, then.Headers, then.Body)
+		if err == nil && code/100 != 2 {
+			err = fmt.Errorf("status %d: %s", code, excerpt(body))
+		}
+		if err != nil {
+			fails = append(fails, fmt.Sprintf("then %s %s: %v", then.Method, r.expand(then.Path), err))
+		}
+	}
 	var events []map[string]any
 	dec := json.NewDecoder(resp.Body)
 	for len(events) < w.Events {
@@ -479,7 +573,6 @@ func (r *runner) watch(ctx context.Context, st Step) (int, []string) {
 		}
 		events = append(events, ev)
 	}
-	var fails []string
 	if len(events) < w.Events {
 		fails = append(fails, fmt.Sprintf("%d watch events, want %d", len(events), w.Events))
 	}
@@ -501,8 +594,12 @@ func (r *runner) watch(ctx context.Context, st Step) (int, []string) {
 	return resp.StatusCode, fails
 }
 
+// maxOutputLines is how much of a kubectl step's output Printer shows.
+const maxOutputLines = 10
+
 // Printer reports each step on w as a line (✓ or ✗, the step, its status
-// and time), followed by the failures of a failed step.
+// and time), followed by a kubectl step's output and the failures of a
+// failed step.
 func Printer(w io.Writer) func(StepResult) {
 	return func(r StepResult) {
 		mark := "✓"
@@ -514,6 +611,17 @@ func Printer(w io.Writer) func(StepResult) {
 			status = fmt.Sprintf(" %d", r.Status)
 		}
 		fmt.Fprintf(w, "  %s %d. %s%s (%s)\n", mark, r.Step, r.Name, status, r.Duration.Round(time.Millisecond))
+		// A kubectl step's output, as kubectl would print it (cut short).
+		lines := strings.Split(strings.TrimRight(r.Output, "\n"), "\n")
+		for i, l := range lines {
+			if r.Output == "" || i == maxOutputLines {
+				if i == maxOutputLines {
+					fmt.Fprintf(w, "      │ … (%d more lines)\n", len(lines)-i)
+				}
+				break
+			}
+			fmt.Fprintf(w, "      │ %s\n", l)
+		}
 		for _, f := range r.Failures {
 			fmt.Fprintf(w, "      %s\n", f)
 		}

@@ -105,6 +105,11 @@ func (m *Managers) forType(tc managedfields.TypeConverter, conv runtime.ObjectCo
 	switch {
 	case subresource == "status" && specOnly:
 		reset = map[fieldpath.APIVersion]fieldpath.Filter{apiVersion: fieldpath.NewExcludeSetFilter(fieldpath.NewSet(fieldpath.MakePathOrDie("spec")))}
+	case subresource == "status" && gvk.Group == "apps" && gvk.Kind == "Deployment":
+		// A Deployment's /status writes its annotations and finalizers
+		// too, as kube-apiserver's does.
+		reset = map[fieldpath.APIVersion]fieldpath.Filter{apiVersion: fieldpath.NewExcludeSetFilter(fieldpath.NewSet(
+			fieldpath.MakePathOrDie("spec"), fieldpath.MakePathOrDie("metadata", "labels")))}
 	case subresource == "status":
 		// /status writes nothing but the status.
 		reset = map[fieldpath.APIVersion]fieldpath.Filter{apiVersion: fieldpath.NewIncludeMatcherFilter(fieldpath.MakePrefixMatcherOrDie("status"))}
