@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"kubeplay/server/catalog"
+	"kubeplay/server/releases"
 )
 
 // RuntimeConfig switches group versions and single resources on and off, as
@@ -59,8 +60,14 @@ func ParseRuntimeConfig(s string) (RuntimeConfig, error) {
 // stability is the level of a version: ga, beta or alpha.
 var stability = regexp.MustCompile(`^v\d+(alpha|beta)?`)
 
-// Enables reports whether rc serves r.
-func (rc RuntimeConfig) Enables(r *catalog.Resource) bool {
+// Enables reports whether rc serves r in Kubernetes release 1.minor: never
+// if that release did not have it, else as rc says, else if the release
+// served it by default.
+func (rc RuntimeConfig) Enables(r *catalog.Resource, minor int) bool {
+	rel := releases.Lookup(r.Group, r.Version, r.Resource)
+	if rel == nil || !rel.In(minor) {
+		return false
+	}
 	gv := schema.GroupVersion{Group: r.Group, Version: r.Version}.String()
 	level := "ga"
 	if m := stability.FindStringSubmatch(r.Version); m != nil && m[1] != "" {
@@ -71,26 +78,51 @@ func (rc RuntimeConfig) Enables(r *catalog.Resource) bool {
 			return on
 		}
 	}
-	return level == "ga"
+	return rel.DefaultIn(minor)
+}
+
+// apiSettings decide what the server serves: the emulated release and the
+// runtime configuration.
+type apiSettings struct {
+	minor int
+	rc    RuntimeConfig
 }
 
 // SetRuntimeConfig switches the served group versions and resources at
 // once: discovery, OpenAPI and the handlers follow. Objects of a switched-off
 // type stay stored, and are served again when it is switched on.
 func (s *Server) SetRuntimeConfig(rc RuntimeConfig) {
-	s.runtimeConfig.Store(&rc)
-	s.catalog.SetBuiltin(catalog.Builtin(func(r *catalog.Resource) bool { return served(r) && rc.Enables(r) }))
+	s.setAPI(func(a *apiSettings) { a.rc = rc })
+}
+
+// SetVersion makes the server emulate Kubernetes release 1.minor (see
+// releases.Parse) at once: it serves the resources that release served by
+// default (or as the runtime configuration says), answers 404 for the
+// others exactly as for a path it does not know, and /version reports it.
+// Objects stay stored whatever their types, and are served again by a
+// release that serves their type.
+func (s *Server) SetVersion(minor int) {
+	s.setAPI(func(a *apiSettings) { a.minor = minor })
+}
+
+// Version returns the minor version of the Kubernetes release the server
+// emulates.
+func (s *Server) Version() int { return s.api.Load().minor }
+
+func (s *Server) setAPI(change func(*apiSettings)) {
+	s.apiMu.Lock()
+	defer s.apiMu.Unlock()
+	a := *s.api.Load()
+	change(&a)
+	s.api.Store(&a)
+	s.catalog.SetBuiltin(catalog.Builtin(func(r *catalog.Resource) bool { return served(r) && a.rc.Enables(r, a.minor) }))
 }
 
 // resourcesOff lists the resources of gv the runtime configuration switches
 // off one by one, sorted, which its OpenAPI document leaves out.
 func (s *Server) resourcesOff(gv schema.GroupVersion) []string {
-	rc := s.runtimeConfig.Load()
-	if rc == nil {
-		return nil
-	}
 	var off []string
-	for key, on := range *rc {
+	for key, on := range s.api.Load().rc {
 		if res, ok := strings.CutPrefix(key, gv.String()+"/"); ok && !on && !strings.Contains(res, "/") {
 			off = append(off, res)
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,6 +23,7 @@ import (
 	"kubeplay/server/encoding"
 	"kubeplay/server/fieldmanager"
 	"kubeplay/server/openapi"
+	"kubeplay/server/releases"
 	"kubeplay/store"
 )
 
@@ -39,6 +41,9 @@ type Options struct {
 	// RuntimeConfig switches group versions and resources on and off (see
 	// SetRuntimeConfig); nil serves the default ones.
 	RuntimeConfig RuntimeConfig
+	// Version is the minor version of the Kubernetes release the server
+	// emulates (see SetVersion); 0 is releases.Newest.
+	Version int
 	// OnDeletion, if set, is told every phase of every object's deletion
 	// (see DeletionEvent), synchronously, from the request that caused it.
 	OnDeletion func(DeletionEvent)
@@ -78,7 +83,8 @@ type Server struct {
 
 	unsafeDeletion bool
 	onDeletion     func(DeletionEvent)
-	runtimeConfig  atomic.Pointer[RuntimeConfig]
+	apiMu          sync.Mutex // serializes changes of api
+	api            atomic.Pointer[apiSettings]
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -92,6 +98,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	s := &Server{store: opts.Store, catalog: catalog.New(catalog.Builtin(served)), now: opts.Now,
 		unsafeDeletion: opts.AllowUnsafeMalformedObjectDeletion, onDeletion: opts.OnDeletion}
+	s.api.Store(&apiSettings{minor: releases.Newest})
 	s.saTokens = &serviceAccountTokens{s: s}
 	s.authn = newAuthenticator(opts, s.saTokens)
 	s.authz = &authz.Authorizer{Rules: &rbacRules{s: s}}
@@ -105,11 +112,14 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if err := s.loadCRDs(ctx); err != nil {
 		return nil, fmt.Errorf("server: custom resources: %w", err)
 	}
-	// After the bootstrap, which writes through types a configuration may
-	// switch off.
-	if opts.RuntimeConfig != nil {
-		s.SetRuntimeConfig(opts.RuntimeConfig)
-	}
+	// After the bootstrap, which writes through types a configuration or
+	// an older release may switch off.
+	s.setAPI(func(a *apiSettings) {
+		a.rc = opts.RuntimeConfig
+		if opts.Version != 0 {
+			a.minor = opts.Version
+		}
+	})
 	return s, nil
 }
 
@@ -171,7 +181,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case len(parts) == 0 || len(parts) == 1 && parts[0] == "index.html":
 		encoding.Write(w, r, http.StatusOK, s.rootPaths()) // for any method, as kube-apiserver
 	case len(parts) == 1 && parts[0] == "version":
-		encoding.Write(w, r, http.StatusOK, versionInfo())
+		encoding.Write(w, r, http.StatusOK, versionInfo(s.Version()))
 	case len(parts) >= 1 && parts[0] == "openapi":
 		s.openapi.ServeHTTP(w, r)
 	case len(parts) >= 1 && parts[0] == "api":
@@ -322,13 +332,8 @@ func errMethodNotAllowed() error {
 	}}
 }
 
-// Version is the Kubernetes version kubeplay implements.
-const (
-	kubeMajor = "1"
-	kubeMinor = "35"
-	// GitVersion says which kube-apiserver kubeplay follows, marked as kubeplay's.
-	GitVersion = "v1.35.4+kubeplay"
-)
+// kubeMajor is the major version of every Kubernetes release.
+const kubeMajor = "1"
 
 type version struct {
 	Major                 string `json:"major"`
@@ -346,11 +351,16 @@ type version struct {
 	Platform              string `json:"platform"`
 }
 
-func versionInfo() version {
+// versionInfo is what /version answers when the server emulates release
+// 1.minor: that release's last patch, marked as kubeplay's. (kube-apiserver
+// with --emulated-version keeps its own major, minor and gitVersion, but it
+// emulates three releases back at most: kubeplay plays the older release.)
+func versionInfo(minor int) version {
+	v := strconv.Itoa(minor)
 	return version{
-		Major: kubeMajor, Minor: kubeMinor, EmulationMajor: kubeMajor, EmulationMinor: kubeMinor,
-		MinCompatibilityMajor: kubeMajor, MinCompatibilityMinor: "34",
-		GitVersion: GitVersion, GitCommit: "", GitTreeState: "", BuildDate: "1970-01-01T00:00:00Z",
+		Major: kubeMajor, Minor: v, EmulationMajor: kubeMajor, EmulationMinor: v,
+		MinCompatibilityMajor: kubeMajor, MinCompatibilityMinor: strconv.Itoa(minor - 1),
+		GitVersion: releases.GitVersion(minor) + "+kubeplay", GitCommit: "", GitTreeState: "", BuildDate: "1970-01-01T00:00:00Z",
 		GoVersion: runtime.Version(), Compiler: runtime.Compiler, Platform: runtime.GOOS + "/" + runtime.GOARCH,
 	}
 }
