@@ -24,6 +24,7 @@ import (
 	"kubeplay/playground/api"
 	"kubeplay/server"
 	"kubeplay/server/authn"
+	"kubeplay/server/releases"
 	"kubeplay/static"
 	"kubeplay/store"
 	"kubeplay/web"
@@ -94,6 +95,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	useTLS := fs.Bool("tls", false, "serve HTTPS with a self-signed certificate kept in the data directory (tls.crt), as kubectl sends tokens only over TLS")
 	clientCA := fs.String("client-ca-file", "", "with --tls, authenticate client certificates signed by these CAs (user: CN, groups: O)")
 	runtimeConfig := fs.String("runtime-config", "", "switch group versions or resources on and off, as kube-apiserver's flag: comma-separated key=true|false, the key api/all, api/ga, a group version (batch/v1) or one of its resources (batch/v1/cronjobs); for the root cluster and new sandboxes")
+	emulated := fs.String("emulated-version", "", "the Kubernetes release whose API to serve, 1.16 to 1.35 (default 1.35), as kube-apiserver's flag; for the root cluster and new sandboxes")
 	simulate := fs.Bool("simulate-workloads", false, "run the simulated Deployment, ReplicaSet and Job controllers and kubelets in the root cluster too (sandboxes of the playground API run them unless switched off)")
 	var mopts playground.ManagerOptions
 	fs.IntVar(&mopts.MaxSandboxes, "max-sandboxes", 100, "most sandboxes the playground API keeps at once")
@@ -113,6 +115,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("--runtime-config: %w", err)
 	}
 	opts.RuntimeConfig = rc
+	if *emulated != "" {
+		if opts.Version, err = releases.Parse(*emulated); err != nil {
+			return fmt.Errorf("--emulated-version: %w", err)
+		}
+	}
 	switch *anonymous {
 	case "admin":
 		opts.Access.Anonymous = server.AnonymousAdmin
@@ -165,6 +172,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	mopts.Dir = filepath.Join(*data, "sandboxes")
 	mopts.Sandbox.Access = opts.Access
 	mopts.Sandbox.RuntimeConfig = opts.RuntimeConfig
+	mopts.Sandbox.Version = opts.Version
 	mgr, err := playground.NewManager(mopts)
 	if err != nil {
 		return err

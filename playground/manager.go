@@ -181,6 +181,9 @@ type CreateOptions struct {
 	Controllers Controllers
 	// Retention is the history the sandbox keeps (default: the manager's).
 	Retention time.Duration
+	// Version is the minor version of the Kubernetes release the sandbox
+	// emulates (default: the manager's sandbox options').
+	Version int
 }
 
 // Create starts a new sandbox.
@@ -198,9 +201,12 @@ func (m *Manager) Create(ctx context.Context, opts CreateOptions) (*Managed, err
 		m.mu.Unlock()
 		return nil, fmt.Errorf("%w: this server holds at most %d", ErrTooManySandboxes, m.opts.MaxSandboxes)
 	}
-	ms := &Managed{id: id, m: m, created: m.opts.Now(), controllers: opts.Controllers, retention: opts.Retention}
+	ms := &Managed{id: id, m: m, created: m.opts.Now(), controllers: opts.Controllers, retention: opts.Retention, version: opts.Version}
 	if ms.retention == 0 {
 		ms.retention = m.opts.Retention
+	}
+	if ms.version == 0 {
+		ms.version = m.opts.Sandbox.Version
 	}
 	ms.limiter = newLimiter(m.opts.Limits.RequestsPerSecond, m.opts.Now)
 	// Reserved before it opens, so concurrent creates respect the cap;
@@ -346,6 +352,7 @@ type Managed struct {
 	path        string // "" in memory
 	controllers Controllers
 	retention   time.Duration
+	version     int // kept across resets and restores
 }
 
 // Retention returns the history the sandbox keeps (0: the store's default).
@@ -393,6 +400,16 @@ func (ms *Managed) SetControllers(c Controllers) {
 	}
 }
 
+// SetVersion makes the sandbox emulate Kubernetes release 1.minor.
+func (ms *Managed) SetVersion(minor int) {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	ms.version = minor
+	if ms.sb != nil {
+		ms.sb.SetVersion(minor)
+	}
+}
+
 // dbPath is where the sandbox's database file lives.
 func (ms *Managed) dbPath() string {
 	return filepath.Join(ms.m.opts.Dir, "sandbox-"+ms.id+".db")
@@ -416,7 +433,7 @@ func (ms *Managed) openLocked(ctx context.Context, existing bool) error {
 		return err
 	}
 	opts := ms.m.opts.Sandbox
-	opts.Store, opts.Controllers = db, ms.controllers
+	opts.Store, opts.Controllers, opts.Version = db, ms.controllers, ms.version
 	sb, err := Open(ctx, opts)
 	if err != nil {
 		db.Close()

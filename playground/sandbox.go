@@ -29,6 +29,9 @@ type Options struct {
 	// RuntimeConfig switches the API's group versions and resources on and
 	// off, as kube-apiserver's --runtime-config (see SetRuntimeConfig).
 	RuntimeConfig server.RuntimeConfig
+	// Version is the minor version of the Kubernetes release the sandbox's
+	// API emulates (see SetVersion); 0 is the newest, releases.Newest.
+	Version int
 	// Access configures who may use the sandbox's API (default: anyone,
 	// as cluster administrator).
 	Access server.Access
@@ -82,7 +85,7 @@ func Open(ctx context.Context, opts Options) (*Sandbox, error) {
 	deletions := newDeletionJournal()
 	clock := &Clock{}
 	api, err := server.New(ctx, server.Options{Store: opts.Store, OnDeletion: deletions.record, Now: clock.Now,
-		AllowUnsafeMalformedObjectDeletion: opts.AllowUnsafeMalformedObjectDeletion, RuntimeConfig: opts.RuntimeConfig, Access: opts.Access})
+		AllowUnsafeMalformedObjectDeletion: opts.AllowUnsafeMalformedObjectDeletion, RuntimeConfig: opts.RuntimeConfig, Version: opts.Version, Access: opts.Access})
 	if err != nil {
 		return nil, err
 	}
@@ -96,6 +99,14 @@ func Open(ctx context.Context, opts Options) (*Sandbox, error) {
 // SetRuntimeConfig switches the sandbox's group versions and resources at
 // once, without a restart: objects of a type switched off stay stored.
 func (sb *Sandbox) SetRuntimeConfig(rc server.RuntimeConfig) { sb.api.SetRuntimeConfig(rc) }
+
+// SetVersion makes the sandbox's API emulate Kubernetes release 1.minor at
+// once, without a restart (see server.Server.SetVersion): objects of a type
+// that release does not serve stay stored.
+func (sb *Sandbox) SetVersion(minor int) { sb.api.SetVersion(minor) }
+
+// Version returns the minor version of the release the sandbox emulates.
+func (sb *Sandbox) Version() int { return sb.api.Version() }
 
 // Controllers returns the controllers switched off.
 func (sb *Sandbox) Controllers() Controllers {

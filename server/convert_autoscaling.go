@@ -59,8 +59,8 @@ func (s *Server) convertHPA(obj fieldmanager.Object, to schema.GroupVersion) (fi
 	if err != nil {
 		return nil, err
 	}
-	from := s.catalog.Lookup(gv.WithResource("horizontalpodautoscalers"))
-	target := s.catalog.Lookup(to.WithResource("horizontalpodautoscalers"))
+	from := catalog.LookupBuiltin(gv.WithResource("horizontalpodautoscalers"))
+	target := catalog.LookupBuiltin(to.WithResource("horizontalpodautoscalers"))
 	if from == nil || target == nil {
 		return nil, fmt.Errorf("no conversion of HorizontalPodAutoscalers from %s to %s", gv, to)
 	}

@@ -258,7 +258,7 @@ func (s *Server) getObject(ctx context.Context, res *catalog.Resource, ns, name 
 // requireNamespace checks that the namespace of a new object exists and is
 // not being deleted.
 func (s *Server) requireNamespace(ctx context.Context, res *catalog.Resource, ns, name string) error {
-	nsRes := s.catalog.Lookup(namespacesGVR)
+	nsRes := catalog.LookupBuiltin(namespacesGVR)
 	obj, _, err := s.getObject(ctx, nsRes, "", ns)
 	if err != nil {
 		return err

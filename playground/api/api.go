@@ -24,6 +24,7 @@ import (
 	"kubeplay/playground/journal"
 	"kubeplay/playground/scenario"
 	"kubeplay/server"
+	"kubeplay/server/releases"
 	"kubeplay/store"
 )
 
@@ -135,6 +136,10 @@ type Settings struct {
 	// Retention is how long the sandbox keeps history (a Go duration; set
 	// when it is created; "-1ns": forever).
 	Retention string `json:"retention,omitempty"`
+	// EmulatedVersion is the Kubernetes release whose API the sandbox
+	// serves ("1.21"; from 1.16 to 1.35), as kube-apiserver's
+	// --emulated-version; changing it takes effect at once.
+	EmulatedVersion string `json:"emulatedVersion,omitempty"`
 }
 
 // FinalizerBot removes Finalizer from objects being deleted, Delay (a Go
@@ -224,6 +229,10 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) {
 		}
 		var err error
 		if opts.Controllers, err = s.controllers(playground.Controllers{}); err != nil {
+			writeError(w, http.StatusBadRequest, "%v", err)
+			return
+		}
+		if opts.Version, err = s.version(); err != nil {
 			writeError(w, http.StatusBadRequest, "%v", err)
 			return
 		}
@@ -411,8 +420,21 @@ func settingsOf(ms *playground.Managed) Settings {
 	}
 	if sb := ms.Sandbox(); sb != nil {
 		s.Clock = &Clock{Now: sb.Clock().Now().UTC(), Offset: sb.Clock().Offset().String()}
+		s.EmulatedVersion = fmt.Sprintf("1.%d", sb.Version())
 	}
 	return s
+}
+
+// version is the minor version s.EmulatedVersion names (0 if unset).
+func (s Settings) version() (int, error) {
+	if s.EmulatedVersion == "" {
+		return 0, nil
+	}
+	minor, err := releases.Parse(s.EmulatedVersion)
+	if err != nil {
+		return 0, fmt.Errorf("emulatedVersion: %w", err)
+	}
+	return minor, nil
 }
 
 // controllers are the controllers s asks for, starting from c.
@@ -467,11 +489,18 @@ func (h *Handler) patchSettings(w http.ResponseWriter, r *http.Request, ms *play
 	if err == nil && s.Retention != "" {
 		err = errors.New("retention: set when the sandbox is created")
 	}
+	var minor int
+	if err == nil {
+		minor, err = s.version()
+	}
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "%v", err)
 		return
 	}
 	ms.SetControllers(c)
+	if minor != 0 {
+		ms.SetVersion(minor)
+	}
 	h.settings(w, r, ms)
 }
 

@@ -347,7 +347,21 @@ func Builtin(keep func(*Resource) bool) []Resource {
 	return out
 }
 
-// Lookup returns the resource for gvr, or nil.
+// LookupBuiltin returns the built-in resource for gvr whether or not it is
+// served, or nil: what the server reads and writes for itself (RBAC rules,
+// admission policies, conversions between versions) whatever the emulated
+// release or runtime configuration serves. The caller must not modify it.
+func LookupBuiltin(gvr schema.GroupVersionResource) *Resource { return builtinIndex()[gvr] }
+
+var builtinIndex = sync.OnceValue(func() map[schema.GroupVersionResource]*Resource {
+	m := make(map[schema.GroupVersionResource]*Resource, len(builtin))
+	for i := range builtin {
+		m[builtin[i].GroupVersionResource()] = &builtin[i]
+	}
+	return m
+})
+
+// Lookup returns the served resource for gvr, or nil.
 func (c *Catalog) Lookup(gvr schema.GroupVersionResource) *Resource {
 	c.mu.RLock()
 	defer c.mu.RUnlock()

@@ -1,0 +1,38 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// cronJobV1 is a manifest of batch/v1, which came in v1.21.
+const cronJobV1 = `apiVersion: batch/v1
+kind: CronJob
+metadata:
+  name: nightly
+  namespace: default
+spec:
+  schedule: "0 3 * * *"
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: Never
+          containers:
+          - name: backup
+            image: busybox
+`
+
+// TestKubectl_EmulatedVersion serves the API of v1.20: kubectl reports the
+// server's version, and a newer manifest fails as it does against a real
+// v1.20 cluster.
+func TestKubectl_EmulatedVersion(t *testing.T) {
+	url := startServer(t, t.TempDir(), "--emulated-version", "1.20")
+	if out := kubectlSucceeds(t, url, "", "version"); !strings.Contains(out, "Server Version: v1.20.15+kubeplay") {
+		t.Errorf("kubectl version:\n%s", out)
+	}
+	out := kubectlFails(t, url, cronJobV1, "apply", "-f", "-")
+	if !strings.Contains(out, `no matches for kind "CronJob" in version "batch/v1"`) {
+		t.Errorf("kubectl apply of batch/v1 CronJob:\n%s", out)
+	}
+}
