@@ -1,12 +1,15 @@
 package server
 
 import (
+	"fmt"
 	"maps"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"kubeplay/server/catalog"
 	"kubeplay/server/defaults"
+	"kubeplay/server/encoding"
+	"kubeplay/server/fieldmanager"
 )
 
 // eventFieldsV1 maps the fields of a core/v1 Event to their events.k8s.io/v1
@@ -104,4 +107,35 @@ func schemaAPIVersion(group, version string) string {
 		return version
 	}
 	return group + "/" + version
+}
+
+// convertVersion converts a built-in object to another version of its
+// resource, through the storage version, for the field manager, which
+// compares the fields of managers of different versions.
+func convertVersion(obj fieldmanager.Object, to schema.GroupVersion) (fieldmanager.Object, error) {
+	gv, err := schema.ParseGroupVersion(str(obj, "apiVersion"))
+	if err != nil {
+		return nil, err
+	}
+	from := catalog.LookupBuiltinKind(gv.WithKind(str(obj, "kind")))
+	if from == nil {
+		return nil, fmt.Errorf("no conversion of %s from %s to %s", str(obj, "kind"), gv, to)
+	}
+	target := catalog.LookupBuiltin(to.WithResource(from.Resource))
+	if target == nil {
+		return nil, fmt.Errorf("no conversion of %s from %s to %s", from.Kind, gv, to)
+	}
+	// Through JSON: the field manager's objects hold int64 numbers, the
+	// conversion json.Numbers.
+	b, err := encoding.MarshalObject(obj)
+	if err != nil {
+		return nil, err
+	}
+	in, err := encoding.DecodeObject(encoding.JSON, b)
+	if err != nil {
+		return nil, err
+	}
+	out := toStorage(from, in)
+	fromStorage(target, out)
+	return out, nil
 }

@@ -116,3 +116,102 @@ func TestServer_EveryVersion(t *testing.T) {
 		}
 	}
 }
+
+// TestServer_OlderBetaVersions serves batch/v1beta1 CronJobs in v1.24,
+// stored once as batch/v1 and converted, with the deprecation warning
+// kube-apiserver v1.24 added; v1.25 no longer serves them, and the object
+// stays readable through batch/v1.
+func TestServer_OlderBetaVersions(t *testing.T) {
+	srv := newTestServerWith(t, server.Options{Version: 24}).(*server.Server)
+	const warning = `299 - "batch/v1beta1 CronJob is deprecated in v1.21+, unavailable in v1.25+; use batch/v1 CronJob"`
+	beta := "/apis/batch/v1beta1/namespaces/default/cronjobs"
+	rec := serve(srv, http.MethodPost, beta+"?fieldManager=old", "",
+		`{"apiVersion":"batch/v1beta1","kind":"CronJob","metadata":{"name":"c"},"spec":{"schedule":"* * * * *","jobTemplate":{"spec":{"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"busybox"}]}}}}}}`)
+	if rec.Code != http.StatusCreated || rec.Header().Get("Warning") != warning {
+		t.Fatalf("create: %d %q %s", rec.Code, rec.Header().Get("Warning"), rec.Body)
+	}
+	var obj struct {
+		APIVersion string
+		Metadata   struct {
+			ManagedFields []struct{ Manager, APIVersion string }
+		}
+		Spec struct{ ConcurrencyPolicy string }
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &obj); err != nil {
+		t.Fatal(err)
+	}
+	if obj.APIVersion != "batch/v1beta1" || obj.Spec.ConcurrencyPolicy != "Allow" || len(obj.Metadata.ManagedFields) != 1 || obj.Metadata.ManagedFields[0].APIVersion != "batch/v1beta1" {
+		t.Errorf("created: %s", rec.Body)
+	}
+	// An apply through batch/v1 shares the object; the field manager
+	// compares its fields with the v1beta1 manager's.
+	rec = serve(srv, http.MethodPatch, "/apis/batch/v1/namespaces/default/cronjobs/c?fieldManager=new&force=true", "application/apply-patch+yaml",
+		`{"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"c"},"spec":{"schedule":"0 * * * *"}}`)
+	if rec.Code != http.StatusOK || rec.Header().Get("Warning") != "" {
+		t.Fatalf("apply through v1: %d %q %s", rec.Code, rec.Header().Get("Warning"), rec.Body)
+	}
+	rec = get(t, srv, http.MethodGet, beta+"/c", nil)
+	if err := json.Unmarshal(rec.Body.Bytes(), &obj); err != nil {
+		t.Fatal(err)
+	}
+	if rec.Code != http.StatusOK || obj.APIVersion != "batch/v1beta1" || !strings.Contains(rec.Body.String(), `"schedule":"0 * * * *"`) || rec.Header().Get("Warning") != warning {
+		t.Errorf("get through v1beta1: %d %s", rec.Code, rec.Body)
+	}
+	var managers []string
+	for _, m := range obj.Metadata.ManagedFields {
+		managers = append(managers, m.Manager+" "+m.APIVersion)
+	}
+	slices.Sort(managers)
+	if !slices.Equal(managers, []string{"new batch/v1", "old batch/v1beta1"}) {
+		t.Errorf("managers %v", managers)
+	}
+
+	srv.SetVersion(25)
+	if rec := get(t, srv, http.MethodGet, beta+"/c", nil); rec.Code != http.StatusNotFound {
+		t.Errorf("1.25 v1beta1: %d", rec.Code)
+	}
+	if rec := get(t, srv, http.MethodGet, "/apis/batch/v1/namespaces/default/cronjobs/c", nil); rec.Code != http.StatusOK {
+		t.Errorf("1.25 v1: %d", rec.Code)
+	}
+	// The newest release has no batch/v1beta1, whatever the runtime
+	// configuration says.
+	srv.SetVersion(releases.Newest)
+	rc, err := server.ParseRuntimeConfig("batch/v1beta1=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.SetRuntimeConfig(rc)
+	if rec := get(t, srv, http.MethodGet, beta, nil); rec.Code != http.StatusNotFound {
+		t.Errorf("1.35 with batch/v1beta1=true: %d", rec.Code)
+	}
+}
+
+// TestServer_OlderRBACAndPDB serves rbac.authorization.k8s.io/v1beta1 and
+// policy/v1beta1 in v1.21, with the warnings of kube-apiserver v1.21.
+func TestServer_OlderRBACAndPDB(t *testing.T) {
+	srv := newTestServerWith(t, server.Options{Version: 21}).(*server.Server)
+	for _, tc := range []struct{ path, body, warning, v1 string }{
+		{"/apis/rbac.authorization.k8s.io/v1beta1/namespaces/default/roles", `{"metadata":{"name":"r"},"rules":[{"apiGroups":[""],"resources":["pods"],"verbs":["get"]}]}`,
+			`299 - "rbac.authorization.k8s.io/v1beta1 Role is deprecated in v1.17+, unavailable in v1.22+; use rbac.authorization.k8s.io/v1 Role"`,
+			"/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles/r"},
+		{"/apis/policy/v1beta1/namespaces/default/poddisruptionbudgets", `{"metadata":{"name":"p"},"spec":{"minAvailable":1,"selector":{"matchLabels":{"app":"web"}}}}`,
+			`299 - "policy/v1beta1 PodDisruptionBudget is deprecated in v1.21+, unavailable in v1.25+; use policy/v1 PodDisruptionBudget"`,
+			"/apis/policy/v1/namespaces/default/poddisruptionbudgets/p"},
+	} {
+		rec := serve(srv, http.MethodPost, tc.path, "", tc.body)
+		if rec.Code != http.StatusCreated || rec.Header().Get("Warning") != tc.warning {
+			t.Errorf("POST %s: %d %q %s", tc.path, rec.Code, rec.Header().Get("Warning"), rec.Body)
+		}
+		if rec := get(t, srv, http.MethodGet, tc.v1, nil); rec.Code != http.StatusOK {
+			t.Errorf("GET %s: %d %s", tc.v1, rec.Code, rec.Body)
+		}
+	}
+	// RBAC v1beta1 was removed in v1.22, policy/v1beta1 in v1.25.
+	srv.SetVersion(22)
+	if got := resourceNames(t, srv, "/apis/rbac.authorization.k8s.io/v1beta1"); got != nil {
+		t.Errorf("1.22 rbac v1beta1: %v", got)
+	}
+	if got := resourceNames(t, srv, "/apis/policy/v1beta1"); !slices.Equal(got, []string{"poddisruptionbudgets", "podsecuritypolicies"}) {
+		t.Errorf("1.22 policy/v1beta1: %v", got)
+	}
+}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"net/http"
 	"regexp"
 	"slices"
 	"strconv"
@@ -129,4 +130,17 @@ func (s *Server) resourcesOff(gv schema.GroupVersion) []string {
 	}
 	slices.Sort(off)
 	return off
+}
+
+// warnDeprecated adds the warning kube-apiserver adds to every request to a
+// deprecated version of a built-in resource.
+func (s *Server) warnDeprecated(w http.ResponseWriter, res *catalog.Resource) {
+	if res.Custom != nil {
+		return
+	}
+	if rel := releases.Lookup(res.Group, res.Version, res.Resource); rel != nil {
+		if msg := rel.Warning(s.Version()); msg != "" {
+			w.Header().Add("Warning", "299 - "+strconv.Quote(msg))
+		}
+	}
 }

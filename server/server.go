@@ -252,6 +252,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, gv schema
 		encoding.WriteError(w, r, errNoResource())
 		return
 	}
+	s.warnDeprecated(w, res)
 	if sub != "" && !(hasSubresource(res, sub) && subresourceServed(res, sub)) {
 		if res.Custom != nil {
 			// kube-apiserver's CRD handler looks for the object.

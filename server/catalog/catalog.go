@@ -152,6 +152,14 @@ var sharedStorage = map[schema.GroupResource]schema.GroupVersion{
 	{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}: {Group: "apiextensions.k8s.io", Version: "v1beta1"},
 	// GA in v1.34, still stored as v1beta1 in v1.35.
 	{Group: "storage.k8s.io", Resource: "volumeattributesclasses"}: {Group: "storage.k8s.io", Version: "v1beta1"},
+	// Beta versions older releases serve beside the GA one, whose encoding
+	// kubeplay stores whatever release it emulates.
+	{Group: "batch", Resource: "cronjobs"}:                                {Group: "batch", Version: "v1"},
+	{Group: "policy", Resource: "poddisruptionbudgets"}:                   {Group: "policy", Version: "v1"},
+	{Group: "rbac.authorization.k8s.io", Resource: "roles"}:               {Group: "rbac.authorization.k8s.io", Version: "v1"},
+	{Group: "rbac.authorization.k8s.io", Resource: "rolebindings"}:        {Group: "rbac.authorization.k8s.io", Version: "v1"},
+	{Group: "rbac.authorization.k8s.io", Resource: "clusterroles"}:        {Group: "rbac.authorization.k8s.io", Version: "v1"},
+	{Group: "rbac.authorization.k8s.io", Resource: "clusterrolebindings"}: {Group: "rbac.authorization.k8s.io", Version: "v1"},
 }
 
 // laterShortNames holds short names of types that became GA after the
@@ -360,6 +368,30 @@ var builtinIndex = sync.OnceValue(func() map[schema.GroupVersionResource]*Resour
 	}
 	return m
 })
+
+// LookupBuiltinKind returns the built-in resource of kind gvk whether or
+// not it is served, or nil. The caller must not modify it.
+func LookupBuiltinKind(gvk schema.GroupVersionKind) *Resource {
+	for i := range builtin {
+		if builtin[i].GroupVersionKind() == gvk {
+			return &builtin[i]
+		}
+	}
+	return nil
+}
+
+// BuiltinVersions returns the versions of a built-in resource, served or
+// not: objects of a resource with several are stored once, in one of them,
+// and converted.
+func BuiltinVersions(gr schema.GroupResource) []string {
+	var out []string
+	for i := range builtin {
+		if builtin[i].GroupResource() == gr {
+			out = append(out, builtin[i].Version)
+		}
+	}
+	return out
+}
 
 // Lookup returns the served resource for gvr, or nil.
 func (c *Catalog) Lookup(gvr schema.GroupVersionResource) *Resource {

@@ -9,4 +9,4 @@
 // downloads about 350 MB once (kept in the -cache folder).
 package releases
 
-//go:generate go run ./internal/gen -cache /tmp/kubeplay-emulation-cache -out zz_generated_releases.go
+//go:generate go run ./internal/gen -cache /tmp/kubeplay-emulation-cache -out zz_generated_releases.go -openapi ../openapi/spec/v3

@@ -162,6 +162,15 @@ func run(spec, out string) error {
 	if err := addDiscovery(spec, byKey); err != nil {
 		return err
 	}
+	// The discovery documents are v1.35's: an older version of a resource
+	// had the names of the version that replaced it.
+	for _, r := range byKey {
+		for _, other := range byKey {
+			if r.shortNames == nil && r.categories == nil && other != r && other.gvk.Group == r.gvk.Group && other.plural == r.plural {
+				r.shortNames, r.categories = other.shortNames, other.categories
+			}
+		}
+	}
 	slices.Sort(order)
 
 	var b bytes.Buffer

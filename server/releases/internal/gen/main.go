@@ -18,6 +18,7 @@ import (
 	"go/format"
 	"io"
 	"log"
+	"math/bits"
 	"net/http"
 	"os"
 	"path"
@@ -26,6 +27,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"k8s.io/kube-openapi/pkg/openapiconv"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 )
 
 // patches are the last patch release of each minor, as the module proxy
@@ -48,12 +52,18 @@ var apiModules = map[string]string{
 	"k8s.io/kube-aggregator":         "pkg/apis/",
 }
 
+// olderGroupVersions are the group versions kubeplay serves that v1.35 no
+// longer has: their OpenAPI v3 documents are converted from the swagger.json
+// of the last release that served them, into -openapi.
+var olderGroupVersions = []string{"batch/v1beta1", "policy/v1beta1", "rbac.authorization.k8s.io/v1beta1"}
+
 func main() {
+	openapiDir := flag.String("openapi", "../openapi/spec/v3", "folder of the OpenAPI v3 documents, where those of the older group versions are written")
 	cache := flag.String("cache", filepath.Join(os.TempDir(), "kubeplay-releases"), "folder for the downloaded module zips")
 	proxy := flag.String("proxy", "https://proxy.golang.org", "Go module proxy")
 	out := flag.String("out", "zz_generated_releases.go", "output file")
 	flag.Parse()
-	if err := run(*cache, *proxy, *out); err != nil {
+	if err := run(*cache, *proxy, *out, *openapiDir); err != nil {
 		log.Fatal(err)
 	}
 }
@@ -71,7 +81,7 @@ type lifecycle struct {
 	replacement         string
 }
 
-func run(cache, proxy, out string) error {
+func run(cache, proxy, out, openapiDir string) error {
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		return err
 	}
@@ -83,6 +93,7 @@ func run(cache, proxy, out string) error {
 		}
 	})
 	byKey := map[string]*resource{}
+	swaggers := map[int][]byte{}
 	for _, m := range minors {
 		version := fmt.Sprintf("v1.%d.%d", m, patches[m])
 		z, err := fetch(cache, proxy, "k8s.io/kubernetes", version)
@@ -96,6 +107,7 @@ func run(cache, proxy, out string) error {
 		if err := addSwagger(byKey, raw, m); err != nil {
 			return fmt.Errorf("%s: %w", version, err)
 		}
+		swaggers[m] = raw
 	}
 	// The lifecycle files exist from k8s.io/api v0.19 on; the newest word on
 	// a kind wins.
@@ -115,7 +127,70 @@ func run(cache, proxy, out string) error {
 			}
 		}
 	}
+	for _, gv := range olderGroupVersions {
+		last := 0
+		for _, r := range byKey {
+			if r.group+"/"+r.version == gv {
+				last = max(last, 63-bits.LeadingZeros64(defaults(r, lifecycles[r.group+"/"+r.version+"/"+r.kind])))
+			}
+		}
+		if err := writeOlderDocument(openapiDir, gv, last, swaggers[last]); err != nil {
+			return fmt.Errorf("%s: %w", gv, err)
+		}
+	}
 	return write(out, byKey, lifecycles, minors)
+}
+
+// writeOlderDocument writes the OpenAPI v3 document of gv as release
+// 1.minor would serve it, converted from that release's swagger.json: its
+// paths and the definitions they need.
+func writeOlderDocument(dir, gv string, minor int, swagger []byte) error {
+	var all spec.Swagger
+	if err := json.Unmarshal(swagger, &all); err != nil {
+		return err
+	}
+	doc := all
+	doc.Paths = &spec.Paths{Paths: map[string]spec.PathItem{}}
+	doc.Definitions = spec.Definitions{}
+	doc.Info = &spec.Info{InfoProps: spec.InfoProps{Title: "Kubernetes", Version: fmt.Sprintf("1.%d", minor)}}
+	var need []string
+	for p, item := range all.Paths.Paths {
+		if strings.HasPrefix(p, "/apis/"+gv+"/") {
+			doc.Paths.Paths[p] = item
+			raw, _ := json.Marshal(item)
+			need = append(need, refs(raw)...)
+		}
+	}
+	for len(need) > 0 {
+		name := need[len(need)-1]
+		need = need[:len(need)-1]
+		if _, done := doc.Definitions[name]; done {
+			continue
+		}
+		def, ok := all.Definitions[name]
+		if !ok {
+			return fmt.Errorf("no definition %s", name)
+		}
+		doc.Definitions[name] = def
+		raw, _ := json.Marshal(def)
+		need = append(need, refs(raw)...)
+	}
+	raw, err := json.Marshal(openapiconv.ConvertV2ToV3(&doc))
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "apis__"+strings.ReplaceAll(gv, "/", "__")+"_openapi.json"), raw, 0o644)
+}
+
+var refOf = regexp.MustCompile(`"#/definitions/([^"]+)"`)
+
+// refs returns the definitions a JSON text refers to.
+func refs(raw []byte) []string {
+	var out []string
+	for _, m := range refOf.FindAllSubmatch(raw, -1) {
+		out = append(out, string(m[1]))
+	}
+	return out
 }
 
 // fetch returns the zip of module@version, downloading it once.
