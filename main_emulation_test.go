@@ -36,3 +36,20 @@ func TestKubectl_EmulatedVersion(t *testing.T) {
 		t.Errorf("kubectl apply of batch/v1 CronJob:\n%s", out)
 	}
 }
+
+// TestKubectl_DeprecatedVersion applies a batch/v1beta1 CronJob to v1.24,
+// which kubectl answers with the server's deprecation warning, and then
+// to v1.25, which no longer serves it.
+func TestKubectl_DeprecatedVersion(t *testing.T) {
+	manifest := strings.Replace(cronJobV1, "batch/v1", "batch/v1beta1", 1)
+	url := startServer(t, t.TempDir(), "--emulated-version", "1.24")
+	out := kubectlSucceeds(t, url, manifest, "apply", "-f", "-")
+	if !strings.Contains(out, "Warning: batch/v1beta1 CronJob is deprecated in v1.21+, unavailable in v1.25+; use batch/v1 CronJob") ||
+		!strings.Contains(out, "cronjob.batch/nightly created") {
+		t.Errorf("kubectl apply to 1.24:\n%s", out)
+	}
+	url = startServer(t, t.TempDir(), "--emulated-version", "1.25")
+	if out := kubectlFails(t, url, manifest, "apply", "-f", "-"); !strings.Contains(out, `no matches for kind "CronJob" in version "batch/v1beta1"`) {
+		t.Errorf("kubectl apply to 1.25:\n%s", out)
+	}
+}
