@@ -46,6 +46,10 @@ func toStorage(r *catalog.Resource, obj object) object {
 			renameField(out, v1, core)
 		}
 	}
+	if isIngressV1beta1(r) {
+		out = deepCopyObject(out)
+		ingressToV1(out)
+	}
 	out["apiVersion"] = schemaAPIVersion(st.Group, st.Version)
 	out["kind"] = st.Kind
 	return out
@@ -73,6 +77,9 @@ func fromStorage(r *catalog.Resource, obj object) {
 	}
 	if isAutoscalingV1(r) {
 		hpaToV1(obj)
+	}
+	if isIngressV1beta1(r) {
+		ingressFromV1(obj)
 	}
 	obj["apiVersion"] = r.APIVersion()
 	obj["kind"] = r.Kind

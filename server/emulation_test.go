@@ -215,3 +215,54 @@ func TestServer_OlderRBACAndPDB(t *testing.T) {
 		t.Errorf("1.22 policy/v1beta1: %v", got)
 	}
 }
+
+// TestServer_OlderIngresses serves the Ingresses of v1.21 in its three
+// versions, one object converted as kube-apiserver converts it, each beta
+// version with its warning.
+func TestServer_OlderIngresses(t *testing.T) {
+	srv := newTestServerWith(t, server.Options{Version: 21}).(*server.Server)
+	rec := serve(srv, http.MethodPost, "/apis/extensions/v1beta1/namespaces/default/ingresses", "",
+		`{"apiVersion":"extensions/v1beta1","kind":"Ingress","metadata":{"name":"web"},"spec":{"backend":{"serviceName":"default","servicePort":80},"rules":[{"host":"a.example.com","http":{"paths":[{"path":"/","backend":{"serviceName":"web","servicePort":"http"}}]}}]}}`)
+	if want := `299 - "extensions/v1beta1 Ingress is deprecated in v1.14+, unavailable in v1.22+; use networking.k8s.io/v1 Ingress"`; rec.Code != http.StatusCreated || rec.Header().Get("Warning") != want {
+		t.Fatalf("create: %d %q %s", rec.Code, rec.Header().Get("Warning"), rec.Body)
+	}
+	spec := func(path, warning string) string {
+		t.Helper()
+		rec := get(t, srv, http.MethodGet, path, nil)
+		if rec.Code != http.StatusOK || rec.Header().Get("Warning") != warning {
+			t.Fatalf("GET %s: %d %q %s", path, rec.Code, rec.Header().Get("Warning"), rec.Body)
+		}
+		var obj struct{ Spec any }
+		if err := json.Unmarshal(rec.Body.Bytes(), &obj); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(obj.Spec) // keys sorted
+		return string(b)
+	}
+	v1beta1 := `{"backend":{"serviceName":"default","servicePort":80},"rules":[{"host":"a.example.com","http":{"paths":[{"backend":{"serviceName":"web","servicePort":"http"},"path":"/","pathType":"ImplementationSpecific"}]}}]}`
+	if got := spec("/apis/extensions/v1beta1/namespaces/default/ingresses/web", `299 - "extensions/v1beta1 Ingress is deprecated in v1.14+, unavailable in v1.22+; use networking.k8s.io/v1 Ingress"`); got != v1beta1 {
+		t.Errorf("extensions/v1beta1:\n got %s\nwant %s", got, v1beta1)
+	}
+	if got := spec("/apis/networking.k8s.io/v1beta1/namespaces/default/ingresses/web", `299 - "networking.k8s.io/v1beta1 Ingress is deprecated in v1.19+, unavailable in v1.22+; use networking.k8s.io/v1 Ingress"`); got != v1beta1 {
+		t.Errorf("networking.k8s.io/v1beta1:\n got %s\nwant %s", got, v1beta1)
+	}
+	v1 := `{"defaultBackend":{"service":{"name":"default","port":{"number":80}}},"rules":[{"host":"a.example.com","http":{"paths":[{"backend":{"service":{"name":"web","port":{"name":"http"}}},"path":"/","pathType":"ImplementationSpecific"}]}}]}`
+	if got := spec("/apis/networking.k8s.io/v1/namespaces/default/ingresses/web", ""); got != v1 {
+		t.Errorf("networking.k8s.io/v1:\n got %s\nwant %s", got, v1)
+	}
+	// A v1 update is seen through v1beta1, managedFields converted.
+	rec = serve(srv, http.MethodPatch, "/apis/networking.k8s.io/v1/namespaces/default/ingresses/web?fieldManager=new", "application/merge-patch+json",
+		`{"spec":{"defaultBackend":{"service":{"name":"other","port":{"number":8080}}}}}`)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("patch: %d %s", rec.Code, rec.Body)
+	}
+	if got := spec("/apis/extensions/v1beta1/namespaces/default/ingresses/web", `299 - "extensions/v1beta1 Ingress is deprecated in v1.14+, unavailable in v1.22+; use networking.k8s.io/v1 Ingress"`); !strings.Contains(got, `"backend":{"serviceName":"other","servicePort":8080}`) {
+		t.Errorf("after the v1 patch: %s", got)
+	}
+	srv.SetVersion(22)
+	for _, gv := range []string{"/apis/extensions/v1beta1", "/apis/networking.k8s.io/v1beta1"} {
+		if got := resourceNames(t, srv, gv); got != nil {
+			t.Errorf("1.22 %s: %v", gv, got)
+		}
+	}
+}

@@ -81,7 +81,7 @@ func (s *Server) fieldManager(res *catalog.Resource, subresource string) (*manag
 	}
 	var f *managedfields.FieldManager
 	var err error
-	if len(catalog.BuiltinVersions(res.GroupResource())) > 1 {
+	if catalog.SharesStorage(res) {
 		f, err = s.fields.ForVersions(res.GroupVersionKind(), subresource, hasStatus(res), convertVersion)
 	} else {
 		f, err = s.fields.For(res.GroupVersionKind(), subresource, hasStatus(res))

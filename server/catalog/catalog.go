@@ -140,6 +140,7 @@ var storagePrefixes = map[schema.GroupResource]string{
 	{Resource: "nodes"}:                                                    "minions",
 	{Resource: "replicationcontrollers"}:                                   "controllers",
 	{Group: "networking.k8s.io", Resource: "ingresses"}:                    "ingress",
+	{Group: "extensions", Resource: "ingresses"}:                           "ingress",
 	{Group: "events.k8s.io", Resource: "events"}:                           "events",
 	{Group: "apiregistration.k8s.io", Resource: "apiservices"}:             "apiregistration.k8s.io/apiservices",
 	{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}: "apiextensions.k8s.io/customresourcedefinitions",
@@ -156,6 +157,9 @@ var sharedStorage = map[schema.GroupResource]schema.GroupVersion{
 	// kubeplay stores whatever release it emulates.
 	{Group: "batch", Resource: "cronjobs"}:                                {Group: "batch", Version: "v1"},
 	{Group: "policy", Resource: "poddisruptionbudgets"}:                   {Group: "policy", Version: "v1"},
+	{Group: "extensions", Resource: "ingresses"}:                          {Group: "networking.k8s.io", Version: "v1"},
+	{Group: "networking.k8s.io", Resource: "ingresses"}:                   {Group: "networking.k8s.io", Version: "v1"},
+	{Group: "networking.k8s.io", Resource: "ingressclasses"}:              {Group: "networking.k8s.io", Version: "v1"},
 	{Group: "rbac.authorization.k8s.io", Resource: "roles"}:               {Group: "rbac.authorization.k8s.io", Version: "v1"},
 	{Group: "rbac.authorization.k8s.io", Resource: "rolebindings"}:        {Group: "rbac.authorization.k8s.io", Version: "v1"},
 	{Group: "rbac.authorization.k8s.io", Resource: "clusterroles"}:        {Group: "rbac.authorization.k8s.io", Version: "v1"},
@@ -380,17 +384,19 @@ func LookupBuiltinKind(gvk schema.GroupVersionKind) *Resource {
 	return nil
 }
 
-// BuiltinVersions returns the versions of a built-in resource, served or
-// not: objects of a resource with several are stored once, in one of them,
-// and converted.
-func BuiltinVersions(gr schema.GroupResource) []string {
-	var out []string
+// SharesStorage reports whether objects of the built-in resource r are
+// served in other versions (or groups) too, stored once and converted.
+func SharesStorage(r *Resource) bool {
+	if r.Custom != nil {
+		return false
+	}
+	prefix := StorageOf(r).Prefix
 	for i := range builtin {
-		if builtin[i].GroupResource() == gr {
-			out = append(out, builtin[i].Version)
+		if o := &builtin[i]; o.GroupVersionResource() != r.GroupVersionResource() && StorageOf(o).Prefix == prefix {
+			return true
 		}
 	}
-	return out
+	return false
 }
 
 // Lookup returns the served resource for gvr, or nil.

@@ -166,7 +166,7 @@ func run(spec, out string) error {
 	// had the names of the version that replaced it.
 	for _, r := range byKey {
 		for _, other := range byKey {
-			if r.shortNames == nil && r.categories == nil && other != r && other.gvk.Group == r.gvk.Group && other.plural == r.plural {
+			if r.shortNames == nil && r.categories == nil && other != r && other.gvk.Kind == r.gvk.Kind && other.plural == r.plural {
 				r.shortNames, r.categories = other.shortNames, other.categories
 			}
 		}

@@ -55,7 +55,7 @@ var apiModules = map[string]string{
 // olderGroupVersions are the group versions kubeplay serves that v1.35 no
 // longer has: their OpenAPI v3 documents are converted from the swagger.json
 // of the last release that served them, into -openapi.
-var olderGroupVersions = []string{"batch/v1beta1", "policy/v1beta1", "rbac.authorization.k8s.io/v1beta1"}
+var olderGroupVersions = []string{"batch/v1beta1", "extensions/v1beta1", "networking.k8s.io/v1beta1", "policy/v1beta1", "rbac.authorization.k8s.io/v1beta1"}
 
 func main() {
 	openapiDir := flag.String("openapi", "../openapi/spec/v3", "folder of the OpenAPI v3 documents, where those of the older group versions are written")
