@@ -150,4 +150,8 @@ func remoteSandbox(t *scenario.Target) {
 		b, _ := json.Marshal(map[string]any{"finalizerBots": bots})
 		return call("PATCH", "settings", string(b))
 	}
+	t.SetEmulatedVersion = func(v string) error {
+		b, _ := json.Marshal(map[string]any{"emulatedVersion": v})
+		return call("PATCH", "settings", string(b))
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"kubeplay/playground"
+	"kubeplay/server/releases"
 )
 
 // SandboxTarget runs scenarios in ms, in process.
@@ -25,6 +26,14 @@ func SandboxTarget(ms *playground.Managed) Target {
 				c.FinalizerBots = append(c.FinalizerBots, playground.FinalizerBot{Finalizer: b.Finalizer, Delay: d})
 			}
 			ms.SetControllers(c)
+			return nil
+		},
+		SetEmulatedVersion: func(v string) error {
+			minor, err := releases.Parse(v)
+			if err != nil {
+				return err
+			}
+			ms.SetVersion(minor)
 			return nil
 		}}
 }

@@ -52,7 +52,7 @@ type FinalizerBot struct {
 }
 
 // Step is one action and what its answer must be. Exactly one of Request,
-// Watch, WaitFor, AdvanceClock and Compact is set.
+// Watch, WaitFor, AdvanceClock, Compact and EmulatedVersion is set.
 type Step struct {
 	Name string `json:"name"`
 	// Explain tells a learner what the step shows.
@@ -63,8 +63,12 @@ type Step struct {
 	AdvanceClock string   `json:"advanceClock,omitempty"`
 	// Compact drops the sandbox's history now, as the API server's
 	// storage does with old history (sandbox only).
-	Compact bool   `json:"compact,omitempty"`
-	Expect  Expect `json:"expect,omitempty"`
+	Compact bool `json:"compact,omitempty"`
+	// EmulatedVersion moves the sandbox to the API of another Kubernetes
+	// release ("1.25"), as an upgrade of the control plane would (sandbox
+	// only).
+	EmulatedVersion string `json:"emulatedVersion,omitempty"`
+	Expect          Expect `json:"expect,omitempty"`
 	// Capture sets variables (used later as ${name}) to JSONPath values of
 	// the answer.
 	Capture map[string]string `json:"capture,omitempty"`
@@ -137,13 +141,13 @@ func Parse(data []byte) (*Scenario, error) {
 	}
 	for i, st := range sc.Steps {
 		n := 0
-		for _, set := range []bool{st.Request != nil, st.Watch != nil, st.WaitFor != nil, st.AdvanceClock != "", st.Compact} {
+		for _, set := range []bool{st.Request != nil, st.Watch != nil, st.WaitFor != nil, st.AdvanceClock != "", st.Compact, st.EmulatedVersion != ""} {
 			if set {
 				n++
 			}
 		}
 		if n != 1 {
-			return nil, fmt.Errorf("step %d (%s): want exactly one of request, watch, waitFor, advanceClock, compact", i+1, st.Name)
+			return nil, fmt.Errorf("step %d (%s): want exactly one of request, watch, waitFor, advanceClock, compact, emulatedVersion", i+1, st.Name)
 		}
 		if st.AdvanceClock != "" {
 			if _, err := time.ParseDuration(st.AdvanceClock); err != nil {
@@ -182,11 +186,13 @@ type Target struct {
 	Client *http.Client
 	// Token, if set, is sent as a bearer token.
 	Token string
-	// AdvanceClock advances a sandbox's clock and Compact drops its
-	// history (both nil: not a sandbox).
-	AdvanceClock     func(time.Duration) error
-	Compact          func() error
-	SetFinalizerBots func([]FinalizerBot) error
+	// AdvanceClock advances a sandbox's clock, Compact drops its history
+	// and SetEmulatedVersion changes the release its API emulates (all nil:
+	// not a sandbox).
+	AdvanceClock       func(time.Duration) error
+	Compact            func() error
+	SetFinalizerBots   func([]FinalizerBot) error
+	SetEmulatedVersion func(string) error
 }
 
 // StepResult is the outcome of one step.
@@ -285,6 +291,11 @@ func (r *runner) step(ctx context.Context, st Step) (int, []string) {
 		return 0, nil
 	case st.Compact:
 		if err := r.t.Compact(); err != nil {
+			return 0, []string{err.Error()}
+		}
+		return 0, nil
+	case st.EmulatedVersion != "":
+		if err := r.t.SetEmulatedVersion(st.EmulatedVersion); err != nil {
 			return 0, []string{err.Error()}
 		}
 		return 0, nil
