@@ -6,6 +6,7 @@ import (
 	"encoding/base32"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"kubeplay/server"
 	"kubeplay/store"
 )
 
@@ -184,6 +186,9 @@ type CreateOptions struct {
 	// Version is the minor version of the Kubernetes release the sandbox
 	// emulates (default: the manager's sandbox options').
 	Version int
+	// FeatureGates switch feature gates, over the manager's sandbox
+	// options'.
+	FeatureGates server.FeatureGates
 }
 
 // Create starts a new sandbox.
@@ -208,6 +213,11 @@ func (m *Manager) Create(ctx context.Context, opts CreateOptions) (*Managed, err
 	if ms.version == 0 {
 		ms.version = m.opts.Sandbox.Version
 	}
+	ms.gates = maps.Clone(m.opts.Sandbox.FeatureGates)
+	if ms.gates == nil {
+		ms.gates = server.FeatureGates{}
+	}
+	maps.Copy(ms.gates, opts.FeatureGates)
 	ms.limiter = newLimiter(m.opts.Limits.RequestsPerSecond, m.opts.Now)
 	// Reserved before it opens, so concurrent creates respect the cap;
 	// locked, and never idle, until it is open.
@@ -352,7 +362,8 @@ type Managed struct {
 	path        string // "" in memory
 	controllers Controllers
 	retention   time.Duration
-	version     int // kept across resets and restores
+	version     int                 // kept across resets and restores
+	gates       server.FeatureGates // likewise
 }
 
 // Retention returns the history the sandbox keeps (0: the store's default).
@@ -410,6 +421,17 @@ func (ms *Managed) SetVersion(minor int) {
 	}
 }
 
+// SetFeatureGates switches the given feature gates, keeping the others.
+func (ms *Managed) SetFeatureGates(fg server.FeatureGates) {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	ms.gates = maps.Clone(ms.gates)
+	maps.Copy(ms.gates, fg)
+	if ms.sb != nil {
+		ms.sb.SetFeatureGates(ms.gates)
+	}
+}
+
 // dbPath is where the sandbox's database file lives.
 func (ms *Managed) dbPath() string {
 	return filepath.Join(ms.m.opts.Dir, "sandbox-"+ms.id+".db")
@@ -433,7 +455,7 @@ func (ms *Managed) openLocked(ctx context.Context, existing bool) error {
 		return err
 	}
 	opts := ms.m.opts.Sandbox
-	opts.Store, opts.Controllers, opts.Version = db, ms.controllers, ms.version
+	opts.Store, opts.Controllers, opts.Version, opts.FeatureGates = db, ms.controllers, ms.version, ms.gates
 	sb, err := Open(ctx, opts)
 	if err != nil {
 		db.Close()

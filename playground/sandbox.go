@@ -23,9 +23,9 @@ type Options struct {
 	// Controllers are the controllers of a real cluster the sandbox runs;
 	// the zero value runs them all.
 	Controllers Controllers
-	// AllowUnsafeMalformedObjectDeletion turns on kube-apiserver's feature
-	// gate of that name (off by default, as in kube-apiserver v1.35).
-	AllowUnsafeMalformedObjectDeletion bool
+	// FeatureGates switch kube-apiserver's feature gates (see
+	// server.FeatureGates; default: those of the emulated release).
+	FeatureGates server.FeatureGates
 	// RuntimeConfig switches the API's group versions and resources on and
 	// off, as kube-apiserver's --runtime-config (see SetRuntimeConfig).
 	RuntimeConfig server.RuntimeConfig
@@ -85,7 +85,7 @@ func Open(ctx context.Context, opts Options) (*Sandbox, error) {
 	deletions := newDeletionJournal()
 	clock := &Clock{}
 	api, err := server.New(ctx, server.Options{Store: opts.Store, OnDeletion: deletions.record, Now: clock.Now,
-		AllowUnsafeMalformedObjectDeletion: opts.AllowUnsafeMalformedObjectDeletion, RuntimeConfig: opts.RuntimeConfig, Version: opts.Version, Access: opts.Access})
+		FeatureGates: opts.FeatureGates, RuntimeConfig: opts.RuntimeConfig, Version: opts.Version, Access: opts.Access})
 	if err != nil {
 		return nil, err
 	}
@@ -107,6 +107,14 @@ func (sb *Sandbox) SetVersion(minor int) { sb.api.SetVersion(minor) }
 
 // Version returns the minor version of the release the sandbox emulates.
 func (sb *Sandbox) Version() int { return sb.api.Version() }
+
+// SetFeatureGates switches the sandbox's feature gates at once (nil: the
+// defaults of the emulated release).
+func (sb *Sandbox) SetFeatureGates(fg server.FeatureGates) { sb.api.SetFeatureGates(fg) }
+
+// FeatureGates returns the feature gates the emulated release has, and
+// whether each is on.
+func (sb *Sandbox) FeatureGates() map[string]bool { return sb.api.FeatureGates() }
 
 // Controllers returns the controllers switched off.
 func (sb *Sandbox) Controllers() Controllers {
@@ -188,7 +196,7 @@ func (sb *Sandbox) DeletionJournal() *DeletionJournal { return sb.deletions }
 // PlantUndecodable stores value as the object ns/name of resource gvr even
 // though it cannot be decoded, to show what a corrupt object in etcd does
 // (reads fail; only the unsafe deletion, with
-// Options.AllowUnsafeMalformedObjectDeletion, removes it).
+// the AllowUnsafeMalformedObjectDeletion feature gate on, removes it).
 func (sb *Sandbox) PlantUndecodable(ctx context.Context, gvr schema.GroupVersionResource, ns, name string, value []byte) error {
 	return sb.api.PlantUndecodable(ctx, gvr, ns, name, value)
 }

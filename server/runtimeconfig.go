@@ -82,11 +82,12 @@ func (rc RuntimeConfig) Enables(r *catalog.Resource, minor int) bool {
 	return rel.DefaultIn(minor)
 }
 
-// apiSettings decide what the server serves: the emulated release and the
-// runtime configuration.
+// apiSettings decide what the server serves: the emulated release, the
+// runtime configuration and the feature gates.
 type apiSettings struct {
 	minor int
 	rc    RuntimeConfig
+	gates FeatureGates
 }
 
 // SetRuntimeConfig switches the served group versions and resources at

@@ -33,11 +33,10 @@ type Options struct {
 	Store store.Store
 	// Now is the clock for timestamps (default time.Now).
 	Now func() time.Time
-	// AllowUnsafeMalformedObjectDeletion is kube-apiserver's feature gate of
-	// that name (alpha, off by default): DELETE with
-	// ignoreStoreReadErrorWithClusterBreakingPotential removes an object
-	// that cannot be decoded.
-	AllowUnsafeMalformedObjectDeletion bool
+	// FeatureGates are kube-apiserver's feature gates kubeplay follows (see
+	// SetFeatureGates); nil leaves each at its default in the emulated
+	// release.
+	FeatureGates FeatureGates
 	// RuntimeConfig switches group versions and resources on and off (see
 	// SetRuntimeConfig); nil serves the default ones.
 	RuntimeConfig RuntimeConfig
@@ -81,10 +80,9 @@ type Server struct {
 	// (*compiledPolicy).
 	policies sync.Map
 
-	unsafeDeletion bool
-	onDeletion     func(DeletionEvent)
-	apiMu          sync.Mutex // serializes changes of api
-	api            atomic.Pointer[apiSettings]
+	onDeletion func(DeletionEvent)
+	apiMu      sync.Mutex // serializes changes of api
+	api        atomic.Pointer[apiSettings]
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -96,8 +94,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Store == nil {
 		return nil, errors.New("server: no store")
 	}
-	s := &Server{store: opts.Store, catalog: catalog.New(catalog.Builtin(served)), now: opts.Now,
-		unsafeDeletion: opts.AllowUnsafeMalformedObjectDeletion, onDeletion: opts.OnDeletion}
+	s := &Server{store: opts.Store, catalog: catalog.New(catalog.Builtin(served)), now: opts.Now, onDeletion: opts.OnDeletion}
 	s.api.Store(&apiSettings{minor: releases.Newest})
 	s.saTokens = &serviceAccountTokens{s: s}
 	s.authn = newAuthenticator(opts, s.saTokens)
@@ -115,7 +112,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	// After the bootstrap, which writes through types a configuration or
 	// an older release may switch off.
 	s.setAPI(func(a *apiSettings) {
-		a.rc = opts.RuntimeConfig
+		a.rc, a.gates = opts.RuntimeConfig, opts.FeatureGates
 		if opts.Version != 0 {
 			a.minor = opts.Version
 		}

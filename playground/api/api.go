@@ -140,6 +140,11 @@ type Settings struct {
 	// serves ("1.21"; from 1.16 to 1.35), as kube-apiserver's
 	// --emulated-version; changing it takes effect at once.
 	EmulatedVersion string `json:"emulatedVersion,omitempty"`
+	// FeatureGates are kube-apiserver's feature gates kubeplay follows
+	// (AllowUnsafeMalformedObjectDeletion, CBORServingAndStorage,
+	// WatchList), by name: the answer lists those the emulated release has,
+	// a request sets those it names; a change takes effect at once.
+	FeatureGates map[string]bool `json:"featureGates,omitempty"`
 }
 
 // FinalizerBot removes Finalizer from objects being deleted, Delay (a Go
@@ -232,7 +237,10 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusBadRequest, "%v", err)
 			return
 		}
-		if opts.Version, err = s.version(); err != nil {
+		if opts.Version, err = s.version(); err == nil {
+			opts.FeatureGates, err = s.featureGates()
+		}
+		if err != nil {
 			writeError(w, http.StatusBadRequest, "%v", err)
 			return
 		}
@@ -421,8 +429,22 @@ func settingsOf(ms *playground.Managed) Settings {
 	if sb := ms.Sandbox(); sb != nil {
 		s.Clock = &Clock{Now: sb.Clock().Now().UTC(), Offset: sb.Clock().Offset().String()}
 		s.EmulatedVersion = fmt.Sprintf("1.%d", sb.Version())
+		s.FeatureGates = sb.FeatureGates()
 	}
 	return s
+}
+
+// featureGates are the gates s sets, checked.
+func (s Settings) featureGates() (server.FeatureGates, error) {
+	var kv []string
+	for name, on := range s.FeatureGates {
+		kv = append(kv, fmt.Sprintf("%s=%t", name, on))
+	}
+	fg, err := server.ParseFeatureGates(strings.Join(kv, ","))
+	if err != nil {
+		return nil, fmt.Errorf("featureGates: %w", err)
+	}
+	return fg, nil
 }
 
 // version is the minor version s.EmulatedVersion names (0 if unset).
@@ -493,6 +515,10 @@ func (h *Handler) patchSettings(w http.ResponseWriter, r *http.Request, ms *play
 	if err == nil {
 		minor, err = s.version()
 	}
+	var gates server.FeatureGates
+	if err == nil {
+		gates, err = s.featureGates()
+	}
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "%v", err)
 		return
@@ -500,6 +526,9 @@ func (h *Handler) patchSettings(w http.ResponseWriter, r *http.Request, ms *play
 	ms.SetControllers(c)
 	if minor != 0 {
 		ms.SetVersion(minor)
+	}
+	if len(gates) > 0 {
+		ms.SetFeatureGates(gates)
 	}
 	h.settings(w, r, ms)
 }

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"maps"
 	"strings"
 	"testing"
 
@@ -42,5 +43,29 @@ func TestAPI_emulatedVersion(t *testing.T) {
 	call(t, "POST", base+"/playground/v1/sandboxes", "", nil, 201, &sb)
 	if sb.Settings.EmulatedVersion != "1.35" {
 		t.Errorf("default: %q", sb.Settings.EmulatedVersion)
+	}
+}
+
+// TestAPI_featureGates switches a sandbox's WatchList gate off and on again.
+func TestAPI_featureGates(t *testing.T) {
+	base := serve(t, playground.ManagerOptions{InMemory: true})
+	var sb api.Sandbox
+	call(t, "POST", base+"/playground/v1/sandboxes", "application/json", []byte(`{"featureGates":{"WatchList":false}}`), 201, &sb)
+	if want := map[string]bool{"AllowUnsafeMalformedObjectDeletion": false, "CBORServingAndStorage": false, "WatchList": false}; !maps.Equal(sb.Settings.FeatureGates, want) {
+		t.Errorf("created with %v", sb.Settings.FeatureGates)
+	}
+	watch := base + sb.Server + "/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=1"
+	call(t, "GET", watch, "", nil, 422, nil)
+	settings := base + "/playground/v1/sandboxes/" + sb.ID + "/settings"
+	var s api.Settings
+	call(t, "PATCH", settings, "application/json", []byte(`{"featureGates":{"WatchList":true}}`), 200, &s)
+	if !s.FeatureGates["WatchList"] {
+		t.Errorf("patched: %v", s.FeatureGates)
+	}
+	call(t, "GET", watch, "", nil, 200, nil)
+	var e apiError
+	call(t, "PATCH", settings, "application/json", []byte(`{"featureGates":{"Nope":true}}`), 400, &e)
+	if !strings.Contains(e.Error.Message, "unrecognized feature gate: Nope") {
+		t.Errorf("unknown gate: %+v", e)
 	}
 }
