@@ -2,7 +2,10 @@ package server_test
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -63,8 +66,8 @@ func TestServer_SetVersion(t *testing.T) {
 	if rec := get(t, srv, http.MethodGet, "/apis/autoscaling", nil); strings.Contains(rec.Body.String(), `"v2"`) {
 		t.Errorf("1.20 /apis/autoscaling lists v2: %s", rec.Body)
 	}
-	if rec := get(t, srv, http.MethodGet, "/openapi/v3", nil); strings.Contains(rec.Body.String(), "apis/autoscaling/v2") {
-		t.Errorf("1.20 /openapi/v3 lists autoscaling/v2")
+	if rec := get(t, srv, http.MethodGet, "/openapi/v3", nil); strings.Contains(rec.Body.String(), `"apis/autoscaling/v2"`) || !strings.Contains(rec.Body.String(), `"apis/autoscaling/v2beta2"`) {
+		t.Errorf("1.20 /openapi/v3 lists autoscaling/v2, or not v2beta2: %s", rec.Body)
 	}
 	var v struct{ Major, Minor, GitVersion, EmulationMinor string }
 	if err := json.Unmarshal(get(t, srv, http.MethodGet, "/version", nil).Body.Bytes(), &v); err != nil {
@@ -263,6 +266,101 @@ func TestServer_OlderIngresses(t *testing.T) {
 	for _, gv := range []string{"/apis/extensions/v1beta1", "/apis/networking.k8s.io/v1beta1"} {
 		if got := resourceNames(t, srv, gv); got != nil {
 			t.Errorf("1.22 %s: %v", gv, got)
+		}
+	}
+}
+
+// TestServer_BetasOfNewest switches on the beta group versions v1.35 has
+// but does not serve by default (--runtime-config=api/beta=true) and
+// compares their resources, warnings and OpenAPI documents with what
+// kube-apiserver v1.35 answered so (testdata/oracle/openapi_betas.json).
+func TestServer_BetasOfNewest(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "oracle", "openapi_betas.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var oracle map[string]struct {
+		Paths, Schemas, Resources []string
+		Warnings                  map[string][]string
+	}
+	if err := json.Unmarshal(raw, &oracle); err != nil {
+		t.Fatal(err)
+	}
+	rc, err := server.ParseRuntimeConfig("api/beta=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := newTestServerWith(t, server.Options{RuntimeConfig: rc}).(*server.Server)
+	for gv, want := range oracle {
+		var list struct {
+			Resources []struct{ Name string } `json:"resources"`
+		}
+		if err := json.Unmarshal(get(t, srv, http.MethodGet, "/apis/"+gv, nil).Body.Bytes(), &list); err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, r := range list.Resources {
+			names = append(names, r.Name)
+		}
+		slices.Sort(names)
+		if !slices.Equal(names, want.Resources) {
+			t.Errorf("%s: resources %v, want %v", gv, names, want.Resources)
+		}
+		for resource, warnings := range want.Warnings {
+			if got := get(t, srv, http.MethodGet, "/apis/"+gv+"/"+resource, nil).Header().Values("Warning"); !slices.Equal(got, warnings) && len(got)+len(warnings) > 0 {
+				t.Errorf("%s %s: warnings %q, want %q", gv, resource, got, warnings)
+			}
+		}
+		var doc struct {
+			Paths      map[string]any
+			Components struct{ Schemas map[string]any }
+		}
+		if err := json.Unmarshal(get(t, srv, http.MethodGet, "/openapi/v3/apis/"+gv, nil).Body.Bytes(), &doc); err != nil {
+			t.Fatal(err)
+		}
+		if got := slices.Sorted(maps.Keys(doc.Paths)); !slices.Equal(got, want.Paths) {
+			t.Errorf("%s: OpenAPI paths %v\nwant %v", gv, got, want.Paths)
+		}
+		if got := slices.Sorted(maps.Keys(doc.Components.Schemas)); !slices.Equal(got, want.Schemas) {
+			t.Errorf("%s: OpenAPI schemas %v\nwant %v", gv, got, want.Schemas)
+		}
+	}
+	// One object, two versions: an IPAddress made through v1beta1 is v1's.
+	rec := serve(srv, http.MethodPost, "/apis/networking.k8s.io/v1beta1/ipaddresses", "",
+		`{"metadata":{"name":"10.96.0.50"},"spec":{"parentRef":{"resource":"services","namespace":"default","name":"web"}}}`)
+	if rec.Code != http.StatusCreated {
+		t.Fatalf("create IPAddress: %d %s", rec.Code, rec.Body)
+	}
+	if rec := get(t, srv, http.MethodGet, "/apis/networking.k8s.io/v1/ipaddresses/10.96.0.50", nil); rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"apiVersion":"networking.k8s.io/v1"`) {
+		t.Errorf("IPAddress through v1: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// TestServer_OlderSameShapeVersions creates objects through beta versions
+// older releases served, whose fields are those of the GA version that
+// stores them, and reads them back through it.
+func TestServer_OlderSameShapeVersions(t *testing.T) {
+	srv := newTestServerWith(t, server.Options{}).(*server.Server)
+	for _, tc := range []struct {
+		minor      int
+		beta, body string
+		ga         string
+	}{
+		{21, "/apis/coordination.k8s.io/v1beta1/namespaces/default/leases", `{"metadata":{"name":"l"}}`, "/apis/coordination.k8s.io/v1/namespaces/default/leases/l"},
+		{21, "/apis/scheduling.k8s.io/v1beta1/priorityclasses", `{"metadata":{"name":"pc"},"value":1000}`, "/apis/scheduling.k8s.io/v1/priorityclasses/pc"},
+		{21, "/apis/storage.k8s.io/v1beta1/storageclasses", `{"metadata":{"name":"sc"},"provisioner":"example.com/disk"}`, "/apis/storage.k8s.io/v1/storageclasses/sc"},
+		{24, "/apis/node.k8s.io/v1beta1/runtimeclasses", `{"metadata":{"name":"rc"},"handler":"runc"}`, "/apis/node.k8s.io/v1/runtimeclasses/rc"},
+		{21, "/apis/autoscaling/v2beta2/namespaces/default/horizontalpodautoscalers", `{"metadata":{"name":"h"},"spec":{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"},"maxReplicas":3}}`, "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers/h"},
+		{28, "/apis/flowcontrol.apiserver.k8s.io/v1beta3/prioritylevelconfigurations", `{"metadata":{"name":"p"},"spec":{"type":"Limited","limited":{"nominalConcurrencyShares":5,"limitResponse":{"type":"Reject"}}}}`, "/apis/flowcontrol.apiserver.k8s.io/v1/prioritylevelconfigurations/p"},
+	} {
+		srv.SetVersion(tc.minor)
+		if rec := serve(srv, http.MethodPost, tc.beta, "", tc.body); rec.Code != http.StatusCreated {
+			t.Errorf("1.%d POST %s: %d %s", tc.minor, tc.beta, rec.Code, rec.Body)
+			continue
+		}
+		srv.SetVersion(releases.Newest)
+		if rec := get(t, srv, http.MethodGet, tc.ga, nil); rec.Code != http.StatusOK {
+			t.Errorf("GET %s: %d %s", tc.ga, rec.Code, rec.Body)
 		}
 	}
 }

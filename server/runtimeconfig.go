@@ -120,13 +120,15 @@ func (s *Server) setAPI(change func(*apiSettings)) {
 	s.catalog.SetBuiltin(catalog.Builtin(func(r *catalog.Resource) bool { return served(r) && a.rc.Enables(r, a.minor) }))
 }
 
-// resourcesOff lists the resources of gv the runtime configuration switches
-// off one by one, sorted, which its OpenAPI document leaves out.
+// resourcesOff lists the resources of gv that the emulated release or the
+// runtime configuration switch off one by one, sorted, which its OpenAPI
+// document leaves out.
 func (s *Server) resourcesOff(gv schema.GroupVersion) []string {
+	a := s.api.Load()
 	var off []string
-	for key, on := range s.api.Load().rc {
-		if res, ok := strings.CutPrefix(key, gv.String()+"/"); ok && !on && !strings.Contains(res, "/") {
-			off = append(off, res)
+	for _, r := range catalog.Builtin(func(r *catalog.Resource) bool { return r.Group == gv.Group && r.Version == gv.Version }) {
+		if !a.rc.Enables(&r, a.minor) {
+			off = append(off, r.Resource)
 		}
 	}
 	slices.Sort(off)

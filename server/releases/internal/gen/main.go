@@ -12,12 +12,14 @@ package main
 import (
 	"archive/zip"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"go/format"
 	"io"
 	"log"
+	"maps"
 	"math/bits"
 	"net/http"
 	"os"
@@ -55,7 +57,11 @@ var apiModules = map[string]string{
 // olderGroupVersions are the group versions kubeplay serves that v1.35 no
 // longer has: their OpenAPI v3 documents are converted from the swagger.json
 // of the last release that served them, into -openapi.
-var olderGroupVersions = []string{"batch/v1beta1", "extensions/v1beta1", "networking.k8s.io/v1beta1", "policy/v1beta1", "rbac.authorization.k8s.io/v1beta1"}
+var olderGroupVersions = []string{
+	"autoscaling/v2beta2", "batch/v1beta1", "coordination.k8s.io/v1beta1", "events.k8s.io/v1beta1", "extensions/v1beta1",
+	"flowcontrol.apiserver.k8s.io/v1beta3", "networking.k8s.io/v1beta1", "node.k8s.io/v1beta1", "policy/v1beta1",
+	"rbac.authorization.k8s.io/v1beta1", "scheduling.k8s.io/v1beta1", "storage.k8s.io/v1beta1",
+}
 
 func main() {
 	openapiDir := flag.String("openapi", "../openapi/spec/v3", "folder of the OpenAPI v3 documents, where those of the older group versions are written")
@@ -128,58 +134,114 @@ func run(cache, proxy, out, openapiDir string) error {
 		}
 	}
 	for _, gv := range olderGroupVersions {
-		last := 0
+		// Each resource from the last release that served it by default.
+		last := map[string]int{}
 		for _, r := range byKey {
-			if r.group+"/"+r.version == gv {
-				last = max(last, 63-bits.LeadingZeros64(defaults(r, lifecycles[r.group+"/"+r.version+"/"+r.kind])))
+			if r.group+"/"+r.version == gv && r.kind != "" {
+				if on := defaults(r, lifecycles[r.group+"/"+r.version+"/"+r.kind]); on != 0 {
+					last[r.plural] = 63 - bits.LeadingZeros64(on)
+				}
 			}
 		}
-		if err := writeOlderDocument(openapiDir, gv, last, swaggers[last]); err != nil {
+		if err := writeOlderDocument(openapiDir, gv, last, swaggers); err != nil {
 			return fmt.Errorf("%s: %w", gv, err)
 		}
 	}
 	return write(out, byKey, lifecycles, minors)
 }
 
-// writeOlderDocument writes the OpenAPI v3 document of gv as release
-// 1.minor would serve it, converted from that release's swagger.json: its
-// paths and the definitions they need.
-func writeOlderDocument(dir, gv string, minor int, swagger []byte) error {
-	var all spec.Swagger
-	if err := json.Unmarshal(swagger, &all); err != nil {
-		return err
-	}
-	doc := all
+// writeOlderDocument writes the OpenAPI v3 document of gv as the releases
+// that served it would: each resource's paths, and the definitions they
+// need, converted from the swagger.json of the last release that served it
+// (last, by plural name), newer definitions first. A document of v1.35
+// already there (a beta group version recorded from kube-apiserver) keeps
+// its paths and definitions, and gets the older ones besides.
+func writeOlderDocument(dir, gv string, last map[string]int, swaggers map[int][]byte) error {
+	plurals := slices.SortedFunc(maps.Keys(last), func(a, b string) int { return cmp.Or(last[b]-last[a], strings.Compare(a, b)) })
+	var doc spec.Swagger
 	doc.Paths = &spec.Paths{Paths: map[string]spec.PathItem{}}
 	doc.Definitions = spec.Definitions{}
-	doc.Info = &spec.Info{InfoProps: spec.InfoProps{Title: "Kubernetes", Version: fmt.Sprintf("1.%d", minor)}}
-	var need []string
-	for p, item := range all.Paths.Paths {
-		if strings.HasPrefix(p, "/apis/"+gv+"/") {
-			doc.Paths.Paths[p] = item
-			raw, _ := json.Marshal(item)
+	prefix := "/apis/" + gv + "/"
+	for _, plural := range plurals {
+		var all spec.Swagger
+		if err := json.Unmarshal(swaggers[last[plural]], &all); err != nil {
+			return err
+		}
+		if doc.Info == nil {
+			doc.Swagger, doc.Info = all.Swagger, &spec.Info{InfoProps: spec.InfoProps{Title: "Kubernetes", Version: fmt.Sprintf("1.%d", last[plural])}}
+		}
+		var need []string
+		for p, item := range all.Paths.Paths {
+			_, haveRoot := doc.Paths.Paths[prefix]
+			if rel, ok := strings.CutPrefix(p, prefix); ok && (rel == "" && !haveRoot || rel != "" && pathResource(rel) == plural) {
+				doc.Paths.Paths[p] = item
+				raw, _ := json.Marshal(item)
+				need = append(need, refs(raw)...)
+			}
+		}
+		for len(need) > 0 {
+			name := need[len(need)-1]
+			need = need[:len(need)-1]
+			if _, done := doc.Definitions[name]; done {
+				continue
+			}
+			def, ok := all.Definitions[name]
+			if !ok {
+				return fmt.Errorf("no definition %s", name)
+			}
+			doc.Definitions[name] = def
+			raw, _ := json.Marshal(def)
 			need = append(need, refs(raw)...)
 		}
-	}
-	for len(need) > 0 {
-		name := need[len(need)-1]
-		need = need[:len(need)-1]
-		if _, done := doc.Definitions[name]; done {
-			continue
-		}
-		def, ok := all.Definitions[name]
-		if !ok {
-			return fmt.Errorf("no definition %s", name)
-		}
-		doc.Definitions[name] = def
-		raw, _ := json.Marshal(def)
-		need = append(need, refs(raw)...)
 	}
 	raw, err := json.Marshal(openapiconv.ConvertV2ToV3(&doc))
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, "apis__"+strings.ReplaceAll(gv, "/", "__")+"_openapi.json"), raw, 0o644)
+	file := filepath.Join(dir, "apis__"+strings.ReplaceAll(gv, "/", "__")+"_openapi.json")
+	if current, err := os.ReadFile(file); err == nil {
+		if raw, err = mergeInto(current, raw); err != nil {
+			return err
+		}
+	}
+	return os.WriteFile(file, raw, 0o644)
+}
+
+// mergeInto adds to a recorded v1.35 document the paths and schemas of an
+// older one it lacks; any other document is replaced.
+func mergeInto(current, older []byte) ([]byte, error) {
+	var cur, old map[string]any
+	if err := json.Unmarshal(current, &cur); err != nil {
+		return nil, err
+	}
+	if info, _ := cur["info"].(map[string]any); info["version"] != fmt.Sprintf("1.%d", slices.Max(slices.Collect(maps.Keys(patches)))) {
+		return older, nil
+	}
+	if err := json.Unmarshal(older, &old); err != nil {
+		return nil, err
+	}
+	for _, key := range [][2]string{{"paths", ""}, {"components", "schemas"}} {
+		into, from := cur[key[0]].(map[string]any), old[key[0]].(map[string]any)
+		if key[1] != "" {
+			into, from = into[key[1]].(map[string]any), from[key[1]].(map[string]any)
+		}
+		for k, v := range from {
+			if _, ok := into[k]; !ok {
+				into[k] = v
+			}
+		}
+	}
+	return json.Marshal(cur)
+}
+
+// pathResource is the resource of a path relative to its group version
+// ("namespaces/{namespace}/jobs/{name}/status", "watch/jobs").
+func pathResource(rel string) string {
+	parts := strings.Split(strings.TrimPrefix(rel, "watch/"), "/")
+	if len(parts) >= 3 && parts[0] == "namespaces" && parts[1] == "{namespace}" {
+		return parts[2]
+	}
+	return parts[0]
 }
 
 var refOf = regexp.MustCompile(`"#/definitions/([^"]+)"`)
