@@ -161,6 +161,7 @@ func (m *Manager) reopen() error {
 			return err
 		}
 		ms := &Managed{id: id, m: m, created: info.ModTime(), retention: m.opts.Retention,
+			version: m.opts.Sandbox.Version, gates: maps.Clone(m.opts.Sandbox.FeatureGates),
 			limiter: newLimiter(m.opts.Limits.RequestsPerSecond, m.opts.Now)}
 		if err := ms.openLocked(context.Background(), true); err != nil {
 			return fmt.Errorf("sandbox %s: %w", id, err)
