@@ -214,10 +214,8 @@ func (m *Manager) Create(ctx context.Context, opts CreateOptions) (*Managed, err
 	if ms.version == 0 {
 		ms.version = m.opts.Sandbox.Version
 	}
-	ms.gates = maps.Clone(m.opts.Sandbox.FeatureGates)
-	if ms.gates == nil {
-		ms.gates = server.FeatureGates{}
-	}
+	ms.gates = server.FeatureGates{}
+	maps.Copy(ms.gates, m.opts.Sandbox.FeatureGates)
 	maps.Copy(ms.gates, opts.FeatureGates)
 	ms.limiter = newLimiter(m.opts.Limits.RequestsPerSecond, m.opts.Now)
 	// Reserved before it opens, so concurrent creates respect the cap;
@@ -426,8 +424,10 @@ func (ms *Managed) SetVersion(minor int) {
 func (ms *Managed) SetFeatureGates(fg server.FeatureGates) {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
-	ms.gates = maps.Clone(ms.gates)
-	maps.Copy(ms.gates, fg)
+	gates := server.FeatureGates{}
+	maps.Copy(gates, ms.gates)
+	maps.Copy(gates, fg)
+	ms.gates = gates
 	if ms.sb != nil {
 		ms.sb.SetFeatureGates(ms.gates)
 	}
