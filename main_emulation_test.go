@@ -53,3 +53,13 @@ func TestKubectl_DeprecatedVersion(t *testing.T) {
 		t.Errorf("kubectl apply to 1.25:\n%s", out)
 	}
 }
+
+// TestKubectl_BetaWarning switches on a beta version v1.35 serves only on
+// request; kubectl prints its warning, worded as kube-apiserver's.
+func TestKubectl_BetaWarning(t *testing.T) {
+	url := startServer(t, t.TempDir(), "--runtime-config", "networking.k8s.io/v1beta1=true")
+	out := kubectlSucceeds(t, url, "", "get", "ipaddresses.v1beta1.networking.k8s.io")
+	if !strings.Contains(out, "Warning: networking.k8s.io/v1beta1 IPAddress is deprecated in v1.34+, unavailable in v1.37+") {
+		t.Errorf("kubectl get:\n%s", out)
+	}
+}
