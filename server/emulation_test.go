@@ -364,3 +364,47 @@ func TestServer_OlderSameShapeVersions(t *testing.T) {
 		}
 	}
 }
+
+// servedSet lists what a server's discovery serves, as "group/version/resource".
+func servedSet(srv *server.Server) map[string]bool {
+	out := map[string]bool{}
+	for _, r := range srv.Catalog().All() {
+		out[r.APIVersion()+"/"+r.Resource] = true
+	}
+	return out
+}
+
+// TestServer_VersionMatchesEmulatedOracle compares what kubeplay serves in
+// v1.32 to v1.34 with what kube-apiserver v1.35 served started with
+// --emulated-version (testdata/oracle/served_emulated.json): nothing the
+// release did not serve, and everything it served that kubeplay implements.
+func TestServer_VersionMatchesEmulatedOracle(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "oracle", "served_emulated.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var oracle map[string][]string
+	if err := json.Unmarshal(raw, &oracle); err != nil {
+		t.Fatal(err)
+	}
+	srv := newTestServerWith(t, server.Options{}).(*server.Server)
+	implemented := servedSet(srv)
+	for version, resources := range oracle {
+		minor, err := releases.Parse(version)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv.SetVersion(minor)
+		got := servedSet(srv)
+		for r := range got {
+			if !slices.Contains(resources, r) {
+				t.Errorf("%s serves %s", version, r)
+			}
+		}
+		for _, r := range resources {
+			if implemented[r] && !got[r] {
+				t.Errorf("%s does not serve %s", version, r)
+			}
+		}
+	}
+}
