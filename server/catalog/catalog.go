@@ -178,10 +178,12 @@ var sharedStorage = map[schema.GroupResource]schema.GroupVersion{
 	{Group: "rbac.authorization.k8s.io", Resource: "clusterrolebindings"}:            {Group: "rbac.authorization.k8s.io", Version: "v1"},
 }
 
-// laterShortNames holds short names of types that became GA after the
-// discovery documents the generator reads were captured.
+// laterShortNames holds short names the discovery documents the generator
+// reads lack: of types that became GA after they were captured, or that
+// only older releases served.
 var laterShortNames = map[schema.GroupResource][]string{
 	{Group: "storage.k8s.io", Resource: "volumeattributesclasses"}: {"vac"},
+	{Group: "policy", Resource: "podsecuritypolicies"}:             {"psp"},
 }
 
 // NameRule is the rule an object name must follow.
