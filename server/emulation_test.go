@@ -408,3 +408,42 @@ func TestServer_VersionMatchesEmulatedOracle(t *testing.T) {
 		}
 	}
 }
+
+// TestServer_OlderVersionDefaults creates objects through v1beta1 versions
+// whose defaults were not v1's: v1.21 sets v1beta1's, and v1 reads them.
+func TestServer_OlderVersionDefaults(t *testing.T) {
+	srv := newTestServerWith(t, server.Options{Version: 21}).(*server.Server)
+	for _, tc := range []struct{ beta, body, ga, want string }{
+		{"/apis/admissionregistration.k8s.io/v1beta1/validatingwebhookconfigurations",
+			`{"metadata":{"name":"w"},"webhooks":[{"name":"w.example.com","clientConfig":{"url":"https://example.com/validate"}}]}`,
+			"/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/w",
+			`[{"admissionReviewVersions":["v1beta1"],"clientConfig":{"url":"https://example.com/validate"},"failurePolicy":"Ignore","matchPolicy":"Exact","name":"w.example.com","namespaceSelector":{},"objectSelector":{},"sideEffects":"Unknown","timeoutSeconds":30}]`},
+		{"/apis/certificates.k8s.io/v1beta1/certificatesigningrequests",
+			`{"metadata":{"name":"c"},"spec":{"request":"LS0tLS1CRUdJTiBDRVJUSUZJQ0FURSBSRVFVRVNULS0tLS0K"}}`,
+			"/apis/certificates.k8s.io/v1/certificatesigningrequests/c",
+			``},
+	} {
+		if rec := serve(srv, http.MethodPost, tc.beta, "", tc.body); rec.Code != http.StatusCreated {
+			t.Errorf("POST %s: %d %s", tc.beta, rec.Code, rec.Body)
+			continue
+		}
+		rec := get(t, srv, http.MethodGet, tc.ga, nil)
+		var obj struct {
+			Webhooks any
+			Spec     struct {
+				SignerName string
+				Usages     []string
+			}
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &obj); err != nil {
+			t.Fatal(err)
+		}
+		if tc.want != "" {
+			if got, _ := json.Marshal(obj.Webhooks); string(got) != tc.want {
+				t.Errorf("%s: webhooks %s\nwant %s", tc.ga, got, tc.want)
+			}
+		} else if obj.Spec.SignerName != "kubernetes.io/legacy-unknown" || !slices.Equal(obj.Spec.Usages, []string{"digital signature", "key encipherment"}) {
+			t.Errorf("%s: %s", tc.ga, rec.Body)
+		}
+	}
+}
