@@ -34,9 +34,13 @@ func toStorage(r *catalog.Resource, obj object) object {
 	out := maps.Clone(obj)
 	out["metadata"] = maps.Clone(metadata(obj))
 	st := catalog.StorageOf(r)
-	if isAutoscalingV1(r) {
+	if isAutoscalingV1(r) || isAutoscalingV2beta1(r) {
 		out = deepCopyObject(out)
-		hpaFromV1(out)
+		if isAutoscalingV1(r) {
+			hpaFromV1(out)
+		} else {
+			hpaFromV2beta1(out)
+		}
 		// kube-apiserver sets v2's defaults as it reads the stored object
 		// (a v1 object's behavior annotation may name one direction only).
 		defaults.Apply(schema.GroupVersionKind{Group: st.Group, Version: st.Version, Kind: st.Kind}, out)
@@ -77,6 +81,9 @@ func fromStorage(r *catalog.Resource, obj object) {
 	}
 	if isAutoscalingV1(r) {
 		hpaToV1(obj)
+	}
+	if isAutoscalingV2beta1(r) {
+		hpaToV2beta1(obj)
 	}
 	if isIngressV1beta1(r) {
 		ingressFromV1(obj)

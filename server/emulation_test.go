@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"net/http"
 	"os"
@@ -445,5 +446,38 @@ func TestServer_OlderVersionDefaults(t *testing.T) {
 		} else if obj.Spec.SignerName != "kubernetes.io/legacy-unknown" || !slices.Equal(obj.Spec.Usages, []string{"digital signature", "key encipherment"}) {
 			t.Errorf("%s: %s", tc.ga, rec.Body)
 		}
+	}
+}
+
+// TestServer_HPAV2beta1 serves autoscaling/v2beta1 in v1.21: its metrics
+// are converted to v2's and back.
+func TestServer_HPAV2beta1(t *testing.T) {
+	srv := newTestServerWith(t, server.Options{Version: 21}).(*server.Server)
+	base := "/apis/autoscaling/%s/namespaces/default/horizontalpodautoscalers"
+	rec := serve(srv, http.MethodPost, fmt.Sprintf(base, "v2beta1"), "",
+		`{"metadata":{"name":"web"},"spec":{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"},"minReplicas":2,"maxReplicas":5,"metrics":[{"type":"Resource","resource":{"name":"cpu","targetAverageUtilization":60}},{"type":"Pods","pods":{"metricName":"rps","targetAverageValue":"100"}}]}}`)
+	if want := `299 - "autoscaling/v2beta1 HorizontalPodAutoscaler is deprecated in v1.22+, unavailable in v1.25+; use autoscaling/v2 HorizontalPodAutoscaler"`; rec.Code != http.StatusCreated {
+		t.Fatalf("create: %d %s", rec.Code, rec.Body)
+	} else if got := rec.Header().Get("Warning"); got != "" {
+		t.Errorf("1.21 warns %q, it was deprecated in v1.22 (%s)", got, want)
+	}
+	metrics := func(version string) string {
+		t.Helper()
+		var obj struct{ Spec struct{ Metrics any } }
+		if err := json.Unmarshal(get(t, srv, http.MethodGet, fmt.Sprintf(base, version)+"/web", nil).Body.Bytes(), &obj); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(obj.Spec.Metrics)
+		return string(b)
+	}
+	if got, want := metrics("v2beta1"), `[{"resource":{"name":"cpu","targetAverageUtilization":60},"type":"Resource"},{"pods":{"metricName":"rps","targetAverageValue":"100"},"type":"Pods"}]`; got != want {
+		t.Errorf("v2beta1 metrics %s\nwant %s", got, want)
+	}
+	if got, want := metrics("v2beta2"), `[{"resource":{"name":"cpu","target":{"averageUtilization":60,"type":"Utilization"}},"type":"Resource"},{"pods":{"metric":{"name":"rps"},"target":{"averageValue":"100","type":"AverageValue"}},"type":"Pods"}]`; got != want {
+		t.Errorf("v2beta2 metrics %s\nwant %s", got, want)
+	}
+	srv.SetVersion(22)
+	if rec := get(t, srv, http.MethodGet, fmt.Sprintf(base, "v2beta1")+"/web", nil); rec.Header().Get("Warning") == "" {
+		t.Errorf("1.22: no deprecation warning")
 	}
 }
