@@ -54,6 +54,10 @@ func toStorage(r *catalog.Resource, obj object) object {
 		out = deepCopyObject(out)
 		ingressToV1(out)
 	}
+	if isEndpointSliceV1beta1(r) {
+		out = deepCopyObject(out)
+		endpointSliceToV1(out)
+	}
 	out["apiVersion"] = schemaAPIVersion(st.Group, st.Version)
 	out["kind"] = st.Kind
 	return out
@@ -87,6 +91,9 @@ func fromStorage(r *catalog.Resource, obj object) {
 	}
 	if isIngressV1beta1(r) {
 		ingressFromV1(obj)
+	}
+	if isEndpointSliceV1beta1(r) {
+		endpointSliceFromV1(obj)
 	}
 	obj["apiVersion"] = r.APIVersion()
 	obj["kind"] = r.Kind

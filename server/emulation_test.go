@@ -481,3 +481,31 @@ func TestServer_HPAV2beta1(t *testing.T) {
 		t.Errorf("1.22: no deprecation warning")
 	}
 }
+
+// TestServer_EndpointSliceV1beta1 serves discovery.k8s.io/v1beta1 in
+// v1.21: an endpoint's topology is v1's zone, nodeName and
+// deprecatedTopology, and back.
+func TestServer_EndpointSliceV1beta1(t *testing.T) {
+	srv := newTestServerWith(t, server.Options{Version: 21}).(*server.Server)
+	base := "/apis/discovery.k8s.io/%s/namespaces/default/endpointslices"
+	rec := serve(srv, http.MethodPost, fmt.Sprintf(base, "v1beta1"), "",
+		`{"metadata":{"name":"web-1"},"addressType":"IPv4","endpoints":[{"addresses":["10.0.0.1"],"nodeName":"node-1","topology":{"kubernetes.io/hostname":"node-1","topology.kubernetes.io/zone":"z1","topology.kubernetes.io/region":"r1"}}]}`)
+	if rec.Code != http.StatusCreated {
+		t.Fatalf("create: %d %s", rec.Code, rec.Body)
+	}
+	endpoints := func(version string) string {
+		t.Helper()
+		var obj struct{ Endpoints any }
+		if err := json.Unmarshal(get(t, srv, http.MethodGet, fmt.Sprintf(base, version)+"/web-1", nil).Body.Bytes(), &obj); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(obj.Endpoints)
+		return string(b)
+	}
+	if got, want := endpoints("v1"), `[{"addresses":["10.0.0.1"],"conditions":{},"deprecatedTopology":{"topology.kubernetes.io/region":"r1"},"nodeName":"node-1","zone":"z1"}]`; got != want {
+		t.Errorf("v1 %s\nwant %s", got, want)
+	}
+	if got, want := endpoints("v1beta1"), `[{"addresses":["10.0.0.1"],"conditions":{},"nodeName":"node-1","topology":{"kubernetes.io/hostname":"node-1","topology.kubernetes.io/region":"r1","topology.kubernetes.io/zone":"z1"}}]`; got != want {
+		t.Errorf("v1beta1 %s\nwant %s", got, want)
+	}
+}

@@ -165,6 +165,7 @@ var sharedStorage = map[schema.GroupResource]schema.GroupVersion{
 	{Group: "admissionregistration.k8s.io", Resource: "validatingwebhookconfigurations"}: {Group: "admissionregistration.k8s.io", Version: "v1"},
 	{Group: "admissionregistration.k8s.io", Resource: "mutatingwebhookconfigurations"}:   {Group: "admissionregistration.k8s.io", Version: "v1"},
 	{Group: "certificates.k8s.io", Resource: "certificatesigningrequests"}:               {Group: "certificates.k8s.io", Version: "v1"},
+	{Group: "discovery.k8s.io", Resource: "endpointslices"}:                              {Group: "discovery.k8s.io", Version: "v1"},
 	{Group: "coordination.k8s.io", Resource: "leases"}:                                   {Group: "coordination.k8s.io", Version: "v1"},
 	{Group: "flowcontrol.apiserver.k8s.io", Resource: "flowschemas"}:                     {Group: "flowcontrol.apiserver.k8s.io", Version: "v1"},
 	{Group: "flowcontrol.apiserver.k8s.io", Resource: "prioritylevelconfigurations"}:     {Group: "flowcontrol.apiserver.k8s.io", Version: "v1"},
