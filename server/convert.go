@@ -58,6 +58,10 @@ func toStorage(r *catalog.Resource, obj object) object {
 		out = deepCopyObject(out)
 		endpointSliceToV1(out)
 	}
+	if isPriorityLevelBeforeV1beta3(r) {
+		out = deepCopyObject(out)
+		renameConcurrencyShares(out, "assuredConcurrencyShares", "nominalConcurrencyShares")
+	}
 	out["apiVersion"] = schemaAPIVersion(st.Group, st.Version)
 	out["kind"] = st.Kind
 	return out
@@ -94,6 +98,9 @@ func fromStorage(r *catalog.Resource, obj object) {
 	}
 	if isEndpointSliceV1beta1(r) {
 		endpointSliceFromV1(obj)
+	}
+	if isPriorityLevelBeforeV1beta3(r) {
+		renameConcurrencyShares(obj, "nominalConcurrencyShares", "assuredConcurrencyShares")
 	}
 	obj["apiVersion"] = r.APIVersion()
 	obj["kind"] = r.Kind

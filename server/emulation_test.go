@@ -509,3 +509,25 @@ func TestServer_EndpointSliceV1beta1(t *testing.T) {
 		t.Errorf("v1beta1 %s\nwant %s", got, want)
 	}
 }
+
+// TestServer_PriorityLevelV1beta2 serves v1beta2 PriorityLevelConfigurations
+// in v1.23, whose assuredConcurrencyShares is v1's nominalConcurrencyShares.
+func TestServer_PriorityLevelV1beta2(t *testing.T) {
+	srv := newTestServerWith(t, server.Options{Version: 23}).(*server.Server)
+	base := "/apis/flowcontrol.apiserver.k8s.io/%s/prioritylevelconfigurations"
+	if rec := serve(srv, http.MethodPost, fmt.Sprintf(base, "v1beta2"), "",
+		`{"metadata":{"name":"p"},"spec":{"type":"Limited","limited":{"assuredConcurrencyShares":7,"limitResponse":{"type":"Reject"}}}}`); rec.Code != http.StatusCreated {
+		t.Fatalf("create: %d %s", rec.Code, rec.Body)
+	}
+	if rec := get(t, srv, http.MethodGet, fmt.Sprintf(base, "v1beta1")+"/p", nil); !strings.Contains(rec.Body.String(), `"assuredConcurrencyShares":7`) {
+		t.Errorf("v1beta1: %s", rec.Body)
+	}
+	srv.SetVersion(releases.Newest)
+	var obj struct{ Spec struct{ Limited map[string]any } }
+	if err := json.Unmarshal(get(t, srv, http.MethodGet, fmt.Sprintf(base, "v1")+"/p", nil).Body.Bytes(), &obj); err != nil {
+		t.Fatal(err)
+	}
+	if _, old := obj.Spec.Limited["assuredConcurrencyShares"]; obj.Spec.Limited["nominalConcurrencyShares"] != 7.0 || old {
+		t.Errorf("v1: %v", obj.Spec.Limited)
+	}
+}
