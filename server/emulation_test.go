@@ -523,7 +523,9 @@ func TestServer_PriorityLevelV1beta2(t *testing.T) {
 		t.Errorf("v1beta1: %s", rec.Body)
 	}
 	srv.SetVersion(releases.Newest)
-	var obj struct{ Spec struct{ Limited map[string]any } }
+	var obj struct {
+		Spec struct{ Limited map[string]any }
+	}
 	if err := json.Unmarshal(get(t, srv, http.MethodGet, fmt.Sprintf(base, "v1")+"/p", nil).Body.Bytes(), &obj); err != nil {
 		t.Fatal(err)
 	}

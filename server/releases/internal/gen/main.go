@@ -32,6 +32,8 @@ import (
 
 	"k8s.io/kube-openapi/pkg/openapiconv"
 	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"kubeplay/server/internal/apipath"
 )
 
 // patches are the last patch release of each minor, as the module proxy
@@ -173,7 +175,7 @@ func writeOlderDocument(dir, gv string, last map[string]int, swaggers map[int][]
 		var need []string
 		for p, item := range all.Paths.Paths {
 			_, haveRoot := doc.Paths.Paths[prefix]
-			if rel, ok := strings.CutPrefix(p, prefix); ok && (rel == "" && !haveRoot || rel != "" && pathResource(rel) == plural) {
+			if rel, ok := strings.CutPrefix(p, prefix); ok && (rel == "" && !haveRoot || rel != "" && apipath.Resource(rel) == plural) {
 				doc.Paths.Paths[p] = item
 				raw, _ := json.Marshal(item)
 				need = append(need, refs(raw)...)
@@ -232,16 +234,6 @@ func mergeInto(current, older []byte) ([]byte, error) {
 		}
 	}
 	return json.Marshal(cur)
-}
-
-// pathResource is the resource of a path relative to its group version
-// ("namespaces/{namespace}/jobs/{name}/status", "watch/jobs").
-func pathResource(rel string) string {
-	parts := strings.Split(strings.TrimPrefix(rel, "watch/"), "/")
-	if len(parts) >= 3 && parts[0] == "namespaces" && parts[1] == "{namespace}" {
-		return parts[2]
-	}
-	return parts[0]
 }
 
 var refOf = regexp.MustCompile(`"#/definitions/([^"]+)"`)
@@ -311,28 +303,11 @@ func addSwagger(byKey map[string]*resource, raw []byte, minor int) error {
 		return err
 	}
 	for p, ops := range doc.Paths {
-		group, version, rest, ok := splitPath(p)
+		path, ok := apipath.Parse(p)
 		if !ok {
 			continue
 		}
-		rest = strings.TrimPrefix(rest, "watch/")
-		segs := strings.Split(rest, "/")
-		namespaced := false
-		if len(segs) >= 3 && segs[0] == "namespaces" && segs[1] == "{namespace}" {
-			namespaced, segs = true, segs[2:]
-		}
-		plural := segs[0]
-		if plural == "" || strings.HasPrefix(plural, "{") {
-			continue
-		}
-		sub := ""
-		switch {
-		case len(segs) == 1, len(segs) == 2 && segs[1] == "{name}":
-		case len(segs) == 3 && segs[1] == "{name}":
-			sub = segs[2]
-		default:
-			continue
-		}
+		group, version, namespaced, plural, sub := path.Group, path.Version, path.Namespaced, path.Resource, path.Subresource
 		for method, opRaw := range ops {
 			if method == "parameters" {
 				continue
@@ -363,22 +338,6 @@ func addSwagger(byKey map[string]*resource, raw []byte, minor int) error {
 		}
 	}
 	return nil
-}
-
-// splitPath splits "/api/v1/x" or "/apis/g/v/x" into group, version and the rest.
-func splitPath(p string) (group, version, rest string, ok bool) {
-	if r, found := strings.CutPrefix(p, "/api/v1/"); found {
-		return "", "v1", r, true
-	}
-	r, found := strings.CutPrefix(p, "/apis/")
-	if !found {
-		return "", "", "", false
-	}
-	parts := strings.SplitN(r, "/", 3)
-	if len(parts) < 3 {
-		return "", "", "", false
-	}
-	return parts[0], parts[1], parts[2], true
 }
 
 var (
