@@ -229,9 +229,10 @@ var nameRules = map[schema.GroupResource]NameRule{
 func NameRuleOf(r *Resource) NameRule { return nameRules[r.GroupResource()] }
 
 // groupOrder is the order in which kube-apiserver v1.35 lists its groups in
-// discovery (its registration priority); groups not listed sort after, by name.
+// discovery (its registration priority; extensions, which older releases
+// served, came second); groups not listed sort after, by name.
 var groupOrder = []string{
-	"", "apiregistration.k8s.io", "apps", "events.k8s.io", "authentication.k8s.io",
+	"", "apiregistration.k8s.io", "extensions", "apps", "events.k8s.io", "authentication.k8s.io",
 	"authorization.k8s.io", "autoscaling", "batch", "certificates.k8s.io", "networking.k8s.io",
 	"policy", "rbac.authorization.k8s.io", "storage.k8s.io", "admissionregistration.k8s.io",
 	"apiextensions.k8s.io", "scheduling.k8s.io", "coordination.k8s.io", "node.k8s.io",
