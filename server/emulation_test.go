@@ -533,3 +533,14 @@ func TestServer_PriorityLevelV1beta2(t *testing.T) {
 		t.Errorf("v1: %v", obj.Spec.Limited)
 	}
 }
+
+// BenchmarkServer_SetVersion measures a change of the emulated release
+// (the served catalog rebuilt).
+func BenchmarkServer_SetVersion(b *testing.B) {
+	srv := newTestServerWith(b, server.Options{}).(*server.Server)
+	minor := releases.Oldest
+	for b.Loop() {
+		srv.SetVersion(minor)
+		minor = releases.Oldest + (minor-releases.Oldest+1)%(releases.Newest-releases.Oldest+1)
+	}
+}
