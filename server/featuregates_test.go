@@ -30,6 +30,16 @@ func TestFeatureGates_WatchList(t *testing.T) {
 		t.Errorf("two faults: %s", rec.Body)
 	}
 
+	// A list never takes it, whatever the gate says (kube-apiserver v1.35,
+	// both ways).
+	for _, gates := range []server.FeatureGates{nil, fg} {
+		srv.SetFeatureGates(gates)
+		rec := get(t, srv, http.MethodGet, "/api/v1/namespaces/default/configmaps?sendInitialEvents=true&resourceVersion=5&resourceVersionMatch=Bogus", nil)
+		if want := `ListOptions.meta.k8s.io \"\" is invalid: [resourceVersionMatch: Unsupported value: \"Bogus\": supported values: \"Exact\", \"NotOlderThan\", \"\", sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list]`; rec.Code != http.StatusUnprocessableEntity || !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("list with %v: %d %s", gates, rec.Code, rec.Body)
+		}
+	}
+
 	srv.SetFeatureGates(nil)
 	srv.SetVersion(33)
 	if rec := get(t, srv, http.MethodGet, path, nil); rec.Code != http.StatusUnprocessableEntity || strings.TrimSpace(rec.Body.String()) != want {

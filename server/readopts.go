@@ -91,6 +91,9 @@ func validateListOptions(r *http.Request, watch, watchList bool) error {
 		if match != "" && match != matchExact && match != matchNotOlderThan {
 			errs = append(errs, field.NotSupported(p, match, []string{matchExact, matchNotOlderThan, ""}))
 		}
+		if initial {
+			errs = append(errs, field.Forbidden(field.NewPath("sendInitialEvents"), "sendInitialEvents is forbidden for list"))
+		}
 	}
 	if len(errs) > 0 {
 		return apierrors.NewInvalid(listOptionsKind, "", errs)
