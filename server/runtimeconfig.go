@@ -18,8 +18,10 @@ import (
 // kube-apiserver's --runtime-config: its keys are "api/all", "api/ga",
 // "api/beta", "api/alpha", a group version ("batch/v1"; "v1" or "api/v1"
 // for the core group) or a resource of one ("batch/v1/cronjobs"). The most
-// specific key that applies wins; without one, the GA group versions are
-// served. A switched-off group version answers 404 "404 page not found" and
+// specific key that applies wins; without one, what the emulated release
+// serves by default is served (its GA group versions, and the betas of
+// releases before v1.24); nothing a release did not have is served. A
+// switched-off group version answers 404 "404 page not found" and
 // leaves discovery and OpenAPI; a switched-off resource of a served group
 // version answers kube-apiserver's 404 Status.
 type RuntimeConfig map[string]bool
