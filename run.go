@@ -150,4 +150,8 @@ func remoteSandbox(t *scenario.Target) {
 		b, _ := json.Marshal(map[string]any{"controllers": a.ControllerSwitches, "finalizerBots": a.FinalizerBots})
 		return call("PATCH", "settings", string(b))
 	}
+	t.SetEmulatedVersion = func(v string) error {
+		b, _ := json.Marshal(map[string]any{"emulatedVersion": v})
+		return call("PATCH", "settings", string(b))
+	}
 }

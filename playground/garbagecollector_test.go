@@ -281,7 +281,7 @@ func TestSandbox_UnsafeDeletionOfCorruptObject(t *testing.T) {
 		mustDo(t, h, 500, "DELETE", cmPath("default", "bad")+"?ignoreStoreReadErrorWithClusterBreakingPotential=true", "")
 	})
 	t.Run("feature gate on", func(t *testing.T) {
-		sb := openSandboxWith(t, playground.Options{AllowUnsafeMalformedObjectDeletion: true})
+		sb := openSandboxWith(t, playground.Options{FeatureGates: server.FeatureGates{server.AllowUnsafeMalformedObjectDeletion: true}})
 		h := sb.Handler()
 		if err := sb.PlantUndecodable(t.Context(), gvr, "default", "bad", []byte(`{"kind":"ConfigMap"`)); err != nil {
 			t.Fatal(err)

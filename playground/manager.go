@@ -177,6 +177,7 @@ func (m *Manager) reopen() error {
 			return err
 		}
 		ms := &Managed{id: id, m: m, created: info.ModTime(), retention: m.opts.Retention,
+			version: m.opts.Sandbox.Version, gates: maps.Clone(m.opts.Sandbox.FeatureGates),
 			limiter: newLimiter(m.opts.Limits.RequestsPerSecond, m.opts.Now)}
 		if err := ms.loadToken(); err != nil {
 			return fmt.Errorf("sandbox %s: %w", id, err)
@@ -205,6 +206,12 @@ type CreateOptions struct {
 	Controllers Controllers
 	// Retention is the history the sandbox keeps (default: the manager's).
 	Retention time.Duration
+	// Version is the minor version of the Kubernetes release the sandbox
+	// emulates (default: the manager's sandbox options').
+	Version int
+	// FeatureGates switch feature gates, over the manager's sandbox
+	// options'.
+	FeatureGates server.FeatureGates
 }
 
 // Create starts a new sandbox.
@@ -222,10 +229,16 @@ func (m *Manager) Create(ctx context.Context, opts CreateOptions) (*Managed, err
 		m.mu.Unlock()
 		return nil, fmt.Errorf("%w: this server holds at most %d", ErrTooManySandboxes, m.opts.MaxSandboxes)
 	}
-	ms := &Managed{id: id, m: m, created: m.opts.Now(), controllers: opts.Controllers, retention: opts.Retention}
+	ms := &Managed{id: id, m: m, created: m.opts.Now(), controllers: opts.Controllers, retention: opts.Retention, version: opts.Version}
 	if ms.retention == 0 {
 		ms.retention = m.opts.Retention
 	}
+	if ms.version == 0 {
+		ms.version = m.opts.Sandbox.Version
+	}
+	ms.gates = server.FeatureGates{}
+	maps.Copy(ms.gates, m.opts.Sandbox.FeatureGates)
+	maps.Copy(ms.gates, opts.FeatureGates)
 	ms.limiter = newLimiter(m.opts.Limits.RequestsPerSecond, m.opts.Now)
 	if err := ms.loadToken(); err != nil {
 		return nil, err
@@ -376,7 +389,9 @@ type Managed struct {
 	db          *store.DB
 	path        string // "" in memory
 	controllers Controllers
-	retention   time.Duration // guarded by mu
+	retention   time.Duration       // guarded by mu
+	version     int                 // kept across resets and restores
+	gates       server.FeatureGates // likewise
 }
 
 // Retention returns the history the sandbox keeps (0: the store's default).
@@ -489,6 +504,29 @@ func (ms *Managed) SetControllers(c Controllers) {
 	}
 }
 
+// SetVersion makes the sandbox emulate Kubernetes release 1.minor.
+func (ms *Managed) SetVersion(minor int) {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	ms.version = minor
+	if ms.sb != nil {
+		ms.sb.SetVersion(minor)
+	}
+}
+
+// SetFeatureGates switches the given feature gates, keeping the others.
+func (ms *Managed) SetFeatureGates(fg server.FeatureGates) {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	gates := server.FeatureGates{}
+	maps.Copy(gates, ms.gates)
+	maps.Copy(gates, fg)
+	ms.gates = gates
+	if ms.sb != nil {
+		ms.sb.SetFeatureGates(ms.gates)
+	}
+}
+
 // dbPath is where the sandbox's database file lives.
 func (ms *Managed) dbPath() string {
 	return filepath.Join(ms.m.opts.Dir, "sandbox-"+ms.id+".db")
@@ -516,6 +554,7 @@ func (ms *Managed) openLocked(ctx context.Context, existing bool) error {
 	}
 	opts := ms.m.opts.Sandbox
 	opts.Store, opts.Controllers, opts.Clock = db, ms.controllers, clock
+	opts.Version, opts.FeatureGates = ms.version, ms.gates
 	opts.Access = ms.access(opts.Access)
 	sb, err := Open(ctx, opts)
 	if err != nil {

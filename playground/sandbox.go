@@ -23,12 +23,15 @@ type Options struct {
 	// Controllers are the controllers of a real cluster the sandbox runs;
 	// the zero value runs them all.
 	Controllers Controllers
-	// AllowUnsafeMalformedObjectDeletion turns on kube-apiserver's feature
-	// gate of that name (off by default, as in kube-apiserver v1.35).
-	AllowUnsafeMalformedObjectDeletion bool
+	// FeatureGates switch kube-apiserver's feature gates (see
+	// server.FeatureGates; default: those of the emulated release).
+	FeatureGates server.FeatureGates
 	// RuntimeConfig switches the API's group versions and resources on and
 	// off, as kube-apiserver's --runtime-config (see SetRuntimeConfig).
 	RuntimeConfig server.RuntimeConfig
+	// Version is the minor version of the Kubernetes release the sandbox's
+	// API emulates (see SetVersion); 0 is the newest, releases.Newest.
+	Version int
 	// Access configures who may use the sandbox's API (default: anyone,
 	// as cluster administrator).
 	Access server.Access
@@ -124,7 +127,7 @@ func Open(ctx context.Context, opts Options) (*Sandbox, error) {
 		clock = &Clock{}
 	}
 	api, err := server.New(ctx, server.Options{Store: opts.Store, OnDeletion: deletions.record, Now: clock.Now,
-		AllowUnsafeMalformedObjectDeletion: opts.AllowUnsafeMalformedObjectDeletion, RuntimeConfig: opts.RuntimeConfig, Access: opts.Access})
+		FeatureGates: opts.FeatureGates, RuntimeConfig: opts.RuntimeConfig, Version: opts.Version, Access: opts.Access})
 	if err != nil {
 		return nil, err
 	}
@@ -138,6 +141,22 @@ func Open(ctx context.Context, opts Options) (*Sandbox, error) {
 // SetRuntimeConfig switches the sandbox's group versions and resources at
 // once, without a restart: objects of a type switched off stay stored.
 func (sb *Sandbox) SetRuntimeConfig(rc server.RuntimeConfig) { sb.api.SetRuntimeConfig(rc) }
+
+// SetVersion makes the sandbox's API emulate Kubernetes release 1.minor at
+// once, without a restart (see server.Server.SetVersion): objects of a type
+// that release does not serve stay stored.
+func (sb *Sandbox) SetVersion(minor int) { sb.api.SetVersion(minor) }
+
+// Version returns the minor version of the release the sandbox emulates.
+func (sb *Sandbox) Version() int { return sb.api.Version() }
+
+// SetFeatureGates switches the sandbox's feature gates at once (nil: the
+// defaults of the emulated release).
+func (sb *Sandbox) SetFeatureGates(fg server.FeatureGates) { sb.api.SetFeatureGates(fg) }
+
+// FeatureGates returns the feature gates the emulated release has, and
+// whether each is on.
+func (sb *Sandbox) FeatureGates() map[string]bool { return sb.api.FeatureGates() }
 
 // Controllers returns the controllers switched off.
 func (sb *Sandbox) Controllers() Controllers {
@@ -219,7 +238,7 @@ func (sb *Sandbox) DeletionJournal() *DeletionJournal { return sb.deletions }
 // PlantUndecodable stores value as the object ns/name of resource gvr even
 // though it cannot be decoded, to show what a corrupt object in etcd does
 // (reads fail; only the unsafe deletion, with
-// Options.AllowUnsafeMalformedObjectDeletion, removes it).
+// the AllowUnsafeMalformedObjectDeletion feature gate on, removes it).
 func (sb *Sandbox) PlantUndecodable(ctx context.Context, gvr schema.GroupVersionResource, ns, name string, value []byte) error {
 	return sb.api.PlantUndecodable(ctx, gvr, ns, name, value)
 }

@@ -52,7 +52,7 @@ func (s *Server) admitPod(ctx context.Context, res *catalog.Resource, ns string,
 		return rec.Ran(audit.Stage{Phase: audit.Validating, Plugin: "LimitRanger"}, beyondLimits)
 	}
 	automount := true
-	sa, _, err := s.getObject(ctx, s.catalog.Lookup(serviceAccountsGVR), ns, defaults.PodServiceAccount(spec))
+	sa, _, err := s.getObject(ctx, catalog.LookupBuiltin(serviceAccountsGVR), ns, defaults.PodServiceAccount(spec))
 	switch {
 	case err == nil:
 		if v, ok := sa["automountServiceAccountToken"].(bool); ok {
@@ -83,7 +83,7 @@ func (s *Server) admitClaim(ctx context.Context, obj object) error {
 	if _, named := spec["storageClassName"]; spec == nil || named {
 		return nil
 	}
-	res := s.catalog.Lookup(storageClassesGVR)
+	res := catalog.LookupBuiltin(storageClassesGVR)
 	list, err := s.store.List(ctx, collectionPrefix(res, ""), "", 0, 0)
 	if err != nil {
 		return storeError(res, "", err)
@@ -116,7 +116,7 @@ var limitRangesGVR = schema.GroupVersionResource{Version: "v1", Resource: "limit
 
 // limitRanges are the LimitRanges of namespace ns.
 func (s *Server) limitRanges(ctx context.Context, ns string) ([]map[string]any, error) {
-	res := s.catalog.Lookup(limitRangesGVR)
+	res := catalog.LookupBuiltin(limitRangesGVR)
 	list, err := s.store.List(ctx, collectionPrefix(res, ns), "", 0, 0)
 	if err != nil {
 		return nil, storeError(res, "", err)

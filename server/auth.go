@@ -18,6 +18,7 @@ import (
 	"kubeplay/server/audit"
 	"kubeplay/server/authn"
 	"kubeplay/server/authz"
+	"kubeplay/server/catalog"
 	"kubeplay/server/encoding"
 	"kubeplay/store"
 )
@@ -322,7 +323,7 @@ func (b *rbacRules) list(ctx context.Context, gvr schema.GroupVersionResource, n
 	if err != nil {
 		return nil, err
 	}
-	prefix := collectionPrefix(b.s.catalog.Lookup(gvr), ns)
+	prefix := collectionPrefix(catalog.LookupBuiltin(gvr), ns)
 	if cached, ok := b.bindings[prefix]; ok {
 		return cached, nil
 	}
@@ -361,7 +362,7 @@ func (b *rbacRules) RoleRules(ctx context.Context, ns, name string) ([]authz.Rul
 	if ns != "" {
 		gvr = rolesGVR
 	}
-	key := objectKey(b.s.catalog.Lookup(gvr), ns, name)
+	key := objectKey(catalog.LookupBuiltin(gvr), ns, name)
 	if rules, ok := b.rules[key]; ok {
 		if rules == nil {
 			return nil, authz.ErrRoleNotFound
@@ -402,7 +403,7 @@ func (s *Server) bootstrapRBAC(ctx context.Context) error {
 			return err
 		}
 		kind := obj["kind"].(string)
-		res := s.catalog.Lookup(gv.WithResource(strings.ToLower(kind) + "s"))
+		res := catalog.LookupBuiltin(gv.WithResource(strings.ToLower(kind) + "s"))
 		if res == nil {
 			return fmt.Errorf("no resource for %s", kind)
 		}

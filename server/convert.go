@@ -1,12 +1,15 @@
 package server
 
 import (
+	"fmt"
 	"maps"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"kubeplay/server/catalog"
 	"kubeplay/server/defaults"
+	"kubeplay/server/encoding"
+	"kubeplay/server/fieldmanager"
 )
 
 // eventFieldsV1 maps the fields of a core/v1 Event to their events.k8s.io/v1
@@ -31,9 +34,13 @@ func toStorage(r *catalog.Resource, obj object) object {
 	out := maps.Clone(obj)
 	out["metadata"] = maps.Clone(metadata(obj))
 	st := catalog.StorageOf(r)
-	if isAutoscalingV1(r) {
+	if isAutoscalingV1(r) || isAutoscalingV2beta1(r) {
 		out = deepCopyObject(out)
-		hpaFromV1(out)
+		if isAutoscalingV1(r) {
+			hpaFromV1(out)
+		} else {
+			hpaFromV2beta1(out)
+		}
 		// kube-apiserver sets v2's defaults as it reads the stored object
 		// (a v1 object's behavior annotation may name one direction only).
 		defaults.Apply(schema.GroupVersionKind{Group: st.Group, Version: st.Version, Kind: st.Kind}, out)
@@ -42,6 +49,18 @@ func toStorage(r *catalog.Resource, obj object) object {
 		for core, v1 := range eventFieldsV1 {
 			renameField(out, v1, core)
 		}
+	}
+	if isIngressV1beta1(r) {
+		out = deepCopyObject(out)
+		ingressToV1(out)
+	}
+	if isEndpointSliceV1beta1(r) {
+		out = deepCopyObject(out)
+		endpointSliceToV1(out)
+	}
+	if isPriorityLevelBeforeV1beta3(r) {
+		out = deepCopyObject(out)
+		renameConcurrencyShares(out, "assuredConcurrencyShares", "nominalConcurrencyShares")
 	}
 	out["apiVersion"] = schemaAPIVersion(st.Group, st.Version)
 	out["kind"] = st.Kind
@@ -70,6 +89,18 @@ func fromStorage(r *catalog.Resource, obj object) {
 	}
 	if isAutoscalingV1(r) {
 		hpaToV1(obj)
+	}
+	if isAutoscalingV2beta1(r) {
+		hpaToV2beta1(obj)
+	}
+	if isIngressV1beta1(r) {
+		ingressFromV1(obj)
+	}
+	if isEndpointSliceV1beta1(r) {
+		endpointSliceFromV1(obj)
+	}
+	if isPriorityLevelBeforeV1beta3(r) {
+		renameConcurrencyShares(obj, "nominalConcurrencyShares", "assuredConcurrencyShares")
 	}
 	obj["apiVersion"] = r.APIVersion()
 	obj["kind"] = r.Kind
@@ -104,4 +135,35 @@ func schemaAPIVersion(group, version string) string {
 		return version
 	}
 	return group + "/" + version
+}
+
+// convertVersion converts a built-in object to another version of its
+// resource, through the storage version, for the field manager, which
+// compares the fields of managers of different versions.
+func convertVersion(obj fieldmanager.Object, to schema.GroupVersion) (fieldmanager.Object, error) {
+	gv, err := schema.ParseGroupVersion(str(obj, "apiVersion"))
+	if err != nil {
+		return nil, err
+	}
+	from := catalog.LookupBuiltinKind(gv.WithKind(str(obj, "kind")))
+	if from == nil {
+		return nil, fmt.Errorf("no conversion of %s from %s to %s", str(obj, "kind"), gv, to)
+	}
+	target := catalog.LookupBuiltin(to.WithResource(from.Resource))
+	if target == nil {
+		return nil, fmt.Errorf("no conversion of %s from %s to %s", from.Kind, gv, to)
+	}
+	// Through JSON: the field manager's objects hold int64 numbers, the
+	// conversion json.Numbers.
+	b, err := encoding.MarshalObject(obj)
+	if err != nil {
+		return nil, err
+	}
+	in, err := encoding.DecodeObject(encoding.JSON, b)
+	if err != nil {
+		return nil, err
+	}
+	out := toStorage(from, in)
+	fromStorage(target, out)
+	return out, nil
 }

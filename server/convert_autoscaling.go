@@ -3,14 +3,9 @@ package server
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
-
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"kubeplay/server/catalog"
 	"kubeplay/server/decoded"
-	"kubeplay/server/encoding"
-	"kubeplay/server/fieldmanager"
 )
 
 // HorizontalPodAutoscalers are stored as autoscaling/v2 and served as v1 too.
@@ -50,33 +45,6 @@ func hpaStatusOnly(res *catalog.Resource, obj, old object) object {
 		}
 	}
 	return out
-}
-
-// convertHPA converts an HPA to another served version, for the field
-// manager, which compares the fields of managers of different versions.
-func (s *Server) convertHPA(obj fieldmanager.Object, to schema.GroupVersion) (fieldmanager.Object, error) {
-	gv, err := schema.ParseGroupVersion(str(obj, "apiVersion"))
-	if err != nil {
-		return nil, err
-	}
-	from := s.catalog.Lookup(gv.WithResource("horizontalpodautoscalers"))
-	target := s.catalog.Lookup(to.WithResource("horizontalpodautoscalers"))
-	if from == nil || target == nil {
-		return nil, fmt.Errorf("no conversion of HorizontalPodAutoscalers from %s to %s", gv, to)
-	}
-	// Through JSON: the field manager's objects hold int64 numbers, the
-	// conversion json.Numbers.
-	b, err := encoding.MarshalObject(obj)
-	if err != nil {
-		return nil, err
-	}
-	in, err := encoding.DecodeObject(encoding.JSON, b)
-	if err != nil {
-		return nil, err
-	}
-	out := toStorage(from, in)
-	fromStorage(target, out)
-	return out, nil
 }
 
 // The annotations hold autoscaling/v1's own metric types, in their JSON

@@ -179,7 +179,7 @@ func established(st map[string]any) bool {
 // (as the manager kube-apiserver, through /status), and serves the
 // resource.
 func (s *Server) establish(ctx context.Context, crd object) error {
-	res := s.catalog.Lookup(crdsGVR)
+	res := catalog.LookupBuiltin(crdsGVR)
 	name := str(metadata(crd), "name")
 	old := deepCopyObject(crd)
 	accepted, reason, message, err := s.acceptNames(ctx, res, crd)
@@ -295,7 +295,7 @@ func (s *Server) acceptNames(ctx context.Context, res *catalog.Resource, crd obj
 // loadCRDs serves the resources of the CRDs already stored (a sandbox
 // opened again).
 func (s *Server) loadCRDs(ctx context.Context) error {
-	res := s.catalog.Lookup(crdsGVR)
+	res := catalog.LookupBuiltin(crdsGVR)
 	list, err := s.store.List(ctx, collectionPrefix(res, ""), "", 0, 0)
 	if err != nil {
 		return err
@@ -327,7 +327,7 @@ func markCRDDeleting(obj object, now string) {
 // with finalizers wait for them; see afterWrite), stops serving the
 // resource and removes its finalizer, which deletes the CRD.
 func (s *Server) cleanupCRD(ctx context.Context, name string) error {
-	res := s.catalog.Lookup(crdsGVR)
+	res := catalog.LookupBuiltin(crdsGVR)
 	crd, kv, err := s.getObject(ctx, res, "", name)
 	if apierrors.IsNotFound(err) {
 		return nil
@@ -376,7 +376,7 @@ func (s *Server) terminatingCondition(ctx context.Context, crd object, rev int64
 		m, _ := c.(map[string]any)
 		if str(m, "type") == "Terminating" && (str(m, "reason") != reason || str(m, "message") != message) {
 			m["reason"], m["message"] = reason, message
-			res := s.catalog.Lookup(crdsGVR)
+			res := catalog.LookupBuiltin(crdsGVR)
 			out, err := s.trackUpdate(res, "status", old, crd, "kube-apiserver")
 			if err != nil {
 				return err

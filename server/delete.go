@@ -108,7 +108,7 @@ func (s *Server) validateDeleteOptions(opts *metav1.DeleteOptions, collection bo
 			break
 		}
 	}
-	if !s.unsafeDeletion {
+	if !s.enabled(AllowUnsafeMalformedObjectDeletion) {
 		opts.IgnoreStoreReadErrorWithClusterBreakingPotential = nil
 	}
 	if unsafeDelete(opts) {

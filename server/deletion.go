@@ -153,7 +153,7 @@ func (s *Server) corruptError(kv store.KeyValue, decodeErr error) error {
 		cause = err
 	}
 	msg := "couldn't get version/kind; json parse error: " + cause.Error()
-	if !s.unsafeDeletion {
+	if !s.enabled(AllowUnsafeMalformedObjectDeletion) {
 		return errBareInternal(msg)
 	}
 	return apierrors.NewInternalError(fmt.Errorf("StorageError: corrupt object, Code: 7, Key: %s, ResourceVersion: 0, AdditionalErrorMsg: object not decodable revision=%d: %s",

@@ -340,7 +340,7 @@ func (s *Server) listObjects(ctx context.Context, res *catalog.Resource, ns stri
 }
 
 func (s *Server) list(w http.ResponseWriter, r *http.Request, req *request) {
-	sel, err := parseQuery(r, req.res, false)
+	sel, err := parseQuery(r, req.res, false, false)
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return

@@ -81,8 +81,8 @@ func (s *Server) fieldManager(res *catalog.Resource, subresource string) (*manag
 	}
 	var f *managedfields.FieldManager
 	var err error
-	if isHPA(res) {
-		f, err = s.fields.ForVersions(res.GroupVersionKind(), subresource, hasStatus(res), s.convertHPA)
+	if catalog.SharesStorage(res) {
+		f, err = s.fields.ForVersions(res.GroupVersionKind(), subresource, hasStatus(res), convertVersion)
 	} else {
 		f, err = s.fields.For(res.GroupVersionKind(), subresource, hasStatus(res))
 	}

@@ -147,7 +147,7 @@ func applyDefaults(r *catalog.Resource, obj object) error {
 		}
 		labels["kubernetes.io/metadata.name"] = str(md, "name")
 	}
-	if isAutoscalingV1(r) {
+	if isAutoscalingV1(r) || isAutoscalingV2beta1(r) || isIngressV1beta1(r) || isEndpointSliceV1beta1(r) || isPriorityLevelBeforeV1beta3(r) {
 		viaStorage(r, obj)
 	}
 	return nil

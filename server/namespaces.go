@@ -20,7 +20,7 @@ var systemNamespaces = []string{"default", "kube-node-lease", "kube-public", "ku
 // bootstrap creates what kube-apiserver creates when it first starts on an
 // empty store.
 func (s *Server) bootstrap(ctx context.Context) error {
-	res := s.catalog.Lookup(namespacesGVR)
+	res := catalog.LookupBuiltin(namespacesGVR)
 	for _, name := range systemNamespaces {
 		obj := object{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name}}
 		if err := s.createIfMissing(ctx, res, obj); err != nil {

@@ -305,7 +305,7 @@ func (s *Server) requireNamespace(ctx context.Context, res *catalog.Resource, ns
 }
 
 func (s *Server) namespaceLifecycle(ctx context.Context, res *catalog.Resource, ns, name string) error {
-	nsRes := s.catalog.Lookup(namespacesGVR)
+	nsRes := catalog.LookupBuiltin(namespacesGVR)
 	obj, _, err := s.getObject(ctx, nsRes, "", ns)
 	if err != nil {
 		return err

@@ -37,7 +37,7 @@ var listOptionsKind = schema.GroupKind{Group: "meta.k8s.io", Kind: "ListOptions"
 // order (integers, selector syntax, the resourceVersionMatch rules, the
 // fields the type can select on), so that a query with several faults gets
 // the same answer, and returns its selectors.
-func parseQuery(r *http.Request, res *catalog.Resource, watch bool) (selectors, error) {
+func parseQuery(r *http.Request, res *catalog.Resource, watch, watchList bool) (selectors, error) {
 	q := r.URL.Query()
 	for _, p := range []string{"timeoutSeconds", "limit"} {
 		if v := q.Get(p); v != "" {
@@ -50,16 +50,17 @@ func parseQuery(r *http.Request, res *catalog.Resource, watch bool) (selectors, 
 	if err != nil {
 		return sel, err
 	}
-	if err := validateListOptions(r, watch); err != nil {
+	if err := validateListOptions(r, watch, watchList); err != nil {
 		return sel, err
 	}
 	return sel, sel.supported(res)
 }
 
 // validateListOptions checks the combinations of resourceVersion,
-// resourceVersionMatch, continue and sendInitialEvents of a list or a watch;
-// the answer is 422 Invalid naming each broken rule.
-func validateListOptions(r *http.Request, watch bool) error {
+// resourceVersionMatch, continue and sendInitialEvents of a list or a watch
+// (sendInitialEvents only with the WatchList feature gate on); the answer
+// is 422 Invalid naming each broken rule.
+func validateListOptions(r *http.Request, watch, watchList bool) error {
 	q := r.URL.Query()
 	rv, match, cont := q.Get("resourceVersion"), q.Get("resourceVersionMatch"), q.Get("continue")
 	_, initial := q["sendInitialEvents"]
@@ -74,6 +75,9 @@ func validateListOptions(r *http.Request, watch bool) error {
 		if match != "" && match != matchNotOlderThan {
 			errs = append(errs, field.NotSupported(p, match, []string{matchNotOlderThan}))
 		}
+		if initial && !watchList {
+			errs = append(errs, field.Forbidden(field.NewPath("sendInitialEvents"), "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled"))
+		}
 	} else {
 		if match != "" && rv == "" {
 			errs = append(errs, field.Forbidden(p, "resourceVersionMatch is forbidden unless resourceVersion is provided"))
@@ -86,6 +90,9 @@ func validateListOptions(r *http.Request, watch bool) error {
 		}
 		if match != "" && match != matchExact && match != matchNotOlderThan {
 			errs = append(errs, field.NotSupported(p, match, []string{matchExact, matchNotOlderThan, ""}))
+		}
+		if initial {
+			errs = append(errs, field.Forbidden(field.NewPath("sendInitialEvents"), "sendInitialEvents is forbidden for list"))
 		}
 	}
 	if len(errs) > 0 {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"net/http"
 	"regexp"
 	"slices"
 	"strconv"
@@ -10,14 +11,17 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"kubeplay/server/catalog"
+	"kubeplay/server/releases"
 )
 
 // RuntimeConfig switches group versions and single resources on and off, as
 // kube-apiserver's --runtime-config: its keys are "api/all", "api/ga",
 // "api/beta", "api/alpha", a group version ("batch/v1"; "v1" or "api/v1"
 // for the core group) or a resource of one ("batch/v1/cronjobs"). The most
-// specific key that applies wins; without one, the GA group versions are
-// served. A switched-off group version answers 404 "404 page not found" and
+// specific key that applies wins; without one, what the emulated release
+// serves by default is served (its GA group versions, and the betas of
+// releases before v1.24); nothing a release did not have is served. A
+// switched-off group version answers 404 "404 page not found" and
 // leaves discovery and OpenAPI; a switched-off resource of a served group
 // version answers kube-apiserver's 404 Status.
 type RuntimeConfig map[string]bool
@@ -59,8 +63,14 @@ func ParseRuntimeConfig(s string) (RuntimeConfig, error) {
 // stability is the level of a version: ga, beta or alpha.
 var stability = regexp.MustCompile(`^v\d+(alpha|beta)?`)
 
-// Enables reports whether rc serves r.
-func (rc RuntimeConfig) Enables(r *catalog.Resource) bool {
+// Enables reports whether rc serves r in Kubernetes release 1.minor: never
+// if that release did not have it, else as rc says, else if the release
+// served it by default.
+func (rc RuntimeConfig) Enables(r *catalog.Resource, minor int) bool {
+	rel := releases.Lookup(r.Group, r.Version, r.Resource)
+	if rel == nil || !rel.In(minor) {
+		return false
+	}
 	gv := schema.GroupVersion{Group: r.Group, Version: r.Version}.String()
 	level := "ga"
 	if m := stability.FindStringSubmatch(r.Version); m != nil && m[1] != "" {
@@ -71,30 +81,71 @@ func (rc RuntimeConfig) Enables(r *catalog.Resource) bool {
 			return on
 		}
 	}
-	return level == "ga"
+	return rel.DefaultIn(minor)
+}
+
+// apiSettings decide what the server serves: the emulated release, the
+// runtime configuration and the feature gates.
+type apiSettings struct {
+	minor int
+	rc    RuntimeConfig
+	gates FeatureGates
 }
 
 // SetRuntimeConfig switches the served group versions and resources at
 // once: discovery, OpenAPI and the handlers follow. Objects of a switched-off
 // type stay stored, and are served again when it is switched on.
 func (s *Server) SetRuntimeConfig(rc RuntimeConfig) {
-	s.runtimeConfig.Store(&rc)
-	s.catalog.SetBuiltin(catalog.Builtin(func(r *catalog.Resource) bool { return served(r) && rc.Enables(r) }))
+	s.setAPI(func(a *apiSettings) { a.rc = rc })
 }
 
-// resourcesOff lists the resources of gv the runtime configuration switches
-// off one by one, sorted, which its OpenAPI document leaves out.
+// SetVersion makes the server emulate Kubernetes release 1.minor (see
+// releases.Parse) at once: it serves the resources that release served by
+// default (or as the runtime configuration says), answers 404 for the
+// others exactly as for a path it does not know, and /version reports it.
+// Objects stay stored whatever their types, and are served again by a
+// release that serves their type.
+func (s *Server) SetVersion(minor int) {
+	s.setAPI(func(a *apiSettings) { a.minor = minor })
+}
+
+// Version returns the minor version of the Kubernetes release the server
+// emulates.
+func (s *Server) Version() int { return s.api.Load().minor }
+
+func (s *Server) setAPI(change func(*apiSettings)) {
+	s.apiMu.Lock()
+	defer s.apiMu.Unlock()
+	a := *s.api.Load()
+	change(&a)
+	s.api.Store(&a)
+	s.catalog.SetBuiltin(catalog.Builtin(func(r *catalog.Resource) bool { return served(r) && a.rc.Enables(r, a.minor) }))
+}
+
+// resourcesOff lists the resources of gv that the emulated release or the
+// runtime configuration switch off one by one, sorted, which its OpenAPI
+// document leaves out.
 func (s *Server) resourcesOff(gv schema.GroupVersion) []string {
-	rc := s.runtimeConfig.Load()
-	if rc == nil {
-		return nil
-	}
+	a := s.api.Load()
 	var off []string
-	for key, on := range *rc {
-		if res, ok := strings.CutPrefix(key, gv.String()+"/"); ok && !on && !strings.Contains(res, "/") {
-			off = append(off, res)
+	for _, r := range catalog.Builtin(func(r *catalog.Resource) bool { return r.Group == gv.Group && r.Version == gv.Version }) {
+		if !a.rc.Enables(&r, a.minor) {
+			off = append(off, r.Resource)
 		}
 	}
 	slices.Sort(off)
 	return off
+}
+
+// warnDeprecated adds the warning kube-apiserver adds to every request to a
+// deprecated version of a built-in resource.
+func (s *Server) warnDeprecated(w http.ResponseWriter, res *catalog.Resource) {
+	if res.Custom != nil {
+		return
+	}
+	if rel := releases.Lookup(res.Group, res.Version, res.Resource); rel != nil {
+		if msg := rel.Warning(s.Version()); msg != "" {
+			w.Header().Add("Warning", "299 - "+strconv.Quote(msg))
+		}
+	}
 }

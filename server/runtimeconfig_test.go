@@ -130,7 +130,9 @@ func TestParseRuntimeConfig(t *testing.T) {
 		{"nope.example.com/v1=true", true},
 		// A beta group version of kube-apiserver v1.35 that kubeplay does
 		// not implement.
-		{"networking.k8s.io/v1beta1=true", true},
+		{"resource.k8s.io/v1beta2=true", true},
+		// One that older releases served.
+		{"networking.k8s.io/v1beta1=true", false},
 	} {
 		if _, err := server.ParseRuntimeConfig(tc.in); (err != nil) != tc.wantErr {
 			t.Errorf("ParseRuntimeConfig(%q) error = %v", tc.in, err)

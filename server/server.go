@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,6 +23,7 @@ import (
 	"kubeplay/server/encoding"
 	"kubeplay/server/fieldmanager"
 	"kubeplay/server/openapi"
+	"kubeplay/server/releases"
 	"kubeplay/store"
 )
 
@@ -31,14 +33,16 @@ type Options struct {
 	Store store.Store
 	// Now is the clock for timestamps (default time.Now).
 	Now func() time.Time
-	// AllowUnsafeMalformedObjectDeletion is kube-apiserver's feature gate of
-	// that name (alpha, off by default): DELETE with
-	// ignoreStoreReadErrorWithClusterBreakingPotential removes an object
-	// that cannot be decoded.
-	AllowUnsafeMalformedObjectDeletion bool
+	// FeatureGates are kube-apiserver's feature gates kubeplay follows (see
+	// SetFeatureGates); nil leaves each at its default in the emulated
+	// release.
+	FeatureGates FeatureGates
 	// RuntimeConfig switches group versions and resources on and off (see
 	// SetRuntimeConfig); nil serves the default ones.
 	RuntimeConfig RuntimeConfig
+	// Version is the minor version of the Kubernetes release the server
+	// emulates (see SetVersion); 0 is releases.Newest.
+	Version int
 	// OnDeletion, if set, is told every phase of every object's deletion
 	// (see DeletionEvent), synchronously, from the request that caused it.
 	OnDeletion func(DeletionEvent)
@@ -76,9 +80,9 @@ type Server struct {
 	// (*compiledPolicy).
 	policies sync.Map
 
-	unsafeDeletion bool
-	onDeletion     func(DeletionEvent)
-	runtimeConfig  atomic.Pointer[RuntimeConfig]
+	onDeletion func(DeletionEvent)
+	apiMu      sync.Mutex // serializes changes of api
+	api        atomic.Pointer[apiSettings]
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -90,8 +94,8 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Store == nil {
 		return nil, errors.New("server: no store")
 	}
-	s := &Server{store: opts.Store, catalog: catalog.New(catalog.Builtin(served)), now: opts.Now,
-		unsafeDeletion: opts.AllowUnsafeMalformedObjectDeletion, onDeletion: opts.OnDeletion}
+	s := &Server{store: opts.Store, catalog: catalog.New(catalog.Builtin(served)), now: opts.Now, onDeletion: opts.OnDeletion}
+	s.api.Store(&apiSettings{minor: releases.Newest})
 	s.saTokens = &serviceAccountTokens{s: s}
 	s.authn = newAuthenticator(opts, s.saTokens)
 	s.authz = &authz.Authorizer{Rules: &rbacRules{s: s}}
@@ -105,11 +109,14 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if err := s.loadCRDs(ctx); err != nil {
 		return nil, fmt.Errorf("server: custom resources: %w", err)
 	}
-	// After the bootstrap, which writes through types a configuration may
-	// switch off.
-	if opts.RuntimeConfig != nil {
-		s.SetRuntimeConfig(opts.RuntimeConfig)
-	}
+	// After the bootstrap, which writes through types a configuration or
+	// an older release may switch off.
+	s.setAPI(func(a *apiSettings) {
+		a.rc, a.gates = opts.RuntimeConfig, opts.FeatureGates
+		if opts.Version != 0 {
+			a.minor = opts.Version
+		}
+	})
 	return s, nil
 }
 
@@ -171,7 +178,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case len(parts) == 0 || len(parts) == 1 && parts[0] == "index.html":
 		encoding.Write(w, r, http.StatusOK, s.rootPaths()) // for any method, as kube-apiserver
 	case len(parts) == 1 && parts[0] == "version":
-		encoding.Write(w, r, http.StatusOK, versionInfo())
+		encoding.Write(w, r, http.StatusOK, versionInfo(s.Version()))
 	case len(parts) >= 1 && parts[0] == "openapi":
 		s.openapi.ServeHTTP(w, r)
 	case len(parts) >= 1 && parts[0] == "api":
@@ -242,6 +249,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, gv schema
 		encoding.WriteError(w, r, errNoResource())
 		return
 	}
+	s.warnDeprecated(w, res)
 	if sub != "" && !(hasSubresource(res, sub) && subresourceServed(res, sub)) {
 		if res.Custom != nil {
 			// kube-apiserver's CRD handler looks for the object.
@@ -322,13 +330,8 @@ func errMethodNotAllowed() error {
 	}}
 }
 
-// Version is the Kubernetes version kubeplay implements.
-const (
-	kubeMajor = "1"
-	kubeMinor = "35"
-	// GitVersion says which kube-apiserver kubeplay follows, marked as kubeplay's.
-	GitVersion = "v1.35.4+kubeplay"
-)
+// kubeMajor is the major version of every Kubernetes release.
+const kubeMajor = "1"
 
 type version struct {
 	Major                 string `json:"major"`
@@ -346,11 +349,16 @@ type version struct {
 	Platform              string `json:"platform"`
 }
 
-func versionInfo() version {
+// versionInfo is what /version answers when the server emulates release
+// 1.minor: that release's last patch, marked as kubeplay's. (kube-apiserver
+// with --emulated-version keeps its own major, minor and gitVersion, but it
+// emulates three releases back at most: kubeplay plays the older release.)
+func versionInfo(minor int) version {
+	v := strconv.Itoa(minor)
 	return version{
-		Major: kubeMajor, Minor: kubeMinor, EmulationMajor: kubeMajor, EmulationMinor: kubeMinor,
-		MinCompatibilityMajor: kubeMajor, MinCompatibilityMinor: "34",
-		GitVersion: GitVersion, GitCommit: "", GitTreeState: "", BuildDate: "1970-01-01T00:00:00Z",
+		Major: kubeMajor, Minor: v, EmulationMajor: kubeMajor, EmulationMinor: v,
+		MinCompatibilityMajor: kubeMajor, MinCompatibilityMinor: strconv.Itoa(minor - 1),
+		GitVersion: releases.GitVersion(minor) + "+kubeplay", GitCommit: "", GitTreeState: "", BuildDate: "1970-01-01T00:00:00Z",
 		GoVersion: runtime.Version(), Compiler: runtime.Compiler, Platform: runtime.GOOS + "/" + runtime.GOARCH,
 	}
 }

@@ -131,7 +131,7 @@ func (t *serviceAccountTokens) Verify(ctx context.Context, token string) (*authn
 		return nil, false, nil
 	}
 	ns, name := c.Kubernetes.Namespace, c.Kubernetes.ServiceAccount.Name
-	sa, _, err := t.s.getObject(ctx, t.s.catalog.Lookup(serviceAccountsGVR), ns, name)
+	sa, _, err := t.s.getObject(ctx, catalog.LookupBuiltin(serviceAccountsGVR), ns, name)
 	if apierrors.IsNotFound(err) {
 		return nil, false, nil
 	}

@@ -181,7 +181,7 @@ func (s *Server) policyFor(p policy) *compiledPolicy {
 // listDecoded decodes every stored object of a cluster-scoped resource into
 // a T, with its revision (resourceVersion).
 func listDecoded[T any](ctx context.Context, s *Server, gvr schema.GroupVersionResource) ([]T, []int64, error) {
-	res := s.catalog.Lookup(gvr)
+	res := catalog.LookupBuiltin(gvr)
 	list, err := s.store.List(ctx, collectionPrefix(res, ""), "", 0, 0)
 	if err != nil {
 		return nil, nil, storeError(res, "", err)
@@ -404,7 +404,7 @@ func (s *Server) newAttributes(ctx context.Context, req *request, obj, old objec
 		a.operation = "UPDATE"
 	}
 	if req.res.Namespaced {
-		ns, _, err := s.getObject(ctx, s.catalog.Lookup(namespacesGVR), "", req.namespace)
+		ns, _, err := s.getObject(ctx, catalog.LookupBuiltin(namespacesGVR), "", req.namespace)
 		if err != nil && !apierrors.IsNotFound(err) {
 			return nil, err
 		}

@@ -36,7 +36,7 @@ type watchEvent struct {
 
 func (s *Server) watch(w http.ResponseWriter, r *http.Request, req *request) {
 	res := req.res
-	sel, err := parseQuery(r, res, true)
+	sel, err := parseQuery(r, res, true, s.enabled(WatchList))
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return

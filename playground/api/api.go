@@ -25,6 +25,7 @@ import (
 	"kubeplay/playground/journal"
 	"kubeplay/playground/scenario"
 	"kubeplay/server"
+	"kubeplay/server/releases"
 	"kubeplay/store"
 )
 
@@ -153,6 +154,15 @@ type Settings struct {
 	// Retention is how long the sandbox keeps history, on its clock (a Go
 	// duration; negative such as "-1s": forever).
 	Retention string `json:"retention,omitempty"`
+	// EmulatedVersion is the Kubernetes release whose API the sandbox
+	// serves ("1.21"; from 1.16 to 1.35), as kube-apiserver's
+	// --emulated-version; changing it takes effect at once.
+	EmulatedVersion string `json:"emulatedVersion,omitempty"`
+	// FeatureGates are kube-apiserver's feature gates kubeplay follows
+	// (AllowUnsafeMalformedObjectDeletion, CBORServingAndStorage,
+	// WatchList), by name: the answer lists those the emulated release has,
+	// a request sets those it names; a change takes effect at once.
+	FeatureGates map[string]bool `json:"featureGates,omitempty"`
 }
 
 // FinalizerBot removes Finalizer from objects being deleted, Delay (a Go
@@ -216,7 +226,12 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusBadRequest, "%v", err)
 			return
 		}
-		if opts.Retention, err = s.retention(); err != nil {
+		if opts.Retention, err = s.retention(); err == nil {
+			if opts.Version, err = s.version(); err == nil {
+				opts.FeatureGates, err = s.featureGates()
+			}
+		}
+		if err != nil {
 			writeError(w, http.StatusBadRequest, "%v", err)
 			return
 		}
@@ -401,8 +416,35 @@ func settingsOf(ms *playground.Managed) Settings {
 	}
 	if sb := ms.Sandbox(); sb != nil {
 		s.Clock = &Clock{Now: sb.Clock().Now().UTC(), Offset: sb.Clock().Offset().String()}
+		s.EmulatedVersion = fmt.Sprintf("1.%d", sb.Version())
+		s.FeatureGates = sb.FeatureGates()
 	}
 	return s
+}
+
+// featureGates are the gates s sets, checked.
+func (s Settings) featureGates() (server.FeatureGates, error) {
+	var kv []string
+	for name, on := range s.FeatureGates {
+		kv = append(kv, fmt.Sprintf("%s=%t", name, on))
+	}
+	fg, err := server.ParseFeatureGates(strings.Join(kv, ","))
+	if err != nil {
+		return nil, fmt.Errorf("featureGates: %w", err)
+	}
+	return fg, nil
+}
+
+// version is the minor version s.EmulatedVersion names (0 if unset).
+func (s Settings) version() (int, error) {
+	if s.EmulatedVersion == "" {
+		return 0, nil
+	}
+	minor, err := releases.Parse(s.EmulatedVersion)
+	if err != nil {
+		return 0, fmt.Errorf("emulatedVersion: %w", err)
+	}
+	return minor, nil
 }
 
 // controllers are the controllers s asks for, starting from c.
@@ -470,6 +512,14 @@ func (h *Handler) patchSettings(w http.ResponseWriter, r *http.Request, ms *play
 	if err == nil {
 		retention, err = s.retention()
 	}
+	var minor int
+	if err == nil {
+		minor, err = s.version()
+	}
+	var gates server.FeatureGates
+	if err == nil {
+		gates, err = s.featureGates()
+	}
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "%v", err)
 		return
@@ -477,6 +527,12 @@ func (h *Handler) patchSettings(w http.ResponseWriter, r *http.Request, ms *play
 	ms.SetControllers(c)
 	if retention != 0 {
 		ms.SetRetention(retention)
+	}
+	if minor != 0 {
+		ms.SetVersion(minor)
+	}
+	if len(gates) > 0 {
+		ms.SetFeatureGates(gates)
 	}
 	h.settings(w, r, ms)
 }

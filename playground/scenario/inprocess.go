@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"kubeplay/playground"
+	"kubeplay/server/releases"
 )
 
 // SandboxTarget runs scenarios in ms, in process (with its token, in
@@ -29,6 +30,14 @@ func SandboxTarget(ms *playground.Managed) Target {
 				}
 			}
 			ms.SetControllers(c)
+			return nil
+		},
+		SetEmulatedVersion: func(v string) error {
+			minor, err := releases.Parse(v)
+			if err != nil {
+				return err
+			}
+			ms.SetVersion(minor)
 			return nil
 		}}
 }

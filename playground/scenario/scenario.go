@@ -55,7 +55,8 @@ type FinalizerBot struct {
 }
 
 // Step is one action and what its answer must be. Exactly one of Request,
-// Watch, WaitFor, AdvanceClock, Compact, Kubectl and Controllers is set.
+// Watch, WaitFor, AdvanceClock, Compact, Kubectl, Controllers and
+// EmulatedVersion is set.
 type Step struct {
 	Name string `json:"name"`
 	// Explain tells a learner what the step shows.
@@ -76,7 +77,11 @@ type Step struct {
 	// Controllers switches the sandbox's simulated controllers on or off
 	// and replaces its finalizer bots (sandbox only).
 	Controllers *ControllerAction `json:"controllers,omitempty"`
-	Expect      Expect            `json:"expect,omitempty"`
+	// EmulatedVersion moves the sandbox to the API of another Kubernetes
+	// release ("1.25"), as an upgrade of the control plane would (sandbox
+	// only).
+	EmulatedVersion string `json:"emulatedVersion,omitempty"`
+	Expect          Expect `json:"expect,omitempty"`
 	// Capture sets variables (used later as ${name}) to JSONPath values of
 	// the answer.
 	Capture map[string]string `json:"capture,omitempty"`
@@ -161,13 +166,13 @@ func Parse(data []byte) (*Scenario, error) {
 	}
 	for i, st := range sc.Steps {
 		n := 0
-		for _, set := range []bool{st.Request != nil, st.Watch != nil, st.WaitFor != nil, st.AdvanceClock != "", st.Compact, st.Kubectl != "", st.Controllers != nil} {
+		for _, set := range []bool{st.Request != nil, st.Watch != nil, st.WaitFor != nil, st.AdvanceClock != "", st.Compact, st.Kubectl != "", st.Controllers != nil, st.EmulatedVersion != ""} {
 			if set {
 				n++
 			}
 		}
 		if n != 1 {
-			return nil, fmt.Errorf("step %d (%s): want exactly one of request, watch, waitFor, advanceClock, compact, kubectl, controllers", i+1, st.Name)
+			return nil, fmt.Errorf("step %d (%s): want exactly one of request, watch, waitFor, advanceClock, compact, kubectl, controllers, emulatedVersion", i+1, st.Name)
 		}
 		if st.File != "" && st.Kubectl == "" {
 			return nil, fmt.Errorf("step %d (%s): file goes with a kubectl command", i+1, st.Name)
@@ -232,11 +237,12 @@ type Target struct {
 	// Token, if set, is sent as a bearer token.
 	Token string
 	// AdvanceClock advances a sandbox's clock, Compact drops its history
-	// and SetControllers switches its controllers (all nil: not a
-	// sandbox).
-	AdvanceClock   func(time.Duration) error
-	Compact        func() error
-	SetControllers func(ControllerAction) error
+	// and SetControllers switches its controllers, SetEmulatedVersion
+	// changes the release its API emulates (all nil: not a sandbox).
+	AdvanceClock       func(time.Duration) error
+	Compact            func() error
+	SetControllers     func(ControllerAction) error
+	SetEmulatedVersion func(string) error
 }
 
 // StepResult is the outcome of one step.
@@ -349,6 +355,11 @@ func (r *runner) step(ctx context.Context, st Step) (int, []string) {
 		return 0, nil
 	case st.Controllers != nil:
 		if err := r.t.SetControllers(*st.Controllers); err != nil {
+			return 0, []string{err.Error()}
+		}
+		return 0, nil
+	case st.EmulatedVersion != "":
+		if err := r.t.SetEmulatedVersion(st.EmulatedVersion); err != nil {
 			return 0, []string{err.Error()}
 		}
 		return 0, nil

@@ -140,6 +140,7 @@ var storagePrefixes = map[schema.GroupResource]string{
 	{Resource: "nodes"}:                                                    "minions",
 	{Resource: "replicationcontrollers"}:                                   "controllers",
 	{Group: "networking.k8s.io", Resource: "ingresses"}:                    "ingress",
+	{Group: "extensions", Resource: "ingresses"}:                           "ingress",
 	{Group: "events.k8s.io", Resource: "events"}:                           "events",
 	{Group: "apiregistration.k8s.io", Resource: "apiservices"}:             "apiregistration.k8s.io/apiservices",
 	{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}: "apiextensions.k8s.io/customresourcedefinitions",
@@ -152,12 +153,41 @@ var sharedStorage = map[schema.GroupResource]schema.GroupVersion{
 	{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}: {Group: "apiextensions.k8s.io", Version: "v1beta1"},
 	// GA in v1.34, still stored as v1beta1 in v1.35.
 	{Group: "storage.k8s.io", Resource: "volumeattributesclasses"}: {Group: "storage.k8s.io", Version: "v1beta1"},
+	// Beta versions older releases serve beside the GA one, whose encoding
+	// kubeplay stores whatever release it emulates.
+	{Group: "batch", Resource: "cronjobs"}:                                               {Group: "batch", Version: "v1"},
+	{Group: "policy", Resource: "poddisruptionbudgets"}:                                  {Group: "policy", Version: "v1"},
+	{Group: "extensions", Resource: "ingresses"}:                                         {Group: "networking.k8s.io", Version: "v1"},
+	{Group: "networking.k8s.io", Resource: "ingresses"}:                                  {Group: "networking.k8s.io", Version: "v1"},
+	{Group: "networking.k8s.io", Resource: "ingressclasses"}:                             {Group: "networking.k8s.io", Version: "v1"},
+	{Group: "networking.k8s.io", Resource: "ipaddresses"}:                                {Group: "networking.k8s.io", Version: "v1"},
+	{Group: "networking.k8s.io", Resource: "servicecidrs"}:                               {Group: "networking.k8s.io", Version: "v1"},
+	{Group: "admissionregistration.k8s.io", Resource: "validatingwebhookconfigurations"}: {Group: "admissionregistration.k8s.io", Version: "v1"},
+	{Group: "admissionregistration.k8s.io", Resource: "mutatingwebhookconfigurations"}:   {Group: "admissionregistration.k8s.io", Version: "v1"},
+	{Group: "certificates.k8s.io", Resource: "certificatesigningrequests"}:               {Group: "certificates.k8s.io", Version: "v1"},
+	{Group: "discovery.k8s.io", Resource: "endpointslices"}:                              {Group: "discovery.k8s.io", Version: "v1"},
+	{Group: "coordination.k8s.io", Resource: "leases"}:                                   {Group: "coordination.k8s.io", Version: "v1"},
+	{Group: "flowcontrol.apiserver.k8s.io", Resource: "flowschemas"}:                     {Group: "flowcontrol.apiserver.k8s.io", Version: "v1"},
+	{Group: "flowcontrol.apiserver.k8s.io", Resource: "prioritylevelconfigurations"}:     {Group: "flowcontrol.apiserver.k8s.io", Version: "v1"},
+	{Group: "node.k8s.io", Resource: "runtimeclasses"}:                                   {Group: "node.k8s.io", Version: "v1"},
+	{Group: "scheduling.k8s.io", Resource: "priorityclasses"}:                            {Group: "scheduling.k8s.io", Version: "v1"},
+	{Group: "storage.k8s.io", Resource: "csidrivers"}:                                    {Group: "storage.k8s.io", Version: "v1"},
+	{Group: "storage.k8s.io", Resource: "csinodes"}:                                      {Group: "storage.k8s.io", Version: "v1"},
+	{Group: "storage.k8s.io", Resource: "csistoragecapacities"}:                          {Group: "storage.k8s.io", Version: "v1"},
+	{Group: "storage.k8s.io", Resource: "storageclasses"}:                                {Group: "storage.k8s.io", Version: "v1"},
+	{Group: "storage.k8s.io", Resource: "volumeattachments"}:                             {Group: "storage.k8s.io", Version: "v1"},
+	{Group: "rbac.authorization.k8s.io", Resource: "roles"}:                              {Group: "rbac.authorization.k8s.io", Version: "v1"},
+	{Group: "rbac.authorization.k8s.io", Resource: "rolebindings"}:                       {Group: "rbac.authorization.k8s.io", Version: "v1"},
+	{Group: "rbac.authorization.k8s.io", Resource: "clusterroles"}:                       {Group: "rbac.authorization.k8s.io", Version: "v1"},
+	{Group: "rbac.authorization.k8s.io", Resource: "clusterrolebindings"}:                {Group: "rbac.authorization.k8s.io", Version: "v1"},
 }
 
-// laterShortNames holds short names of types that became GA after the
-// discovery documents the generator reads were captured.
+// laterShortNames holds short names the discovery documents the generator
+// reads lack: of types that became GA after they were captured, or that
+// only older releases served.
 var laterShortNames = map[schema.GroupResource][]string{
 	{Group: "storage.k8s.io", Resource: "volumeattributesclasses"}: {"vac"},
+	{Group: "policy", Resource: "podsecuritypolicies"}:             {"psp"},
 }
 
 // NameRule is the rule an object name must follow.
@@ -199,9 +229,10 @@ var nameRules = map[schema.GroupResource]NameRule{
 func NameRuleOf(r *Resource) NameRule { return nameRules[r.GroupResource()] }
 
 // groupOrder is the order in which kube-apiserver v1.35 lists its groups in
-// discovery (its registration priority); groups not listed sort after, by name.
+// discovery (its registration priority; extensions, which older releases
+// served, came second); groups not listed sort after, by name.
 var groupOrder = []string{
-	"", "apiregistration.k8s.io", "apps", "events.k8s.io", "authentication.k8s.io",
+	"", "apiregistration.k8s.io", "extensions", "apps", "events.k8s.io", "authentication.k8s.io",
 	"authorization.k8s.io", "autoscaling", "batch", "certificates.k8s.io", "networking.k8s.io",
 	"policy", "rbac.authorization.k8s.io", "storage.k8s.io", "admissionregistration.k8s.io",
 	"apiextensions.k8s.io", "scheduling.k8s.io", "coordination.k8s.io", "node.k8s.io",
@@ -347,7 +378,47 @@ func Builtin(keep func(*Resource) bool) []Resource {
 	return out
 }
 
-// Lookup returns the resource for gvr, or nil.
+// LookupBuiltin returns the built-in resource for gvr whether or not it is
+// served, or nil: what the server reads and writes for itself (RBAC rules,
+// admission policies, conversions between versions) whatever the emulated
+// release or runtime configuration serves. The caller must not modify it.
+func LookupBuiltin(gvr schema.GroupVersionResource) *Resource { return builtinIndex()[gvr] }
+
+var builtinIndex = sync.OnceValue(func() map[schema.GroupVersionResource]*Resource {
+	m := make(map[schema.GroupVersionResource]*Resource, len(builtin))
+	for i := range builtin {
+		m[builtin[i].GroupVersionResource()] = &builtin[i]
+	}
+	return m
+})
+
+// LookupBuiltinKind returns the built-in resource of kind gvk whether or
+// not it is served, or nil. The caller must not modify it.
+func LookupBuiltinKind(gvk schema.GroupVersionKind) *Resource {
+	for i := range builtin {
+		if builtin[i].GroupVersionKind() == gvk {
+			return &builtin[i]
+		}
+	}
+	return nil
+}
+
+// SharesStorage reports whether objects of the built-in resource r are
+// served in other versions (or groups) too, stored once and converted.
+func SharesStorage(r *Resource) bool {
+	if r.Custom != nil {
+		return false
+	}
+	prefix := StorageOf(r).Prefix
+	for i := range builtin {
+		if o := &builtin[i]; o.GroupVersionResource() != r.GroupVersionResource() && StorageOf(o).Prefix == prefix {
+			return true
+		}
+	}
+	return false
+}
+
+// Lookup returns the served resource for gvr, or nil.
 func (c *Catalog) Lookup(gvr schema.GroupVersionResource) *Resource {
 	c.mu.RLock()
 	defer c.mu.RUnlock()

@@ -16,6 +16,17 @@ func webhook(w Object, mutating bool) {
 	}
 }
 
+// webhookV1beta1 sets the defaults admissionregistration.k8s.io/v1beta1
+// had where v1 has others, or none (v1 requires sideEffects and
+// admissionReviewVersions).
+func webhookV1beta1(w Object) {
+	set(w, "failurePolicy", "Ignore")
+	set(w, "matchPolicy", "Exact")
+	set(w, "timeoutSeconds", num(30))
+	set(w, "sideEffects", "Unknown")
+	set(w, "admissionReviewVersions", []any{"v1beta1"})
+}
+
 // matchResources defaults what selects the requests a webhook or policy
 // sees: equivalent requests too, in every namespace, of every object, at
 // every scope.

@@ -63,7 +63,16 @@ func Apply(gvk schema.GroupVersionKind, obj Object) {
 	case schema.GroupKind{Group: "admissionregistration.k8s.io", Kind: "ValidatingWebhookConfiguration"},
 		schema.GroupKind{Group: "admissionregistration.k8s.io", Kind: "MutatingWebhookConfiguration"}:
 		for _, w := range decoded.Items(obj["webhooks"]) {
+			if gvk.Version == "v1beta1" {
+				webhookV1beta1(w)
+			}
 			webhook(w, gvk.Kind == "MutatingWebhookConfiguration")
+		}
+	case schema.GroupKind{Group: "certificates.k8s.io", Kind: "CertificateSigningRequest"}:
+		if gvk.Version == "v1beta1" {
+			// v1 requires both.
+			set(spec, "signerName", "kubernetes.io/legacy-unknown")
+			set(spec, "usages", []any{"digital signature", "key encipherment"})
 		}
 	case schema.GroupKind{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicy"}:
 		set(spec, "failurePolicy", "Fail")

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+
+	"kubeplay/server/internal/apipath"
 )
 
 // withoutResources returns the document of the group version whose paths
@@ -17,7 +19,7 @@ func withoutResources(doc []byte, prefix string, off []string) []byte {
 	}
 	paths, _ := d["paths"].(map[string]any)
 	for p := range paths {
-		if slices.Contains(off, pathResource(strings.TrimPrefix(p, prefix))) {
+		if slices.Contains(off, apipath.Resource(strings.TrimPrefix(p, prefix))) {
 			delete(paths, p)
 		}
 	}
@@ -55,15 +57,4 @@ func withoutResources(doc []byte, prefix string, off []string) []byte {
 		return doc
 	}
 	return out
-}
-
-// pathResource is the resource of a path relative to its group version
-// ("namespaces/{namespace}/jobs/{name}/status", "watch/jobs"): "" for the
-// group version's own path.
-func pathResource(rel string) string {
-	parts := strings.Split(strings.TrimPrefix(rel, "watch/"), "/")
-	if len(parts) >= 3 && parts[0] == "namespaces" && parts[1] == "{namespace}" {
-		return parts[2]
-	}
-	return parts[0]
 }

@@ -58,9 +58,16 @@ func (b builtin) Conditions(o map[string]any) []metav1.TableRowCondition {
 	return b.conditions(o)
 }
 
+// replacedBy names the resources older releases served in a group that no
+// longer has them, printed as the resource that replaced them.
+var replacedBy = map[string]string{"extensions/ingresses": "networking.k8s.io/ingresses"}
+
 // ForResource returns the printer of a built-in resource type.
 func ForResource(group, resource string) Printer {
 	key := group + "/" + resource
+	if k, ok := replacedBy[key]; ok {
+		key = k
+	}
 	if f, ok := printers[key]; ok {
 		p := builtin{columns: columns()[key], cells: f}
 		if key == "/pods" {

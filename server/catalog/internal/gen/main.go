@@ -16,6 +16,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"kubeplay/server/internal/apipath"
 )
 
 func main() {
@@ -87,32 +89,11 @@ func run(spec, out string) error {
 		}
 		slices.Sort(paths)
 		for _, p := range paths {
-			group, version, rest, ok := splitPath(p)
+			path, ok := apipath.Parse(p)
 			if !ok {
 				continue
 			}
-			// The deprecated /watch/ paths carry the watch verb.
-			rest = strings.TrimPrefix(rest, "watch/")
-			segs := strings.Split(rest, "/")
-			namespaced := false
-			if len(segs) >= 3 && segs[0] == "namespaces" && segs[1] == "{namespace}" {
-				namespaced = true
-				segs = segs[2:]
-			}
-			plural := segs[0]
-			if plural == "" || strings.HasPrefix(plural, "{") {
-				continue
-			}
-			item := len(segs) >= 2 && segs[1] == "{name}"
-			sub := ""
-			switch {
-			case len(segs) == 1:
-			case item && len(segs) == 2:
-			case item && len(segs) == 3:
-				sub = segs[2]
-			default:
-				continue // e.g. pods/{name}/proxy/{path}: part of the proxy subresource
-			}
+			group, version, namespaced, plural, sub := path.Group, path.Version, path.Namespaced, path.Resource, path.Subresource
 			for method, opRaw := range doc.Paths[p] {
 				if _, isMethod := methodVerbs[method]; !isMethod {
 					continue
@@ -162,6 +143,15 @@ func run(spec, out string) error {
 	if err := addDiscovery(spec, byKey); err != nil {
 		return err
 	}
+	// The discovery documents are v1.35's: an older version of a resource
+	// had the names of the version that replaced it.
+	for _, r := range byKey {
+		for _, other := range byKey {
+			if r.shortNames == nil && r.categories == nil && other != r && other.gvk.Kind == r.gvk.Kind && other.plural == r.plural {
+				r.shortNames, r.categories = other.shortNames, other.categories
+			}
+		}
+	}
 	slices.Sort(order)
 
 	var b bytes.Buffer
@@ -198,22 +188,6 @@ func run(spec, out string) error {
 		return err
 	}
 	return os.WriteFile(out, src, 0o644)
-}
-
-// splitPath splits "/api/v1/x" or "/apis/g/v/x" into group, version and the rest.
-func splitPath(p string) (group, version, rest string, ok bool) {
-	if r, found := strings.CutPrefix(p, "/api/v1/"); found {
-		return "", "v1", r, true
-	}
-	r, found := strings.CutPrefix(p, "/apis/")
-	if !found {
-		return "", "", "", false
-	}
-	parts := strings.SplitN(r, "/", 3)
-	if len(parts) < 3 {
-		return "", "", "", false
-	}
-	return parts[0], parts[1], parts[2], true
 }
 
 // addDiscovery fills singular names, short names and categories from the

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// cronJobV1 is a manifest of batch/v1, which came in v1.21.
+const cronJobV1 = `apiVersion: batch/v1
+kind: CronJob
+metadata:
+  name: nightly
+  namespace: default
+spec:
+  schedule: "0 3 * * *"
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: Never
+          containers:
+          - name: backup
+            image: busybox
+`
+
+// TestKubectl_EmulatedVersion serves the API of v1.20: kubectl reports the
+// server's version, and a newer manifest fails as it does against a real
+// v1.20 cluster.
+func TestKubectl_EmulatedVersion(t *testing.T) {
+	url := startServer(t, t.TempDir(), "--emulated-version", "1.20")
+	if out := kubectlSucceeds(t, url, "", "version"); !strings.Contains(out, "Server Version: v1.20.15+kubeplay") {
+		t.Errorf("kubectl version:\n%s", out)
+	}
+	out := kubectlFails(t, url, cronJobV1, "apply", "-f", "-")
+	if !strings.Contains(out, `no matches for kind "CronJob" in version "batch/v1"`) {
+		t.Errorf("kubectl apply of batch/v1 CronJob:\n%s", out)
+	}
+}
+
+// TestKubectl_DeprecatedVersion applies a batch/v1beta1 CronJob to v1.24,
+// which kubectl answers with the server's deprecation warning, and then
+// to v1.25, which no longer serves it.
+func TestKubectl_DeprecatedVersion(t *testing.T) {
+	manifest := strings.Replace(cronJobV1, "batch/v1", "batch/v1beta1", 1)
+	url := startServer(t, t.TempDir(), "--emulated-version", "1.24")
+	out := kubectlSucceeds(t, url, manifest, "apply", "-f", "-")
+	if !strings.Contains(out, "Warning: batch/v1beta1 CronJob is deprecated in v1.21+, unavailable in v1.25+; use batch/v1 CronJob") ||
+		!strings.Contains(out, "cronjob.batch/nightly created") {
+		t.Errorf("kubectl apply to 1.24:\n%s", out)
+	}
+	url = startServer(t, t.TempDir(), "--emulated-version", "1.25")
+	if out := kubectlFails(t, url, manifest, "apply", "-f", "-"); !strings.Contains(out, `no matches for kind "CronJob" in version "batch/v1beta1"`) {
+		t.Errorf("kubectl apply to 1.25:\n%s", out)
+	}
+}
+
+// TestKubectl_BetaWarning switches on a beta version v1.35 serves only on
+// request; kubectl prints its warning, worded as kube-apiserver's.
+func TestKubectl_BetaWarning(t *testing.T) {
+	url := startServer(t, t.TempDir(), "--runtime-config", "networking.k8s.io/v1beta1=true")
+	out := kubectlSucceeds(t, url, "", "get", "ipaddresses.v1beta1.networking.k8s.io")
+	if !strings.Contains(out, "Warning: networking.k8s.io/v1beta1 IPAddress is deprecated in v1.34+, unavailable in v1.37+") {
+		t.Errorf("kubectl get:\n%s", out)
+	}
+}
