@@ -51,6 +51,10 @@ type Controllers struct {
 	// controllers, scheduler and kubelets that make pods and move them
 	// through Pending, Running and (a Job's) Succeeded (see workloads.go).
 	DisableWorkloads bool
+	// DisableValidatingAdmissionPolicyStatus: kube-controller-manager's
+	// controller that type-checks ValidatingAdmissionPolicies into their
+	// status.
+	DisableValidatingAdmissionPolicyStatus bool
 	// FinalizerBots are simulated actors that remove a finalizer some time
 	// after an object's deletion was requested.
 	FinalizerBots []FinalizerBot
@@ -132,6 +136,13 @@ func (sb *Sandbox) SetControllers(c Controllers) {
 	if !c.DisableWorkloads {
 		wl := newWorkloads(sb.handler, sb.clock.Now)
 		done.Go(func() { runLoop(simCtx, "simulated workload controllers", st, isWorkloadChange, wl.sync) })
+	}
+	if !c.DisableValidatingAdmissionPolicyStatus {
+		ps := newPolicyStatusController(sb.handler, api.Catalog())
+		psCtx := authn.WithUser(ctx, policyStatusControllerUser)
+		done.Go(func() {
+			runLoop(psCtx, "validatingadmissionpolicy status controller", st, isPolicyChange, ps.sync)
+		})
 	}
 	if len(c.FinalizerBots) > 0 {
 		bots := &finalizerBots{bots: slices.Clone(c.FinalizerBots), gc: newGarbageCollector(sb.handler, api.Catalog(), st, nil), now: sb.clock.Now}

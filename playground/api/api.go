@@ -160,12 +160,16 @@ type ControllerSettings struct {
 	// Workloads: the simulated Deployment, ReplicaSet and Job controllers,
 	// scheduler and kubelets.
 	Workloads *bool `json:"workloads,omitempty"`
+	// ValidatingAdmissionPolicyStatus: the controller that type-checks
+	// ValidatingAdmissionPolicies into their status.
+	ValidatingAdmissionPolicyStatus *bool `json:"validatingAdmissionPolicyStatus,omitempty"`
 }
 
 func controllerSettings(c playground.Controllers) ControllerSettings {
 	on := func(disabled bool) *bool { v := !disabled; return &v }
 	return ControllerSettings{Namespace: on(c.DisableNamespace), GarbageCollector: on(c.DisableGarbageCollector),
-		Kubelet: on(c.DisableKubelet), ClusterRoleAggregation: on(c.DisableClusterRoleAggregation), Workloads: on(c.DisableWorkloads)}
+		Kubelet: on(c.DisableKubelet), ClusterRoleAggregation: on(c.DisableClusterRoleAggregation), Workloads: on(c.DisableWorkloads),
+		ValidatingAdmissionPolicyStatus: on(c.DisableValidatingAdmissionPolicyStatus)}
 }
 
 // apply switches the controllers s names, leaving the others.
@@ -180,6 +184,7 @@ func (s ControllerSettings) apply(c playground.Controllers) playground.Controlle
 	set(&c.DisableKubelet, s.Kubelet)
 	set(&c.DisableClusterRoleAggregation, s.ClusterRoleAggregation)
 	set(&c.DisableWorkloads, s.Workloads)
+	set(&c.DisableValidatingAdmissionPolicyStatus, s.ValidatingAdmissionPolicyStatus)
 	return c
 }
 
