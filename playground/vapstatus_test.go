@@ -2,8 +2,10 @@ package playground_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"reflect"
+	"slices"
 	"testing"
 
 	"kubeplay/playground"
@@ -14,8 +16,13 @@ const policiesPath = "/apis/admissionregistration.k8s.io/v1/validatingadmissionp
 // policyBody is a ValidatingAdmissionPolicy on apps/v1 resources with the
 // given spec fields besides matchConstraints.
 func policyBody(name string, resources []string, spec map[string]any) string {
+	return groupPolicyBody(name, "apps", resources, spec)
+}
+
+// groupPolicyBody is policyBody for resources of group's v1.
+func groupPolicyBody(name, group string, resources []string, spec map[string]any) string {
 	spec["matchConstraints"] = map[string]any{"resourceRules": []any{map[string]any{
-		"apiGroups": []string{"apps"}, "apiVersions": []string{"v1"}, "operations": []string{"CREATE", "UPDATE"}, "resources": resources}}}
+		"apiGroups": []string{group}, "apiVersions": []string{"v1"}, "operations": []string{"CREATE", "UPDATE"}, "resources": resources}}}
 	b, _ := json.Marshal(map[string]any{"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
 		"metadata": map[string]any{"name": name}, "spec": spec})
 	return string(b)
@@ -127,6 +134,50 @@ func TestValidatingAdmissionPolicyStatus(t *testing.T) {
 	mustDo(t, h, 201, "POST", policiesPath, wild)
 	if tc := typeChecked(t, h, "wild"); len(tc) != 0 {
 		t.Errorf("wild: typeChecking %v, want {}", tc)
+	}
+}
+
+// Only the first ten group/version/resource combinations a policy names
+// are checked, whether or not they exist; custom resources are not
+// checked, nor typed as params.
+func TestValidatingAdmissionPolicyStatus_Limits(t *testing.T) {
+	sb := openSandbox(t)
+	h := sb.Handler()
+	// spec.paused is a Deployment's field, not a StatefulSet's.
+	paused := func() map[string]any { return map[string]any{"validations": validations("object.spec.paused == true")} }
+	var unknown []string
+	for i := range 8 {
+		unknown = append(unknown, fmt.Sprintf("a%d", i))
+	}
+	// deployments and statefulsets are the 9th and 10th combinations.
+	mustDo(t, h, 201, "POST", policiesPath, policyBody("ten", slices.Concat(unknown, []string{"deployments", "statefulsets"}), paused()))
+	// With a 9th unknown resource, statefulsets is the 11th.
+	mustDo(t, h, 201, "POST", policiesPath, policyBody("eleven", slices.Concat(unknown, []string{"a8", "deployments", "statefulsets"}), paused()))
+	want := "apps/v1, Kind=StatefulSet: ERROR: <input>:1:12: undefined field 'paused'\n | object.spec.paused == true\n | ...........^"
+	if got := warningsOf(typeChecked(t, h, "ten")); !reflect.DeepEqual(got, map[string]string{"spec.validations[0].expression": want}) {
+		t.Errorf("ten: warnings %q", got)
+	}
+	if tc := typeChecked(t, h, "eleven"); len(tc) != 0 {
+		t.Errorf("eleven: typeChecking %v, want {}", tc)
+	}
+
+	mustDo(t, h, 201, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", gadgetsCRD)
+	waitFor(t, "gadgets to be served", func() bool {
+		code, _ := do(t, h, "GET", "/apis/example.com/v1/gadgets", "")
+		return code == 200
+	})
+	custom := map[string]any{"paramKind": map[string]any{"apiVersion": "example.com/v1", "kind": "Gadget"},
+		"validations": validations("object.nosuchfield == params.nosuchfield")}
+	mustDo(t, h, 201, "POST", policiesPath, groupPolicyBody("custom", "example.com", []string{"gadgets"}, custom))
+	if tc := typeChecked(t, h, "custom"); len(tc) != 0 {
+		t.Errorf("custom: typeChecking %v, want {}", tc)
+	}
+	// A built-in kind checked with custom params: params stay untyped.
+	mixed := map[string]any{"paramKind": map[string]any{"apiVersion": "example.com/v1", "kind": "Gadget"},
+		"validations": validations("object.spec.replicas == params.nosuchfield")}
+	mustDo(t, h, 201, "POST", policiesPath, policyBody("mixed", []string{"deployments"}, mixed))
+	if tc := typeChecked(t, h, "mixed"); len(tc) != 0 {
+		t.Errorf("mixed: typeChecking %v, want {}", tc)
 	}
 }
 
