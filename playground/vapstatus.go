@@ -26,7 +26,8 @@ import (
 // matchConstraints name and applies the result as the policy's
 // status.typeChecking, with status.observedGeneration. What it checks
 // follows the "Type checking" section of the Validating Admission Policy
-// documentation (see celrules.TypeCheck and policyTypes).
+// documentation and, where that is silent or loose, what
+// kube-controller-manager does (see celrules.TypeCheck and policyTypes).
 
 var policyStatusControllerUser = controllerUser("validatingadmissionpolicy-status-controller")
 
@@ -36,8 +37,7 @@ const policyStatusControllerAgent = "kube-controller-manager/v1.35.4 (linux/amd6
 // controller applies.
 const policyStatusFieldManager = "validatingadmissionpolicy-status"
 
-// maxCheckedTypes is how many of the kinds a policy matches are checked:
-// the first ten by group, version and resource, as the documentation says.
+// maxCheckedTypes is how many kinds of one resource rule are checked.
 const maxCheckedTypes = 10
 
 const policiesPath = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies"
@@ -80,13 +80,13 @@ type statusPolicy struct {
 		Validations []celrules.ValidationExpressions `json:"validations"`
 	} `json:"spec"`
 	Status struct {
-		ObservedGeneration int64           `json:"observedGeneration"`
-		TypeChecking       json.RawMessage `json:"typeChecking"`
+		ObservedGeneration int64 `json:"observedGeneration"`
 	} `json:"status"`
 }
 
-// sync checks every policy whose status does not yet reflect its current
-// generation; a failed write is retried after retryInterval.
+// sync checks every policy whose status has not observed its current
+// generation (as kube-controller-manager, whatever its typeChecking); a
+// failed write is retried after retryInterval.
 func (c *policyStatusController) sync(ctx context.Context) time.Duration {
 	var list struct {
 		Items []statusPolicy `json:"items"`
@@ -99,7 +99,7 @@ func (c *policyStatusController) sync(ctx context.Context) time.Duration {
 	}
 	var next time.Duration
 	for _, p := range list.Items {
-		if p.Status.TypeChecking != nil && p.Status.ObservedGeneration == p.Metadata.Generation {
+		if p.Metadata.Generation <= p.Status.ObservedGeneration {
 			continue
 		}
 		if err := c.update(ctx, p); err != nil && ctx.Err() == nil {
@@ -119,7 +119,7 @@ func (c *policyStatusController) update(ctx context.Context, p statusPolicy) err
 	var params *celrules.CheckedType
 	if pk := p.Spec.ParamKind; pk != nil {
 		if gv, err := schema.ParseGroupVersion(pk.APIVersion); err == nil {
-			params, err = builtinType(gv.WithKind(pk.Kind))
+			params, err = builtinKind(gv.WithKind(pk.Kind))
 			if err != nil {
 				return err
 			}
@@ -158,54 +158,65 @@ func (c *policyStatusController) update(ctx context.Context, p statusPolicy) err
 	return resp.Err(http.MethodPatch, path)
 }
 
-// policyTypes are the kinds p's expressions are checked against: those of
-// the group/version/resource combinations its matchConstraints'
-// resourceRules name explicitly (a "*" matches nothing here), the first
-// maxCheckedTypes of them by group, version and resource. As the
-// documentation says, custom resources are not checked. It is silent on
-// subresources ("deployments/scale") and on excludeResourceRules: a
-// subresource names no kind here and is skipped, and exclusions are not
-// read.
+// policyTypes are the kinds p's expressions are checked against, by
+// group, version and kind: those of the group/version/resource
+// combinations its matchConstraints' resourceRules name. The documentation
+// says a "*" is not expanded and that only the first ten combinations by
+// group, version and resource are checked; kube-controller-manager skips a
+// rule with a "*" in its apiGroups or apiVersions, a "*" or a subresource
+// in its resources, and stops at the tenth kind one rule resolves to
+// (combinations naming no resource do not count; custom resources do). As
+// the documentation says, custom resources are not checked.
 func (c *policyStatusController) policyTypes(p statusPolicy) ([]celrules.CheckedType, error) {
 	if p.Spec.MatchConstraints == nil {
 		return nil, nil
 	}
-	var gvrs []schema.GroupVersionResource
+	var out []celrules.CheckedType
+	sorted := func(list []string) []string { return slices.Sorted(slices.Values(list)) }
+	wild := func(s string) bool { return strings.Contains(s, "*") }
 	for _, r := range p.Spec.MatchConstraints.ResourceRules {
-		for _, g := range r.APIGroups {
-			for _, v := range r.APIVersions {
-				for _, res := range r.Resources {
-					gvr := schema.GroupVersionResource{Group: g, Version: v, Resource: res}
-					if g != "*" && v != "*" && res != "*" && !slices.Contains(gvrs, gvr) {
-						gvrs = append(gvrs, gvr)
+		if slices.ContainsFunc(r.APIGroups, wild) || slices.ContainsFunc(r.APIVersions, wild) {
+			continue
+		}
+		count := 0
+		for _, g := range sorted(r.APIGroups) {
+			for _, v := range sorted(r.APIVersions) {
+				for _, res := range sorted(r.Resources) {
+					if strings.ContainsAny(res, "*/") {
+						continue
+					}
+					r := c.catalog.Lookup(schema.GroupVersionResource{Group: g, Version: v, Resource: res})
+					if r == nil {
+						continue
+					}
+					// A custom resource counts, but has no schema here.
+					t, err := builtinKind(r.GroupVersionKind())
+					if err != nil {
+						return nil, err
+					}
+					if t != nil && r.Custom == nil && !slices.Contains(out, *t) {
+						out = append(out, *t)
+					}
+					if count++; count == maxCheckedTypes {
+						return sortTypes(out), nil
 					}
 				}
 			}
 		}
 	}
-	slices.SortFunc(gvrs, func(a, b schema.GroupVersionResource) int {
-		return cmp.Or(cmp.Compare(a.Group, b.Group), cmp.Compare(a.Version, b.Version), cmp.Compare(a.Resource, b.Resource))
-	})
-	var out []celrules.CheckedType
-	for _, gvr := range gvrs[:min(len(gvrs), maxCheckedTypes)] {
-		r := c.catalog.Lookup(gvr)
-		if r == nil || r.Custom != nil {
-			continue
-		}
-		t, err := builtinType(r.GroupVersionKind())
-		if err != nil {
-			return nil, err
-		}
-		if t != nil && !slices.Contains(out, *t) {
-			out = append(out, *t)
-		}
-	}
-	return out, nil
+	return sortTypes(out), nil
 }
 
-// builtinType is the kind gvk with its schema, or nil for a kind kubeplay
+func sortTypes(list []celrules.CheckedType) []celrules.CheckedType {
+	slices.SortFunc(list, func(a, b celrules.CheckedType) int {
+		return cmp.Or(cmp.Compare(a.Group, b.Group), cmp.Compare(a.Version, b.Version), cmp.Compare(a.Kind, b.Kind))
+	})
+	return list
+}
+
+// builtinKind is the kind gvk with its schema, or nil for a kind kubeplay
 // has no built-in schema of.
-func builtinType(gvk schema.GroupVersionKind) (*celrules.CheckedType, error) {
+func builtinKind(gvk schema.GroupVersionKind) (*celrules.CheckedType, error) {
 	s, ok, err := openapi.Structural(gvk)
 	if err != nil {
 		return nil, fmt.Errorf("schema of %v: %w", gvk, err)

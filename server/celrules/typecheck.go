@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/google/cel-go/cel"
-
 	"kubeplay/server/structural"
 )
 
@@ -50,12 +48,13 @@ type ExpressionWarning struct {
 // messageExpression) against each of objects in turn, with params typed by
 // params (nil: dynamically typed) and the variables typed by their
 // expressions, as kube-controller-manager's ValidatingAdmissionPolicy
-// status controller does. An expression with type errors gets one warning,
-// a line group per type it fails on: "<type>: <the compiler's issues>"
-// (the documentation's layout). The documentation does not say which
-// expressions are checked; kube-controller-manager reads only
-// spec.validations, so variables, matchConditions and auditAnnotations only
-// serve to type the variables.
+// status controller does: it reads only spec.validations (variables serve
+// to type the variables), and checks a messageExpression in the same
+// environment as an expression, authorizer included. An expression with
+// type errors gets one warning: for each type it fails on,
+// "<type>: <the compiler's issues>" and a newline, the types separated by
+// newlines. The documentation shows the warnings without the newlines
+// after each type; kube-controller-manager writes them.
 func TypeCheck(objects []CheckedType, params *CheckedType, p PolicyExpressions) ([]ExpressionWarning, error) {
 	type expression struct{ fieldRef, source string }
 	var exprs []expression
@@ -67,30 +66,17 @@ func TypeCheck(objects []CheckedType, params *CheckedType, p PolicyExpressions) 
 	}
 	lines := make([][]string, len(exprs))
 	for _, object := range objects {
-		// As in admission, messageExpression has no authorizer.
-		envs := [2]*cel.Env{}
-		for i, authorizer := range []bool{true, false} {
-			env, err := TypedAdmissionEnv(authorizer, &object, params)
-			if err != nil {
-				return nil, err
-			}
-			envs[i] = env
+		env, err := TypedAdmissionEnv(true, &object, params)
+		if err != nil {
+			return nil, err
 		}
-		_, _, decls := Variables(envs[0], p.VariableNames, p.VariableExpressions)
-		for i := range envs {
-			env, err := envs[i].Extend(decls...)
-			if err != nil {
-				return nil, err
-			}
-			envs[i] = env
+		_, _, decls := Variables(env, p.VariableNames, p.VariableExpressions)
+		if env, err = env.Extend(decls...); err != nil {
+			return nil, err
 		}
 		for i, e := range exprs {
-			env := envs[0]
-			if strings.HasSuffix(e.fieldRef, ".messageExpression") {
-				env = envs[1]
-			}
 			if _, issues := env.Compile(e.source); issues != nil && issues.Err() != nil {
-				lines[i] = append(lines[i], object.String()+": "+issues.String())
+				lines[i] = append(lines[i], object.String()+": "+issues.String()+"\n")
 			}
 		}
 	}
