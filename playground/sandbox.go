@@ -58,6 +58,10 @@ type Controllers struct {
 	// controllers, scheduler and kubelets that make pods and move them
 	// through Pending, Running and (a Job's) Succeeded (see workloads.go).
 	DisableWorkloads bool
+	// DisableValidatingAdmissionPolicyStatus: kube-controller-manager's
+	// controller that type-checks ValidatingAdmissionPolicies into their
+	// status.
+	DisableValidatingAdmissionPolicyStatus bool
 	// FinalizerBots are simulated actors that remove a finalizer some time
 	// after an object's deletion was requested.
 	FinalizerBots []FinalizerBot
@@ -74,13 +78,17 @@ type ControllerSwitches struct {
 	// Workloads: the simulated Deployment, ReplicaSet and Job controllers,
 	// scheduler and kubelets.
 	Workloads *bool `json:"workloads,omitempty"`
+	// ValidatingAdmissionPolicyStatus: the controller that type-checks
+	// ValidatingAdmissionPolicies into their status.
+	ValidatingAdmissionPolicyStatus *bool `json:"validatingAdmissionPolicyStatus,omitempty"`
 }
 
 // SwitchesOf says of every controller whether c runs it.
 func SwitchesOf(c Controllers) ControllerSwitches {
 	on := func(disabled bool) *bool { v := !disabled; return &v }
 	return ControllerSwitches{Namespace: on(c.DisableNamespace), GarbageCollector: on(c.DisableGarbageCollector),
-		Kubelet: on(c.DisableKubelet), ClusterRoleAggregation: on(c.DisableClusterRoleAggregation), Workloads: on(c.DisableWorkloads)}
+		Kubelet: on(c.DisableKubelet), ClusterRoleAggregation: on(c.DisableClusterRoleAggregation), Workloads: on(c.DisableWorkloads),
+		ValidatingAdmissionPolicyStatus: on(c.DisableValidatingAdmissionPolicyStatus)}
 }
 
 // Apply switches the controllers s names, leaving the others as c has them.
@@ -95,6 +103,7 @@ func (s ControllerSwitches) Apply(c Controllers) Controllers {
 	set(&c.DisableKubelet, s.Kubelet)
 	set(&c.DisableClusterRoleAggregation, s.ClusterRoleAggregation)
 	set(&c.DisableWorkloads, s.Workloads)
+	set(&c.DisableValidatingAdmissionPolicyStatus, s.ValidatingAdmissionPolicyStatus)
 	return c
 }
 
@@ -193,6 +202,13 @@ func (sb *Sandbox) SetControllers(c Controllers) {
 	if !c.DisableWorkloads {
 		wl := newWorkloads(sb.handler, sb.clock.Now)
 		done.Go(func() { runLoop(simCtx, "simulated workload controllers", st, isWorkloadChange, wl.sync) })
+	}
+	if !c.DisableValidatingAdmissionPolicyStatus {
+		ps := newPolicyStatusController(sb.handler, api.Catalog())
+		psCtx := authn.WithUser(ctx, policyStatusControllerUser)
+		done.Go(func() {
+			runLoop(psCtx, "validatingadmissionpolicy status controller", st, isPolicyChange, ps.sync)
+		})
 	}
 	if len(c.FinalizerBots) > 0 {
 		bots := &finalizerBots{bots: slices.Clone(c.FinalizerBots), gc: newGarbageCollector(sb.handler, api.Catalog(), st, nil), now: sb.clock.Now}

@@ -23,6 +23,13 @@ import (
 // the resource's schema, the objects are dynamically typed: expressions
 // that use them are checked when they run.
 func AdmissionEnv(authorizer bool) (*cel.Env, error) {
+	return TypedAdmissionEnv(authorizer, nil, nil)
+}
+
+// TypedAdmissionEnv is AdmissionEnv with object and oldObject of type
+// object and params of type params (nil: dynamically typed), as
+// kube-controller-manager types them to check a policy's expressions.
+func TypedAdmissionEnv(authorizer bool, object, params *CheckedType) (*cel.Env, error) {
 	p, err := newProvider()
 	if err != nil {
 		return nil, err
@@ -31,12 +38,23 @@ func AdmissionEnv(authorizer bool) (*cel.Env, error) {
 	if len(errs) > 0 {
 		return nil, errs.ToAggregate()
 	}
+	objectType, paramsType := types.DynType, types.DynType
+	if object != nil {
+		objectType = p.declare(object.Schema, object.typeName(), false)
+	}
+	if params != nil {
+		name := params.typeName()
+		if object != nil && name == object.typeName() && params.Schema != object.Schema {
+			name = "params." + name // a kind of the same name in another group
+		}
+		paramsType = p.declare(params.Schema, name, false)
+	}
 	opts := []cel.EnvOption{
 		cel.CustomTypeProvider(p),
-		cel.Variable("object", cel.DynType),
-		cel.Variable("oldObject", cel.DynType),
+		cel.Variable("object", objectType),
+		cel.Variable("oldObject", objectType),
 		cel.Variable("request", p.declare(request, "kubernetes.AdmissionRequest", false)),
-		cel.Variable("params", cel.DynType),
+		cel.Variable("params", paramsType),
 		cel.Variable("namespaceObject", cel.DynType),
 		cel.Variable("variables", cel.MapType(cel.StringType, cel.DynType)),
 		cel.EagerlyValidateDeclarations(true),

@@ -1,0 +1,228 @@
+package playground
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"kubeplay/server/catalog"
+	"kubeplay/server/celrules"
+	"kubeplay/server/inproc"
+	"kubeplay/server/openapi"
+	"kubeplay/store"
+)
+
+// The ValidatingAdmissionPolicy status controller is kube-controller-manager's:
+// it type-checks each policy's expressions against the kinds its
+// matchConstraints name and applies the result as the policy's
+// status.typeChecking, with status.observedGeneration. What it checks
+// follows the "Type checking" section of the Validating Admission Policy
+// documentation and, where that is silent or loose, what
+// kube-controller-manager does (see celrules.TypeCheck and policyTypes).
+
+var policyStatusControllerUser = controllerUser("validatingadmissionpolicy-status-controller")
+
+const policyStatusControllerAgent = "kube-controller-manager/v1.35.4 (linux/amd64) kubernetes/7b8c6cf/system:serviceaccount:kube-system:validatingadmissionpolicy-status-controller"
+
+// policyStatusFieldManager is the field manager of the status the
+// controller applies.
+const policyStatusFieldManager = "validatingadmissionpolicy-status"
+
+// maxCheckedTypes is how many kinds of one resource rule are checked.
+const maxCheckedTypes = 10
+
+const policiesPath = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies"
+
+type policyStatusController struct {
+	api     *inproc.Client
+	catalog *catalog.Catalog
+}
+
+func newPolicyStatusController(api http.Handler, cat *catalog.Catalog) *policyStatusController {
+	return &policyStatusController{api: inproc.New(api, policyStatusControllerAgent), catalog: cat}
+}
+
+func isPolicyChange(ev store.Event) bool {
+	return strings.HasPrefix(ev.KV.Key, "/registry/validatingadmissionpolicies/")
+}
+
+// statusPolicy is what the controller reads of a policy.
+type statusPolicy struct {
+	Metadata struct {
+		Name       string `json:"name"`
+		Generation int64  `json:"generation"`
+	} `json:"metadata"`
+	Spec struct {
+		ParamKind *struct {
+			APIVersion string `json:"apiVersion"`
+			Kind       string `json:"kind"`
+		} `json:"paramKind"`
+		MatchConstraints *struct {
+			ResourceRules []struct {
+				APIGroups   []string `json:"apiGroups"`
+				APIVersions []string `json:"apiVersions"`
+				Resources   []string `json:"resources"`
+			} `json:"resourceRules"`
+		} `json:"matchConstraints"`
+		Variables []struct {
+			Name       string `json:"name"`
+			Expression string `json:"expression"`
+		} `json:"variables"`
+		Validations []celrules.ValidationExpressions `json:"validations"`
+	} `json:"spec"`
+	Status struct {
+		ObservedGeneration int64 `json:"observedGeneration"`
+	} `json:"status"`
+}
+
+// sync checks every policy whose status has not observed its current
+// generation (as kube-controller-manager, whatever its typeChecking); a
+// failed write is retried after retryInterval.
+func (c *policyStatusController) sync(ctx context.Context) time.Duration {
+	var list struct {
+		Items []statusPolicy `json:"items"`
+	}
+	if err := c.api.Get(ctx, policiesPath, &list); err != nil {
+		if ctx.Err() == nil {
+			slog.Warn("validatingadmissionpolicy status controller", "err", err)
+		}
+		return retryInterval
+	}
+	var next time.Duration
+	for _, p := range list.Items {
+		if p.Metadata.Generation <= p.Status.ObservedGeneration {
+			continue
+		}
+		if err := c.update(ctx, p); err != nil && ctx.Err() == nil {
+			slog.Warn("validatingadmissionpolicy status controller", "policy", p.Metadata.Name, "err", err)
+			next = retryInterval
+		}
+	}
+	return next
+}
+
+// update applies the type check of p as its status.
+func (c *policyStatusController) update(ctx context.Context, p statusPolicy) error {
+	objects, err := c.policyTypes(p)
+	if err != nil {
+		return err
+	}
+	var params *celrules.CheckedType
+	if pk := p.Spec.ParamKind; pk != nil {
+		if gv, err := schema.ParseGroupVersion(pk.APIVersion); err == nil {
+			params, err = builtinKind(gv.WithKind(pk.Kind))
+			if err != nil {
+				return err
+			}
+		}
+	}
+	exprs := celrules.PolicyExpressions{Validations: p.Spec.Validations}
+	for _, v := range p.Spec.Variables {
+		exprs.VariableNames = append(exprs.VariableNames, v.Name)
+		exprs.VariableExpressions = append(exprs.VariableExpressions, v.Expression)
+	}
+	warnings, err := celrules.TypeCheck(objects, params, exprs)
+	if err != nil {
+		return err
+	}
+	type typeChecking struct {
+		ExpressionWarnings []celrules.ExpressionWarning `json:"expressionWarnings,omitempty"`
+	}
+	body, err := json.Marshal(map[string]any{
+		"apiVersion": "admissionregistration.k8s.io/v1",
+		"kind":       "ValidatingAdmissionPolicy",
+		"metadata":   map[string]any{"name": p.Metadata.Name},
+		"status": map[string]any{
+			"observedGeneration": p.Metadata.Generation,
+			"typeChecking":       typeChecking{ExpressionWarnings: warnings},
+		},
+	})
+	if err != nil {
+		return err
+	}
+	path := policiesPath + "/" + url.PathEscape(p.Metadata.Name) + "/status?fieldManager=" + policyStatusFieldManager + "&force=true"
+	header := http.Header{"Content-Type": {"application/apply-patch+yaml"}, "Accept": {"application/json"}}
+	resp, err := c.api.Raw(ctx, http.MethodPatch, path, header, body)
+	if err != nil {
+		return err
+	}
+	return resp.Err(http.MethodPatch, path)
+}
+
+// policyTypes are the kinds p's expressions are checked against, by
+// group, version and kind: those of the group/version/resource
+// combinations its matchConstraints' resourceRules name. The documentation
+// says a "*" is not expanded and that only the first ten combinations by
+// group, version and resource are checked; kube-controller-manager skips a
+// rule with a "*" in its apiGroups or apiVersions, a "*" or a subresource
+// in its resources, and stops at the tenth kind one rule resolves to
+// (combinations naming no resource do not count; custom resources do). As
+// the documentation says, custom resources are not checked.
+func (c *policyStatusController) policyTypes(p statusPolicy) ([]celrules.CheckedType, error) {
+	if p.Spec.MatchConstraints == nil {
+		return nil, nil
+	}
+	var out []celrules.CheckedType
+	sorted := func(list []string) []string { return slices.Sorted(slices.Values(list)) }
+	wild := func(s string) bool { return strings.Contains(s, "*") }
+	for _, r := range p.Spec.MatchConstraints.ResourceRules {
+		if slices.ContainsFunc(r.APIGroups, wild) || slices.ContainsFunc(r.APIVersions, wild) {
+			continue
+		}
+		count := 0
+		for _, g := range sorted(r.APIGroups) {
+			for _, v := range sorted(r.APIVersions) {
+				for _, res := range sorted(r.Resources) {
+					if strings.ContainsAny(res, "*/") {
+						continue
+					}
+					r := c.catalog.Lookup(schema.GroupVersionResource{Group: g, Version: v, Resource: res})
+					if r == nil {
+						continue
+					}
+					// A custom resource counts, but has no schema here.
+					t, err := builtinKind(r.GroupVersionKind())
+					if err != nil {
+						return nil, err
+					}
+					if t != nil && r.Custom == nil && !slices.Contains(out, *t) {
+						out = append(out, *t)
+					}
+					if count++; count == maxCheckedTypes {
+						return sortTypes(out), nil
+					}
+				}
+			}
+		}
+	}
+	return sortTypes(out), nil
+}
+
+func sortTypes(list []celrules.CheckedType) []celrules.CheckedType {
+	slices.SortFunc(list, func(a, b celrules.CheckedType) int {
+		return cmp.Or(cmp.Compare(a.Group, b.Group), cmp.Compare(a.Version, b.Version), cmp.Compare(a.Kind, b.Kind))
+	})
+	return list
+}
+
+// builtinKind is the kind gvk with its schema, or nil for a kind kubeplay
+// has no built-in schema of.
+func builtinKind(gvk schema.GroupVersionKind) (*celrules.CheckedType, error) {
+	s, ok, err := openapi.Structural(gvk)
+	if err != nil {
+		return nil, fmt.Errorf("schema of %v: %w", gvk, err)
+	}
+	if !ok {
+		return nil, nil
+	}
+	return &celrules.CheckedType{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Schema: s}, nil
+}

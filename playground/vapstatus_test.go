@@ -1,0 +1,220 @@
+package playground_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"kubeplay/playground"
+)
+
+const policiesPath = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies"
+
+// policyBody is a ValidatingAdmissionPolicy on apps/v1 resources with the
+// given spec fields besides matchConstraints.
+func policyBody(name string, resources []string, spec map[string]any) string {
+	return groupPolicyBody(name, "apps", resources, spec)
+}
+
+// groupPolicyBody is policyBody for resources of group's v1.
+func groupPolicyBody(name, group string, resources []string, spec map[string]any) string {
+	spec["matchConstraints"] = map[string]any{"resourceRules": []any{map[string]any{
+		"apiGroups": []string{group}, "apiVersions": []string{"v1"}, "operations": []string{"CREATE", "UPDATE"}, "resources": resources}}}
+	b, _ := json.Marshal(map[string]any{"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+		"metadata": map[string]any{"name": name}, "spec": spec})
+	return string(b)
+}
+
+func validations(exprs ...string) []any {
+	var out []any
+	for _, e := range exprs {
+		out = append(out, map[string]any{"expression": e})
+	}
+	return out
+}
+
+// typeChecked waits until the policy's status has observed its generation
+// and returns its status.typeChecking.
+func typeChecked(t *testing.T, h http.Handler, name string) map[string]any {
+	t.Helper()
+	var status map[string]any
+	waitFor(t, name+" to be type-checked", func() bool {
+		obj := mustDo(t, h, 200, "GET", policiesPath+"/"+name, "")
+		status, _ = obj["status"].(map[string]any)
+		gen := obj["metadata"].(map[string]any)["generation"]
+		return status != nil && status["observedGeneration"] == gen
+	})
+	tc, _ := status["typeChecking"].(map[string]any)
+	return tc
+}
+
+func warningsOf(tc map[string]any) map[string]string {
+	out := map[string]string{}
+	list, _ := tc["expressionWarnings"].([]any)
+	for _, w := range list {
+		m := w.(map[string]any)
+		out[m["fieldRef"].(string)] = m["warning"].(string)
+	}
+	return out
+}
+
+func TestValidatingAdmissionPolicyStatus(t *testing.T) {
+	sb := openSandbox(t)
+	h := sb.Handler()
+
+	// The documentation's examples: a typo'd field, against one kind and
+	// against two.
+	mustDo(t, h, 201, "POST", policiesPath, policyBody("one", []string{"deployments"}, map[string]any{"validations": validations("object.replicas > 1")}))
+	mustDo(t, h, 201, "POST", policiesPath, policyBody("two", []string{"deployments", "replicasets"}, map[string]any{"validations": validations("object.replicas > 1")}))
+	// Each type's lines end in a newline, which the documentation's
+	// examples leave out and kube-controller-manager writes.
+	const deploymentWarning = "apps/v1, Kind=Deployment: ERROR: <input>:1:7: undefined field 'replicas'\n | object.replicas > 1\n | ......^\n"
+	const replicaSetWarning = "apps/v1, Kind=ReplicaSet: ERROR: <input>:1:7: undefined field 'replicas'\n | object.replicas > 1\n | ......^\n"
+	if got, want := warningsOf(typeChecked(t, h, "one")), map[string]string{"spec.validations[0].expression": deploymentWarning}; !reflect.DeepEqual(got, want) {
+		t.Errorf("one: warnings %q, want %q", got, want)
+	}
+	if got, want := warningsOf(typeChecked(t, h, "two")), map[string]string{"spec.validations[0].expression": deploymentWarning + "\n" + replicaSetWarning}; !reflect.DeepEqual(got, want) {
+		t.Errorf("two: warnings %q, want %q", got, want)
+	}
+
+	// A correct policy, with typed variables, params and message: an empty
+	// typeChecking. Fixing the spec moves observedGeneration on.
+	correct := map[string]any{
+		"paramKind": map[string]any{"apiVersion": "v1", "kind": "ConfigMap"},
+		"variables": []any{map[string]any{"name": "replicas", "expression": "object.spec.replicas"}},
+		"validations": []any{map[string]any{"expression": "variables.replicas <= int(params.data.max) && object.metadata.labels['app'] != ''",
+			"messageExpression": "'at most ' + params.data.max + ' replicas'"}},
+	}
+	mustDo(t, h, 201, "POST", policiesPath, policyBody("correct", []string{"deployments"}, correct))
+	if tc := typeChecked(t, h, "correct"); tc == nil || len(tc) != 0 {
+		t.Errorf("correct: typeChecking %v, want {}", tc)
+	}
+
+	// Typos in params, a variable's type and a message expression are each
+	// reported; the new generation is observed.
+	broken := map[string]any{
+		"paramKind": map[string]any{"apiVersion": "v1", "kind": "ConfigMap"},
+		"variables": []any{map[string]any{"name": "replicas", "expression": "object.spec.replicas"}},
+		"validations": []any{
+			map[string]any{"expression": "variables.replicas <= int(params.dat.max)", "messageExpression": "'at most ' + variables.replicas"},
+		},
+	}
+	obj := mustDo(t, h, 200, "PUT", policiesPath+"/correct", policyBody("correct", []string{"deployments"}, broken))
+	if gen := obj["metadata"].(map[string]any)["generation"]; gen != 2.0 {
+		t.Fatalf("generation after the update: %v, want 2", gen)
+	}
+	want := map[string]string{
+		"spec.validations[0].expression": "apps/v1, Kind=Deployment: ERROR: <input>:1:33: undefined field 'dat'\n" +
+			" | variables.replicas <= int(params.dat.max)\n" +
+			" | ................................^\n",
+		"spec.validations[0].messageExpression": "apps/v1, Kind=Deployment: ERROR: <input>:1:12: found no matching overload for '_+_' applied to '(string, int)'\n" +
+			" | 'at most ' + variables.replicas\n" +
+			" | ...........^\n",
+	}
+	if got := warningsOf(typeChecked(t, h, "correct")); !reflect.DeepEqual(got, want) {
+		t.Errorf("broken: warnings %q, want %q", got, want)
+	}
+
+	// Fixed again: no warnings (server-side apply drops the emptied
+	// typeChecking).
+	mustDo(t, h, 200, "PUT", policiesPath+"/correct", policyBody("correct", []string{"deployments"}, correct))
+	if tc := typeChecked(t, h, "correct"); len(tc) != 0 {
+		t.Errorf("fixed: typeChecking %v, want none", tc)
+	}
+
+	// The status is the controller's, applied as kube-controller-manager
+	// applies it.
+	obj = mustDo(t, h, 200, "GET", policiesPath+"/correct", "")
+	var managers []string
+	for _, e := range obj["metadata"].(map[string]any)["managedFields"].([]any) {
+		m := e.(map[string]any)
+		if m["subresource"] == "status" {
+			managers = append(managers, m["manager"].(string)+" "+m["operation"].(string))
+		}
+	}
+	if want := []string{"validatingadmissionpolicy-status Apply"}; !reflect.DeepEqual(managers, want) {
+		t.Errorf("status managers %q, want %q", managers, want)
+	}
+
+	// The kinds a wildcard matches are not checked.
+	wild := policyBody("wild", []string{"*"}, map[string]any{"validations": validations("object.replicas > 1")})
+	mustDo(t, h, 201, "POST", policiesPath, wild)
+	if tc := typeChecked(t, h, "wild"); tc == nil || len(tc) != 0 {
+		t.Errorf("wild: typeChecking %v, want {}", tc)
+	}
+}
+
+// kindsIn lists the kinds a warning names.
+func kindsIn(warning string) []string {
+	var out []string
+	for _, line := range strings.Split(warning, "\n") {
+		if _, rest, ok := strings.Cut(line, ", Kind="); ok && !strings.HasPrefix(line, " ") {
+			kind, _, _ := strings.Cut(rest, ":")
+			out = append(out, kind)
+		}
+	}
+	return out
+}
+
+// At most ten kinds of a resource rule are checked, the first by group,
+// version and resource (a resource that does not exist does not count);
+// custom resources are not checked, nor typed as params.
+func TestValidatingAdmissionPolicyStatus_Limits(t *testing.T) {
+	sb := openSandbox(t)
+	h := sb.Handler()
+	resources := []string{"replicationcontrollers", "configmaps", "endpoints", "events", "limitranges", "namespaces", "nodes",
+		"nosuchresources", "persistentvolumeclaims", "persistentvolumes", "pods", "podtemplates"}
+	nosuch := map[string]any{"validations": validations("object.nosuchfield == 1")}
+	mustDo(t, h, 201, "POST", policiesPath, groupPolicyBody("eleven", "", resources, nosuch))
+	first10 := []string{"ConfigMap", "Endpoints", "Event", "LimitRange", "Namespace", "Node", "PersistentVolume", "PersistentVolumeClaim", "Pod", "PodTemplate"}
+	if got := kindsIn(warningsOf(typeChecked(t, h, "eleven"))["spec.validations[0].expression"]); !reflect.DeepEqual(got, first10) {
+		t.Errorf("eleven: kinds checked %q, want %q", got, first10)
+	}
+	// The limit is per rule: split in two rules, all eleven are checked.
+	split := map[string]any{"validations": validations("object.nosuchfield == 1"), "matchConstraints": map[string]any{"resourceRules": []any{
+		map[string]any{"apiGroups": []string{""}, "apiVersions": []string{"v1"}, "operations": []string{"CREATE"}, "resources": resources[:6]},
+		map[string]any{"apiGroups": []string{""}, "apiVersions": []string{"v1"}, "operations": []string{"CREATE"}, "resources": resources[6:]},
+	}}}
+	b, _ := json.Marshal(map[string]any{"metadata": map[string]any{"name": "split"}, "spec": split})
+	mustDo(t, h, 201, "POST", policiesPath, string(b))
+	all := append(slices.Clone(first10), "ReplicationController")
+	if got := kindsIn(warningsOf(typeChecked(t, h, "split"))["spec.validations[0].expression"]); !reflect.DeepEqual(got, all) {
+		t.Errorf("split: kinds checked %q, want %q", got, all)
+	}
+
+	mustDo(t, h, 201, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", gadgetsCRD)
+	waitFor(t, "gadgets to be served", func() bool {
+		code, _ := do(t, h, "GET", "/apis/example.com/v1/gadgets", "")
+		return code == 200
+	})
+	custom := map[string]any{"paramKind": map[string]any{"apiVersion": "example.com/v1", "kind": "Gadget"},
+		"validations": validations("object.nosuchfield == params.nosuchfield")}
+	mustDo(t, h, 201, "POST", policiesPath, groupPolicyBody("custom", "example.com", []string{"gadgets"}, custom))
+	if tc := typeChecked(t, h, "custom"); tc == nil || len(tc) != 0 {
+		t.Errorf("custom: typeChecking %v, want {}", tc)
+	}
+	// A built-in kind checked with custom params: params stay untyped.
+	mixed := map[string]any{"paramKind": map[string]any{"apiVersion": "example.com/v1", "kind": "Gadget"},
+		"validations": validations("object.spec.replicas == params.nosuchfield")}
+	mustDo(t, h, 201, "POST", policiesPath, policyBody("mixed", []string{"deployments"}, mixed))
+	if tc := typeChecked(t, h, "mixed"); tc == nil || len(tc) != 0 {
+		t.Errorf("mixed: typeChecking %v, want {}", tc)
+	}
+}
+
+func TestValidatingAdmissionPolicyStatus_Disabled(t *testing.T) {
+	sb := openSandboxWith(t, playground.Options{Controllers: playground.Controllers{DisableValidatingAdmissionPolicyStatus: true}})
+	h := sb.Handler()
+	mustDo(t, h, 201, "POST", policiesPath, policyBody("one", []string{"deployments"}, map[string]any{"validations": validations("object.replicas > 1")}))
+	if status, _ := mustDo(t, h, 200, "GET", policiesPath+"/one", "")["status"].(map[string]any); len(status) != 0 {
+		t.Errorf("status %v with the controller off", status)
+	}
+	// Switched on, the controller catches up with the policy.
+	sb.SetControllers(playground.Controllers{})
+	if got := warningsOf(typeChecked(t, h, "one")); len(got) != 1 {
+		t.Errorf("warnings %q, want one", got)
+	}
+}

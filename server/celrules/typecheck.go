@@ -1,0 +1,90 @@
+package celrules
+
+import (
+	"fmt"
+	"strings"
+
+	"kubeplay/server/structural"
+)
+
+// CheckedType is a kind a policy's expressions are type-checked against.
+type CheckedType struct {
+	// Group, Version and Kind name it in warnings: "apps/v1, Kind=Deployment".
+	Group, Version, Kind string
+	// Schema is its objects' schema, metadata included.
+	Schema *structural.Schema
+}
+
+// String is how a warning names the type, as Kubernetes prints a
+// GroupVersionKind.
+func (t CheckedType) String() string {
+	return fmt.Sprintf("%s/%s, Kind=%s", t.Group, t.Version, t.Kind)
+}
+
+// typeName names the CEL object type of the kind's objects.
+func (t CheckedType) typeName() string { return t.Kind }
+
+// PolicyExpressions are the expressions of a ValidatingAdmissionPolicy that
+// a type check reads.
+type PolicyExpressions struct {
+	// VariableNames and VariableExpressions are spec.variables, in order.
+	VariableNames, VariableExpressions []string
+	Validations                        []ValidationExpressions
+}
+
+// ValidationExpressions are one entry of spec.validations.
+type ValidationExpressions struct {
+	Expression, MessageExpression string
+}
+
+// ExpressionWarning is an entry of a policy's
+// status.typeChecking.expressionWarnings.
+type ExpressionWarning struct {
+	FieldRef string `json:"fieldRef"`
+	Warning  string `json:"warning"`
+}
+
+// TypeCheck checks a policy's validations (expression and
+// messageExpression) against each of objects in turn, with params typed by
+// params (nil: dynamically typed) and the variables typed by their
+// expressions, as kube-controller-manager's ValidatingAdmissionPolicy
+// status controller does: it reads only spec.validations (variables serve
+// to type the variables), and checks a messageExpression in the same
+// environment as an expression, authorizer included. An expression with
+// type errors gets one warning: for each type it fails on,
+// "<type>: <the compiler's issues>" and a newline, the types separated by
+// newlines. The documentation shows the warnings without the newlines
+// after each type; kube-controller-manager writes them.
+func TypeCheck(objects []CheckedType, params *CheckedType, p PolicyExpressions) ([]ExpressionWarning, error) {
+	type expression struct{ fieldRef, source string }
+	var exprs []expression
+	for i, v := range p.Validations {
+		exprs = append(exprs, expression{fmt.Sprintf("spec.validations[%d].expression", i), v.Expression})
+		if v.MessageExpression != "" {
+			exprs = append(exprs, expression{fmt.Sprintf("spec.validations[%d].messageExpression", i), v.MessageExpression})
+		}
+	}
+	lines := make([][]string, len(exprs))
+	for _, object := range objects {
+		env, err := TypedAdmissionEnv(true, &object, params)
+		if err != nil {
+			return nil, err
+		}
+		_, _, decls := Variables(env, p.VariableNames, p.VariableExpressions)
+		if env, err = env.Extend(decls...); err != nil {
+			return nil, err
+		}
+		for i, e := range exprs {
+			if _, issues := env.Compile(e.source); issues != nil && issues.Err() != nil {
+				lines[i] = append(lines[i], object.String()+": "+issues.String()+"\n")
+			}
+		}
+	}
+	var warnings []ExpressionWarning
+	for i, e := range exprs {
+		if len(lines[i]) > 0 {
+			warnings = append(warnings, ExpressionWarning{FieldRef: e.fieldRef, Warning: strings.Join(lines[i], "\n")})
+		}
+	}
+	return warnings, nil
+}
