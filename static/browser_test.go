@@ -442,7 +442,7 @@ func TestBrowser(t *testing.T) {
 func withoutDist(t *testing.T) fs.FS {
 	t.Helper()
 	m := fstest.MapFS{}
-	for _, name := range []string{"index.html", "page.js", "kubeplay.js", "worker.js", "script.js", "boot.css"} {
+	for _, name := range []string{"index.html", "page.js", "kubeplay.js", "worker.js", "script.js", "state.js", "boot.css"} {
 		data, err := fs.ReadFile(static.FS(), name)
 		if err != nil {
 			t.Fatal(err)

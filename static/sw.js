@@ -8,7 +8,7 @@ const cacheName = "kubeplay";
 
 // files are the site's, cached at install: the first visit fetched them
 // before this worker controlled the page.
-const files = ["./", "index.html", "boot.css", "page.js", "kubeplay.js", "worker.js", "script.js", "embed.html", "example.js",
+const files = ["./", "index.html", "boot.css", "page.js", "kubeplay.js", "worker.js", "script.js", "state.js", "embed.html", "example.js",
 	"embed.js", "dist/kubeplay.wasm", "dist/wasm_exec.js", "dist/sqlite3.mjs", "dist/sqlite3.wasm"];
 
 self.addEventListener("install", (e) => {

@@ -128,7 +128,7 @@ function sink(id) {
 
 async function start({ module, reset, snapshot, memory }) {
 	const [sqlite3] = await Promise.all([sqlite, goRuntime]);
-	const storage = memory ? { kind: "memory", reason: "an isolated example" } : await openStorage(sqlite3, reset, snapshot);
+	const storage = memory ? { kind: "memory", reason: "this page's own: the sandbox saved in this browser is untouched" } : await openStorage(sqlite3, reset, snapshot);
 	// The store's browser driver (store/sqlite_js.go) looks for the module here.
 	globalThis.sqlite3 = sqlite3;
 	globalThis[databaseGlobal] = storage.kind === "memory" ? ":memory:" : dbFile;
