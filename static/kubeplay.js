@@ -79,8 +79,13 @@ globalThis.kubeplay = kubeplay;
 export default kubeplay;
 
 // Offline use is a bonus: no service worker (an insecure origin, a private
-// window) changes nothing else.
+// window) changes nothing else. The worker keeps the engine once it runs
+// here (see sw.js).
 globalThis.navigator?.serviceWorker?.register(new URL("sw.js", import.meta.url)).catch(() => {});
+kubeplay.ready.then(
+	() => globalThis.navigator?.serviceWorker?.ready.then((r) => r.active?.postMessage("keep-engine")),
+	() => {},
+);
 
 function report(phase, loaded = 0, total = 0, error = undefined) {
 	kubeplay.progress = { phase, loaded, total, error };
