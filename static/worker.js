@@ -8,7 +8,8 @@
 //                       run the engine; reset: empty the saved database
 //                       first; snapshot: an SQLite file (Uint8Array) to
 //                       replace it with first; memory: use a database in
-//                       memory, not the saved one.
+//                       memory, not the saved one. A new database, saved or
+//                       in memory, starts as dist/bootstrap.sqlite3.
 //   {type: "serve", id, method, url, headers, body}   wasm/engine.go's serve
 //   {type: "cancel", id}
 //   {type: "send", id, bytes}
@@ -214,7 +215,8 @@ async function memoryDatabase(sqlite3) {
 			db.exec(sql);
 		}
 		for (const table of db.selectValues("SELECT name FROM boot.sqlite_master WHERE type = 'table'")) {
-			// Copying rows with their ids already set the sequences.
+			// Copying kv's rows wrote its sequence already: the original's
+			// replaces it.
 			if (table === "sqlite_sequence") db.exec("DELETE FROM main.sqlite_sequence");
 			db.exec(`INSERT INTO main."${table}" SELECT * FROM boot."${table}"`);
 		}
