@@ -67,21 +67,11 @@ func main() {
 				case 0:
 					uleb(sec, &j)
 					imports++
-				case 1:
+				case 1: // a table: its element type, then limits
 					j++
-					f := sec[j]
-					j++
-					uleb(sec, &j)
-					if f&1 != 0 {
-						uleb(sec, &j)
-					}
-				case 2:
-					f := sec[j]
-					j++
-					uleb(sec, &j)
-					if f&1 != 0 {
-						uleb(sec, &j)
-					}
+					skipLimits(sec, &j)
+				case 2: // a memory: limits
+					skipLimits(sec, &j)
 				case 3:
 					j += 2
 				}
@@ -143,6 +133,16 @@ func main() {
 	fmt.Fprintf(w, "code %d data %d\n", total, dataSize)
 	for _, e := range l[:min(60, len(l))] {
 		fmt.Fprintf(w, "%8d KB %s\n", e.v/1024, e.k)
+	}
+}
+
+// skipLimits skips the limits at b[*i]: flags, minimum, maximum if flagged.
+func skipLimits(b []byte, i *int) {
+	flags := b[*i]
+	*i++
+	uleb(b, i)
+	if flags&1 != 0 {
+		uleb(b, i)
 	}
 }
 
