@@ -4,6 +4,7 @@ package static_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"net/http"
@@ -21,6 +22,7 @@ import (
 
 	"kubeplay/internal/browsertest"
 	"kubeplay/static"
+	"kubeplay/store"
 )
 
 // The browser test runs the real thing: the page served from static.Handler
@@ -101,6 +103,23 @@ func TestBrowser(t *testing.T) {
 			GoOnPage: "Go" in globalThis, SQLiteOnPage: "sqlite3" in globalThis, Storage: kubeplay.storage.kind})`, &got)
 		if !got.Worker || got.GoOnPage || got.SQLiteOnPage || got.Storage != "opfs-sahpool" {
 			t.Errorf("got %+v, want the engine (Go, SQLite) in a worker, on OPFS", got)
+		}
+	})
+
+	t.Run("a new sandbox starts from the prebuilt database", func(t *testing.T) {
+		want := bootstrapUID(t)
+		var saved string
+		browsertest.Eval(t, ctx, `kubeplay.fetch("/api/v1/namespaces/kube-system").then((r) => r.json()).then((ns) => ns.metadata.uid)`, &saved)
+		// An example's sandbox, in memory.
+		tab, cancel := chromedp.NewContext(ctx)
+		defer cancel()
+		if err := chromedp.Do(tab, chromedp.Navigate(srv.URL+"/browser/embed.html")); err != nil {
+			t.Fatal(err)
+		}
+		var memory string
+		browsertest.Eval(t, tab, `kubeplay.ready.then((k) => k.fetch("/api/v1/namespaces/kube-system")).then((r) => r.json()).then((ns) => ns.metadata.uid)`, &memory)
+		if saved != want || memory != want {
+			t.Errorf("kube-system's uid: %q saved, %q in memory, want %q (dist/bootstrap.sqlite3's)", saved, memory, want)
 		}
 	})
 
@@ -460,11 +479,41 @@ func TestBrowser(t *testing.T) {
 	t.Logf("kubeplay.wasm: %s", sizes(t, len(wasm)))
 }
 
+// bootstrapUID returns the uid of namespace kube-system in
+// dist/bootstrap.sqlite3.
+func bootstrapUID(t *testing.T) string {
+	t.Helper()
+	data, err := fs.ReadFile(static.FS(), "dist/bootstrap.sqlite3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "bootstrap.sqlite3")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(t.Context(), path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	kv, err := st.Get(t.Context(), "/registry/namespaces/kube-system", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ns struct {
+		Metadata struct{ UID string } `json:"metadata"`
+	}
+	if err := json.Unmarshal(kv.Value, &ns); err != nil || ns.Metadata.UID == "" {
+		t.Fatalf("kube-system in the bootstrap database: %v %s", err, kv.Value)
+	}
+	return ns.Metadata.UID
+}
+
 // withoutDist returns the page's files without dist/, as in a fresh clone.
 func withoutDist(t *testing.T) fs.FS {
 	t.Helper()
 	m := fstest.MapFS{}
-	for _, name := range []string{"index.html", "page.js", "kubeplay.js", "worker.js", "script.js", "boot.css"} {
+	for _, name := range []string{"index.html", "page.js", "kubeplay.js", "worker.js", "script.js", "state.js", "boot.css"} {
 		data, err := fs.ReadFile(static.FS(), name)
 		if err != nil {
 			t.Fatal(err)

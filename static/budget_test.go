@@ -29,7 +29,7 @@ import (
 
 // fetched are the files a first visit downloads, in order.
 var fetched = []string{"/", "/boot.css", "/page.js", "/kubeplay.js", "/worker.js",
-	"/dist/kubeplay.wasm", "/dist/sqlite3.mjs", "/dist/sqlite3.wasm", "/dist/wasm_exec.js"}
+	"/dist/kubeplay.wasm", "/dist/sqlite3.mjs", "/dist/sqlite3.wasm", "/dist/wasm_exec.js", "/dist/bootstrap.sqlite3"}
 
 // BenchmarkDownload fetches every file of a first visit from static.Handler
 // (as the native server sends them: the engine and SQLite precompressed)

@@ -17,7 +17,9 @@ find "$dist" -mindepth 1 ! -name README.md -exec rm -rf {} +
 cd "$root"
 GOOS=js GOARCH=wasm go build -trimpath -ldflags="-s -w" -o "$dist/kubeplay.wasm" ./wasm
 cp "$(go env GOROOT)/lib/wasm/wasm_exec.js" "$dist/wasm_exec.js"
+# The database a new saved sandbox starts from (see static/internal/bootstrapdb).
+go run ./static/internal/bootstrapdb "$dist/bootstrap.sqlite3"
 cp "$sqlite/index.mjs" "$dist/sqlite3.mjs"
 cp "$sqlite/sqlite3.wasm" "$dist/sqlite3.wasm"
 # The native server sends these copies to clients that accept them.
-go run ./static/internal/precompress "$dist/kubeplay.wasm" "$dist/wasm_exec.js" "$dist/sqlite3.mjs" "$dist/sqlite3.wasm"
+go run ./static/internal/precompress "$dist/kubeplay.wasm" "$dist/wasm_exec.js" "$dist/sqlite3.mjs" "$dist/sqlite3.wasm" "$dist/bootstrap.sqlite3"

@@ -46,11 +46,11 @@ func TestDocs(t *testing.T) {
 		{"deletion", []string{"configmap/held created", `configmap "held" deleted`, "deletionTimestamp:", "configmap/held patched", `Error from server (NotFound): configmaps "held" not found`}},
 	}
 	if _, err := chromedp.Run(ctx, browsertest.Poll(fmt.Sprintf(`document.querySelectorAll("kubeplay-example").length === %d &&
-		[...document.querySelectorAll("kubeplay-example")].every((e) => e.shadowRoot?.querySelector("iframe"))`, len(examples)))); err != nil {
+		[...document.querySelectorAll("kubeplay-example")].every((e) => e.querySelector("iframe"))`, len(examples)))); err != nil {
 		t.Fatalf("the examples never became iframes: %v", err)
 	}
 	for i, ex := range examples {
-		frame := fmt.Sprintf(`document.querySelectorAll("kubeplay-example")[%d].shadowRoot.querySelector("iframe")`, i)
+		frame := fmt.Sprintf(`document.querySelectorAll("kubeplay-example")[%d].querySelector("iframe")`, i)
 		doc := frame + ".contentDocument"
 		if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](frame+`.scrollIntoView()`)); err != nil {
 			t.Fatal(err)
@@ -85,7 +85,7 @@ func TestDocs(t *testing.T) {
 		ex.setAttribute("src", "/scenarios/namespaces.txt");
 		document.body.append(ex);
 		let frame;
-		while (!(frame = ex.shadowRoot?.querySelector("iframe"))) await new Promise((r) => setTimeout(r, 20));
+		while (!(frame = ex.querySelector("iframe"))) await new Promise((r) => setTimeout(r, 20));
 		frame.scrollIntoView();
 		let doc;
 		while (!(doc = frame.contentDocument)?.getElementById("kp-run") || doc.getElementById("kp-run").disabled) await new Promise((r) => setTimeout(r, 20));
@@ -97,8 +97,25 @@ func TestDocs(t *testing.T) {
 		t.Errorf("the example from a file printed:\n%s", fromFile)
 	}
 
+	// The page downloaded and compiled the engine once for all its examples:
+	// one frame compiled it, the others ran its Module in their own sandbox.
+	var once struct{ Frames, Fetches, Compiles int }
+	browsertest.Eval(t, ctx, `(async () => {
+		const once = { frames: 0, fetches: 0, compiles: 0 };
+		for (const ex of document.querySelectorAll("kubeplay-example")) {
+			const w = ex.querySelector("iframe").contentWindow;
+			once.frames++;
+			once.fetches += w.performance.getEntriesByType("resource").filter((e) => new URL(e.name).pathname.endsWith("/dist/kubeplay.wasm")).length;
+			if (await w.kubeplay.compiled) once.compiles++;
+		}
+		return once;
+	})()`, &once)
+	if once.Frames != len(examples)+1 || once.Fetches != 1 || once.Compiles != 1 {
+		t.Errorf("%d examples fetched kubeplay.wasm %d times and compiled it %d times, want once", once.Frames, once.Fetches, once.Compiles)
+	}
+
 	// Reset empties the example's sandbox.
-	last := fmt.Sprintf(`document.querySelectorAll("kubeplay-example")[%d].shadowRoot.querySelector("iframe").contentDocument`, len(examples)-1)
+	last := fmt.Sprintf(`document.querySelectorAll("kubeplay-example")[%d].querySelector("iframe").contentDocument`, len(examples)-1)
 	var afterReset string
 	browsertest.Eval(t, ctx, `(async () => {
 		const doc = `+last+`;

@@ -11,8 +11,10 @@
 //   <kubeplay-example src="examples/watch.txt"></kubeplay-example>
 //
 // Each example becomes an iframe of embed.html (beside this file) with its
-// own sandbox in memory; the browser's HTTP cache shares the engine's
-// download between them.
+// own sandbox in memory, in place of the element's text; the frames find each
+// other in the page's frames (not in a shadow root, which window.frames does
+// not list), so the page downloads and compiles the engine once
+// (kubeplay.js).
 
 import { encode } from "./script.js";
 
@@ -20,14 +22,14 @@ const embed = new URL("embed.html", import.meta.url);
 
 class KubeplayExample extends HTMLElement {
 	async connectedCallback() {
-		if (this.shadowRoot) return;
-		const root = this.attachShadow({ mode: "open" });
+		if (this.dataset.kubeplay !== undefined) return;
+		this.dataset.kubeplay = "";
 		let text = this.textContent;
 		const src = this.getAttribute("src");
 		if (src) {
 			const res = await fetch(new URL(src, document.baseURI));
 			if (!res.ok) {
-				root.textContent = `kubeplay example ${src}: HTTP ${res.status}`;
+				this.textContent = `kubeplay example ${src}: HTTP ${res.status}`;
 				return;
 			}
 			text = await res.text();
@@ -39,7 +41,7 @@ class KubeplayExample extends HTMLElement {
 		frame.loading = "lazy";
 		frame.style.cssText = `width: 100%; border: 1px solid #dfe3ea; border-radius: 6px; height: ${Math.max(18, Math.min(lines, 16) * 1.45 + 16)}em;`;
 		frame.src = `${embed.href}#s=${await encode(text)}`;
-		root.append(frame);
+		this.replaceChildren(frame);
 	}
 }
 

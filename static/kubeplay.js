@@ -23,6 +23,10 @@
 //                           step ended (sqlite, download, compile, start,
 //                           firstAnswer).
 //   kubeplay.worker         the Worker running the engine.
+//   kubeplay.compiled       Promise: true when this page downloaded and
+//                           compiled kubeplay.wasm, false when it took the
+//                           Module another example of the same page compiled
+//                           (see sharedModule).
 //   kubeplay.storage        where the database lives: {kind: "opfs-sahpool"}
 //                           (saved in the browser: it survives a reload) or
 //                           {kind: "memory", reason}. A page whose <html> has
@@ -59,7 +63,9 @@ let engine = null; // the worker's engine once started: {serve, cancel, ack, sen
 let stopped = null; // set to an Error if the Go program exits
 let nextID = 1;
 const inflight = new Set(); // of functions failing a request in flight with a reason
-const module = supported().then(() => compile(new URL("kubeplay.wasm", dist)));
+const wasmURL = new URL("kubeplay.wasm", dist);
+let module = supported().then(sharedModule);
+kubeplay.compiled = module.then(() => ownModule, () => false);
 const memory = globalThis.document?.documentElement.dataset.kubeplayStorage === "memory";
 let started = start({ memory }); // resolves to the engine
 kubeplay.ready = started.then(async () => {
@@ -73,8 +79,13 @@ globalThis.kubeplay = kubeplay;
 export default kubeplay;
 
 // Offline use is a bonus: no service worker (an insecure origin, a private
-// window) changes nothing else.
+// window) changes nothing else. The worker keeps the engine once it runs
+// here (see sw.js).
 globalThis.navigator?.serviceWorker?.register(new URL("sw.js", import.meta.url)).catch(() => {});
+kubeplay.ready.then(
+	() => globalThis.navigator?.serviceWorker?.ready.then((r) => r.active?.postMessage("keep-engine")),
+	() => {},
+);
 
 function report(phase, loaded = 0, total = 0, error = undefined) {
 	kubeplay.progress = { phase, loaded, total, error };
@@ -161,7 +172,15 @@ async function start(options) {
 		throw failed.reason;
 	}
 	if (first) report("start");
-	worker.postMessage({ type: "start", module: await module, ...options });
+	try {
+		worker.postMessage({ type: "start", module: await module, ...options });
+	} catch (err) {
+		// A browser that cannot post this Module (another example's) to a
+		// worker gets its own.
+		if (err.name !== "DataCloneError" || ownModule) throw err;
+		module = ownCompile();
+		worker.postMessage({ type: "start", module: await module, ...options });
+	}
 	await ready;
 	engine = {
 		worker,
@@ -215,6 +234,47 @@ async function snapshot() {
 	if (!engine) await started;
 	const bytes = await engine.export();
 	return new Blob([bytes], { type: "application/vnd.sqlite3" });
+}
+
+// shareKey names, on the window of a page that compiled kubeplay.wasm, the
+// promise of its WebAssembly.Module.
+const shareKey = "__kubeplayModule";
+let ownModule = false; // this page compiles kubeplay.wasm itself
+
+// sharedModule returns kubeplay.wasm compiled. A documentation page with
+// several examples holds one iframe of embed.html each, of this origin:
+// the first to get here compiles the engine and the others take its Module
+// (the frames share an agent cluster, so their workers accept it), so the
+// page downloads and compiles it once. Looking and publishing happen in one
+// task, and same-origin frames share an event loop: two frames cannot both
+// miss each other.
+function sharedModule() {
+	for (const w of siblings()) {
+		let shared;
+		try {
+			shared = w[shareKey];
+		} catch {} // a frame of another origin
+		if (shared) return shared.catch(ownCompile);
+	}
+	return ownCompile();
+}
+
+function ownCompile() {
+	ownModule = true;
+	const m = compile(wasmURL);
+	globalThis[shareKey] = m;
+	return m;
+}
+
+// siblings returns the other frames of this frame's parent (none for a
+// top-level page).
+function siblings() {
+	const out = [];
+	try {
+		if (globalThis.parent === undefined || parent === globalThis) return out;
+		for (let i = 0; i < parent.frames.length; i++) if (parent.frames[i] !== globalThis) out.push(parent.frames[i]);
+	} catch {} // a parent that hides its frames
+	return out;
 }
 
 // compile downloads and compiles kubeplay.wasm as it arrives, reporting the

@@ -10,11 +10,15 @@
 // run.
 //
 // A bar at the bottom, kept across pages, says where the database lives and
-// offers reset and snapshot download / upload (kubeplay.reset, snapshot,
-// restore).
+// offers reset, snapshot download / upload (kubeplay.reset, snapshot,
+// restore) and a permalink to the sandbox's objects (state.js). A page opened
+// from such a permalink (#state=<encoded>) runs in memory (index.html says
+// so before the engine starts), so the sandbox saved in this browser stays
+// as it was, and starts with the link's objects.
 
 import kubeplay from "./kubeplay.js";
 import * as script from "./script.js";
+import * as state from "./state.js";
 
 const status = document.getElementById("kp-status");
 const bar = document.getElementById("kp-progress");
@@ -179,24 +183,30 @@ function storageBar() {
 		<span class="kp-storage" role="status"></span>
 		<button type="button" data-kp-action="reset" title="Delete every object: start again from an empty cluster">Reset</button>
 		<button type="button" data-kp-action="download" title="Save the database (an SQLite file) to your computer">Download snapshot</button>
-		<label class="kp-upload" title="Replace the database by a snapshot downloaded before">Upload snapshot
-		<input type="file" accept=".sqlite3,.db,application/vnd.sqlite3,application/octet-stream" hidden></label>`;
+		<label class="kp-upload" title="Replace the database by a snapshot downloaded before, or by the objects of a permalink too long for a link">Upload snapshot
+		<input type="file" accept=".sqlite3,.db,.json,application/vnd.sqlite3,application/octet-stream,${state.fileType}" hidden></label>
+		<button type="button" data-kp-action="permalink" title="A link to this sandbox's objects">Permalink</button>
+		<span class="kp-share" role="status" hidden></span>`;
 	storagePanel.addEventListener("click", (e) => {
 		const action = e.target.closest?.("[data-kp-action]")?.dataset.kpAction;
 		if (action === "reset" && confirm("Delete every object in this sandbox?")) busy("Resetting…", kubeplay.reset());
 		if (action === "download") busy("Saving…", download());
 		if (action === "console") toggleConsole(e.target);
+		if (action === "permalink") busy("Reading the objects…", sharePermalink());
 	});
 	storagePanel.querySelector("input[type=file]").addEventListener("change", (e) => {
 		const file = e.target.files[0];
 		e.target.value = "";
-		if (file) busy("Loading the snapshot…", kubeplay.restore(file));
+		if (file) busy("Loading the snapshot…", isState(file) ? loadState(file) : kubeplay.restore(file));
 	});
 	updateStorage();
 	return storagePanel;
 }
 
+let working = false; // busy runs: the bar keeps its message, its buttons off
+
 function updateStorage(message = "") {
+	if (working && !message) return; // a page shown meanwhile (a reset's)
 	const st = kubeplay.storage;
 	const where =
 		st?.kind === "opfs-sahpool"
@@ -204,7 +214,7 @@ function updateStorage(message = "") {
 			: `In memory only (${st?.reason ?? "not saved"}): a reload starts again.`;
 	storagePanel.querySelector(".kp-storage").textContent = message || where;
 	const saved = st?.kind === "opfs-sahpool";
-	for (const el of storagePanel.querySelectorAll("button[data-kp-action=reset], button[data-kp-action=console]")) el.disabled = false;
+	for (const el of storagePanel.querySelectorAll("button[data-kp-action=reset], button[data-kp-action=console], button[data-kp-action=permalink]")) el.disabled = false;
 	for (const el of storagePanel.querySelectorAll("button[data-kp-action=download], .kp-upload input")) el.disabled = !saved;
 	storagePanel.querySelector(".kp-upload").classList.toggle("kp-disabled", !saved);
 }
@@ -212,21 +222,48 @@ function updateStorage(message = "") {
 // busy shows message while promise runs, then the storage again or the error.
 async function busy(message, promise) {
 	updateStorage(message);
+	working = true;
 	for (const el of storagePanel.querySelectorAll("button, input")) el.disabled = true;
 	try {
 		await promise;
+		working = false;
 		updateStorage();
 	} catch (err) {
+		working = false;
 		updateStorage();
 		storagePanel.querySelector(".kp-storage").textContent = err.message;
 		console.error(err);
 	}
 }
 
+function sharePermalink() {
+	const el = storagePanel.querySelector(".kp-share");
+	return state.share(el, (st) => new URL(`index.html#${stateKey}${st}`, location.href).href, (n) => `this sandbox's ${state.objects(n)}`);
+}
+
+// stateKey starts the fragment of a permalink to a state.
+const stateKey = "state=";
+
+const isState = (file) => file.type === state.fileType || file.name.endsWith(".json");
+
+// loadState replaces the sandbox's objects by those of a state file.
+async function loadState(file) {
+	const st = JSON.parse(await file.text());
+	await kubeplay.reset();
+	await restoreState(st);
+}
+
+async function restoreState(st) {
+	const problems = await state.restore(st, (done, total) => {
+		storagePanel.querySelector(".kp-storage").textContent = `Restoring the objects: ${done} / ${total}…`;
+	});
+	if (problems.length) throw new Error(`Restored the objects but ${problems.length}: ${problems.join("; ")}`);
+}
+
 // The console: kubectl command lines (and raw requests) run by the engine's
 // package cli (script.js); its requests show in the request log.
 let consoleEl = null;
-const history = [];
+const typed = []; // the console's command history
 let historyAt = 0;
 let running = null; // AbortController of the command running
 
@@ -249,16 +286,16 @@ function consolePanel() {
 		e.preventDefault();
 		const line = input.value.trim();
 		if (!line) return;
-		history.push(line);
-		historyAt = history.length;
+		typed.push(line);
+		historyAt = typed.length;
 		input.value = "";
 		runCommand(line);
 	});
 	input.addEventListener("keydown", (e) => {
 		if (e.key !== "ArrowUp" && e.key !== "ArrowDown") return;
 		e.preventDefault();
-		historyAt = Math.max(0, Math.min(history.length, historyAt + (e.key === "ArrowUp" ? -1 : 1)));
-		input.value = history[historyAt] ?? "";
+		historyAt = Math.max(0, Math.min(typed.length, historyAt + (e.key === "ArrowUp" ? -1 : 1)));
+		input.value = typed[historyAt] ?? "";
 	});
 	consoleEl.querySelector(".kp-stop").addEventListener("click", () => running?.abort());
 	return consoleEl;
@@ -344,6 +381,12 @@ async function startUI() {
 	kubeplay.addEventListener("restart", () => render(enginePath()));
 	document.addEventListener("click", onClick);
 	document.addEventListener("submit", onSubmit);
+	if (location.hash.startsWith("#" + stateKey)) {
+		const encoded = location.hash.slice(1 + stateKey.length);
+		history.replaceState(null, "", "#/");
+		storageBar();
+		await busy("Restoring the link's objects…", state.decode(encoded).then(restoreState));
+	}
 	await render(enginePath());
 	const run = new URLSearchParams(location.search).get("run");
 	if (run) runScript(run).catch((err) => console.error(err));

@@ -8,14 +8,27 @@ const cacheName = "kubeplay";
 
 // files are the site's, cached at install: the first visit fetched them
 // before this worker controlled the page.
-const files = ["./", "index.html", "boot.css", "page.js", "kubeplay.js", "worker.js", "script.js", "embed.html", "example.js",
-	"embed.js", "dist/kubeplay.wasm", "dist/wasm_exec.js", "dist/sqlite3.mjs", "dist/sqlite3.wasm"];
+const files = ["./", "index.html", "boot.css", "page.js", "kubeplay.js", "worker.js", "script.js", "state.js", "embed.html", "example.js",
+	"embed.js", "dist/wasm_exec.js", "dist/sqlite3.mjs", "dist/sqlite3.wasm", "dist/bootstrap.sqlite3"];
+
+// engine is the engine, cached once the page that installed this worker
+// has it (kubeplay.js posts "keep-engine"), not at install, while that page
+// still downloads it: the second download at once cost bandwidth, and in a
+// fresh or private browser context, where Chromium shares one HTTP cache
+// entry between the two, failing the worker's copy (over the storage quota)
+// failed the page's ("WebAssembly compilation aborted: Network error").
+const engine = "dist/kubeplay.wasm";
 
 self.addEventListener("install", (e) => {
 	self.skipWaiting();
 	e.waitUntil(caches.open(cacheName).then((cache) => cache.addAll(files)));
 });
 self.addEventListener("activate", (e) => e.waitUntil(self.clients.claim()));
+self.addEventListener("message", (e) => {
+	if (e.data !== "keep-engine") return;
+	const req = new Request(new URL(engine, self.registration.scope));
+	e.waitUntil(fetch(req).then((res) => res.status === 200 && keep(req, res)).catch(() => {}));
+});
 
 self.addEventListener("fetch", (e) => {
 	const req = e.request;

@@ -8,7 +8,8 @@
 //                       run the engine; reset: empty the saved database
 //                       first; snapshot: an SQLite file (Uint8Array) to
 //                       replace it with first; memory: use a database in
-//                       memory, not the saved one.
+//                       memory, not the saved one. A new database, saved or
+//                       in memory, starts as dist/bootstrap.sqlite3.
 //   {type: "serve", id, method, url, headers, body}   wasm/engine.go's serve
 //   {type: "cancel", id}
 //   {type: "send", id, bytes}
@@ -60,6 +61,13 @@ const sqlite = import(new URL("sqlite3.mjs", dist).href)
 		return s;
 	});
 const goRuntime = import(new URL("wasm_exec.js", dist).href);
+// The database a new saved sandbox starts from: the engine then finds the
+// objects every cluster starts with rather than making them, seconds of
+// work in WebAssembly (static/internal/bootstrapdb). null without it (a
+// build that lacks it): the engine makes them.
+const bootstrapDB = fetch(new URL("bootstrap.sqlite3", dist))
+	.then((res) => (res.ok ? res.arrayBuffer() : null))
+	.catch(() => null);
 Promise.all([sqlite, goRuntime]).catch((err) =>
 	postMessage({ type: "failed", message: `kubeplay: cannot load SQLite WASM or Go's runtime: ${err.message ?? err}` }),
 );
@@ -128,10 +136,10 @@ function sink(id) {
 
 async function start({ module, reset, snapshot, memory }) {
 	const [sqlite3] = await Promise.all([sqlite, goRuntime]);
-	const storage = memory ? { kind: "memory", reason: "an isolated example" } : await openStorage(sqlite3, reset, snapshot);
+	const storage = memory ? { kind: "memory", reason: "this page's own: the sandbox saved in this browser is untouched" } : await openStorage(sqlite3, reset, snapshot);
 	// The store's browser driver (store/sqlite_js.go) looks for the module here.
 	globalThis.sqlite3 = sqlite3;
-	globalThis[databaseGlobal] = storage.kind === "memory" ? ":memory:" : dbFile;
+	globalThis[databaseGlobal] = storage.kind === "memory" ? await memoryDatabase(sqlite3) : dbFile;
 	const go = new Go();
 	let exitCode = 0;
 	go.exit = (code) => (exitCode = code);
@@ -177,9 +185,45 @@ async function openStorage(sqlite3, reset, snapshot) {
 		return { kind: "memory", reason: "another tab of this site holds the saved database" };
 	}
 	if (snapshot) pool.importDb(dbFile, snapshot);
+	else if (!pool.getFileNames().includes(dbFile)) {
+		const initial = await bootstrapDB;
+		if (initial) pool.importDb(dbFile, new Uint8Array(initial));
+	}
 	const capi = sqlite3.capi;
 	capi.sqlite3_vfs_register(capi.sqlite3_vfs_find(vfsName), 1);
 	return { kind: "opfs-sahpool" };
+}
+
+// memoryDatabase returns the name of a database in memory for the engine,
+// filled with bootstrapDB when there is one. SQLite's "memdb" VFS shares a
+// database named "/..." among the connections that open it, for as long as
+// one is open: this worker copies bootstrapDB into it through a connection of
+// its own, which it never closes, and the engine opens the same name.
+async function memoryDatabase(sqlite3) {
+	const initial = await bootstrapDB;
+	if (!initial) return ":memory:";
+	const capi = sqlite3.capi;
+	capi.sqlite3_vfs_register(capi.sqlite3_vfs_find("memdb"), 1);
+	const db = new sqlite3.oo1.DB(dbFile, "c");
+	db.exec("ATTACH ':memory:' AS boot");
+	const bytes = new Uint8Array(initial);
+	const p = sqlite3.wasm.allocFromTypedArray(bytes);
+	const flags = capi.SQLITE_DESERIALIZE_FREEONCLOSE | capi.SQLITE_DESERIALIZE_RESIZEABLE;
+	db.checkRc(capi.sqlite3_deserialize(db.pointer, "boot", p, bytes.length, bytes.length, flags));
+	db.transaction(() => {
+		for (const sql of db.selectValues("SELECT sql FROM boot.sqlite_master WHERE sql NOT NULL AND name NOT LIKE 'sqlite_%' ORDER BY type = 'index'")) {
+			db.exec(sql);
+		}
+		for (const table of db.selectValues("SELECT name FROM boot.sqlite_master WHERE type = 'table'")) {
+			// Copying kv's rows wrote its sequence already: the original's
+			// replaces it.
+			if (table === "sqlite_sequence") db.exec("DELETE FROM main.sqlite_sequence");
+			db.exec(`INSERT INTO main."${table}" SELECT * FROM boot."${table}"`);
+		}
+		db.exec(`PRAGMA main.user_version = ${Number(db.selectValue("PRAGMA boot.user_version"))}`);
+	});
+	db.exec("DETACH boot");
+	return dbFile;
 }
 
 // exportDatabase posts the saved database file. With SQLite's rollback
