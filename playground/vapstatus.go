@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"kubeplay/server/catalog"
@@ -92,6 +93,11 @@ func (c *policyStatusController) sync(ctx context.Context) time.Duration {
 		Items []statusPolicy `json:"items"`
 	}
 	if err := c.api.Get(ctx, policiesPath, &list); err != nil {
+		if apierrors.IsNotFound(err) {
+			// An emulated release before v1.30 serves no v1 policies: its
+			// kube-controller-manager has no such controller to run.
+			return 0
+		}
 		if ctx.Err() == nil {
 			slog.Warn("validatingadmissionpolicy status controller", "err", err)
 		}

@@ -7,8 +7,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"kubeplay/playground"
+	"kubeplay/server/releases"
 )
 
 const policiesPath = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies"
@@ -214,6 +216,30 @@ func TestValidatingAdmissionPolicyStatus_Disabled(t *testing.T) {
 	}
 	// Switched on, the controller catches up with the policy.
 	sb.SetControllers(playground.Controllers{})
+	if got := warningsOf(typeChecked(t, h, "one")); len(got) != 1 {
+		t.Errorf("warnings %q, want one", got)
+	}
+}
+
+// An emulated release before v1.30 serves no v1 policies: the controller
+// asks once and waits quietly for a change instead of retrying every second.
+func TestValidatingAdmissionPolicyStatus_NotServed(t *testing.T) {
+	sb := openSandboxWith(t, playground.Options{Version: 21})
+	time.Sleep(2500 * time.Millisecond) // more than two retry intervals
+	entries, _ := sb.Journal().Page(0, 0)
+	lists := 0
+	for _, e := range entries {
+		if e.Method == "GET" && e.Path == policiesPath {
+			lists++
+		}
+	}
+	if lists > 1 {
+		t.Errorf("the controller listed policies %d times in a release without them", lists)
+	}
+	// Once the release serves them, a new policy gets its status.
+	sb.SetVersion(releases.Newest)
+	h := sb.Handler()
+	mustDo(t, h, 201, "POST", policiesPath, policyBody("one", []string{"deployments"}, map[string]any{"validations": validations("object.replicas > 1")}))
 	if got := warningsOf(typeChecked(t, h, "one")); len(got) != 1 {
 		t.Errorf("warnings %q, want one", got)
 	}
