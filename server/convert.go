@@ -62,6 +62,10 @@ func toStorage(r *catalog.Resource, obj object) object {
 		out = deepCopyObject(out)
 		renameConcurrencyShares(out, "assuredConcurrencyShares", "nominalConcurrencyShares")
 	}
+	if isCRDV1beta1(r) {
+		out = deepCopyObject(out)
+		crdToV1(out)
+	}
 	out["apiVersion"] = schemaAPIVersion(st.Group, st.Version)
 	out["kind"] = st.Kind
 	return out
@@ -101,6 +105,9 @@ func fromStorage(r *catalog.Resource, obj object) {
 	}
 	if isPriorityLevelBeforeV1beta3(r) {
 		renameConcurrencyShares(obj, "nominalConcurrencyShares", "assuredConcurrencyShares")
+	}
+	if isCRDV1beta1(r) {
+		crdFromV1(obj)
 	}
 	obj["apiVersion"] = r.APIVersion()
 	obj["kind"] = r.Kind

@@ -97,12 +97,11 @@ func customResources(crd object) []catalog.Resource {
 	}
 	storageVersion := ""
 	var storageSchema *structural.Schema
+	keepUnknown, _ := spec["preserveUnknownFields"].(bool)
 	for _, v := range versionsOf(spec) {
 		if b, _ := v["storage"].(bool); b {
 			storageVersion = str(v, "name")
-			sch, _ := v["schema"].(map[string]any)
-			raw, _ := sch["openAPIV3Schema"].(map[string]any)
-			storageSchema, _ = structural.Parse(raw, field.NewPath("schema"))
+			storageSchema, _ = versionSchema(v, keepUnknown)
 		}
 	}
 	if storageSchema == nil {
@@ -113,14 +112,12 @@ func customResources(crd object) []catalog.Resource {
 		if b, _ := v["served"].(bool); !b {
 			continue
 		}
-		sch, _ := v["schema"].(map[string]any)
-		raw, _ := sch["openAPIV3Schema"].(map[string]any)
-		parsed, errs := structural.Parse(raw, field.NewPath("schema"))
-		if len(errs) > 0 {
+		parsed, raw := versionSchema(v, keepUnknown)
+		if parsed == nil {
 			continue // validated when written; a corrupt stored CRD is not served
 		}
 		rules, _ := celrules.Compile(parsed, field.NewPath("schema")) // validated when written
-		custom := &catalog.Custom{Rules: rules, Terminating: deleting(crd), CRD: str(metadata(crd), "name"), StorageVersion: storageVersion, StorageSchema: storageSchema, ListKind: str(names, "listKind"), Schema: parsed, RawSchema: raw}
+		custom := &catalog.Custom{PreserveUnknownFields: keepUnknown, Rules: rules, Terminating: deleting(crd), CRD: str(metadata(crd), "name"), StorageVersion: storageVersion, StorageSchema: storageSchema, ListKind: str(names, "listKind"), Schema: parsed, RawSchema: raw}
 		for _, c := range listOf(v, "additionalPrinterColumns") {
 			m, _ := c.(map[string]any)
 			custom.Columns = append(custom.Columns, catalog.PrinterColumn{
@@ -151,6 +148,27 @@ func customResources(crd object) []catalog.Resource {
 		out = append(out, r)
 	}
 	return out
+}
+
+// versionSchema returns a CRD version's schema, parsed (nil if invalid)
+// and as written. A version without one (only v1beta1 allows it) takes,
+// and publishes, any object; keepUnknown (v1beta1's
+// spec.preserveUnknownFields) keeps what the schema does not know.
+func versionSchema(v map[string]any, keepUnknown bool) (*structural.Schema, map[string]any) {
+	sch, _ := v["schema"].(map[string]any)
+	raw, ok := sch["openAPIV3Schema"].(map[string]any)
+	if !ok {
+		return &structural.Schema{Type: "object", PreserveUnknownFields: true},
+			map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}
+	}
+	parsed, errs := structural.Parse(raw, field.NewPath("schema"))
+	if len(errs) > 0 {
+		return nil, raw
+	}
+	if keepUnknown {
+		parsed.KeepUnknownFields()
+	}
+	return parsed, raw
 }
 
 func stringsOf(list []any) []string {

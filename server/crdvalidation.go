@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -10,14 +11,17 @@ import (
 
 	"kubeplay/server/catalog"
 	"kubeplay/server/celrules"
+	"kubeplay/server/decoded"
 	"kubeplay/server/structural"
 )
 
 // validateCRD checks a CRD as kube-apiserver does, in its order. Like
 // kube-apiserver, what all versions share (schema, subresources, printer
 // columns, selectable fields) is checked once and reported at the spec's
-// level (spec.validation, spec.subresources, ...).
-func validateCRD(res *catalog.Resource, obj object) field.ErrorList {
+// level (spec.validation, spec.subresources, ...). beta says the CRD came
+// as apiextensions.k8s.io/v1beta1 (converted to v1), which needs no schema
+// and may keep unknown fields.
+func validateCRD(res *catalog.Resource, obj object, beta bool) field.ErrorList {
 	spec, _ := obj["spec"].(map[string]any)
 	names, _ := spec["names"].(map[string]any)
 	specPath := field.NewPath("spec")
@@ -61,7 +65,7 @@ func validateCRD(res *catalog.Resource, obj object) field.ErrorList {
 		if shared["schema"] && i > 0 {
 			continue // the rest is shared, checked with the first version
 		}
-		errs = append(errs, validateVersionParts(v, p, specPath, shared)...)
+		errs = append(errs, validateVersionParts(v, p, specPath, shared, beta)...)
 	}
 	if len(versions) > 0 {
 		// kube-apiserver's internal type still has the single spec.version
@@ -79,7 +83,7 @@ func validateCRD(res *catalog.Resource, obj object) field.ErrorList {
 	}
 	errs = append(errs, validateNames(names, specPath.Child("names"))...)
 	errs = append(errs, validateConversion(spec, specPath.Child("conversion"))...)
-	if b, _ := spec["preserveUnknownFields"].(bool); b {
+	if b, _ := spec["preserveUnknownFields"].(bool); b && !beta {
 		errs = append(errs, field.Invalid(specPath.Child("preserveUnknownFields"), true, "cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead"))
 	}
 	if st, _ := obj["status"].(map[string]any); len(listOf(st, "storedVersions")) == 0 {
@@ -102,8 +106,9 @@ func sharedParts(versions []map[string]any) map[string]bool {
 }
 
 // validateVersionParts checks a version's schema, subresources, printer
-// columns and selectable fields, each at the spec's level if shared.
-func validateVersionParts(v map[string]any, p, specPath *field.Path, shared map[string]bool) field.ErrorList {
+// columns and selectable fields, each at the spec's level if shared. The
+// schema is optional if beta.
+func validateVersionParts(v map[string]any, p, specPath *field.Path, shared map[string]bool, beta bool) field.ErrorList {
 	var errs field.ErrorList
 	at := func(part string) *field.Path {
 		if shared[part] {
@@ -118,9 +123,10 @@ func validateVersionParts(v map[string]any, p, specPath *field.Path, shared map[
 	sch, _ := v["schema"].(map[string]any)
 	raw, ok := sch["openAPIV3Schema"].(map[string]any)
 	var parsed *structural.Schema
-	if !ok {
+	switch {
+	case !ok && !beta:
 		errs = append(errs, field.Required(p.Child("schema", "openAPIV3Schema"), ""))
-	} else {
+	case ok:
 		var e field.ErrorList
 		parsed, e = structural.Parse(raw, schemaPath)
 		errs = append(errs, e...)
@@ -277,6 +283,40 @@ func validatePrinterColumns(v map[string]any, path *field.Path) field.ErrorList 
 			errs = append(errs, field.Required(p.Child("JSONPath"), ""))
 		case !strings.HasPrefix(jp, "."):
 			errs = append(errs, field.Invalid(p.Child("JSONPath"), jp, "must be a simple json path starting with ."))
+		}
+	}
+	return errs
+}
+
+// validateCRDV1beta1 checks what only a v1beta1 CRD can get wrong: a
+// spec.version other than the first of spec.versions, a part of the
+// versions both at the top level and per version, or the same in every
+// version rather than at the top level.
+func validateCRDV1beta1(obj object) field.ErrorList {
+	spec, _ := obj["spec"].(map[string]any)
+	specPath := field.NewPath("spec")
+	versions := versionsOf(spec)
+	var errs field.ErrorList
+	if v := str(spec, "version"); len(versions) > 0 && str(versions[0], "name") != v {
+		errs = append(errs, field.Invalid(specPath.Child("version"), v, "must match the first version in spec.versions"))
+	}
+	for _, p := range crdVersionParts {
+		if !isEmptyPart(spec[p.top]) && slices.ContainsFunc(versions, func(v map[string]any) bool { return !isEmptyPart(v[p.version]) }) {
+			errs = append(errs, field.Forbidden(specPath.Child(p.top), "top-level and per-version "+p.what+" are mutually exclusive"))
+		}
+	}
+	// The versions are shown as given, their columns' paths in v1's words
+	// as versionsDump reads them.
+	given := structural.DeepCopy(spec).(map[string]any)
+	for _, v := range versionsOf(given) {
+		for _, c := range decoded.Items(v["additionalPrinterColumns"]) {
+			renameField(c, "JSONPath", "jsonPath")
+		}
+	}
+	for _, p := range crdVersionParts {
+		if identicalPerVersion(versions, p.version) {
+			errs = append(errs, field.Invalid(specPath.Child("versions"), versionsDump(given, nil),
+				fmt.Sprintf("per-version %s may not all be set to identical values (top-level %s should be used instead)", p.what, p.top)))
 		}
 	}
 	return errs

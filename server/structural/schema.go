@@ -312,3 +312,19 @@ func isInteger(v any) bool {
 	}
 	return false
 }
+
+// KeepUnknownFields marks every node of s as keeping the fields it does not
+// know, as x-kubernetes-preserve-unknown-fields would: what a CRD with
+// spec.preserveUnknownFields (apiextensions.k8s.io/v1beta1's default) asks
+// for, whose objects are never pruned.
+func (s *Schema) KeepUnknownFields() {
+	if s == nil {
+		return
+	}
+	s.PreserveUnknownFields = true
+	for _, p := range s.Properties {
+		p.KeepUnknownFields()
+	}
+	s.Items.KeepUnknownFields()
+	s.AdditionalProperties.KeepUnknownFields()
+}

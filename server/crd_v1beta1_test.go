@@ -1,0 +1,181 @@
+package server_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"kubeplay/server"
+)
+
+const (
+	crdsV1beta1 = "/apis/apiextensions.k8s.io/v1beta1/customresourcedefinitions"
+	crdsV1      = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+	crdWarning  = `299 - "apiextensions.k8s.io/v1beta1 CustomResourceDefinition is deprecated in v1.16+, unavailable in v1.22+; use apiextensions.k8s.io/v1 CustomResourceDefinition"`
+)
+
+// cronTabV1beta1 is a CRD as old operator manifests wrote it: one
+// spec.version, a top-level schema (with a field of no type, which v1
+// would reject), status subresource and printer column, no scope.
+const cronTabV1beta1 = `{"apiVersion":"apiextensions.k8s.io/v1beta1","kind":"CustomResourceDefinition","metadata":{"name":"crontabs.stable.example.com"},
+"spec":{"group":"stable.example.com","version":"v1","names":{"plural":"crontabs","kind":"CronTab","shortNames":["ct"]},
+"subresources":{"status":{}},
+"additionalPrinterColumns":[{"name":"Spec","type":"string","JSONPath":".spec.cronSpec"}],
+"validation":{"openAPIV3Schema":{"type":"object","properties":{"spec":{"type":"object","properties":{"cronSpec":{"type":"string"},"replicas":{"type":"integer"}}}}}}}}`
+
+// specOf decodes the spec of a CRD in a response.
+func specOf(t *testing.T, body []byte) map[string]any {
+	t.Helper()
+	var obj struct{ Spec map[string]any }
+	if err := json.Unmarshal(body, &obj); err != nil {
+		t.Fatal(err)
+	}
+	return obj.Spec
+}
+
+// jsonOf is the compact JSON of v, for comparisons.
+func jsonOf(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestCRDV1beta1_CreateAndRead creates a v1beta1 CRD in v1.21 with the
+// deprecation warning and v1beta1's defaults; it is read as v1 with the
+// top-level parts in the version, its objects keep unknown fields
+// (preserveUnknownFields) and print its column; v1.22 serves it only as v1.
+func TestCRDV1beta1_CreateAndRead(t *testing.T) {
+	srv := newTestServerWith(t, server.Options{Version: 21}).(*server.Server)
+	rec := serve(srv, http.MethodPost, crdsV1beta1, "application/json", cronTabV1beta1)
+	if rec.Code != http.StatusCreated || rec.Header().Get("Warning") != crdWarning {
+		t.Fatalf("create: %d %q %s", rec.Code, rec.Header().Get("Warning"), rec.Body)
+	}
+	const beta = `{"additionalPrinterColumns":[{"JSONPath":".spec.cronSpec","name":"Spec","type":"string"}],"conversion":{"strategy":"None"},"group":"stable.example.com",` +
+		`"names":{"kind":"CronTab","listKind":"CronTabList","plural":"crontabs","shortNames":["ct"],"singular":"crontab"},"preserveUnknownFields":true,"scope":"Namespaced","subresources":{"status":{}},` +
+		`"validation":{"openAPIV3Schema":{"properties":{"spec":{"properties":{"cronSpec":{"type":"string"},"replicas":{"type":"integer"}},"type":"object"}},"type":"object"}},"version":"v1","versions":[{"name":"v1","served":true,"storage":true}]}`
+	if got := jsonOf(t, specOf(t, rec.Body.Bytes())); got != beta {
+		t.Errorf("created spec:\n%s\nwant\n%s", got, beta)
+	}
+	rec = get(t, srv, http.MethodGet, crdsV1+"/crontabs.stable.example.com", nil)
+	const v1 = `{"conversion":{"strategy":"None"},"group":"stable.example.com",` +
+		`"names":{"kind":"CronTab","listKind":"CronTabList","plural":"crontabs","shortNames":["ct"],"singular":"crontab"},"preserveUnknownFields":true,"scope":"Namespaced",` +
+		`"versions":[{"additionalPrinterColumns":[{"jsonPath":".spec.cronSpec","name":"Spec","type":"string"}],"name":"v1",` +
+		`"schema":{"openAPIV3Schema":{"properties":{"spec":{"properties":{"cronSpec":{"type":"string"},"replicas":{"type":"integer"}},"type":"object"}},"type":"object"}},"served":true,"storage":true,"subresources":{"status":{}}}]}`
+	if got := jsonOf(t, specOf(t, rec.Body.Bytes())); rec.Code != http.StatusOK || got != v1 || rec.Header().Get("Warning") != "" {
+		t.Errorf("GET v1: %d\n%s\nwant\n%s", rec.Code, got, v1)
+	}
+	if !strings.Contains(rec.Body.String(), `"type":"Established"`) {
+		t.Errorf("not established: %s", rec.Body)
+	}
+	rec = get(t, srv, http.MethodGet, crdsV1beta1+"/crontabs.stable.example.com", nil)
+	if got := jsonOf(t, specOf(t, rec.Body.Bytes())); got != beta || rec.Header().Get("Warning") != crdWarning {
+		t.Errorf("GET v1beta1:\n%s\nwant\n%s", got, beta)
+	}
+
+	// The objects are typed by the schema, but what it does not know stays.
+	cronTabs := "/apis/stable.example.com/v1/namespaces/default/crontabs"
+	rec = serve(srv, http.MethodPost, cronTabs, "application/json", `{"apiVersion":"stable.example.com/v1","kind":"CronTab","metadata":{"name":"c"},"spec":{"cronSpec":"* * * * */5","replicas":"one"}}`)
+	if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(rec.Body.String(), `spec.replicas in body must be of type integer: \"string\"`) {
+		t.Errorf("create of a string replicas: %d %s", rec.Code, rec.Body)
+	}
+	rec = serve(srv, http.MethodPost, cronTabs+"?fieldManager=op", "application/json", `{"apiVersion":"stable.example.com/v1","kind":"CronTab","metadata":{"name":"c"},"spec":{"cronSpec":"* * * * */5","image":"my-cron"},"extra":1}`)
+	if rec.Code != http.StatusCreated || !strings.Contains(rec.Body.String(), `"extra":1`) || !strings.Contains(rec.Body.String(), `"image":"my-cron"`) ||
+		!strings.Contains(rec.Body.String(), `"f:extra":{}`) || !strings.Contains(rec.Body.String(), `"f:image":{}`) || rec.Header().Get("Warning") != "" {
+		t.Errorf("create with unknown fields: %d %q %s", rec.Code, rec.Header().Get("Warning"), rec.Body)
+	}
+	rec = get(t, srv, http.MethodGet, cronTabs, http.Header{"Accept": {"application/json;as=Table;v=v1;g=meta.k8s.io"}})
+	if !strings.Contains(rec.Body.String(), `"name":"Spec","type":"string"`) || !strings.Contains(rec.Body.String(), `"cells":["c","* * * * */5"]`) {
+		t.Errorf("table: %s", rec.Body)
+	}
+
+	srv.SetVersion(22)
+	if rec := get(t, srv, http.MethodGet, crdsV1beta1+"/crontabs.stable.example.com", nil); rec.Code != http.StatusNotFound {
+		t.Errorf("1.22 v1beta1: %d", rec.Code)
+	}
+	if rec := get(t, srv, http.MethodGet, crdsV1+"/crontabs.stable.example.com", nil); rec.Code != http.StatusOK {
+		t.Errorf("1.22 v1: %d", rec.Code)
+	}
+	if rec := get(t, srv, http.MethodGet, cronTabs+"/c", nil); rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"extra":1`) {
+		t.Errorf("1.22 custom object: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// TestCRDV1beta1_ReadV1 reads a v1 CRD as v1beta1: what every version
+// shares moves to the top level, the rest stays per version; the first
+// version is spec.version; a conversion webhook's fields leave
+// conversion.webhook. Written back through v1beta1, nothing changes.
+func TestCRDV1beta1_ReadV1(t *testing.T) {
+	srv := newTestServerWith(t, server.Options{Version: 21}).(*server.Server)
+	const schema = `{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}`
+	body := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"dbs.example.com"},
+"spec":{"group":"example.com","scope":"Cluster","names":{"plural":"dbs","kind":"DB"},
+"conversion":{"strategy":"Webhook","webhook":{"conversionReviewVersions":["v1"],"clientConfig":{"url":"https://convert.example.com/"}}},
+"versions":[{"name":"v2","served":true,"storage":true,"schema":` + schema + `,"additionalPrinterColumns":[{"name":"Size","type":"integer","jsonPath":".spec.size"}]},
+{"name":"v1","served":true,"storage":false,"schema":` + schema + `}]}}`
+	if rec := serve(srv, http.MethodPost, crdsV1, "application/json", body); rec.Code != http.StatusCreated {
+		t.Fatalf("create: %d %s", rec.Code, rec.Body)
+	}
+	rec := get(t, srv, http.MethodGet, crdsV1beta1+"/dbs.example.com", nil)
+	const want = `{"conversion":{"conversionReviewVersions":["v1"],"strategy":"Webhook","webhookClientConfig":{"url":"https://convert.example.com/"}},"group":"example.com",` +
+		`"names":{"kind":"DB","listKind":"DBList","plural":"dbs","singular":"db"},"preserveUnknownFields":false,"scope":"Cluster",` +
+		`"validation":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}},"version":"v2",` +
+		`"versions":[{"additionalPrinterColumns":[{"JSONPath":".spec.size","name":"Size","type":"integer"}],"name":"v2","served":true,"storage":true},{"name":"v1","served":true,"storage":false}]}`
+	if got := jsonOf(t, specOf(t, rec.Body.Bytes())); got != want {
+		t.Errorf("GET v1beta1:\n%s\nwant\n%s", got, want)
+	}
+	before := get(t, srv, http.MethodGet, crdsV1+"/dbs.example.com", nil)
+	if rec := serve(srv, http.MethodPut, crdsV1beta1+"/dbs.example.com", "application/json", rec.Body.String()); rec.Code != http.StatusOK {
+		t.Fatalf("PUT v1beta1: %d %s", rec.Code, rec.Body)
+	}
+	after := get(t, srv, http.MethodGet, crdsV1+"/dbs.example.com", nil)
+	if b, a := jsonOf(t, specOf(t, before.Body.Bytes())), jsonOf(t, specOf(t, after.Body.Bytes())); a != b {
+		t.Errorf("PUT of what was read changed the spec:\n%s\nwas\n%s", a, b)
+	}
+}
+
+// TestCRDV1beta1_Validation checks what only v1beta1 CRDs get wrong, with
+// kube-apiserver's messages, and what v1beta1 allows and v1 does not.
+func TestCRDV1beta1_Validation(t *testing.T) {
+	srv := newTestServerWith(t, server.Options{Version: 21}).(*server.Server)
+	crd := func(spec string) string {
+		return `{"apiVersion":"apiextensions.k8s.io/v1beta1","kind":"CustomResourceDefinition","metadata":{"name":"foos.example.com"},
+"spec":{"group":"example.com","names":{"plural":"foos","kind":"Foo"},` + spec + `}}`
+	}
+	const schema = `{"openAPIV3Schema":{"type":"object"}}`
+	for _, tc := range []struct{ name, spec, want string }{
+		{"version not the first", `"version":"v2","versions":[{"name":"v1","served":true,"storage":true},{"name":"v2","served":true,"storage":false}]`,
+			`spec.version: Invalid value: \"v2\": must match the first version in spec.versions`},
+		{"top-level and per-version schemas", `"validation":` + schema + `,"versions":[{"name":"v1","served":true,"storage":true,"schema":` + schema + `}]`,
+			`spec.validation: Forbidden: top-level and per-version schemas are mutually exclusive`},
+		{"top-level and per-version subresources", `"subresources":{"status":{}},"versions":[{"name":"v1","served":true,"storage":true,"subresources":{"status":{}}}]`,
+			`spec.subresources: Forbidden: top-level and per-version subresources are mutually exclusive`},
+		{"identical per-version columns", `"versions":[{"name":"v1","served":true,"storage":true,"additionalPrinterColumns":[{"name":"A","type":"string","JSONPath":".a"}]},` +
+			`{"name":"v2","served":true,"storage":false,"additionalPrinterColumns":[{"name":"A","type":"string","JSONPath":".a"}]}]`,
+			`per-version additionalPrinterColumns may not all be set to identical values (top-level additionalPrinterColumns should be used instead)`},
+		{"identical per-version schemas", `"versions":[{"name":"v1","served":true,"storage":true,"schema":` + schema + `}]`,
+			`per-version schemas may not all be set to identical values (top-level validation should be used instead)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := serve(srv, http.MethodPost, crdsV1beta1, "application/json", crd(tc.spec))
+			if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(rec.Body.String(), tc.want) {
+				t.Errorf("%d %s\nwant %s", rec.Code, rec.Body, tc.want)
+			}
+		})
+	}
+	// Neither a schema nor preserveUnknownFields false is needed in v1beta1;
+	// v1 refuses the same CRD.
+	if rec := serve(srv, http.MethodPost, crdsV1beta1+"?dryRun=All", "application/json", crd(`"version":"v1","preserveUnknownFields":true`)); rec.Code != http.StatusCreated {
+		t.Errorf("v1beta1 without schema: %d %s", rec.Code, rec.Body)
+	}
+	v1 := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"foos.example.com"},
+"spec":{"group":"example.com","scope":"Namespaced","names":{"plural":"foos","kind":"Foo"},"preserveUnknownFields":true,"versions":[{"name":"v1","served":true,"storage":true}]}}`
+	rec := serve(srv, http.MethodPost, crdsV1, "application/json", v1)
+	if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(rec.Body.String(), "spec.versions[0].schema.openAPIV3Schema: Required value") ||
+		!strings.Contains(rec.Body.String(), "spec.preserveUnknownFields: Invalid value: true: cannot set to true") {
+		t.Errorf("v1 without schema: %d %s", rec.Code, rec.Body)
+	}
+}
