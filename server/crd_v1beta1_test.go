@@ -158,6 +158,16 @@ func TestCRDV1beta1_Validation(t *testing.T) {
 			`per-version additionalPrinterColumns may not all be set to identical values (top-level additionalPrinterColumns should be used instead)`},
 		{"identical per-version schemas", `"versions":[{"name":"v1","served":true,"storage":true,"schema":` + schema + `}]`,
 			`per-version schemas may not all be set to identical values (top-level validation should be used instead)`},
+		{"no schema, pruned", `"version":"v1","preserveUnknownFields":false`,
+			`spec.versions[0].schema.openAPIV3Schema: Required value: because otherwise all fields are pruned`},
+		{"defaults, kept", `"version":"v1","validation":{"openAPIV3Schema":{"type":"object","properties":{"a":{"type":"string","default":"x"}}}}`,
+			`spec.preserveUnknownFields: Invalid value: true: must be false in order to use defaults in the schema`},
+		{"webhook, kept", `"version":"v1","conversion":{"strategy":"Webhook","webhookClientConfig":{"url":"https://c.example.com/"}}`,
+			`spec.conversion.strategy: Invalid value: \"Webhook\": must be None if spec.preserveUnknownFields is true`},
+		{"non-structural with an extension", `"version":"v1","validation":{"openAPIV3Schema":{"properties":{"a":{"x-kubernetes-int-or-string":true},"b":{}}}}`,
+			`spec.validation.openAPIV3Schema.properties[b].type: Required value: must not be empty for specified object fields`},
+		{"non-structural, pruned", `"version":"v1","preserveUnknownFields":false,"validation":{"openAPIV3Schema":{"properties":{"b":{}}}}`,
+			`spec.validation.openAPIV3Schema.properties[b].type: Required value: must not be empty for specified object fields`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := serve(srv, http.MethodPost, crdsV1beta1, "application/json", crd(tc.spec))
@@ -177,5 +187,61 @@ func TestCRDV1beta1_Validation(t *testing.T) {
 	if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(rec.Body.String(), "spec.versions[0].schema.openAPIV3Schema: Required value") ||
 		!strings.Contains(rec.Body.String(), "spec.preserveUnknownFields: Invalid value: true: cannot set to true") {
 		t.Errorf("v1 without schema: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// TestCRDV1beta1_NonStructural creates a CRD as the v1.15 documentation
+// wrote it: a schema without types, which v1beta1 accepts and reports in
+// the NonStructuralSchema condition. Its objects are validated all the
+// same, and keep what the schema does not know; an update through v1
+// keeps preserveUnknownFields.
+func TestCRDV1beta1_NonStructural(t *testing.T) {
+	srv := newTestServerWith(t, server.Options{Version: 20}).(*server.Server)
+	body := `{"apiVersion":"apiextensions.k8s.io/v1beta1","kind":"CustomResourceDefinition","metadata":{"name":"crontabs.stable.example.com"},
+"spec":{"group":"stable.example.com","version":"v1","scope":"Namespaced","names":{"plural":"crontabs","kind":"CronTab"},
+"validation":{"openAPIV3Schema":{"properties":{"spec":{"properties":{"cronSpec":{"type":"string","pattern":"^(\\d+|\\*)(/\\d+)?(\\s+(\\d+|\\*)(/\\d+)?){4}$"},"replicas":{"type":"integer","minimum":1,"maximum":10}}}}}}}}`
+	if rec := serve(srv, http.MethodPost, crdsV1beta1, "application/json", body); rec.Code != http.StatusCreated {
+		t.Fatalf("create: %d %s", rec.Code, rec.Body)
+	}
+	rec := get(t, srv, http.MethodGet, crdsV1beta1+"/crontabs.stable.example.com", nil)
+	var crd struct {
+		Status struct {
+			Conditions []struct{ Type, Status, Reason, Message string }
+		}
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &crd); err != nil {
+		t.Fatal(err)
+	}
+	const message = "[spec.preserveUnknownFields: Invalid value: true: must be false, " +
+		"spec.versions[0].schema.openAPIV3Schema.properties[spec].type: Required value: must not be empty for specified object fields, " +
+		"spec.versions[0].schema.openAPIV3Schema.type: Required value: must not be empty at the root]"
+	var found bool
+	for _, c := range crd.Status.Conditions {
+		if c.Type == "NonStructuralSchema" {
+			found = true
+			if c.Status != "True" || c.Reason != "Violations" || c.Message != message {
+				t.Errorf("NonStructuralSchema: %+v\nwant message %s", c, message)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no NonStructuralSchema condition: %s", rec.Body)
+	}
+
+	cronTabs := "/apis/stable.example.com/v1/namespaces/default/crontabs"
+	rec = serve(srv, http.MethodPost, cronTabs, "application/json", `{"apiVersion":"stable.example.com/v1","kind":"CronTab","metadata":{"name":"c"},"spec":{"cronSpec":"every minute","replicas":11}}`)
+	if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(rec.Body.String(), "spec.cronSpec: Invalid value") ||
+		!strings.Contains(rec.Body.String(), "spec.replicas: Invalid value: 11: spec.replicas in body should be less than or equal to 10") {
+		t.Errorf("invalid object: %d %s", rec.Code, rec.Body)
+	}
+	rec = serve(srv, http.MethodPost, cronTabs, "application/json", `{"apiVersion":"stable.example.com/v1","kind":"CronTab","metadata":{"name":"c"},"spec":{"cronSpec":"* * * * */5","replicas":1,"image":"my-cron"}}`)
+	if rec.Code != http.StatusCreated || !strings.Contains(rec.Body.String(), `"image":"my-cron"`) {
+		t.Errorf("create: %d %s", rec.Code, rec.Body)
+	}
+
+	// kubectl label through v1: the CRD keeps its preserveUnknownFields.
+	rec = serve(srv, http.MethodPatch, crdsV1+"/crontabs.stable.example.com", "application/merge-patch+json", `{"metadata":{"labels":{"team":"a"}}}`)
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"preserveUnknownFields":true`) {
+		t.Errorf("patch through v1: %d %s", rec.Code, rec.Body)
 	}
 }

@@ -153,22 +153,44 @@ func customResources(crd object) []catalog.Resource {
 // versionSchema returns a CRD version's schema, parsed (nil if invalid)
 // and as written. A version without one (only v1beta1 allows it) takes,
 // and publishes, any object; keepUnknown (v1beta1's
-// spec.preserveUnknownFields) keeps what the schema does not know.
+// spec.preserveUnknownFields) keeps what the schema does not know, and
+// allows a non-structural schema.
 func versionSchema(v map[string]any, keepUnknown bool) (*structural.Schema, map[string]any) {
-	sch, _ := v["schema"].(map[string]any)
-	raw, ok := sch["openAPIV3Schema"].(map[string]any)
-	if !ok {
+	raw := rawSchema(v)
+	if raw == nil {
 		return &structural.Schema{Type: "object", PreserveUnknownFields: true},
 			map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}
 	}
-	parsed, errs := structural.Parse(raw, field.NewPath("schema"))
+	if !keepUnknown {
+		parsed, _ := structural.Parse(raw, field.NewPath("schema"))
+		return parsed, raw
+	}
+	parsed, _, errs := structural.ParseNonStructural(raw, field.NewPath("schema"))
 	if len(errs) > 0 {
 		return nil, raw
 	}
-	if keepUnknown {
-		parsed.KeepUnknownFields()
-	}
+	parsed.KeepUnknownFields()
 	return parsed, raw
+}
+
+// nonStructuralCondition is kube-apiserver's NonStructuralSchema condition
+// of a CRD that keeps unknown fields or has a non-structural schema (only
+// v1beta1 allows either), nil for others.
+func nonStructuralCondition(spec map[string]any, now string) map[string]any {
+	var violations field.ErrorList
+	if b, _ := spec["preserveUnknownFields"].(bool); b {
+		violations = append(violations, field.Invalid(field.NewPath("spec", "preserveUnknownFields"), true, "must be false"))
+	}
+	for i, v := range versionsOf(spec) {
+		if raw := rawSchema(v); raw != nil {
+			_, vs, _ := structural.ParseNonStructural(raw, field.NewPath("spec", "versions").Index(i).Child("schema", "openAPIV3Schema"))
+			violations = append(violations, vs...)
+		}
+	}
+	if len(violations) == 0 {
+		return nil
+	}
+	return condition("NonStructuralSchema", "True", "Violations", violations.ToAggregate().Error(), now)
 }
 
 func stringsOf(list []any) []string {
@@ -214,6 +236,9 @@ func (s *Server) establish(ctx context.Context, crd object) error {
 	} else {
 		conds = append(conds, condition("NamesAccepted", "False", reason, message, now))
 		conds = append(conds, condition("Established", "False", "NotAccepted", "not all names are accepted", now))
+	}
+	if c := nonStructuralCondition(mapAt(crd, "spec"), now); c != nil {
+		conds = append(conds, c)
 	}
 	for _, c := range listOf(st, "conditions") {
 		m, _ := c.(map[string]any)

@@ -19,10 +19,16 @@ import (
 // kube-apiserver, what all versions share (schema, subresources, printer
 // columns, selectable fields) is checked once and reported at the spec's
 // level (spec.validation, spec.subresources, ...). beta says the CRD came
-// as apiextensions.k8s.io/v1beta1 (converted to v1), which needs no schema
-// and may keep unknown fields.
-func validateCRD(res *catalog.Resource, obj object, beta bool) field.ErrorList {
+// as apiextensions.k8s.io/v1beta1 (converted to v1), which may keep
+// unknown fields (spec.preserveUnknownFields), and then needs no schema,
+// nor a structural one; so may an update of a CRD that already kept them
+// (old is nil for a create).
+func validateCRD(res *catalog.Resource, obj, old object, beta bool) field.ErrorList {
 	spec, _ := obj["spec"].(map[string]any)
+	keepUnknown, _ := spec["preserveUnknownFields"].(bool)
+	oldSpec, _ := old["spec"].(map[string]any)
+	wasKept, _ := oldSpec["preserveUnknownFields"].(bool)
+	lenient := keepUnknown && (beta || wasKept)
 	names, _ := spec["names"].(map[string]any)
 	specPath := field.NewPath("spec")
 	name, group, plural := str(metadata(obj), "name"), str(spec, "group"), str(names, "plural")
@@ -48,6 +54,12 @@ func validateCRD(res *catalog.Resource, obj object, beta bool) field.ErrorList {
 		errs = append(errs, field.NotSupported(specPath.Child("scope"), scope, []string{"Cluster", "Namespaced"}))
 	}
 	versions := versionsOf(spec)
+	if lenient && slices.ContainsFunc(versions, func(v map[string]any) bool {
+		s, _, _ := structural.ParseNonStructural(rawSchema(v), nil)
+		return s.Any(func(n *structural.Schema) bool { return n.HasDefault })
+	}) {
+		errs = append(errs, field.Invalid(specPath.Child("preserveUnknownFields"), true, "must be false in order to use defaults in the schema"))
+	}
 	shared := sharedParts(versions)
 	storage, unique := 0, true
 	seen := map[string]bool{}
@@ -65,7 +77,7 @@ func validateCRD(res *catalog.Resource, obj object, beta bool) field.ErrorList {
 		if shared["schema"] && i > 0 {
 			continue // the rest is shared, checked with the first version
 		}
-		errs = append(errs, validateVersionParts(v, p, specPath, shared, beta)...)
+		errs = append(errs, validateVersionParts(v, p, specPath, shared, beta, lenient)...)
 	}
 	if len(versions) > 0 {
 		// kube-apiserver's internal type still has the single spec.version
@@ -82,8 +94,11 @@ func validateCRD(res *catalog.Resource, obj object, beta bool) field.ErrorList {
 		errs = append(errs, field.Invalid(specPath.Child("versions"), dump, "must have exactly one version marked as storage version"))
 	}
 	errs = append(errs, validateNames(names, specPath.Child("names"))...)
+	if s := str(mapAt(spec, "conversion"), "strategy"); keepUnknown && s != "None" {
+		errs = append(errs, field.Invalid(specPath.Child("conversion", "strategy"), s, "must be None if spec.preserveUnknownFields is true"))
+	}
 	errs = append(errs, validateConversion(spec, specPath.Child("conversion"))...)
-	if b, _ := spec["preserveUnknownFields"].(bool); b && !beta {
+	if keepUnknown && !beta && !wasKept {
 		errs = append(errs, field.Invalid(specPath.Child("preserveUnknownFields"), true, "cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead"))
 	}
 	if st, _ := obj["status"].(map[string]any); len(listOf(st, "storedVersions")) == 0 {
@@ -106,9 +121,11 @@ func sharedParts(versions []map[string]any) map[string]bool {
 }
 
 // validateVersionParts checks a version's schema, subresources, printer
-// columns and selectable fields, each at the spec's level if shared. The
-// schema is optional if beta.
-func validateVersionParts(v map[string]any, p, specPath *field.Path, shared map[string]bool, beta bool) field.ErrorList {
+// columns and selectable fields, each at the spec's level if shared. A
+// v1beta1 CRD (beta) needs a schema only for the versions it serves
+// without keeping unknown fields; lenient allows a non-structural one
+// that uses no x-kubernetes- extension.
+func validateVersionParts(v map[string]any, p, specPath *field.Path, shared map[string]bool, beta, lenient bool) field.ErrorList {
 	var errs field.ErrorList
 	at := func(part string) *field.Path {
 		if shared[part] {
@@ -120,15 +137,24 @@ func validateVersionParts(v map[string]any, p, specPath *field.Path, shared map[
 	if shared["schema"] {
 		schemaPath = specPath.Child("validation", "openAPIV3Schema")
 	}
-	sch, _ := v["schema"].(map[string]any)
-	raw, ok := sch["openAPIV3Schema"].(map[string]any)
+	raw := rawSchema(v)
 	var parsed *structural.Schema
-	switch {
-	case !ok && !beta:
+	switch served, _ := v["served"].(bool); {
+	case raw == nil && !beta:
 		errs = append(errs, field.Required(p.Child("schema", "openAPIV3Schema"), ""))
-	case ok:
+	case raw == nil && !lenient && served:
+		errs = append(errs, field.Required(p.Child("schema", "openAPIV3Schema"), "because otherwise all fields are pruned"))
+	case raw != nil:
 		var e field.ErrorList
-		parsed, e = structural.Parse(raw, schemaPath)
+		if lenient {
+			var violations field.ErrorList
+			parsed, violations, e = structural.ParseNonStructural(raw, schemaPath)
+			if len(e) == 0 && len(violations) > 0 && parsed.UsesExtensions() {
+				e = violations
+			}
+		} else {
+			parsed, e = structural.Parse(raw, schemaPath)
+		}
 		errs = append(errs, e...)
 		if len(e) == 0 {
 			_, e = celrules.Compile(parsed, schemaPath)
@@ -165,6 +191,13 @@ func selectablePath(s *structural.Schema, path string) bool {
 		s = child
 	}
 	return true
+}
+
+// rawSchema returns a CRD version's openAPIV3Schema (nil if none).
+func rawSchema(v map[string]any) map[string]any {
+	sch, _ := v["schema"].(map[string]any)
+	raw, _ := sch["openAPIV3Schema"].(map[string]any)
+	return raw
 }
 
 func listOf(m map[string]any, key string) []any {

@@ -39,7 +39,7 @@ func (s *Server) admitSchema(req *request, obj, old object) error {
 			crd["status"] = old["status"] // as the update will keep it
 		}
 		obj["status"] = crd["status"]
-		if errs = append(validateCRD(res, crd, beta), errs...); len(errs) > 0 {
+		if errs = append(validateCRD(res, crd, old, beta), errs...); len(errs) > 0 {
 			return errInvalid(res, str(metadata(obj), "name"), errs)
 		}
 	case res.Custom != nil:
