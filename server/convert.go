@@ -63,7 +63,11 @@ func toStorage(r *catalog.Resource, obj object) object {
 		renameConcurrencyShares(out, "assuredConcurrencyShares", "nominalConcurrencyShares")
 	}
 	if isCRDV1beta1(r) {
+		// With v1beta1's defaults, a part of a CRD (the field manager
+		// converts those) keeps its top-level schema in the version
+		// spec.version names.
 		out = deepCopyObject(out)
+		defaults.Apply(r.GroupVersionKind(), out)
 		crdToV1(out)
 	}
 	out["apiVersion"] = schemaAPIVersion(st.Group, st.Version)

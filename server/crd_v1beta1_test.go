@@ -245,3 +245,20 @@ func TestCRDV1beta1_NonStructural(t *testing.T) {
 		t.Errorf("patch through v1: %d %s", rec.Code, rec.Body)
 	}
 }
+
+// TestCRDV1beta1_ServerSideApply applies the same v1beta1 CRD twice: the
+// second apply changes nothing (the field manager converts parts of the
+// CRD to v1, for the status kube-apiserver manages, and back).
+func TestCRDV1beta1_ServerSideApply(t *testing.T) {
+	srv := newTestServerWith(t, server.Options{Version: 21}).(*server.Server)
+	path := crdsV1beta1 + "/crontabs.stable.example.com?fieldManager=kubectl"
+	first := serve(srv, http.MethodPatch, path, "application/apply-patch+yaml", cronTabV1beta1)
+	if first.Code != http.StatusCreated {
+		t.Fatalf("apply: %d %s", first.Code, first.Body)
+	}
+	rec := serve(srv, http.MethodPatch, path, "application/apply-patch+yaml", cronTabV1beta1)
+	if got, want := jsonOf(t, specOf(t, rec.Body.Bytes())), jsonOf(t, specOf(t, first.Body.Bytes())); rec.Code != http.StatusOK || got != want ||
+		!strings.Contains(rec.Body.String(), `"generation":1,`) {
+		t.Errorf("apply again: %d %s\nwant spec %s", rec.Code, rec.Body, want)
+	}
+}
