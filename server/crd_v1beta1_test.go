@@ -3,6 +3,7 @@ package server_test
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -50,6 +51,9 @@ func jsonOf(t *testing.T, v any) string {
 // (preserveUnknownFields) and print its column; v1.22 serves it only as v1.
 func TestCRDV1beta1_CreateAndRead(t *testing.T) {
 	srv := newTestServerWith(t, server.Options{Version: 21}).(*server.Server)
+	if got := resourceNames(t, srv, "/apis/apiextensions.k8s.io/v1beta1"); !slices.Equal(got, []string{"customresourcedefinitions"}) {
+		t.Errorf("1.21 discovery of v1beta1: %v", got)
+	}
 	rec := serve(srv, http.MethodPost, crdsV1beta1, "application/json", cronTabV1beta1)
 	if rec.Code != http.StatusCreated || rec.Header().Get("Warning") != crdWarning {
 		t.Fatalf("create: %d %q %s", rec.Code, rec.Header().Get("Warning"), rec.Body)
@@ -92,7 +96,17 @@ func TestCRDV1beta1_CreateAndRead(t *testing.T) {
 		t.Errorf("table: %s", rec.Body)
 	}
 
+	if got := resourceNames(t, srv, "/apis/stable.example.com/v1"); !slices.Equal(got, []string{"crontabs"}) {
+		t.Errorf("discovery of the CRD's version: %v", got)
+	}
+	if rec := get(t, srv, http.MethodGet, "/openapi/v3/apis/stable.example.com/v1", nil); rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"com.example.stable.v1.CronTab"`) {
+		t.Errorf("OpenAPI of the CRD's version: %d %.300s", rec.Code, rec.Body)
+	}
+
 	srv.SetVersion(22)
+	if got := resourceNames(t, srv, "/apis/apiextensions.k8s.io/v1beta1"); got != nil {
+		t.Errorf("1.22 discovery of v1beta1: %v", got)
+	}
 	if rec := get(t, srv, http.MethodGet, crdsV1beta1+"/crontabs.stable.example.com", nil); rec.Code != http.StatusNotFound {
 		t.Errorf("1.22 v1beta1: %d", rec.Code)
 	}
