@@ -243,6 +243,10 @@ func TestCRDV1beta1_NonStructural(t *testing.T) {
 		t.Errorf("no NonStructuralSchema condition: %s", rec.Body)
 	}
 
+	// A non-structural schema is not published.
+	if rec := get(t, srv, http.MethodGet, "/openapi/v3/apis/stable.example.com/v1", nil); rec.Code != http.StatusOK || strings.Contains(rec.Body.String(), "cronSpec") {
+		t.Errorf("OpenAPI: %d %.300s", rec.Code, rec.Body)
+	}
 	cronTabs := "/apis/stable.example.com/v1/namespaces/default/crontabs"
 	rec = serve(srv, http.MethodPost, cronTabs, "application/json", `{"apiVersion":"stable.example.com/v1","kind":"CronTab","metadata":{"name":"c"},"spec":{"cronSpec":"every minute","replicas":11}}`)
 	if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(rec.Body.String(), "spec.cronSpec: Invalid value") ||

@@ -150,26 +150,29 @@ func customResources(crd object) []catalog.Resource {
 	return out
 }
 
-// versionSchema returns a CRD version's schema, parsed (nil if invalid)
-// and as written. A version without one (only v1beta1 allows it) takes,
-// and publishes, any object; keepUnknown (v1beta1's
-// spec.preserveUnknownFields) keeps what the schema does not know, and
-// allows a non-structural schema.
+// versionSchema returns a CRD version's schema, parsed (nil if invalid),
+// and the schema it publishes. A version without one (only v1beta1 allows
+// it) takes any object; keepUnknown (v1beta1's spec.preserveUnknownFields)
+// keeps what the schema does not know, and allows a non-structural schema.
+// Neither publishes its fields, as kube-apiserver publishes only an object.
 func versionSchema(v map[string]any, keepUnknown bool) (*structural.Schema, map[string]any) {
+	anyObject := map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}
 	raw := rawSchema(v)
 	if raw == nil {
-		return &structural.Schema{Type: "object", PreserveUnknownFields: true},
-			map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}
+		return &structural.Schema{Type: "object", PreserveUnknownFields: true}, anyObject
 	}
 	if !keepUnknown {
 		parsed, _ := structural.Parse(raw, field.NewPath("schema"))
 		return parsed, raw
 	}
-	parsed, _, errs := structural.ParseNonStructural(raw, field.NewPath("schema"))
+	parsed, violations, errs := structural.ParseNonStructural(raw, field.NewPath("schema"))
 	if len(errs) > 0 {
 		return nil, raw
 	}
 	parsed.KeepUnknownFields()
+	if len(violations) > 0 {
+		return parsed, anyObject
+	}
 	return parsed, raw
 }
 
