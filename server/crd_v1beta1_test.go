@@ -294,3 +294,27 @@ func BenchmarkCreateCRDV1beta1(b *testing.B) {
 		}
 	}
 }
+
+// TestCRDV1beta1_WebhookDefaults creates a v1beta1 CRD with a conversion
+// webhook (which needs preserveUnknownFields false, and so a schema): v1beta1
+// defaults its review versions and service port, and v1 holds them in
+// conversion.webhook.
+func TestCRDV1beta1_WebhookDefaults(t *testing.T) {
+	srv := newTestServerWith(t, server.Options{Version: 19}).(*server.Server)
+	body := `{"apiVersion":"apiextensions.k8s.io/v1beta1","kind":"CustomResourceDefinition","metadata":{"name":"dbs.example.com"},
+"spec":{"group":"example.com","names":{"plural":"dbs","kind":"DB"},"preserveUnknownFields":false,"validation":{"openAPIV3Schema":{"type":"object"}},
+"versions":[{"name":"v2","served":true,"storage":true},{"name":"v1","served":true,"storage":false}],
+"conversion":{"strategy":"Webhook","webhookClientConfig":{"service":{"namespace":"db","name":"convert"}}}}}`
+	if rec := serve(srv, http.MethodPost, crdsV1beta1, "application/json", body); rec.Code != http.StatusCreated {
+		t.Fatalf("create: %d %s", rec.Code, rec.Body)
+	}
+	rec := get(t, srv, http.MethodGet, crdsV1+"/dbs.example.com", nil)
+	spec := specOf(t, rec.Body.Bytes())
+	const want = `{"strategy":"Webhook","webhook":{"clientConfig":{"service":{"name":"convert","namespace":"db","port":443}},"conversionReviewVersions":["v1beta1"]}}`
+	if got := jsonOf(t, spec["conversion"]); got != want {
+		t.Errorf("conversion %s\nwant %s", got, want)
+	}
+	if _, ok := spec["preserveUnknownFields"]; ok {
+		t.Errorf("v1 shows preserveUnknownFields false: %s", rec.Body)
+	}
+}

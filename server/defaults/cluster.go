@@ -74,8 +74,10 @@ func crdV1beta1(spec Object) {
 		set(spec, "version", versions[0]["name"])
 	}
 	set(spec, "preserveUnknownFields", true)
-	conv := setObject(spec, "conversion")
-	set(conv, "strategy", "None")
+	if unset(spec, "conversion") {
+		spec["conversion"] = map[string]any{"strategy": "None"}
+	}
+	conv := decoded.Child(spec, "conversion")
 	if conv["strategy"] == "Webhook" {
 		set(conv, "conversionReviewVersions", []any{"v1beta1"})
 	}
