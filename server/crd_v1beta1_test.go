@@ -318,3 +318,26 @@ func TestCRDV1beta1_WebhookDefaults(t *testing.T) {
 		t.Errorf("v1 shows preserveUnknownFields false: %s", rec.Body)
 	}
 }
+
+// TestCRDV1beta1_Delete deletes a CRD through v1beta1: its objects go,
+// then the CRD and its resource.
+func TestCRDV1beta1_Delete(t *testing.T) {
+	srv := newTestServerWith(t, server.Options{Version: 21}).(*server.Server)
+	if rec := serve(srv, http.MethodPost, crdsV1beta1, "application/json", cronTabV1beta1); rec.Code != http.StatusCreated {
+		t.Fatalf("create: %d %s", rec.Code, rec.Body)
+	}
+	cronTabs := "/apis/stable.example.com/v1/namespaces/default/crontabs"
+	if rec := serve(srv, http.MethodPost, cronTabs, "application/json", `{"apiVersion":"stable.example.com/v1","kind":"CronTab","metadata":{"name":"c"}}`); rec.Code != http.StatusCreated {
+		t.Fatalf("create object: %d %s", rec.Code, rec.Body)
+	}
+	rec := serve(srv, http.MethodDelete, crdsV1beta1+"/crontabs.stable.example.com", "", "")
+	if rec.Code != http.StatusOK || rec.Header().Get("Warning") != crdWarning {
+		t.Fatalf("delete: %d %q %s", rec.Code, rec.Header().Get("Warning"), rec.Body)
+	}
+	if rec := get(t, srv, http.MethodGet, crdsV1+"/crontabs.stable.example.com", nil); rec.Code != http.StatusNotFound {
+		t.Errorf("CRD after delete: %d %s", rec.Code, rec.Body)
+	}
+	if rec := get(t, srv, http.MethodGet, cronTabs, nil); rec.Code != http.StatusNotFound {
+		t.Errorf("objects after delete: %d %s", rec.Code, rec.Body)
+	}
+}
