@@ -18,12 +18,14 @@ import (
 // validateCRD checks a CRD as kube-apiserver does, in its order. Like
 // kube-apiserver, what all versions share (schema, subresources, printer
 // columns, selectable fields) is checked once and reported at the spec's
-// level (spec.validation, spec.subresources, ...). beta says the CRD came
-// as apiextensions.k8s.io/v1beta1 (converted to v1), which may keep
-// unknown fields (spec.preserveUnknownFields), and then needs no schema,
-// nor a structural one; so may an update of a CRD that already kept them
-// (old is nil for a create).
-func validateCRD(res *catalog.Resource, obj, old object, beta bool) field.ErrorList {
+// level (spec.validation, spec.subresources, ...). given is the CRD as an
+// apiextensions.k8s.io/v1beta1 request gave it (nil for v1), obj then its
+// conversion to v1: v1beta1 has checks of its own, and may keep unknown
+// fields (spec.preserveUnknownFields), and then needs no schema, nor a
+// structural one; so may an update of a CRD that already kept them (old is
+// nil for a create).
+func validateCRD(res *catalog.Resource, obj, old, given object) field.ErrorList {
+	beta := given != nil
 	spec, _ := obj["spec"].(map[string]any)
 	keepUnknown, _ := spec["preserveUnknownFields"].(bool)
 	oldSpec, _ := old["spec"].(map[string]any)
@@ -79,7 +81,20 @@ func validateCRD(res *catalog.Resource, obj, old object, beta bool) field.ErrorL
 		}
 		errs = append(errs, validateVersionParts(v, p, specPath, shared, beta, lenient)...)
 	}
-	if len(versions) > 0 {
+	givenSpec, _ := given["spec"].(map[string]any)
+	if beta {
+		errs = append(errs, validateV1beta1Parts(givenSpec)...)
+	}
+	switch {
+	case beta && str(givenSpec, "version") != "":
+		v := str(givenSpec, "version")
+		for _, msg := range validation.IsDNS1035Label(v) {
+			errs = append(errs, field.Invalid(specPath.Child("version"), v, msg))
+		}
+		if len(versions) > 0 && str(versions[0], "name") != v {
+			errs = append(errs, field.Invalid(specPath.Child("version"), v, "must match the first version in spec.versions"))
+		}
+	case len(versions) > 0:
 		// kube-apiserver's internal type still has the single spec.version
 		// of v1beta1, set to the first version's name, and checks it too.
 		for _, msg := range validation.IsDNS1035Label(str(versions[0], "name")) {
@@ -321,18 +336,13 @@ func validatePrinterColumns(v map[string]any, path *field.Path) field.ErrorList 
 	return errs
 }
 
-// validateCRDV1beta1 checks what only a v1beta1 CRD can get wrong: a
-// spec.version other than the first of spec.versions, a part of the
-// versions both at the top level and per version, or the same in every
-// version rather than at the top level.
-func validateCRDV1beta1(obj object) field.ErrorList {
-	spec, _ := obj["spec"].(map[string]any)
+// validateV1beta1Parts checks what only the spec of a v1beta1 CRD can get
+// wrong: a part of the versions both at the top level and per version, or
+// the same in every version rather than at the top level.
+func validateV1beta1Parts(spec map[string]any) field.ErrorList {
 	specPath := field.NewPath("spec")
 	versions := versionsOf(spec)
 	var errs field.ErrorList
-	if v := str(spec, "version"); len(versions) > 0 && str(versions[0], "name") != v {
-		errs = append(errs, field.Invalid(specPath.Child("version"), v, "must match the first version in spec.versions"))
-	}
 	for _, p := range crdVersionParts {
 		if !isEmptyPart(spec[p.top]) && slices.ContainsFunc(versions, func(v map[string]any) bool { return !isEmptyPart(v[p.version]) }) {
 			errs = append(errs, field.Forbidden(specPath.Child(p.top), "top-level and per-version "+p.what+" are mutually exclusive"))

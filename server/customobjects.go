@@ -27,19 +27,16 @@ func (s *Server) admitSchema(req *request, obj, old object) error {
 	case isCRDs(res) && req.subresource == "":
 		// A v1beta1 CRD is checked as v1, but for what v1beta1 allows or
 		// forbids besides.
-		beta := isCRDV1beta1(res)
-		crd := obj
-		var errs field.ErrorList
-		if beta {
-			errs = validateCRDV1beta1(obj)
-			crd = toStorage(res, obj)
+		crd, given := obj, object(nil)
+		if isCRDV1beta1(res) {
+			crd, given = toStorage(res, obj), obj
 		}
 		defaultCRD(crd, old == nil)
 		if old != nil {
 			crd["status"] = old["status"] // as the update will keep it
 		}
 		obj["status"] = crd["status"]
-		if errs = append(validateCRD(res, crd, old, beta), errs...); len(errs) > 0 {
+		if errs := validateCRD(res, crd, old, given); len(errs) > 0 {
 			return errInvalid(res, str(metadata(obj), "name"), errs)
 		}
 	case res.Custom != nil:
