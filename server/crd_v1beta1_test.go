@@ -341,3 +341,16 @@ func TestCRDV1beta1_Delete(t *testing.T) {
 		t.Errorf("objects after delete: %d %s", rec.Code, rec.Body)
 	}
 }
+
+// TestCRDV1beta1_V116 creates a v1beta1 CRD in v1.16, the first release
+// with v1: served, without a warning (kube-apiserver sends them from v1.19).
+func TestCRDV1beta1_V116(t *testing.T) {
+	srv := newTestServerWith(t, server.Options{Version: 16}).(*server.Server)
+	rec := serve(srv, http.MethodPost, crdsV1beta1, "application/json", cronTabV1beta1)
+	if rec.Code != http.StatusCreated || rec.Header().Get("Warning") != "" {
+		t.Fatalf("create: %d %q %s", rec.Code, rec.Header().Get("Warning"), rec.Body)
+	}
+	if rec := get(t, srv, http.MethodGet, crdsV1+"/crontabs.stable.example.com", nil); rec.Code != http.StatusOK {
+		t.Errorf("GET v1: %d %s", rec.Code, rec.Body)
+	}
+}
