@@ -354,3 +354,28 @@ func TestCRDV1beta1_V116(t *testing.T) {
 		t.Errorf("GET v1: %d %s", rec.Code, rec.Body)
 	}
 }
+
+// TestCRDV1beta1_StopKeepingUnknownFields follows the migration to v1: a
+// v1beta1 CRD with a structural schema stops keeping unknown fields
+// (preserveUnknownFields false, through v1); the NonStructuralSchema
+// condition goes, and its objects are pruned from then on.
+func TestCRDV1beta1_StopKeepingUnknownFields(t *testing.T) {
+	srv := newTestServerWith(t, server.Options{Version: 21}).(*server.Server)
+	if rec := serve(srv, http.MethodPost, crdsV1beta1, "application/json", cronTabV1beta1); rec.Code != http.StatusCreated {
+		t.Fatalf("create: %d %s", rec.Code, rec.Body)
+	}
+	if rec := get(t, srv, http.MethodGet, crdsV1+"/crontabs.stable.example.com", nil); !strings.Contains(rec.Body.String(), `"type":"NonStructuralSchema"`) {
+		t.Errorf("no NonStructuralSchema condition: %s", rec.Body)
+	}
+	rec := serve(srv, http.MethodPatch, crdsV1+"/crontabs.stable.example.com", "application/merge-patch+json", `{"spec":{"preserveUnknownFields":false}}`)
+	if rec.Code != http.StatusOK || specOf(t, rec.Body.Bytes())["preserveUnknownFields"] != false {
+		t.Fatalf("patch: %d %s", rec.Code, rec.Body)
+	}
+	if rec := get(t, srv, http.MethodGet, crdsV1+"/crontabs.stable.example.com", nil); strings.Contains(rec.Body.String(), `"type":"NonStructuralSchema"`) {
+		t.Errorf("NonStructuralSchema condition stays: %s", rec.Body)
+	}
+	rec = serve(srv, http.MethodPost, "/apis/stable.example.com/v1/namespaces/default/crontabs", "application/json", `{"apiVersion":"stable.example.com/v1","kind":"CronTab","metadata":{"name":"c"},"spec":{"cronSpec":"* * * * */5","image":"my-cron"}}`)
+	if rec.Code != http.StatusCreated || strings.Contains(rec.Body.String(), "my-cron") || rec.Header().Get("Warning") != `299 - "unknown field \"spec.image\""` {
+		t.Errorf("create after: %d %q %s", rec.Code, rec.Header().Get("Warning"), rec.Body)
+	}
+}
