@@ -63,3 +63,62 @@ func TestKubectl_BetaWarning(t *testing.T) {
 		t.Errorf("kubectl get:\n%s", out)
 	}
 }
+
+// cronTabCRDV1beta1 is a CRD manifest as operators shipped them before
+// v1.16: apiextensions.k8s.io/v1beta1, one version, a top-level schema and
+// printer column.
+const cronTabCRDV1beta1 = `apiVersion: apiextensions.k8s.io/v1beta1
+kind: CustomResourceDefinition
+metadata:
+  name: crontabs.stable.example.com
+spec:
+  group: stable.example.com
+  version: v1
+  scope: Namespaced
+  names:
+    plural: crontabs
+    singular: crontab
+    kind: CronTab
+    shortNames: [ct]
+  additionalPrinterColumns:
+  - name: Spec
+    type: string
+    JSONPath: .spec.cronSpec
+  validation:
+    openAPIV3Schema:
+      type: object
+      properties:
+        spec:
+          type: object
+          properties:
+            cronSpec:
+              type: string
+            replicas:
+              type: integer
+`
+
+// TestKubectl_CRDV1beta1 applies an old CRD manifest to v1.21, which
+// kubectl answers with the deprecation warning, and an object of it; v1.22
+// no longer serves the CRD's version.
+func TestKubectl_CRDV1beta1(t *testing.T) {
+	url := startServer(t, t.TempDir(), "--emulated-version", "1.21")
+	out := kubectlSucceeds(t, url, cronTabCRDV1beta1, "apply", "-f", "-")
+	if !strings.Contains(out, "Warning: apiextensions.k8s.io/v1beta1 CustomResourceDefinition is deprecated in v1.16+, unavailable in v1.22+; use apiextensions.k8s.io/v1 CustomResourceDefinition") ||
+		!strings.Contains(out, "customresourcedefinition.apiextensions.k8s.io/crontabs.stable.example.com created") {
+		t.Errorf("kubectl apply to 1.21:\n%s", out)
+	}
+	cronTab := "apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata:\n  name: my-cron\n  namespace: default\nspec:\n  cronSpec: '* * * * */5'\n  image: my-cron-image\n"
+	if out := kubectlSucceeds(t, url, cronTab, "apply", "-f", "-"); !strings.Contains(out, "crontab.stable.example.com/my-cron created") {
+		t.Errorf("kubectl apply of a CronTab:\n%s", out)
+	}
+	if out := kubectlSucceeds(t, url, "", "get", "ct", "-o", "wide"); !strings.Contains(out, "* * * * */5") || !strings.Contains(out, "SPEC") {
+		t.Errorf("kubectl get ct:\n%s", out)
+	}
+	if out := kubectlSucceeds(t, url, "", "get", "ct", "my-cron", "-o", "jsonpath={.spec.image}"); out != "my-cron-image" {
+		t.Errorf("kubectl get ct -o jsonpath: %q", out)
+	}
+	url = startServer(t, t.TempDir(), "--emulated-version", "1.22")
+	if out := kubectlFails(t, url, cronTabCRDV1beta1, "apply", "-f", "-"); !strings.Contains(out, `no matches for kind "CustomResourceDefinition" in version "apiextensions.k8s.io/v1beta1"`) {
+		t.Errorf("kubectl apply to 1.22:\n%s", out)
+	}
+}

@@ -62,6 +62,14 @@ func toStorage(r *catalog.Resource, obj object) object {
 		out = deepCopyObject(out)
 		renameConcurrencyShares(out, "assuredConcurrencyShares", "nominalConcurrencyShares")
 	}
+	if isCRDV1beta1(r) {
+		// With v1beta1's defaults, a part of a CRD (the field manager
+		// converts those) keeps its top-level schema in the version
+		// spec.version names.
+		out = deepCopyObject(out)
+		defaults.Apply(r.GroupVersionKind(), out)
+		crdToV1(out)
+	}
 	out["apiVersion"] = schemaAPIVersion(st.Group, st.Version)
 	out["kind"] = st.Kind
 	return out
@@ -101,6 +109,9 @@ func fromStorage(r *catalog.Resource, obj object) {
 	}
 	if isPriorityLevelBeforeV1beta3(r) {
 		renameConcurrencyShares(obj, "nominalConcurrencyShares", "assuredConcurrencyShares")
+	}
+	if isCRDV1beta1(r) {
+		crdFromV1(obj)
 	}
 	obj["apiVersion"] = r.APIVersion()
 	obj["kind"] = r.Kind

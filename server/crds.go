@@ -97,12 +97,11 @@ func customResources(crd object) []catalog.Resource {
 	}
 	storageVersion := ""
 	var storageSchema *structural.Schema
+	keepUnknown, _ := spec["preserveUnknownFields"].(bool)
 	for _, v := range versionsOf(spec) {
 		if b, _ := v["storage"].(bool); b {
 			storageVersion = str(v, "name")
-			sch, _ := v["schema"].(map[string]any)
-			raw, _ := sch["openAPIV3Schema"].(map[string]any)
-			storageSchema, _ = structural.Parse(raw, field.NewPath("schema"))
+			storageSchema, _ = versionSchema(v, keepUnknown)
 		}
 	}
 	if storageSchema == nil {
@@ -113,14 +112,12 @@ func customResources(crd object) []catalog.Resource {
 		if b, _ := v["served"].(bool); !b {
 			continue
 		}
-		sch, _ := v["schema"].(map[string]any)
-		raw, _ := sch["openAPIV3Schema"].(map[string]any)
-		parsed, errs := structural.Parse(raw, field.NewPath("schema"))
-		if len(errs) > 0 {
+		parsed, raw := versionSchema(v, keepUnknown)
+		if parsed == nil {
 			continue // validated when written; a corrupt stored CRD is not served
 		}
 		rules, _ := celrules.Compile(parsed, field.NewPath("schema")) // validated when written
-		custom := &catalog.Custom{Rules: rules, Terminating: deleting(crd), CRD: str(metadata(crd), "name"), StorageVersion: storageVersion, StorageSchema: storageSchema, ListKind: str(names, "listKind"), Schema: parsed, RawSchema: raw}
+		custom := &catalog.Custom{PreserveUnknownFields: keepUnknown, Rules: rules, Terminating: deleting(crd), CRD: str(metadata(crd), "name"), StorageVersion: storageVersion, StorageSchema: storageSchema, ListKind: str(names, "listKind"), Schema: parsed, RawSchema: raw}
 		for _, c := range listOf(v, "additionalPrinterColumns") {
 			m, _ := c.(map[string]any)
 			custom.Columns = append(custom.Columns, catalog.PrinterColumn{
@@ -151,6 +148,52 @@ func customResources(crd object) []catalog.Resource {
 		out = append(out, r)
 	}
 	return out
+}
+
+// versionSchema returns a CRD version's schema, parsed (nil if invalid),
+// and the schema it publishes. A version without one (only v1beta1 allows
+// it) takes any object; keepUnknown (v1beta1's spec.preserveUnknownFields)
+// keeps what the schema does not know, and allows a non-structural schema.
+// Neither publishes its fields, as kube-apiserver publishes only an object.
+func versionSchema(v map[string]any, keepUnknown bool) (*structural.Schema, map[string]any) {
+	anyObject := map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}
+	raw := rawSchema(v)
+	if raw == nil {
+		return &structural.Schema{Type: "object", PreserveUnknownFields: true}, anyObject
+	}
+	if !keepUnknown {
+		parsed, _ := structural.Parse(raw, field.NewPath("schema"))
+		return parsed, raw
+	}
+	parsed, violations, errs := structural.ParseNonStructural(raw, field.NewPath("schema"))
+	if len(errs) > 0 {
+		return nil, raw
+	}
+	parsed.KeepUnknownFields()
+	if len(violations) > 0 {
+		return parsed, anyObject
+	}
+	return parsed, raw
+}
+
+// nonStructuralCondition is kube-apiserver's NonStructuralSchema condition
+// of a CRD that keeps unknown fields or has a non-structural schema (only
+// v1beta1 allows either), nil for others.
+func nonStructuralCondition(spec map[string]any, now string) map[string]any {
+	var violations field.ErrorList
+	if b, _ := spec["preserveUnknownFields"].(bool); b {
+		violations = append(violations, field.Invalid(field.NewPath("spec", "preserveUnknownFields"), true, "must be false"))
+	}
+	for i, v := range versionsOf(spec) {
+		if raw := rawSchema(v); raw != nil {
+			_, vs, _ := structural.ParseNonStructural(raw, field.NewPath("spec", "versions").Index(i).Child("schema", "openAPIV3Schema"))
+			violations = append(violations, vs...)
+		}
+	}
+	if len(violations) == 0 {
+		return nil
+	}
+	return condition("NonStructuralSchema", "True", "Violations", violations.ToAggregate().Error(), now)
 }
 
 func stringsOf(list []any) []string {
@@ -196,6 +239,9 @@ func (s *Server) establish(ctx context.Context, crd object) error {
 	} else {
 		conds = append(conds, condition("NamesAccepted", "False", reason, message, now))
 		conds = append(conds, condition("Established", "False", "NotAccepted", "not all names are accepted", now))
+	}
+	if c := nonStructuralCondition(mapAt(crd, "spec"), now); c != nil {
+		conds = append(conds, c)
 	}
 	for _, c := range listOf(st, "conditions") {
 		m, _ := c.(map[string]any)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -10,15 +11,26 @@ import (
 
 	"kubeplay/server/catalog"
 	"kubeplay/server/celrules"
+	"kubeplay/server/decoded"
 	"kubeplay/server/structural"
 )
 
 // validateCRD checks a CRD as kube-apiserver does, in its order. Like
 // kube-apiserver, what all versions share (schema, subresources, printer
 // columns, selectable fields) is checked once and reported at the spec's
-// level (spec.validation, spec.subresources, ...).
-func validateCRD(res *catalog.Resource, obj object) field.ErrorList {
+// level (spec.validation, spec.subresources, ...). given is the CRD as an
+// apiextensions.k8s.io/v1beta1 request gave it (nil for v1), obj then its
+// conversion to v1: v1beta1 has checks of its own, and may keep unknown
+// fields (spec.preserveUnknownFields), and then needs no schema, nor a
+// structural one; so may an update of a CRD that already kept them (old is
+// nil for a create).
+func validateCRD(res *catalog.Resource, obj, old, given object) field.ErrorList {
+	beta := given != nil
 	spec, _ := obj["spec"].(map[string]any)
+	keepUnknown, _ := spec["preserveUnknownFields"].(bool)
+	oldSpec, _ := old["spec"].(map[string]any)
+	wasKept, _ := oldSpec["preserveUnknownFields"].(bool)
+	lenient := keepUnknown && (beta || wasKept)
 	names, _ := spec["names"].(map[string]any)
 	specPath := field.NewPath("spec")
 	name, group, plural := str(metadata(obj), "name"), str(spec, "group"), str(names, "plural")
@@ -44,6 +56,12 @@ func validateCRD(res *catalog.Resource, obj object) field.ErrorList {
 		errs = append(errs, field.NotSupported(specPath.Child("scope"), scope, []string{"Cluster", "Namespaced"}))
 	}
 	versions := versionsOf(spec)
+	if lenient && slices.ContainsFunc(versions, func(v map[string]any) bool {
+		s, _, _ := structural.ParseNonStructural(rawSchema(v), nil)
+		return s.Any(func(n *structural.Schema) bool { return n.HasDefault })
+	}) {
+		errs = append(errs, field.Invalid(specPath.Child("preserveUnknownFields"), true, "must be false in order to use defaults in the schema"))
+	}
 	shared := sharedParts(versions)
 	storage, unique := 0, true
 	seen := map[string]bool{}
@@ -61,9 +79,22 @@ func validateCRD(res *catalog.Resource, obj object) field.ErrorList {
 		if shared["schema"] && i > 0 {
 			continue // the rest is shared, checked with the first version
 		}
-		errs = append(errs, validateVersionParts(v, p, specPath, shared)...)
+		errs = append(errs, validateVersionParts(v, p, specPath, shared, beta, lenient)...)
 	}
-	if len(versions) > 0 {
+	givenSpec, _ := given["spec"].(map[string]any)
+	if beta {
+		errs = append(errs, validateV1beta1Parts(givenSpec)...)
+	}
+	switch {
+	case beta && str(givenSpec, "version") != "":
+		v := str(givenSpec, "version")
+		for _, msg := range validation.IsDNS1035Label(v) {
+			errs = append(errs, field.Invalid(specPath.Child("version"), v, msg))
+		}
+		if len(versions) > 0 && str(versions[0], "name") != v {
+			errs = append(errs, field.Invalid(specPath.Child("version"), v, "must match the first version in spec.versions"))
+		}
+	case len(versions) > 0:
 		// kube-apiserver's internal type still has the single spec.version
 		// of v1beta1, set to the first version's name, and checks it too.
 		for _, msg := range validation.IsDNS1035Label(str(versions[0], "name")) {
@@ -78,8 +109,11 @@ func validateCRD(res *catalog.Resource, obj object) field.ErrorList {
 		errs = append(errs, field.Invalid(specPath.Child("versions"), dump, "must have exactly one version marked as storage version"))
 	}
 	errs = append(errs, validateNames(names, specPath.Child("names"))...)
+	if s := str(mapAt(spec, "conversion"), "strategy"); keepUnknown && s != "None" {
+		errs = append(errs, field.Invalid(specPath.Child("conversion", "strategy"), s, "must be None if spec.preserveUnknownFields is true"))
+	}
 	errs = append(errs, validateConversion(spec, specPath.Child("conversion"))...)
-	if b, _ := spec["preserveUnknownFields"].(bool); b {
+	if keepUnknown && !beta && !wasKept {
 		errs = append(errs, field.Invalid(specPath.Child("preserveUnknownFields"), true, "cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead"))
 	}
 	if st, _ := obj["status"].(map[string]any); len(listOf(st, "storedVersions")) == 0 {
@@ -102,8 +136,11 @@ func sharedParts(versions []map[string]any) map[string]bool {
 }
 
 // validateVersionParts checks a version's schema, subresources, printer
-// columns and selectable fields, each at the spec's level if shared.
-func validateVersionParts(v map[string]any, p, specPath *field.Path, shared map[string]bool) field.ErrorList {
+// columns and selectable fields, each at the spec's level if shared. A
+// v1beta1 CRD (beta) needs a schema only for the versions it serves
+// without keeping unknown fields; lenient allows a non-structural one
+// that uses no x-kubernetes- extension.
+func validateVersionParts(v map[string]any, p, specPath *field.Path, shared map[string]bool, beta, lenient bool) field.ErrorList {
 	var errs field.ErrorList
 	at := func(part string) *field.Path {
 		if shared[part] {
@@ -115,14 +152,24 @@ func validateVersionParts(v map[string]any, p, specPath *field.Path, shared map[
 	if shared["schema"] {
 		schemaPath = specPath.Child("validation", "openAPIV3Schema")
 	}
-	sch, _ := v["schema"].(map[string]any)
-	raw, ok := sch["openAPIV3Schema"].(map[string]any)
+	raw := rawSchema(v)
 	var parsed *structural.Schema
-	if !ok {
+	switch served, _ := v["served"].(bool); {
+	case raw == nil && !beta:
 		errs = append(errs, field.Required(p.Child("schema", "openAPIV3Schema"), ""))
-	} else {
+	case raw == nil && !lenient && served:
+		errs = append(errs, field.Required(p.Child("schema", "openAPIV3Schema"), "because otherwise all fields are pruned"))
+	case raw != nil:
 		var e field.ErrorList
-		parsed, e = structural.Parse(raw, schemaPath)
+		if lenient {
+			var violations field.ErrorList
+			parsed, violations, e = structural.ParseNonStructural(raw, schemaPath)
+			if len(e) == 0 && len(violations) > 0 && parsed.UsesExtensions() {
+				e = violations
+			}
+		} else {
+			parsed, e = structural.Parse(raw, schemaPath)
+		}
 		errs = append(errs, e...)
 		if len(e) == 0 {
 			_, e = celrules.Compile(parsed, schemaPath)
@@ -159,6 +206,13 @@ func selectablePath(s *structural.Schema, path string) bool {
 		s = child
 	}
 	return true
+}
+
+// rawSchema returns a CRD version's openAPIV3Schema (nil if none).
+func rawSchema(v map[string]any) map[string]any {
+	sch, _ := v["schema"].(map[string]any)
+	raw, _ := sch["openAPIV3Schema"].(map[string]any)
+	return raw
 }
 
 func listOf(m map[string]any, key string) []any {
@@ -277,6 +331,35 @@ func validatePrinterColumns(v map[string]any, path *field.Path) field.ErrorList 
 			errs = append(errs, field.Required(p.Child("JSONPath"), ""))
 		case !strings.HasPrefix(jp, "."):
 			errs = append(errs, field.Invalid(p.Child("JSONPath"), jp, "must be a simple json path starting with ."))
+		}
+	}
+	return errs
+}
+
+// validateV1beta1Parts checks what only the spec of a v1beta1 CRD can get
+// wrong: a part of the versions both at the top level and per version, or
+// the same in every version rather than at the top level.
+func validateV1beta1Parts(spec map[string]any) field.ErrorList {
+	specPath := field.NewPath("spec")
+	versions := versionsOf(spec)
+	var errs field.ErrorList
+	for _, p := range crdVersionParts {
+		if !isEmptyPart(spec[p.top]) && slices.ContainsFunc(versions, func(v map[string]any) bool { return !isEmptyPart(v[p.version]) }) {
+			errs = append(errs, field.Forbidden(specPath.Child(p.top), "top-level and per-version "+p.what+" are mutually exclusive"))
+		}
+	}
+	// The versions are shown as given, their columns' paths in v1's words
+	// as versionsDump reads them.
+	given := structural.DeepCopy(spec).(map[string]any)
+	for _, v := range versionsOf(given) {
+		for _, c := range decoded.Items(v["additionalPrinterColumns"]) {
+			renameField(c, "JSONPath", "jsonPath")
+		}
+	}
+	for _, p := range crdVersionParts {
+		if identicalPerVersion(versions, p.version) {
+			errs = append(errs, field.Invalid(specPath.Child("versions"), versionsDump(given, nil),
+				fmt.Sprintf("per-version %s may not all be set to identical values (top-level %s should be used instead)", p.what, p.top)))
 		}
 	}
 	return errs

@@ -25,11 +25,18 @@ func (s *Server) admitSchema(req *request, obj, old object) error {
 	res := req.res
 	switch {
 	case isCRDs(res) && req.subresource == "":
-		defaultCRD(obj, old == nil)
-		if old != nil {
-			obj["status"] = old["status"] // as the update will keep it
+		// A v1beta1 CRD is checked as v1, but for what v1beta1 allows or
+		// forbids besides.
+		crd, given := obj, object(nil)
+		if isCRDV1beta1(res) {
+			crd, given = toStorage(res, obj), obj
 		}
-		if errs := validateCRD(res, obj); len(errs) > 0 {
+		defaultCRD(crd, old == nil)
+		if old != nil {
+			crd["status"] = old["status"] // as the update will keep it
+		}
+		obj["status"] = crd["status"]
+		if errs := validateCRD(res, crd, old, given); len(errs) > 0 {
 			return errInvalid(res, str(metadata(obj), "name"), errs)
 		}
 	case res.Custom != nil:
@@ -108,7 +115,7 @@ func (s *Server) afterWrite(ctx context.Context, res *catalog.Resource, obj obje
 		// The object may have been the last of a deleted CRD's.
 		return s.cleanupCRD(ctx, res.Custom.CRD)
 	case isCRDs(res) && !deleting(obj):
-		return s.establish(ctx, deepCopyObject(obj))
+		return s.establish(ctx, storedCRD(res, obj))
 	}
 	return nil
 }

@@ -390,7 +390,7 @@ func (s *Server) deleteObjectOnce(ctx context.Context, res *catalog.Resource, ns
 		code, out, err := s.writeDeleting(ctx, res, ns, name, obj, kv.ModRevision, isDryRun, code, false)
 		if err == nil && !isDryRun {
 			if o, ok := out.(object); ok {
-				s.setCustom(name, customResources(deepCopyObject(o)))
+				s.setCustom(name, customResources(storedCRD(res, o)))
 			}
 			err = s.cleanupCRD(ctx, name)
 		}

@@ -126,7 +126,7 @@ func (s *Server) customTypeConverter(res *catalog.Resource) (managedfields.TypeC
 	if err != nil {
 		return nil, err
 	}
-	tc, err := fieldmanager.CustomTypeConverter(schemas)
+	tc, err := fieldmanager.CustomTypeConverter(schemas, res.Custom.PreserveUnknownFields)
 	if err != nil {
 		return nil, err
 	}

@@ -52,6 +52,11 @@ type Custom struct {
 	SelectableFields []string
 	// Scale holds the paths of the scale subresource, if any.
 	Scale *Scale
+	// PreserveUnknownFields is the CRD's spec.preserveUnknownFields
+	// (apiextensions.k8s.io/v1beta1's default): its objects are not
+	// pruned, and their field manager tracks the fields the schema does not
+	// know.
+	PreserveUnknownFields bool
 	// Terminating is set once the CRD is deleted: its objects are being
 	// deleted, and no new one may be created.
 	Terminating bool

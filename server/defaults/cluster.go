@@ -1,6 +1,10 @@
 package defaults
 
-import "kubeplay/server/decoded"
+import (
+	"strings"
+
+	"kubeplay/server/decoded"
+)
 
 // webhook defaults an admission webhook of a Validating- or
 // MutatingWebhookConfiguration (mutating says which).
@@ -52,4 +56,38 @@ func csiDriver(spec Object) {
 	set(spec, "seLinuxMount", false)
 	set(spec, "storageCapacity", false)
 	set(spec, "volumeLifecycleModes", []any{"Persistent"})
+}
+
+// crdV1beta1 sets the defaults of an apiextensions.k8s.io/v1beta1 CRD's
+// spec, which v1 requires instead: the scope, the one version spec.version
+// names (or spec.version from the first of spec.versions), unknown fields
+// kept, no conversion webhook.
+func crdV1beta1(spec Object) {
+	if spec == nil {
+		return
+	}
+	set(spec, "scope", "Namespaced")
+	versions := decoded.Items(spec["versions"])
+	if v, _ := spec["version"].(string); v != "" && len(versions) == 0 {
+		spec["versions"] = []any{map[string]any{"name": v, "served": true, "storage": true}}
+	} else if len(versions) > 0 {
+		set(spec, "version", versions[0]["name"])
+	}
+	set(spec, "preserveUnknownFields", true)
+	if unset(spec, "conversion") {
+		spec["conversion"] = map[string]any{"strategy": "None"}
+	}
+	conv := decoded.Child(spec, "conversion")
+	if conv["strategy"] == "Webhook" {
+		set(conv, "conversionReviewVersions", []any{"v1beta1"})
+	}
+	if svc := decoded.Child(decoded.Child(conv, "webhookClientConfig"), "service"); svc != nil {
+		set(svc, "port", num(443))
+	}
+	if names := decoded.Child(spec, "names"); names != nil {
+		if kind, _ := names["kind"].(string); kind != "" {
+			set(names, "listKind", kind+"List")
+			set(names, "singular", strings.ToLower(kind))
+		}
+	}
 }

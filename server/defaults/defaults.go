@@ -74,6 +74,10 @@ func Apply(gvk schema.GroupVersionKind, obj Object) {
 			set(spec, "signerName", "kubernetes.io/legacy-unknown")
 			set(spec, "usages", []any{"digital signature", "key encipherment"})
 		}
+	case schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}:
+		if gvk.Version == "v1beta1" {
+			crdV1beta1(spec)
+		}
 	case schema.GroupKind{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicy"}:
 		set(spec, "failurePolicy", "Fail")
 		matchResources(decoded.Child(spec, "matchConstraints"))

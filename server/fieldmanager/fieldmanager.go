@@ -42,8 +42,10 @@ type key struct {
 }
 
 // CustomTypeConverter types the objects of a custom kind by the schemas of
-// its OpenAPI document (openapi.CustomSchemas).
-func CustomTypeConverter(schemas map[string]any) (managedfields.TypeConverter, error) {
+// its OpenAPI document (openapi.CustomSchemas); with preserveUnknownFields
+// (a CRD's spec.preserveUnknownFields) the fields they do not declare are
+// tracked too, as kube-apiserver tracks them.
+func CustomTypeConverter(schemas map[string]any, preserveUnknownFields bool) (managedfields.TypeConverter, error) {
 	defs := make(map[string]*spec.Schema, len(schemas))
 	for name, s := range schemas {
 		b, err := json.Marshal(s)
@@ -56,7 +58,7 @@ func CustomTypeConverter(schemas map[string]any) (managedfields.TypeConverter, e
 		}
 		defs[name] = def
 	}
-	return managedfields.NewTypeConverter(defs, false)
+	return managedfields.NewTypeConverter(defs, preserveUnknownFields)
 }
 
 // For returns the field manager of objects of kind gvk written through

@@ -53,7 +53,7 @@ type Rule struct {
 // returning kube-apiserver's errors for what is not a valid structural
 // schema, reported under path.
 func Parse(raw map[string]any, path *field.Path) (*Schema, field.ErrorList) {
-	s, errs := parse(raw, path, true)
+	s, errs := parse(raw, path, true, nil)
 	if len(errs) > 0 {
 		return nil, errs
 	}
@@ -66,8 +66,41 @@ func Parse(raw map[string]any, path *field.Path) (*Schema, field.ErrorList) {
 	return s, errs
 }
 
-func parse(raw map[string]any, path *field.Path, root bool) (*Schema, field.ErrorList) {
+// ParseNonStructural reads a schema as apiextensions.k8s.io/v1beta1 accepts
+// it from a CRD that keeps unknown fields: what makes it non-structural (a
+// field without a type, at the root too, or metadata said more of) is
+// returned as violations, not errors, and a field without a type takes
+// any value.
+func ParseNonStructural(raw map[string]any, path *field.Path) (s *Schema, violations, errs field.ErrorList) {
+	violations = field.ErrorList{}
+	s, errs = parse(raw, path, true, &violations)
+	if len(errs) > 0 {
+		return nil, violations, errs
+	}
+	if errs := checkDefaults(s, path, true); len(errs) > 0 {
+		return nil, violations, errs
+	}
+	switch s.Type {
+	case "object":
+	case "":
+		violations = append(violations, field.Required(path.Child("type"), "must not be empty at the root"))
+	default:
+		errs = append(errs, field.Invalid(path.Child("type"), s.Type, "must be object at the root"))
+	}
+	return s, violations, errs
+}
+
+// parse reads one node of a schema. A non-nil violations collects what
+// makes it non-structural instead of errors.
+func parse(raw map[string]any, path *field.Path, root bool, violations *field.ErrorList) (*Schema, field.ErrorList) {
 	var errs field.ErrorList
+	nonStructural := func(e ...*field.Error) {
+		if violations != nil {
+			*violations = append(*violations, e...)
+		} else {
+			errs = append(errs, e...)
+		}
+	}
 	s := &Schema{}
 	s.Type, _ = raw["type"].(string)
 	s.Format, _ = raw["format"].(string)
@@ -112,13 +145,13 @@ func parse(raw map[string]any, path *field.Path, root bool) (*Schema, field.Erro
 		errs = append(errs, field.Forbidden(path.Child("$ref"), "$ref is not supported"))
 	}
 	if s.Type == "" && !s.IntOrString && !s.PreserveUnknownFields && !root && !ref {
-		errs = append(errs, field.Required(path.Child("type"), "must not be empty for specified object fields"))
+		nonStructural(field.Required(path.Child("type"), "must not be empty for specified object fields"))
 	}
 	if props, ok := raw["properties"].(map[string]any); ok {
 		s.Properties = map[string]*Schema{}
 		for _, name := range slices.Sorted(maps.Keys(props)) {
 			m, _ := props[name].(map[string]any)
-			child, e := parse(m, path.Child("properties").Key(name), false)
+			child, e := parse(m, path.Child("properties").Key(name), false, violations)
 			errs = append(errs, e...)
 			s.Properties[name] = child
 		}
@@ -127,7 +160,7 @@ func parse(raw map[string]any, path *field.Path, root bool) (*Schema, field.Erro
 		}
 	}
 	if m, ok := raw["additionalProperties"].(map[string]any); ok {
-		child, e := parse(m, path.Child("additionalProperties"), false)
+		child, e := parse(m, path.Child("additionalProperties"), false, violations)
 		errs = append(errs, e...)
 		s.AdditionalProperties = child
 		if s.Properties != nil {
@@ -135,7 +168,7 @@ func parse(raw map[string]any, path *field.Path, root bool) (*Schema, field.Erro
 		}
 	}
 	if m, ok := raw["items"].(map[string]any); ok {
-		child, e := parse(m, path.Child("items"), false)
+		child, e := parse(m, path.Child("items"), false, violations)
 		errs = append(errs, e...)
 		s.Items = child
 	} else if s.Type == "array" {
@@ -155,7 +188,7 @@ func parse(raw map[string]any, path *field.Path, root bool) (*Schema, field.Erro
 		}
 	}
 	if root {
-		errs = append(errs, checkMetadata(raw, path)...)
+		nonStructural(checkMetadata(raw, path)...)
 	}
 	if s.EmbeddedResource && s.Properties == nil && !s.PreserveUnknownFields {
 		errs = append(errs, field.Required(path.Child("properties"), "must not be empty if x-kubernetes-embedded-resource is true without x-kubernetes-preserve-unknown-fields"))
@@ -311,4 +344,44 @@ func isInteger(v any) bool {
 		return n == math.Trunc(n)
 	}
 	return false
+}
+
+// KeepUnknownFields marks every node of s as keeping the fields it does not
+// know, as x-kubernetes-preserve-unknown-fields would: what a CRD with
+// spec.preserveUnknownFields (apiextensions.k8s.io/v1beta1's default) asks
+// for, whose objects are never pruned.
+func (s *Schema) KeepUnknownFields() {
+	if s == nil {
+		return
+	}
+	s.PreserveUnknownFields = true
+	for _, p := range s.Properties {
+		p.KeepUnknownFields()
+	}
+	s.Items.KeepUnknownFields()
+	s.AdditionalProperties.KeepUnknownFields()
+}
+
+// Any reports whether fn holds for a node of s.
+func (s *Schema) Any(fn func(*Schema) bool) bool {
+	if s == nil {
+		return false
+	}
+	if fn(s) || s.Items.Any(fn) || s.AdditionalProperties.Any(fn) {
+		return true
+	}
+	for _, p := range s.Properties {
+		if p.Any(fn) {
+			return true
+		}
+	}
+	return false
+}
+
+// UsesExtensions reports whether a node of s says one of the
+// x-kubernetes- extensions that only structural schemas may use.
+func (s *Schema) UsesExtensions() bool {
+	return s.Any(func(n *Schema) bool {
+		return n.EmbeddedResource || n.PreserveUnknownFields || n.IntOrString || n.ListMapKeys != nil || n.ListType != "" || n.MapType != "" || n.Rules != nil
+	})
 }

@@ -60,7 +60,7 @@ var apiModules = map[string]string{
 // longer has: their OpenAPI v3 documents are converted from the swagger.json
 // of the last release that served them, into -openapi.
 var olderGroupVersions = []string{
-	"admissionregistration.k8s.io/v1beta1", "autoscaling/v2beta1", "autoscaling/v2beta2", "batch/v1beta1", "certificates.k8s.io/v1beta1", "coordination.k8s.io/v1beta1", "discovery.k8s.io/v1beta1", "events.k8s.io/v1beta1", "extensions/v1beta1",
+	"admissionregistration.k8s.io/v1beta1", "apiextensions.k8s.io/v1beta1", "autoscaling/v2beta1", "autoscaling/v2beta2", "batch/v1beta1", "certificates.k8s.io/v1beta1", "coordination.k8s.io/v1beta1", "discovery.k8s.io/v1beta1", "events.k8s.io/v1beta1", "extensions/v1beta1",
 	"flowcontrol.apiserver.k8s.io/v1beta1", "flowcontrol.apiserver.k8s.io/v1beta2", "flowcontrol.apiserver.k8s.io/v1beta3", "networking.k8s.io/v1beta1", "node.k8s.io/v1beta1", "policy/v1beta1",
 	"rbac.authorization.k8s.io/v1beta1", "scheduling.k8s.io/v1beta1", "storage.k8s.io/v1beta1",
 }
