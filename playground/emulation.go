@@ -4,21 +4,21 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"kubeplay/server"
 	"kubeplay/server/releases"
 )
 
-// emulation is what a sandbox kept in a file remembers of the release it
-// emulates, beside its database (sandbox-<id>.emulation.json), so that a
-// restart reopens it as it was rather than with the server's defaults. A
-// snapshot is the database alone and carries none of a sandbox's settings
-// (no more than its retention or controllers): restoring one keeps the
-// sandbox's.
-type emulation struct {
+// Emulation is what a sandbox remembers, across restarts, of the release it
+// emulates: a managed sandbox kept in a file keeps it as JSON beside its
+// database (sandbox-<id>.emulation.json), so that a restart reopens it as
+// it was rather than with the server's defaults. A snapshot is the database
+// alone and carries none of a sandbox's settings (no more than its
+// retention or controllers): restoring one keeps the sandbox's.
+type Emulation struct {
 	EmulatedVersion string `json:"emulatedVersion"`
 	// FeatureGates are the gates switched explicitly; the others keep
 	// their defaults in the emulated release.
@@ -41,7 +41,7 @@ func (ms *Managed) saveEmulationLocked() error {
 	if version == 0 {
 		version = releases.Newest
 	}
-	b, err := json.Marshal(emulation{EmulatedVersion: fmt.Sprintf("1.%d", version), FeatureGates: ms.gates})
+	b, err := json.Marshal(EmulationOf(version, ms.gates))
 	if err != nil {
 		return err
 	}
@@ -63,14 +63,37 @@ func (ms *Managed) loadEmulation() error {
 	if err != nil {
 		return err
 	}
-	var e emulation
+	var e Emulation
 	if err := json.Unmarshal(b, &e); err != nil {
 		return fmt.Errorf("%s: %w", ms.emulationPath(), err)
 	}
-	minor, err := releases.Parse(e.EmulatedVersion)
-	if err != nil {
+	var opts Options
+	if err := e.Apply(&opts); err != nil {
 		return fmt.Errorf("%s: %w", ms.emulationPath(), err)
 	}
-	ms.version, ms.gates = minor, maps.Clone(e.FeatureGates)
+	ms.version, ms.gates = opts.Version, opts.FeatureGates
+	return nil
+}
+
+// EmulationOf is the emulation of release 1.minor with the gates switched.
+func EmulationOf(minor int, gates server.FeatureGates) Emulation {
+	return Emulation{EmulatedVersion: fmt.Sprintf("1.%d", minor), FeatureGates: gates}
+}
+
+// Apply sets the release and feature gates of opts as e says, checked.
+func (e Emulation) Apply(opts *Options) error {
+	minor, err := releases.Parse(e.EmulatedVersion)
+	if err != nil {
+		return err
+	}
+	var kv []string
+	for name, on := range e.FeatureGates {
+		kv = append(kv, fmt.Sprintf("%s=%t", name, on))
+	}
+	gates, err := server.ParseFeatureGates(strings.Join(kv, ","))
+	if err != nil {
+		return err
+	}
+	opts.Version, opts.FeatureGates = minor, gates
 	return nil
 }
