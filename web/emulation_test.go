@@ -98,6 +98,9 @@ func TestSite_emulation(t *testing.T) {
 	if v := selected(doc, "emulation-form", "WatchList"); v != "true" {
 		t.Errorf("page selects WatchList=%q, want true", v)
 	}
+	if v := selected(doc, "emulation-form", "version"); v != "1.28" {
+		t.Errorf("page selects release %q, want 1.28", v)
+	}
 	explorer = htmltest.Parse(t, send("GET", "/", "").Body)
 	if extensions(explorer) {
 		t.Error("explorer of v1.28 still lists the extensions group")
