@@ -35,14 +35,7 @@ func TestSite_emulation(t *testing.T) {
 	}
 	selected := func(doc htmltest.Node, form string, name string) string {
 		t.Helper()
-		f := doc.One(t, "form", "class", form)
-		for _, o := range f.One(t, "select", "name", name).All("option") {
-			if _, ok := o.Attr("selected"); ok {
-				v, _ := o.Attr("value")
-				return v
-			}
-		}
-		return ""
+		return doc.One(t, "form", "class", form).Selected(t, name)
 	}
 	// extensions is the group of the old Ingress, served up to v1.21.
 	extensions := func(doc htmltest.Node) bool { return doc.Has("details", "data-group", "extensions") }

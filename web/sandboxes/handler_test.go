@@ -128,17 +128,7 @@ func TestHandler_emulate(t *testing.T) {
 	doc := redirected(t, h, post(t, h, url.Values{"action": {"create"}}))
 	row := doc.One(t, "tr", "data-id", "*")
 	id, _ := row.Attr("data-id")
-	selected := func(row htmltest.Node, name string) string {
-		t.Helper()
-		for _, o := range row.One(t, "select", "name", name).All("option") {
-			if _, ok := o.Attr("selected"); ok {
-				v, _ := o.Attr("value")
-				return v
-			}
-		}
-		return ""
-	}
-	if v := selected(row, "version"); v != "1.35" {
+	if v := row.Selected(t, "version"); v != "1.35" {
 		t.Errorf("a new sandbox's row selects %q, want 1.35", v)
 	}
 	if g := row.One(t, "select", "name", "gate.WatchList").All("option")[0].Text(); g != "on" {
@@ -152,7 +142,7 @@ func TestHandler_emulate(t *testing.T) {
 		t.Errorf("notice %q", n)
 	}
 	row = doc.One(t, "tr", "data-id", id)
-	if v := selected(row, "version"); v != "1.28" {
+	if v := row.Selected(t, "version"); v != "1.28" {
 		t.Errorf("row selects %q after the switch, want 1.28", v)
 	}
 	if g := row.One(t, "select", "name", "gate.WatchList").All("option")[0].Text(); g != "on" {
