@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -65,5 +67,29 @@ func TestUI_emulation(t *testing.T) {
 	browsertest.Screenshot(t, ctx, "/tmp/kubeplay-ui-emulation-1.25.png")
 	if listed {
 		t.Error("the explorer of v1.25 lists the extensions group")
+	}
+}
+
+// TestServe_emulationSwitch: the header's switch, which bypasses the API's
+// authorization, is there only when every visitor is an administrator.
+func TestServe_emulationSwitch(t *testing.T) {
+	for _, tc := range []struct {
+		anonymous string
+		want      bool
+	}{{"admin", true}, {"rbac", false}, {"deny", false}} {
+		t.Run(tc.anonymous, func(t *testing.T) {
+			server := startServer(t, t.TempDir(), "--anonymous", tc.anonymous)
+			for _, path := range []string{"/", "/ui/emulation"} {
+				resp, err := http.Get(server + path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if got := strings.Contains(string(body), `action="/ui/emulation"`); got != tc.want {
+					t.Errorf("GET %s: %d, switch offered %v, want %v", path, resp.StatusCode, got, tc.want)
+				}
+			}
+		})
 	}
 }
