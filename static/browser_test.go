@@ -322,6 +322,8 @@ func TestBrowser(t *testing.T) {
 				t.Fatalf("waiting for %s: %v", expr, err)
 			}
 		}
+		// click clicks from script: the page's fixed bar may cover the
+		// element where a mouse would click.
 		click := func(selector, ready string) {
 			t.Helper()
 			sel, _ := json.Marshal(selector)
@@ -349,8 +351,9 @@ func TestBrowser(t *testing.T) {
 		browsertest.Eval(t, ctx, `(() => { const v = window.kubeplayEditor;
 			v.dispatch({changes: {from: 0, to: v.state.doc.length, insert: `+string(yaml)+`}}); return true; })()`, new(bool))
 		click(`button.primary`, `document.querySelector(".result .code") !== null`)
-		browsertest.Eval(t, ctx, `({Code: document.querySelector(".result .code").textContent,
+		browsertest.Eval(t, ctx, `document.querySelector(".result").scrollIntoView(), ({Code: document.querySelector(".result .code").textContent,
 			Warning: document.querySelector(".result .warning")?.textContent ?? ""})`, &result)
+		browsertest.Screenshot(t, ctx, "/tmp/kubeplay-browser-emulation-warning.png")
 		if result.Code != "201 Created" || !strings.Contains(result.Warning, "extensions/v1beta1 Ingress is deprecated in v1.14+, unavailable in v1.22+; use networking.k8s.io/v1 Ingress") {
 			t.Errorf("applying an extensions/v1beta1 Ingress in v1.21: %+v", result)
 		}
