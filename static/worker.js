@@ -37,8 +37,9 @@
 // Beside the saved database, in the origin private file system's root, the
 // worker keeps the sandbox's emulated Kubernetes release and feature gates
 // (emulationFile: JSON the engine hands over whenever the UI switches them),
-// so that a reload emulates the same release (wasm/emulation.go). A sandbox
-// in memory keeps none.
+// so that a reload emulates the same release (wasm/emulation.go); a reset or
+// a snapshot keeps it, as a playground sandbox's do. A sandbox in memory
+// keeps none.
 
 const dist = new URL("dist/", import.meta.url);
 

@@ -80,7 +80,7 @@ func TestSite_emulation(t *testing.T) {
 	}
 
 	// The page's form switches release and gates at once.
-	form = url.Values{"version": {"1.28"}, "gates": {"1"}, "WatchList": {"true"}, "back": {"/ui/emulation"}}
+	form = url.Values{"version": {"1.28"}, "WatchList": {"true"}, "back": {"/ui/emulation"}}
 	if rec := send("POST", "/ui/emulation", form.Encode()); rec.Code != http.StatusSeeOther {
 		t.Fatalf("switching to 1.28: %d %s", rec.Code, rec.Body)
 	}
@@ -99,12 +99,19 @@ func TestSite_emulation(t *testing.T) {
 		t.Error("explorer of v1.28 still lists the extensions group")
 	}
 	// The header's form leaves the gates as switched; the page's, without
-	// a value, at the release's default (off in 1.28).
+	// a value, at the release's default (off in 1.28), and a gate the
+	// release lacks (so the page does not list it) as switched.
 	send("POST", "/ui/emulation", url.Values{"version": {"1.29"}}.Encode())
 	if sb.Version() != 29 || !sb.SwitchedFeatureGates()[server.WatchList] {
 		t.Errorf("after the header's switch: 1.%d, gates %v", sb.Version(), sb.SwitchedFeatureGates())
 	}
-	send("POST", "/ui/emulation", url.Values{"version": {"1.28"}, "gates": {"1"}, "WatchList": {""}}.Encode())
+	send("POST", "/ui/emulation", url.Values{"version": {"1.35"}, "AllowUnsafeMalformedObjectDeletion": {"true"}}.Encode())
+	send("POST", "/ui/emulation", url.Values{"version": {"1.28"}, "WatchList": {""}}.Encode())
+	if g := sb.SwitchedFeatureGates(); len(g) != 1 || !g[server.AllowUnsafeMalformedObjectDeletion] {
+		t.Errorf("after switching WatchList to its default in 1.28: switched %v, want AllowUnsafeMalformedObjectDeletion kept", g)
+	}
+	send("POST", "/ui/emulation", url.Values{"version": {"1.35"}, "AllowUnsafeMalformedObjectDeletion": {""}}.Encode())
+	send("POST", "/ui/emulation", url.Values{"version": {"1.28"}}.Encode())
 	if len(sb.SwitchedFeatureGates()) != 0 || sb.FeatureGates()[server.WatchList] {
 		t.Errorf("after switching WatchList to its default: %v, switched %v", sb.FeatureGates(), sb.SwitchedFeatureGates())
 	}
@@ -116,7 +123,7 @@ func TestSite_emulation(t *testing.T) {
 	}{
 		{"release not emulated", "version=1.15", "", 400, `unsupported Kubernetes version "1.15": kubeplay emulates 1.16 to 1.35`},
 		{"not a release", "version=latest", "", 400, `invalid Kubernetes version "latest": want 1.MINOR`},
-		{"gate not boolean", "version=1.30&gates=1&WatchList=maybe", "", 400, `invalid syntax`},
+		{"gate not boolean", "version=1.30&WatchList=maybe", "", 400, `invalid syntax`},
 		{"another site's page", "version=1.16", "https://elsewhere.example", 403, "cross-origin"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

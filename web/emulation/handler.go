@@ -1,6 +1,7 @@
 package emulation
 
 import (
+	"maps"
 	"net/http"
 	"strconv"
 
@@ -41,10 +42,11 @@ type Handler struct {
 func New(c Cluster) *Handler { return &Handler{c: c} }
 
 // ServeHTTP shows the page (GET, HEAD) or switches as a posted form says
-// (POST): field version ("1.21"), and with field gates set, each gate
-// named by a field of its own ("true", "false", or "" for the release's
-// default); then it answers 303 See Other to back. A version kubeplay
-// does not emulate, or a gate it does not follow, is a 400 that says so.
+// (POST): field version ("1.21"), and the gates with a field of their own
+// ("true", "false", or "" for the release's default; a gate without a
+// field stays as it is); then it answers 303 See Other to back. A version
+// kubeplay does not emulate, or a gate value not a boolean, is a 400 that
+// says so.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
@@ -67,20 +69,25 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// parseForm reads the release and the gates a posted form switches to;
-// without field gates, the gates stay as switched.
+// parseForm reads the release and the gates a posted form switches to,
+// over those switched: the page lists only the gates of the release shown,
+// and the header none.
 func parseForm(r *http.Request, switched server.FeatureGates) (int, server.FeatureGates, error) {
 	minor, err := releases.Parse(r.PostForm.Get("version"))
 	if err != nil {
 		return 0, nil, err
 	}
-	if r.PostForm.Get("gates") == "" {
-		return minor, switched, nil
+	gates := maps.Clone(switched)
+	if gates == nil {
+		gates = server.FeatureGates{}
 	}
-	gates := server.FeatureGates{}
 	for _, g := range gateDocs {
+		if _, posted := r.PostForm[g.name]; !posted {
+			continue
+		}
 		v := r.PostForm.Get(g.name)
 		if v == "" {
+			delete(gates, g.name)
 			continue
 		}
 		on, err := strconv.ParseBool(v)
