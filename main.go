@@ -204,11 +204,17 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	mux.Handle("/sandboxes/", play)
 	mux.Handle("/browser/", browserHeaders(http.StripPrefix("/browser", static.Handler())))
 	mux.Handle(cli.Path, cli.New(sb.Handler()).Handler())
+	var ui web.Sandbox = sb
+	if opts.Access.Anonymous != server.AnonymousAdmin || mopts.AdminToken != "" {
+		// Switching the emulated release bypasses the API's authorization:
+		// offered only where every visitor is a cluster administrator anyway.
+		ui = struct{ web.Sandbox }{sb}
+	}
 	if mopts.AdminToken == "" {
 		// In hosted mode the page would hand anyone the admin's powers.
-		mux.Handle("/", web.NewWithPlayground(sb, play))
+		mux.Handle("/", web.NewWithPlayground(ui, play))
 	} else {
-		mux.Handle("/", web.New(sb))
+		mux.Handle("/", web.New(ui))
 	}
 
 	ln, err := net.Listen("tcp", *addr)

@@ -144,8 +144,9 @@ func NewManager(opts ManagerOptions) (*Manager, error) {
 }
 
 // reopen opens the sandboxes whose databases Dir holds, so that they
-// survive a restart (with the default settings), and removes the uploads
-// and downloads a stopped process left behind.
+// survive a restart (with their token and emulation, and otherwise the
+// default settings), and removes the uploads and downloads a stopped
+// process left behind.
 func (m *Manager) reopen() error {
 	entries, err := os.ReadDir(m.opts.Dir)
 	if err != nil {
@@ -157,7 +158,7 @@ func (m *Manager) reopen() error {
 			os.Remove(filepath.Join(m.opts.Dir, name))
 			continue
 		}
-		if db, ok := strings.CutSuffix(name, ".token"); ok {
+		if db, ok := besideDB(name); ok {
 			// Read with its database; that of a sandbox kept in memory
 			// is gone.
 			if _, err := os.Stat(filepath.Join(m.opts.Dir, db+".db")); errors.Is(err, os.ErrNotExist) {
@@ -180,6 +181,9 @@ func (m *Manager) reopen() error {
 			version: m.opts.Sandbox.Version, gates: maps.Clone(m.opts.Sandbox.FeatureGates),
 			limiter: newLimiter(m.opts.Limits.RequestsPerSecond, m.opts.Now)}
 		if err := ms.loadToken(); err != nil {
+			return fmt.Errorf("sandbox %s: %w", id, err)
+		}
+		if err := ms.loadEmulation(); err != nil {
 			return fmt.Errorf("sandbox %s: %w", id, err)
 		}
 		if err := ms.openLocked(context.Background(), true); err != nil {
@@ -255,13 +259,16 @@ func (m *Manager) Create(ctx context.Context, opts CreateOptions) (*Managed, err
 	} else {
 		err = ms.openLocked(ctx, false)
 	}
+	if err == nil {
+		err = ms.saveEmulationLocked()
+	}
 	ms.mu.Unlock()
 	ms.touch()
 	if err != nil {
 		m.mu.Lock()
 		delete(m.sandboxes, id)
 		m.mu.Unlock()
-		os.Remove(ms.tokenPath())
+		ms.close(true)
 		return nil, err
 	}
 	return ms, nil
@@ -504,18 +511,21 @@ func (ms *Managed) SetControllers(c Controllers) {
 	}
 }
 
-// SetVersion makes the sandbox emulate Kubernetes release 1.minor.
-func (ms *Managed) SetVersion(minor int) {
+// SetVersion makes the sandbox emulate Kubernetes release 1.minor, at once
+// and across restarts; the error is that of keeping it.
+func (ms *Managed) SetVersion(minor int) error {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	ms.version = minor
 	if ms.sb != nil {
 		ms.sb.SetVersion(minor)
 	}
+	return ms.saveEmulationLocked()
 }
 
-// SetFeatureGates switches the given feature gates, keeping the others.
-func (ms *Managed) SetFeatureGates(fg server.FeatureGates) {
+// SetFeatureGates switches the given feature gates, keeping the others, at
+// once and across restarts; the error is that of keeping them.
+func (ms *Managed) SetFeatureGates(fg server.FeatureGates) error {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	gates := server.FeatureGates{}
@@ -525,6 +535,7 @@ func (ms *Managed) SetFeatureGates(fg server.FeatureGates) {
 	if ms.sb != nil {
 		ms.sb.SetFeatureGates(ms.gates)
 	}
+	return ms.saveEmulationLocked()
 }
 
 // dbPath is where the sandbox's database file lives.
@@ -681,7 +692,23 @@ func (ms *Managed) close(remove bool) error {
 	if remove && ms.token != "" {
 		err = errors.Join(err, os.Remove(ms.tokenPath()))
 	}
+	if remove {
+		if e := os.Remove(ms.emulationPath()); !errors.Is(e, os.ErrNotExist) {
+			err = errors.Join(err, e)
+		}
+	}
 	return err
+}
+
+// besideDB reports whether name is a file kept beside a sandbox's database
+// (its token or emulation), and the database's name without ".db".
+func besideDB(name string) (db string, ok bool) {
+	for _, suffix := range []string{".token", ".emulation.json"} {
+		if db, ok := strings.CutSuffix(name, suffix); ok {
+			return db, true
+		}
+	}
+	return "", false
 }
 
 // removeDB deletes a database file and its WAL files.

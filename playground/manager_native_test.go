@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"kubeplay/playground"
+	"kubeplay/server"
+	"kubeplay/server/releases"
 )
 
 func TestManager_lifecycle(t *testing.T) {
@@ -144,6 +146,58 @@ func TestManager_reopen(t *testing.T) {
 	mustDo(t, again.Handler(), 200, "GET", "/api/v1/namespaces/default/configmaps/kept", "")
 	if _, err := os.Stat(filepath.Join(dir, "snapshot-left-over.db")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("left-over snapshot: %v", err)
+	}
+}
+
+// TestManager_reopenEmulation: a sandbox's emulated release and feature
+// gates survive a restart, whatever the new process's defaults; a sandbox
+// that never switched keeps the release it was created with, and a deleted
+// sandbox leaves nothing behind.
+func TestManager_reopenEmulation(t *testing.T) {
+	dir := t.TempDir()
+	m, err := playground.NewManager(playground.ManagerOptions{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	switched, created, deleted := create(t, m), create(t, m), create(t, m)
+	if err := switched.SetVersion(28); err != nil {
+		t.Fatal(err)
+	}
+	if err := switched.SetFeatureGates(server.FeatureGates{server.WatchList: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Delete(deleted.ID()); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// The new process defaults to another release.
+	m2 := newManager(t, playground.ManagerOptions{Dir: dir, Sandbox: playground.Options{Version: 30}})
+	again, err := m2.Get(switched.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := again.Sandbox().Version(); v != 28 {
+		t.Errorf("switched sandbox emulates 1.%d after a restart, want 1.28", v)
+	}
+	if on := again.Sandbox().FeatureGates()[server.WatchList]; !on {
+		t.Errorf("WatchList off after a restart, want on as switched (off by default in 1.28)")
+	}
+	// What the API serves follows.
+	if v := mustDo(t, again.Handler(), 200, "GET", "/version", ""); v["minor"] != "28" {
+		t.Errorf("/version after a restart: %v, want minor 28", v)
+	}
+	other, err := m2.Get(created.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := other.Sandbox().Version(); v != releases.Newest {
+		t.Errorf("sandbox created emulating 1.%d emulates 1.%d after a restart", releases.Newest, v)
+	}
+	if files, _ := filepath.Glob(filepath.Join(dir, "*.emulation.json")); len(files) != 2 {
+		t.Errorf("emulation files %v, want the two sandboxes'", files)
 	}
 }
 

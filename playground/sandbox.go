@@ -3,6 +3,7 @@ package playground
 import (
 	"context"
 	"errors"
+	"maps"
 	"net/http"
 	"slices"
 	"sync"
@@ -121,6 +122,7 @@ type Sandbox struct {
 
 	mu          sync.Mutex // guards the fields below
 	controllers Controllers
+	gates       server.FeatureGates // those switched, not left at their defaults
 	cancel      context.CancelFunc
 	done        *sync.WaitGroup
 }
@@ -142,7 +144,7 @@ func Open(ctx context.Context, opts Options) (*Sandbox, error) {
 	}
 	j := journal.New(journal.Limits{}, nil)
 	sb := &Sandbox{store: opts.Store, api: api, journal: j, handler: j.Handler(api), deletions: deletions,
-		clock: clock, ctx: context.WithoutCancel(ctx)}
+		clock: clock, ctx: context.WithoutCancel(ctx), gates: maps.Clone(opts.FeatureGates)}
 	sb.SetControllers(opts.Controllers)
 	return sb, nil
 }
@@ -161,7 +163,20 @@ func (sb *Sandbox) Version() int { return sb.api.Version() }
 
 // SetFeatureGates switches the sandbox's feature gates at once (nil: the
 // defaults of the emulated release).
-func (sb *Sandbox) SetFeatureGates(fg server.FeatureGates) { sb.api.SetFeatureGates(fg) }
+func (sb *Sandbox) SetFeatureGates(fg server.FeatureGates) {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	sb.gates = maps.Clone(fg)
+	sb.api.SetFeatureGates(fg)
+}
+
+// SwitchedFeatureGates returns the feature gates switched on or off, as
+// opposed to those left at their defaults in the emulated release.
+func (sb *Sandbox) SwitchedFeatureGates() server.FeatureGates {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	return maps.Clone(sb.gates)
+}
 
 // FeatureGates returns the feature gates the emulated release has, and
 // whether each is on.

@@ -310,6 +310,72 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("the emulated release switches from the header and survives a reload", func(t *testing.T) {
+		// Marks the page shown, so that a poll waits for the next one:
+		// page.js replaces the body as it renders.
+		const mark = `document.querySelector("main").dataset.old = "1"`
+		const fresh = `document.querySelector("main:not([data-old])") !== null`
+		const extensions = `document.querySelector('details[data-group="extensions"]') !== null`
+		poll := func(expr string) {
+			t.Helper()
+			if _, err := chromedp.Run(ctx, browsertest.Poll(expr)); err != nil {
+				t.Fatalf("waiting for %s: %v", expr, err)
+			}
+		}
+		// click clicks from script: the page's fixed bar may cover the
+		// element where a mouse would click.
+		click := func(selector, ready string) {
+			t.Helper()
+			sel, _ := json.Marshal(selector)
+			if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](mark+`; document.querySelector(`+string(sel)+`).click()`)); err != nil {
+				t.Fatal(err)
+			}
+			poll(fresh + " && " + ready)
+		}
+		switchTo := func(v string) {
+			t.Helper()
+			if err := chromedp.Do(ctx, chromedp.SetValue(`form.emulation select`, v)); err != nil {
+				t.Fatal(err)
+			}
+			click(`form.emulation button`, `document.querySelector("form.emulation select").value === "`+v+`"`)
+		}
+		poll(`document.querySelector("main a") !== null`)
+		click(`a.brand`, `document.querySelector(".explorer") !== null`)
+		switchTo("1.21")
+		poll(extensions)
+
+		click(`.site-nav a[href="/ui/edit"]`, `window.kubeplayEditor !== undefined`)
+		ingress := "apiVersion: extensions/v1beta1\nkind: Ingress\nmetadata:\n  name: legacy\n  namespace: default\nspec:\n  backend:\n    serviceName: web\n    servicePort: 80\n"
+		yaml, _ := json.Marshal(ingress)
+		var result struct{ Code, Warning string }
+		browsertest.Eval(t, ctx, `(() => { const v = window.kubeplayEditor;
+			v.dispatch({changes: {from: 0, to: v.state.doc.length, insert: `+string(yaml)+`}}); return true; })()`, new(bool))
+		click(`button.primary`, `document.querySelector(".result .code") !== null`)
+		browsertest.Eval(t, ctx, `document.querySelector(".result").scrollIntoView(), ({Code: document.querySelector(".result .code").textContent,
+			Warning: document.querySelector(".result .warning")?.textContent ?? ""})`, &result)
+		browsertest.Screenshot(t, ctx, "/tmp/kubeplay-browser-emulation-warning.png")
+		if result.Code != "201 Created" || !strings.Contains(result.Warning, "extensions/v1beta1 Ingress is deprecated in v1.14+, unavailable in v1.22+; use networking.k8s.io/v1 Ingress") {
+			t.Errorf("applying an extensions/v1beta1 Ingress in v1.21: %+v", result)
+		}
+
+		// The release is kept beside the saved database.
+		if err := chromedp.Do(ctx, chromedp.Reload()); err != nil {
+			t.Fatal(err)
+		}
+		poll(`document.querySelector("form.emulation select")?.value === "1.21"`)
+		browsertest.Screenshot(t, ctx, "/tmp/kubeplay-browser-emulation-1.21.png")
+
+		switchTo("1.25")
+		click(`a.brand`, `document.querySelector(".explorer") !== null`)
+		var listed bool
+		browsertest.Eval(t, ctx, extensions, &listed)
+		browsertest.Screenshot(t, ctx, "/tmp/kubeplay-browser-emulation-1.25.png")
+		if listed {
+			t.Error("the explorer of v1.25 lists the extensions group")
+		}
+		switchTo("1.35")
+	})
+
 	t.Run("state survives a reload, resets, and round-trips through a snapshot", func(t *testing.T) {
 		status := func(name string) int {
 			t.Helper()

@@ -33,6 +33,13 @@
 // docs sites that embed kubeplay) cannot send, and is slower. The price is one
 // tab at a time: a second tab of the same site finds the files locked and
 // runs on a database in memory, and says so.
+//
+// Beside the saved database, in the origin private file system's root, the
+// worker keeps the sandbox's emulated Kubernetes release and feature gates
+// (emulationFile: JSON the engine hands over whenever the UI switches them),
+// so that a reload emulates the same release (wasm/emulation.go); a reset or
+// a snapshot keeps it, as a playground sandbox's do. A sandbox in memory
+// keeps none.
 
 const dist = new URL("dist/", import.meta.url);
 
@@ -42,6 +49,9 @@ const bootHook = "__kubeplayBoot";
 const databaseGlobal = "__kubeplayDatabase";
 const vfsName = "kubeplay";
 const dbFile = "/kubeplay.sqlite3";
+const emulationGlobal = "__kubeplayEmulation";
+const saveEmulationHook = "__kubeplaySaveEmulation";
+const emulationFile = "kubeplay-emulation.json";
 
 // flowWindow is how many body bytes of one request may wait in the page
 // unconsumed before the engine pauses that request.
@@ -140,6 +150,10 @@ async function start({ module, reset, snapshot, memory }) {
 	// The store's browser driver (store/sqlite_js.go) looks for the module here.
 	globalThis.sqlite3 = sqlite3;
 	globalThis[databaseGlobal] = storage.kind === "memory" ? await memoryDatabase(sqlite3) : dbFile;
+	if (storage.kind !== "memory") {
+		globalThis[emulationGlobal] = await loadEmulation();
+		globalThis[saveEmulationHook] = saveEmulation;
+	}
 	const go = new Go();
 	let exitCode = 0;
 	go.exit = (code) => (exitCode = code);
@@ -192,6 +206,41 @@ async function openStorage(sqlite3, reset, snapshot) {
 	const capi = sqlite3.capi;
 	capi.sqlite3_vfs_register(capi.sqlite3_vfs_find(vfsName), 1);
 	return { kind: "opfs-sahpool" };
+}
+
+// loadEmulation returns the emulation kept (JSON), or undefined if none is.
+async function loadEmulation() {
+	try {
+		const root = await navigator.storage.getDirectory();
+		const file = await (await root.getFileHandle(emulationFile)).getFile();
+		return await file.text();
+	} catch (err) {
+		if (err.name !== "NotFoundError") console.warn(`kubeplay: cannot read the emulated release kept: ${err.message ?? err}`);
+		return undefined;
+	}
+}
+
+// saving is the latest save of the emulation: each waits for the one before,
+// since a file has one sync access handle at a time.
+let saving = Promise.resolve();
+
+// saveEmulation keeps json (the engine calls it after each switch) through a
+// sync access handle, the writing API every browser has in workers.
+function saveEmulation(json) {
+	saving = saving
+		.then(async () => {
+			const root = await navigator.storage.getDirectory();
+			const handle = await (await root.getFileHandle(emulationFile, { create: true })).createSyncAccessHandle();
+			try {
+				const bytes = new TextEncoder().encode(json);
+				handle.truncate(0);
+				handle.write(bytes, { at: 0 });
+				handle.flush();
+			} finally {
+				handle.close();
+			}
+		})
+		.catch((err) => console.warn(`kubeplay: cannot keep the emulated release: ${err.message ?? err}`));
 }
 
 // memoryDatabase returns the name of a database in memory for the engine,

@@ -14,7 +14,9 @@
 //     SQLite's default VFS, or ":memory:";
 //   - set globalThis[bootHook] to a function(err, engine) that this program
 //     calls once: with an error message if it could not start, or with the
-//     engine, an object whose methods are described on engine below.
+//     engine, an object whose methods are described on engine below;
+//   - to keep the emulated release across reloads, set the globals
+//     described in emulation.go.
 package main
 
 import (
@@ -55,7 +57,7 @@ func run(ctx context.Context, global js.Value) error {
 	if db.Type() != js.TypeString {
 		return fmt.Errorf("globalThis.%s is not a string: start this program with static/worker.js", databaseGlobal)
 	}
-	site, err := open(ctx, db.String())
+	site, err := open(ctx, global, db.String())
 	if err != nil {
 		hook.Invoke(err.Error(), js.Null())
 		return err
@@ -64,20 +66,24 @@ func run(ctx context.Context, global js.Value) error {
 	return nil
 }
 
-// open opens the store on database db and the sandbox and returns the site
-// to serve: the UI and API, and the page's command line (package cli). They live as long as the page, so nothing closes them once open.
-func open(ctx context.Context, db string) (http.Handler, error) {
+// open opens the store on database db and the sandbox, emulating the
+// release the host kept, and returns the site to serve: the UI and API, and
+// the page's command line (package cli). They live as long as the page, so
+// nothing closes them once open.
+func open(ctx context.Context, global js.Value, db string) (http.Handler, error) {
 	st, err := store.Open(ctx, db, store.Options{})
 	if err != nil {
 		return nil, err
 	}
-	sb, err := playground.Open(ctx, playground.Options{Store: st})
+	opts := playground.Options{Store: st}
+	loadEmulation(global, &opts)
+	sb, err := playground.Open(ctx, opts)
 	if err != nil {
 		st.Close()
 		return nil, err
 	}
 	mux := http.NewServeMux()
 	mux.Handle(cli.Path, cli.New(sb.Handler()).Handler())
-	mux.Handle("/", web.New(sb))
+	mux.Handle("/", web.New(keptSandbox{Sandbox: sb, save: global.Get(saveEmulationHook)}))
 	return mux, nil
 }

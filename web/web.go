@@ -9,6 +9,8 @@ import (
 	"kubeplay/playground/journal"
 	"kubeplay/web/assets"
 	"kubeplay/web/editor"
+	"kubeplay/web/emulation"
+	"kubeplay/web/emulation/header"
 	"kubeplay/web/explorer"
 	"kubeplay/web/object"
 	"kubeplay/web/requestas"
@@ -37,7 +39,9 @@ type Sandbox interface {
 // kube-apiserver does.
 //
 // The UI's pages send their own API requests as the identity the "request
-// as" switch (POST /ui/as) chose; see package requestas.
+// as" switch (POST /ui/as) chose; see package requestas. A sandbox that is
+// an emulation.Cluster (as playground.Sandbox is) gets the switch of its
+// emulated release in every page's header, and its page (/ui/emulation).
 func New(sb Sandbox) http.Handler { return NewWithPlayground(sb, nil) }
 
 // NewWithPlayground is New with the sandboxes page (/ui/sandboxes)
@@ -50,7 +54,14 @@ func NewWithPlayground(sb Sandbox, play http.Handler) http.Handler {
 		deletions = j
 	}
 	uiAPI := requestas.Impersonating(api)
+	c, _ := sb.(emulation.Cluster)
+	var emu http.Handler
+	if c != nil {
+		emu = emulation.New(c)
+	}
 	return &site{
+		cluster:   c,
+		emulation: emu,
 		api:       api,
 		as:        &requestas.Switch{},
 		explorer:  explorer.New(uiAPI),
@@ -64,6 +75,8 @@ func NewWithPlayground(sb Sandbox, play http.Handler) http.Handler {
 }
 
 type site struct {
+	cluster   emulation.Cluster // nil: the sandbox cannot switch releases
+	emulation http.Handler
 	api       http.Handler
 	as        *requestas.Switch
 	explorer  http.Handler
@@ -78,7 +91,11 @@ type site struct {
 func (s *site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.Path
 	if p == "/" || strings.HasPrefix(p, "/ui/") {
-		r = r.WithContext(requestas.NewContext(r.Context(), s.as.Current(), r.URL.RequestURI()))
+		ctx := requestas.NewContext(r.Context(), s.as.Current(), r.URL.RequestURI())
+		if s.cluster != nil {
+			ctx = header.NewContext(ctx, s.cluster.Version(), r.URL.RequestURI())
+		}
+		r = r.WithContext(ctx)
 	}
 	switch {
 	case p == "/" && isAPIClient(r):
@@ -105,6 +122,9 @@ func (s *site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case p == requestas.Path:
 		pageHeaders(w.Header())
 		s.as.ServeHTTP(w, r)
+	case p == emulation.Path && s.emulation != nil:
+		pageHeaders(w.Header())
+		s.emulation.ServeHTTP(w, r)
 	case p == sandboxes.Path:
 		pageHeaders(w.Header())
 		s.sandboxes.ServeHTTP(w, r)

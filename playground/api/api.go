@@ -529,10 +529,14 @@ func (h *Handler) patchSettings(w http.ResponseWriter, r *http.Request, ms *play
 		ms.SetRetention(retention)
 	}
 	if minor != 0 {
-		ms.SetVersion(minor)
+		err = ms.SetVersion(minor)
 	}
-	if len(gates) > 0 {
-		ms.SetFeatureGates(gates)
+	if len(gates) > 0 && err == nil {
+		err = ms.SetFeatureGates(gates)
+	}
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "keeping the settings: %v", err)
+		return
 	}
 	h.settings(w, r, ms)
 }

@@ -8,6 +8,7 @@ package api_test
 import (
 	"bytes"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -69,5 +70,31 @@ func TestIsolation_webSocket(t *testing.T) {
 	}
 	if ev.Type != "ADDED" || ev.Object.Metadata.Name != "in-a" {
 		t.Errorf("first event on a's WebSocket watch: %s %s", ev.Type, ev.Object.Metadata.Name)
+	}
+}
+
+// TestAPI_emulationSurvivesRestart: the emulated release and gates set
+// through the API are the sandbox's after a restart, whatever the new
+// process's defaults.
+func TestAPI_emulationSurvivesRestart(t *testing.T) {
+	dir := t.TempDir()
+	m, err := playground.NewManager(playground.ManagerOptions{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(api.New(m))
+	var sb api.Sandbox
+	call(t, "POST", srv.URL+"/playground/v1/sandboxes", "application/json", []byte(`{"emulatedVersion":"1.28"}`), 201, &sb)
+	call(t, "PATCH", srv.URL+"/playground/v1/sandboxes/"+sb.ID+"/settings", "application/json", []byte(`{"featureGates":{"WatchList":true}}`), 200, nil)
+	srv.Close()
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	base := serve(t, playground.ManagerOptions{Dir: dir, Sandbox: playground.Options{Version: 33}})
+	var s api.Settings
+	call(t, "GET", base+"/playground/v1/sandboxes/"+sb.ID+"/settings", "", nil, 200, &s)
+	if s.EmulatedVersion != "1.28" || !s.FeatureGates["WatchList"] {
+		t.Errorf("after a restart: emulatedVersion %q, featureGates %v; want 1.28 with WatchList on", s.EmulatedVersion, s.FeatureGates)
 	}
 }

@@ -37,8 +37,7 @@ func SandboxTarget(ms *playground.Managed) Target {
 			if err != nil {
 				return err
 			}
-			ms.SetVersion(minor)
-			return nil
+			return ms.SetVersion(minor)
 		}}
 }
 

@@ -118,6 +118,9 @@ func (c *Client) exchange(ctx context.Context, method, path string, header http.
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid API path %q: %v", path, err))
 	}
 	req.RequestURI = path
+	if req.Body == nil { // as a server's request, whose Body is never nil
+		req.Body = http.NoBody
+	}
 	for k, v := range header {
 		req.Header[k] = v
 	}

@@ -65,16 +65,7 @@ func (s *Switch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.current = id
 	s.mu.Unlock()
-	http.Redirect(w, r, localPath(r.PostForm.Get("back")), http.StatusSeeOther)
-}
-
-// localPath is back if it is a path on this site, else "/": the redirect
-// never leads elsewhere.
-func localPath(back string) string {
-	if !strings.HasPrefix(back, "/") || strings.HasPrefix(back, "//") || strings.ContainsAny(back, "\\\r\n") {
-		return "/"
-	}
-	return back
+	http.Redirect(w, r, origin.LocalPath(r.PostForm.Get("back")), http.StatusSeeOther)
 }
 
 // page is what a UI request's context says about the switch.

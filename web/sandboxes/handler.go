@@ -5,10 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
+
+	"kubeplay/server/releases"
 
 	"kubeplay/server/inproc"
 	"kubeplay/web/internal/origin"
@@ -80,8 +84,10 @@ type sandbox struct {
 	ID       string
 	Created  time.Time
 	Settings struct {
-		Controllers   map[string]bool
-		FinalizerBots []struct{ Finalizer, Delay string }
+		Controllers     map[string]bool
+		FinalizerBots   []struct{ Finalizer, Delay string }
+		EmulatedVersion string
+		FeatureGates    map[string]bool
 	}
 	Usage struct{ Revision, Objects int64 }
 }
@@ -124,6 +130,10 @@ func sandboxProps(s sandbox) SandboxProps {
 	}
 	for _, b := range s.Settings.FinalizerBots {
 		sp.Controllers = append(sp.Controllers, ControllerProps{Name: fmt.Sprintf("finalizer bot %s (%s)", b.Finalizer, b.Delay), Simulated: true})
+	}
+	sp.Version, _ = releases.Parse(s.Settings.EmulatedVersion)
+	for _, name := range slices.Sorted(maps.Keys(s.Settings.FeatureGates)) {
+		sp.Gates = append(sp.Gates, GateProps{Name: name, On: s.Settings.FeatureGates[name]})
 	}
 	return sp
 }
@@ -177,6 +187,26 @@ func (h *Handler) act(r *http.Request, form url.Values) (string, error) {
 			notice += fmt.Sprintf(", set up by the scenario %s (%s)", sc.Name, outcome)
 		}
 		return notice + ".", nil
+	case "emulate":
+		settings := map[string]any{"emulatedVersion": form.Get("version")}
+		gates := map[string]bool{}
+		for _, name := range form["gate"] {
+			if v := form.Get("gate." + name); v != "" {
+				gates[name] = v == "on"
+			}
+		}
+		if len(gates) > 0 {
+			settings["featureGates"] = gates
+		}
+		body, err := json.Marshal(settings)
+		if err != nil {
+			return "", err
+		}
+		header := http.Header{"Content-Type": {"application/merge-patch+json"}}
+		if err := h.send(ctx, http.MethodPatch, "/sandboxes/"+url.PathEscape(id)+"/settings", header, body, nil); err != nil {
+			return "", err
+		}
+		return "Sandbox " + id + " emulates Kubernetes v" + form.Get("version") + ".", nil
 	case "reset":
 		return "Reset sandbox " + id + ": it is empty again.", h.call(ctx, http.MethodPost, "/sandboxes/"+url.PathEscape(id)+"/reset", nil)
 	case "delete":

@@ -120,3 +120,40 @@ func TestHandler_unavailable(t *testing.T) {
 		t.Error("without a playground API the page offers actions")
 	}
 }
+
+// TestHandler_emulate switches a sandbox's emulated release and a feature
+// gate from its row.
+func TestHandler_emulate(t *testing.T) {
+	h, _ := newPage(t)
+	doc := redirected(t, h, post(t, h, url.Values{"action": {"create"}}))
+	row := doc.One(t, "tr", "data-id", "*")
+	id, _ := row.Attr("data-id")
+	if v := row.Selected(t, "version"); v != "1.35" {
+		t.Errorf("a new sandbox's row selects %q, want 1.35", v)
+	}
+	if g := row.One(t, "select", "name", "gate.WatchList").All("option")[0].Text(); g != "on" {
+		t.Errorf("WatchList shown %q in 1.35, want on", g)
+	}
+
+	// 1.28: WatchList alpha, switched on here.
+	doc = redirected(t, h, post(t, h, url.Values{"action": {"emulate"}, "id": {id}, "version": {"1.28"},
+		"gate": {"WatchList", "AllowUnsafeMalformedObjectDeletion"}, "gate.WatchList": {"on"}, "gate.AllowUnsafeMalformedObjectDeletion": {""}}))
+	if n := doc.One(t, "p", "class", "notice").Text(); n != "Sandbox "+id+" emulates Kubernetes v1.28." {
+		t.Errorf("notice %q", n)
+	}
+	row = doc.One(t, "tr", "data-id", id)
+	if v := row.Selected(t, "version"); v != "1.28" {
+		t.Errorf("row selects %q after the switch, want 1.28", v)
+	}
+	if g := row.One(t, "select", "name", "gate.WatchList").All("option")[0].Text(); g != "on" {
+		t.Errorf("WatchList shown %q in 1.28 switched on, want on", g)
+	}
+	if row.Has("select", "name", "gate.CBORServingAndStorage") {
+		t.Error("1.28 shows CBORServingAndStorage, a gate of 1.32")
+	}
+
+	rec := post(t, h, url.Values{"action": {"emulate"}, "id": {id}, "version": {"1.99"}})
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "400 emulatedVersion: unsupported Kubernetes version &#34;1.99&#34;") {
+		t.Errorf("switching to 1.99: %d %s", rec.Code, rec.Body)
+	}
+}

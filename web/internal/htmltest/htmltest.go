@@ -73,6 +73,19 @@ func (n Node) Attr(key string) (string, bool) {
 	return "", false
 }
 
+// Selected returns the value of the option selected in n's one select
+// named name ("" if none is).
+func (n Node) Selected(t testing.TB, name string) string {
+	t.Helper()
+	for _, o := range n.One(t, "select", "name", name).All("option") {
+		if _, ok := o.Attr("selected"); ok {
+			v, _ := o.Attr("value")
+			return v
+		}
+	}
+	return ""
+}
+
 // Text returns the text content, with runs of white space collapsed to one
 // space and trimmed.
 func (n Node) Text() string {

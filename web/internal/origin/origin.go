@@ -4,6 +4,7 @@ package origin
 import (
 	"net/http"
 	"net/url"
+	"strings"
 )
 
 // Same refuses writes another site's page makes a visitor's browser send:
@@ -33,4 +34,13 @@ func ParseForm(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	return true
+}
+
+// LocalPath is back if it is a path on this site, else "/": a form's
+// redirect to the page it came from never leads elsewhere.
+func LocalPath(back string) string {
+	if !strings.HasPrefix(back, "/") || strings.HasPrefix(back, "//") || strings.ContainsAny(back, "\\\r\n") {
+		return "/"
+	}
+	return back
 }
