@@ -39,7 +39,7 @@ func deleteOptions(r *http.Request) (*metav1.DeleteOptions, error) {
 		return nil, encoding.BadRequest("unable to read the request body: %v", err)
 	}
 	if len(bytes.TrimSpace(body)) > 0 {
-		mt, err := encoding.BodyMediaType(r.Header.Get("Content-Type"))
+		mt, err := encoding.BodyMediaType(r)
 		if err != nil {
 			return nil, err
 		}

@@ -80,13 +80,21 @@ func readBody(w http.ResponseWriter, r *http.Request, res *catalog.Resource) (ob
 	if err != nil {
 		return nil, err
 	}
-	mt, err := encoding.BodyMediaType(r.Header.Get("Content-Type"))
+	mt, err := encoding.BodyMediaType(r)
 	if err != nil {
 		return nil, err
 	}
 	body, err := readBytes(r)
 	if err != nil {
 		return nil, err
+	}
+	if mt == encoding.CBOR {
+		// Decoded from here on as the JSON it stands for.
+		j, err := encoding.CBORObjectToJSON(body)
+		if err != nil {
+			return nil, encoding.BadRequest("the object provided is unrecognized (must be of type %s): unable to determine group/version/kind: %v (%s)", res.Kind, err, excerpt(body))
+		}
+		body, mt = j, encoding.JSON
 	}
 	obj, err := encoding.DecodeObject(mt, body)
 	var yamlErr *encoding.YAMLSyntaxError

@@ -73,7 +73,7 @@ type converter struct {
 
 // newConverter negotiates the representation of req's response.
 func (s *Server) newConverter(r *http.Request, req *request) (*converter, error) {
-	as, err := encoding.Negotiate(r.Header.Get("Accept"), req.name == "",
+	as, err := encoding.Negotiate(r, req.name == "",
 		encoding.AsTable, encoding.AsPartialObjectMetadata, encoding.AsPartialObjectMetadataList)
 	if err != nil {
 		return nil, err

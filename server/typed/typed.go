@@ -92,13 +92,19 @@ func join(path, name string) string {
 // resolve follows $ref and the single-element allOf that the v3 documents
 // wrap references in.
 func (d *decoder) resolve(s *spec.Schema) (*spec.Schema, string) {
+	return resolve(d.schemas, s)
+}
+
+// resolve follows s's reference or single allOf to the schema that says
+// what a value is, with its definition's name if it has one.
+func resolve(schemas map[string]*spec.Schema, s *spec.Schema) (*spec.Schema, string) {
 	for s != nil {
 		switch {
 		case len(s.AllOf) == 1:
 			s = &s.AllOf[0]
 		case s.Ref.String() != "":
 			name := strings.TrimPrefix(s.Ref.String(), "#/components/schemas/")
-			return d.schemas[name], name
+			return schemas[name], name
 		default:
 			return s, ""
 		}

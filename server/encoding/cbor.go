@@ -1,0 +1,178 @@
+package encoding
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"math"
+	"net/http"
+	"strconv"
+
+	"github.com/fxamacker/cbor/v2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer/cbor/direct"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"kubeplay/server/fieldmanager"
+	"kubeplay/server/typed"
+)
+
+// CBOR media types, served when the request carries WithCBOR (the
+// CBORServingAndStorage feature gate).
+const (
+	CBOR = "application/cbor"
+	// CBORSeq is the Content-Type of a watch asked for in CBOR: a sequence
+	// of self-described CBOR events (RFC 8742).
+	CBORSeq = "application/cbor-seq"
+	// ApplyPatchCBOR is a Server-Side Apply configuration in CBOR.
+	ApplyPatchCBOR = "application/apply-patch+cbor"
+)
+
+// selfDescribed is the head of CBOR tag 55799, with which kube-apiserver
+// starts every CBOR object it writes (RFC 8949 §3.4.6): it marks the bytes
+// as CBOR without changing their meaning.
+var selfDescribed = []byte{0xd9, 0xd9, 0xf7}
+
+type cborKey struct{}
+
+// WithCBOR marks a request as one whose answer and body may be CBOR: with
+// the CBORServingAndStorage gate on, kube-apiserver serves CBOR for its
+// resources (objects, lists, their Status errors) and resource discovery,
+// but not for the requests it answers before finding the resource.
+func WithCBOR(r *http.Request) *http.Request {
+	return r.WithContext(context.WithValue(r.Context(), cborKey{}, true))
+}
+
+// CBORServed reports whether r was marked WithCBOR.
+func CBORServed(r *http.Request) bool {
+	on, _ := r.Context().Value(cborKey{}).(bool)
+	return on
+}
+
+// JSONToCBOR transcodes JSON as kube-apiserver encodes the same data: the
+// self-described tag, strings as byte strings, map keys in bytewise order
+// (kube-apiserver shuffles them: every order is as right), integers as
+// integers and other numbers as the shortest float that keeps their value.
+func JSONToCBOR(b []byte) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	v = cborValue(v)
+	if obj, ok := v.(map[string]any); ok {
+		typedLeaves(obj, toCBOR)
+	}
+	out, err := direct.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return append(bytes.Clone(selfDescribed), out...), nil
+}
+
+// typedLeaves rewrites the strings and numbers of obj with leaf by the
+// schema of its kind. Only built-in kinds (and their lists) have schemas
+// here: kube-apiserver encodes custom objects from their unstructured
+// form, as they are.
+func typedLeaves(obj map[string]any, leaf func(*spec.Schema, any) any) {
+	apiVersion, _ := obj["apiVersion"].(string)
+	kind, _ := obj["kind"].(string)
+	gvk := schema.FromAPIVersionAndKind(apiVersion, kind)
+	defs, err := fieldmanager.Definitions()
+	if err != nil {
+		return
+	}
+	schemas, err := fieldmanager.Schemas()
+	if err != nil {
+		return
+	}
+	if def, ok := defs[gvk]; ok {
+		typed.MapLeaves(schemas, def, obj, leaf)
+	}
+}
+
+// toCBOR gives a value the CBOR type of its Go field in kube-apiserver:
+// bytes (base64 in JSON) as a byte string of themselves, a float64 field
+// as a float even when its value is whole.
+func toCBOR(s *spec.Schema, v any) any {
+	switch x := v.(type) {
+	case string:
+		if s.Format == "byte" {
+			if b, err := base64.StdEncoding.DecodeString(x); err == nil {
+				return b
+			}
+		}
+	case int64:
+		if s.Type.Contains("number") {
+			return float64(x)
+		}
+	}
+	return v
+}
+
+// cborValue turns the json.Numbers of decoded JSON into the int64 or
+// float64 kube-apiserver's unstructured objects hold.
+func cborValue(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = cborValue(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = cborValue(e)
+		}
+	case json.Number:
+		if i, err := strconv.ParseInt(string(x), 10, 64); err == nil {
+			return i
+		}
+		if f, err := strconv.ParseFloat(string(x), 64); err == nil && !math.IsInf(f, 0) {
+			return f
+		}
+	}
+	return v
+}
+
+// CBORToJSON transcodes a CBOR map (with or without the self-described
+// tag) to JSON, which the rest of a request's decoding reads; the error is
+// the decoder's, as kube-apiserver quotes it for an apply configuration.
+// Bytes need no schema on the way in: kube-apiserver reads an untagged byte
+// string into a field of bytes as their base64 text, as JSON has it, and
+// the decoder gives a byte string tagged for base64 as that text.
+func CBORToJSON(b []byte) ([]byte, error) {
+	var m map[string]any
+	if err := direct.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	return json.Marshal(m)
+}
+
+// CBORObjectToJSON is CBORToJSON for an object, whose apiVersion and kind
+// kube-apiserver reads first: the error for a body that is no map names
+// TypeMeta, as it does.
+func CBORObjectToJSON(b []byte) ([]byte, error) {
+	var v any
+	if err := direct.Unmarshal(b, &v); err != nil {
+		return nil, err
+	}
+	if _, ok := v.(map[string]any); !ok {
+		// Decoded into TypeMeta only for the error naming it: the decoder
+		// refuses a map's unknown fields there.
+		return nil, direct.Unmarshal(b, &metav1.TypeMeta{})
+	}
+	return json.Marshal(v)
+}
+
+// WatchEventCBOR is one event of a watch in CBOR: a self-described map of
+// type and object, the object itself self-described CBOR, as kube-apiserver
+// nests them.
+func WatchEventCBOR(eventType string, object []byte) ([]byte, error) {
+	out, err := direct.Marshal(map[string]any{"type": eventType, "object": cbor.RawMessage(object)})
+	if err != nil {
+		return nil, err
+	}
+	return append(bytes.Clone(selfDescribed), out...), nil
+}
