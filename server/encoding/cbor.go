@@ -94,20 +94,14 @@ func typedLeaves(obj map[string]any, leaf func(*spec.Schema, any) any) {
 	}
 }
 
-// toCBOR gives a value the CBOR type of its Go field in kube-apiserver:
-// bytes (base64 in JSON) as a byte string of themselves, a float64 field
-// as a float even when its value is whole.
+// toCBOR gives bytes (base64 in JSON) the CBOR form of kube-apiserver's
+// []byte fields: a byte string of themselves, tagged as expected to be
+// shown in base64 (tag 22), which direct.Marshal writes for a []byte.
+// (No built-in type has a float field: numbers need no schema.)
 func toCBOR(s *spec.Schema, v any) any {
-	switch x := v.(type) {
-	case string:
-		if s.Format == "byte" {
-			if b, err := base64.StdEncoding.DecodeString(x); err == nil {
-				return b
-			}
-		}
-	case int64:
-		if s.Type.Contains("number") {
-			return float64(x)
+	if x, ok := v.(string); ok && s.Format == "byte" {
+		if b, err := base64.StdEncoding.DecodeString(x); err == nil {
+			return b
 		}
 	}
 	return v

@@ -5,9 +5,8 @@ import "k8s.io/kube-openapi/pkg/validation/spec"
 // MapLeaves replaces each string and number of v, an object of the schema
 // named def in schemas, with leaf(its schema, it), and returns v. Values
 // the schema does not describe are left alone. It is how the strings a
-// type holds as bytes (format: byte, base64 in JSON) and its floats are
-// told apart from other strings and integers when transcoding to and from
-// CBOR, which has types of its own for both.
+// type holds as bytes (format: byte, base64 in JSON) are told apart from
+// other strings when transcoding to CBOR, which has a type for bytes.
 func MapLeaves(schemas map[string]*spec.Schema, def string, v any, leaf func(*spec.Schema, any) any) any {
 	s, ok := schemas[def]
 	if !ok {
