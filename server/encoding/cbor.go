@@ -8,12 +8,12 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"sync"
 
 	"github.com/fxamacker/cbor/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer/cbor/direct"
-	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"kubeplay/server/fieldmanager"
 	"kubeplay/server/typed"
@@ -54,7 +54,8 @@ func CBORServed(r *http.Request) bool {
 // JSONToCBOR transcodes JSON as kube-apiserver encodes the same data: the
 // self-described tag, strings as byte strings, map keys in bytewise order
 // (kube-apiserver shuffles them: every order is as right), integers as
-// integers and other numbers as the shortest float that keeps their value.
+// integers, other numbers as the shortest float that keeps their value,
+// and the bytes fields of built-in kinds as bytes (byteStrings).
 func JSONToCBOR(b []byte) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
@@ -64,7 +65,7 @@ func JSONToCBOR(b []byte) ([]byte, error) {
 	}
 	v = cborValue(v)
 	if obj, ok := v.(map[string]any); ok {
-		typedLeaves(obj, toCBOR)
+		byteStrings(obj)
 	}
 	out, err := direct.Marshal(v)
 	if err != nil {
@@ -73,39 +74,42 @@ func JSONToCBOR(b []byte) ([]byte, error) {
 	return append(bytes.Clone(selfDescribed), out...), nil
 }
 
-// typedLeaves rewrites the strings and numbers of obj with leaf by the
-// schema of its kind. Only built-in kinds (and their lists) have schemas
-// here: kube-apiserver encodes custom objects from their unstructured
-// form, as they are.
-func typedLeaves(obj map[string]any, leaf func(*spec.Schema, any) any) {
+// byteStrings gives the strings of obj that its kind holds as bytes
+// (base64 in JSON) the CBOR form of kube-apiserver's []byte fields: a
+// byte string of the bytes, tagged as expected to be shown in base64 (tag
+// 22), which direct.Marshal writes for a []byte. Only built-in kinds (and
+// their lists) have schemas here: kube-apiserver encodes custom objects
+// from their unstructured form, as they are. (No built-in type has a
+// float field: numbers need no schema.)
+func byteStrings(obj map[string]any) {
 	apiVersion, _ := obj["apiVersion"].(string)
 	kind, _ := obj["kind"].(string)
-	gvk := schema.FromAPIVersionAndKind(apiVersion, kind)
 	defs, err := fieldmanager.Definitions()
 	if err != nil {
 		return
 	}
-	schemas, err := fieldmanager.Schemas()
+	b, err := builtinBytes()
 	if err != nil {
 		return
 	}
-	if def, ok := defs[gvk]; ok {
-		typed.MapLeaves(schemas, def, obj, leaf)
+	if def, ok := defs[schema.FromAPIVersionAndKind(apiVersion, kind)]; ok {
+		b.Map(def, obj, func(s string) any {
+			if raw, err := base64.StdEncoding.DecodeString(s); err == nil {
+				return raw
+			}
+			return s
+		})
 	}
 }
 
-// toCBOR gives bytes (base64 in JSON) the CBOR form of kube-apiserver's
-// []byte fields: a byte string of themselves, tagged as expected to be
-// shown in base64 (tag 22), which direct.Marshal writes for a []byte.
-// (No built-in type has a float field: numbers need no schema.)
-func toCBOR(s *spec.Schema, v any) any {
-	if x, ok := v.(string); ok && s.Format == "byte" {
-		if b, err := base64.StdEncoding.DecodeString(x); err == nil {
-			return b
-		}
+// builtinBytes finds the bytes of the built-in types.
+var builtinBytes = sync.OnceValues(func() (*typed.Bytes, error) {
+	schemas, err := fieldmanager.Schemas()
+	if err != nil {
+		return nil, err
 	}
-	return v
-}
+	return typed.NewBytes(schemas), nil
+})
 
 // cborValue turns the json.Numbers of decoded JSON into the int64 or
 // float64 kube-apiserver's unstructured objects hold.
