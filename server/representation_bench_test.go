@@ -15,16 +15,7 @@ import (
 // asks for, to show what printing adds to a list.
 func BenchmarkList_Table(b *testing.B) {
 	srv := newTestServer(b)
-	for i := range 1000 {
-		body := fmt.Sprintf(`{"metadata":{"name":"p%04d","labels":{"app":"web"}},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`, i)
-		req := httptest.NewRequest("POST", "/api/v1/namespaces/default/pods", strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		rec := httptest.NewRecorder()
-		srv.ServeHTTP(rec, req)
-		if rec.Code != http.StatusCreated {
-			b.Fatalf("create: %d %s", rec.Code, rec.Body)
-		}
-	}
+	createPods(b, srv, 1000)
 	for _, accept := range []string{"application/json", "application/json;as=Table;g=meta.k8s.io;v=v1"} {
 		b.Run(accept, func(b *testing.B) {
 			b.ReportAllocs()
@@ -51,16 +42,7 @@ func BenchmarkList_CBOR(b *testing.B) {
 		b.Fatal(err)
 	}
 	srv := newTestServerWith(b, server.Options{FeatureGates: gates})
-	for i := range 1000 {
-		body := fmt.Sprintf(`{"metadata":{"name":"p%04d","labels":{"app":"web"}},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`, i)
-		req := httptest.NewRequest("POST", "/api/v1/namespaces/default/pods", strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		rec := httptest.NewRecorder()
-		srv.ServeHTTP(rec, req)
-		if rec.Code != http.StatusCreated {
-			b.Fatalf("create: %d %s", rec.Code, rec.Body)
-		}
-	}
+	createPods(b, srv, 1000)
 	for _, accept := range []string{"application/json", "application/cbor"} {
 		b.Run(accept, func(b *testing.B) {
 			b.ReportAllocs()
@@ -77,5 +59,20 @@ func BenchmarkList_CBOR(b *testing.B) {
 			}
 			b.ReportMetric(float64(size), "bytes/list")
 		})
+	}
+}
+
+// createPods creates n pods in the default namespace.
+func createPods(b *testing.B, srv http.Handler, n int) {
+	b.Helper()
+	for i := range n {
+		body := fmt.Sprintf(`{"metadata":{"name":"p%04d","labels":{"app":"web"}},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`, i)
+		req := httptest.NewRequest("POST", "/api/v1/namespaces/default/pods", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, req)
+		if rec.Code != http.StatusCreated {
+			b.Fatalf("create: %d %s", rec.Code, rec.Body)
+		}
 	}
 }

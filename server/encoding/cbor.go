@@ -5,9 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"math"
 	"net/http"
-	"strconv"
 	"sync"
 
 	"github.com/fxamacker/cbor/v2"
@@ -63,7 +61,7 @@ func JSONToCBOR(b []byte) ([]byte, error) {
 	if err := dec.Decode(&v); err != nil {
 		return nil, err
 	}
-	v = cborValue(v)
+	v = fieldmanager.PlainNumbers(v) // as kube-apiserver holds them: int64 or float64
 	if obj, ok := v.(map[string]any); ok {
 		byteStrings(obj)
 	}
@@ -110,29 +108,6 @@ var builtinBytes = sync.OnceValues(func() (*typed.Bytes, error) {
 	}
 	return typed.NewBytes(schemas), nil
 })
-
-// cborValue turns the json.Numbers of decoded JSON into the int64 or
-// float64 kube-apiserver's unstructured objects hold.
-func cborValue(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			x[k] = cborValue(e)
-		}
-	case []any:
-		for i, e := range x {
-			x[i] = cborValue(e)
-		}
-	case json.Number:
-		if i, err := strconv.ParseInt(string(x), 10, 64); err == nil {
-			return i
-		}
-		if f, err := strconv.ParseFloat(string(x), 64); err == nil && !math.IsInf(f, 0) {
-			return f
-		}
-	}
-	return v
-}
 
 // CBORToJSON transcodes a CBOR map (with or without the self-described
 // tag) to JSON, which the rest of a request's decoding reads; the error is
