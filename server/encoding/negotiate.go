@@ -93,6 +93,11 @@ func Negotiate(r *http.Request, collection bool, conversions ...string) (Negotia
 			if !cbor {
 				continue
 			}
+		case CBORSeq:
+			// A stream type: where streams are served, kube-apiserver
+			// names the types a response can be in, as for as=.
+			servable = servable || cbor && collection
+			continue
 		default:
 			continue
 		}
