@@ -5,7 +5,10 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"slices"
+	"strconv"
 	"sync"
 
 	"github.com/fxamacker/cbor/v2"
@@ -148,4 +151,94 @@ func WatchEventCBOR(eventType string, object []byte) ([]byte, error) {
 		return nil, err
 	}
 	return append(bytes.Clone(selfDescribed), out...), nil
+}
+
+// CBORUnknownField is kube-apiserver's complaint about the unknown fields
+// of a CBOR object, given their paths as typed.Result has them
+// ("spec.containers[0].foo"): its decoder names the first one in the
+// order of the body, by its index in its map only. It returns "" when
+// none of them is in body.
+func CBORUnknownField(body []byte, unknown []string) string {
+	if len(unknown) == 0 {
+		return ""
+	}
+	index := -1
+	firstUnknown(body, "", func(path string) bool { return slices.Contains(unknown, path) }, &index)
+	if index < 0 {
+		return ""
+	}
+	return fmt.Sprintf("cbor: found unknown field at map element index %d", index)
+}
+
+// firstUnknown walks the data item at the start of b in the order of its
+// bytes, setting index to the position in its map of the first key whose
+// path is unknown. It returns the item's length, or -1 once the key is
+// found or b is not well-formed CBOR (direct.Unmarshal accepted it
+// already, so that does not happen).
+func firstUnknown(b []byte, path string, unknown func(string) bool, index *int) int {
+	if len(b) == 0 {
+		return -1
+	}
+	major, info, head := b[0]>>5, b[0]&0x1f, 1
+	var arg uint64
+	switch {
+	case info < 24:
+		arg = uint64(info)
+	case info <= 27 && len(b) > 1<<(info-24):
+		for _, c := range b[1 : 1+1<<(info-24)] {
+			arg = arg<<8 | uint64(c)
+		}
+		head += 1 << (info - 24)
+	default:
+		return -1 // indefinite lengths are refused by the decoder
+	}
+	switch major {
+	case 0, 1, 7:
+		return head
+	case 2, 3:
+		if arg > uint64(len(b)-head) {
+			return -1
+		}
+		return head + int(arg)
+	case 6:
+		n := firstUnknown(b[head:], path, unknown, index)
+		if n < 0 {
+			return -1
+		}
+		return head + n
+	}
+	n := head
+	for i := range arg {
+		if major == 5 {
+			kn := firstUnknown(b[n:], "", func(string) bool { return false }, index)
+			if kn < 0 {
+				return -1
+			}
+			var key string
+			if direct.Unmarshal(b[n:n+kn], &key) != nil {
+				return -1
+			}
+			n += kn
+			child := key
+			if path != "" {
+				child = path + "." + key
+			}
+			if unknown(child) {
+				*index = int(i)
+				return -1
+			}
+			vn := firstUnknown(b[n:], child, unknown, index)
+			if vn < 0 {
+				return -1
+			}
+			n += vn
+			continue
+		}
+		vn := firstUnknown(b[n:], path+"["+strconv.FormatUint(i, 10)+"]", unknown, index)
+		if vn < 0 {
+			return -1
+		}
+		n += vn
+	}
+	return n
 }
