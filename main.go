@@ -101,7 +101,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	runtimeConfig := fs.String("runtime-config", "", "switch group versions or resources on and off, as kube-apiserver's flag: comma-separated key=true|false, the key api/all, api/ga, a group version (batch/v1) or one of its resources (batch/v1/cronjobs); for the root cluster and new sandboxes")
 	adminTokenFile := fs.String("playground-admin-token-file", "", "hosted mode: the playground API accepts only the bearer token in this file (every sandbox too); each sandbox gets a token of its own, the only other one it accepts")
 	emulated := fs.String("emulated-version", "", "the Kubernetes release whose API to serve, 1.16 to 1.35 (default 1.35), as kube-apiserver's flag; for the root cluster and new sandboxes")
-	featureGates := fs.String("feature-gates", "", "switch kube-apiserver's feature gates kubeplay follows, as its flag: comma-separated Name=true|false of AllowUnsafeMalformedObjectDeletion, CBORServingAndStorage (no effect yet), WatchList; default as in the emulated release; for the root cluster and new sandboxes")
+	featureGates := fs.String("feature-gates", "", "switch kube-apiserver's feature gates kubeplay follows, as its flag: comma-separated Name=true|false of AllowUnsafeMalformedObjectDeletion, CBORServingAndStorage, WatchList; default as in the emulated release; for the root cluster and new sandboxes")
 	simulate := fs.Bool("simulate-workloads", false, "run the simulated Deployment, ReplicaSet and Job controllers and kubelets in the root cluster too (sandboxes of the playground API run them unless switched off)")
 	var mopts playground.ManagerOptions
 	fs.IntVar(&mopts.MaxSandboxes, "max-sandboxes", 100, "most sandboxes the playground API keeps at once")

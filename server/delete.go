@@ -39,12 +39,15 @@ func deleteOptions(r *http.Request) (*metav1.DeleteOptions, error) {
 		return nil, encoding.BadRequest("unable to read the request body: %v", err)
 	}
 	if len(bytes.TrimSpace(body)) > 0 {
-		mt, err := encoding.BodyMediaType(r.Header.Get("Content-Type"))
+		mt, err := encoding.BodyMediaType(r)
 		if err != nil {
 			return nil, err
 		}
 		m, err := encoding.DecodeObject(mt, body)
-		if err != nil {
+		switch {
+		case err != nil && mt == encoding.CBOR:
+			return nil, encoding.BadRequest("unable to determine group/version/kind: %v", err)
+		case err != nil:
 			return nil, encoding.BadRequest("couldn't get version/kind; json parse error: %v", err)
 		}
 		if kind, _ := m["kind"].(string); kind != "" && kind != "DeleteOptions" {

@@ -21,9 +21,9 @@ const (
 	AllowUnsafeMalformedObjectDeletion = "AllowUnsafeMalformedObjectDeletion"
 	// WatchList: watches with sendInitialEvents (streaming lists).
 	WatchList = "WatchList"
-	// CBORServingAndStorage: CBOR request and response bodies. kubeplay
-	// does not implement CBOR yet: switched on, it still answers 406 and
-	// 415 to CBOR.
+	// CBORServingAndStorage: CBOR request and response bodies
+	// (application/cbor, application/apply-patch+cbor, watches as
+	// application/cbor-seq). Objects are still stored as JSON.
 	CBORServingAndStorage = "CBORServingAndStorage"
 )
 

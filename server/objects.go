@@ -80,13 +80,23 @@ func readBody(w http.ResponseWriter, r *http.Request, res *catalog.Resource) (ob
 	if err != nil {
 		return nil, err
 	}
-	mt, err := encoding.BodyMediaType(r.Header.Get("Content-Type"))
+	mt, err := encoding.BodyMediaType(r)
 	if err != nil {
 		return nil, err
 	}
 	body, err := readBytes(r)
 	if err != nil {
 		return nil, err
+	}
+	var cborBody []byte
+	if mt == encoding.CBOR {
+		// Decoded from here on as the JSON it stands for.
+		cborBody = body
+		j, err := encoding.CBORObjectToJSON(body)
+		if err != nil {
+			return nil, encoding.BadRequest("the object provided is unrecognized (must be of type %s): unable to determine group/version/kind: %v (%s)", res.Kind, err, excerpt(body))
+		}
+		body, mt = j, encoding.JSON
 	}
 	obj, err := encoding.DecodeObject(mt, body)
 	var yamlErr *encoding.YAMLSyntaxError
@@ -123,7 +133,7 @@ func readBody(w http.ResponseWriter, r *http.Request, res *catalog.Resource) (ob
 			return nil, err
 		}
 	default:
-		if obj, err = decodeTyped(w, res, mt, body, validation, cannotHandle); err != nil {
+		if obj, err = decodeTyped(w, res, mt, body, cborBody, validation, cannotHandle); err != nil {
 			return nil, err
 		}
 	}
@@ -131,13 +141,23 @@ func readBody(w http.ResponseWriter, r *http.Request, res *catalog.Resource) (ob
 	return obj, nil
 }
 
-// decodeTyped decodes a JSON or YAML body as res's Go type would.
-func decodeTyped(w http.ResponseWriter, res *catalog.Resource, mt string, body []byte, validation, cannotHandle string) (object, error) {
+// decodeTyped decodes a JSON or YAML body as res's Go type would; for a
+// body sent in CBOR, cborBody is what was sent.
+func decodeTyped(w http.ResponseWriter, res *catalog.Resource, mt string, body, cborBody []byte, validation, cannotHandle string) (object, error) {
 	decoded, yamlDuplicates, err := decodeAs(res, mt, body, cannotHandle)
 	if err != nil {
 		return nil, err
 	}
-	if err := reportFieldErrors(w, validation, yamlDuplicates, decoded.FieldErrors, cannotHandle); err != nil {
+	fieldErrors := decoded.FieldErrors
+	if cborBody != nil {
+		// kube-apiserver's CBOR decoder refuses duplicate keys outright
+		// and names one unknown field.
+		fieldErrors = nil
+		if msg := encoding.CBORUnknownField(cborBody, decoded.Unknown); msg != "" {
+			fieldErrors = []string{msg}
+		}
+	}
+	if err := reportFieldErrors(w, validation, yamlDuplicates, fieldErrors, cannotHandle); err != nil {
 		return nil, err
 	}
 	return decoded.Object, nil

@@ -73,17 +73,22 @@ type converter struct {
 
 // newConverter negotiates the representation of req's response.
 func (s *Server) newConverter(r *http.Request, req *request) (*converter, error) {
-	as, err := encoding.Negotiate(r.Header.Get("Accept"), req.name == "",
+	as, err := encoding.Negotiate(r, req.name == "",
 		encoding.AsTable, encoding.AsPartialObjectMetadata, encoding.AsPartialObjectMetadataList)
 	if err != nil {
 		return nil, err
 	}
 	if req.verb == "watch" && as.MediaType == encoding.YAML {
-		// Watch events stream as JSON only (kube-apiserver's message also
-		// names protobuf, which it streams and kubeplay does not).
+		// Watch events stream as JSON (or CBOR) only (kube-apiserver's
+		// message also names protobuf, which it streams and kubeplay does
+		// not).
+		msg := "only the following media types are accepted: application/json;stream=watch"
+		if encoding.CBORServed(r) {
+			msg += ", " + encoding.CBORSeq
+		}
 		return nil, &apierrors.StatusError{ErrStatus: metav1.Status{
 			Status: metav1.StatusFailure, Code: http.StatusNotAcceptable, Reason: metav1.StatusReasonNotAcceptable,
-			Message: "only the following media types are accepted: application/json;stream=watch",
+			Message: msg,
 		}}
 	}
 	c := &converter{as: as, res: req.res, now: s.now}

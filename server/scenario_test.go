@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"crypto/tls"
+	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -20,6 +21,9 @@ import (
 	"time"
 
 	"sigs.k8s.io/yaml"
+
+	"kubeplay/server"
+	"kubeplay/server/encoding"
 )
 
 // Scenarios are request sequences whose answers were recorded from a real
@@ -40,14 +44,21 @@ var (
 
 type scenario struct {
 	Description string `json:"description"`
-	Steps       []step `json:"steps"`
+	// FeatureGates switch kubeplay's gates for the replay, as the oracle's
+	// --feature-gates flag did when it was recorded.
+	FeatureGates string `json:"featureGates,omitempty"`
+	Steps        []step `json:"steps"`
 }
 
 type step struct {
-	Method      string          `json:"method"`
-	Path        string          `json:"path"`
-	Body        json.RawMessage `json:"body,omitempty"`
-	RawBody     string          `json:"rawBody,omitempty"`
+	Method  string          `json:"method"`
+	Path    string          `json:"path"`
+	Body    json.RawMessage `json:"body,omitempty"`
+	RawBody string          `json:"rawBody,omitempty"`
+	// CBORBody is sent as self-described CBOR (the encoding kube-apiserver
+	// writes); HexBody as the bytes it spells.
+	CBORBody    json.RawMessage `json:"cborBody,omitempty"`
+	HexBody     string          `json:"hexBody,omitempty"`
 	ContentType string          `json:"contentType,omitempty"`
 	// Headers are extra request headers: Accept, Accept-Encoding, ...,
 	// Authorization with one of the tokens of testdata/auth-tokens.csv, or
@@ -58,6 +69,9 @@ type step struct {
 	// CheckHeaders names response headers recorded and compared, besides
 	// the code and body.
 	CheckHeaders []string `json:"checkHeaders,omitempty"`
+	// CheckBytes compares a CBOR answer byte for byte (its maps sorted);
+	// only for answers without uids, timestamps or resourceVersions.
+	CheckBytes bool `json:"checkBytes,omitempty"`
 	// Pending, when set, says why kubeplay's answer is not yet the oracle's
 	// in full: its body is then checked to be a subset of the oracle's.
 	Pending string `json:"pending,omitempty"`
@@ -74,6 +88,8 @@ type response struct {
 	Code    int               `json:"code"`
 	Headers map[string]string `json:"headers,omitempty"`
 	Body    json.RawMessage   `json:"body"`
+	// CBOR is the hex of a CBOR body with sorted maps (step.CheckBytes).
+	CBOR string `json:"cbor,omitempty"`
 }
 
 func TestScenarios(t *testing.T) {
@@ -114,6 +130,18 @@ func (st step) request(t *testing.T, base string) *http.Request {
 	switch {
 	case st.RawBody != "":
 		body = strings.NewReader(st.RawBody)
+	case st.CBORBody != nil:
+		b, err := encoding.JSONToCBOR(st.CBORBody)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body = bytes.NewReader(b)
+	case st.HexBody != "":
+		b, err := hex.DecodeString(st.HexBody)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body = bytes.NewReader(b)
 	case st.Body != nil:
 		body = bytes.NewReader(st.Body)
 		if ct == "" {
@@ -154,7 +182,7 @@ func record(t *testing.T, in, golden string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		st.Response = readResponse(t, resp, st.CheckHeaders)
+		st.Response = readResponse(t, resp, st.CheckHeaders, st.CheckBytes)
 		if st.Method != http.MethodGet && strings.Contains(st.Path, "/rbac.authorization.k8s.io/") {
 			// The oracle's authorizer reads RBAC objects through a cache:
 			// give it time to see this write before the next step.
@@ -171,9 +199,10 @@ func record(t *testing.T, in, golden string) {
 }
 
 // readResponse reads a response: a JSON (or YAML) body compacted, a stream of JSON
-// values (a watch) as an array of them, anything else as a string; a gzip
-// body is decompressed first.
-func readResponse(t *testing.T, resp *http.Response, headers []string) *response {
+// values (a watch) as an array of them, CBOR as the JSON it stands for
+// (with its bytes when checkBytes), anything else as a string; a gzip body
+// is decompressed first.
+func readResponse(t *testing.T, resp *http.Response, headers []string, checkBytes bool) *response {
 	t.Helper()
 	defer resp.Body.Close()
 	var body io.Reader = resp.Body
@@ -194,6 +223,13 @@ func readResponse(t *testing.T, resp *http.Response, headers []string) *response
 			r.Headers = map[string]string{}
 		}
 		r.Headers[h] = resp.Header.Get(h)
+	}
+	if ct := resp.Header.Get("Content-Type"); isCBOR(ct) {
+		r.Body = cborAsJSON(t, b, strings.HasPrefix(ct, "application/cbor-seq"))
+		if checkBytes {
+			r.CBOR = sortedCBORHex(t, b)
+		}
+		return r
 	}
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/yaml") {
 		if j, err := yaml.YAMLToJSON(b); err == nil {
@@ -234,10 +270,14 @@ func jsonStream(b []byte) (json.RawMessage, bool) {
 
 func replay(t *testing.T, golden string) {
 	sc := readScenario(t, golden)
-	srv := httptest.NewServer(newTestServer(t))
+	gates, err := server.ParseFeatureGates(sc.FeatureGates)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(newTestServerWith(t, server.Options{FeatureGates: gates}))
 	defer srv.Close()
 	for i, st := range sc.Steps {
-		got := readResponse(t, mustDo(t, st.request(t, srv.URL)), st.CheckHeaders)
+		got := readResponse(t, mustDo(t, st.request(t, srv.URL)), st.CheckHeaders, st.CheckBytes)
 		label := fmt.Sprintf("step %d: %s %s", i, st.Method, st.Path)
 		if st.BadRequestFor500 != "" {
 			st.Response = asBadRequest(t, label, st.Response)
@@ -248,6 +288,9 @@ func replay(t *testing.T, golden string) {
 		}
 		if !reflect.DeepEqual(got.Headers, st.Response.Headers) {
 			t.Errorf("%s: headers %v, oracle %v", label, got.Headers, st.Response.Headers)
+		}
+		if got.CBOR != st.Response.CBOR {
+			t.Errorf("%s: CBOR bytes differ from the oracle's\n got: %s\nwant: %s", label, got.CBOR, st.Response.CBOR)
 		}
 		g, w := normalize(t, got.Body), normalize(t, st.Response.Body)
 		if st.Pending != "" {

@@ -197,7 +197,7 @@ func (s *Server) serveCore(w http.ResponseWriter, r *http.Request, parts []strin
 	case parts[0] != "v1":
 		http.NotFound(w, r)
 	case len(parts) == 1:
-		s.serveDiscovery(w, r, s.resourceList(schema.GroupVersion{Version: "v1"}), false)
+		s.serveDiscovery(w, s.withCBOR(r), s.resourceList(schema.GroupVersion{Version: "v1"}), false)
 	default:
 		s.serveResource(w, r, schema.GroupVersion{Version: "v1"}, parts[1:])
 	}
@@ -227,10 +227,21 @@ func (s *Server) serveGroups(w http.ResponseWriter, r *http.Request, parts []str
 		return
 	}
 	if len(parts) == 2 {
-		s.serveDiscovery(w, r, s.resourceList(gv), false)
+		s.serveDiscovery(w, s.withCBOR(r), s.resourceList(gv), false)
 		return
 	}
 	s.serveResource(w, r, gv, parts[2:])
+}
+
+// withCBOR marks r for CBOR bodies and answers when the
+// CBORServingAndStorage gate is on. kube-apiserver serves CBOR for a group
+// version's resources and its discovery document only: its other answers
+// (root discovery, /version, a path that names no resource) stay JSON.
+func (s *Server) withCBOR(r *http.Request) *http.Request {
+	if s.enabled(CBORServingAndStorage) {
+		return encoding.WithCBOR(r)
+	}
+	return r
 }
 
 // serveResource handles a request under a served group version.
@@ -273,9 +284,16 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, gv schema
 		encoding.WriteError(w, r, errMethodNotAllowed())
 		return
 	}
+	if req.verb == "patch" {
+		if err := s.checkPatchType(r); err != nil {
+			encoding.WriteError(w, r, err)
+			return
+		}
+	}
+	r = s.withCBOR(r)
 	// Like kube-apiserver, refuse a response nothing acceptable can carry
 	// before acting on the request.
-	if err := encoding.Acceptable(r.Header.Get("Accept"), name == ""); err != nil {
+	if err := encoding.Acceptable(r, name == ""); err != nil {
 		encoding.WriteError(w, r, err)
 		return
 	}

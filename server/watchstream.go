@@ -46,9 +46,10 @@ func isWebSocket(r *http.Request) bool {
 		strings.Contains(strings.ToLower(r.Header.Get("Connection")), "upgrade")
 }
 
-// encodeEvent encodes one event as the JSON object a watch sends, its
-// object converted as the client asked (a Table of one row, metadata only).
-// Status objects of ERROR events are sent as they are.
+// encodeEvent encodes one event as the JSON object a watch sends (or in
+// CBOR, when negotiated), its object converted as the client asked (a Table
+// of one row, metadata only). Status objects of ERROR events are sent as
+// they are.
 func (c *converter) encodeEvent(ev watchEvent) ([]byte, error) {
 	o := ev.Object
 	if obj, ok := o.(object); ok {
@@ -64,6 +65,12 @@ func (c *converter) encodeEvent(ev watchEvent) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c.as.MediaType == encoding.CBOR {
+		if body, err = encoding.JSONToCBOR(body); err != nil {
+			return nil, err
+		}
+		return encoding.WatchEventCBOR(ev.Type, body)
+	}
 	return json.Marshal(struct {
 		Type   string          `json:"type"`
 		Object json.RawMessage `json:"object"`
@@ -71,7 +78,7 @@ func (c *converter) encodeEvent(ev watchEvent) ([]byte, error) {
 }
 
 // chunkedStream writes watch events as a stream of JSON objects, one per
-// line, flushing each.
+// line, or as a CBOR sequence, flushing each.
 type chunkedStream struct {
 	w       http.ResponseWriter
 	flusher http.Flusher
@@ -84,7 +91,11 @@ func (e *chunkedStream) start() {
 		return
 	}
 	e.started = true
-	e.w.Header().Set("Content-Type", "application/json")
+	mt := encoding.JSON
+	if e.conv.as.MediaType == encoding.CBOR {
+		mt = encoding.CBORSeq
+	}
+	e.w.Header().Set("Content-Type", mt)
 	e.w.Header().Set("Cache-Control", "no-cache, private")
 	e.w.WriteHeader(http.StatusOK)
 	e.flush()
@@ -109,7 +120,10 @@ func (e *chunkedStream) send(ev watchEvent) bool {
 	if err != nil {
 		return false
 	}
-	if _, err := e.w.Write(append(b, '\n')); err != nil {
+	if e.conv.as.MediaType != encoding.CBOR {
+		b = append(b, '\n')
+	}
+	if _, err := e.w.Write(b); err != nil {
 		return false
 	}
 	e.flush()

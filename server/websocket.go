@@ -9,12 +9,15 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"kubeplay/server/encoding"
 )
 
 // webSocketStream sends watch events as WebSocket messages, as
 // kube-apiserver does for a watch request that asks to upgrade: one text
 // message per event (the same JSON line as the HTTP stream, in every
-// subprotocol), and a normal closure when the watch ends.
+// subprotocol; a binary message per CBOR event), and a normal closure when
+// the watch ends.
 type webSocketStream struct {
 	w      http.ResponseWriter
 	r      *http.Request
@@ -85,6 +88,9 @@ func (s *webSocketStream) send(ev watchEvent) bool {
 	b, err := s.conv.encodeEvent(ev)
 	if err != nil {
 		return false
+	}
+	if s.conv.as.MediaType == encoding.CBOR {
+		return s.conn.WriteMessage(websocket.BinaryMessage, b) == nil // one CBOR event per message
 	}
 	return s.conn.WriteMessage(websocket.TextMessage, append(b, '\n')) == nil
 }

@@ -27,21 +27,27 @@ const (
 // AcceptedBodyTypes is the list the real server names when it rejects a body.
 const AcceptedBodyTypes = "application/json, application/yaml, application/vnd.kubernetes.protobuf"
 
-// BodyMediaType returns the media type of a request body, or an
-// UnsupportedMediaType Status.
-func BodyMediaType(contentType string) (string, error) {
+// BodyMediaType returns the media type of r's body, or an
+// UnsupportedMediaType Status. CBOR is read when r was marked WithCBOR.
+func BodyMediaType(r *http.Request) (string, error) {
+	contentType := r.Header.Get("Content-Type")
 	if contentType == "" {
 		return JSON, nil
 	}
+	cbor := CBORServed(r)
 	mt, _, err := mime.ParseMediaType(contentType)
-	if err == nil && (mt == JSON || mt == YAML || mt == Protobuf) {
+	if err == nil && (mt == JSON || mt == YAML || mt == Protobuf || cbor && mt == CBOR) {
 		return mt, nil
+	}
+	accepted := AcceptedBodyTypes
+	if cbor {
+		accepted += ", " + CBOR
 	}
 	return "", &apierrors.StatusError{ErrStatus: metav1.Status{
 		Status:  metav1.StatusFailure,
 		Code:    http.StatusUnsupportedMediaType,
 		Reason:  metav1.StatusReasonUnsupportedMediaType,
-		Message: "the body of the request was in an unknown format - accepted media types include: " + AcceptedBodyTypes,
+		Message: "the body of the request was in an unknown format - accepted media types include: " + accepted,
 	}}
 }
 
@@ -65,11 +71,19 @@ func YAMLDuplicates(body []byte) YAMLDuplicateKeys {
 	return nil
 }
 
-// DecodeObject parses a JSON or YAML body into an object. The error is the
-// cause only; callers wrap it in the Status the real server gives.
+// DecodeObject parses a JSON, YAML, CBOR or protobuf body into an object.
+// The error is the cause only; callers wrap it in the Status the real
+// server gives.
 func DecodeObject(mediaType string, body []byte) (map[string]any, error) {
-	if mediaType == Protobuf {
+	switch mediaType {
+	case Protobuf:
 		return decodeProtobuf(body)
+	case CBOR:
+		j, err := CBORObjectToJSON(body)
+		if err != nil {
+			return nil, err
+		}
+		body = j
 	}
 	if mediaType == YAML {
 		j, err := yaml.YAMLToJSON(body)
@@ -108,8 +122,8 @@ func (e *YAMLSyntaxError) Error() string { return e.Err.Error() }
 // ResponseMediaType is the media type of a response: the negotiated one,
 // JSON when nothing served is acceptable (errors, including 406, are then
 // written as JSON).
-func ResponseMediaType(accept string) string {
-	n, err := Negotiate(accept, false, conversions...)
+func ResponseMediaType(r *http.Request) string {
+	n, err := Negotiate(r, false, conversions...)
 	if err != nil {
 		return JSON
 	}
@@ -208,8 +222,13 @@ func Write(w http.ResponseWriter, r *http.Request, code int, v any) {
 		WriteError(w, r, apierrors.NewInternalError(err))
 		return
 	}
-	mt := ResponseMediaType(r.Header.Get("Accept"))
+	mt := ResponseMediaType(r)
 	switch {
+	case mt == CBOR:
+		if body, err = JSONToCBOR(body); err != nil {
+			WriteError(w, r, apierrors.NewInternalError(err))
+			return
+		}
 	case mt == YAML:
 		if y, err := yaml.JSONToYAML(body); err == nil {
 			body = y
@@ -226,7 +245,11 @@ func Write(w http.ResponseWriter, r *http.Request, code int, v any) {
 	w.Header().Set("Content-Type", mt)
 	// The threshold applies to the encoded object, without the newline that
 	// ends a compact JSON body.
-	if len(bytes.TrimSuffix(body, []byte("\n"))) >= gzipThreshold && acceptsGzip(r) {
+	size := len(body)
+	if mt != CBOR {
+		size = len(bytes.TrimSuffix(body, []byte("\n")))
+	}
+	if size >= gzipThreshold && acceptsGzip(r) {
 		var z bytes.Buffer
 		zw := gzip.NewWriter(&z)
 		zw.Write(body)

@@ -21,6 +21,8 @@ const (
 	metaGroup                    = "meta.k8s.io"
 	servedTypes                  = "application/json, application/yaml"
 	servedStreamTypes            = ", application/json;stream=watch"
+	servedCBOR                   = ", " + CBOR
+	servedCBORStream             = ", " + CBORSeq
 	onlyAcceptedPrefix           = "only the following media types are accepted: "
 	notAcceptableRepresentations = "406: Not Acceptable\n\nAvailable representations: "
 )
@@ -29,29 +31,32 @@ const (
 var conversions = []string{AsTable, AsPartialObjectMetadata, AsPartialObjectMetadataList}
 
 // Acceptable returns the 406 Not Acceptable Status when nothing the server
-// serves is acceptable to a client sending this Accept header.
-func Acceptable(accept string, collection bool) error {
-	_, err := Negotiate(accept, collection, conversions...)
+// serves is acceptable to the client of r.
+func Acceptable(r *http.Request, collection bool) error {
+	_, err := Negotiate(r, collection, conversions...)
 	return err
 }
 
 // Negotiated is the representation chosen for a response.
 type Negotiated struct {
-	// MediaType is JSON or YAML.
+	// MediaType is JSON, YAML or CBOR.
 	MediaType string
 	// As is the conversion asked for (AsTable, ...), empty for the object
 	// itself; Version is its meta.k8s.io version (v1 or v1beta1).
 	As, Version string
 }
 
-// Negotiate picks the representation of a response from an Accept header,
+// Negotiate picks the representation of a response from r's Accept header,
 // as kube-apiserver does: the media types in order of preference (q), the
-// first one served wins. Protobuf and CBOR are not served, so a client that
-// accepts only them gets 406 Not Acceptable; one that also accepts JSON gets
-// JSON. A media type asking for a conversion (as=Table) is chosen only when
-// the conversion is one of conversions; collection says whether the
-// endpoint also serves watch streams (named in the 406 message).
-func Negotiate(accept string, collection bool, conversions ...string) (Negotiated, error) {
+// first one served wins. Protobuf is not served, nor CBOR unless r was
+// marked WithCBOR, so a client that accepts only them gets 406 Not
+// Acceptable; one that also accepts JSON gets JSON. A media type asking for
+// a conversion (as=Table) is chosen only when the conversion is one of
+// conversions (and no Table in CBOR, as kube-apiserver); collection says
+// whether the endpoint also serves watch streams (named in the 406 message).
+func Negotiate(r *http.Request, collection bool, conversions ...string) (Negotiated, error) {
+	accept := r.Header.Get("Accept")
+	cbor := CBORServed(r)
 	if strings.TrimSpace(accept) == "" {
 		return Negotiated{MediaType: JSON}, nil
 	}
@@ -84,6 +89,15 @@ func Negotiate(accept string, collection bool, conversions ...string) (Negotiate
 		case "*/*", "application/*":
 			mt = JSON
 		case JSON, YAML:
+		case CBOR:
+			if !cbor {
+				continue
+			}
+		case CBORSeq:
+			// A stream type: where streams are served, kube-apiserver
+			// names the types a response can be in, as for as=.
+			servable = servable || cbor && collection
+			continue
 		default:
 			continue
 		}
@@ -93,16 +107,24 @@ func Negotiate(accept string, collection bool, conversions ...string) (Negotiate
 		}
 		servable = true
 		v := c.params["v"]
-		if c.params["g"] == metaGroup && (v == "v1" || v == "v1beta1") && slices.Contains(conversions, as) {
+		if c.params["g"] == metaGroup && (v == "v1" || v == "v1beta1") && slices.Contains(conversions, as) &&
+			(mt != CBOR || as != AsTable) {
 			return Negotiated{MediaType: mt, As: as, Version: v}, nil
 		}
 	}
-	if servable {
-		return Negotiated{}, notAcceptable(onlyAcceptedPrefix+servedTypes, nil)
+	served := servedTypes
+	if cbor {
+		served += servedCBOR
 	}
-	msg := notAcceptableRepresentations + servedTypes
+	if servable {
+		return Negotiated{}, notAcceptable(onlyAcceptedPrefix+served, nil)
+	}
+	msg := notAcceptableRepresentations + served
 	if collection {
 		msg += servedStreamTypes
+		if cbor {
+			msg += servedCBORStream
+		}
 	}
 	return Negotiated{}, notAcceptable(msg, &metav1.StatusDetails{})
 }

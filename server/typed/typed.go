@@ -22,6 +22,9 @@ type Result struct {
 	// have (`unknown field "spec.containers[0].foo"`) and the fields given
 	// more than once (`duplicate field "data"`).
 	FieldErrors []string
+	// Unknown are the paths of the unknown fields, as FieldErrors quote
+	// them.
+	Unknown []string
 }
 
 // Error is a body that does not fit the type; its message is the one
@@ -51,13 +54,14 @@ func Decode(schemas map[string]*spec.Schema, def string, body []byte) (Result, e
 	if !ok {
 		return Result{}, errors.New("typed: the body is not a JSON object")
 	}
-	return Result{Object: obj, FieldErrors: d.fieldErrors}, nil
+	return Result{Object: obj, FieldErrors: d.fieldErrors, Unknown: d.unknown}, nil
 }
 
 type decoder struct {
 	schemas     map[string]*spec.Schema
 	dec         *json.Decoder
 	fieldErrors []string
+	unknown     []string
 	// typeErr is the first value of the wrong type; as Go's decoder,
 	// decoding goes on after it so that the text is still checked.
 	typeErr *Error
@@ -92,13 +96,19 @@ func join(path, name string) string {
 // resolve follows $ref and the single-element allOf that the v3 documents
 // wrap references in.
 func (d *decoder) resolve(s *spec.Schema) (*spec.Schema, string) {
+	return resolve(d.schemas, s)
+}
+
+// resolve follows s's reference or single allOf to the schema that says
+// what a value is, with its definition's name if it has one.
+func resolve(schemas map[string]*spec.Schema, s *spec.Schema) (*spec.Schema, string) {
 	for s != nil {
 		switch {
 		case len(s.AllOf) == 1:
 			s = &s.AllOf[0]
 		case s.Ref.String() != "":
 			name := strings.TrimPrefix(s.Ref.String(), "#/components/schemas/")
-			return d.schemas[name], name
+			return schemas[name], name
 		default:
 			return s, ""
 		}
@@ -267,6 +277,7 @@ func (d *decoder) object(s *spec.Schema, at field, inStruct string) (any, error)
 		if !known {
 			if !seen[key] {
 				d.fieldErrors = append(d.fieldErrors, fmt.Sprintf("unknown field %q", child.path))
+				d.unknown = append(d.unknown, child.path)
 			}
 			seen[key] = true
 			if err := d.skip(); err != nil {

@@ -196,12 +196,15 @@ func redact(v string) string {
 }
 
 // textBody is a message's body as text: a protobuf body (kubectl sends
-// built-in objects so) decoded to the JSON it stands for, since the bytes
-// mean nothing on screen or in a shell command.
+// built-in objects so) or a CBOR one decoded to the JSON it stands for,
+// since the bytes mean nothing on screen or in a shell command.
 func textBody(m journal.Message) []byte {
 	mt, _, _ := mime.ParseMediaType(m.Header.Get("Content-Type"))
-	if mt != encoding.Protobuf || len(m.Body) == 0 {
+	if textType(mt) == "" || len(m.Body) == 0 {
 		return m.Body
+	}
+	if mt == encoding.ApplyPatchCBOR {
+		mt = encoding.CBOR // an apply configuration is an object too
 	}
 	if obj, err := encoding.DecodeObject(mt, m.Body); err == nil {
 		var b bytes.Buffer
@@ -214,10 +217,16 @@ func textBody(m journal.Message) []byte {
 	return fmt.Appendf(nil, "(%d bytes of %s that do not decode)", len(m.Body), mt)
 }
 
-// isProtobuf reports whether a message's body is protobuf.
-func isProtobuf(m journal.Message) bool {
-	mt, _, _ := mime.ParseMediaType(m.Header.Get("Content-Type"))
-	return mt == encoding.Protobuf
+// textType is the media type of the JSON textBody shows for a binary body
+// of media type mt, "" for a body shown as it is.
+func textType(mt string) string {
+	switch mt {
+	case encoding.Protobuf, encoding.CBOR:
+		return encoding.JSON
+	case encoding.ApplyPatchCBOR:
+		return "application/apply-patch+yaml" // JSON is YAML
+	}
+	return ""
 }
 
 // pretty indents a JSON body; other bodies are shown as they are.
@@ -274,8 +283,8 @@ func curl(e journal.Entry, host string) string {
 	b.WriteString(" " + shellQuote(u.String()))
 	for _, name := range []string{"Content-Type", "Accept"} {
 		v := e.Request.Header.Get(name)
-		if name == "Content-Type" && isProtobuf(e.Request) {
-			v = encoding.JSON // the body below is the JSON it decodes to
+		if mt, _, _ := mime.ParseMediaType(v); name == "Content-Type" && textType(mt) != "" {
+			v = textType(mt) // the body below is the JSON it decodes to
 		}
 		if v != "" {
 			b.WriteString(" -H " + shellQuote(name+": "+v))

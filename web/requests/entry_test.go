@@ -8,6 +8,7 @@ import (
 
 	"kubeplay/playground/journal"
 	"kubeplay/server/audit"
+	"kubeplay/server/encoding"
 )
 
 func TestParse(t *testing.T) {
@@ -114,6 +115,35 @@ func TestEventProps(t *testing.T) {
 		p := eventProps(journal.Event{Data: []byte(tt.data)})
 		if p.Type != tt.typ || p.Summary != tt.summary {
 			t.Errorf("%s: type %q summary %q", tt.data, p.Type, p.Summary)
+		}
+	}
+}
+
+// CBOR bodies are shown, and put in curl commands, as the JSON they stand
+// for, an apply configuration with the apply patch type that reads JSON.
+func TestEntryProps_CBOR(t *testing.T) {
+	body, err := encoding.JSONToCBOR([]byte(`{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"x"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ contentType, curlType string }{
+		{"application/cbor", "application/json"},
+		{"application/apply-patch+cbor", "application/apply-patch+yaml"},
+	} {
+		e := journal.Entry{
+			Method: "PATCH", Path: "/api/v1/namespaces/default/configmaps/x",
+			Request:  journal.Message{Header: http.Header{"Content-Type": {tt.contentType}}, Body: body},
+			Response: journal.Message{Header: http.Header{"Content-Type": {"application/cbor"}}, Body: body},
+			Status:   200, Done: true,
+		}
+		p := entryProps(e, "127.0.0.1:8080")
+		const text = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"}}`
+		if want := pretty([]byte(text)); p.Request.Body != want || p.Response.Body != want {
+			t.Errorf("%s: request body %q, response body %q, want %q", tt.contentType, p.Request.Body, p.Response.Body, want)
+		}
+		want := `curl -X PATCH 'http://127.0.0.1:8080/api/v1/namespaces/default/configmaps/x' -H 'Content-Type: ` + tt.curlType + `' --data-binary '` + text + `'`
+		if p.Curl != want {
+			t.Errorf("curl:\n got %s\nwant %s", p.Curl, want)
 		}
 	}
 }
