@@ -15,7 +15,10 @@ fi
 
 find "$dist" -mindepth 1 ! -name README.md -exec rm -rf {} +
 cd "$root"
-GOOS=js GOARCH=wasm go build -trimpath -ldflags="-s -w" -o "$dist/kubeplay.wasm" ./wasm
+# Without inlining (-l) the engine is 1.4 MB smaller brotli-compressed (8.0 ->
+# 6.5 MB), a quarter faster to compile in the browser, and no slower to
+# answer there (README, "Measurements").
+GOOS=js GOARCH=wasm go build -trimpath -gcflags=all=-l -ldflags="-s -w" -o "$dist/kubeplay.wasm" ./wasm
 cp "$(go env GOROOT)/lib/wasm/wasm_exec.js" "$dist/wasm_exec.js"
 # The database a new saved sandbox starts from (see static/internal/bootstrapdb).
 go run ./static/internal/bootstrapdb "$dist/bootstrap.sqlite3"
