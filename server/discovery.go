@@ -21,16 +21,44 @@ import (
 	"kubeplay/server/encoding"
 )
 
-// serveDiscovery answers a legacy discovery request. kube-apiserver answers
-// GET only for /api and the resource lists of group versions (HEAD
-// included: 405), but any method for /apis and /apis/<group>; anyMethod says
-// which.
-func (s *Server) serveDiscovery(w http.ResponseWriter, r *http.Request, doc any, anyMethod bool) {
-	if !anyMethod && r.Method != http.MethodGet {
+// serveDiscovery answers a legacy discovery request. kube-apiserver serves
+// /apis and /apis/<group> (groups) by rules of their own: any method, and
+// the media types of encoding.NegotiateGroups; /api and the resource lists of
+// group versions answer GET only (HEAD included: 405), negotiated as an
+// object without conversions.
+func (s *Server) serveDiscovery(w http.ResponseWriter, r *http.Request, doc any, groups bool) {
+	if groups {
+		mt, err := encoding.NegotiateGroups(r)
+		if err != nil {
+			encoding.WriteError(w, r, err)
+			return
+		}
+		encoding.WriteAs(w, r, http.StatusOK, doc, mt)
+		return
+	}
+	if r.Method != http.MethodGet {
 		encoding.WriteError(w, r, errMethodNotAllowed())
 		return
 	}
-	encoding.Write(w, r, http.StatusOK, doc)
+	n, err := encoding.Negotiate(r, false)
+	if err != nil {
+		encoding.WriteError(w, r, err)
+		return
+	}
+	encoding.WriteAs(w, r, http.StatusOK, doc, n.MediaType)
+}
+
+// serveVersion answers /version: GET only, in JSON only.
+func (s *Server) serveVersion(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		encoding.WriteError(w, r, errMethodNotAllowed())
+		return
+	}
+	if err := encoding.NegotiateVersion(r); err != nil {
+		encoding.WriteError(w, r, err)
+		return
+	}
+	encoding.WriteAs(w, r, http.StatusOK, versionInfo(s.Version()), encoding.JSON)
 }
 
 func (s *Server) coreVersions(r *http.Request) *metav1.APIVersions {

@@ -296,3 +296,81 @@ func TestTable_AgesUseServerClock(t *testing.T) {
 		}
 	}
 }
+
+// TestNegotiate_Discovery checks the media types of the discovery documents
+// and /version against what kube-apiserver v1.35 answers, each by rules of
+// its own (messages without protobuf, which kubeplay does not serve), and
+// kube-apiserver's order of preference among Accept's media types, which
+// puts a concrete type before a wildcard whatever their qualities.
+func TestNegotiate_Discovery(t *testing.T) {
+	srv := &target{URL: httptest.NewServer(newTestServer(t)).URL}
+	const (
+		available = "406: Not Acceptable\n\nAvailable representations: application/json, application/yaml"
+		only      = "only the following media types are accepted: application/json, application/yaml"
+		versionNA = "406: Not Acceptable\n\nAvailable representations: application/json"
+		table     = "application/json;as=Table;g=meta.k8s.io;v=v1"
+		notAllow  = "the server does not allow this method on the requested resource"
+	)
+	for _, tc := range []struct {
+		method, path, accept string
+		code                 int
+		mediaType            string
+		want                 string // the Status message, or the kind answered
+	}{
+		{"GET", "/version", "application/json", 200, "application/json", ""},
+		{"GET", "/version", "*/*", 200, "application/json", ""},
+		{"GET", "/version", table, 200, "application/json", ""},
+		{"GET", "/version", "application/json;q=0.1, application/yaml;q=0.2", 200, "application/json", ""},
+		{"GET", "/version", "application/yaml", 406, "application/yaml", versionNA},
+		{"GET", "/version", "application/cbor", 406, "application/json", versionNA},
+		{"GET", "/version", "application/*", 406, "application/json", versionNA},
+		{"GET", "/version", "application/*, application/yaml;q=0.1", 406, "application/yaml", versionNA},
+		{"POST", "/version", "application/json", 405, "application/json", notAllow},
+		{"GET", "/", "application/yaml", 200, "application/json", ""},
+		{"GET", "/api", "application/foo", 406, "application/json", available},
+		{"GET", "/api", "application/*", 406, "application/json", available},
+		{"GET", "/api", "text/plain", 406, "application/json", available},
+		{"GET", "/api", table, 406, "application/json", only},
+		{"GET", "/api", table + ", application/yaml", 200, "application/yaml", "APIVersions"},
+		{"GET", "/api", "*/*, application/yaml;q=0.1", 200, "application/yaml", "APIVersions"},
+		{"GET", "/api", "application/yaml;q=0.5, */*", 200, "application/json", "APIVersions"},
+		{"GET", "/api", "application/json;q=0, application/yaml;q=0.1", 200, "application/yaml", "APIVersions"},
+		{"GET", "/api", "application/json;q=0", 200, "application/json", "APIVersions"},
+		{"GET", "/api/v1", "application/foo", 406, "application/json", available},
+		{"GET", "/api/v1", table, 406, "application/json", only},
+		{"GET", "/api/v1", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList", 406, "application/json", only},
+		{"POST", "/api/v1", "application/foo", 405, "application/json", notAllow},
+		{"GET", "/apis/apps/v1", "application/*", 406, "application/json", available},
+		{"GET", "/apis/apps/v1", "application/yaml", 200, "application/yaml", "APIResourceList"},
+		{"GET", "/apis", "application/foo", 406, "application/json", only},
+		{"GET", "/apis", "application/*", 200, "application/json", "APIGroupList"},
+		{"GET", "/apis", table, 406, "application/json", only},
+		{"GET", "/apis", table + ", application/yaml", 200, "application/yaml", "APIGroupList"},
+		{"GET", "/apis", "application/cbor-seq", 406, "application/json", only},
+		{"POST", "/apis/apps", "application/*", 200, "application/json", "APIGroup"},
+		{"GET", "/apis/apps", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList", 406, "application/json", only},
+		{"GET", "/apis/apps", "*/*;q=0.2, application/yaml;q=0.1", 200, "application/yaml", "APIGroup"},
+		// The same order for resources, and no application/* there.
+		{"GET", "/api/v1/namespaces", "*/*;q=0.2, application/yaml;q=0.1", 200, "application/yaml", "NamespaceList"},
+		{"GET", "/api/v1/namespaces", "application/json;q=0.1, application/yaml;q=0.2, " + table + ";q=0.3", 200, "application/json", "Table"},
+		{"GET", "/api/v1/namespaces", table + ";q=0.1, application/json;q=0.2", 200, "application/json", "NamespaceList"},
+		{"GET", "/api/v1/namespaces", "application/*", 406, "application/json", available + ", application/json;stream=watch"},
+	} {
+		t.Run(tc.method+" "+tc.path+" "+tc.accept, func(t *testing.T) {
+			resp, b := call(t, srv, tc.method, tc.path, "", "Accept", tc.accept)
+			if resp.StatusCode != tc.code || resp.Header.Get("Content-Type") != tc.mediaType {
+				t.Fatalf("got %d %s, want %d %s: %s", resp.StatusCode, resp.Header.Get("Content-Type"), tc.code, tc.mediaType, b)
+			}
+			if tc.mediaType == "application/yaml" {
+				b, _ = yaml.YAMLToJSON(b)
+			}
+			var got struct{ Kind, Message string }
+			if err := json.Unmarshal(b, &got); err != nil {
+				t.Fatalf("%v: %s", err, b)
+			}
+			if tc.code != 200 && got.Message != tc.want || tc.code == 200 && got.Kind != tc.want {
+				t.Errorf("got kind %q message %q, want %q", got.Kind, got.Message, tc.want)
+			}
+		})
+	}
+}

@@ -176,9 +176,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case len(parts) >= 1 && (parts[0] == "healthz" || parts[0] == "livez" || parts[0] == "readyz"):
 		s.serveHealth(w, r, parts[0], parts[1:])
 	case len(parts) == 0 || len(parts) == 1 && parts[0] == "index.html":
-		encoding.Write(w, r, http.StatusOK, s.rootPaths()) // for any method, as kube-apiserver
+		// For any method, in JSON whatever the client accepts, as kube-apiserver.
+		encoding.WriteAs(w, r, http.StatusOK, s.rootPaths(), encoding.JSON)
 	case len(parts) == 1 && parts[0] == "version":
-		encoding.Write(w, r, http.StatusOK, versionInfo(s.Version()))
+		s.serveVersion(w, r)
 	case len(parts) >= 1 && parts[0] == "openapi":
 		s.openapi.ServeHTTP(w, r)
 	case len(parts) >= 1 && parts[0] == "api":

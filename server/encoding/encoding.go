@@ -217,12 +217,16 @@ func Marshal(v any) ([]byte, error) {
 
 // Write sends v with status code in the negotiated media type.
 func Write(w http.ResponseWriter, r *http.Request, code int, v any) {
+	WriteAs(w, r, code, v, ResponseMediaType(r))
+}
+
+// WriteAs sends v with status code in media type mt (JSON, YAML or CBOR).
+func WriteAs(w http.ResponseWriter, r *http.Request, code int, v any, mt string) {
 	body, err := Marshal(v)
 	if err != nil {
 		WriteError(w, r, apierrors.NewInternalError(err))
 		return
 	}
-	mt := ResponseMediaType(r)
 	switch {
 	case mt == CBOR:
 		if body, err = JSONToCBOR(body); err != nil {

@@ -1,7 +1,6 @@
 package encoding
 
 import (
-	"cmp"
 	"mime"
 	"net/http"
 	"slices"
@@ -47,46 +46,25 @@ type Negotiated struct {
 }
 
 // Negotiate picks the representation of a response from r's Accept header,
-// as kube-apiserver does: the media types in order of preference (q), the
-// first one served wins. Protobuf is not served, nor CBOR unless r was
-// marked WithCBOR, so a client that accepts only them gets 406 Not
-// Acceptable; one that also accepts JSON gets JSON. A media type asking for
-// a conversion (as=Table) is chosen only when the conversion is one of
-// conversions (and no Table in CBOR, as kube-apiserver); collection says
-// whether the endpoint also serves watch streams (named in the 406 message).
+// as kube-apiserver does: the media types in its order of preference (see
+// acceptClauses), the first one served wins. Protobuf is not served, nor
+// CBOR unless r was marked WithCBOR, so a client that accepts only them gets
+// 406 Not Acceptable; one that also accepts JSON gets JSON. A media type
+// asking for a conversion (as=Table) is chosen only when the conversion is
+// one of conversions (and no Table in CBOR, as kube-apiserver); collection
+// says whether the endpoint also serves watch streams (named in the 406
+// message).
 func Negotiate(r *http.Request, collection bool, conversions ...string) (Negotiated, error) {
 	accept := r.Header.Get("Accept")
 	cbor := CBORServed(r)
 	if strings.TrimSpace(accept) == "" {
 		return Negotiated{MediaType: JSON}, nil
 	}
-	type clause struct {
-		mediaType string
-		params    map[string]string
-		q         float64
-	}
-	var clauses []clause
-	for _, part := range strings.Split(accept, ",") {
-		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-		if err != nil {
-			continue
-		}
-		q := 1.0
-		if v, ok := params["q"]; ok {
-			if f, err := strconv.ParseFloat(v, 64); err == nil {
-				q = f
-			}
-		}
-		if q > 0 {
-			clauses = append(clauses, clause{mt, params, q})
-		}
-	}
-	slices.SortStableFunc(clauses, func(a, b clause) int { return cmp.Compare(b.q, a.q) })
 	servable := false
-	for _, c := range clauses {
+	for _, c := range acceptClauses(accept) {
 		mt := c.mediaType
 		switch mt {
-		case "*/*", "application/*":
+		case "*/*":
 			mt = JSON
 		case JSON, YAML:
 		case CBOR:
@@ -99,7 +77,7 @@ func Negotiate(r *http.Request, collection bool, conversions ...string) (Negotia
 			servable = servable || cbor && collection
 			continue
 		default:
-			continue
+			continue // application/* too: kube-apiserver matches no wildcard but */*
 		}
 		as := c.params["as"]
 		if as == "" {
@@ -127,6 +105,81 @@ func Negotiate(r *http.Request, collection bool, conversions ...string) (Negotia
 		}
 	}
 	return Negotiated{}, notAcceptable(msg, &metav1.StatusDetails{})
+}
+
+// NegotiateGroups picks the media type of /apis and /apis/<group>, which
+// kube-apiserver serves by rules of their own: any application/* type
+// is JSON, a type with as= is passed over (never refused for it), and every
+// refusal names the types served without details.
+func NegotiateGroups(r *http.Request) (string, error) {
+	if strings.TrimSpace(r.Header.Get("Accept")) == "" {
+		return JSON, nil
+	}
+	for _, c := range acceptClauses(r.Header.Get("Accept")) {
+		if c.params["as"] != "" {
+			continue
+		}
+		switch c.mediaType {
+		case "*/*", "application/*", JSON:
+			return JSON, nil
+		case YAML:
+			return YAML, nil
+		}
+	}
+	return "", notAcceptable(onlyAcceptedPrefix+servedTypes, nil)
+}
+
+// NegotiateVersion checks that the client of /version accepts its only
+// representation, JSON (whatever the parameters, as kube-apiserver).
+func NegotiateVersion(r *http.Request) error {
+	if strings.TrimSpace(r.Header.Get("Accept")) == "" {
+		return nil
+	}
+	for _, c := range acceptClauses(r.Header.Get("Accept")) {
+		if c.mediaType == JSON || c.mediaType == "*/*" {
+			return nil
+		}
+	}
+	return notAcceptable(notAcceptableRepresentations+JSON, &metav1.StatusDetails{})
+}
+
+// acceptClause is one media type of an Accept header.
+type acceptClause struct {
+	mediaType string
+	params    map[string]string
+	q         float64
+}
+
+// acceptClauses parses an Accept header into kube-apiserver's order of
+// preference. Its comparison puts a clause first when its quality is higher
+// OR its type or subtype is concrete where the other's is a wildcard, so
+// "*/*;q=0.2, application/yaml;q=0.1" prefers YAML; the insertion sort below
+// gives the order kube-apiserver's sort gives for up to 12 clauses. A
+// quality of 0 does not refuse a type, and one that does not parse is 0.
+func acceptClauses(accept string) []acceptClause {
+	var clauses []acceptClause
+	for _, part := range strings.Split(accept, ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		q := 1.0
+		if v, ok := params["q"]; ok {
+			q, _ = strconv.ParseFloat(v, 64)
+		}
+		clauses = append(clauses, acceptClause{mt, params, q})
+	}
+	before := func(a, b acceptClause) bool {
+		at, as, _ := strings.Cut(a.mediaType, "/")
+		bt, bs, _ := strings.Cut(b.mediaType, "/")
+		return a.q > b.q || at != "*" && bt == "*" || as != "*" && bs == "*"
+	}
+	for i := 1; i < len(clauses); i++ {
+		for j := i; j > 0 && before(clauses[j], clauses[j-1]); j-- {
+			clauses[j], clauses[j-1] = clauses[j-1], clauses[j]
+		}
+	}
+	return clauses
 }
 
 func notAcceptable(msg string, details *metav1.StatusDetails) error {
