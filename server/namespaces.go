@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"kubeplay/server/catalog"
+	"kubeplay/server/defaults"
 	"kubeplay/server/encoding"
 	"kubeplay/store"
 )
@@ -27,7 +28,31 @@ func (s *Server) bootstrap(ctx context.Context) error {
 			return err
 		}
 	}
-	return s.bootstrapRBAC(ctx)
+	if err := s.bootstrapRBAC(ctx); err != nil {
+		return err
+	}
+	return s.createIfMissing(ctx, catalog.LookupBuiltin(servicesGVR), kubernetesService())
+}
+
+var servicesGVR = schema.GroupVersionResource{Version: "v1", Resource: "services"}
+
+// kubernetesService is the Service kube-apiserver keeps in default for
+// clients inside the cluster, as it writes it: the service range's first
+// address, port 443 to its own secure port (here kube-apiserver's default,
+// 6443: kubeplay has no port of its own in a browser).
+func kubernetesService() object {
+	return object{
+		"apiVersion": "v1", "kind": "Service",
+		"metadata": map[string]any{
+			"name": "kubernetes", "namespace": "default",
+			"labels": map[string]any{"component": "apiserver", "provider": "kubernetes"},
+		},
+		"spec": map[string]any{
+			"type": "ClusterIP", "clusterIP": defaults.KubernetesServiceIP(), "ipFamilyPolicy": "SingleStack",
+			"sessionAffinity": "None",
+			"ports": []any{map[string]any{"name": "https", "port": int64(443), "protocol": "TCP", "targetPort": int64(6443)}},
+		},
+	}
 }
 
 // createIfMissing stores obj unless an object of its name exists. It looks
@@ -46,6 +71,9 @@ func (s *Server) createIfMissing(ctx context.Context, res *catalog.Resource, obj
 	}
 	obj, err := s.trackUpdate(res, "", nil, obj, "kube-apiserver")
 	if err != nil {
+		return err
+	}
+	if err := s.allocateServiceAddresses(ctx, res, obj, false); err != nil {
 		return err
 	}
 	s.prepareForCreate(res, obj)

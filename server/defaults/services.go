@@ -118,6 +118,10 @@ func ipUnavailable(ip string, used Allocated) string {
 	return ""
 }
 
+// KubernetesServiceIP is the address of the kubernetes Service: the first
+// of the range after its network address.
+func KubernetesServiceIP() string { return serviceCIDR.Addr().Next().String() }
+
 // freeIP picks a free cluster IP at random, as the reference server does;
 // neither the range's first address nor the kubernetes Service's next one.
 func freeIP(used Allocated, dryRun bool) string {
