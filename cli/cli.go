@@ -18,7 +18,9 @@ const UserAgent = "kubeplay-console"
 
 // Console runs command lines against one API. Safe for concurrent use.
 type Console struct {
-	client *http.Client
+	// send is an http.Client's Do, or its equal in process (see
+	// handlerTransport.do).
+	send   func(*http.Request) (*http.Response, error)
 	server string // the API's URL, without a trailing slash
 	token  string // sent as a bearer token, if set
 
@@ -28,14 +30,14 @@ type Console struct {
 
 // New returns a Console whose requests api serves in process.
 func New(api http.Handler) *Console {
-	return &Console{client: &http.Client{Transport: handlerTransport{api}}, server: "http://kubeplay"}
+	return &Console{send: handlerTransport{api}.do, server: "http://kubeplay"}
 }
 
 // NewClient returns a Console whose requests go to the API at server (a
 // URL, such as a sandbox's .../sandboxes/<id>) through client, with token
 // (if set) as a bearer token.
 func NewClient(server string, client *http.Client, token string) *Console {
-	return &Console{client: client, server: strings.TrimSuffix(server, "/"), token: token}
+	return &Console{send: client.Do, server: strings.TrimSuffix(server, "/"), token: token}
 }
 
 // Run runs line (kubectl's syntax, with or without "kubectl" in front; or a
@@ -164,7 +166,7 @@ func (c *Console) do(ctx context.Context, method, path, contentType string, body
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
-	return c.client.Do(req)
+	return c.send(req)
 }
 
 func decodeStatus(code int, data []byte) error {

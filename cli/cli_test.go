@@ -2,7 +2,11 @@ package cli_test
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -83,6 +87,8 @@ func TestConsole_Run(t *testing.T) {
 		{line: "explain configmaps", want: []string{"KIND:       ConfigMap", "VERSION:    v1", "DESCRIPTION:", "FIELDS:", "  data\t<map[string]string>"}},
 		{line: "explain deployments.spec.replicas", want: []string{"GROUP:      apps", "FIELD: replicas <integer>"}},
 		{line: "GET /api/v1/namespaces/default", want: []string{"HTTP 200 OK", `"kind": "Namespace"`}},
+		// An outdated hash redirects to the current one, which kubectl follows.
+		{line: "GET /openapi/v3/version?hash=0", want: []string{"HTTP 200 OK", `"openapi": "3.0.0"`}},
 		{line: "POST /api/v1/namespaces/default/configmaps", file: `{"metadata":{"name":"raw"}}`, want: []string{"HTTP 201 Created", `"name": "raw"`}},
 		{line: "frobnicate", want: []string{`error: unknown command "frobnicate"`}, wantErr: true},
 		{line: "get nosuchthings", want: []string{`error: the server doesn't have a resource type "nosuchthings"`}, wantErr: true},
@@ -159,4 +165,78 @@ func TestConsole_RunRawWarnings(t *testing.T) {
 	if out.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
 	}
+}
+
+// The in-process console follows redirects as an http.Client does: the
+// same requests reach the API (methods, bodies, headers, Referer) and the
+// command prints the last answer.
+func TestConsole_RunRawRedirects(t *testing.T) {
+	for _, code := range []int{301, 302, 303, 307, 308} {
+		for _, method := range []string{"GET", "HEAD", "POST", "PUT"} {
+			t.Run(fmt.Sprintf("%d %s", code, method), func(t *testing.T) {
+				var direct, client []string
+				var out [2]strings.Builder
+				for i, console := range []*cli.Console{
+					cli.New(redirecting(code, &direct)),
+					cli.NewClient("http://kubeplay", &http.Client{Transport: recorderTransport{redirecting(code, &client)}}, ""),
+				} {
+					if err := console.Run(t.Context(), method+" /a", `{"data":{}}`, &out[i]); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if !slices.Equal(direct, client) || out[0].String() != out[1].String() {
+					t.Errorf("in process: %q, printed\n%s\nhttp.Client: %q, printed\n%s", direct, out[0].String(), client, out[1].String())
+				}
+				if len(direct) != 3 {
+					t.Errorf("%d requests, want 3 (two redirects)", len(direct))
+				}
+			})
+		}
+	}
+	t.Run("too many", func(t *testing.T) {
+		api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "/a", http.StatusFound)
+		})
+		var out strings.Builder
+		if err := cli.New(api).Run(t.Context(), "GET /a", "", &out); err == nil || !strings.Contains(err.Error(), "stopped after 10 redirects") {
+			t.Errorf("err = %v, want stopped after 10 redirects", err)
+		}
+	})
+}
+
+// redirecting answers /a and /b with a redirect (code) to the next, and /c,
+// noting each request in seen.
+func redirecting(code int, seen *[]string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		h := r.Header.Clone()
+		h.Del("Content-Length") // the client's transport would add it
+		*seen = append(*seen, fmt.Sprintf("%s %s %v %s", r.Method, r.URL.RequestURI(), h, body))
+		switch r.URL.Path {
+		case "/a":
+			w.Header().Set("Location", "/b?x=1")
+		case "/b":
+			w.Header().Set("Location", "http://kubeplay/c")
+		default:
+			w.Write([]byte(`{"kind":"Status"}`))
+			return
+		}
+		w.WriteHeader(code)
+	})
+}
+
+// recorderTransport serves each request with a handler, as a network
+// server would get it.
+type recorderTransport struct{ h http.Handler }
+
+func (t recorderTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	rec := httptest.NewRecorder()
+	r := req.Clone(req.Context())
+	if r.Body == nil {
+		r.Body = http.NoBody
+	}
+	t.h.ServeHTTP(rec, r)
+	res := rec.Result()
+	res.Request = req
+	return res, nil
 }

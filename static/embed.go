@@ -13,6 +13,8 @@
 package static
 
 import (
+	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
@@ -25,6 +27,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/andybalholm/brotli"
 )
 
 //go:embed index.html page.js kubeplay.js worker.js script.js state.js boot.css embed.html example.js embed.js docs.html sw.js all:dist
@@ -39,19 +43,28 @@ func FS() fs.FS { return files }
 // per file: embedded files have no modification time, so without it a
 // browser would download the engine again on every visit. Where build.sh left
 // a precompressed copy (name.br, name.gz) and the client accepts its
-// encoding, the copy is sent instead. Cache policy is the mounter's; a file
-// is hashed the first time it is asked for.
+// encoding, the copy is sent instead; the page's own text files (sources,
+// not built) are compressed the first time they are asked for. Cache policy
+// is the mounter's; a file is hashed the first time it is asked for.
 func Handler() http.Handler {
-	return &handler{fs: http.FileServerFS(files), etags: make(map[string]string)}
+	return &handler{fs: http.FileServerFS(files), etags: make(map[string]string), made: make(map[string][]byte)}
 }
 
-// encodings are the precompressed variants, best first.
-var encodings = []struct{ name, suffix string }{{"br", ".br"}, {"gzip", ".gz"}}
+// encodings are the precompressed variants, best first, with how to make
+// one.
+var encodings = []struct {
+	name, suffix string
+	compress     func(io.Writer) io.WriteCloser
+}{
+	{"br", ".br", func(w io.Writer) io.WriteCloser { return brotli.NewWriterLevel(w, brotli.BestCompression) }},
+	{"gzip", ".gz", func(w io.Writer) io.WriteCloser { z, _ := gzip.NewWriterLevel(w, gzip.BestCompression); return z }},
+}
 
 type handler struct {
 	fs    http.Handler
 	mu    sync.Mutex
 	etags map[string]string // file name -> ETag
+	made  map[string][]byte // compressed copies made here, by their name (page.js.br)
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -72,15 +85,24 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // client accepts, and reports whether it did.
 func (h *handler) serveCompressed(w http.ResponseWriter, r *http.Request, name string) bool {
 	for _, enc := range encodings {
+		if !accepts(r.Header.Get("Accept-Encoding"), enc.name) {
+			continue
+		}
+		var f io.ReadSeeker
 		etag := h.etag(name + enc.suffix)
-		if etag == "" || !accepts(r.Header.Get("Accept-Encoding"), enc.name) {
+		if etag != "" {
+			file, err := files.Open(name + enc.suffix)
+			if err != nil {
+				continue
+			}
+			defer file.Close()
+			// Embedded files are seekable.
+			f = file.(io.ReadSeeker)
+		} else if data := h.compressed(r, name, enc.suffix, enc.compress); data != nil {
+			f, etag = bytes.NewReader(data), etagOf(data)
+		} else {
 			continue
 		}
-		f, err := files.Open(name + enc.suffix)
-		if err != nil {
-			continue
-		}
-		defer f.Close()
 		hdr := w.Header()
 		hdr.Add("Vary", "Accept-Encoding")
 		hdr.Set("Content-Encoding", enc.name)
@@ -90,12 +112,40 @@ func (h *handler) serveCompressed(w http.ResponseWriter, r *http.Request, name s
 		if info, err := fs.Stat(files, name); err == nil {
 			hdr.Set("X-Decoded-Content-Length", strconv.FormatInt(info.Size(), 10))
 		}
-		// Embedded files are seekable; ServeContent answers ranges and
-		// If-None-Match.
-		http.ServeContent(w, r, name, time.Time{}, f.(io.ReadSeeker))
+		// ServeContent answers ranges and If-None-Match.
+		http.ServeContent(w, r, name, time.Time{}, f)
 		return true
 	}
 	return false
+}
+
+// compressed returns a compressed copy of name, a text file of the page
+// (HTML, JavaScript, CSS outside dist/), made once; nil for other files,
+// and for .../index.html, which FileServer redirects to the directory.
+func (h *handler) compressed(r *http.Request, name, suffix string, compress func(io.Writer) io.WriteCloser) []byte {
+	switch path.Ext(name) {
+	case ".html", ".js", ".css":
+		if strings.HasPrefix(name, "dist/") || strings.HasSuffix(r.URL.Path, "/index.html") {
+			return nil
+		}
+	default:
+		return nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if data, ok := h.made[name+suffix]; ok {
+		return data
+	}
+	raw, err := fs.ReadFile(files, name)
+	if err != nil {
+		return nil // not a file: FileServer answers
+	}
+	var b bytes.Buffer
+	w := compress(&b)
+	w.Write(raw) // a bytes.Buffer does not fail
+	w.Close()
+	h.made[name+suffix] = b.Bytes()
+	return b.Bytes()
 }
 
 // accepts reports whether an Accept-Encoding header lists coding with a
@@ -126,8 +176,13 @@ func (h *handler) etag(name string) string {
 	if err != nil {
 		return "" // not a file: FileServer answers
 	}
-	sum := sha256.Sum256(data)
-	etag := `"` + hex.EncodeToString(sum[:12]) + `"`
+	etag := etagOf(data)
 	h.etags[name] = etag
 	return etag
+}
+
+// etagOf is a strong ETag for data.
+func etagOf(data []byte) string {
+	sum := sha256.Sum256(data)
+	return `"` + hex.EncodeToString(sum[:12]) + `"`
 }

@@ -71,8 +71,24 @@ func TestHandler_notFound(t *testing.T) {
 	}
 }
 
+// TestHandler_precompressed checks the compressed copies of a built file
+// (made by build.sh) and of one of the page's own (made by the handler).
 func TestHandler_precompressed(t *testing.T) {
-	const name = "dist/wasm_exec.js"
+	for _, name := range []string{"dist/wasm_exec.js", "page.js"} {
+		t.Run(name, func(t *testing.T) { testCompressed(t, name) })
+	}
+	// FileServer redirects .../index.html to the directory, compressed
+	// or not.
+	req := httptest.NewRequest(http.MethodGet, "/index.html", nil)
+	req.Header.Set("Accept-Encoding", "br")
+	rec := httptest.NewRecorder()
+	static.Handler().ServeHTTP(rec, req)
+	if rec.Code != http.StatusMovedPermanently {
+		t.Errorf("/index.html: status %d, want 301", rec.Code)
+	}
+}
+
+func testCompressed(t *testing.T, name string) {
 	raw, err := fs.ReadFile(static.FS(), name)
 	if err != nil {
 		t.Skip("no browser build in dist/ (a fresh clone): the browser test fails on it, not this one")

@@ -50,13 +50,8 @@ type customV2 struct {
 
 func (c *customV2) document() ([]byte, string, error) {
 	c.once.Do(func() {
-		base, err := loadV2()
-		if err != nil {
-			c.err = err
-			return
-		}
 		var doc v2Sections
-		if c.err = json.Unmarshal(base.json, &doc); c.err != nil {
+		if c.err = json.Unmarshal(recordedV2, &doc); c.err != nil {
 			return
 		}
 		added := v2Sections{Paths: map[string]json.RawMessage{}, Definitions: map[string]json.RawMessage{}}
@@ -77,18 +72,18 @@ func (c *customV2) document() ([]byte, string, error) {
 	return c.json, c.etag, c.err
 }
 
-// proto is the protobuf form: the recorded one with the additions parsed
-// by gnostic and inserted in order, as gnostic would parse the whole JSON
-// document (ten times slower).
+// proto is the protobuf form: the recorded document's with the additions
+// parsed by gnostic and inserted in order, as gnostic would parse the whole
+// JSON document (ten times slower).
 func (c *customV2) proto() ([]byte, error) {
 	c.protoOnce.Do(func() {
-		base, err := loadV2()
+		base, err := recordedV2Proto()
 		if err != nil {
 			c.protoErr = err
 			return
 		}
 		var doc openapi_v2.Document
-		if c.protoErr = proto.Unmarshal(base.protobuf, &doc); c.protoErr != nil {
+		if c.protoErr = proto.Unmarshal(base, &doc); c.protoErr != nil {
 			return
 		}
 		for name, raw := range c.paths {

@@ -47,3 +47,13 @@ func BenchmarkCustomV2(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkProtoV2 measures what the first /openapi/v2 request for
+// protobuf costs: the recorded document's protobuf form.
+func BenchmarkProtoV2(b *testing.B) {
+	for b.Loop() {
+		if _, err := protoV2(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
