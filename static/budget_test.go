@@ -28,7 +28,7 @@ import (
 // the native server's.
 
 // fetched are the files a first visit downloads, in order.
-var fetched = []string{"/", "/boot.css", "/page.js", "/kubeplay.js", "/worker.js",
+var fetched = []string{"/", "/boot.css", "/page.js", "/kubeplay.js", "/worker.js", "/cel.mjs",
 	"/dist/kubeplay.wasm", "/dist/sqlite3.mjs", "/dist/sqlite3.wasm", "/dist/wasm_exec.js", "/dist/bootstrap.sqlite3"}
 
 // BenchmarkDownload fetches every file of a first visit from static.Handler
