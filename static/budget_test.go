@@ -194,7 +194,7 @@ func browserRequests(b *testing.B, ctx context.Context, kind, prefix string, n i
 
 // nativeServer serves the native site (main.go's serve, without the
 // browser files) on a database file.
-func nativeServer(b *testing.B) string {
+func nativeServer(b testing.TB) string {
 	b.Helper()
 	st, err := store.Open(b.Context(), filepath.Join(b.TempDir(), "kubeplay.db"), store.Options{})
 	if err != nil {
