@@ -36,6 +36,12 @@ func TestCELModuleNotLoaded(t *testing.T) {
 	if w := serve(h, http.MethodPost, "/api/v1/namespaces/default/configmaps", "application/json", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"}}`); w.Code != http.StatusCreated {
 		t.Errorf("a ConfigMap: %d %s", w.Code, w.Body)
 	}
+	// A host that throws rather than rejecting.
+	global.Set("__kubeplayCEL", global.Get("Function").New("throw new Error('broken host')"))
+	if w := serve(h, http.MethodPost, crds, "application/json", crd); w.Code != http.StatusInternalServerError ||
+		!strings.Contains(w.Body.String(), `"message":"Internal error occurred: the CEL module could not be loaded: __kubeplayCEL: JavaScript error: broken host"`) {
+		t.Errorf("a CRD with rules, the host throwing: %d %s", w.Code, w.Body)
+	}
 	global.Set("__kubeplayCEL", host)
 	if w := serve(h, http.MethodPost, crds, "application/json", crd); w.Code != http.StatusCreated {
 		t.Errorf("a CRD with rules, the module loaded: %d %s", w.Code, w.Body)

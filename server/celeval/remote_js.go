@@ -152,7 +152,10 @@ func call(ctx context.Context, op string, req any, authorizer celtypes.Authorize
 			f.Release()
 		}
 	}
-	host.Invoke(args...).Call("then", funcs[0], funcs[1])
+	if err := start(host, args, funcs[0], funcs[1]); err != nil {
+		release()
+		return resp, notLoaded(err.Error())
+	}
 	var s settled
 	select {
 	case s = <-done:
@@ -175,6 +178,18 @@ func call(ctx context.Context, op string, req any, authorizer celtypes.Authorize
 		return resp, apierrors.NewInternalError(fmt.Errorf("the CEL module could not %s: %s", op, resp.Error))
 	}
 	return resp, nil
+}
+
+// start calls host with args and has its Promise settle through then and
+// catch. A host that throws, or returns no Promise, is an error, not a panic.
+func start(host js.Value, args []any, then, catch js.Func) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%s: %v", hostGlobal, p)
+		}
+	}()
+	host.Invoke(args...).Call("then", then, catch)
+	return nil
 }
 
 // notLoaded is the error of a request that needs CEL when the module
