@@ -93,7 +93,10 @@ installCEL(async () => {
 		throw new Error(`cannot fetch ${url}: ${err.message ?? err}`);
 	}
 	if (!res.ok) throw new Error(`cannot fetch ${url}: ${res.status} ${res.statusText}`);
-	const [module] = await Promise.all([WebAssembly.compile(await res.arrayBuffer()), goRuntime]);
+	// Compiled as it arrives, whatever Content-Type the host sent.
+	const wasm = new Response(res.body, { headers: { "Content-Type": "application/wasm" } });
+	const compiled = WebAssembly.compileStreaming ? WebAssembly.compileStreaming(wasm) : wasm.arrayBuffer().then((b) => WebAssembly.compile(b));
+	const [module] = await Promise.all([compiled, goRuntime]);
 	return module;
 });
 Promise.all([sqlite, goRuntime]).catch((err) =>
