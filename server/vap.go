@@ -44,24 +44,12 @@ type (
 				APIVersion string `json:"apiVersion"`
 				Kind       string `json:"kind"`
 			} `json:"paramKind"`
-			MatchConstraints *matchResources   `json:"matchConstraints"`
-			MatchConditions  []namedExpression `json:"matchConditions"`
-			Variables        []namedExpression `json:"variables"`
-			Validations      []struct {
-				Expression        string `json:"expression"`
-				Message           string `json:"message"`
-				MessageExpression string `json:"messageExpression"`
-				Reason            string `json:"reason"`
-			} `json:"validations"`
-			AuditAnnotations []struct {
-				Key             string `json:"key"`
-				ValueExpression string `json:"valueExpression"`
-			} `json:"auditAnnotations"`
+			MatchConstraints *matchResources            `json:"matchConstraints"`
+			MatchConditions  []celtypes.NamedExpression `json:"matchConditions"`
+			Variables        []celtypes.NamedExpression `json:"variables"`
+			Validations      []celtypes.Validation      `json:"validations"`
+			AuditAnnotations []celtypes.AuditAnnotation `json:"auditAnnotations"`
 		} `json:"spec"`
-	}
-	namedExpression struct {
-		Name       string `json:"name"`
-		Expression string `json:"expression"`
 	}
 	policyBinding struct {
 		Metadata struct {
@@ -105,19 +93,8 @@ type compiledPolicy struct {
 }
 
 func compilePolicy(ctx context.Context, p policy) (*compiledPolicy, error) {
-	spec := celtypes.Policy{Fail: p.Spec.FailurePolicy == nil || *p.Spec.FailurePolicy == "Fail"}
-	for _, m := range p.Spec.MatchConditions {
-		spec.MatchConditions = append(spec.MatchConditions, celtypes.NamedExpression{Name: m.Name, Expression: m.Expression})
-	}
-	for _, v := range p.Spec.Variables {
-		spec.Variables = append(spec.Variables, celtypes.NamedExpression{Name: v.Name, Expression: v.Expression})
-	}
-	for _, v := range p.Spec.Validations {
-		spec.Validations = append(spec.Validations, celtypes.Validation{Expression: v.Expression, Message: v.Message, MessageExpression: v.MessageExpression, Reason: v.Reason})
-	}
-	for _, a := range p.Spec.AuditAnnotations {
-		spec.AuditAnnotations = append(spec.AuditAnnotations, celtypes.AuditAnnotation{Key: a.Key, ValueExpression: a.ValueExpression})
-	}
+	spec := celtypes.Policy{MatchConditions: p.Spec.MatchConditions, Variables: p.Spec.Variables,
+		Validations: p.Spec.Validations, AuditAnnotations: p.Spec.AuditAnnotations, Fail: p.fails()}
 	program, err := celeval.CompilePolicy(ctx, spec)
 	if err != nil {
 		return nil, err
@@ -234,7 +211,7 @@ func (s *Server) evaluateBinding(ctx context.Context, req *request, a *attribute
 	if errors.As(err, &unconfigured) {
 		// A policy that cannot run fails as its failurePolicy says,
 		// whatever its binding's actions.
-		if c.fails() {
+		if c.policy.fails() {
 			return a.denial(fmt.Sprintf("ValidatingAdmissionPolicy '%s' denied request: failed to configure policy: %s", c.policy.Metadata.Name, err), metav1.StatusReasonInvalid), nil, nil
 		}
 		return nil, nil, nil
@@ -335,8 +312,8 @@ type errUnconfigured string
 func (e errUnconfigured) Error() string { return string(e) }
 
 // fails says whether the policy fails a request it cannot evaluate.
-func (c *compiledPolicy) fails() bool {
-	return c.policy.Spec.FailurePolicy == nil || *c.policy.Spec.FailurePolicy == "Fail"
+func (p policy) fails() bool {
+	return p.Spec.FailurePolicy == nil || *p.Spec.FailurePolicy == "Fail"
 }
 
 // attributes are what a policy sees of a request.
