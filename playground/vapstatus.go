@@ -16,7 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"kubeplay/server/catalog"
-	"kubeplay/server/celrules"
+	"kubeplay/server/celeval"
+	"kubeplay/server/celtypes"
 	"kubeplay/server/inproc"
 	"kubeplay/server/openapi"
 	"kubeplay/store"
@@ -28,7 +29,7 @@ import (
 // status.typeChecking, with status.observedGeneration. What it checks
 // follows the "Type checking" section of the Validating Admission Policy
 // documentation and, where that is silent or loose, what
-// kube-controller-manager does (see celrules.TypeCheck and policyTypes).
+// kube-controller-manager does (see celeval.TypeCheck and policyTypes).
 
 var policyStatusControllerUser = controllerUser("validatingadmissionpolicy-status-controller")
 
@@ -78,7 +79,7 @@ type statusPolicy struct {
 			Name       string `json:"name"`
 			Expression string `json:"expression"`
 		} `json:"variables"`
-		Validations []celrules.ValidationExpressions `json:"validations"`
+		Validations []celtypes.ValidationExpressions `json:"validations"`
 	} `json:"spec"`
 	Status struct {
 		ObservedGeneration int64 `json:"observedGeneration"`
@@ -122,7 +123,7 @@ func (c *policyStatusController) update(ctx context.Context, p statusPolicy) err
 	if err != nil {
 		return err
 	}
-	var params *celrules.CheckedType
+	var params *celtypes.CheckedType
 	if pk := p.Spec.ParamKind; pk != nil {
 		if gv, err := schema.ParseGroupVersion(pk.APIVersion); err == nil {
 			params, err = builtinKind(gv.WithKind(pk.Kind))
@@ -131,17 +132,17 @@ func (c *policyStatusController) update(ctx context.Context, p statusPolicy) err
 			}
 		}
 	}
-	exprs := celrules.PolicyExpressions{Validations: p.Spec.Validations}
+	exprs := celtypes.PolicyExpressions{Validations: p.Spec.Validations}
 	for _, v := range p.Spec.Variables {
 		exprs.VariableNames = append(exprs.VariableNames, v.Name)
 		exprs.VariableExpressions = append(exprs.VariableExpressions, v.Expression)
 	}
-	warnings, err := celrules.TypeCheck(objects, params, exprs)
+	warnings, err := celeval.TypeCheck(ctx, objects, params, exprs)
 	if err != nil {
 		return err
 	}
 	type typeChecking struct {
-		ExpressionWarnings []celrules.ExpressionWarning `json:"expressionWarnings,omitempty"`
+		ExpressionWarnings []celtypes.ExpressionWarning `json:"expressionWarnings,omitempty"`
 	}
 	body, err := json.Marshal(map[string]any{
 		"apiVersion": "admissionregistration.k8s.io/v1",
@@ -173,11 +174,11 @@ func (c *policyStatusController) update(ctx context.Context, p statusPolicy) err
 // in its resources, and stops at the tenth kind one rule resolves to
 // (combinations naming no resource do not count; custom resources do). As
 // the documentation says, custom resources are not checked.
-func (c *policyStatusController) policyTypes(p statusPolicy) ([]celrules.CheckedType, error) {
+func (c *policyStatusController) policyTypes(p statusPolicy) ([]celtypes.CheckedType, error) {
 	if p.Spec.MatchConstraints == nil {
 		return nil, nil
 	}
-	var out []celrules.CheckedType
+	var out []celtypes.CheckedType
 	sorted := func(list []string) []string { return slices.Sorted(slices.Values(list)) }
 	wild := func(s string) bool { return strings.Contains(s, "*") }
 	for _, r := range p.Spec.MatchConstraints.ResourceRules {
@@ -213,8 +214,8 @@ func (c *policyStatusController) policyTypes(p statusPolicy) ([]celrules.Checked
 	return sortTypes(out), nil
 }
 
-func sortTypes(list []celrules.CheckedType) []celrules.CheckedType {
-	slices.SortFunc(list, func(a, b celrules.CheckedType) int {
+func sortTypes(list []celtypes.CheckedType) []celtypes.CheckedType {
+	slices.SortFunc(list, func(a, b celtypes.CheckedType) int {
 		return cmp.Or(cmp.Compare(a.Group, b.Group), cmp.Compare(a.Version, b.Version), cmp.Compare(a.Kind, b.Kind))
 	})
 	return list
@@ -222,7 +223,7 @@ func sortTypes(list []celrules.CheckedType) []celrules.CheckedType {
 
 // builtinKind is the kind gvk with its schema, or nil for a kind kubeplay
 // has no built-in schema of.
-func builtinKind(gvk schema.GroupVersionKind) (*celrules.CheckedType, error) {
+func builtinKind(gvk schema.GroupVersionKind) (*celtypes.CheckedType, error) {
 	s, ok, err := openapi.Structural(gvk)
 	if err != nil {
 		return nil, fmt.Errorf("schema of %v: %w", gvk, err)
@@ -230,5 +231,5 @@ func builtinKind(gvk schema.GroupVersionKind) (*celrules.CheckedType, error) {
 	if !ok {
 		return nil, nil
 	}
-	return &celrules.CheckedType{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Schema: s}, nil
+	return &celtypes.CheckedType{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Schema: s}, nil
 }

@@ -38,7 +38,9 @@ func (s *Server) admitCreate(ctx context.Context, req *request, obj object, dryR
 		return err
 	}
 	s.prepareForCreate(res, obj)
-	if errs := validation.Create(res.GroupVersionKind(), obj); len(errs) > 0 {
+	if errs, err := validation.Create(ctx, res.GroupVersionKind(), obj); err != nil {
+		return err
+	} else if len(errs) > 0 {
 		return errInvalid(res, str(metadata(obj), "name"), errs)
 	}
 	if req.verb != "create" {

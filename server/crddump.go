@@ -3,7 +3,7 @@ package server
 import (
 	"encoding/json"
 
-	"kubeplay/server/celrules"
+	"kubeplay/server/celtypes"
 )
 
 // kube-apiserver shows some values in its CRD errors as its internal Go
@@ -77,7 +77,7 @@ type propsDump struct {
 	XIntOrString           bool
 	XListMapKeys           []string
 	XListType, XMapType    *string
-	XValidations           []celrules.ValidationRule
+	XValidations           []celtypes.ValidationRule
 }
 
 type itemsDump struct {
@@ -209,7 +209,7 @@ func schemaDump(raw map[string]any) *propsDump {
 	}
 	for _, r := range listOf(raw, "x-kubernetes-validations") {
 		m, _ := r.(map[string]any)
-		rd := celrules.ValidationRule{Rule: str(m, "rule"), Message: str(m, "message"), MessageExpression: str(m, "messageExpression"),
+		rd := celtypes.ValidationRule{Rule: str(m, "rule"), Message: str(m, "message"), MessageExpression: str(m, "messageExpression"),
 			Reason: optString(m, "reason"), FieldPath: str(m, "fieldPath")}
 		if b, ok := m["optionalOldSelf"].(bool); ok {
 			rd.OptionalOldSelf = &b

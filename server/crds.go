@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"kubeplay/server/catalog"
-	"kubeplay/server/celrules"
+	"kubeplay/server/celeval"
 	"kubeplay/server/openapi"
 	"kubeplay/server/structural"
 )
@@ -116,8 +116,7 @@ func customResources(crd object) []catalog.Resource {
 		if parsed == nil {
 			continue // validated when written; a corrupt stored CRD is not served
 		}
-		rules, _ := celrules.Compile(parsed, field.NewPath("schema")) // validated when written
-		custom := &catalog.Custom{PreserveUnknownFields: keepUnknown, Rules: rules, Terminating: deleting(crd), CRD: str(metadata(crd), "name"), StorageVersion: storageVersion, StorageSchema: storageSchema, ListKind: str(names, "listKind"), Schema: parsed, RawSchema: raw}
+		custom := &catalog.Custom{PreserveUnknownFields: keepUnknown, Rules: celeval.NewRules(parsed), Terminating: deleting(crd), CRD: str(metadata(crd), "name"), StorageVersion: storageVersion, StorageSchema: storageSchema, ListKind: str(names, "listKind"), Schema: parsed, RawSchema: raw}
 		for _, c := range listOf(v, "additionalPrinterColumns") {
 			m, _ := c.(map[string]any)
 			custom.Columns = append(custom.Columns, catalog.PrinterColumn{

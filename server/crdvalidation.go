@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 	"slices"
@@ -10,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"kubeplay/server/catalog"
-	"kubeplay/server/celrules"
+	"kubeplay/server/celeval"
 	"kubeplay/server/decoded"
 	"kubeplay/server/structural"
 )
@@ -24,7 +25,7 @@ import (
 // fields (spec.preserveUnknownFields), and then needs no schema, nor a
 // structural one; so may an update of a CRD that already kept them (old is
 // nil for a create).
-func validateCRD(res *catalog.Resource, obj, old, given object) field.ErrorList {
+func validateCRD(ctx context.Context, res *catalog.Resource, obj, old, given object) (field.ErrorList, error) {
 	beta := given != nil
 	spec, _ := obj["spec"].(map[string]any)
 	keepUnknown, _ := spec["preserveUnknownFields"].(bool)
@@ -79,7 +80,11 @@ func validateCRD(res *catalog.Resource, obj, old, given object) field.ErrorList 
 		if shared["schema"] && i > 0 {
 			continue // the rest is shared, checked with the first version
 		}
-		errs = append(errs, validateVersionParts(v, p, specPath, shared, beta, lenient)...)
+		e, err := validateVersionParts(ctx, v, p, specPath, shared, beta, lenient)
+		if err != nil {
+			return nil, err
+		}
+		errs = append(errs, e...)
 	}
 	givenSpec, _ := given["spec"].(map[string]any)
 	if beta {
@@ -119,7 +124,7 @@ func validateCRD(res *catalog.Resource, obj, old, given object) field.ErrorList 
 	if st, _ := obj["status"].(map[string]any); len(listOf(st, "storedVersions")) == 0 {
 		errs = append(errs, field.Invalid(field.NewPath("status", "storedVersions"), nil, "must have at least one stored version"))
 	}
-	return errs
+	return errs, nil
 }
 
 // sharedParts says which parts of a version all versions have in common.
@@ -140,7 +145,7 @@ func sharedParts(versions []map[string]any) map[string]bool {
 // v1beta1 CRD (beta) needs a schema only for the versions it serves
 // without keeping unknown fields; lenient allows a non-structural one
 // that uses no x-kubernetes- extension.
-func validateVersionParts(v map[string]any, p, specPath *field.Path, shared map[string]bool, beta, lenient bool) field.ErrorList {
+func validateVersionParts(ctx context.Context, v map[string]any, p, specPath *field.Path, shared map[string]bool, beta, lenient bool) (field.ErrorList, error) {
 	var errs field.ErrorList
 	at := func(part string) *field.Path {
 		if shared[part] {
@@ -172,8 +177,11 @@ func validateVersionParts(v map[string]any, p, specPath *field.Path, shared map[
 		}
 		errs = append(errs, e...)
 		if len(e) == 0 {
-			_, e = celrules.Compile(parsed, schemaPath)
-			errs = append(errs, e...)
+			ruleErrs, err := celeval.CompileRules(ctx, parsed, schemaPath)
+			if err != nil {
+				return nil, err
+			}
+			errs = append(errs, ruleErrs...)
 		}
 	}
 	subs, _ := v["subresources"].(map[string]any)
@@ -189,7 +197,7 @@ func validateVersionParts(v map[string]any, p, specPath *field.Path, shared map[
 			errs = append(errs, field.Invalid(fp, path, "is an invalid path: does not refer to a valid field"))
 		}
 	}
-	return errs
+	return errs, nil
 }
 
 // selectablePath reports whether a selectable field's path (".spec.color")

@@ -80,7 +80,7 @@ func (s *Server) insert(r *http.Request, req *request, obj object, manager strin
 	if err := applyDefaults(res, obj); err != nil {
 		return nil, 0, err
 	}
-	if err := s.admitSchema(req, obj, nil); err != nil {
+	if err := s.admitSchema(ctx, req, obj, nil); err != nil {
 		return nil, 0, err
 	}
 	obj, err := s.trackUpdate(res, req.subresource, nil, obj, manager)

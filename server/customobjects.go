@@ -21,7 +21,7 @@ import (
 // validated; a custom object is pruned of unknown fields (reported as the
 // request's fieldValidation says), defaulted and validated against its
 // CRD's schema.
-func (s *Server) admitSchema(req *request, obj, old object) error {
+func (s *Server) admitSchema(ctx context.Context, req *request, obj, old object) error {
 	res := req.res
 	switch {
 	case isCRDs(res) && req.subresource == "":
@@ -36,7 +36,11 @@ func (s *Server) admitSchema(req *request, obj, old object) error {
 			crd["status"] = old["status"] // as the update will keep it
 		}
 		obj["status"] = crd["status"]
-		if errs := validateCRD(res, crd, old, given); len(errs) > 0 {
+		errs, err := validateCRD(ctx, res, crd, old, given)
+		if err != nil {
+			return err
+		}
+		if len(errs) > 0 {
 			return errInvalid(res, str(metadata(obj), "name"), errs)
 		}
 	case res.Custom != nil:
@@ -59,7 +63,11 @@ func (s *Server) admitSchema(req *request, obj, old object) error {
 		case blocking(errs) && res.Custom.Rules != nil:
 			errs = append(errs, field.Invalid(nil, nil, "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"))
 		case !blocking(errs):
-			errs = append(errs, res.Custom.Rules.Validate(obj, old)...)
+			ruleErrs, err := res.Custom.Rules.Validate(ctx, obj, old)
+			if err != nil {
+				return err
+			}
+			errs = append(errs, ruleErrs...)
 		}
 		if len(errs) > 0 {
 			return errInvalid(res, str(metadata(obj), "name"), errs)

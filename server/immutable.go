@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"reflect"
@@ -49,9 +50,9 @@ func errUIDPrecondition(r *catalog.Resource, ns, name, uid, stored string) error
 // immutable ConfigMap's or Secret's data; and the type's own rules (see
 // package validation). A subresource's update changes
 // only its part, which prepareUpdate takes care of.
-func validateUpdate(req *request, obj, old object) field.ErrorList {
+func validateUpdate(ctx context.Context, req *request, obj, old object) (field.ErrorList, error) {
 	if req.subresource != "" {
-		return nil
+		return nil, nil
 	}
 	r := req.res
 	errs := validateFinalizersOnUpdate(obj, old)
@@ -67,7 +68,11 @@ func validateUpdate(req *request, obj, old object) field.ErrorList {
 			immutable("binaryData")
 		}
 	}
-	return append(errs, validation.Update(r.GroupVersionKind(), obj, old)...)
+	kindErrs, err := validation.Update(ctx, r.GroupVersionKind(), obj, old)
+	if err != nil {
+		return nil, err
+	}
+	return append(errs, kindErrs...), nil
 }
 
 // errUIDChanged is kube-apiserver's 422 for a patch that changes

@@ -173,13 +173,15 @@ func (s *Server) tryPatch(ctx context.Context, pr *patchRequest) (object, int, e
 	if err := applyDefaults(res, obj); err != nil {
 		return nil, 0, err
 	}
-	if err := s.admitSchema(pr.request, obj, live); err != nil {
+	if err := s.admitSchema(ctx, pr.request, obj, live); err != nil {
 		return nil, 0, err
 	}
 	if err := s.confirmNoEscalation(ctx, pr.request, obj, live); err != nil {
 		return nil, 0, err
 	}
-	if errs := validateUpdate(pr.request, obj, live); len(errs) > 0 {
+	if errs, err := validateUpdate(ctx, pr.request, obj, live); err != nil {
+		return nil, 0, err
+	} else if len(errs) > 0 {
 		return nil, 0, errInvalid(res, pr.name, errs)
 	}
 	obj = prepareUpdate(pr.request, obj, live)
@@ -222,7 +224,7 @@ func (s *Server) createPatched(ctx context.Context, pr *patchRequest, obj object
 	if err := applyDefaults(res, obj); err != nil {
 		return nil, 0, err
 	}
-	if err := s.admitSchema(pr.request, obj, nil); err != nil {
+	if err := s.admitSchema(ctx, pr.request, obj, nil); err != nil {
 		return nil, 0, err
 	}
 	if err := s.admitCreate(ctx, pr.request, obj, pr.dryRun); err != nil {

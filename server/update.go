@@ -87,7 +87,7 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, req *request) {
 		encoding.WriteError(w, r, err)
 		return
 	}
-	err = s.admitSchema(req, obj, old)
+	err = s.admitSchema(r.Context(), req, obj, old)
 	writeWarnings(w, req)
 	if err != nil {
 		encoding.WriteError(w, r, err)
@@ -97,7 +97,10 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, req *request) {
 		encoding.WriteError(w, r, err)
 		return
 	}
-	if errs := validateUpdate(req, obj, old); len(errs) > 0 {
+	if errs, err := validateUpdate(r.Context(), req, obj, old); err != nil {
+		encoding.WriteError(w, r, err)
+		return
+	} else if len(errs) > 0 {
 		encoding.WriteError(w, r, errInvalid(res, req.name, errs))
 		return
 	}

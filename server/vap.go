@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/google/cel-go/cel"
-	"github.com/google/cel-go/common/types"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -23,7 +21,8 @@ import (
 	"kubeplay/server/authn"
 	"kubeplay/server/authz"
 	"kubeplay/server/catalog"
-	"kubeplay/server/celrules"
+	"kubeplay/server/celeval"
+	"kubeplay/server/celtypes"
 	"kubeplay/server/fieldmanager"
 )
 
@@ -45,24 +44,12 @@ type (
 				APIVersion string `json:"apiVersion"`
 				Kind       string `json:"kind"`
 			} `json:"paramKind"`
-			MatchConstraints *matchResources   `json:"matchConstraints"`
-			MatchConditions  []namedExpression `json:"matchConditions"`
-			Variables        []namedExpression `json:"variables"`
-			Validations      []struct {
-				Expression        string `json:"expression"`
-				Message           string `json:"message"`
-				MessageExpression string `json:"messageExpression"`
-				Reason            string `json:"reason"`
-			} `json:"validations"`
-			AuditAnnotations []struct {
-				Key             string `json:"key"`
-				ValueExpression string `json:"valueExpression"`
-			} `json:"auditAnnotations"`
+			MatchConstraints *matchResources            `json:"matchConstraints"`
+			MatchConditions  []celtypes.NamedExpression `json:"matchConditions"`
+			Variables        []celtypes.NamedExpression `json:"variables"`
+			Validations      []celtypes.Validation      `json:"validations"`
+			AuditAnnotations []celtypes.AuditAnnotation `json:"auditAnnotations"`
 		} `json:"spec"`
-	}
-	namedExpression struct {
-		Name       string `json:"name"`
-		Expression string `json:"expression"`
 	}
 	policyBinding struct {
 		Metadata struct {
@@ -98,84 +85,35 @@ type (
 )
 
 // compiledPolicy is a policy's programs, kept while its resourceVersion
-// stays the same. A nil program is an expression that did not compile
-// (err): it fails as the policy's failurePolicy says.
+// stays the same.
 type compiledPolicy struct {
 	resourceVersion string
 	policy          policy
-	conditions      []compiledExpression
-	variables       []compiledExpression
-	validations     []compiledValidation
-	// auditAnnotations are named by their keys.
-	auditAnnotations []compiledExpression
+	program         *celeval.Policy
 }
 
-type compiledExpression struct {
-	name, expression string
-	program          cel.Program
-	err              error
-}
-
-type compiledValidation struct {
-	compiledExpression
-	message *compiledExpression
-}
-
-func compileExpression(env *cel.Env, envErr error, name, expr string, outs ...*types.Type) compiledExpression {
-	c := compiledExpression{name: name, expression: expr, err: envErr}
-	if envErr == nil {
-		c.program, c.err = celrules.AdmissionProgram(env, expr, outs...)
+func compilePolicy(ctx context.Context, p policy) (*compiledPolicy, error) {
+	spec := celtypes.Policy{MatchConditions: p.Spec.MatchConditions, Variables: p.Spec.Variables,
+		Validations: p.Spec.Validations, AuditAnnotations: p.Spec.AuditAnnotations, Fail: p.fails()}
+	program, err := celeval.CompilePolicy(ctx, spec)
+	if err != nil {
+		return nil, err
 	}
-	return c
-}
-
-func compilePolicy(p policy) *compiledPolicy {
-	c := &compiledPolicy{resourceVersion: p.Metadata.ResourceVersion, policy: p}
-	// Message expressions have no authorizer.
-	env, err := celrules.SharedAdmissionEnv(true)
-	for _, m := range p.Spec.MatchConditions {
-		c.conditions = append(c.conditions, compileExpression(env, err, m.Name, m.Expression, types.BoolType))
-	}
-	msgEnv, msgErr := celrules.SharedAdmissionEnv(false)
-	if err == nil {
-		// The other expressions see the variables, typed.
-		names := make([]string, len(p.Spec.Variables))
-		exprs := make([]string, len(p.Spec.Variables))
-		for i, v := range p.Spec.Variables {
-			names[i], exprs[i] = v.Name, v.Expression
-		}
-		programs, errs, decls := celrules.Variables(env, names, exprs)
-		for i, v := range p.Spec.Variables {
-			c.variables = append(c.variables, compiledExpression{name: v.Name, expression: v.Expression, program: programs[i], err: errs[i]})
-		}
-		env, err = env.Extend(decls...)
-		if msgErr == nil {
-			msgEnv, msgErr = msgEnv.Extend(decls...)
-		}
-	}
-	for _, v := range p.Spec.Validations {
-		cv := compiledValidation{compiledExpression: compileExpression(env, err, "", v.Expression, types.BoolType)}
-		if v.MessageExpression != "" {
-			m := compileExpression(msgEnv, msgErr, "", v.MessageExpression, types.StringType)
-			cv.message = &m
-		}
-		c.validations = append(c.validations, cv)
-	}
-	for _, a := range p.Spec.AuditAnnotations {
-		c.auditAnnotations = append(c.auditAnnotations, compileExpression(env, err, a.Key, a.ValueExpression, types.StringType, types.NullType))
-	}
-	return c
+	return &compiledPolicy{resourceVersion: p.Metadata.ResourceVersion, policy: p, program: program}, nil
 }
 
 // policyFor is the compiled policy stored as raw, compiled again only when
 // its resourceVersion changed.
-func (s *Server) policyFor(p policy) *compiledPolicy {
+func (s *Server) policyFor(ctx context.Context, p policy) (*compiledPolicy, error) {
 	if c, ok := s.policies.Load(p.Metadata.Name); ok && c.(*compiledPolicy).resourceVersion == p.Metadata.ResourceVersion {
-		return c.(*compiledPolicy)
+		return c.(*compiledPolicy), nil
 	}
-	c := compilePolicy(p)
+	c, err := compilePolicy(ctx, p)
+	if err != nil {
+		return nil, err
+	}
 	s.policies.Store(p.Metadata.Name, c)
-	return c
+	return c, nil
 }
 
 // listDecoded decodes every stored object of a cluster-scoped resource into
@@ -240,7 +178,10 @@ func (s *Server) admitPolicies(ctx context.Context, req *request, obj, old objec
 			continue
 		}
 		evaluated = true
-		c := s.policyFor(policies[i])
+		c, err := s.policyFor(ctx, policies[i])
+		if err != nil {
+			return err
+		}
 		deny, failure, err := s.evaluateBinding(ctx, req, a.as(matched), c, b)
 		if err != nil {
 			return err
@@ -270,7 +211,7 @@ func (s *Server) evaluateBinding(ctx context.Context, req *request, a *attribute
 	if errors.As(err, &unconfigured) {
 		// A policy that cannot run fails as its failurePolicy says,
 		// whatever its binding's actions.
-		if c.fails() {
+		if c.policy.fails() {
 			return a.denial(fmt.Sprintf("ValidatingAdmissionPolicy '%s' denied request: failed to configure policy: %s", c.policy.Metadata.Name, err), metav1.StatusReasonInvalid), nil, nil
 		}
 		return nil, nil, nil
@@ -296,8 +237,7 @@ func (s *Server) evaluateBinding(ctx context.Context, req *request, a *attribute
 func (s *Server) decide(ctx context.Context, a *attributes, c *compiledPolicy, b policyBinding) (string, metav1.StatusReason, error) {
 	// Without a paramRef, params is null.
 	if c.policy.Spec.ParamKind == nil || b.Spec.ParamRef == nil {
-		msg, reason := c.evaluate(ctx, a, nil)
-		return msg, reason, nil
+		return c.evaluate(ctx, a, nil)
 	}
 	params, err := s.params(ctx, a, c, b)
 	if err != nil {
@@ -310,8 +250,8 @@ func (s *Server) decide(ctx context.Context, a *attributes, c *compiledPolicy, b
 		return "failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction", metav1.StatusReasonInvalid, nil
 	}
 	for _, p := range params {
-		if msg, reason := c.evaluate(ctx, a, p); msg != "" {
-			return msg, reason, nil
+		if msg, reason, err := c.evaluate(ctx, a, p); msg != "" || err != nil {
+			return msg, reason, err
 		}
 	}
 	return "", "", nil
@@ -372,8 +312,8 @@ type errUnconfigured string
 func (e errUnconfigured) Error() string { return string(e) }
 
 // fails says whether the policy fails a request it cannot evaluate.
-func (c *compiledPolicy) fails() bool {
-	return c.policy.Spec.FailurePolicy == nil || *c.policy.Spec.FailurePolicy == "Fail"
+func (p policy) fails() bool {
+	return p.Spec.FailurePolicy == nil || *p.Spec.FailurePolicy == "Fail"
 }
 
 // attributes are what a policy sees of a request.
@@ -390,6 +330,10 @@ type attributes struct {
 	// Equivalent.
 	equivalents []*catalog.Resource
 	vars        map[string]any
+	// authorizer answers the authorizer variable, requestResource its
+	// requestResource.
+	authorizer      celtypes.Authorizer
+	requestResource celtypes.AuthzCheck
 	// res is the resource the policy matched, as whose version it sees
 	// the objects.
 	res *catalog.Resource
@@ -449,8 +393,8 @@ func (s *Server) newAttributes(ctx context.Context, req *request, obj, old objec
 		request["namespace"] = name // a namespace is in itself
 	}
 	a.vars = map[string]any{"object": nil, "oldObject": nil, "request": request, "params": nil, "namespaceObject": nil}
-	maps.Copy(a.vars, celrules.AuthorizerVars(policyAuthorizer{ctx: ctx, s: s, user: authn.UserFrom(ctx)}, celrules.AuthzCheck{
-		Group: req.res.Group, Resource: req.res.Resource, Subresource: req.subresource, Namespace: req.namespace, Name: name}))
+	a.authorizer = policyAuthorizer{ctx: ctx, s: s, user: authn.UserFrom(ctx)}
+	a.requestResource = celtypes.AuthzCheck{Group: req.res.Group, Resource: req.res.Resource, Subresource: req.subresource, Namespace: req.namespace, Name: name}
 	if obj != nil {
 		a.vars["object"] = celNumbers(obj)
 	}
@@ -477,7 +421,7 @@ type policyAuthorizer struct {
 	user *authn.User
 }
 
-func (p policyAuthorizer) Authorize(c celrules.AuthzCheck) (bool, string, error) {
+func (p policyAuthorizer) Authorize(c celtypes.AuthzCheck) (bool, string, error) {
 	user := p.user
 	if c.ServiceAccountNamespace != "" || c.ServiceAccountName != "" {
 		user = &authn.User{Name: authn.ServiceAccountPrefix + c.ServiceAccountNamespace + ":" + c.ServiceAccountName,
@@ -668,89 +612,21 @@ func (a *attributes) ruleMatches(r resourceRule, res *catalog.Resource) bool {
 
 // evaluate runs a policy on a request: the message of its first failed
 // validation and the reason of the denial, or "" when it admits it (or
-// does not apply).
-func (c *compiledPolicy) evaluate(ctx context.Context, a *attributes, params object) (msg string, reason metav1.StatusReason) {
-	fail := c.fails()
-	vars := make(map[string]any, len(a.vars)+1)
-	for k, v := range a.vars {
-		vars[k] = v
-	}
+// does not apply); its audit annotations go to the audit record.
+func (c *compiledPolicy) evaluate(ctx context.Context, a *attributes, params object) (msg string, reason metav1.StatusReason, err error) {
+	in := celtypes.PolicyInput{Object: a.vars["object"], OldObject: a.vars["oldObject"], Request: a.vars["request"],
+		NamespaceObject: a.vars["namespaceObject"], RequestResource: a.requestResource}
 	if params != nil {
-		vars["params"] = celNumbers(params)
+		in.Params = celNumbers(params)
 	}
-	variables := map[string]any{}
-	vars["variables"] = variables
-	for _, v := range c.variables {
-		// Evaluated in order, so that a variable may use those before it;
-		// one that fails fails the expressions that use it.
-		var out any
-		err := v.err
-		if err == nil {
-			out, _, err = v.program.Eval(vars)
-		}
-		variables[v.name] = celrules.VariableValue(v.name, out, err)
-		vars["variables."+v.name] = variables[v.name]
+	out, err := c.program.Evaluate(ctx, in, a.authorizer)
+	if err != nil {
+		return "", "", err
 	}
-	for _, m := range c.conditions {
-		if m.err != nil {
-			continue
-		}
-		out, _, err := m.program.Eval(vars)
-		if err != nil {
-			if fail {
-				return fmt.Sprintf("expression '%s' resulted in error: %v", m.expression, err), metav1.StatusReasonInvalid
-			}
-			return "", ""
-		}
-		if b, ok := out.(types.Bool); ok && !bool(b) {
-			return "", ""
-		}
+	for _, an := range out.Annotations {
+		audit.FromContext(ctx).Annotate(c.policy.Metadata.Name+"/"+an.Key, an.Value)
 	}
-	for _, an := range c.auditAnnotations {
-		if an.program == nil {
-			continue
-		}
-		// A null value, or one that fails, annotates nothing.
-		if out, _, err := an.program.Eval(vars); err == nil {
-			if v, ok := out.(types.String); ok {
-				audit.FromContext(ctx).Annotate(c.policy.Metadata.Name+"/"+an.name, string(v))
-			}
-		}
-	}
-	for i, v := range c.validations {
-		spec := c.policy.Spec.Validations[i]
-		reason = metav1.StatusReason(spec.Reason)
-		if reason == "" {
-			reason = metav1.StatusReasonInvalid
-		}
-		var out any
-		err := v.err
-		if err == nil {
-			out, _, err = v.program.Eval(vars)
-		}
-		if err != nil {
-			if !fail {
-				continue
-			}
-			return fmt.Sprintf("expression '%s' resulted in error: %v", v.expression, err), reason
-		}
-		if b, ok := out.(types.Bool); ok && bool(b) {
-			continue
-		}
-		msg = "failed expression: " + strings.TrimSpace(v.expression)
-		if spec.Message != "" {
-			msg = spec.Message
-		}
-		if v.message != nil && v.message.program != nil {
-			if m, _, err := v.message.program.Eval(vars); err == nil {
-				if s, ok := m.(types.String); ok && strings.TrimSpace(string(s)) != "" {
-					msg = string(s)
-				}
-			}
-		}
-		return msg, reason
-	}
-	return "", ""
+	return out.Message, metav1.StatusReason(out.Reason), nil
 }
 
 // denial is the error of a denied request: "is forbidden" whatever its

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -104,6 +105,52 @@ func TestAdmissionPolicy_Audit(t *testing.T) {
 		entries, _ := j.Page(0, 0)
 		if got := entries[len(entries)-1].Audit.Annotations; !maps.Equal(got, want) {
 			t.Errorf("%s: audit annotations %v, want %v", name, got, want)
+		}
+	}
+}
+
+// TestAdmissionPolicy_AuthorizerReadsTheStore checks that a policy's
+// authorizer checks, answered by RBAC from the store, work while requests
+// wait for their evaluation, several at once. In the browser the policy runs
+// in the CEL module and calls the engine back while the request's goroutine
+// waits (package celeval): a lock or store connection held across that wait
+// would deadlock here, under `go tool task test:wasm`.
+func TestAdmissionPolicy_AuthorizerReadsTheStore(t *testing.T) {
+	h := newTestServer(t)
+	for _, step := range []struct{ path, body string }{
+		{"/api/v1/namespaces", `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"dev"}}`},
+		{"/apis/rbac.authorization.k8s.io/v1/namespaces/dev/roles", `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"Role","metadata":{"name":"cm-writer"},"rules":[{"apiGroups":[""],"resources":["configmaps"],"verbs":["create"]}]}`},
+		{"/apis/rbac.authorization.k8s.io/v1/namespaces/dev/rolebindings", `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":"alice-cm"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"Role","name":"cm-writer"},"subjects":[{"kind":"User","name":"alice"}]}`},
+		{policiesPath, `{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingAdmissionPolicy","metadata":{"name":"readers"},
+"spec":{"matchConstraints":{"resourceRules":[{"apiGroups":[""],"apiVersions":["v1"],"operations":["CREATE"],"resources":["configmaps"]}]},
+"validations":[{"expression":"authorizer.group('').resource('secrets').namespace('dev').check('get').allowed() || object.metadata.name.startsWith('ok')","message":"may not read secrets"}]}}`},
+		{bindingsPath, `{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingAdmissionPolicyBinding","metadata":{"name":"readers"},"spec":{"policyName":"readers","validationActions":["Deny"]}}`},
+	} {
+		if code, body := callAPI(t, h, http.MethodPost, step.path, step.body); code != http.StatusCreated {
+			t.Fatalf("POST %s: %d %s", step.path, code, body)
+		}
+	}
+	type answer struct {
+		code int
+		body string
+	}
+	names := []string{"ok-1", "ok-2", "ok-3", "denied"}
+	answers := make([]answer, len(names))
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Go(func() {
+			cm := fmt.Sprintf(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":%q}}`, name)
+			answers[i].code, answers[i].body = callAPI(t, h, http.MethodPost, "/api/v1/namespaces/dev/configmaps", cm, "Authorization", "Bearer alice-token")
+		})
+	}
+	wg.Wait()
+	for i, name := range names {
+		want := http.StatusCreated
+		if name == "denied" {
+			want = http.StatusUnprocessableEntity
+		}
+		if answers[i].code != want || want != http.StatusCreated && !strings.Contains(answers[i].body, "may not read secrets") {
+			t.Errorf("%s: %d %s, want %d", name, answers[i].code, answers[i].body, want)
 		}
 	}
 }

@@ -579,7 +579,7 @@ func bootstrapUID(t *testing.T) string {
 func withoutDist(t *testing.T) fs.FS {
 	t.Helper()
 	m := fstest.MapFS{}
-	for _, name := range []string{"index.html", "page.js", "kubeplay.js", "worker.js", "script.js", "state.js", "boot.css"} {
+	for _, name := range []string{"index.html", "page.js", "kubeplay.js", "worker.js", "cel.mjs", "script.js", "state.js", "boot.css"} {
 		data, err := fs.ReadFile(static.FS(), name)
 		if err != nil {
 			t.Fatal(err)

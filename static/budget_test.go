@@ -28,7 +28,7 @@ import (
 // the native server's.
 
 // fetched are the files a first visit downloads, in order.
-var fetched = []string{"/", "/boot.css", "/page.js", "/kubeplay.js", "/worker.js",
+var fetched = []string{"/", "/boot.css", "/page.js", "/kubeplay.js", "/worker.js", "/cel.mjs",
 	"/dist/kubeplay.wasm", "/dist/sqlite3.mjs", "/dist/sqlite3.wasm", "/dist/wasm_exec.js", "/dist/bootstrap.sqlite3"}
 
 // BenchmarkDownload fetches every file of a first visit from static.Handler
@@ -194,7 +194,7 @@ func browserRequests(b *testing.B, ctx context.Context, kind, prefix string, n i
 
 // nativeServer serves the native site (main.go's serve, without the
 // browser files) on a database file.
-func nativeServer(b *testing.B) string {
+func nativeServer(b testing.TB) string {
 	b.Helper()
 	st, err := store.Open(b.Context(), filepath.Join(b.TempDir(), "kubeplay.db"), store.Options{})
 	if err != nil {

@@ -1,10 +1,10 @@
 // Package static holds the browser mode of kubeplay as files: the page that
 // boots the engine in the tab (index.html, page.js, boot.css), the transport
 // module that talks to it (kubeplay.js) and the Web Worker it runs in
-// (worker.js); embedded documentation examples (embed.js, embed.html,
+// (worker.js, with cel.mjs, which loads the CEL module when first needed); embedded documentation examples (embed.js, embed.html,
 // example.js, script.js, state.js) and a page of them (docs.html); the service worker
 // for offline use (sw.js); and in dist/ the built artifacts (kubeplay.wasm,
-// Go's wasm_exec.js, SQLite WASM), made by build.sh.
+// kubeplay-cel.wasm, Go's wasm_exec.js, SQLite WASM), made by build.sh.
 //
 // All paths are relative, so the files work mounted under any prefix of a
 // server (the native server mounts them at /browser/) or copied out as a
@@ -31,7 +31,7 @@ import (
 	"github.com/andybalholm/brotli"
 )
 
-//go:embed index.html page.js kubeplay.js worker.js script.js state.js boot.css embed.html example.js embed.js docs.html sw.js all:dist
+//go:embed index.html page.js kubeplay.js worker.js cel.mjs script.js state.js boot.css embed.html example.js embed.js docs.html sw.js all:dist
 var files embed.FS
 
 // FS returns the files, named as served ("index.html", "dist/kubeplay.wasm").

@@ -29,7 +29,7 @@ func TestExportedSite(t *testing.T) {
 	if err := static.Export(dir); err != nil {
 		t.Fatalf("Export: %v (build static/dist first: static/build.sh)", err)
 	}
-	for _, name := range []string{"index.html", "page.js", "kubeplay.js", "worker.js", "dist/kubeplay.wasm", "dist/sqlite3.wasm"} {
+	for _, name := range []string{"index.html", "page.js", "kubeplay.js", "worker.js", "cel.mjs", "dist/kubeplay.wasm", "dist/kubeplay-cel.wasm", "dist/sqlite3.wasm"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
 			t.Errorf("exported site: %v", err)
 		}

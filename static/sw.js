@@ -8,7 +8,7 @@ const cacheName = "kubeplay";
 
 // files are the site's, cached at install: the first visit fetched them
 // before this worker controlled the page.
-const files = ["./", "index.html", "boot.css", "page.js", "kubeplay.js", "worker.js", "script.js", "state.js", "embed.html", "example.js",
+const files = ["./", "index.html", "boot.css", "page.js", "kubeplay.js", "worker.js", "cel.mjs", "script.js", "state.js", "embed.html", "example.js",
 	"embed.js", "dist/wasm_exec.js", "dist/sqlite3.mjs", "dist/sqlite3.wasm", "dist/bootstrap.sqlite3"];
 
 // engine is the engine, cached once the page that installed this worker
@@ -17,7 +17,10 @@ const files = ["./", "index.html", "boot.css", "page.js", "kubeplay.js", "worker
 // fresh or private browser context, where Chromium shares one HTTP cache
 // entry between the two, failing the worker's copy (over the storage quota)
 // failed the page's ("WebAssembly compilation aborted: Network error").
-const engine = "dist/kubeplay.wasm";
+// The CEL module, which the worker downloads only when the engine first
+// needs CEL, is cached with it, so that CEL works offline even if it was
+// never used online.
+const engine = ["dist/kubeplay.wasm", "dist/kubeplay-cel.wasm"];
 
 self.addEventListener("install", (e) => {
 	self.skipWaiting();
@@ -26,8 +29,14 @@ self.addEventListener("install", (e) => {
 self.addEventListener("activate", (e) => e.waitUntil(self.clients.claim()));
 self.addEventListener("message", (e) => {
 	if (e.data !== "keep-engine") return;
-	const req = new Request(new URL(engine, self.registration.scope));
-	e.waitUntil(fetch(req).then((res) => res.status === 200 && keep(req, res)).catch(() => {}));
+	e.waitUntil(
+		Promise.all(
+			engine.map((file) => {
+				const req = new Request(new URL(file, self.registration.scope));
+				return fetch(req).then((res) => res.status === 200 && keep(req, res)).catch(() => {});
+			}),
+		),
+	);
 });
 
 self.addEventListener("fetch", (e) => {

@@ -40,6 +40,12 @@
 // so that a reload emulates the same release (wasm/emulation.go); a reset or
 // a snapshot keeps it, as a playground sandbox's do. A sandbox in memory
 // keeps none.
+//
+// CEL (CRD validation rules, admission policies) is a second module,
+// dist/kubeplay-cel.wasm, which this worker downloads, compiles and starts
+// only when the engine first needs it (cel.mjs), then keeps.
+
+import { installCEL } from "./cel.mjs";
 
 const dist = new URL("dist/", import.meta.url);
 
@@ -78,6 +84,21 @@ const goRuntime = import(new URL("wasm_exec.js", dist).href);
 const bootstrapDB = fetch(new URL("bootstrap.sqlite3", dist))
 	.then((res) => (res.ok ? res.arrayBuffer() : null))
 	.catch(() => null);
+installCEL(async () => {
+	const url = new URL("kubeplay-cel.wasm", dist);
+	let res;
+	try {
+		res = await fetch(url);
+	} catch (err) {
+		throw new Error(`cannot fetch ${url}: ${err.message ?? err}`);
+	}
+	if (!res.ok) throw new Error(`cannot fetch ${url}: ${res.status} ${res.statusText}`);
+	// Compiled as it arrives, whatever Content-Type the host sent.
+	const wasm = new Response(res.body, { headers: { "Content-Type": "application/wasm" } });
+	const compiled = WebAssembly.compileStreaming ? WebAssembly.compileStreaming(wasm) : wasm.arrayBuffer().then((b) => WebAssembly.compile(b));
+	const [module] = await Promise.all([compiled, goRuntime]);
+	return module;
+});
 Promise.all([sqlite, goRuntime]).catch((err) =>
 	postMessage({ type: "failed", message: `kubeplay: cannot load SQLite WASM or Go's runtime: ${err.message ?? err}` }),
 );

@@ -10,7 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"kubeplay/server/celrules"
+	"kubeplay/server/celeval"
 	"kubeplay/server/structural"
 )
 
@@ -44,7 +44,7 @@ type Custom struct {
 	Schema    *structural.Schema
 	RawSchema map[string]any
 	// Rules are the schema's compiled x-kubernetes-validations (nil if none).
-	Rules *celrules.Validator
+	Rules *celeval.Rules
 	// Columns are the additionalPrinterColumns.
 	Columns []PrinterColumn
 	// SelectableFields are the field selectors' paths besides metadata.name

@@ -11,6 +11,7 @@ import (
 	"github.com/google/cel-go/ext"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"kubeplay/server/celtypes"
 	"kubeplay/server/structural"
 )
 
@@ -29,7 +30,7 @@ func AdmissionEnv(authorizer bool) (*cel.Env, error) {
 // TypedAdmissionEnv is AdmissionEnv with object and oldObject of type
 // object and params of type params (nil: dynamically typed), as
 // kube-controller-manager types them to check a policy's expressions.
-func TypedAdmissionEnv(authorizer bool, object, params *CheckedType) (*cel.Env, error) {
+func TypedAdmissionEnv(authorizer bool, object, params *celtypes.CheckedType) (*cel.Env, error) {
 	p, err := newProvider()
 	if err != nil {
 		return nil, err
@@ -40,11 +41,11 @@ func TypedAdmissionEnv(authorizer bool, object, params *CheckedType) (*cel.Env, 
 	}
 	objectType, paramsType := types.DynType, types.DynType
 	if object != nil {
-		objectType = p.declare(object.Schema, object.typeName(), false)
+		objectType = p.declare(object.Schema, typeName(object), false)
 	}
 	if params != nil {
-		name := params.typeName()
-		if object != nil && name == object.typeName() && params.Schema != object.Schema {
+		name := typeName(params)
+		if object != nil && name == typeName(object) && params.Schema != object.Schema {
 			name = "params." + name // a kind of the same name in another group
 		}
 		paramsType = p.declare(params.Schema, name, false)

@@ -4,29 +4,15 @@ import (
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
+
+	"kubeplay/server/celtypes"
 )
 
-// Authorizer answers the checks of an admission policy's authorizer
-// variable.
-type Authorizer interface {
-	// Authorize decides check: whether its user may do its verb, why
-	// (the authorizer's reason, "" if it gave none), and the error the
-	// authorizer met deciding, if any.
-	Authorize(check AuthzCheck) (allowed bool, reason string, err error)
-}
-
-// AuthzCheck is one check of the authorizer variable.
-type AuthzCheck struct {
-	// ServiceAccountNamespace and ServiceAccountName name the
-	// ServiceAccount authorizer.serviceAccount(namespace, name) checks
-	// for; both empty, the check is for the request's user.
-	ServiceAccountNamespace, ServiceAccountName string
-	// Path is the non-resource path of authorizer.path(path); else the
-	// check is for a resource.
-	Path                                          string
-	Group, Resource, Subresource, Namespace, Name string
-	Verb                                          string
-}
+// Authorizer and AuthzCheck are the engine's: see package celtypes.
+type (
+	Authorizer = celtypes.Authorizer
+	AuthzCheck = celtypes.AuthzCheck
+)
 
 // The types of the Kubernetes CEL authz library.
 var (

@@ -12,6 +12,7 @@ import (
 	"github.com/google/cel-go/ext"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"kubeplay/server/celtypes"
 	"kubeplay/server/structural"
 )
 
@@ -41,15 +42,6 @@ type rule struct {
 	program    cel.Program
 	message    cel.Program // messageExpression, if any
 	transition bool        // refers to oldSelf
-}
-
-// ValidationRule is how kube-apiserver shows a rule in its errors: its
-// internal Go type, marshalled to JSON.
-type ValidationRule struct {
-	Rule, Message, MessageExpression string
-	Reason                           *string
-	FieldPath                        string
-	OptionalOldSelf                  *bool
 }
 
 var reasons = []string{"FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired"}
@@ -144,7 +136,7 @@ func newEnv(p *provider, selfType *types.Type, optionalOld bool) (*cel.Env, erro
 }
 
 func compileRule(env *cel.Env, s *structural.Schema, r structural.Rule, path *field.Path, times uint64, costs *[]ruleCost) (*rule, field.ErrorList) {
-	shown := ValidationRule{Rule: r.Rule, Message: r.Message, MessageExpression: r.MessageExpression, FieldPath: r.FieldPath}
+	shown := celtypes.ValidationRule{Rule: r.Rule, Message: r.Message, MessageExpression: r.MessageExpression, FieldPath: r.FieldPath}
 	if r.Reason != "" {
 		shown.Reason = &r.Reason
 	}

@@ -4,45 +4,11 @@ import (
 	"fmt"
 	"strings"
 
-	"kubeplay/server/structural"
+	"kubeplay/server/celtypes"
 )
 
-// CheckedType is a kind a policy's expressions are type-checked against.
-type CheckedType struct {
-	// Group, Version and Kind name it in warnings: "apps/v1, Kind=Deployment".
-	Group, Version, Kind string
-	// Schema is its objects' schema, metadata included.
-	Schema *structural.Schema
-}
-
-// String is how a warning names the type, as Kubernetes prints a
-// GroupVersionKind.
-func (t CheckedType) String() string {
-	return fmt.Sprintf("%s/%s, Kind=%s", t.Group, t.Version, t.Kind)
-}
-
-// typeName names the CEL object type of the kind's objects.
-func (t CheckedType) typeName() string { return t.Kind }
-
-// PolicyExpressions are the expressions of a ValidatingAdmissionPolicy that
-// a type check reads.
-type PolicyExpressions struct {
-	// VariableNames and VariableExpressions are spec.variables, in order.
-	VariableNames, VariableExpressions []string
-	Validations                        []ValidationExpressions
-}
-
-// ValidationExpressions are one entry of spec.validations.
-type ValidationExpressions struct {
-	Expression, MessageExpression string
-}
-
-// ExpressionWarning is an entry of a policy's
-// status.typeChecking.expressionWarnings.
-type ExpressionWarning struct {
-	FieldRef string `json:"fieldRef"`
-	Warning  string `json:"warning"`
-}
+// typeName names the CEL object type of a kind's objects.
+func typeName(t *celtypes.CheckedType) string { return t.Kind }
 
 // TypeCheck checks a policy's validations (expression and
 // messageExpression) against each of objects in turn, with params typed by
@@ -55,7 +21,7 @@ type ExpressionWarning struct {
 // "<type>: <the compiler's issues>" and a newline, the types separated by
 // newlines. The documentation shows the warnings without the newlines
 // after each type; kube-controller-manager writes them.
-func TypeCheck(objects []CheckedType, params *CheckedType, p PolicyExpressions) ([]ExpressionWarning, error) {
+func TypeCheck(objects []celtypes.CheckedType, params *celtypes.CheckedType, p celtypes.PolicyExpressions) ([]celtypes.ExpressionWarning, error) {
 	type expression struct{ fieldRef, source string }
 	var exprs []expression
 	for i, v := range p.Validations {
@@ -80,10 +46,10 @@ func TypeCheck(objects []CheckedType, params *CheckedType, p PolicyExpressions) 
 			}
 		}
 	}
-	var warnings []ExpressionWarning
+	var warnings []celtypes.ExpressionWarning
 	for i, e := range exprs {
 		if len(lines[i]) > 0 {
-			warnings = append(warnings, ExpressionWarning{FieldRef: e.fieldRef, Warning: strings.Join(lines[i], "\n")})
+			warnings = append(warnings, celtypes.ExpressionWarning{FieldRef: e.fieldRef, Warning: strings.Join(lines[i], "\n")})
 		}
 	}
 	return warnings, nil

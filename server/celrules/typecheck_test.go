@@ -5,13 +5,14 @@ import (
 
 	"kubeplay/server/catalog"
 	"kubeplay/server/celrules"
+	"kubeplay/server/celtypes"
 	"kubeplay/server/openapi"
 )
 
 // Every built-in resource's kind types object: its metadata and apiVersion are known
 // fields, a misspelt field is not.
 func TestTypeCheck_builtinKinds(t *testing.T) {
-	exprs := celrules.PolicyExpressions{Validations: []celrules.ValidationExpressions{
+	exprs := celtypes.PolicyExpressions{Validations: []celtypes.ValidationExpressions{
 		{Expression: "object.metadata.name != '' && object.apiVersion != '' && oldObject.metadata.labels.size() >= 0"},
 		{Expression: "object.nosuchfield == 1"},
 	}}
@@ -21,7 +22,7 @@ func TestTypeCheck_builtinKinds(t *testing.T) {
 		if err != nil || !ok {
 			t.Fatalf("%v: %v %v", gvk, ok, err)
 		}
-		warnings, err := celrules.TypeCheck([]celrules.CheckedType{{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Schema: s}}, nil, exprs)
+		warnings, err := celrules.TypeCheck([]celtypes.CheckedType{{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Schema: s}}, nil, exprs)
 		if err != nil {
 			t.Fatalf("%v: %v", gvk, err)
 		}

@@ -30,7 +30,7 @@ type Schema struct {
 	MinLength, MaxLength               *int64
 	MinItems, MaxItems                 *int64
 	MinProperties, MaxProperties       *int64
-	Pattern                            *regexp.Regexp
+	Pattern                            *regexp.Regexp `json:"-"` // CEL does not read it
 
 	PreserveUnknownFields bool
 	EmbeddedResource      bool

@@ -1,96 +1,100 @@
 package validation
 
 import (
+	"context"
 	"slices"
 	"strings"
 
-	"github.com/google/cel-go/cel"
-	"github.com/google/cel-go/common/types"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"kubeplay/server/celrules"
+	"kubeplay/server/celeval"
+	"kubeplay/server/celtypes"
 	"kubeplay/server/decoded"
 )
 
 // admissionPolicy checks a ValidatingAdmissionPolicy's spec: what it must
 // have and that its expressions compile to the type their place needs.
-func admissionPolicy(name string, spec Object) field.ErrorList {
+func admissionPolicy(ctx context.Context, name string, spec Object) (field.ErrorList, error) {
+	expr := func(m Object, key string) string {
+		s, _ := m[key].(string)
+		return s
+	}
+	var p celtypes.Policy
+	matchConditions := decoded.Items(spec["matchConditions"])
+	for _, m := range matchConditions {
+		p.MatchConditions = append(p.MatchConditions, celtypes.NamedExpression{Name: expr(m, "name"), Expression: expr(m, "expression")})
+	}
+	variables := decoded.Items(spec["variables"])
+	for _, v := range variables {
+		p.Variables = append(p.Variables, celtypes.NamedExpression{Name: expr(v, "name"), Expression: expr(v, "expression")})
+	}
+	validations := decoded.Items(spec["validations"])
+	for _, v := range validations {
+		p.Validations = append(p.Validations, celtypes.Validation{Expression: expr(v, "expression"), MessageExpression: expr(v, "messageExpression")})
+	}
+	auditAnnotations := decoded.Items(spec["auditAnnotations"])
+	for _, a := range auditAnnotations {
+		p.AuditAnnotations = append(p.AuditAnnotations, celtypes.AuditAnnotation{Key: expr(a, "key"), ValueExpression: expr(a, "valueExpression")})
+	}
+	compiled, err := celeval.CompilePolicy(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	compileErrs := compiled.Errors()
+
 	var errs field.ErrorList
 	if spec["matchConstraints"] == nil {
 		errs = append(errs, field.Required(specPath.Child("matchConstraints"), ""))
 	}
-	check := func(path *field.Path, expr any, missing string, env *cel.Env, envErr error, outs ...*types.Type) {
-		s, _ := expr.(string)
-		if strings.TrimSpace(s) == "" {
+	check := func(path *field.Path, s, missing, compileErr string) {
+		switch {
+		case strings.TrimSpace(s) == "":
 			errs = append(errs, field.Required(path, missing))
-			return
-		}
-		err := envErr
-		if err == nil {
-			_, err = celrules.AdmissionProgram(env, s, outs...)
-		}
-		if err != nil {
-			errs = append(errs, field.Invalid(path, s, err.Error()))
+		case compileErr != "":
+			errs = append(errs, field.Invalid(path, s, compileErr))
 		}
 	}
-	// Message expressions have no authorizer variable.
-	env, envErr := celrules.SharedAdmissionEnv(true)
-	msgEnv, msgErr := celrules.SharedAdmissionEnv(false)
-	for i, m := range decoded.Items(spec["matchConditions"]) {
-		check(specPath.Child("matchConditions").Index(i).Child("expression"), m["expression"], "", env, envErr, types.BoolType)
+	for i, m := range p.MatchConditions {
+		check(specPath.Child("matchConditions").Index(i).Child("expression"), m.Expression, "", compileErrs.MatchConditions[i])
 	}
-	variables := decoded.Items(spec["variables"])
-	names, exprs := make([]string, len(variables)), make([]string, len(variables))
-	for i, v := range variables {
-		names[i], _ = v["name"].(string)
-		exprs[i], _ = v["expression"].(string)
-		if strings.TrimSpace(exprs[i]) == "" {
+	for i, v := range p.Variables {
+		if strings.TrimSpace(v.Expression) == "" {
 			errs = append(errs, field.Required(specPath.Child("variables").Index(i).Child("expression"), ""))
 		}
 	}
-	if envErr == nil {
-		// The other expressions see the variables, typed by theirs.
-		_, varErrs, decls := celrules.Variables(env, names, exprs)
-		for i, err := range varErrs {
-			if err != nil && strings.TrimSpace(exprs[i]) != "" {
-				errs = append(errs, field.Invalid(specPath.Child("variables").Index(i).Child("expression"), exprs[i], err.Error()))
-			}
-		}
-		env, envErr = env.Extend(decls...)
-		if msgErr == nil {
-			msgEnv, msgErr = msgEnv.Extend(decls...)
+	for i, v := range p.Variables {
+		if compileErrs.Variables[i] != "" && strings.TrimSpace(v.Expression) != "" {
+			errs = append(errs, field.Invalid(specPath.Child("variables").Index(i).Child("expression"), v.Expression, compileErrs.Variables[i]))
 		}
 	}
-	validations := decoded.Items(spec["validations"])
-	for i, v := range validations {
+	for i, v := range p.Validations {
 		path := specPath.Child("validations").Index(i)
-		check(path.Child("expression"), v["expression"], "expression is not specified", env, envErr, types.BoolType)
-		if m, ok := v["messageExpression"].(string); ok && m != "" {
-			check(path.Child("messageExpression"), m, "", msgEnv, msgErr, types.StringType)
+		check(path.Child("expression"), v.Expression, "expression is not specified", compileErrs.Validations[i])
+		if v.MessageExpression != "" {
+			check(path.Child("messageExpression"), v.MessageExpression, "", compileErrs.MessageExpressions[i])
 		}
 	}
 	// An audit annotation's key is the name part of a qualified name
 	// prefixed by the policy's name.
 	keys := map[string]bool{}
-	for i, a := range decoded.Items(spec["auditAnnotations"]) {
+	for i, a := range p.AuditAnnotations {
 		path := specPath.Child("auditAnnotations").Index(i)
-		key, _ := a["key"].(string)
-		qualified := name + "/" + key
+		qualified := name + "/" + a.Key
 		for _, msg := range utilvalidation.IsQualifiedName(qualified) {
 			errs = append(errs, field.Invalid(path.Child("key"), qualified, msg))
 		}
-		check(path.Child("valueExpression"), a["valueExpression"], "valueExpression is not specified", env, envErr, types.StringType, types.NullType)
-		if keys[key] {
-			errs = append(errs, field.Duplicate(path.Child("key"), key))
+		check(path.Child("valueExpression"), a.ValueExpression, "valueExpression is not specified", compileErrs.AuditAnnotations[i])
+		if keys[a.Key] {
+			errs = append(errs, field.Duplicate(path.Child("key"), a.Key))
 		}
-		keys[key] = true
+		keys[a.Key] = true
 	}
-	if len(validations) == 0 && len(decoded.Items(spec["auditAnnotations"])) == 0 {
+	if len(validations) == 0 && len(auditAnnotations) == 0 {
 		const msg = "validations or auditAnnotations must contain at least one item"
 		errs = append(errs, field.Required(specPath.Child("validations"), msg), field.Required(specPath.Child("auditAnnotations"), msg))
 	}
-	return errs
+	return errs, nil
 }
 
 // policyBinding checks a ValidatingAdmissionPolicyBinding's spec.

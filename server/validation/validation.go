@@ -1,6 +1,7 @@
 package validation
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -28,14 +29,30 @@ var (
 
 // Create validates a new object of kind gvk, its metadata.uid set: its
 // labels and annotations (whatever its kind), then what its kind requires.
-func Create(gvk schema.GroupVersionKind, obj Object) field.ErrorList {
+// The error, if any, says why it could not be validated (see package
+// celeval).
+func Create(ctx context.Context, gvk schema.GroupVersionKind, obj Object) (field.ErrorList, error) {
 	md := decoded.Child(obj, "metadata")
 	uid, _ := md["uid"].(string)
-	return append(objectMeta(md, field.NewPath("metadata")), validate(gvk, obj, uid)...)
+	errs, err := validate(ctx, gvk, obj, uid)
+	if err != nil {
+		return nil, err
+	}
+	return append(objectMeta(md, field.NewPath("metadata")), errs...), nil
 }
 
 // validate checks obj, an object of kind gvk with uid.
-func validate(gvk schema.GroupVersionKind, obj Object, uid string) field.ErrorList {
+func validate(ctx context.Context, gvk schema.GroupVersionKind, obj Object, uid string) (field.ErrorList, error) {
+	if gvk.GroupKind() == (schema.GroupKind{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicy"}) {
+		name, _ := decoded.Child(obj, "metadata")["name"].(string)
+		return admissionPolicy(ctx, name, decoded.Child(obj, "spec"))
+	}
+	return validateKind(gvk, obj, uid), nil
+}
+
+// validateKind checks obj, an object of kind gvk with uid, for what needs
+// no CEL.
+func validateKind(gvk schema.GroupVersionKind, obj Object, uid string) field.ErrorList {
 	spec := decoded.Child(obj, "spec")
 	switch gvk.GroupKind() {
 	case schema.GroupKind{Kind: "Pod"}:
@@ -69,9 +86,6 @@ func validate(gvk schema.GroupVersionKind, obj Object, uid string) field.ErrorLi
 		return horizontalPodAutoscaler(spec)
 	case schema.GroupKind{Kind: "ConfigMap"}:
 		return configKeys(obj, "data", "binaryData")
-	case schema.GroupKind{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicy"}:
-		name, _ := decoded.Child(obj, "metadata")["name"].(string)
-		return admissionPolicy(name, spec)
 	case schema.GroupKind{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicyBinding"}:
 		return policyBinding(spec)
 	case schema.GroupKind{Kind: "Secret"}:
@@ -105,9 +119,12 @@ func configKeys(obj Object, fields ...string) field.ErrorList {
 
 // Update validates obj replacing old: obj as a new object, then what may
 // not change.
-func Update(gvk schema.GroupVersionKind, obj, old Object) field.ErrorList {
+func Update(ctx context.Context, gvk schema.GroupVersionKind, obj, old Object) (field.ErrorList, error) {
 	uid, _ := decoded.Child(old, "metadata")["uid"].(string)
-	errs := validate(gvk, obj, uid)
+	errs, err := validate(ctx, gvk, obj, uid)
+	if err != nil {
+		return nil, err
+	}
 	spec, oldSpec := decoded.Child(obj, "spec"), decoded.Child(old, "spec")
 	immutable := func(path *field.Path, key string) {
 		if !reflect.DeepEqual(spec[key], oldSpec[key]) {
@@ -146,7 +163,7 @@ func Update(gvk schema.GroupVersionKind, obj, old Object) field.ErrorList {
 			immutable(specPath.Child("completions"), "completions")
 		}
 	}
-	return errs
+	return errs, nil
 }
 
 // controllerTemplate checks that a controller's selector selects its pod

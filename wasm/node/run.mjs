@@ -6,12 +6,19 @@
 // Usage: node run.mjs <binary.wasm> [args...]  (GOROOT in the environment,
 // else `go env GOROOT`). Go's wasm_exec.js is loaded from GOROOT, so it always
 // matches the toolchain that built the binary.
+//
+// The engine's CEL module (wasm/cel), which the browser's worker loads on
+// first use, is loaded here the same way (static/cel.mjs) from the file
+// KUBEPLAY_CEL_WASM names (`go tool task test:wasm` builds it); without it, a
+// request that needs CEL fails as in a browser that cannot download it.
 
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
+
+import { installCEL } from "../../static/cel.mjs";
 
 if (process.argv.length < 3) {
 	console.error("usage: run.mjs <binary.wasm> [arguments]");
@@ -27,6 +34,11 @@ globalThis.require = require;
 globalThis.fs = fs;
 globalThis.path = path;
 require(path.join(goroot, "lib", "wasm", "wasm_exec.js"));
+installCEL(() => {
+	const file = process.env.KUBEPLAY_CEL_WASM;
+	if (!file) return Promise.reject(new Error("KUBEPLAY_CEL_WASM is not set"));
+	return fs.promises.readFile(file);
+});
 
 let sqlite3InitModule;
 try {
