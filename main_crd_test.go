@@ -65,8 +65,10 @@ func TestKubectl_CRD(t *testing.T) {
 	table := "NAME   SIZE   COLOR   AGE\nw1     3      red     0s\nw2     7      blue    0s\n"
 	expect(ages.ReplaceAllString(k("get", "wdg"), "0s"), table)
 	expect(ages.ReplaceAllString(k("get", "widgets.kubectl.example.com", "-o", "wide"), "0s"), table)
+	// As on a real cluster, the kubernetes Service is in default from the start.
 	expect(ages.ReplaceAllString(k("get", "all", "-n", "default"), "0s"),
-		"NAME                            SIZE   COLOR   AGE\nwidget.kubectl.example.com/w1   3      red     0s\nwidget.kubectl.example.com/w2   7      blue    0s\n")
+		"NAME                 TYPE        CLUSTER-IP   EXTERNAL-IP   PORT(S)   AGE\nservice/kubernetes   ClusterIP   10.96.0.1    <none>        443/TCP   0s\n\n"+
+			"NAME                            SIZE   COLOR   AGE\nwidget.kubectl.example.com/w1   3      red     0s\nwidget.kubectl.example.com/w2   7      blue    0s\n")
 	expect(k("get", "widget", "w1", "-o", "jsonpath={.spec.size} {.spec.ports[0].name}"), "3 http")
 	for name, args := range crdExplains {
 		want, err := os.ReadFile(golden(name))
