@@ -20,8 +20,12 @@
 //                           "ready" or "failed"; also sent as "progress"
 //                           events (kubeplay is an EventTarget).
 //   kubeplay.timings        milliseconds since navigation start at which each
-//                           step ended (sqlite, download, compile, start,
-//                           firstAnswer).
+//                           step ended: sqlite (SQLite WASM loaded), download,
+//                           compile (kubeplay.wasm), main (the Go program
+//                           instantiated and its packages initialised),
+//                           engine (the store, the sandbox and the site
+//                           opened), start (the controllers' first passes
+//                           done: the engine takes requests), firstAnswer.
 //   kubeplay.worker         the Worker running the engine.
 //   kubeplay.compiled       Promise: true when this page downloaded and
 //                           compiled kubeplay.wasm, false when it took the
@@ -139,7 +143,10 @@ async function start(options) {
 				break;
 			case "ready":
 				kubeplay.storage = m.storage;
-				if (first) t.start = m.at - performance.timeOrigin;
+				if (first) {
+					for (const [step, at] of Object.entries(m.marks)) t[step] = at - performance.timeOrigin;
+					t.start = m.at - performance.timeOrigin;
+				}
 				onReady();
 				break;
 			case "failed":
