@@ -286,6 +286,12 @@ function siblings() {
 
 // compile downloads and compiles kubeplay.wasm as it arrives, reporting the
 // bytes received.
+//
+// V8 caches the code it compiled for a module (so that the next visit skips
+// most of the compilation) only when it compiled the browser's own Response
+// of the file, as fetched: progress is counted on a clone. A server that
+// does not say application/wasm gets a Response of ours, compiled as well
+// but never cached.
 async function compile(url) {
 	const res = await fetch(url);
 	if (!res.ok) {
@@ -299,21 +305,24 @@ async function compile(url) {
 	const total = Number(res.headers.get(length)) || 0;
 	let loaded = 0;
 	report("download", 0, total);
-	const counted = res.body.pipeThrough(
-		new TransformStream({
-			transform(chunk, ctl) {
-				loaded += chunk.byteLength;
-				report("download", loaded, total);
-				ctl.enqueue(chunk);
-			},
-			flush() {
-				kubeplay.timings.download = performance.now();
-				report("compile", loaded, loaded);
-			},
-		}),
-	);
-	// Our own Response, so the server's Content-Type does not matter.
-	const wasm = new Response(counted, { headers: { "Content-Type": "application/wasm" } });
+	const progress = new TransformStream({
+		transform(chunk, ctl) {
+			loaded += chunk.byteLength;
+			report("download", loaded, total);
+			ctl.enqueue(chunk);
+		},
+		flush() {
+			kubeplay.timings.download = performance.now();
+			report("compile", loaded, loaded);
+		},
+	});
+	let wasm;
+	if (WebAssembly.compileStreaming && res.headers.get("Content-Type")?.split(";")[0].trim() === "application/wasm") {
+		wasm = res;
+		res.clone().body.pipeThrough(progress).pipeTo(new WritableStream()).catch(() => {}); // compileStreaming reports the error
+	} else {
+		wasm = new Response(res.body.pipeThrough(progress), { headers: { "Content-Type": "application/wasm" } });
+	}
 	const module = WebAssembly.compileStreaming
 		? await WebAssembly.compileStreaming(wasm)
 		: await WebAssembly.compile(await wasm.arrayBuffer());
