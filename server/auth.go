@@ -389,27 +389,3 @@ func (b *rbacRules) RoleRules(ctx context.Context, ns, name string) ([]authz.Rul
 	b.rules[key] = role.Rules
 	return role.Rules, nil
 }
-
-// bootstrapRBAC creates the default roles and bindings kube-apiserver
-// creates on an empty cluster.
-func (s *Server) bootstrapRBAC(ctx context.Context) error {
-	objs, err := authz.Bootstrap()
-	if err != nil {
-		return err
-	}
-	for _, obj := range objs {
-		gv, err := schema.ParseGroupVersion(obj["apiVersion"].(string))
-		if err != nil {
-			return err
-		}
-		kind := obj["kind"].(string)
-		res := catalog.LookupBuiltin(gv.WithResource(strings.ToLower(kind) + "s"))
-		if res == nil {
-			return fmt.Errorf("no resource for %s", kind)
-		}
-		if err := s.createIfMissing(ctx, res, object(obj)); err != nil {
-			return err
-		}
-	}
-	return nil
-}

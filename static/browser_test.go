@@ -66,8 +66,13 @@ func TestBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatalf("kubeplay.ready: %v", err)
 	}
-	t.Logf("page load -> first answer: %.0f ms (sqlite %.0f, wasm downloaded %.0f, compiled %.0f, engine started %.0f)",
-		timings["firstAnswer"], timings["sqlite"], timings["download"], timings["compile"], timings["start"])
+	t.Logf("page load -> first answer: %.0f ms (sqlite %.0f, wasm downloaded %.0f, compiled %.0f, Go main %.0f, engine open %.0f, started %.0f)",
+		timings["firstAnswer"], timings["sqlite"], timings["download"], timings["compile"], timings["main"], timings["engine"], timings["start"])
+	for _, step := range []string{"main", "engine"} {
+		if !(timings["compile"] < timings[step] && timings[step] <= timings["start"]) {
+			t.Errorf("kubeplay.timings.%s = %.0f, not between compile and start", step, timings[step])
+		}
+	}
 	// Compressing competes for the CPU: only once the page has loaded.
 
 	t.Run("ConfigMap create and get", func(t *testing.T) {

@@ -20,8 +20,12 @@
 //                           "ready" or "failed"; also sent as "progress"
 //                           events (kubeplay is an EventTarget).
 //   kubeplay.timings        milliseconds since navigation start at which each
-//                           step ended (sqlite, download, compile, start,
-//                           firstAnswer).
+//                           step ended: sqlite (SQLite WASM loaded), download,
+//                           compile (kubeplay.wasm), main (the Go program
+//                           instantiated and its packages initialised),
+//                           engine (the store, the sandbox and the site
+//                           opened), start (the controllers' first passes
+//                           done: the engine takes requests), firstAnswer.
 //   kubeplay.worker         the Worker running the engine.
 //   kubeplay.compiled       Promise: true when this page downloaded and
 //                           compiled kubeplay.wasm, false when it took the
@@ -139,7 +143,10 @@ async function start(options) {
 				break;
 			case "ready":
 				kubeplay.storage = m.storage;
-				if (first) t.start = m.at - performance.timeOrigin;
+				if (first) {
+					for (const [step, at] of Object.entries(m.marks)) t[step] = at - performance.timeOrigin;
+					t.start = m.at - performance.timeOrigin;
+				}
 				onReady();
 				break;
 			case "failed":
@@ -279,6 +286,12 @@ function siblings() {
 
 // compile downloads and compiles kubeplay.wasm as it arrives, reporting the
 // bytes received.
+//
+// V8 caches the code it compiled for a module (so that the next visit skips
+// most of the compilation) only when it compiled the browser's own Response
+// of the file, as fetched: progress is counted on a clone. A server that
+// does not say application/wasm gets a Response of ours, compiled as well
+// but never cached.
 async function compile(url) {
 	const res = await fetch(url);
 	if (!res.ok) {
@@ -292,21 +305,24 @@ async function compile(url) {
 	const total = Number(res.headers.get(length)) || 0;
 	let loaded = 0;
 	report("download", 0, total);
-	const counted = res.body.pipeThrough(
-		new TransformStream({
-			transform(chunk, ctl) {
-				loaded += chunk.byteLength;
-				report("download", loaded, total);
-				ctl.enqueue(chunk);
-			},
-			flush() {
-				kubeplay.timings.download = performance.now();
-				report("compile", loaded, loaded);
-			},
-		}),
-	);
-	// Our own Response, so the server's Content-Type does not matter.
-	const wasm = new Response(counted, { headers: { "Content-Type": "application/wasm" } });
+	const progress = new TransformStream({
+		transform(chunk, ctl) {
+			loaded += chunk.byteLength;
+			report("download", loaded, total);
+			ctl.enqueue(chunk);
+		},
+		flush() {
+			kubeplay.timings.download = performance.now();
+			report("compile", loaded, loaded);
+		},
+	});
+	let wasm;
+	if (WebAssembly.compileStreaming && res.headers.get("Content-Type")?.split(";")[0].trim() === "application/wasm") {
+		wasm = res;
+		res.clone().body.pipeThrough(progress).pipeTo(new WritableStream()).catch(() => {}); // compileStreaming reports the error
+	} else {
+		wasm = new Response(res.body.pipeThrough(progress), { headers: { "Content-Type": "application/wasm" } });
+	}
 	const module = WebAssembly.compileStreaming
 		? await WebAssembly.compileStreaming(wasm)
 		: await WebAssembly.compile(await wasm.arrayBuffer());

@@ -42,11 +42,28 @@ self.addEventListener("message", (e) => {
 self.addEventListener("fetch", (e) => {
 	const req = e.request;
 	if (req.method !== "GET" || !req.url.startsWith(self.registration.scope)) return;
-	e.respondWith(fromNetwork(req).catch(() => fromCache(req)));
+	const network = new URL(req.url).pathname === new URL(engine, self.registration.scope).pathname ? engineFromNetwork : fromNetwork;
+	e.respondWith(network(req).catch(() => fromCache(req)));
 });
 
 async function fromNetwork(req) {
 	const res = await fetch(req);
+	if (res.status === 200) keep(req, res.clone());
+	return res;
+}
+
+// engineFromNetwork answers with the copy kept when the server says it is
+// current (304 to its ETag), else as fromNetwork. Chromium keeps the code it
+// compiled from a Response that a service worker took from the Cache Storage
+// beside that copy, and skips compiling it at the next visit, but not for a
+// Response the worker fetched.
+async function engineFromNetwork(req) {
+	const cache = await caches.open(cacheName);
+	const kept = await cache.match(req, { ignoreSearch: true });
+	const etag = kept?.headers.get("ETag");
+	if (!etag) return fromNetwork(req);
+	const res = await fetch(new Request(req, { headers: { "If-None-Match": etag } }));
+	if (res.status === 304) return kept;
 	if (res.status === 200) keep(req, res.clone());
 	return res;
 }

@@ -21,8 +21,10 @@
 //   {type: "export"}    reply {type: "exported", bytes} (or "exportFailed").
 // worker -> page
 //   {type: "sqlite", at}                     SQLite WASM is loaded
-//   {type: "ready", storage, at}             the engine runs; storage says
-//                                            where the database lives
+//   {type: "ready", storage, at, marks}      the engine runs; storage says
+//                                            where the database lives, marks
+//                                            when the engine's steps ended
+//                                            ({main, engine}, as at)
 //   {type: "failed", message}                it cannot start
 //   {type: "head"|"chunk"|"end", id, ...}    the sink's calls, as messages
 //   {type: "exit", code}                     the Go program ended
@@ -50,9 +52,11 @@ import { installCEL } from "./cel.mjs";
 const dist = new URL("dist/", import.meta.url);
 
 // bootHook is the global the Go program calls once started (wasm/main.go);
-// databaseGlobal names the database it opens.
+// databaseGlobal names the database it opens; it calls markHook as its
+// steps end.
 const bootHook = "__kubeplayBoot";
 const databaseGlobal = "__kubeplayDatabase";
+const markHook = "__kubeplayMark";
 const vfsName = "kubeplay";
 const dbFile = "/kubeplay.sqlite3";
 const emulationGlobal = "__kubeplayEmulation";
@@ -181,6 +185,8 @@ async function start({ module, reset, snapshot, memory }) {
 	const booted = new Promise((resolve, reject) => {
 		globalThis[bootHook] = (err, eng) => (err ? reject(new Error(`kubeplay could not start: ${err}`)) : resolve(eng));
 	});
+	const marks = {};
+	globalThis[markHook] = (step) => (marks[step] = at());
 	const instance = await WebAssembly.instantiate(module, go.importObject);
 	const exited = go.run(instance).then(() => {
 		postMessage({ type: "exit", code: exitCode });
@@ -191,7 +197,7 @@ async function start({ module, reset, snapshot, memory }) {
 	} finally {
 		delete globalThis[bootHook];
 	}
-	postMessage({ type: "ready", storage, at: at() });
+	postMessage({ type: "ready", storage, at: at(), marks });
 	for (const m of early.splice(0)) handle(m);
 }
 

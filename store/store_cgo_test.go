@@ -72,3 +72,23 @@ func TestCheckFile(t *testing.T) {
 		t.Errorf("CheckFile(junk) succeeded")
 	}
 }
+
+// TestOpen_existingDatabase: opening a database that has the schema only
+// reads it, so that it costs no write (slow in a browser's file system). In
+// WAL mode a write would leave frames in the -wal file.
+func TestOpen_existingDatabase(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "kv.db")
+	openFile(t, path).Close()
+	st := openFile(t, path)
+	defer st.Close()
+	info, err := os.Stat(path + "-wal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Size() != 0 {
+		t.Errorf("reopening the database wrote %d bytes to its WAL", info.Size())
+	}
+	if _, err := st.Create(t.Context(), "/a", []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -15,6 +15,9 @@
 //   - set globalThis[bootHook] to a function(err, engine) that this program
 //     calls once: with an error message if it could not start, or with the
 //     engine, an object whose methods are described on engine below;
+//   - optionally, set globalThis[markHook] to a function(step) that this
+//     program calls as each step of its start ends: "main" (its packages
+//     initialised), "engine" (the store, the sandbox and the site open);
 //   - to keep the emulated release across reloads, set the globals
 //     described in emulation.go.
 package main
@@ -33,13 +36,16 @@ import (
 )
 
 // bootHook is the global the host sets to learn that the engine started;
-// databaseGlobal names the database.
+// databaseGlobal names the database; markHook learns when each step of the
+// start ends.
 const (
 	bootHook       = "__kubeplayBoot"
 	databaseGlobal = "__kubeplayDatabase"
+	markHook       = "__kubeplayMark"
 )
 
 func main() {
+	mark(js.Global(), "main")
 	if err := run(context.Background(), js.Global()); err != nil {
 		fmt.Fprintln(os.Stderr, "kubeplay:", err)
 		os.Exit(1)
@@ -62,8 +68,16 @@ func run(ctx context.Context, global js.Value) error {
 		hook.Invoke(err.Error(), js.Null())
 		return err
 	}
+	mark(global, "engine")
 	hook.Invoke(js.Null(), newEngine(site).jsValue())
 	return nil
+}
+
+// mark tells the host that step of the start ended, if it asked.
+func mark(global js.Value, step string) {
+	if f := global.Get(markHook); f.Type() == js.TypeFunction {
+		f.Invoke(step)
+	}
 }
 
 // open opens the store on database db and the sandbox, emulating the

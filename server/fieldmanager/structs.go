@@ -2,6 +2,7 @@ package fieldmanager
 
 import (
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/kube-openapi/pkg/validation/spec"
@@ -45,12 +46,32 @@ var (
 	}
 )
 
+// The tables of zz_generated_structs.go, read when first needed: as map
+// literals they were 0.4 MB of WebAssembly that every start of the engine
+// compiled and ran.
+var (
+	structFields = sync.OnceValue(func() map[string][]string { return parseTable(structFieldsTable) })
+	nullFields   = sync.OnceValue(func() map[string][]string { return parseTable(nullFieldsTable) })
+	zeroFields   = sync.OnceValue(func() map[string][]string { return parseTable(zeroFieldsTable) })
+)
+
+// parseTable reads a table of zz_generated_structs.go: one line per schema,
+// its name then its fields, separated by tabs.
+func parseTable(table string) map[string][]string {
+	m := map[string][]string{}
+	for line := range strings.Lines(table) {
+		f := strings.Split(strings.TrimSuffix(line, "\n"), "\t")
+		m[f[0]] = f[1:]
+	}
+	return m
+}
+
 // structFieldsOf lists the fields of schema def held as structs by value.
 func structFieldsOf(def string) []string {
 	if f, ok := apiextensionsStructFields[def]; ok {
 		return f
 	}
-	return structFields[def]
+	return structFields()[def]
 }
 
 // nullFieldsOf lists the fields a zero value of schema def holds as null.
@@ -58,7 +79,7 @@ func nullFieldsOf(def string) []string {
 	if f, ok := apiextensionsNullFields[def]; ok {
 		return f
 	}
-	return nullFields[def]
+	return nullFields()[def]
 }
 
 func materialize(schemas map[string]*spec.Schema, def string, obj map[string]any) {
@@ -72,7 +93,7 @@ func materialize(schemas map[string]*spec.Schema, def string, obj map[string]any
 			obj[f] = nil
 		}
 	}
-	for _, fk := range zeroFields[def] {
+	for _, fk := range zeroFields()[def] {
 		f, kind, _ := strings.Cut(fk, "=")
 		if _, ok := obj[f]; !ok {
 			obj[f] = zeroOf(kind)
@@ -115,7 +136,7 @@ func materialize(schemas map[string]*spec.Schema, def string, obj map[string]any
 	}
 }
 
-// zeroOf is the JSON zero value of a Go kind of zeroFields.
+// zeroOf is the JSON zero value of a Go kind of zeroFieldsTable.
 func zeroOf(kind string) any {
 	switch kind {
 	case "string":

@@ -2,1079 +2,1080 @@
 
 package fieldmanager
 
-// structFields lists, by schema name, the fields kube-apiserver's Go types hold as structs by value.
-var structFields = map[string][]string{
-	"io.k8s.api.admissionregistration.v1.MutatingWebhook":                            {"clientConfig"},
-	"io.k8s.api.admissionregistration.v1.MutatingWebhookConfiguration":               {"metadata"},
-	"io.k8s.api.admissionregistration.v1.MutatingWebhookConfigurationList":           {"metadata"},
-	"io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicy":                  {"metadata", "spec", "status"},
-	"io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBinding":           {"metadata", "spec"},
-	"io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBindingList":       {"metadata"},
-	"io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyList":              {"metadata"},
-	"io.k8s.api.admissionregistration.v1.ValidatingWebhook":                          {"clientConfig"},
-	"io.k8s.api.admissionregistration.v1.ValidatingWebhookConfiguration":             {"metadata"},
-	"io.k8s.api.admissionregistration.v1.ValidatingWebhookConfigurationList":         {"metadata"},
-	"io.k8s.api.admissionregistration.v1alpha1.MutatingAdmissionPolicy":              {"metadata", "spec"},
-	"io.k8s.api.admissionregistration.v1alpha1.MutatingAdmissionPolicyBinding":       {"metadata", "spec"},
-	"io.k8s.api.admissionregistration.v1alpha1.MutatingAdmissionPolicyBindingList":   {"metadata"},
-	"io.k8s.api.admissionregistration.v1alpha1.MutatingAdmissionPolicyList":          {"metadata"},
-	"io.k8s.api.admissionregistration.v1alpha1.ValidatingAdmissionPolicy":            {"metadata", "spec", "status"},
-	"io.k8s.api.admissionregistration.v1alpha1.ValidatingAdmissionPolicyBinding":     {"metadata", "spec"},
-	"io.k8s.api.admissionregistration.v1alpha1.ValidatingAdmissionPolicyBindingList": {"metadata"},
-	"io.k8s.api.admissionregistration.v1alpha1.ValidatingAdmissionPolicyList":        {"metadata"},
-	"io.k8s.api.admissionregistration.v1beta1.MutatingAdmissionPolicy":               {"metadata", "spec"},
-	"io.k8s.api.admissionregistration.v1beta1.MutatingAdmissionPolicyBinding":        {"metadata", "spec"},
-	"io.k8s.api.admissionregistration.v1beta1.MutatingAdmissionPolicyBindingList":    {"metadata"},
-	"io.k8s.api.admissionregistration.v1beta1.MutatingAdmissionPolicyList":           {"metadata"},
-	"io.k8s.api.admissionregistration.v1beta1.MutatingWebhook":                       {"clientConfig"},
-	"io.k8s.api.admissionregistration.v1beta1.MutatingWebhookConfiguration":          {"metadata"},
-	"io.k8s.api.admissionregistration.v1beta1.MutatingWebhookConfigurationList":      {"metadata"},
-	"io.k8s.api.admissionregistration.v1beta1.ValidatingAdmissionPolicy":             {"metadata", "spec", "status"},
-	"io.k8s.api.admissionregistration.v1beta1.ValidatingAdmissionPolicyBinding":      {"metadata", "spec"},
-	"io.k8s.api.admissionregistration.v1beta1.ValidatingAdmissionPolicyBindingList":  {"metadata"},
-	"io.k8s.api.admissionregistration.v1beta1.ValidatingAdmissionPolicyList":         {"metadata"},
-	"io.k8s.api.admissionregistration.v1beta1.ValidatingWebhook":                     {"clientConfig"},
-	"io.k8s.api.admissionregistration.v1beta1.ValidatingWebhookConfiguration":        {"metadata"},
-	"io.k8s.api.admissionregistration.v1beta1.ValidatingWebhookConfigurationList":    {"metadata"},
-	"io.k8s.api.apiserverinternal.v1alpha1.StorageVersion":                           {"metadata", "spec", "status"},
-	"io.k8s.api.apiserverinternal.v1alpha1.StorageVersionList":                       {"metadata"},
-	"io.k8s.api.apps.v1.ControllerRevision":                                          {"metadata"},
-	"io.k8s.api.apps.v1.ControllerRevisionList":                                      {"metadata"},
-	"io.k8s.api.apps.v1.DaemonSet":                                                   {"metadata", "spec", "status"},
-	"io.k8s.api.apps.v1.DaemonSetList":                                               {"metadata"},
-	"io.k8s.api.apps.v1.DaemonSetSpec":                                               {"template", "updateStrategy"},
-	"io.k8s.api.apps.v1.Deployment":                                                  {"metadata", "spec", "status"},
-	"io.k8s.api.apps.v1.DeploymentList":                                              {"metadata"},
-	"io.k8s.api.apps.v1.DeploymentSpec":                                              {"strategy", "template"},
-	"io.k8s.api.apps.v1.ReplicaSet":                                                  {"metadata", "spec", "status"},
-	"io.k8s.api.apps.v1.ReplicaSetList":                                              {"metadata"},
-	"io.k8s.api.apps.v1.ReplicaSetSpec":                                              {"template"},
-	"io.k8s.api.apps.v1.StatefulSet":                                                 {"metadata", "spec", "status"},
-	"io.k8s.api.apps.v1.StatefulSetList":                                             {"metadata"},
-	"io.k8s.api.apps.v1.StatefulSetSpec":                                             {"template", "updateStrategy"},
-	"io.k8s.api.apps.v1beta1.ControllerRevision":                                     {"metadata"},
-	"io.k8s.api.apps.v1beta1.ControllerRevisionList":                                 {"metadata"},
-	"io.k8s.api.apps.v1beta1.Deployment":                                             {"metadata", "spec", "status"},
-	"io.k8s.api.apps.v1beta1.DeploymentList":                                         {"metadata"},
-	"io.k8s.api.apps.v1beta1.DeploymentRollback":                                     {"rollbackTo"},
-	"io.k8s.api.apps.v1beta1.DeploymentSpec":                                         {"strategy", "template"},
-	"io.k8s.api.apps.v1beta1.Scale":                                                  {"metadata", "spec", "status"},
-	"io.k8s.api.apps.v1beta1.StatefulSet":                                            {"metadata", "spec", "status"},
-	"io.k8s.api.apps.v1beta1.StatefulSetList":                                        {"metadata"},
-	"io.k8s.api.apps.v1beta1.StatefulSetSpec":                                        {"template", "updateStrategy"},
-	"io.k8s.api.apps.v1beta2.ControllerRevision":                                     {"metadata"},
-	"io.k8s.api.apps.v1beta2.ControllerRevisionList":                                 {"metadata"},
-	"io.k8s.api.apps.v1beta2.DaemonSet":                                              {"metadata", "spec", "status"},
-	"io.k8s.api.apps.v1beta2.DaemonSetList":                                          {"metadata"},
-	"io.k8s.api.apps.v1beta2.DaemonSetSpec":                                          {"template", "updateStrategy"},
-	"io.k8s.api.apps.v1beta2.Deployment":                                             {"metadata", "spec", "status"},
-	"io.k8s.api.apps.v1beta2.DeploymentList":                                         {"metadata"},
-	"io.k8s.api.apps.v1beta2.DeploymentSpec":                                         {"strategy", "template"},
-	"io.k8s.api.apps.v1beta2.ReplicaSet":                                             {"metadata", "spec", "status"},
-	"io.k8s.api.apps.v1beta2.ReplicaSetList":                                         {"metadata"},
-	"io.k8s.api.apps.v1beta2.ReplicaSetSpec":                                         {"template"},
-	"io.k8s.api.apps.v1beta2.Scale":                                                  {"metadata", "spec", "status"},
-	"io.k8s.api.apps.v1beta2.StatefulSet":                                            {"metadata", "spec", "status"},
-	"io.k8s.api.apps.v1beta2.StatefulSetList":                                        {"metadata"},
-	"io.k8s.api.apps.v1beta2.StatefulSetSpec":                                        {"template", "updateStrategy"},
-	"io.k8s.api.authentication.v1.SelfSubjectReview":                                 {"metadata", "status"},
-	"io.k8s.api.authentication.v1.SelfSubjectReviewStatus":                           {"userInfo"},
-	"io.k8s.api.authentication.v1.TokenRequest":                                      {"metadata", "spec", "status"},
-	"io.k8s.api.authentication.v1.TokenReview":                                       {"metadata", "spec", "status"},
-	"io.k8s.api.authentication.v1.TokenReviewStatus":                                 {"user"},
-	"io.k8s.api.authentication.v1alpha1.SelfSubjectReview":                           {"metadata", "status"},
-	"io.k8s.api.authentication.v1alpha1.SelfSubjectReviewStatus":                     {"userInfo"},
-	"io.k8s.api.authentication.v1beta1.SelfSubjectReview":                            {"metadata", "status"},
-	"io.k8s.api.authentication.v1beta1.SelfSubjectReviewStatus":                      {"userInfo"},
-	"io.k8s.api.authentication.v1beta1.TokenReview":                                  {"metadata", "spec", "status"},
-	"io.k8s.api.authentication.v1beta1.TokenReviewStatus":                            {"user"},
-	"io.k8s.api.authorization.v1.LocalSubjectAccessReview":                           {"metadata", "spec", "status"},
-	"io.k8s.api.authorization.v1.SelfSubjectAccessReview":                            {"metadata", "spec", "status"},
-	"io.k8s.api.authorization.v1.SelfSubjectRulesReview":                             {"metadata", "spec", "status"},
-	"io.k8s.api.authorization.v1.SubjectAccessReview":                                {"metadata", "spec", "status"},
-	"io.k8s.api.authorization.v1beta1.LocalSubjectAccessReview":                      {"metadata", "spec", "status"},
-	"io.k8s.api.authorization.v1beta1.SelfSubjectAccessReview":                       {"metadata", "spec", "status"},
-	"io.k8s.api.authorization.v1beta1.SelfSubjectRulesReview":                        {"metadata", "spec", "status"},
-	"io.k8s.api.authorization.v1beta1.SubjectAccessReview":                           {"metadata", "spec", "status"},
-	"io.k8s.api.autoscaling.v1.HorizontalPodAutoscaler":                              {"metadata", "spec", "status"},
-	"io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerList":                          {"metadata"},
-	"io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerSpec":                          {"scaleTargetRef"},
-	"io.k8s.api.autoscaling.v1.Scale":                                                {"metadata", "spec", "status"},
-	"io.k8s.api.autoscaling.v2.ContainerResourceMetricSource":                        {"target"},
-	"io.k8s.api.autoscaling.v2.ContainerResourceMetricStatus":                        {"current"},
-	"io.k8s.api.autoscaling.v2.ExternalMetricSource":                                 {"metric", "target"},
-	"io.k8s.api.autoscaling.v2.ExternalMetricStatus":                                 {"current", "metric"},
-	"io.k8s.api.autoscaling.v2.HorizontalPodAutoscaler":                              {"metadata", "spec", "status"},
-	"io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerList":                          {"metadata"},
-	"io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerSpec":                          {"scaleTargetRef"},
-	"io.k8s.api.autoscaling.v2.ObjectMetricSource":                                   {"describedObject", "metric", "target"},
-	"io.k8s.api.autoscaling.v2.ObjectMetricStatus":                                   {"current", "describedObject", "metric"},
-	"io.k8s.api.autoscaling.v2.PodsMetricSource":                                     {"metric", "target"},
-	"io.k8s.api.autoscaling.v2.PodsMetricStatus":                                     {"current", "metric"},
-	"io.k8s.api.autoscaling.v2.ResourceMetricSource":                                 {"target"},
-	"io.k8s.api.autoscaling.v2.ResourceMetricStatus":                                 {"current"},
-	"io.k8s.api.autoscaling.v2beta1.HorizontalPodAutoscaler":                         {"metadata", "spec", "status"},
-	"io.k8s.api.autoscaling.v2beta1.HorizontalPodAutoscalerList":                     {"metadata"},
-	"io.k8s.api.autoscaling.v2beta1.HorizontalPodAutoscalerSpec":                     {"scaleTargetRef"},
-	"io.k8s.api.autoscaling.v2beta1.ObjectMetricSource":                              {"target"},
-	"io.k8s.api.autoscaling.v2beta1.ObjectMetricStatus":                              {"target"},
-	"io.k8s.api.autoscaling.v2beta2.ContainerResourceMetricSource":                   {"target"},
-	"io.k8s.api.autoscaling.v2beta2.ContainerResourceMetricStatus":                   {"current"},
-	"io.k8s.api.autoscaling.v2beta2.ExternalMetricSource":                            {"metric", "target"},
-	"io.k8s.api.autoscaling.v2beta2.ExternalMetricStatus":                            {"current", "metric"},
-	"io.k8s.api.autoscaling.v2beta2.HorizontalPodAutoscaler":                         {"metadata", "spec", "status"},
-	"io.k8s.api.autoscaling.v2beta2.HorizontalPodAutoscalerList":                     {"metadata"},
-	"io.k8s.api.autoscaling.v2beta2.HorizontalPodAutoscalerSpec":                     {"scaleTargetRef"},
-	"io.k8s.api.autoscaling.v2beta2.ObjectMetricSource":                              {"describedObject", "metric", "target"},
-	"io.k8s.api.autoscaling.v2beta2.ObjectMetricStatus":                              {"current", "describedObject", "metric"},
-	"io.k8s.api.autoscaling.v2beta2.PodsMetricSource":                                {"metric", "target"},
-	"io.k8s.api.autoscaling.v2beta2.PodsMetricStatus":                                {"current", "metric"},
-	"io.k8s.api.autoscaling.v2beta2.ResourceMetricSource":                            {"target"},
-	"io.k8s.api.autoscaling.v2beta2.ResourceMetricStatus":                            {"current"},
-	"io.k8s.api.batch.v1.CronJob":                                                    {"metadata", "spec", "status"},
-	"io.k8s.api.batch.v1.CronJobList":                                                {"metadata"},
-	"io.k8s.api.batch.v1.CronJobSpec":                                                {"jobTemplate"},
-	"io.k8s.api.batch.v1.Job":                                                        {"metadata", "spec", "status"},
-	"io.k8s.api.batch.v1.JobList":                                                    {"metadata"},
-	"io.k8s.api.batch.v1.JobSpec":                                                    {"template"},
-	"io.k8s.api.batch.v1.JobTemplateSpec":                                            {"metadata", "spec"},
-	"io.k8s.api.batch.v1beta1.CronJob":                                               {"metadata", "spec", "status"},
-	"io.k8s.api.batch.v1beta1.CronJobList":                                           {"metadata"},
-	"io.k8s.api.batch.v1beta1.CronJobSpec":                                           {"jobTemplate"},
-	"io.k8s.api.batch.v1beta1.JobTemplateSpec":                                       {"metadata", "spec"},
-	"io.k8s.api.certificates.v1.CertificateSigningRequest":                           {"metadata", "spec", "status"},
-	"io.k8s.api.certificates.v1.CertificateSigningRequestList":                       {"metadata"},
-	"io.k8s.api.certificates.v1alpha1.ClusterTrustBundle":                            {"metadata", "spec"},
-	"io.k8s.api.certificates.v1alpha1.ClusterTrustBundleList":                        {"metadata"},
-	"io.k8s.api.certificates.v1beta1.CertificateSigningRequest":                      {"metadata", "spec", "status"},
-	"io.k8s.api.certificates.v1beta1.CertificateSigningRequestList":                  {"metadata"},
-	"io.k8s.api.certificates.v1beta1.ClusterTrustBundle":                             {"metadata", "spec"},
-	"io.k8s.api.certificates.v1beta1.ClusterTrustBundleList":                         {"metadata"},
-	"io.k8s.api.certificates.v1beta1.PodCertificateRequest":                          {"metadata", "spec", "status"},
-	"io.k8s.api.certificates.v1beta1.PodCertificateRequestList":                      {"metadata"},
-	"io.k8s.api.coordination.v1.Lease":                                               {"metadata", "spec"},
-	"io.k8s.api.coordination.v1.LeaseList":                                           {"metadata"},
-	"io.k8s.api.coordination.v1alpha2.LeaseCandidate":                                {"metadata", "spec"},
-	"io.k8s.api.coordination.v1alpha2.LeaseCandidateList":                            {"metadata"},
-	"io.k8s.api.coordination.v1beta1.Lease":                                          {"metadata", "spec"},
-	"io.k8s.api.coordination.v1beta1.LeaseCandidate":                                 {"metadata", "spec"},
-	"io.k8s.api.coordination.v1beta1.LeaseCandidateList":                             {"metadata"},
-	"io.k8s.api.coordination.v1beta1.LeaseList":                                      {"metadata"},
-	"io.k8s.api.core.v1.Binding":                                                     {"metadata", "target"},
-	"io.k8s.api.core.v1.ComponentStatus":                                             {"metadata"},
-	"io.k8s.api.core.v1.ComponentStatusList":                                         {"metadata"},
-	"io.k8s.api.core.v1.ConfigMap":                                                   {"metadata"},
-	"io.k8s.api.core.v1.ConfigMapList":                                               {"metadata"},
-	"io.k8s.api.core.v1.Container":                                                   {"resources"},
-	"io.k8s.api.core.v1.ContainerStatus":                                             {"lastState", "state"},
-	"io.k8s.api.core.v1.Endpoints":                                                   {"metadata"},
-	"io.k8s.api.core.v1.EndpointsList":                                               {"metadata"},
-	"io.k8s.api.core.v1.EphemeralContainer":                                          {"resources"},
-	"io.k8s.api.core.v1.Event":                                                       {"involvedObject", "metadata", "source"},
-	"io.k8s.api.core.v1.EventList":                                                   {"metadata"},
-	"io.k8s.api.core.v1.LimitRange":                                                  {"metadata", "spec"},
-	"io.k8s.api.core.v1.LimitRangeList":                                              {"metadata"},
-	"io.k8s.api.core.v1.List":                                                        {"metadata"},
-	"io.k8s.api.core.v1.Namespace":                                                   {"metadata", "spec", "status"},
-	"io.k8s.api.core.v1.NamespaceList":                                               {"metadata"},
-	"io.k8s.api.core.v1.Node":                                                        {"metadata", "spec", "status"},
-	"io.k8s.api.core.v1.NodeDaemonEndpoints":                                         {"kubeletEndpoint"},
-	"io.k8s.api.core.v1.NodeList":                                                    {"metadata"},
-	"io.k8s.api.core.v1.NodeStatus":                                                  {"daemonEndpoints", "nodeInfo"},
-	"io.k8s.api.core.v1.PersistentVolume":                                            {"metadata", "spec", "status"},
-	"io.k8s.api.core.v1.PersistentVolumeClaim":                                       {"metadata", "spec", "status"},
-	"io.k8s.api.core.v1.PersistentVolumeClaimList":                                   {"metadata"},
-	"io.k8s.api.core.v1.PersistentVolumeClaimSpec":                                   {"resources"},
-	"io.k8s.api.core.v1.PersistentVolumeClaimTemplate":                               {"metadata", "spec"},
-	"io.k8s.api.core.v1.PersistentVolumeList":                                        {"metadata"},
-	"io.k8s.api.core.v1.Pod":                                                         {"metadata", "spec", "status"},
-	"io.k8s.api.core.v1.PodList":                                                     {"metadata"},
-	"io.k8s.api.core.v1.PodStatusResult":                                             {"metadata", "status"},
-	"io.k8s.api.core.v1.PodTemplate":                                                 {"metadata", "template"},
-	"io.k8s.api.core.v1.PodTemplateList":                                             {"metadata"},
-	"io.k8s.api.core.v1.PodTemplateSpec":                                             {"metadata", "spec"},
-	"io.k8s.api.core.v1.PreferredSchedulingTerm":                                     {"preference"},
-	"io.k8s.api.core.v1.RangeAllocation":                                             {"metadata"},
-	"io.k8s.api.core.v1.ReplicationController":                                       {"metadata", "spec", "status"},
-	"io.k8s.api.core.v1.ReplicationControllerList":                                   {"metadata"},
-	"io.k8s.api.core.v1.ResourceQuota":                                               {"metadata", "spec", "status"},
-	"io.k8s.api.core.v1.ResourceQuotaList":                                           {"metadata"},
-	"io.k8s.api.core.v1.Secret":                                                      {"metadata"},
-	"io.k8s.api.core.v1.SecretList":                                                  {"metadata"},
-	"io.k8s.api.core.v1.SerializedReference":                                         {"reference"},
-	"io.k8s.api.core.v1.Service":                                                     {"metadata", "spec", "status"},
-	"io.k8s.api.core.v1.ServiceAccount":                                              {"metadata"},
-	"io.k8s.api.core.v1.ServiceAccountList":                                          {"metadata"},
-	"io.k8s.api.core.v1.ServiceList":                                                 {"metadata"},
-	"io.k8s.api.core.v1.ServiceStatus":                                               {"loadBalancer"},
-	"io.k8s.api.core.v1.WeightedPodAffinityTerm":                                     {"podAffinityTerm"},
-	"io.k8s.api.discovery.v1.Endpoint":                                               {"conditions"},
-	"io.k8s.api.discovery.v1.EndpointSlice":                                          {"metadata"},
-	"io.k8s.api.discovery.v1.EndpointSliceList":                                      {"metadata"},
-	"io.k8s.api.discovery.v1beta1.Endpoint":                                          {"conditions"},
-	"io.k8s.api.discovery.v1beta1.EndpointSlice":                                     {"metadata"},
-	"io.k8s.api.discovery.v1beta1.EndpointSliceList":                                 {"metadata"},
-	"io.k8s.api.events.v1.Event":                                                     {"deprecatedSource", "metadata", "regarding"},
-	"io.k8s.api.events.v1.EventList":                                                 {"metadata"},
-	"io.k8s.api.events.v1beta1.Event":                                                {"deprecatedSource", "metadata", "regarding"},
-	"io.k8s.api.events.v1beta1.EventList":                                            {"metadata"},
-	"io.k8s.api.extensions.v1beta1.DaemonSet":                                        {"metadata", "spec", "status"},
-	"io.k8s.api.extensions.v1beta1.DaemonSetList":                                    {"metadata"},
-	"io.k8s.api.extensions.v1beta1.DaemonSetSpec":                                    {"template", "updateStrategy"},
-	"io.k8s.api.extensions.v1beta1.Deployment":                                       {"metadata", "spec", "status"},
-	"io.k8s.api.extensions.v1beta1.DeploymentList":                                   {"metadata"},
-	"io.k8s.api.extensions.v1beta1.DeploymentRollback":                               {"rollbackTo"},
-	"io.k8s.api.extensions.v1beta1.DeploymentSpec":                                   {"strategy", "template"},
-	"io.k8s.api.extensions.v1beta1.HTTPIngressPath":                                  {"backend"},
-	"io.k8s.api.extensions.v1beta1.Ingress":                                          {"metadata", "spec", "status"},
-	"io.k8s.api.extensions.v1beta1.IngressList":                                      {"metadata"},
-	"io.k8s.api.extensions.v1beta1.IngressStatus":                                    {"loadBalancer"},
-	"io.k8s.api.extensions.v1beta1.NetworkPolicy":                                    {"metadata", "spec"},
-	"io.k8s.api.extensions.v1beta1.NetworkPolicyList":                                {"metadata"},
-	"io.k8s.api.extensions.v1beta1.NetworkPolicySpec":                                {"podSelector"},
-	"io.k8s.api.extensions.v1beta1.ReplicaSet":                                       {"metadata", "spec", "status"},
-	"io.k8s.api.extensions.v1beta1.ReplicaSetList":                                   {"metadata"},
-	"io.k8s.api.extensions.v1beta1.ReplicaSetSpec":                                   {"template"},
-	"io.k8s.api.extensions.v1beta1.Scale":                                            {"metadata", "spec", "status"},
-	"io.k8s.api.flowcontrol.v1.FlowSchema":                                           {"metadata", "spec", "status"},
-	"io.k8s.api.flowcontrol.v1.FlowSchemaList":                                       {"metadata"},
-	"io.k8s.api.flowcontrol.v1.FlowSchemaSpec":                                       {"priorityLevelConfiguration"},
-	"io.k8s.api.flowcontrol.v1.LimitedPriorityLevelConfiguration":                    {"limitResponse"},
-	"io.k8s.api.flowcontrol.v1.PriorityLevelConfiguration":                           {"metadata", "spec", "status"},
-	"io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationList":                       {"metadata"},
-	"io.k8s.api.flowcontrol.v1beta1.FlowSchema":                                      {"metadata", "spec", "status"},
-	"io.k8s.api.flowcontrol.v1beta1.FlowSchemaList":                                  {"metadata"},
-	"io.k8s.api.flowcontrol.v1beta1.FlowSchemaSpec":                                  {"priorityLevelConfiguration"},
-	"io.k8s.api.flowcontrol.v1beta1.LimitedPriorityLevelConfiguration":               {"limitResponse"},
-	"io.k8s.api.flowcontrol.v1beta1.PriorityLevelConfiguration":                      {"metadata", "spec", "status"},
-	"io.k8s.api.flowcontrol.v1beta1.PriorityLevelConfigurationList":                  {"metadata"},
-	"io.k8s.api.flowcontrol.v1beta2.FlowSchema":                                      {"metadata", "spec", "status"},
-	"io.k8s.api.flowcontrol.v1beta2.FlowSchemaList":                                  {"metadata"},
-	"io.k8s.api.flowcontrol.v1beta2.FlowSchemaSpec":                                  {"priorityLevelConfiguration"},
-	"io.k8s.api.flowcontrol.v1beta2.LimitedPriorityLevelConfiguration":               {"limitResponse"},
-	"io.k8s.api.flowcontrol.v1beta2.PriorityLevelConfiguration":                      {"metadata", "spec", "status"},
-	"io.k8s.api.flowcontrol.v1beta2.PriorityLevelConfigurationList":                  {"metadata"},
-	"io.k8s.api.flowcontrol.v1beta3.FlowSchema":                                      {"metadata", "spec", "status"},
-	"io.k8s.api.flowcontrol.v1beta3.FlowSchemaList":                                  {"metadata"},
-	"io.k8s.api.flowcontrol.v1beta3.FlowSchemaSpec":                                  {"priorityLevelConfiguration"},
-	"io.k8s.api.flowcontrol.v1beta3.LimitedPriorityLevelConfiguration":               {"limitResponse"},
-	"io.k8s.api.flowcontrol.v1beta3.PriorityLevelConfiguration":                      {"metadata", "spec", "status"},
-	"io.k8s.api.flowcontrol.v1beta3.PriorityLevelConfigurationList":                  {"metadata"},
-	"io.k8s.api.networking.v1.HTTPIngressPath":                                       {"backend"},
-	"io.k8s.api.networking.v1.IPAddress":                                             {"metadata", "spec"},
-	"io.k8s.api.networking.v1.IPAddressList":                                         {"metadata"},
-	"io.k8s.api.networking.v1.Ingress":                                               {"metadata", "spec", "status"},
-	"io.k8s.api.networking.v1.IngressClass":                                          {"metadata", "spec"},
-	"io.k8s.api.networking.v1.IngressClassList":                                      {"metadata"},
-	"io.k8s.api.networking.v1.IngressList":                                           {"metadata"},
-	"io.k8s.api.networking.v1.IngressServiceBackend":                                 {"port"},
-	"io.k8s.api.networking.v1.IngressStatus":                                         {"loadBalancer"},
-	"io.k8s.api.networking.v1.NetworkPolicy":                                         {"metadata", "spec"},
-	"io.k8s.api.networking.v1.NetworkPolicyList":                                     {"metadata"},
-	"io.k8s.api.networking.v1.NetworkPolicySpec":                                     {"podSelector"},
-	"io.k8s.api.networking.v1.ServiceCIDR":                                           {"metadata", "spec", "status"},
-	"io.k8s.api.networking.v1.ServiceCIDRList":                                       {"metadata"},
-	"io.k8s.api.networking.v1beta1.HTTPIngressPath":                                  {"backend"},
-	"io.k8s.api.networking.v1beta1.IPAddress":                                        {"metadata", "spec"},
-	"io.k8s.api.networking.v1beta1.IPAddressList":                                    {"metadata"},
-	"io.k8s.api.networking.v1beta1.Ingress":                                          {"metadata", "spec", "status"},
-	"io.k8s.api.networking.v1beta1.IngressClass":                                     {"metadata", "spec"},
-	"io.k8s.api.networking.v1beta1.IngressClassList":                                 {"metadata"},
-	"io.k8s.api.networking.v1beta1.IngressList":                                      {"metadata"},
-	"io.k8s.api.networking.v1beta1.IngressStatus":                                    {"loadBalancer"},
-	"io.k8s.api.networking.v1beta1.ServiceCIDR":                                      {"metadata", "spec", "status"},
-	"io.k8s.api.networking.v1beta1.ServiceCIDRList":                                  {"metadata"},
-	"io.k8s.api.node.v1.RuntimeClass":                                                {"metadata"},
-	"io.k8s.api.node.v1.RuntimeClassList":                                            {"metadata"},
-	"io.k8s.api.node.v1alpha1.RuntimeClass":                                          {"metadata", "spec"},
-	"io.k8s.api.node.v1alpha1.RuntimeClassList":                                      {"metadata"},
-	"io.k8s.api.node.v1beta1.RuntimeClass":                                           {"metadata"},
-	"io.k8s.api.node.v1beta1.RuntimeClassList":                                       {"metadata"},
-	"io.k8s.api.policy.v1.Eviction":                                                  {"metadata"},
-	"io.k8s.api.policy.v1.PodDisruptionBudget":                                       {"metadata", "spec", "status"},
-	"io.k8s.api.policy.v1.PodDisruptionBudgetList":                                   {"metadata"},
-	"io.k8s.api.policy.v1beta1.Eviction":                                             {"metadata"},
-	"io.k8s.api.policy.v1beta1.PodDisruptionBudget":                                  {"metadata", "spec", "status"},
-	"io.k8s.api.policy.v1beta1.PodDisruptionBudgetList":                              {"metadata"},
-	"io.k8s.api.rbac.v1.ClusterRole":                                                 {"metadata"},
-	"io.k8s.api.rbac.v1.ClusterRoleBinding":                                          {"metadata", "roleRef"},
-	"io.k8s.api.rbac.v1.ClusterRoleBindingList":                                      {"metadata"},
-	"io.k8s.api.rbac.v1.ClusterRoleList":                                             {"metadata"},
-	"io.k8s.api.rbac.v1.Role":                                                        {"metadata"},
-	"io.k8s.api.rbac.v1.RoleBinding":                                                 {"metadata", "roleRef"},
-	"io.k8s.api.rbac.v1.RoleBindingList":                                             {"metadata"},
-	"io.k8s.api.rbac.v1.RoleList":                                                    {"metadata"},
-	"io.k8s.api.rbac.v1alpha1.ClusterRole":                                           {"metadata"},
-	"io.k8s.api.rbac.v1alpha1.ClusterRoleBinding":                                    {"metadata", "roleRef"},
-	"io.k8s.api.rbac.v1alpha1.ClusterRoleBindingList":                                {"metadata"},
-	"io.k8s.api.rbac.v1alpha1.ClusterRoleList":                                       {"metadata"},
-	"io.k8s.api.rbac.v1alpha1.Role":                                                  {"metadata"},
-	"io.k8s.api.rbac.v1alpha1.RoleBinding":                                           {"metadata", "roleRef"},
-	"io.k8s.api.rbac.v1alpha1.RoleBindingList":                                       {"metadata"},
-	"io.k8s.api.rbac.v1alpha1.RoleList":                                              {"metadata"},
-	"io.k8s.api.rbac.v1beta1.ClusterRole":                                            {"metadata"},
-	"io.k8s.api.rbac.v1beta1.ClusterRoleBinding":                                     {"metadata", "roleRef"},
-	"io.k8s.api.rbac.v1beta1.ClusterRoleBindingList":                                 {"metadata"},
-	"io.k8s.api.rbac.v1beta1.ClusterRoleList":                                        {"metadata"},
-	"io.k8s.api.rbac.v1beta1.Role":                                                   {"metadata"},
-	"io.k8s.api.rbac.v1beta1.RoleBinding":                                            {"metadata", "roleRef"},
-	"io.k8s.api.rbac.v1beta1.RoleBindingList":                                        {"metadata"},
-	"io.k8s.api.rbac.v1beta1.RoleList":                                               {"metadata"},
-	"io.k8s.api.resource.v1.AllocationResult":                                        {"devices"},
-	"io.k8s.api.resource.v1.DeviceClass":                                             {"metadata", "spec"},
-	"io.k8s.api.resource.v1.DeviceClassList":                                         {"metadata"},
-	"io.k8s.api.resource.v1.ResourceClaim":                                           {"metadata", "spec", "status"},
-	"io.k8s.api.resource.v1.ResourceClaimList":                                       {"metadata"},
-	"io.k8s.api.resource.v1.ResourceClaimSpec":                                       {"devices"},
-	"io.k8s.api.resource.v1.ResourceClaimTemplate":                                   {"metadata", "spec"},
-	"io.k8s.api.resource.v1.ResourceClaimTemplateList":                               {"metadata"},
-	"io.k8s.api.resource.v1.ResourceClaimTemplateSpec":                               {"metadata", "spec"},
-	"io.k8s.api.resource.v1.ResourceSlice":                                           {"metadata", "spec"},
-	"io.k8s.api.resource.v1.ResourceSliceList":                                       {"metadata"},
-	"io.k8s.api.resource.v1.ResourceSliceSpec":                                       {"pool"},
-	"io.k8s.api.resource.v1alpha3.DeviceTaintRule":                                   {"metadata", "spec", "status"},
-	"io.k8s.api.resource.v1alpha3.DeviceTaintRuleList":                               {"metadata"},
-	"io.k8s.api.resource.v1alpha3.DeviceTaintRuleSpec":                               {"taint"},
-	"io.k8s.api.resource.v1beta1.AllocationResult":                                   {"devices"},
-	"io.k8s.api.resource.v1beta1.DeviceClass":                                        {"metadata", "spec"},
-	"io.k8s.api.resource.v1beta1.DeviceClassList":                                    {"metadata"},
-	"io.k8s.api.resource.v1beta1.ResourceClaim":                                      {"metadata", "spec", "status"},
-	"io.k8s.api.resource.v1beta1.ResourceClaimList":                                  {"metadata"},
-	"io.k8s.api.resource.v1beta1.ResourceClaimSpec":                                  {"devices"},
-	"io.k8s.api.resource.v1beta1.ResourceClaimTemplate":                              {"metadata", "spec"},
-	"io.k8s.api.resource.v1beta1.ResourceClaimTemplateList":                          {"metadata"},
-	"io.k8s.api.resource.v1beta1.ResourceClaimTemplateSpec":                          {"metadata", "spec"},
-	"io.k8s.api.resource.v1beta1.ResourceSlice":                                      {"metadata", "spec"},
-	"io.k8s.api.resource.v1beta1.ResourceSliceList":                                  {"metadata"},
-	"io.k8s.api.resource.v1beta1.ResourceSliceSpec":                                  {"pool"},
-	"io.k8s.api.resource.v1beta2.AllocationResult":                                   {"devices"},
-	"io.k8s.api.resource.v1beta2.DeviceClass":                                        {"metadata", "spec"},
-	"io.k8s.api.resource.v1beta2.DeviceClassList":                                    {"metadata"},
-	"io.k8s.api.resource.v1beta2.ResourceClaim":                                      {"metadata", "spec", "status"},
-	"io.k8s.api.resource.v1beta2.ResourceClaimList":                                  {"metadata"},
-	"io.k8s.api.resource.v1beta2.ResourceClaimSpec":                                  {"devices"},
-	"io.k8s.api.resource.v1beta2.ResourceClaimTemplate":                              {"metadata", "spec"},
-	"io.k8s.api.resource.v1beta2.ResourceClaimTemplateList":                          {"metadata"},
-	"io.k8s.api.resource.v1beta2.ResourceClaimTemplateSpec":                          {"metadata", "spec"},
-	"io.k8s.api.resource.v1beta2.ResourceSlice":                                      {"metadata", "spec"},
-	"io.k8s.api.resource.v1beta2.ResourceSliceList":                                  {"metadata"},
-	"io.k8s.api.resource.v1beta2.ResourceSliceSpec":                                  {"pool"},
-	"io.k8s.api.scheduling.v1.PriorityClass":                                         {"metadata"},
-	"io.k8s.api.scheduling.v1.PriorityClassList":                                     {"metadata"},
-	"io.k8s.api.scheduling.v1alpha1.PodGroup":                                        {"policy"},
-	"io.k8s.api.scheduling.v1alpha1.PriorityClass":                                   {"metadata"},
-	"io.k8s.api.scheduling.v1alpha1.PriorityClassList":                               {"metadata"},
-	"io.k8s.api.scheduling.v1alpha1.Workload":                                        {"metadata", "spec"},
-	"io.k8s.api.scheduling.v1alpha1.WorkloadList":                                    {"metadata"},
-	"io.k8s.api.scheduling.v1beta1.PriorityClass":                                    {"metadata"},
-	"io.k8s.api.scheduling.v1beta1.PriorityClassList":                                {"metadata"},
-	"io.k8s.api.storage.v1.CSIDriver":                                                {"metadata", "spec"},
-	"io.k8s.api.storage.v1.CSIDriverList":                                            {"metadata"},
-	"io.k8s.api.storage.v1.CSINode":                                                  {"metadata", "spec"},
-	"io.k8s.api.storage.v1.CSINodeList":                                              {"metadata"},
-	"io.k8s.api.storage.v1.CSIStorageCapacity":                                       {"metadata"},
-	"io.k8s.api.storage.v1.CSIStorageCapacityList":                                   {"metadata"},
-	"io.k8s.api.storage.v1.StorageClass":                                             {"metadata"},
-	"io.k8s.api.storage.v1.StorageClassList":                                         {"metadata"},
-	"io.k8s.api.storage.v1.VolumeAttachment":                                         {"metadata", "spec", "status"},
-	"io.k8s.api.storage.v1.VolumeAttachmentList":                                     {"metadata"},
-	"io.k8s.api.storage.v1.VolumeAttachmentSpec":                                     {"source"},
-	"io.k8s.api.storage.v1.VolumeAttributesClass":                                    {"metadata"},
-	"io.k8s.api.storage.v1.VolumeAttributesClassList":                                {"metadata"},
-	"io.k8s.api.storage.v1alpha1.CSIStorageCapacity":                                 {"metadata"},
-	"io.k8s.api.storage.v1alpha1.CSIStorageCapacityList":                             {"metadata"},
-	"io.k8s.api.storage.v1alpha1.VolumeAttachment":                                   {"metadata", "spec", "status"},
-	"io.k8s.api.storage.v1alpha1.VolumeAttachmentList":                               {"metadata"},
-	"io.k8s.api.storage.v1alpha1.VolumeAttachmentSpec":                               {"source"},
-	"io.k8s.api.storage.v1alpha1.VolumeAttributesClass":                              {"metadata"},
-	"io.k8s.api.storage.v1alpha1.VolumeAttributesClassList":                          {"metadata"},
-	"io.k8s.api.storage.v1beta1.CSIDriver":                                           {"metadata", "spec"},
-	"io.k8s.api.storage.v1beta1.CSIDriverList":                                       {"metadata"},
-	"io.k8s.api.storage.v1beta1.CSINode":                                             {"metadata", "spec"},
-	"io.k8s.api.storage.v1beta1.CSINodeList":                                         {"metadata"},
-	"io.k8s.api.storage.v1beta1.CSIStorageCapacity":                                  {"metadata"},
-	"io.k8s.api.storage.v1beta1.CSIStorageCapacityList":                              {"metadata"},
-	"io.k8s.api.storage.v1beta1.StorageClass":                                        {"metadata"},
-	"io.k8s.api.storage.v1beta1.StorageClassList":                                    {"metadata"},
-	"io.k8s.api.storage.v1beta1.VolumeAttachment":                                    {"metadata", "spec", "status"},
-	"io.k8s.api.storage.v1beta1.VolumeAttachmentList":                                {"metadata"},
-	"io.k8s.api.storage.v1beta1.VolumeAttachmentSpec":                                {"source"},
-	"io.k8s.api.storage.v1beta1.VolumeAttributesClass":                               {"metadata"},
-	"io.k8s.api.storage.v1beta1.VolumeAttributesClassList":                           {"metadata"},
-	"io.k8s.api.storagemigration.v1beta1.StorageVersionMigration":                    {"metadata", "spec", "status"},
-	"io.k8s.api.storagemigration.v1beta1.StorageVersionMigrationList":                {"metadata"},
-	"io.k8s.api.storagemigration.v1beta1.StorageVersionMigrationSpec":                {"resource"},
-	"io.k8s.apimachinery.pkg.apis.meta.v1.APIGroup":                                  {"preferredVersion"},
-	"io.k8s.apimachinery.pkg.apis.meta.v1.Status":                                    {"metadata"},
-}
+// The tables below list, by schema name, fields of kube-apiserver's Go
+// types: one line per schema, its name then the fields, separated by tabs
+// (structs.go parses them when first needed).
 
-// nullFields lists, by schema name, the fields a zero value of kube-apiserver's Go types holds as null.
-var nullFields = map[string][]string{
-	"io.k8s.api.admissionregistration.v1.MutatingWebhook":                            {"admissionReviewVersions", "sideEffects"},
-	"io.k8s.api.admissionregistration.v1.MutatingWebhookConfigurationList":           {"items"},
-	"io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBindingList":       {"items"},
-	"io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyList":              {"items"},
-	"io.k8s.api.admissionregistration.v1.ValidatingWebhook":                          {"admissionReviewVersions", "sideEffects"},
-	"io.k8s.api.admissionregistration.v1.ValidatingWebhookConfigurationList":         {"items"},
-	"io.k8s.api.admissionregistration.v1alpha1.MutatingAdmissionPolicyBindingList":   {"items"},
-	"io.k8s.api.admissionregistration.v1alpha1.MutatingAdmissionPolicyList":          {"items"},
-	"io.k8s.api.admissionregistration.v1alpha1.ValidatingAdmissionPolicyBindingList": {"items"},
-	"io.k8s.api.admissionregistration.v1alpha1.ValidatingAdmissionPolicyList":        {"items"},
-	"io.k8s.api.admissionregistration.v1beta1.MutatingAdmissionPolicyBindingList":    {"items"},
-	"io.k8s.api.admissionregistration.v1beta1.MutatingAdmissionPolicyList":           {"items"},
-	"io.k8s.api.admissionregistration.v1beta1.MutatingWebhookConfigurationList":      {"items"},
-	"io.k8s.api.admissionregistration.v1beta1.ValidatingAdmissionPolicyBindingList":  {"items"},
-	"io.k8s.api.admissionregistration.v1beta1.ValidatingAdmissionPolicyList":         {"items"},
-	"io.k8s.api.admissionregistration.v1beta1.ValidatingWebhookConfigurationList":    {"items"},
-	"io.k8s.api.apiserverinternal.v1alpha1.StorageVersionCondition":                  {"lastTransitionTime"},
-	"io.k8s.api.apiserverinternal.v1alpha1.StorageVersionList":                       {"items"},
-	"io.k8s.api.apps.v1.ControllerRevision":                                          {"data"},
-	"io.k8s.api.apps.v1.ControllerRevisionList":                                      {"items"},
-	"io.k8s.api.apps.v1.DaemonSetCondition":                                          {"lastTransitionTime"},
-	"io.k8s.api.apps.v1.DaemonSetList":                                               {"items"},
-	"io.k8s.api.apps.v1.DaemonSetSpec":                                               {"selector"},
-	"io.k8s.api.apps.v1.DeploymentCondition":                                         {"lastTransitionTime", "lastUpdateTime"},
-	"io.k8s.api.apps.v1.DeploymentList":                                              {"items"},
-	"io.k8s.api.apps.v1.DeploymentSpec":                                              {"selector"},
-	"io.k8s.api.apps.v1.ReplicaSetCondition":                                         {"lastTransitionTime"},
-	"io.k8s.api.apps.v1.ReplicaSetList":                                              {"items"},
-	"io.k8s.api.apps.v1.ReplicaSetSpec":                                              {"selector"},
-	"io.k8s.api.apps.v1.StatefulSetCondition":                                        {"lastTransitionTime"},
-	"io.k8s.api.apps.v1.StatefulSetList":                                             {"items"},
-	"io.k8s.api.apps.v1.StatefulSetSpec":                                             {"selector"},
-	"io.k8s.api.apps.v1beta1.ControllerRevision":                                     {"data"},
-	"io.k8s.api.apps.v1beta1.ControllerRevisionList":                                 {"items"},
-	"io.k8s.api.apps.v1beta1.DeploymentCondition":                                    {"lastTransitionTime", "lastUpdateTime"},
-	"io.k8s.api.apps.v1beta1.DeploymentList":                                         {"items"},
-	"io.k8s.api.apps.v1beta1.StatefulSetCondition":                                   {"lastTransitionTime"},
-	"io.k8s.api.apps.v1beta1.StatefulSetList":                                        {"items"},
-	"io.k8s.api.apps.v1beta2.ControllerRevision":                                     {"data"},
-	"io.k8s.api.apps.v1beta2.ControllerRevisionList":                                 {"items"},
-	"io.k8s.api.apps.v1beta2.DaemonSetCondition":                                     {"lastTransitionTime"},
-	"io.k8s.api.apps.v1beta2.DaemonSetList":                                          {"items"},
-	"io.k8s.api.apps.v1beta2.DaemonSetSpec":                                          {"selector"},
-	"io.k8s.api.apps.v1beta2.DeploymentCondition":                                    {"lastTransitionTime", "lastUpdateTime"},
-	"io.k8s.api.apps.v1beta2.DeploymentList":                                         {"items"},
-	"io.k8s.api.apps.v1beta2.DeploymentSpec":                                         {"selector"},
-	"io.k8s.api.apps.v1beta2.ReplicaSetCondition":                                    {"lastTransitionTime"},
-	"io.k8s.api.apps.v1beta2.ReplicaSetList":                                         {"items"},
-	"io.k8s.api.apps.v1beta2.ReplicaSetSpec":                                         {"selector"},
-	"io.k8s.api.apps.v1beta2.StatefulSetCondition":                                   {"lastTransitionTime"},
-	"io.k8s.api.apps.v1beta2.StatefulSetList":                                        {"items"},
-	"io.k8s.api.apps.v1beta2.StatefulSetSpec":                                        {"selector"},
-	"io.k8s.api.authentication.v1.TokenRequestSpec":                                  {"audiences", "boundObjectRef", "expirationSeconds"},
-	"io.k8s.api.authentication.v1.TokenRequestStatus":                                {"expirationTimestamp"},
-	"io.k8s.api.authorization.v1.NonResourceRule":                                    {"verbs"},
-	"io.k8s.api.authorization.v1.ResourceRule":                                       {"verbs"},
-	"io.k8s.api.authorization.v1.SubjectRulesReviewStatus":                           {"nonResourceRules", "resourceRules"},
-	"io.k8s.api.authorization.v1beta1.NonResourceRule":                               {"verbs"},
-	"io.k8s.api.authorization.v1beta1.ResourceRule":                                  {"verbs"},
-	"io.k8s.api.authorization.v1beta1.SubjectRulesReviewStatus":                      {"nonResourceRules", "resourceRules"},
-	"io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerList":                          {"items"},
-	"io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerCondition":                     {"lastTransitionTime"},
-	"io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerList":                          {"items"},
-	"io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerStatus":                        {"currentMetrics"},
-	"io.k8s.api.autoscaling.v2beta1.HorizontalPodAutoscalerCondition":                {"lastTransitionTime"},
-	"io.k8s.api.autoscaling.v2beta1.HorizontalPodAutoscalerList":                     {"items"},
-	"io.k8s.api.autoscaling.v2beta1.HorizontalPodAutoscalerStatus":                   {"conditions", "currentMetrics"},
-	"io.k8s.api.autoscaling.v2beta2.HorizontalPodAutoscalerCondition":                {"lastTransitionTime"},
-	"io.k8s.api.autoscaling.v2beta2.HorizontalPodAutoscalerList":                     {"items"},
-	"io.k8s.api.autoscaling.v2beta2.HorizontalPodAutoscalerStatus":                   {"conditions", "currentMetrics"},
-	"io.k8s.api.batch.v1.CronJobList":                                                {"items"},
-	"io.k8s.api.batch.v1.JobCondition":                                               {"lastProbeTime", "lastTransitionTime"},
-	"io.k8s.api.batch.v1.JobList":                                                    {"items"},
-	"io.k8s.api.batch.v1.PodFailurePolicy":                                           {"rules"},
-	"io.k8s.api.batch.v1.PodFailurePolicyOnExitCodesRequirement":                     {"values"},
-	"io.k8s.api.batch.v1.SuccessPolicy":                                              {"rules"},
-	"io.k8s.api.batch.v1beta1.CronJobList":                                           {"items"},
-	"io.k8s.api.certificates.v1.CertificateSigningRequestCondition":                  {"lastTransitionTime", "lastUpdateTime"},
-	"io.k8s.api.certificates.v1.CertificateSigningRequestList":                       {"items"},
-	"io.k8s.api.certificates.v1.CertificateSigningRequestSpec":                       {"request"},
-	"io.k8s.api.certificates.v1alpha1.ClusterTrustBundleList":                        {"items"},
-	"io.k8s.api.certificates.v1beta1.CertificateSigningRequestCondition":             {"lastTransitionTime", "lastUpdateTime"},
-	"io.k8s.api.certificates.v1beta1.CertificateSigningRequestList":                  {"items"},
-	"io.k8s.api.certificates.v1beta1.CertificateSigningRequestSpec":                  {"request"},
-	"io.k8s.api.certificates.v1beta1.ClusterTrustBundleList":                         {"items"},
-	"io.k8s.api.certificates.v1beta1.PodCertificateRequestList":                      {"items"},
-	"io.k8s.api.certificates.v1beta1.PodCertificateRequestSpec":                      {"pkixPublicKey", "proofOfPossession"},
-	"io.k8s.api.coordination.v1.LeaseList":                                           {"items"},
-	"io.k8s.api.coordination.v1alpha2.LeaseCandidateList":                            {"items"},
-	"io.k8s.api.coordination.v1beta1.LeaseCandidateList":                             {"items"},
-	"io.k8s.api.coordination.v1beta1.LeaseList":                                      {"items"},
-	"io.k8s.api.core.v1.AzureFilePersistentVolumeSource":                             {"secretNamespace"},
-	"io.k8s.api.core.v1.CephFSPersistentVolumeSource":                                {"monitors"},
-	"io.k8s.api.core.v1.CephFSVolumeSource":                                          {"monitors"},
-	"io.k8s.api.core.v1.ComponentStatusList":                                         {"items"},
-	"io.k8s.api.core.v1.ConfigMapList":                                               {"items"},
-	"io.k8s.api.core.v1.ContainerImage":                                              {"names"},
-	"io.k8s.api.core.v1.ContainerStateRunning":                                       {"startedAt"},
-	"io.k8s.api.core.v1.ContainerStateTerminated":                                    {"finishedAt", "startedAt"},
-	"io.k8s.api.core.v1.EndpointsList":                                               {"items"},
-	"io.k8s.api.core.v1.Event":                                                       {"eventTime", "firstTimestamp", "lastTimestamp"},
-	"io.k8s.api.core.v1.EventList":                                                   {"items"},
-	"io.k8s.api.core.v1.EventSeries":                                                 {"lastObservedTime"},
-	"io.k8s.api.core.v1.GRPCAction":                                                  {"service"},
-	"io.k8s.api.core.v1.LimitRangeList":                                              {"items"},
-	"io.k8s.api.core.v1.LimitRangeSpec":                                              {"limits"},
-	"io.k8s.api.core.v1.List":                                                        {"items"},
-	"io.k8s.api.core.v1.NamespaceCondition":                                          {"lastTransitionTime"},
-	"io.k8s.api.core.v1.NamespaceList":                                               {"items"},
-	"io.k8s.api.core.v1.NodeCondition":                                               {"lastHeartbeatTime", "lastTransitionTime"},
-	"io.k8s.api.core.v1.NodeList":                                                    {"items"},
-	"io.k8s.api.core.v1.NodeSelector":                                                {"nodeSelectorTerms"},
-	"io.k8s.api.core.v1.PersistentVolumeClaimCondition":                              {"lastProbeTime", "lastTransitionTime"},
-	"io.k8s.api.core.v1.PersistentVolumeClaimList":                                   {"items"},
-	"io.k8s.api.core.v1.PersistentVolumeList":                                        {"items"},
-	"io.k8s.api.core.v1.PodCondition":                                                {"lastProbeTime", "lastTransitionTime"},
-	"io.k8s.api.core.v1.PodExecOptions":                                              {"command"},
-	"io.k8s.api.core.v1.PodExtendedResourceClaimStatus":                              {"requestMappings"},
-	"io.k8s.api.core.v1.PodList":                                                     {"items"},
-	"io.k8s.api.core.v1.PodSpec":                                                     {"containers"},
-	"io.k8s.api.core.v1.PodTemplateList":                                             {"items"},
-	"io.k8s.api.core.v1.ProjectedVolumeSource":                                       {"sources"},
-	"io.k8s.api.core.v1.RBDPersistentVolumeSource":                                   {"monitors"},
-	"io.k8s.api.core.v1.RBDVolumeSource":                                             {"monitors"},
-	"io.k8s.api.core.v1.RangeAllocation":                                             {"data"},
-	"io.k8s.api.core.v1.ReplicationControllerCondition":                              {"lastTransitionTime"},
-	"io.k8s.api.core.v1.ReplicationControllerList":                                   {"items"},
-	"io.k8s.api.core.v1.ResourceQuotaList":                                           {"items"},
-	"io.k8s.api.core.v1.ScaleIOPersistentVolumeSource":                               {"secretRef"},
-	"io.k8s.api.core.v1.ScaleIOVolumeSource":                                         {"secretRef"},
-	"io.k8s.api.core.v1.SecretList":                                                  {"items"},
-	"io.k8s.api.core.v1.ServiceAccountList":                                          {"items"},
-	"io.k8s.api.core.v1.ServiceList":                                                 {"items"},
-	"io.k8s.api.core.v1.TopologySelectorLabelRequirement":                            {"values"},
-	"io.k8s.api.core.v1.TypedLocalObjectReference":                                   {"apiGroup"},
-	"io.k8s.api.core.v1.TypedObjectReference":                                        {"apiGroup"},
-	"io.k8s.api.discovery.v1.Endpoint":                                               {"addresses"},
-	"io.k8s.api.discovery.v1.EndpointSlice":                                          {"endpoints", "ports"},
-	"io.k8s.api.discovery.v1.EndpointSliceList":                                      {"items"},
-	"io.k8s.api.discovery.v1beta1.Endpoint":                                          {"addresses"},
-	"io.k8s.api.discovery.v1beta1.EndpointSlice":                                     {"endpoints", "ports"},
-	"io.k8s.api.discovery.v1beta1.EndpointSliceList":                                 {"items"},
-	"io.k8s.api.events.v1.Event":                                                     {"deprecatedFirstTimestamp", "deprecatedLastTimestamp", "eventTime"},
-	"io.k8s.api.events.v1.EventList":                                                 {"items"},
-	"io.k8s.api.events.v1.EventSeries":                                               {"lastObservedTime"},
-	"io.k8s.api.events.v1beta1.Event":                                                {"deprecatedFirstTimestamp", "deprecatedLastTimestamp", "eventTime"},
-	"io.k8s.api.events.v1beta1.EventList":                                            {"items"},
-	"io.k8s.api.events.v1beta1.EventSeries":                                          {"lastObservedTime"},
-	"io.k8s.api.extensions.v1beta1.DaemonSetCondition":                               {"lastTransitionTime"},
-	"io.k8s.api.extensions.v1beta1.DaemonSetList":                                    {"items"},
-	"io.k8s.api.extensions.v1beta1.DeploymentCondition":                              {"lastTransitionTime", "lastUpdateTime"},
-	"io.k8s.api.extensions.v1beta1.DeploymentList":                                   {"items"},
-	"io.k8s.api.extensions.v1beta1.HTTPIngressRuleValue":                             {"paths"},
-	"io.k8s.api.extensions.v1beta1.IngressList":                                      {"items"},
-	"io.k8s.api.extensions.v1beta1.NetworkPolicyList":                                {"items"},
-	"io.k8s.api.extensions.v1beta1.ReplicaSetCondition":                              {"lastTransitionTime"},
-	"io.k8s.api.extensions.v1beta1.ReplicaSetList":                                   {"items"},
-	"io.k8s.api.flowcontrol.v1.FlowSchemaCondition":                                  {"lastTransitionTime"},
-	"io.k8s.api.flowcontrol.v1.FlowSchemaList":                                       {"items"},
-	"io.k8s.api.flowcontrol.v1.LimitedPriorityLevelConfiguration":                    {"nominalConcurrencyShares"},
-	"io.k8s.api.flowcontrol.v1.NonResourcePolicyRule":                                {"nonResourceURLs", "verbs"},
-	"io.k8s.api.flowcontrol.v1.PolicyRulesWithSubjects":                              {"subjects"},
-	"io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationCondition":                  {"lastTransitionTime"},
-	"io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationList":                       {"items"},
-	"io.k8s.api.flowcontrol.v1.ResourcePolicyRule":                                   {"apiGroups", "namespaces", "resources", "verbs"},
-	"io.k8s.api.flowcontrol.v1beta1.FlowSchemaCondition":                             {"lastTransitionTime"},
-	"io.k8s.api.flowcontrol.v1beta1.FlowSchemaList":                                  {"items"},
-	"io.k8s.api.flowcontrol.v1beta1.NonResourcePolicyRule":                           {"nonResourceURLs", "verbs"},
-	"io.k8s.api.flowcontrol.v1beta1.PolicyRulesWithSubjects":                         {"subjects"},
-	"io.k8s.api.flowcontrol.v1beta1.PriorityLevelConfigurationCondition":             {"lastTransitionTime"},
-	"io.k8s.api.flowcontrol.v1beta1.PriorityLevelConfigurationList":                  {"items"},
-	"io.k8s.api.flowcontrol.v1beta1.ResourcePolicyRule":                              {"apiGroups", "namespaces", "resources", "verbs"},
-	"io.k8s.api.flowcontrol.v1beta2.FlowSchemaCondition":                             {"lastTransitionTime"},
-	"io.k8s.api.flowcontrol.v1beta2.FlowSchemaList":                                  {"items"},
-	"io.k8s.api.flowcontrol.v1beta2.NonResourcePolicyRule":                           {"nonResourceURLs", "verbs"},
-	"io.k8s.api.flowcontrol.v1beta2.PolicyRulesWithSubjects":                         {"subjects"},
-	"io.k8s.api.flowcontrol.v1beta2.PriorityLevelConfigurationCondition":             {"lastTransitionTime"},
-	"io.k8s.api.flowcontrol.v1beta2.PriorityLevelConfigurationList":                  {"items"},
-	"io.k8s.api.flowcontrol.v1beta2.ResourcePolicyRule":                              {"apiGroups", "namespaces", "resources", "verbs"},
-	"io.k8s.api.flowcontrol.v1beta3.FlowSchemaCondition":                             {"lastTransitionTime"},
-	"io.k8s.api.flowcontrol.v1beta3.FlowSchemaList":                                  {"items"},
-	"io.k8s.api.flowcontrol.v1beta3.NonResourcePolicyRule":                           {"nonResourceURLs", "verbs"},
-	"io.k8s.api.flowcontrol.v1beta3.PolicyRulesWithSubjects":                         {"subjects"},
-	"io.k8s.api.flowcontrol.v1beta3.PriorityLevelConfigurationCondition":             {"lastTransitionTime"},
-	"io.k8s.api.flowcontrol.v1beta3.PriorityLevelConfigurationList":                  {"items"},
-	"io.k8s.api.flowcontrol.v1beta3.ResourcePolicyRule":                              {"apiGroups", "namespaces", "resources", "verbs"},
-	"io.k8s.api.networking.v1.HTTPIngressPath":                                       {"pathType"},
-	"io.k8s.api.networking.v1.HTTPIngressRuleValue":                                  {"paths"},
-	"io.k8s.api.networking.v1.IPAddressList":                                         {"items"},
-	"io.k8s.api.networking.v1.IngressClassList":                                      {"items"},
-	"io.k8s.api.networking.v1.IngressClassParametersReference":                       {"scope"},
-	"io.k8s.api.networking.v1.IngressList":                                           {"items"},
-	"io.k8s.api.networking.v1.NetworkPolicyList":                                     {"items"},
-	"io.k8s.api.networking.v1.ServiceCIDRList":                                       {"items"},
-	"io.k8s.api.networking.v1beta1.HTTPIngressRuleValue":                             {"paths"},
-	"io.k8s.api.networking.v1beta1.IPAddressList":                                    {"items"},
-	"io.k8s.api.networking.v1beta1.IngressClassList":                                 {"items"},
-	"io.k8s.api.networking.v1beta1.IngressClassParametersReference":                  {"scope"},
-	"io.k8s.api.networking.v1beta1.IngressList":                                      {"items"},
-	"io.k8s.api.networking.v1beta1.ServiceCIDRList":                                  {"items"},
-	"io.k8s.api.node.v1.RuntimeClassList":                                            {"items"},
-	"io.k8s.api.node.v1alpha1.RuntimeClassList":                                      {"items"},
-	"io.k8s.api.node.v1beta1.RuntimeClassList":                                       {"items"},
-	"io.k8s.api.policy.v1.PodDisruptionBudgetList":                                   {"items"},
-	"io.k8s.api.policy.v1beta1.PodDisruptionBudgetList":                              {"items"},
-	"io.k8s.api.rbac.v1.ClusterRole":                                                 {"rules"},
-	"io.k8s.api.rbac.v1.ClusterRoleBindingList":                                      {"items"},
-	"io.k8s.api.rbac.v1.ClusterRoleList":                                             {"items"},
-	"io.k8s.api.rbac.v1.PolicyRule":                                                  {"verbs"},
-	"io.k8s.api.rbac.v1.Role":                                                        {"rules"},
-	"io.k8s.api.rbac.v1.RoleBindingList":                                             {"items"},
-	"io.k8s.api.rbac.v1.RoleList":                                                    {"items"},
-	"io.k8s.api.rbac.v1alpha1.ClusterRole":                                           {"rules"},
-	"io.k8s.api.rbac.v1alpha1.ClusterRoleBindingList":                                {"items"},
-	"io.k8s.api.rbac.v1alpha1.ClusterRoleList":                                       {"items"},
-	"io.k8s.api.rbac.v1alpha1.PolicyRule":                                            {"verbs"},
-	"io.k8s.api.rbac.v1alpha1.Role":                                                  {"rules"},
-	"io.k8s.api.rbac.v1alpha1.RoleBindingList":                                       {"items"},
-	"io.k8s.api.rbac.v1alpha1.RoleList":                                              {"items"},
-	"io.k8s.api.rbac.v1beta1.ClusterRole":                                            {"rules"},
-	"io.k8s.api.rbac.v1beta1.ClusterRoleBindingList":                                 {"items"},
-	"io.k8s.api.rbac.v1beta1.ClusterRoleList":                                        {"items"},
-	"io.k8s.api.rbac.v1beta1.PolicyRule":                                             {"verbs"},
-	"io.k8s.api.rbac.v1beta1.Role":                                                   {"rules"},
-	"io.k8s.api.rbac.v1beta1.RoleBindingList":                                        {"items"},
-	"io.k8s.api.rbac.v1beta1.RoleList":                                               {"items"},
-	"io.k8s.api.resource.v1.AllocatedDeviceStatus":                                   {"conditions"},
-	"io.k8s.api.resource.v1.CapacityRequestPolicy":                                   {"default"},
-	"io.k8s.api.resource.v1.DeviceClaim":                                             {"requests"},
-	"io.k8s.api.resource.v1.DeviceClassList":                                         {"items"},
-	"io.k8s.api.resource.v1.OpaqueDeviceConfiguration":                               {"parameters"},
-	"io.k8s.api.resource.v1.ResourceClaimList":                                       {"items"},
-	"io.k8s.api.resource.v1.ResourceClaimTemplateList":                               {"items"},
-	"io.k8s.api.resource.v1.ResourceSliceList":                                       {"items"},
-	"io.k8s.api.resource.v1alpha3.DeviceTaintRuleList":                               {"items"},
-	"io.k8s.api.resource.v1beta1.AllocatedDeviceStatus":                              {"conditions"},
-	"io.k8s.api.resource.v1beta1.CapacityRequestPolicy":                              {"default"},
-	"io.k8s.api.resource.v1beta1.DeviceClaim":                                        {"requests"},
-	"io.k8s.api.resource.v1beta1.DeviceClassList":                                    {"items"},
-	"io.k8s.api.resource.v1beta1.OpaqueDeviceConfiguration":                          {"parameters"},
-	"io.k8s.api.resource.v1beta1.ResourceClaimList":                                  {"items"},
-	"io.k8s.api.resource.v1beta1.ResourceClaimTemplateList":                          {"items"},
-	"io.k8s.api.resource.v1beta1.ResourceSliceList":                                  {"items"},
-	"io.k8s.api.resource.v1beta2.AllocatedDeviceStatus":                              {"conditions"},
-	"io.k8s.api.resource.v1beta2.CapacityRequestPolicy":                              {"default"},
-	"io.k8s.api.resource.v1beta2.DeviceClaim":                                        {"requests"},
-	"io.k8s.api.resource.v1beta2.DeviceClassList":                                    {"items"},
-	"io.k8s.api.resource.v1beta2.OpaqueDeviceConfiguration":                          {"parameters"},
-	"io.k8s.api.resource.v1beta2.ResourceClaimList":                                  {"items"},
-	"io.k8s.api.resource.v1beta2.ResourceClaimTemplateList":                          {"items"},
-	"io.k8s.api.resource.v1beta2.ResourceSliceList":                                  {"items"},
-	"io.k8s.api.scheduling.v1.PriorityClassList":                                     {"items"},
-	"io.k8s.api.scheduling.v1alpha1.PriorityClassList":                               {"items"},
-	"io.k8s.api.scheduling.v1alpha1.WorkloadList":                                    {"items"},
-	"io.k8s.api.scheduling.v1alpha1.WorkloadSpec":                                    {"podGroups"},
-	"io.k8s.api.scheduling.v1beta1.PriorityClassList":                                {"items"},
-	"io.k8s.api.storage.v1.CSIDriverList":                                            {"items"},
-	"io.k8s.api.storage.v1.CSINodeDriver":                                            {"topologyKeys"},
-	"io.k8s.api.storage.v1.CSINodeList":                                              {"items"},
-	"io.k8s.api.storage.v1.CSINodeSpec":                                              {"drivers"},
-	"io.k8s.api.storage.v1.CSIStorageCapacityList":                                   {"items"},
-	"io.k8s.api.storage.v1.StorageClassList":                                         {"items"},
-	"io.k8s.api.storage.v1.VolumeAttachmentList":                                     {"items"},
-	"io.k8s.api.storage.v1.VolumeAttributesClassList":                                {"items"},
-	"io.k8s.api.storage.v1.VolumeError":                                              {"time"},
-	"io.k8s.api.storage.v1alpha1.CSIStorageCapacityList":                             {"items"},
-	"io.k8s.api.storage.v1alpha1.VolumeAttachmentList":                               {"items"},
-	"io.k8s.api.storage.v1alpha1.VolumeAttributesClassList":                          {"items"},
-	"io.k8s.api.storage.v1alpha1.VolumeError":                                        {"time"},
-	"io.k8s.api.storage.v1beta1.CSIDriverList":                                       {"items"},
-	"io.k8s.api.storage.v1beta1.CSINodeDriver":                                       {"topologyKeys"},
-	"io.k8s.api.storage.v1beta1.CSINodeList":                                         {"items"},
-	"io.k8s.api.storage.v1beta1.CSINodeSpec":                                         {"drivers"},
-	"io.k8s.api.storage.v1beta1.CSIStorageCapacityList":                              {"items"},
-	"io.k8s.api.storage.v1beta1.StorageClassList":                                    {"items"},
-	"io.k8s.api.storage.v1beta1.VolumeAttachmentList":                                {"items"},
-	"io.k8s.api.storage.v1beta1.VolumeAttributesClassList":                           {"items"},
-	"io.k8s.api.storage.v1beta1.VolumeError":                                         {"time"},
-	"io.k8s.api.storagemigration.v1beta1.StorageVersionMigrationList":                {"items"},
-	"io.k8s.apimachinery.pkg.apis.meta.v1.APIGroup":                                  {"versions"},
-	"io.k8s.apimachinery.pkg.apis.meta.v1.APIGroupList":                              {"groups"},
-	"io.k8s.apimachinery.pkg.apis.meta.v1.APIResource":                               {"verbs"},
-	"io.k8s.apimachinery.pkg.apis.meta.v1.APIResourceList":                           {"resources"},
-	"io.k8s.apimachinery.pkg.apis.meta.v1.APIVersions":                               {"serverAddressByClientCIDRs", "versions"},
-	"io.k8s.apimachinery.pkg.apis.meta.v1.Condition":                                 {"lastTransitionTime"},
-	"io.k8s.apimachinery.pkg.apis.meta.v1.InternalEvent":                             {""},
-	"io.k8s.apimachinery.pkg.apis.meta.v1.WatchEvent":                                {"object"},
-}
+// structFieldsTable: the fields held as structs by value.
+const structFieldsTable = `io.k8s.api.admissionregistration.v1.MutatingWebhook	clientConfig
+io.k8s.api.admissionregistration.v1.MutatingWebhookConfiguration	metadata
+io.k8s.api.admissionregistration.v1.MutatingWebhookConfigurationList	metadata
+io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicy	metadata	spec	status
+io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBinding	metadata	spec
+io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBindingList	metadata
+io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyList	metadata
+io.k8s.api.admissionregistration.v1.ValidatingWebhook	clientConfig
+io.k8s.api.admissionregistration.v1.ValidatingWebhookConfiguration	metadata
+io.k8s.api.admissionregistration.v1.ValidatingWebhookConfigurationList	metadata
+io.k8s.api.admissionregistration.v1alpha1.MutatingAdmissionPolicy	metadata	spec
+io.k8s.api.admissionregistration.v1alpha1.MutatingAdmissionPolicyBinding	metadata	spec
+io.k8s.api.admissionregistration.v1alpha1.MutatingAdmissionPolicyBindingList	metadata
+io.k8s.api.admissionregistration.v1alpha1.MutatingAdmissionPolicyList	metadata
+io.k8s.api.admissionregistration.v1alpha1.ValidatingAdmissionPolicy	metadata	spec	status
+io.k8s.api.admissionregistration.v1alpha1.ValidatingAdmissionPolicyBinding	metadata	spec
+io.k8s.api.admissionregistration.v1alpha1.ValidatingAdmissionPolicyBindingList	metadata
+io.k8s.api.admissionregistration.v1alpha1.ValidatingAdmissionPolicyList	metadata
+io.k8s.api.admissionregistration.v1beta1.MutatingAdmissionPolicy	metadata	spec
+io.k8s.api.admissionregistration.v1beta1.MutatingAdmissionPolicyBinding	metadata	spec
+io.k8s.api.admissionregistration.v1beta1.MutatingAdmissionPolicyBindingList	metadata
+io.k8s.api.admissionregistration.v1beta1.MutatingAdmissionPolicyList	metadata
+io.k8s.api.admissionregistration.v1beta1.MutatingWebhook	clientConfig
+io.k8s.api.admissionregistration.v1beta1.MutatingWebhookConfiguration	metadata
+io.k8s.api.admissionregistration.v1beta1.MutatingWebhookConfigurationList	metadata
+io.k8s.api.admissionregistration.v1beta1.ValidatingAdmissionPolicy	metadata	spec	status
+io.k8s.api.admissionregistration.v1beta1.ValidatingAdmissionPolicyBinding	metadata	spec
+io.k8s.api.admissionregistration.v1beta1.ValidatingAdmissionPolicyBindingList	metadata
+io.k8s.api.admissionregistration.v1beta1.ValidatingAdmissionPolicyList	metadata
+io.k8s.api.admissionregistration.v1beta1.ValidatingWebhook	clientConfig
+io.k8s.api.admissionregistration.v1beta1.ValidatingWebhookConfiguration	metadata
+io.k8s.api.admissionregistration.v1beta1.ValidatingWebhookConfigurationList	metadata
+io.k8s.api.apiserverinternal.v1alpha1.StorageVersion	metadata	spec	status
+io.k8s.api.apiserverinternal.v1alpha1.StorageVersionList	metadata
+io.k8s.api.apps.v1.ControllerRevision	metadata
+io.k8s.api.apps.v1.ControllerRevisionList	metadata
+io.k8s.api.apps.v1.DaemonSet	metadata	spec	status
+io.k8s.api.apps.v1.DaemonSetList	metadata
+io.k8s.api.apps.v1.DaemonSetSpec	template	updateStrategy
+io.k8s.api.apps.v1.Deployment	metadata	spec	status
+io.k8s.api.apps.v1.DeploymentList	metadata
+io.k8s.api.apps.v1.DeploymentSpec	strategy	template
+io.k8s.api.apps.v1.ReplicaSet	metadata	spec	status
+io.k8s.api.apps.v1.ReplicaSetList	metadata
+io.k8s.api.apps.v1.ReplicaSetSpec	template
+io.k8s.api.apps.v1.StatefulSet	metadata	spec	status
+io.k8s.api.apps.v1.StatefulSetList	metadata
+io.k8s.api.apps.v1.StatefulSetSpec	template	updateStrategy
+io.k8s.api.apps.v1beta1.ControllerRevision	metadata
+io.k8s.api.apps.v1beta1.ControllerRevisionList	metadata
+io.k8s.api.apps.v1beta1.Deployment	metadata	spec	status
+io.k8s.api.apps.v1beta1.DeploymentList	metadata
+io.k8s.api.apps.v1beta1.DeploymentRollback	rollbackTo
+io.k8s.api.apps.v1beta1.DeploymentSpec	strategy	template
+io.k8s.api.apps.v1beta1.Scale	metadata	spec	status
+io.k8s.api.apps.v1beta1.StatefulSet	metadata	spec	status
+io.k8s.api.apps.v1beta1.StatefulSetList	metadata
+io.k8s.api.apps.v1beta1.StatefulSetSpec	template	updateStrategy
+io.k8s.api.apps.v1beta2.ControllerRevision	metadata
+io.k8s.api.apps.v1beta2.ControllerRevisionList	metadata
+io.k8s.api.apps.v1beta2.DaemonSet	metadata	spec	status
+io.k8s.api.apps.v1beta2.DaemonSetList	metadata
+io.k8s.api.apps.v1beta2.DaemonSetSpec	template	updateStrategy
+io.k8s.api.apps.v1beta2.Deployment	metadata	spec	status
+io.k8s.api.apps.v1beta2.DeploymentList	metadata
+io.k8s.api.apps.v1beta2.DeploymentSpec	strategy	template
+io.k8s.api.apps.v1beta2.ReplicaSet	metadata	spec	status
+io.k8s.api.apps.v1beta2.ReplicaSetList	metadata
+io.k8s.api.apps.v1beta2.ReplicaSetSpec	template
+io.k8s.api.apps.v1beta2.Scale	metadata	spec	status
+io.k8s.api.apps.v1beta2.StatefulSet	metadata	spec	status
+io.k8s.api.apps.v1beta2.StatefulSetList	metadata
+io.k8s.api.apps.v1beta2.StatefulSetSpec	template	updateStrategy
+io.k8s.api.authentication.v1.SelfSubjectReview	metadata	status
+io.k8s.api.authentication.v1.SelfSubjectReviewStatus	userInfo
+io.k8s.api.authentication.v1.TokenRequest	metadata	spec	status
+io.k8s.api.authentication.v1.TokenReview	metadata	spec	status
+io.k8s.api.authentication.v1.TokenReviewStatus	user
+io.k8s.api.authentication.v1alpha1.SelfSubjectReview	metadata	status
+io.k8s.api.authentication.v1alpha1.SelfSubjectReviewStatus	userInfo
+io.k8s.api.authentication.v1beta1.SelfSubjectReview	metadata	status
+io.k8s.api.authentication.v1beta1.SelfSubjectReviewStatus	userInfo
+io.k8s.api.authentication.v1beta1.TokenReview	metadata	spec	status
+io.k8s.api.authentication.v1beta1.TokenReviewStatus	user
+io.k8s.api.authorization.v1.LocalSubjectAccessReview	metadata	spec	status
+io.k8s.api.authorization.v1.SelfSubjectAccessReview	metadata	spec	status
+io.k8s.api.authorization.v1.SelfSubjectRulesReview	metadata	spec	status
+io.k8s.api.authorization.v1.SubjectAccessReview	metadata	spec	status
+io.k8s.api.authorization.v1beta1.LocalSubjectAccessReview	metadata	spec	status
+io.k8s.api.authorization.v1beta1.SelfSubjectAccessReview	metadata	spec	status
+io.k8s.api.authorization.v1beta1.SelfSubjectRulesReview	metadata	spec	status
+io.k8s.api.authorization.v1beta1.SubjectAccessReview	metadata	spec	status
+io.k8s.api.autoscaling.v1.HorizontalPodAutoscaler	metadata	spec	status
+io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerList	metadata
+io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerSpec	scaleTargetRef
+io.k8s.api.autoscaling.v1.Scale	metadata	spec	status
+io.k8s.api.autoscaling.v2.ContainerResourceMetricSource	target
+io.k8s.api.autoscaling.v2.ContainerResourceMetricStatus	current
+io.k8s.api.autoscaling.v2.ExternalMetricSource	metric	target
+io.k8s.api.autoscaling.v2.ExternalMetricStatus	current	metric
+io.k8s.api.autoscaling.v2.HorizontalPodAutoscaler	metadata	spec	status
+io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerList	metadata
+io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerSpec	scaleTargetRef
+io.k8s.api.autoscaling.v2.ObjectMetricSource	describedObject	metric	target
+io.k8s.api.autoscaling.v2.ObjectMetricStatus	current	describedObject	metric
+io.k8s.api.autoscaling.v2.PodsMetricSource	metric	target
+io.k8s.api.autoscaling.v2.PodsMetricStatus	current	metric
+io.k8s.api.autoscaling.v2.ResourceMetricSource	target
+io.k8s.api.autoscaling.v2.ResourceMetricStatus	current
+io.k8s.api.autoscaling.v2beta1.HorizontalPodAutoscaler	metadata	spec	status
+io.k8s.api.autoscaling.v2beta1.HorizontalPodAutoscalerList	metadata
+io.k8s.api.autoscaling.v2beta1.HorizontalPodAutoscalerSpec	scaleTargetRef
+io.k8s.api.autoscaling.v2beta1.ObjectMetricSource	target
+io.k8s.api.autoscaling.v2beta1.ObjectMetricStatus	target
+io.k8s.api.autoscaling.v2beta2.ContainerResourceMetricSource	target
+io.k8s.api.autoscaling.v2beta2.ContainerResourceMetricStatus	current
+io.k8s.api.autoscaling.v2beta2.ExternalMetricSource	metric	target
+io.k8s.api.autoscaling.v2beta2.ExternalMetricStatus	current	metric
+io.k8s.api.autoscaling.v2beta2.HorizontalPodAutoscaler	metadata	spec	status
+io.k8s.api.autoscaling.v2beta2.HorizontalPodAutoscalerList	metadata
+io.k8s.api.autoscaling.v2beta2.HorizontalPodAutoscalerSpec	scaleTargetRef
+io.k8s.api.autoscaling.v2beta2.ObjectMetricSource	describedObject	metric	target
+io.k8s.api.autoscaling.v2beta2.ObjectMetricStatus	current	describedObject	metric
+io.k8s.api.autoscaling.v2beta2.PodsMetricSource	metric	target
+io.k8s.api.autoscaling.v2beta2.PodsMetricStatus	current	metric
+io.k8s.api.autoscaling.v2beta2.ResourceMetricSource	target
+io.k8s.api.autoscaling.v2beta2.ResourceMetricStatus	current
+io.k8s.api.batch.v1.CronJob	metadata	spec	status
+io.k8s.api.batch.v1.CronJobList	metadata
+io.k8s.api.batch.v1.CronJobSpec	jobTemplate
+io.k8s.api.batch.v1.Job	metadata	spec	status
+io.k8s.api.batch.v1.JobList	metadata
+io.k8s.api.batch.v1.JobSpec	template
+io.k8s.api.batch.v1.JobTemplateSpec	metadata	spec
+io.k8s.api.batch.v1beta1.CronJob	metadata	spec	status
+io.k8s.api.batch.v1beta1.CronJobList	metadata
+io.k8s.api.batch.v1beta1.CronJobSpec	jobTemplate
+io.k8s.api.batch.v1beta1.JobTemplateSpec	metadata	spec
+io.k8s.api.certificates.v1.CertificateSigningRequest	metadata	spec	status
+io.k8s.api.certificates.v1.CertificateSigningRequestList	metadata
+io.k8s.api.certificates.v1alpha1.ClusterTrustBundle	metadata	spec
+io.k8s.api.certificates.v1alpha1.ClusterTrustBundleList	metadata
+io.k8s.api.certificates.v1beta1.CertificateSigningRequest	metadata	spec	status
+io.k8s.api.certificates.v1beta1.CertificateSigningRequestList	metadata
+io.k8s.api.certificates.v1beta1.ClusterTrustBundle	metadata	spec
+io.k8s.api.certificates.v1beta1.ClusterTrustBundleList	metadata
+io.k8s.api.certificates.v1beta1.PodCertificateRequest	metadata	spec	status
+io.k8s.api.certificates.v1beta1.PodCertificateRequestList	metadata
+io.k8s.api.coordination.v1.Lease	metadata	spec
+io.k8s.api.coordination.v1.LeaseList	metadata
+io.k8s.api.coordination.v1alpha2.LeaseCandidate	metadata	spec
+io.k8s.api.coordination.v1alpha2.LeaseCandidateList	metadata
+io.k8s.api.coordination.v1beta1.Lease	metadata	spec
+io.k8s.api.coordination.v1beta1.LeaseCandidate	metadata	spec
+io.k8s.api.coordination.v1beta1.LeaseCandidateList	metadata
+io.k8s.api.coordination.v1beta1.LeaseList	metadata
+io.k8s.api.core.v1.Binding	metadata	target
+io.k8s.api.core.v1.ComponentStatus	metadata
+io.k8s.api.core.v1.ComponentStatusList	metadata
+io.k8s.api.core.v1.ConfigMap	metadata
+io.k8s.api.core.v1.ConfigMapList	metadata
+io.k8s.api.core.v1.Container	resources
+io.k8s.api.core.v1.ContainerStatus	lastState	state
+io.k8s.api.core.v1.Endpoints	metadata
+io.k8s.api.core.v1.EndpointsList	metadata
+io.k8s.api.core.v1.EphemeralContainer	resources
+io.k8s.api.core.v1.Event	involvedObject	metadata	source
+io.k8s.api.core.v1.EventList	metadata
+io.k8s.api.core.v1.LimitRange	metadata	spec
+io.k8s.api.core.v1.LimitRangeList	metadata
+io.k8s.api.core.v1.List	metadata
+io.k8s.api.core.v1.Namespace	metadata	spec	status
+io.k8s.api.core.v1.NamespaceList	metadata
+io.k8s.api.core.v1.Node	metadata	spec	status
+io.k8s.api.core.v1.NodeDaemonEndpoints	kubeletEndpoint
+io.k8s.api.core.v1.NodeList	metadata
+io.k8s.api.core.v1.NodeStatus	daemonEndpoints	nodeInfo
+io.k8s.api.core.v1.PersistentVolume	metadata	spec	status
+io.k8s.api.core.v1.PersistentVolumeClaim	metadata	spec	status
+io.k8s.api.core.v1.PersistentVolumeClaimList	metadata
+io.k8s.api.core.v1.PersistentVolumeClaimSpec	resources
+io.k8s.api.core.v1.PersistentVolumeClaimTemplate	metadata	spec
+io.k8s.api.core.v1.PersistentVolumeList	metadata
+io.k8s.api.core.v1.Pod	metadata	spec	status
+io.k8s.api.core.v1.PodList	metadata
+io.k8s.api.core.v1.PodStatusResult	metadata	status
+io.k8s.api.core.v1.PodTemplate	metadata	template
+io.k8s.api.core.v1.PodTemplateList	metadata
+io.k8s.api.core.v1.PodTemplateSpec	metadata	spec
+io.k8s.api.core.v1.PreferredSchedulingTerm	preference
+io.k8s.api.core.v1.RangeAllocation	metadata
+io.k8s.api.core.v1.ReplicationController	metadata	spec	status
+io.k8s.api.core.v1.ReplicationControllerList	metadata
+io.k8s.api.core.v1.ResourceQuota	metadata	spec	status
+io.k8s.api.core.v1.ResourceQuotaList	metadata
+io.k8s.api.core.v1.Secret	metadata
+io.k8s.api.core.v1.SecretList	metadata
+io.k8s.api.core.v1.SerializedReference	reference
+io.k8s.api.core.v1.Service	metadata	spec	status
+io.k8s.api.core.v1.ServiceAccount	metadata
+io.k8s.api.core.v1.ServiceAccountList	metadata
+io.k8s.api.core.v1.ServiceList	metadata
+io.k8s.api.core.v1.ServiceStatus	loadBalancer
+io.k8s.api.core.v1.WeightedPodAffinityTerm	podAffinityTerm
+io.k8s.api.discovery.v1.Endpoint	conditions
+io.k8s.api.discovery.v1.EndpointSlice	metadata
+io.k8s.api.discovery.v1.EndpointSliceList	metadata
+io.k8s.api.discovery.v1beta1.Endpoint	conditions
+io.k8s.api.discovery.v1beta1.EndpointSlice	metadata
+io.k8s.api.discovery.v1beta1.EndpointSliceList	metadata
+io.k8s.api.events.v1.Event	deprecatedSource	metadata	regarding
+io.k8s.api.events.v1.EventList	metadata
+io.k8s.api.events.v1beta1.Event	deprecatedSource	metadata	regarding
+io.k8s.api.events.v1beta1.EventList	metadata
+io.k8s.api.extensions.v1beta1.DaemonSet	metadata	spec	status
+io.k8s.api.extensions.v1beta1.DaemonSetList	metadata
+io.k8s.api.extensions.v1beta1.DaemonSetSpec	template	updateStrategy
+io.k8s.api.extensions.v1beta1.Deployment	metadata	spec	status
+io.k8s.api.extensions.v1beta1.DeploymentList	metadata
+io.k8s.api.extensions.v1beta1.DeploymentRollback	rollbackTo
+io.k8s.api.extensions.v1beta1.DeploymentSpec	strategy	template
+io.k8s.api.extensions.v1beta1.HTTPIngressPath	backend
+io.k8s.api.extensions.v1beta1.Ingress	metadata	spec	status
+io.k8s.api.extensions.v1beta1.IngressList	metadata
+io.k8s.api.extensions.v1beta1.IngressStatus	loadBalancer
+io.k8s.api.extensions.v1beta1.NetworkPolicy	metadata	spec
+io.k8s.api.extensions.v1beta1.NetworkPolicyList	metadata
+io.k8s.api.extensions.v1beta1.NetworkPolicySpec	podSelector
+io.k8s.api.extensions.v1beta1.ReplicaSet	metadata	spec	status
+io.k8s.api.extensions.v1beta1.ReplicaSetList	metadata
+io.k8s.api.extensions.v1beta1.ReplicaSetSpec	template
+io.k8s.api.extensions.v1beta1.Scale	metadata	spec	status
+io.k8s.api.flowcontrol.v1.FlowSchema	metadata	spec	status
+io.k8s.api.flowcontrol.v1.FlowSchemaList	metadata
+io.k8s.api.flowcontrol.v1.FlowSchemaSpec	priorityLevelConfiguration
+io.k8s.api.flowcontrol.v1.LimitedPriorityLevelConfiguration	limitResponse
+io.k8s.api.flowcontrol.v1.PriorityLevelConfiguration	metadata	spec	status
+io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationList	metadata
+io.k8s.api.flowcontrol.v1beta1.FlowSchema	metadata	spec	status
+io.k8s.api.flowcontrol.v1beta1.FlowSchemaList	metadata
+io.k8s.api.flowcontrol.v1beta1.FlowSchemaSpec	priorityLevelConfiguration
+io.k8s.api.flowcontrol.v1beta1.LimitedPriorityLevelConfiguration	limitResponse
+io.k8s.api.flowcontrol.v1beta1.PriorityLevelConfiguration	metadata	spec	status
+io.k8s.api.flowcontrol.v1beta1.PriorityLevelConfigurationList	metadata
+io.k8s.api.flowcontrol.v1beta2.FlowSchema	metadata	spec	status
+io.k8s.api.flowcontrol.v1beta2.FlowSchemaList	metadata
+io.k8s.api.flowcontrol.v1beta2.FlowSchemaSpec	priorityLevelConfiguration
+io.k8s.api.flowcontrol.v1beta2.LimitedPriorityLevelConfiguration	limitResponse
+io.k8s.api.flowcontrol.v1beta2.PriorityLevelConfiguration	metadata	spec	status
+io.k8s.api.flowcontrol.v1beta2.PriorityLevelConfigurationList	metadata
+io.k8s.api.flowcontrol.v1beta3.FlowSchema	metadata	spec	status
+io.k8s.api.flowcontrol.v1beta3.FlowSchemaList	metadata
+io.k8s.api.flowcontrol.v1beta3.FlowSchemaSpec	priorityLevelConfiguration
+io.k8s.api.flowcontrol.v1beta3.LimitedPriorityLevelConfiguration	limitResponse
+io.k8s.api.flowcontrol.v1beta3.PriorityLevelConfiguration	metadata	spec	status
+io.k8s.api.flowcontrol.v1beta3.PriorityLevelConfigurationList	metadata
+io.k8s.api.networking.v1.HTTPIngressPath	backend
+io.k8s.api.networking.v1.IPAddress	metadata	spec
+io.k8s.api.networking.v1.IPAddressList	metadata
+io.k8s.api.networking.v1.Ingress	metadata	spec	status
+io.k8s.api.networking.v1.IngressClass	metadata	spec
+io.k8s.api.networking.v1.IngressClassList	metadata
+io.k8s.api.networking.v1.IngressList	metadata
+io.k8s.api.networking.v1.IngressServiceBackend	port
+io.k8s.api.networking.v1.IngressStatus	loadBalancer
+io.k8s.api.networking.v1.NetworkPolicy	metadata	spec
+io.k8s.api.networking.v1.NetworkPolicyList	metadata
+io.k8s.api.networking.v1.NetworkPolicySpec	podSelector
+io.k8s.api.networking.v1.ServiceCIDR	metadata	spec	status
+io.k8s.api.networking.v1.ServiceCIDRList	metadata
+io.k8s.api.networking.v1beta1.HTTPIngressPath	backend
+io.k8s.api.networking.v1beta1.IPAddress	metadata	spec
+io.k8s.api.networking.v1beta1.IPAddressList	metadata
+io.k8s.api.networking.v1beta1.Ingress	metadata	spec	status
+io.k8s.api.networking.v1beta1.IngressClass	metadata	spec
+io.k8s.api.networking.v1beta1.IngressClassList	metadata
+io.k8s.api.networking.v1beta1.IngressList	metadata
+io.k8s.api.networking.v1beta1.IngressStatus	loadBalancer
+io.k8s.api.networking.v1beta1.ServiceCIDR	metadata	spec	status
+io.k8s.api.networking.v1beta1.ServiceCIDRList	metadata
+io.k8s.api.node.v1.RuntimeClass	metadata
+io.k8s.api.node.v1.RuntimeClassList	metadata
+io.k8s.api.node.v1alpha1.RuntimeClass	metadata	spec
+io.k8s.api.node.v1alpha1.RuntimeClassList	metadata
+io.k8s.api.node.v1beta1.RuntimeClass	metadata
+io.k8s.api.node.v1beta1.RuntimeClassList	metadata
+io.k8s.api.policy.v1.Eviction	metadata
+io.k8s.api.policy.v1.PodDisruptionBudget	metadata	spec	status
+io.k8s.api.policy.v1.PodDisruptionBudgetList	metadata
+io.k8s.api.policy.v1beta1.Eviction	metadata
+io.k8s.api.policy.v1beta1.PodDisruptionBudget	metadata	spec	status
+io.k8s.api.policy.v1beta1.PodDisruptionBudgetList	metadata
+io.k8s.api.rbac.v1.ClusterRole	metadata
+io.k8s.api.rbac.v1.ClusterRoleBinding	metadata	roleRef
+io.k8s.api.rbac.v1.ClusterRoleBindingList	metadata
+io.k8s.api.rbac.v1.ClusterRoleList	metadata
+io.k8s.api.rbac.v1.Role	metadata
+io.k8s.api.rbac.v1.RoleBinding	metadata	roleRef
+io.k8s.api.rbac.v1.RoleBindingList	metadata
+io.k8s.api.rbac.v1.RoleList	metadata
+io.k8s.api.rbac.v1alpha1.ClusterRole	metadata
+io.k8s.api.rbac.v1alpha1.ClusterRoleBinding	metadata	roleRef
+io.k8s.api.rbac.v1alpha1.ClusterRoleBindingList	metadata
+io.k8s.api.rbac.v1alpha1.ClusterRoleList	metadata
+io.k8s.api.rbac.v1alpha1.Role	metadata
+io.k8s.api.rbac.v1alpha1.RoleBinding	metadata	roleRef
+io.k8s.api.rbac.v1alpha1.RoleBindingList	metadata
+io.k8s.api.rbac.v1alpha1.RoleList	metadata
+io.k8s.api.rbac.v1beta1.ClusterRole	metadata
+io.k8s.api.rbac.v1beta1.ClusterRoleBinding	metadata	roleRef
+io.k8s.api.rbac.v1beta1.ClusterRoleBindingList	metadata
+io.k8s.api.rbac.v1beta1.ClusterRoleList	metadata
+io.k8s.api.rbac.v1beta1.Role	metadata
+io.k8s.api.rbac.v1beta1.RoleBinding	metadata	roleRef
+io.k8s.api.rbac.v1beta1.RoleBindingList	metadata
+io.k8s.api.rbac.v1beta1.RoleList	metadata
+io.k8s.api.resource.v1.AllocationResult	devices
+io.k8s.api.resource.v1.DeviceClass	metadata	spec
+io.k8s.api.resource.v1.DeviceClassList	metadata
+io.k8s.api.resource.v1.ResourceClaim	metadata	spec	status
+io.k8s.api.resource.v1.ResourceClaimList	metadata
+io.k8s.api.resource.v1.ResourceClaimSpec	devices
+io.k8s.api.resource.v1.ResourceClaimTemplate	metadata	spec
+io.k8s.api.resource.v1.ResourceClaimTemplateList	metadata
+io.k8s.api.resource.v1.ResourceClaimTemplateSpec	metadata	spec
+io.k8s.api.resource.v1.ResourceSlice	metadata	spec
+io.k8s.api.resource.v1.ResourceSliceList	metadata
+io.k8s.api.resource.v1.ResourceSliceSpec	pool
+io.k8s.api.resource.v1alpha3.DeviceTaintRule	metadata	spec	status
+io.k8s.api.resource.v1alpha3.DeviceTaintRuleList	metadata
+io.k8s.api.resource.v1alpha3.DeviceTaintRuleSpec	taint
+io.k8s.api.resource.v1beta1.AllocationResult	devices
+io.k8s.api.resource.v1beta1.DeviceClass	metadata	spec
+io.k8s.api.resource.v1beta1.DeviceClassList	metadata
+io.k8s.api.resource.v1beta1.ResourceClaim	metadata	spec	status
+io.k8s.api.resource.v1beta1.ResourceClaimList	metadata
+io.k8s.api.resource.v1beta1.ResourceClaimSpec	devices
+io.k8s.api.resource.v1beta1.ResourceClaimTemplate	metadata	spec
+io.k8s.api.resource.v1beta1.ResourceClaimTemplateList	metadata
+io.k8s.api.resource.v1beta1.ResourceClaimTemplateSpec	metadata	spec
+io.k8s.api.resource.v1beta1.ResourceSlice	metadata	spec
+io.k8s.api.resource.v1beta1.ResourceSliceList	metadata
+io.k8s.api.resource.v1beta1.ResourceSliceSpec	pool
+io.k8s.api.resource.v1beta2.AllocationResult	devices
+io.k8s.api.resource.v1beta2.DeviceClass	metadata	spec
+io.k8s.api.resource.v1beta2.DeviceClassList	metadata
+io.k8s.api.resource.v1beta2.ResourceClaim	metadata	spec	status
+io.k8s.api.resource.v1beta2.ResourceClaimList	metadata
+io.k8s.api.resource.v1beta2.ResourceClaimSpec	devices
+io.k8s.api.resource.v1beta2.ResourceClaimTemplate	metadata	spec
+io.k8s.api.resource.v1beta2.ResourceClaimTemplateList	metadata
+io.k8s.api.resource.v1beta2.ResourceClaimTemplateSpec	metadata	spec
+io.k8s.api.resource.v1beta2.ResourceSlice	metadata	spec
+io.k8s.api.resource.v1beta2.ResourceSliceList	metadata
+io.k8s.api.resource.v1beta2.ResourceSliceSpec	pool
+io.k8s.api.scheduling.v1.PriorityClass	metadata
+io.k8s.api.scheduling.v1.PriorityClassList	metadata
+io.k8s.api.scheduling.v1alpha1.PodGroup	policy
+io.k8s.api.scheduling.v1alpha1.PriorityClass	metadata
+io.k8s.api.scheduling.v1alpha1.PriorityClassList	metadata
+io.k8s.api.scheduling.v1alpha1.Workload	metadata	spec
+io.k8s.api.scheduling.v1alpha1.WorkloadList	metadata
+io.k8s.api.scheduling.v1beta1.PriorityClass	metadata
+io.k8s.api.scheduling.v1beta1.PriorityClassList	metadata
+io.k8s.api.storage.v1.CSIDriver	metadata	spec
+io.k8s.api.storage.v1.CSIDriverList	metadata
+io.k8s.api.storage.v1.CSINode	metadata	spec
+io.k8s.api.storage.v1.CSINodeList	metadata
+io.k8s.api.storage.v1.CSIStorageCapacity	metadata
+io.k8s.api.storage.v1.CSIStorageCapacityList	metadata
+io.k8s.api.storage.v1.StorageClass	metadata
+io.k8s.api.storage.v1.StorageClassList	metadata
+io.k8s.api.storage.v1.VolumeAttachment	metadata	spec	status
+io.k8s.api.storage.v1.VolumeAttachmentList	metadata
+io.k8s.api.storage.v1.VolumeAttachmentSpec	source
+io.k8s.api.storage.v1.VolumeAttributesClass	metadata
+io.k8s.api.storage.v1.VolumeAttributesClassList	metadata
+io.k8s.api.storage.v1alpha1.CSIStorageCapacity	metadata
+io.k8s.api.storage.v1alpha1.CSIStorageCapacityList	metadata
+io.k8s.api.storage.v1alpha1.VolumeAttachment	metadata	spec	status
+io.k8s.api.storage.v1alpha1.VolumeAttachmentList	metadata
+io.k8s.api.storage.v1alpha1.VolumeAttachmentSpec	source
+io.k8s.api.storage.v1alpha1.VolumeAttributesClass	metadata
+io.k8s.api.storage.v1alpha1.VolumeAttributesClassList	metadata
+io.k8s.api.storage.v1beta1.CSIDriver	metadata	spec
+io.k8s.api.storage.v1beta1.CSIDriverList	metadata
+io.k8s.api.storage.v1beta1.CSINode	metadata	spec
+io.k8s.api.storage.v1beta1.CSINodeList	metadata
+io.k8s.api.storage.v1beta1.CSIStorageCapacity	metadata
+io.k8s.api.storage.v1beta1.CSIStorageCapacityList	metadata
+io.k8s.api.storage.v1beta1.StorageClass	metadata
+io.k8s.api.storage.v1beta1.StorageClassList	metadata
+io.k8s.api.storage.v1beta1.VolumeAttachment	metadata	spec	status
+io.k8s.api.storage.v1beta1.VolumeAttachmentList	metadata
+io.k8s.api.storage.v1beta1.VolumeAttachmentSpec	source
+io.k8s.api.storage.v1beta1.VolumeAttributesClass	metadata
+io.k8s.api.storage.v1beta1.VolumeAttributesClassList	metadata
+io.k8s.api.storagemigration.v1beta1.StorageVersionMigration	metadata	spec	status
+io.k8s.api.storagemigration.v1beta1.StorageVersionMigrationList	metadata
+io.k8s.api.storagemigration.v1beta1.StorageVersionMigrationSpec	resource
+io.k8s.apimachinery.pkg.apis.meta.v1.APIGroup	preferredVersion
+io.k8s.apimachinery.pkg.apis.meta.v1.Status	metadata
+`
 
-// zeroFields lists, by schema name, the scalar fields always serialized, as field=kind (string, bool, int...).
-var zeroFields = map[string][]string{
-	"io.k8s.api.admissionregistration.v1.AuditAnnotation":                {"key=string", "valueExpression=string"},
-	"io.k8s.api.admissionregistration.v1.ExpressionWarning":              {"fieldRef=string", "warning=string"},
-	"io.k8s.api.admissionregistration.v1.MatchCondition":                 {"expression=string", "name=string"},
-	"io.k8s.api.admissionregistration.v1.MutatingWebhook":                {"name=string"},
-	"io.k8s.api.admissionregistration.v1.ServiceReference":               {"name=string", "namespace=string"},
-	"io.k8s.api.admissionregistration.v1.ValidatingWebhook":              {"name=string"},
-	"io.k8s.api.admissionregistration.v1.Validation":                     {"expression=string"},
-	"io.k8s.api.admissionregistration.v1.Variable":                       {"expression=string", "name=string"},
-	"io.k8s.api.admissionregistration.v1alpha1.AuditAnnotation":          {"key=string", "valueExpression=string"},
-	"io.k8s.api.admissionregistration.v1alpha1.ExpressionWarning":        {"fieldRef=string", "warning=string"},
-	"io.k8s.api.admissionregistration.v1alpha1.MatchCondition":           {"expression=string", "name=string"},
-	"io.k8s.api.admissionregistration.v1alpha1.Mutation":                 {"patchType=string"},
-	"io.k8s.api.admissionregistration.v1alpha1.Validation":               {"expression=string"},
-	"io.k8s.api.admissionregistration.v1alpha1.Variable":                 {"expression=string", "name=string"},
-	"io.k8s.api.admissionregistration.v1beta1.AuditAnnotation":           {"key=string", "valueExpression=string"},
-	"io.k8s.api.admissionregistration.v1beta1.ExpressionWarning":         {"fieldRef=string", "warning=string"},
-	"io.k8s.api.admissionregistration.v1beta1.MatchCondition":            {"expression=string", "name=string"},
-	"io.k8s.api.admissionregistration.v1beta1.MutatingWebhook":           {"name=string"},
-	"io.k8s.api.admissionregistration.v1beta1.Mutation":                  {"patchType=string"},
-	"io.k8s.api.admissionregistration.v1beta1.ServiceReference":          {"name=string", "namespace=string"},
-	"io.k8s.api.admissionregistration.v1beta1.ValidatingWebhook":         {"name=string"},
-	"io.k8s.api.admissionregistration.v1beta1.Validation":                {"expression=string"},
-	"io.k8s.api.admissionregistration.v1beta1.Variable":                  {"expression=string", "name=string"},
-	"io.k8s.api.apiserverinternal.v1alpha1.StorageVersionCondition":      {"reason=string", "status=string", "type=string"},
-	"io.k8s.api.apps.v1.ControllerRevision":                              {"revision=int64"},
-	"io.k8s.api.apps.v1.DaemonSetCondition":                              {"status=string", "type=string"},
-	"io.k8s.api.apps.v1.DaemonSetStatus":                                 {"currentNumberScheduled=int32", "desiredNumberScheduled=int32", "numberMisscheduled=int32", "numberReady=int32"},
-	"io.k8s.api.apps.v1.DeploymentCondition":                             {"status=string", "type=string"},
-	"io.k8s.api.apps.v1.ReplicaSetCondition":                             {"status=string", "type=string"},
-	"io.k8s.api.apps.v1.ReplicaSetStatus":                                {"replicas=int32"},
-	"io.k8s.api.apps.v1.StatefulSetCondition":                            {"status=string", "type=string"},
-	"io.k8s.api.apps.v1.StatefulSetOrdinals":                             {"start=int32"},
-	"io.k8s.api.apps.v1.StatefulSetSpec":                                 {"serviceName=string"},
-	"io.k8s.api.apps.v1.StatefulSetStatus":                               {"availableReplicas=int32", "replicas=int32"},
-	"io.k8s.api.apps.v1beta1.ControllerRevision":                         {"revision=int64"},
-	"io.k8s.api.apps.v1beta1.DeploymentCondition":                        {"status=string", "type=string"},
-	"io.k8s.api.apps.v1beta1.DeploymentRollback":                         {"name=string"},
-	"io.k8s.api.apps.v1beta1.ScaleStatus":                                {"replicas=int32"},
-	"io.k8s.api.apps.v1beta1.StatefulSetCondition":                       {"status=string", "type=string"},
-	"io.k8s.api.apps.v1beta1.StatefulSetOrdinals":                        {"start=int32"},
-	"io.k8s.api.apps.v1beta1.StatefulSetSpec":                            {"serviceName=string"},
-	"io.k8s.api.apps.v1beta1.StatefulSetStatus":                          {"availableReplicas=int32", "replicas=int32"},
-	"io.k8s.api.apps.v1beta2.ControllerRevision":                         {"revision=int64"},
-	"io.k8s.api.apps.v1beta2.DaemonSetCondition":                         {"status=string", "type=string"},
-	"io.k8s.api.apps.v1beta2.DaemonSetStatus":                            {"currentNumberScheduled=int32", "desiredNumberScheduled=int32", "numberMisscheduled=int32", "numberReady=int32"},
-	"io.k8s.api.apps.v1beta2.DeploymentCondition":                        {"status=string", "type=string"},
-	"io.k8s.api.apps.v1beta2.ReplicaSetCondition":                        {"status=string", "type=string"},
-	"io.k8s.api.apps.v1beta2.ReplicaSetStatus":                           {"replicas=int32"},
-	"io.k8s.api.apps.v1beta2.ScaleStatus":                                {"replicas=int32"},
-	"io.k8s.api.apps.v1beta2.StatefulSetCondition":                       {"status=string", "type=string"},
-	"io.k8s.api.apps.v1beta2.StatefulSetOrdinals":                        {"start=int32"},
-	"io.k8s.api.apps.v1beta2.StatefulSetSpec":                            {"serviceName=string"},
-	"io.k8s.api.apps.v1beta2.StatefulSetStatus":                          {"availableReplicas=int32", "replicas=int32"},
-	"io.k8s.api.authentication.v1.TokenRequestStatus":                    {"token=string"},
-	"io.k8s.api.authorization.v1.SubjectAccessReviewStatus":              {"allowed=bool"},
-	"io.k8s.api.authorization.v1.SubjectRulesReviewStatus":               {"incomplete=bool"},
-	"io.k8s.api.authorization.v1beta1.SubjectAccessReviewStatus":         {"allowed=bool"},
-	"io.k8s.api.authorization.v1beta1.SubjectRulesReviewStatus":          {"incomplete=bool"},
-	"io.k8s.api.autoscaling.v1.CrossVersionObjectReference":              {"kind=string", "name=string"},
-	"io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerSpec":              {"maxReplicas=int32"},
-	"io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerStatus":            {"currentReplicas=int32", "desiredReplicas=int32"},
-	"io.k8s.api.autoscaling.v1.ScaleStatus":                              {"replicas=int32"},
-	"io.k8s.api.autoscaling.v2.ContainerResourceMetricSource":            {"container=string", "name=string"},
-	"io.k8s.api.autoscaling.v2.ContainerResourceMetricStatus":            {"container=string", "name=string"},
-	"io.k8s.api.autoscaling.v2.CrossVersionObjectReference":              {"kind=string", "name=string"},
-	"io.k8s.api.autoscaling.v2.HPAScalingPolicy":                         {"periodSeconds=int32", "type=string", "value=int32"},
-	"io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerCondition":         {"status=string", "type=string"},
-	"io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerSpec":              {"maxReplicas=int32"},
-	"io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerStatus":            {"desiredReplicas=int32"},
-	"io.k8s.api.autoscaling.v2.MetricIdentifier":                         {"name=string"},
-	"io.k8s.api.autoscaling.v2.MetricSpec":                               {"type=string"},
-	"io.k8s.api.autoscaling.v2.MetricStatus":                             {"type=string"},
-	"io.k8s.api.autoscaling.v2.MetricTarget":                             {"type=string"},
-	"io.k8s.api.autoscaling.v2.ResourceMetricSource":                     {"name=string"},
-	"io.k8s.api.autoscaling.v2.ResourceMetricStatus":                     {"name=string"},
-	"io.k8s.api.autoscaling.v2beta1.ContainerResourceMetricSource":       {"container=string", "name=string"},
-	"io.k8s.api.autoscaling.v2beta1.ContainerResourceMetricStatus":       {"container=string", "name=string"},
-	"io.k8s.api.autoscaling.v2beta1.CrossVersionObjectReference":         {"kind=string", "name=string"},
-	"io.k8s.api.autoscaling.v2beta1.ExternalMetricSource":                {"metricName=string"},
-	"io.k8s.api.autoscaling.v2beta1.ExternalMetricStatus":                {"metricName=string"},
-	"io.k8s.api.autoscaling.v2beta1.HorizontalPodAutoscalerCondition":    {"status=string", "type=string"},
-	"io.k8s.api.autoscaling.v2beta1.HorizontalPodAutoscalerSpec":         {"maxReplicas=int32"},
-	"io.k8s.api.autoscaling.v2beta1.HorizontalPodAutoscalerStatus":       {"currentReplicas=int32", "desiredReplicas=int32"},
-	"io.k8s.api.autoscaling.v2beta1.MetricSpec":                          {"type=string"},
-	"io.k8s.api.autoscaling.v2beta1.MetricStatus":                        {"type=string"},
-	"io.k8s.api.autoscaling.v2beta1.ObjectMetricSource":                  {"metricName=string"},
-	"io.k8s.api.autoscaling.v2beta1.ObjectMetricStatus":                  {"metricName=string"},
-	"io.k8s.api.autoscaling.v2beta1.PodsMetricSource":                    {"metricName=string"},
-	"io.k8s.api.autoscaling.v2beta1.PodsMetricStatus":                    {"metricName=string"},
-	"io.k8s.api.autoscaling.v2beta1.ResourceMetricSource":                {"name=string"},
-	"io.k8s.api.autoscaling.v2beta1.ResourceMetricStatus":                {"name=string"},
-	"io.k8s.api.autoscaling.v2beta2.ContainerResourceMetricSource":       {"container=string", "name=string"},
-	"io.k8s.api.autoscaling.v2beta2.ContainerResourceMetricStatus":       {"container=string", "name=string"},
-	"io.k8s.api.autoscaling.v2beta2.CrossVersionObjectReference":         {"kind=string", "name=string"},
-	"io.k8s.api.autoscaling.v2beta2.HPAScalingPolicy":                    {"periodSeconds=int32", "type=string", "value=int32"},
-	"io.k8s.api.autoscaling.v2beta2.HorizontalPodAutoscalerCondition":    {"status=string", "type=string"},
-	"io.k8s.api.autoscaling.v2beta2.HorizontalPodAutoscalerSpec":         {"maxReplicas=int32"},
-	"io.k8s.api.autoscaling.v2beta2.HorizontalPodAutoscalerStatus":       {"currentReplicas=int32", "desiredReplicas=int32"},
-	"io.k8s.api.autoscaling.v2beta2.MetricIdentifier":                    {"name=string"},
-	"io.k8s.api.autoscaling.v2beta2.MetricSpec":                          {"type=string"},
-	"io.k8s.api.autoscaling.v2beta2.MetricStatus":                        {"type=string"},
-	"io.k8s.api.autoscaling.v2beta2.MetricTarget":                        {"type=string"},
-	"io.k8s.api.autoscaling.v2beta2.ResourceMetricSource":                {"name=string"},
-	"io.k8s.api.autoscaling.v2beta2.ResourceMetricStatus":                {"name=string"},
-	"io.k8s.api.batch.v1.CronJobSpec":                                    {"schedule=string"},
-	"io.k8s.api.batch.v1.JobCondition":                                   {"status=string", "type=string"},
-	"io.k8s.api.batch.v1.PodFailurePolicyOnExitCodesRequirement":         {"operator=string"},
-	"io.k8s.api.batch.v1.PodFailurePolicyOnPodConditionsPattern":         {"status=string", "type=string"},
-	"io.k8s.api.batch.v1.PodFailurePolicyRule":                           {"action=string"},
-	"io.k8s.api.batch.v1beta1.CronJobSpec":                               {"schedule=string"},
-	"io.k8s.api.certificates.v1.CertificateSigningRequestCondition":      {"status=string", "type=string"},
-	"io.k8s.api.certificates.v1.CertificateSigningRequestSpec":           {"signerName=string"},
-	"io.k8s.api.certificates.v1alpha1.ClusterTrustBundleSpec":            {"trustBundle=string"},
-	"io.k8s.api.certificates.v1beta1.CertificateSigningRequestCondition": {"status=string", "type=string"},
-	"io.k8s.api.certificates.v1beta1.ClusterTrustBundleSpec":             {"trustBundle=string"},
-	"io.k8s.api.certificates.v1beta1.PodCertificateRequestSpec":          {"nodeName=string", "nodeUID=string", "podName=string", "podUID=string", "serviceAccountName=string", "serviceAccountUID=string", "signerName=string"},
-	"io.k8s.api.coordination.v1alpha2.LeaseCandidateSpec":                {"binaryVersion=string", "leaseName=string"},
-	"io.k8s.api.coordination.v1beta1.LeaseCandidateSpec":                 {"binaryVersion=string", "leaseName=string"},
-	"io.k8s.api.core.v1.AWSElasticBlockStoreVolumeSource":                {"volumeID=string"},
-	"io.k8s.api.core.v1.AppArmorProfile":                                 {"type=string"},
-	"io.k8s.api.core.v1.AttachedVolume":                                  {"devicePath=string", "name=string"},
-	"io.k8s.api.core.v1.AzureDiskVolumeSource":                           {"diskName=string", "diskURI=string"},
-	"io.k8s.api.core.v1.AzureFilePersistentVolumeSource":                 {"secretName=string", "shareName=string"},
-	"io.k8s.api.core.v1.AzureFileVolumeSource":                           {"secretName=string", "shareName=string"},
-	"io.k8s.api.core.v1.CSIPersistentVolumeSource":                       {"driver=string", "volumeHandle=string"},
-	"io.k8s.api.core.v1.CSIVolumeSource":                                 {"driver=string"},
-	"io.k8s.api.core.v1.CinderPersistentVolumeSource":                    {"volumeID=string"},
-	"io.k8s.api.core.v1.CinderVolumeSource":                              {"volumeID=string"},
-	"io.k8s.api.core.v1.ClusterTrustBundleProjection":                    {"path=string"},
-	"io.k8s.api.core.v1.ComponentCondition":                              {"status=string", "type=string"},
-	"io.k8s.api.core.v1.ConfigMapKeySelector":                            {"key=string"},
-	"io.k8s.api.core.v1.ConfigMapNodeConfigSource":                       {"kubeletConfigKey=string", "name=string", "namespace=string"},
-	"io.k8s.api.core.v1.Container":                                       {"name=string"},
-	"io.k8s.api.core.v1.ContainerExtendedResourceRequest":                {"containerName=string", "requestName=string", "resourceName=string"},
-	"io.k8s.api.core.v1.ContainerPort":                                   {"containerPort=int32"},
-	"io.k8s.api.core.v1.ContainerResizePolicy":                           {"resourceName=string", "restartPolicy=string"},
-	"io.k8s.api.core.v1.ContainerStateTerminated":                        {"exitCode=int32"},
-	"io.k8s.api.core.v1.ContainerStatus":                                 {"image=string", "imageID=string", "name=string", "ready=bool", "restartCount=int32"},
-	"io.k8s.api.core.v1.DaemonEndpoint":                                  {"Port=int32"},
-	"io.k8s.api.core.v1.DownwardAPIVolumeFile":                           {"path=string"},
-	"io.k8s.api.core.v1.EndpointAddress":                                 {"ip=string"},
-	"io.k8s.api.core.v1.EndpointPort":                                    {"port=int32"},
-	"io.k8s.api.core.v1.EnvVar":                                          {"name=string"},
-	"io.k8s.api.core.v1.EphemeralContainer":                              {"name=string"},
-	"io.k8s.api.core.v1.Event":                                           {"reportingComponent=string", "reportingInstance=string"},
-	"io.k8s.api.core.v1.FileKeySelector":                                 {"key=string", "path=string", "volumeName=string"},
-	"io.k8s.api.core.v1.FlexPersistentVolumeSource":                      {"driver=string"},
-	"io.k8s.api.core.v1.FlexVolumeSource":                                {"driver=string"},
-	"io.k8s.api.core.v1.GCEPersistentDiskVolumeSource":                   {"pdName=string"},
-	"io.k8s.api.core.v1.GRPCAction":                                      {"port=int32"},
-	"io.k8s.api.core.v1.GitRepoVolumeSource":                             {"repository=string"},
-	"io.k8s.api.core.v1.GlusterfsPersistentVolumeSource":                 {"endpoints=string", "path=string"},
-	"io.k8s.api.core.v1.GlusterfsVolumeSource":                           {"endpoints=string", "path=string"},
-	"io.k8s.api.core.v1.HTTPHeader":                                      {"name=string", "value=string"},
-	"io.k8s.api.core.v1.HostAlias":                                       {"ip=string"},
-	"io.k8s.api.core.v1.HostIP":                                          {"ip=string"},
-	"io.k8s.api.core.v1.HostPathVolumeSource":                            {"path=string"},
-	"io.k8s.api.core.v1.ISCSIPersistentVolumeSource":                     {"iqn=string", "lun=int32", "targetPortal=string"},
-	"io.k8s.api.core.v1.ISCSIVolumeSource":                               {"iqn=string", "lun=int32", "targetPortal=string"},
-	"io.k8s.api.core.v1.KeyToPath":                                       {"key=string", "path=string"},
-	"io.k8s.api.core.v1.LimitRangeItem":                                  {"type=string"},
-	"io.k8s.api.core.v1.LinuxContainerUser":                              {"gid=int64", "uid=int64"},
-	"io.k8s.api.core.v1.LocalVolumeSource":                               {"path=string"},
-	"io.k8s.api.core.v1.ModifyVolumeStatus":                              {"status=string"},
-	"io.k8s.api.core.v1.NFSVolumeSource":                                 {"path=string", "server=string"},
-	"io.k8s.api.core.v1.NamespaceCondition":                              {"status=string", "type=string"},
-	"io.k8s.api.core.v1.NodeAddress":                                     {"address=string", "type=string"},
-	"io.k8s.api.core.v1.NodeCondition":                                   {"status=string", "type=string"},
-	"io.k8s.api.core.v1.NodeRuntimeHandler":                              {"name=string"},
-	"io.k8s.api.core.v1.NodeSelectorRequirement":                         {"key=string", "operator=string"},
-	"io.k8s.api.core.v1.NodeSystemInfo":                                  {"architecture=string", "bootID=string", "containerRuntimeVersion=string", "kernelVersion=string", "kubeProxyVersion=string", "kubeletVersion=string", "machineID=string", "operatingSystem=string", "osImage=string", "systemUUID=string"},
-	"io.k8s.api.core.v1.ObjectFieldSelector":                             {"fieldPath=string"},
-	"io.k8s.api.core.v1.PersistentVolumeClaimCondition":                  {"status=string", "type=string"},
-	"io.k8s.api.core.v1.PersistentVolumeClaimVolumeSource":               {"claimName=string"},
-	"io.k8s.api.core.v1.PhotonPersistentDiskVolumeSource":                {"pdID=string"},
-	"io.k8s.api.core.v1.PodAffinityTerm":                                 {"topologyKey=string"},
-	"io.k8s.api.core.v1.PodCondition":                                    {"status=string", "type=string"},
-	"io.k8s.api.core.v1.PodExtendedResourceClaimStatus":                  {"resourceClaimName=string"},
-	"io.k8s.api.core.v1.PodIP":                                           {"ip=string"},
-	"io.k8s.api.core.v1.PodOS":                                           {"name=string"},
-	"io.k8s.api.core.v1.PodReadinessGate":                                {"conditionType=string"},
-	"io.k8s.api.core.v1.PodResourceClaim":                                {"name=string"},
-	"io.k8s.api.core.v1.PodResourceClaimStatus":                          {"name=string"},
-	"io.k8s.api.core.v1.PodSchedulingGate":                               {"name=string"},
-	"io.k8s.api.core.v1.PortStatus":                                      {"port=int32", "protocol=string"},
-	"io.k8s.api.core.v1.PortworxVolumeSource":                            {"volumeID=string"},
-	"io.k8s.api.core.v1.PreferredSchedulingTerm":                         {"weight=int32"},
-	"io.k8s.api.core.v1.QuobyteVolumeSource":                             {"registry=string", "volume=string"},
-	"io.k8s.api.core.v1.RBDPersistentVolumeSource":                       {"image=string"},
-	"io.k8s.api.core.v1.RBDVolumeSource":                                 {"image=string"},
-	"io.k8s.api.core.v1.RangeAllocation":                                 {"range=string"},
-	"io.k8s.api.core.v1.ReplicationControllerCondition":                  {"status=string", "type=string"},
-	"io.k8s.api.core.v1.ReplicationControllerStatus":                     {"replicas=int32"},
-	"io.k8s.api.core.v1.ResourceClaim":                                   {"name=string"},
-	"io.k8s.api.core.v1.ResourceFieldSelector":                           {"resource=string"},
-	"io.k8s.api.core.v1.ResourceHealth":                                  {"resourceID=string"},
-	"io.k8s.api.core.v1.ResourceStatus":                                  {"name=string"},
-	"io.k8s.api.core.v1.ScaleIOPersistentVolumeSource":                   {"gateway=string", "system=string"},
-	"io.k8s.api.core.v1.ScaleIOVolumeSource":                             {"gateway=string", "system=string"},
-	"io.k8s.api.core.v1.ScopedResourceSelectorRequirement":               {"operator=string", "scopeName=string"},
-	"io.k8s.api.core.v1.SeccompProfile":                                  {"type=string"},
-	"io.k8s.api.core.v1.SecretKeySelector":                               {"key=string"},
-	"io.k8s.api.core.v1.ServiceAccountTokenProjection":                   {"path=string"},
-	"io.k8s.api.core.v1.ServicePort":                                     {"port=int32"},
-	"io.k8s.api.core.v1.SleepAction":                                     {"seconds=int64"},
-	"io.k8s.api.core.v1.Sysctl":                                          {"name=string", "value=string"},
-	"io.k8s.api.core.v1.Taint":                                           {"effect=string", "key=string"},
-	"io.k8s.api.core.v1.TopologySelectorLabelRequirement":                {"key=string"},
-	"io.k8s.api.core.v1.TopologySpreadConstraint":                        {"maxSkew=int32", "topologyKey=string", "whenUnsatisfiable=string"},
-	"io.k8s.api.core.v1.TypedLocalObjectReference":                       {"kind=string", "name=string"},
-	"io.k8s.api.core.v1.TypedObjectReference":                            {"kind=string", "name=string"},
-	"io.k8s.api.core.v1.Volume":                                          {"name=string"},
-	"io.k8s.api.core.v1.VolumeDevice":                                    {"devicePath=string", "name=string"},
-	"io.k8s.api.core.v1.VolumeMount":                                     {"mountPath=string", "name=string"},
-	"io.k8s.api.core.v1.VolumeMountStatus":                               {"mountPath=string", "name=string"},
-	"io.k8s.api.core.v1.VsphereVirtualDiskVolumeSource":                  {"volumePath=string"},
-	"io.k8s.api.core.v1.WeightedPodAffinityTerm":                         {"weight=int32"},
-	"io.k8s.api.core.v1.WorkloadReference":                               {"name=string", "podGroup=string"},
-	"io.k8s.api.discovery.v1.EndpointSlice":                              {"addressType=string"},
-	"io.k8s.api.discovery.v1.ForNode":                                    {"name=string"},
-	"io.k8s.api.discovery.v1.ForZone":                                    {"name=string"},
-	"io.k8s.api.discovery.v1beta1.EndpointSlice":                         {"addressType=string"},
-	"io.k8s.api.discovery.v1beta1.ForNode":                               {"name=string"},
-	"io.k8s.api.discovery.v1beta1.ForZone":                               {"name=string"},
-	"io.k8s.api.events.v1.EventSeries":                                   {"count=int32"},
-	"io.k8s.api.events.v1beta1.EventSeries":                              {"count=int32"},
-	"io.k8s.api.extensions.v1beta1.DaemonSetCondition":                   {"status=string", "type=string"},
-	"io.k8s.api.extensions.v1beta1.DaemonSetStatus":                      {"currentNumberScheduled=int32", "desiredNumberScheduled=int32", "numberMisscheduled=int32", "numberReady=int32"},
-	"io.k8s.api.extensions.v1beta1.DeploymentCondition":                  {"status=string", "type=string"},
-	"io.k8s.api.extensions.v1beta1.DeploymentRollback":                   {"name=string"},
-	"io.k8s.api.extensions.v1beta1.IPBlock":                              {"cidr=string"},
-	"io.k8s.api.extensions.v1beta1.IngressPortStatus":                    {"port=int32", "protocol=string"},
-	"io.k8s.api.extensions.v1beta1.ReplicaSetCondition":                  {"status=string", "type=string"},
-	"io.k8s.api.extensions.v1beta1.ReplicaSetStatus":                     {"replicas=int32"},
-	"io.k8s.api.extensions.v1beta1.ScaleStatus":                          {"replicas=int32"},
-	"io.k8s.api.flowcontrol.v1.FlowDistinguisherMethod":                  {"type=string"},
-	"io.k8s.api.flowcontrol.v1.FlowSchemaSpec":                           {"matchingPrecedence=int32"},
-	"io.k8s.api.flowcontrol.v1.GroupSubject":                             {"name=string"},
-	"io.k8s.api.flowcontrol.v1.LimitResponse":                            {"type=string"},
-	"io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationReference":      {"name=string"},
-	"io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationSpec":           {"type=string"},
-	"io.k8s.api.flowcontrol.v1.QueuingConfiguration":                     {"handSize=int32", "queueLengthLimit=int32", "queues=int32"},
-	"io.k8s.api.flowcontrol.v1.ServiceAccountSubject":                    {"name=string", "namespace=string"},
-	"io.k8s.api.flowcontrol.v1.Subject":                                  {"kind=string"},
-	"io.k8s.api.flowcontrol.v1.UserSubject":                              {"name=string"},
-	"io.k8s.api.flowcontrol.v1beta1.FlowDistinguisherMethod":             {"type=string"},
-	"io.k8s.api.flowcontrol.v1beta1.FlowSchemaSpec":                      {"matchingPrecedence=int32"},
-	"io.k8s.api.flowcontrol.v1beta1.GroupSubject":                        {"name=string"},
-	"io.k8s.api.flowcontrol.v1beta1.LimitResponse":                       {"type=string"},
-	"io.k8s.api.flowcontrol.v1beta1.LimitedPriorityLevelConfiguration":   {"assuredConcurrencyShares=int32"},
-	"io.k8s.api.flowcontrol.v1beta1.PriorityLevelConfigurationReference": {"name=string"},
-	"io.k8s.api.flowcontrol.v1beta1.PriorityLevelConfigurationSpec":      {"type=string"},
-	"io.k8s.api.flowcontrol.v1beta1.QueuingConfiguration":                {"handSize=int32", "queueLengthLimit=int32", "queues=int32"},
-	"io.k8s.api.flowcontrol.v1beta1.ServiceAccountSubject":               {"name=string", "namespace=string"},
-	"io.k8s.api.flowcontrol.v1beta1.Subject":                             {"kind=string"},
-	"io.k8s.api.flowcontrol.v1beta1.UserSubject":                         {"name=string"},
-	"io.k8s.api.flowcontrol.v1beta2.FlowDistinguisherMethod":             {"type=string"},
-	"io.k8s.api.flowcontrol.v1beta2.FlowSchemaSpec":                      {"matchingPrecedence=int32"},
-	"io.k8s.api.flowcontrol.v1beta2.GroupSubject":                        {"name=string"},
-	"io.k8s.api.flowcontrol.v1beta2.LimitResponse":                       {"type=string"},
-	"io.k8s.api.flowcontrol.v1beta2.LimitedPriorityLevelConfiguration":   {"assuredConcurrencyShares=int32"},
-	"io.k8s.api.flowcontrol.v1beta2.PriorityLevelConfigurationReference": {"name=string"},
-	"io.k8s.api.flowcontrol.v1beta2.PriorityLevelConfigurationSpec":      {"type=string"},
-	"io.k8s.api.flowcontrol.v1beta2.QueuingConfiguration":                {"handSize=int32", "queueLengthLimit=int32", "queues=int32"},
-	"io.k8s.api.flowcontrol.v1beta2.ServiceAccountSubject":               {"name=string", "namespace=string"},
-	"io.k8s.api.flowcontrol.v1beta2.Subject":                             {"kind=string"},
-	"io.k8s.api.flowcontrol.v1beta2.UserSubject":                         {"name=string"},
-	"io.k8s.api.flowcontrol.v1beta3.FlowDistinguisherMethod":             {"type=string"},
-	"io.k8s.api.flowcontrol.v1beta3.FlowSchemaSpec":                      {"matchingPrecedence=int32"},
-	"io.k8s.api.flowcontrol.v1beta3.GroupSubject":                        {"name=string"},
-	"io.k8s.api.flowcontrol.v1beta3.LimitResponse":                       {"type=string"},
-	"io.k8s.api.flowcontrol.v1beta3.LimitedPriorityLevelConfiguration":   {"nominalConcurrencyShares=int32"},
-	"io.k8s.api.flowcontrol.v1beta3.PriorityLevelConfigurationReference": {"name=string"},
-	"io.k8s.api.flowcontrol.v1beta3.PriorityLevelConfigurationSpec":      {"type=string"},
-	"io.k8s.api.flowcontrol.v1beta3.QueuingConfiguration":                {"handSize=int32", "queueLengthLimit=int32", "queues=int32"},
-	"io.k8s.api.flowcontrol.v1beta3.ServiceAccountSubject":               {"name=string", "namespace=string"},
-	"io.k8s.api.flowcontrol.v1beta3.Subject":                             {"kind=string"},
-	"io.k8s.api.flowcontrol.v1beta3.UserSubject":                         {"name=string"},
-	"io.k8s.api.networking.v1.IPBlock":                                   {"cidr=string"},
-	"io.k8s.api.networking.v1.IngressClassParametersReference":           {"kind=string", "name=string"},
-	"io.k8s.api.networking.v1.IngressPortStatus":                         {"port=int32", "protocol=string"},
-	"io.k8s.api.networking.v1.IngressServiceBackend":                     {"name=string"},
-	"io.k8s.api.networking.v1beta1.IngressClassParametersReference":      {"kind=string", "name=string"},
-	"io.k8s.api.networking.v1beta1.IngressPortStatus":                    {"port=int32", "protocol=string"},
-	"io.k8s.api.node.v1.RuntimeClass":                                    {"handler=string"},
-	"io.k8s.api.node.v1alpha1.RuntimeClassSpec":                          {"runtimeHandler=string"},
-	"io.k8s.api.node.v1beta1.RuntimeClass":                               {"handler=string"},
-	"io.k8s.api.policy.v1.PodDisruptionBudgetStatus":                     {"currentHealthy=int32", "desiredHealthy=int32", "disruptionsAllowed=int32", "expectedPods=int32"},
-	"io.k8s.api.policy.v1beta1.PodDisruptionBudgetStatus":                {"currentHealthy=int32", "desiredHealthy=int32", "disruptionsAllowed=int32", "expectedPods=int32"},
-	"io.k8s.api.rbac.v1.RoleRef":                                         {"apiGroup=string", "kind=string", "name=string"},
-	"io.k8s.api.rbac.v1.Subject":                                         {"kind=string", "name=string"},
-	"io.k8s.api.rbac.v1alpha1.RoleRef":                                   {"apiGroup=string", "kind=string", "name=string"},
-	"io.k8s.api.rbac.v1alpha1.Subject":                                   {"kind=string", "name=string"},
-	"io.k8s.api.rbac.v1beta1.RoleRef":                                    {"apiGroup=string", "kind=string", "name=string"},
-	"io.k8s.api.rbac.v1beta1.Subject":                                    {"kind=string", "name=string"},
-	"io.k8s.api.resource.v1.AllocatedDeviceStatus":                       {"device=string", "driver=string", "pool=string"},
-	"io.k8s.api.resource.v1.CELDeviceSelector":                           {"expression=string"},
-	"io.k8s.api.resource.v1.CounterSet":                                  {"name=string"},
-	"io.k8s.api.resource.v1.Device":                                      {"name=string"},
-	"io.k8s.api.resource.v1.DeviceAllocationConfiguration":               {"source=string"},
-	"io.k8s.api.resource.v1.DeviceCounterConsumption":                    {"counterSet=string"},
-	"io.k8s.api.resource.v1.DeviceRequest":                               {"name=string"},
-	"io.k8s.api.resource.v1.DeviceRequestAllocationResult":               {"device=string", "driver=string", "pool=string", "request=string"},
-	"io.k8s.api.resource.v1.DeviceSubRequest":                            {"deviceClassName=string", "name=string"},
-	"io.k8s.api.resource.v1.DeviceTaint":                                 {"effect=string", "key=string"},
-	"io.k8s.api.resource.v1.ExactDeviceRequest":                          {"deviceClassName=string"},
-	"io.k8s.api.resource.v1.OpaqueDeviceConfiguration":                   {"driver=string"},
-	"io.k8s.api.resource.v1.ResourceClaimConsumerReference":              {"name=string", "resource=string", "uid=string"},
-	"io.k8s.api.resource.v1.ResourcePool":                                {"generation=int64", "name=string", "resourceSliceCount=int64"},
-	"io.k8s.api.resource.v1.ResourceSliceSpec":                           {"driver=string"},
-	"io.k8s.api.resource.v1alpha3.DeviceTaint":                           {"effect=string", "key=string"},
-	"io.k8s.api.resource.v1beta1.AllocatedDeviceStatus":                  {"device=string", "driver=string", "pool=string"},
-	"io.k8s.api.resource.v1beta1.CELDeviceSelector":                      {"expression=string"},
-	"io.k8s.api.resource.v1beta1.CounterSet":                             {"name=string"},
-	"io.k8s.api.resource.v1beta1.Device":                                 {"name=string"},
-	"io.k8s.api.resource.v1beta1.DeviceAllocationConfiguration":          {"source=string"},
-	"io.k8s.api.resource.v1beta1.DeviceCounterConsumption":               {"counterSet=string"},
-	"io.k8s.api.resource.v1beta1.DeviceRequest":                          {"deviceClassName=string", "name=string"},
-	"io.k8s.api.resource.v1beta1.DeviceRequestAllocationResult":          {"device=string", "driver=string", "pool=string", "request=string"},
-	"io.k8s.api.resource.v1beta1.DeviceSubRequest":                       {"deviceClassName=string", "name=string"},
-	"io.k8s.api.resource.v1beta1.DeviceTaint":                            {"effect=string", "key=string"},
-	"io.k8s.api.resource.v1beta1.OpaqueDeviceConfiguration":              {"driver=string"},
-	"io.k8s.api.resource.v1beta1.ResourceClaimConsumerReference":         {"name=string", "resource=string", "uid=string"},
-	"io.k8s.api.resource.v1beta1.ResourcePool":                           {"generation=int64", "name=string", "resourceSliceCount=int64"},
-	"io.k8s.api.resource.v1beta1.ResourceSliceSpec":                      {"driver=string"},
-	"io.k8s.api.resource.v1beta2.AllocatedDeviceStatus":                  {"device=string", "driver=string", "pool=string"},
-	"io.k8s.api.resource.v1beta2.CELDeviceSelector":                      {"expression=string"},
-	"io.k8s.api.resource.v1beta2.CounterSet":                             {"name=string"},
-	"io.k8s.api.resource.v1beta2.Device":                                 {"name=string"},
-	"io.k8s.api.resource.v1beta2.DeviceAllocationConfiguration":          {"source=string"},
-	"io.k8s.api.resource.v1beta2.DeviceCounterConsumption":               {"counterSet=string"},
-	"io.k8s.api.resource.v1beta2.DeviceRequest":                          {"name=string"},
-	"io.k8s.api.resource.v1beta2.DeviceRequestAllocationResult":          {"device=string", "driver=string", "pool=string", "request=string"},
-	"io.k8s.api.resource.v1beta2.DeviceSubRequest":                       {"deviceClassName=string", "name=string"},
-	"io.k8s.api.resource.v1beta2.DeviceTaint":                            {"effect=string", "key=string"},
-	"io.k8s.api.resource.v1beta2.ExactDeviceRequest":                     {"deviceClassName=string"},
-	"io.k8s.api.resource.v1beta2.OpaqueDeviceConfiguration":              {"driver=string"},
-	"io.k8s.api.resource.v1beta2.ResourceClaimConsumerReference":         {"name=string", "resource=string", "uid=string"},
-	"io.k8s.api.resource.v1beta2.ResourcePool":                           {"generation=int64", "name=string", "resourceSliceCount=int64"},
-	"io.k8s.api.resource.v1beta2.ResourceSliceSpec":                      {"driver=string"},
-	"io.k8s.api.scheduling.v1.PriorityClass":                             {"value=int32"},
-	"io.k8s.api.scheduling.v1alpha1.GangSchedulingPolicy":                {"minCount=int32"},
-	"io.k8s.api.scheduling.v1alpha1.PodGroup":                            {"name=string"},
-	"io.k8s.api.scheduling.v1alpha1.PriorityClass":                       {"value=int32"},
-	"io.k8s.api.scheduling.v1alpha1.TypedLocalObjectReference":           {"kind=string", "name=string"},
-	"io.k8s.api.scheduling.v1beta1.PriorityClass":                        {"value=int32"},
-	"io.k8s.api.storage.v1.CSINodeDriver":                                {"name=string", "nodeID=string"},
-	"io.k8s.api.storage.v1.CSIStorageCapacity":                           {"storageClassName=string"},
-	"io.k8s.api.storage.v1.StorageClass":                                 {"provisioner=string"},
-	"io.k8s.api.storage.v1.TokenRequest":                                 {"audience=string"},
-	"io.k8s.api.storage.v1.VolumeAttachmentSpec":                         {"attacher=string", "nodeName=string"},
-	"io.k8s.api.storage.v1.VolumeAttachmentStatus":                       {"attached=bool"},
-	"io.k8s.api.storage.v1.VolumeAttributesClass":                        {"driverName=string"},
-	"io.k8s.api.storage.v1alpha1.CSIStorageCapacity":                     {"storageClassName=string"},
-	"io.k8s.api.storage.v1alpha1.VolumeAttachmentSpec":                   {"attacher=string", "nodeName=string"},
-	"io.k8s.api.storage.v1alpha1.VolumeAttachmentStatus":                 {"attached=bool"},
-	"io.k8s.api.storage.v1alpha1.VolumeAttributesClass":                  {"driverName=string"},
-	"io.k8s.api.storage.v1beta1.CSINodeDriver":                           {"name=string", "nodeID=string"},
-	"io.k8s.api.storage.v1beta1.CSIStorageCapacity":                      {"storageClassName=string"},
-	"io.k8s.api.storage.v1beta1.StorageClass":                            {"provisioner=string"},
-	"io.k8s.api.storage.v1beta1.TokenRequest":                            {"audience=string"},
-	"io.k8s.api.storage.v1beta1.VolumeAttachmentSpec":                    {"attacher=string", "nodeName=string"},
-	"io.k8s.api.storage.v1beta1.VolumeAttachmentStatus":                  {"attached=bool"},
-	"io.k8s.api.storage.v1beta1.VolumeAttributesClass":                   {"driverName=string"},
-	"io.k8s.apimachinery.pkg.apis.meta.v1.APIGroup":                      {"name=string"},
-	"io.k8s.apimachinery.pkg.apis.meta.v1.APIResource":                   {"kind=string", "name=string", "namespaced=bool", "singularName=string"},
-	"io.k8s.apimachinery.pkg.apis.meta.v1.APIResourceList":               {"groupVersion=string"},
-	"io.k8s.apimachinery.pkg.apis.meta.v1.Condition":                     {"message=string", "reason=string", "status=string", "type=string"},
-	"io.k8s.apimachinery.pkg.apis.meta.v1.FieldSelectorRequirement":      {"key=string", "operator=string"},
-	"io.k8s.apimachinery.pkg.apis.meta.v1.GroupResource":                 {"group=string", "resource=string"},
-	"io.k8s.apimachinery.pkg.apis.meta.v1.GroupVersionForDiscovery":      {"groupVersion=string", "version=string"},
-	"io.k8s.apimachinery.pkg.apis.meta.v1.InternalEvent":                 {"=string"},
-	"io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelectorRequirement":      {"key=string", "operator=string"},
-	"io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference":                {"apiVersion=string", "kind=string", "name=string", "uid=string"},
-	"io.k8s.apimachinery.pkg.apis.meta.v1.ServerAddressByClientCIDR":     {"clientCIDR=string", "serverAddress=string"},
-	"io.k8s.apimachinery.pkg.apis.meta.v1.WatchEvent":                    {"type=string"},
-}
+// nullFieldsTable: the fields a zero value holds as null.
+const nullFieldsTable = `io.k8s.api.admissionregistration.v1.MutatingWebhook	admissionReviewVersions	sideEffects
+io.k8s.api.admissionregistration.v1.MutatingWebhookConfigurationList	items
+io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBindingList	items
+io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyList	items
+io.k8s.api.admissionregistration.v1.ValidatingWebhook	admissionReviewVersions	sideEffects
+io.k8s.api.admissionregistration.v1.ValidatingWebhookConfigurationList	items
+io.k8s.api.admissionregistration.v1alpha1.MutatingAdmissionPolicyBindingList	items
+io.k8s.api.admissionregistration.v1alpha1.MutatingAdmissionPolicyList	items
+io.k8s.api.admissionregistration.v1alpha1.ValidatingAdmissionPolicyBindingList	items
+io.k8s.api.admissionregistration.v1alpha1.ValidatingAdmissionPolicyList	items
+io.k8s.api.admissionregistration.v1beta1.MutatingAdmissionPolicyBindingList	items
+io.k8s.api.admissionregistration.v1beta1.MutatingAdmissionPolicyList	items
+io.k8s.api.admissionregistration.v1beta1.MutatingWebhookConfigurationList	items
+io.k8s.api.admissionregistration.v1beta1.ValidatingAdmissionPolicyBindingList	items
+io.k8s.api.admissionregistration.v1beta1.ValidatingAdmissionPolicyList	items
+io.k8s.api.admissionregistration.v1beta1.ValidatingWebhookConfigurationList	items
+io.k8s.api.apiserverinternal.v1alpha1.StorageVersionCondition	lastTransitionTime
+io.k8s.api.apiserverinternal.v1alpha1.StorageVersionList	items
+io.k8s.api.apps.v1.ControllerRevision	data
+io.k8s.api.apps.v1.ControllerRevisionList	items
+io.k8s.api.apps.v1.DaemonSetCondition	lastTransitionTime
+io.k8s.api.apps.v1.DaemonSetList	items
+io.k8s.api.apps.v1.DaemonSetSpec	selector
+io.k8s.api.apps.v1.DeploymentCondition	lastTransitionTime	lastUpdateTime
+io.k8s.api.apps.v1.DeploymentList	items
+io.k8s.api.apps.v1.DeploymentSpec	selector
+io.k8s.api.apps.v1.ReplicaSetCondition	lastTransitionTime
+io.k8s.api.apps.v1.ReplicaSetList	items
+io.k8s.api.apps.v1.ReplicaSetSpec	selector
+io.k8s.api.apps.v1.StatefulSetCondition	lastTransitionTime
+io.k8s.api.apps.v1.StatefulSetList	items
+io.k8s.api.apps.v1.StatefulSetSpec	selector
+io.k8s.api.apps.v1beta1.ControllerRevision	data
+io.k8s.api.apps.v1beta1.ControllerRevisionList	items
+io.k8s.api.apps.v1beta1.DeploymentCondition	lastTransitionTime	lastUpdateTime
+io.k8s.api.apps.v1beta1.DeploymentList	items
+io.k8s.api.apps.v1beta1.StatefulSetCondition	lastTransitionTime
+io.k8s.api.apps.v1beta1.StatefulSetList	items
+io.k8s.api.apps.v1beta2.ControllerRevision	data
+io.k8s.api.apps.v1beta2.ControllerRevisionList	items
+io.k8s.api.apps.v1beta2.DaemonSetCondition	lastTransitionTime
+io.k8s.api.apps.v1beta2.DaemonSetList	items
+io.k8s.api.apps.v1beta2.DaemonSetSpec	selector
+io.k8s.api.apps.v1beta2.DeploymentCondition	lastTransitionTime	lastUpdateTime
+io.k8s.api.apps.v1beta2.DeploymentList	items
+io.k8s.api.apps.v1beta2.DeploymentSpec	selector
+io.k8s.api.apps.v1beta2.ReplicaSetCondition	lastTransitionTime
+io.k8s.api.apps.v1beta2.ReplicaSetList	items
+io.k8s.api.apps.v1beta2.ReplicaSetSpec	selector
+io.k8s.api.apps.v1beta2.StatefulSetCondition	lastTransitionTime
+io.k8s.api.apps.v1beta2.StatefulSetList	items
+io.k8s.api.apps.v1beta2.StatefulSetSpec	selector
+io.k8s.api.authentication.v1.TokenRequestSpec	audiences	boundObjectRef	expirationSeconds
+io.k8s.api.authentication.v1.TokenRequestStatus	expirationTimestamp
+io.k8s.api.authorization.v1.NonResourceRule	verbs
+io.k8s.api.authorization.v1.ResourceRule	verbs
+io.k8s.api.authorization.v1.SubjectRulesReviewStatus	nonResourceRules	resourceRules
+io.k8s.api.authorization.v1beta1.NonResourceRule	verbs
+io.k8s.api.authorization.v1beta1.ResourceRule	verbs
+io.k8s.api.authorization.v1beta1.SubjectRulesReviewStatus	nonResourceRules	resourceRules
+io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerList	items
+io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerCondition	lastTransitionTime
+io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerList	items
+io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerStatus	currentMetrics
+io.k8s.api.autoscaling.v2beta1.HorizontalPodAutoscalerCondition	lastTransitionTime
+io.k8s.api.autoscaling.v2beta1.HorizontalPodAutoscalerList	items
+io.k8s.api.autoscaling.v2beta1.HorizontalPodAutoscalerStatus	conditions	currentMetrics
+io.k8s.api.autoscaling.v2beta2.HorizontalPodAutoscalerCondition	lastTransitionTime
+io.k8s.api.autoscaling.v2beta2.HorizontalPodAutoscalerList	items
+io.k8s.api.autoscaling.v2beta2.HorizontalPodAutoscalerStatus	conditions	currentMetrics
+io.k8s.api.batch.v1.CronJobList	items
+io.k8s.api.batch.v1.JobCondition	lastProbeTime	lastTransitionTime
+io.k8s.api.batch.v1.JobList	items
+io.k8s.api.batch.v1.PodFailurePolicy	rules
+io.k8s.api.batch.v1.PodFailurePolicyOnExitCodesRequirement	values
+io.k8s.api.batch.v1.SuccessPolicy	rules
+io.k8s.api.batch.v1beta1.CronJobList	items
+io.k8s.api.certificates.v1.CertificateSigningRequestCondition	lastTransitionTime	lastUpdateTime
+io.k8s.api.certificates.v1.CertificateSigningRequestList	items
+io.k8s.api.certificates.v1.CertificateSigningRequestSpec	request
+io.k8s.api.certificates.v1alpha1.ClusterTrustBundleList	items
+io.k8s.api.certificates.v1beta1.CertificateSigningRequestCondition	lastTransitionTime	lastUpdateTime
+io.k8s.api.certificates.v1beta1.CertificateSigningRequestList	items
+io.k8s.api.certificates.v1beta1.CertificateSigningRequestSpec	request
+io.k8s.api.certificates.v1beta1.ClusterTrustBundleList	items
+io.k8s.api.certificates.v1beta1.PodCertificateRequestList	items
+io.k8s.api.certificates.v1beta1.PodCertificateRequestSpec	pkixPublicKey	proofOfPossession
+io.k8s.api.coordination.v1.LeaseList	items
+io.k8s.api.coordination.v1alpha2.LeaseCandidateList	items
+io.k8s.api.coordination.v1beta1.LeaseCandidateList	items
+io.k8s.api.coordination.v1beta1.LeaseList	items
+io.k8s.api.core.v1.AzureFilePersistentVolumeSource	secretNamespace
+io.k8s.api.core.v1.CephFSPersistentVolumeSource	monitors
+io.k8s.api.core.v1.CephFSVolumeSource	monitors
+io.k8s.api.core.v1.ComponentStatusList	items
+io.k8s.api.core.v1.ConfigMapList	items
+io.k8s.api.core.v1.ContainerImage	names
+io.k8s.api.core.v1.ContainerStateRunning	startedAt
+io.k8s.api.core.v1.ContainerStateTerminated	finishedAt	startedAt
+io.k8s.api.core.v1.EndpointsList	items
+io.k8s.api.core.v1.Event	eventTime	firstTimestamp	lastTimestamp
+io.k8s.api.core.v1.EventList	items
+io.k8s.api.core.v1.EventSeries	lastObservedTime
+io.k8s.api.core.v1.GRPCAction	service
+io.k8s.api.core.v1.LimitRangeList	items
+io.k8s.api.core.v1.LimitRangeSpec	limits
+io.k8s.api.core.v1.List	items
+io.k8s.api.core.v1.NamespaceCondition	lastTransitionTime
+io.k8s.api.core.v1.NamespaceList	items
+io.k8s.api.core.v1.NodeCondition	lastHeartbeatTime	lastTransitionTime
+io.k8s.api.core.v1.NodeList	items
+io.k8s.api.core.v1.NodeSelector	nodeSelectorTerms
+io.k8s.api.core.v1.PersistentVolumeClaimCondition	lastProbeTime	lastTransitionTime
+io.k8s.api.core.v1.PersistentVolumeClaimList	items
+io.k8s.api.core.v1.PersistentVolumeList	items
+io.k8s.api.core.v1.PodCondition	lastProbeTime	lastTransitionTime
+io.k8s.api.core.v1.PodExecOptions	command
+io.k8s.api.core.v1.PodExtendedResourceClaimStatus	requestMappings
+io.k8s.api.core.v1.PodList	items
+io.k8s.api.core.v1.PodSpec	containers
+io.k8s.api.core.v1.PodTemplateList	items
+io.k8s.api.core.v1.ProjectedVolumeSource	sources
+io.k8s.api.core.v1.RBDPersistentVolumeSource	monitors
+io.k8s.api.core.v1.RBDVolumeSource	monitors
+io.k8s.api.core.v1.RangeAllocation	data
+io.k8s.api.core.v1.ReplicationControllerCondition	lastTransitionTime
+io.k8s.api.core.v1.ReplicationControllerList	items
+io.k8s.api.core.v1.ResourceQuotaList	items
+io.k8s.api.core.v1.ScaleIOPersistentVolumeSource	secretRef
+io.k8s.api.core.v1.ScaleIOVolumeSource	secretRef
+io.k8s.api.core.v1.SecretList	items
+io.k8s.api.core.v1.ServiceAccountList	items
+io.k8s.api.core.v1.ServiceList	items
+io.k8s.api.core.v1.TopologySelectorLabelRequirement	values
+io.k8s.api.core.v1.TypedLocalObjectReference	apiGroup
+io.k8s.api.core.v1.TypedObjectReference	apiGroup
+io.k8s.api.discovery.v1.Endpoint	addresses
+io.k8s.api.discovery.v1.EndpointSlice	endpoints	ports
+io.k8s.api.discovery.v1.EndpointSliceList	items
+io.k8s.api.discovery.v1beta1.Endpoint	addresses
+io.k8s.api.discovery.v1beta1.EndpointSlice	endpoints	ports
+io.k8s.api.discovery.v1beta1.EndpointSliceList	items
+io.k8s.api.events.v1.Event	deprecatedFirstTimestamp	deprecatedLastTimestamp	eventTime
+io.k8s.api.events.v1.EventList	items
+io.k8s.api.events.v1.EventSeries	lastObservedTime
+io.k8s.api.events.v1beta1.Event	deprecatedFirstTimestamp	deprecatedLastTimestamp	eventTime
+io.k8s.api.events.v1beta1.EventList	items
+io.k8s.api.events.v1beta1.EventSeries	lastObservedTime
+io.k8s.api.extensions.v1beta1.DaemonSetCondition	lastTransitionTime
+io.k8s.api.extensions.v1beta1.DaemonSetList	items
+io.k8s.api.extensions.v1beta1.DeploymentCondition	lastTransitionTime	lastUpdateTime
+io.k8s.api.extensions.v1beta1.DeploymentList	items
+io.k8s.api.extensions.v1beta1.HTTPIngressRuleValue	paths
+io.k8s.api.extensions.v1beta1.IngressList	items
+io.k8s.api.extensions.v1beta1.NetworkPolicyList	items
+io.k8s.api.extensions.v1beta1.ReplicaSetCondition	lastTransitionTime
+io.k8s.api.extensions.v1beta1.ReplicaSetList	items
+io.k8s.api.flowcontrol.v1.FlowSchemaCondition	lastTransitionTime
+io.k8s.api.flowcontrol.v1.FlowSchemaList	items
+io.k8s.api.flowcontrol.v1.LimitedPriorityLevelConfiguration	nominalConcurrencyShares
+io.k8s.api.flowcontrol.v1.NonResourcePolicyRule	nonResourceURLs	verbs
+io.k8s.api.flowcontrol.v1.PolicyRulesWithSubjects	subjects
+io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationCondition	lastTransitionTime
+io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationList	items
+io.k8s.api.flowcontrol.v1.ResourcePolicyRule	apiGroups	namespaces	resources	verbs
+io.k8s.api.flowcontrol.v1beta1.FlowSchemaCondition	lastTransitionTime
+io.k8s.api.flowcontrol.v1beta1.FlowSchemaList	items
+io.k8s.api.flowcontrol.v1beta1.NonResourcePolicyRule	nonResourceURLs	verbs
+io.k8s.api.flowcontrol.v1beta1.PolicyRulesWithSubjects	subjects
+io.k8s.api.flowcontrol.v1beta1.PriorityLevelConfigurationCondition	lastTransitionTime
+io.k8s.api.flowcontrol.v1beta1.PriorityLevelConfigurationList	items
+io.k8s.api.flowcontrol.v1beta1.ResourcePolicyRule	apiGroups	namespaces	resources	verbs
+io.k8s.api.flowcontrol.v1beta2.FlowSchemaCondition	lastTransitionTime
+io.k8s.api.flowcontrol.v1beta2.FlowSchemaList	items
+io.k8s.api.flowcontrol.v1beta2.NonResourcePolicyRule	nonResourceURLs	verbs
+io.k8s.api.flowcontrol.v1beta2.PolicyRulesWithSubjects	subjects
+io.k8s.api.flowcontrol.v1beta2.PriorityLevelConfigurationCondition	lastTransitionTime
+io.k8s.api.flowcontrol.v1beta2.PriorityLevelConfigurationList	items
+io.k8s.api.flowcontrol.v1beta2.ResourcePolicyRule	apiGroups	namespaces	resources	verbs
+io.k8s.api.flowcontrol.v1beta3.FlowSchemaCondition	lastTransitionTime
+io.k8s.api.flowcontrol.v1beta3.FlowSchemaList	items
+io.k8s.api.flowcontrol.v1beta3.NonResourcePolicyRule	nonResourceURLs	verbs
+io.k8s.api.flowcontrol.v1beta3.PolicyRulesWithSubjects	subjects
+io.k8s.api.flowcontrol.v1beta3.PriorityLevelConfigurationCondition	lastTransitionTime
+io.k8s.api.flowcontrol.v1beta3.PriorityLevelConfigurationList	items
+io.k8s.api.flowcontrol.v1beta3.ResourcePolicyRule	apiGroups	namespaces	resources	verbs
+io.k8s.api.networking.v1.HTTPIngressPath	pathType
+io.k8s.api.networking.v1.HTTPIngressRuleValue	paths
+io.k8s.api.networking.v1.IPAddressList	items
+io.k8s.api.networking.v1.IngressClassList	items
+io.k8s.api.networking.v1.IngressClassParametersReference	scope
+io.k8s.api.networking.v1.IngressList	items
+io.k8s.api.networking.v1.NetworkPolicyList	items
+io.k8s.api.networking.v1.ServiceCIDRList	items
+io.k8s.api.networking.v1beta1.HTTPIngressRuleValue	paths
+io.k8s.api.networking.v1beta1.IPAddressList	items
+io.k8s.api.networking.v1beta1.IngressClassList	items
+io.k8s.api.networking.v1beta1.IngressClassParametersReference	scope
+io.k8s.api.networking.v1beta1.IngressList	items
+io.k8s.api.networking.v1beta1.ServiceCIDRList	items
+io.k8s.api.node.v1.RuntimeClassList	items
+io.k8s.api.node.v1alpha1.RuntimeClassList	items
+io.k8s.api.node.v1beta1.RuntimeClassList	items
+io.k8s.api.policy.v1.PodDisruptionBudgetList	items
+io.k8s.api.policy.v1beta1.PodDisruptionBudgetList	items
+io.k8s.api.rbac.v1.ClusterRole	rules
+io.k8s.api.rbac.v1.ClusterRoleBindingList	items
+io.k8s.api.rbac.v1.ClusterRoleList	items
+io.k8s.api.rbac.v1.PolicyRule	verbs
+io.k8s.api.rbac.v1.Role	rules
+io.k8s.api.rbac.v1.RoleBindingList	items
+io.k8s.api.rbac.v1.RoleList	items
+io.k8s.api.rbac.v1alpha1.ClusterRole	rules
+io.k8s.api.rbac.v1alpha1.ClusterRoleBindingList	items
+io.k8s.api.rbac.v1alpha1.ClusterRoleList	items
+io.k8s.api.rbac.v1alpha1.PolicyRule	verbs
+io.k8s.api.rbac.v1alpha1.Role	rules
+io.k8s.api.rbac.v1alpha1.RoleBindingList	items
+io.k8s.api.rbac.v1alpha1.RoleList	items
+io.k8s.api.rbac.v1beta1.ClusterRole	rules
+io.k8s.api.rbac.v1beta1.ClusterRoleBindingList	items
+io.k8s.api.rbac.v1beta1.ClusterRoleList	items
+io.k8s.api.rbac.v1beta1.PolicyRule	verbs
+io.k8s.api.rbac.v1beta1.Role	rules
+io.k8s.api.rbac.v1beta1.RoleBindingList	items
+io.k8s.api.rbac.v1beta1.RoleList	items
+io.k8s.api.resource.v1.AllocatedDeviceStatus	conditions
+io.k8s.api.resource.v1.CapacityRequestPolicy	default
+io.k8s.api.resource.v1.DeviceClaim	requests
+io.k8s.api.resource.v1.DeviceClassList	items
+io.k8s.api.resource.v1.OpaqueDeviceConfiguration	parameters
+io.k8s.api.resource.v1.ResourceClaimList	items
+io.k8s.api.resource.v1.ResourceClaimTemplateList	items
+io.k8s.api.resource.v1.ResourceSliceList	items
+io.k8s.api.resource.v1alpha3.DeviceTaintRuleList	items
+io.k8s.api.resource.v1beta1.AllocatedDeviceStatus	conditions
+io.k8s.api.resource.v1beta1.CapacityRequestPolicy	default
+io.k8s.api.resource.v1beta1.DeviceClaim	requests
+io.k8s.api.resource.v1beta1.DeviceClassList	items
+io.k8s.api.resource.v1beta1.OpaqueDeviceConfiguration	parameters
+io.k8s.api.resource.v1beta1.ResourceClaimList	items
+io.k8s.api.resource.v1beta1.ResourceClaimTemplateList	items
+io.k8s.api.resource.v1beta1.ResourceSliceList	items
+io.k8s.api.resource.v1beta2.AllocatedDeviceStatus	conditions
+io.k8s.api.resource.v1beta2.CapacityRequestPolicy	default
+io.k8s.api.resource.v1beta2.DeviceClaim	requests
+io.k8s.api.resource.v1beta2.DeviceClassList	items
+io.k8s.api.resource.v1beta2.OpaqueDeviceConfiguration	parameters
+io.k8s.api.resource.v1beta2.ResourceClaimList	items
+io.k8s.api.resource.v1beta2.ResourceClaimTemplateList	items
+io.k8s.api.resource.v1beta2.ResourceSliceList	items
+io.k8s.api.scheduling.v1.PriorityClassList	items
+io.k8s.api.scheduling.v1alpha1.PriorityClassList	items
+io.k8s.api.scheduling.v1alpha1.WorkloadList	items
+io.k8s.api.scheduling.v1alpha1.WorkloadSpec	podGroups
+io.k8s.api.scheduling.v1beta1.PriorityClassList	items
+io.k8s.api.storage.v1.CSIDriverList	items
+io.k8s.api.storage.v1.CSINodeDriver	topologyKeys
+io.k8s.api.storage.v1.CSINodeList	items
+io.k8s.api.storage.v1.CSINodeSpec	drivers
+io.k8s.api.storage.v1.CSIStorageCapacityList	items
+io.k8s.api.storage.v1.StorageClassList	items
+io.k8s.api.storage.v1.VolumeAttachmentList	items
+io.k8s.api.storage.v1.VolumeAttributesClassList	items
+io.k8s.api.storage.v1.VolumeError	time
+io.k8s.api.storage.v1alpha1.CSIStorageCapacityList	items
+io.k8s.api.storage.v1alpha1.VolumeAttachmentList	items
+io.k8s.api.storage.v1alpha1.VolumeAttributesClassList	items
+io.k8s.api.storage.v1alpha1.VolumeError	time
+io.k8s.api.storage.v1beta1.CSIDriverList	items
+io.k8s.api.storage.v1beta1.CSINodeDriver	topologyKeys
+io.k8s.api.storage.v1beta1.CSINodeList	items
+io.k8s.api.storage.v1beta1.CSINodeSpec	drivers
+io.k8s.api.storage.v1beta1.CSIStorageCapacityList	items
+io.k8s.api.storage.v1beta1.StorageClassList	items
+io.k8s.api.storage.v1beta1.VolumeAttachmentList	items
+io.k8s.api.storage.v1beta1.VolumeAttributesClassList	items
+io.k8s.api.storage.v1beta1.VolumeError	time
+io.k8s.api.storagemigration.v1beta1.StorageVersionMigrationList	items
+io.k8s.apimachinery.pkg.apis.meta.v1.APIGroup	versions
+io.k8s.apimachinery.pkg.apis.meta.v1.APIGroupList	groups
+io.k8s.apimachinery.pkg.apis.meta.v1.APIResource	verbs
+io.k8s.apimachinery.pkg.apis.meta.v1.APIResourceList	resources
+io.k8s.apimachinery.pkg.apis.meta.v1.APIVersions	serverAddressByClientCIDRs	versions
+io.k8s.apimachinery.pkg.apis.meta.v1.Condition	lastTransitionTime
+io.k8s.apimachinery.pkg.apis.meta.v1.InternalEvent	
+io.k8s.apimachinery.pkg.apis.meta.v1.WatchEvent	object
+`
+
+// zeroFieldsTable: the scalar fields always serialized, as field=kind (string, bool, int...).
+const zeroFieldsTable = `io.k8s.api.admissionregistration.v1.AuditAnnotation	key=string	valueExpression=string
+io.k8s.api.admissionregistration.v1.ExpressionWarning	fieldRef=string	warning=string
+io.k8s.api.admissionregistration.v1.MatchCondition	expression=string	name=string
+io.k8s.api.admissionregistration.v1.MutatingWebhook	name=string
+io.k8s.api.admissionregistration.v1.ServiceReference	name=string	namespace=string
+io.k8s.api.admissionregistration.v1.ValidatingWebhook	name=string
+io.k8s.api.admissionregistration.v1.Validation	expression=string
+io.k8s.api.admissionregistration.v1.Variable	expression=string	name=string
+io.k8s.api.admissionregistration.v1alpha1.AuditAnnotation	key=string	valueExpression=string
+io.k8s.api.admissionregistration.v1alpha1.ExpressionWarning	fieldRef=string	warning=string
+io.k8s.api.admissionregistration.v1alpha1.MatchCondition	expression=string	name=string
+io.k8s.api.admissionregistration.v1alpha1.Mutation	patchType=string
+io.k8s.api.admissionregistration.v1alpha1.Validation	expression=string
+io.k8s.api.admissionregistration.v1alpha1.Variable	expression=string	name=string
+io.k8s.api.admissionregistration.v1beta1.AuditAnnotation	key=string	valueExpression=string
+io.k8s.api.admissionregistration.v1beta1.ExpressionWarning	fieldRef=string	warning=string
+io.k8s.api.admissionregistration.v1beta1.MatchCondition	expression=string	name=string
+io.k8s.api.admissionregistration.v1beta1.MutatingWebhook	name=string
+io.k8s.api.admissionregistration.v1beta1.Mutation	patchType=string
+io.k8s.api.admissionregistration.v1beta1.ServiceReference	name=string	namespace=string
+io.k8s.api.admissionregistration.v1beta1.ValidatingWebhook	name=string
+io.k8s.api.admissionregistration.v1beta1.Validation	expression=string
+io.k8s.api.admissionregistration.v1beta1.Variable	expression=string	name=string
+io.k8s.api.apiserverinternal.v1alpha1.StorageVersionCondition	reason=string	status=string	type=string
+io.k8s.api.apps.v1.ControllerRevision	revision=int64
+io.k8s.api.apps.v1.DaemonSetCondition	status=string	type=string
+io.k8s.api.apps.v1.DaemonSetStatus	currentNumberScheduled=int32	desiredNumberScheduled=int32	numberMisscheduled=int32	numberReady=int32
+io.k8s.api.apps.v1.DeploymentCondition	status=string	type=string
+io.k8s.api.apps.v1.ReplicaSetCondition	status=string	type=string
+io.k8s.api.apps.v1.ReplicaSetStatus	replicas=int32
+io.k8s.api.apps.v1.StatefulSetCondition	status=string	type=string
+io.k8s.api.apps.v1.StatefulSetOrdinals	start=int32
+io.k8s.api.apps.v1.StatefulSetSpec	serviceName=string
+io.k8s.api.apps.v1.StatefulSetStatus	availableReplicas=int32	replicas=int32
+io.k8s.api.apps.v1beta1.ControllerRevision	revision=int64
+io.k8s.api.apps.v1beta1.DeploymentCondition	status=string	type=string
+io.k8s.api.apps.v1beta1.DeploymentRollback	name=string
+io.k8s.api.apps.v1beta1.ScaleStatus	replicas=int32
+io.k8s.api.apps.v1beta1.StatefulSetCondition	status=string	type=string
+io.k8s.api.apps.v1beta1.StatefulSetOrdinals	start=int32
+io.k8s.api.apps.v1beta1.StatefulSetSpec	serviceName=string
+io.k8s.api.apps.v1beta1.StatefulSetStatus	availableReplicas=int32	replicas=int32
+io.k8s.api.apps.v1beta2.ControllerRevision	revision=int64
+io.k8s.api.apps.v1beta2.DaemonSetCondition	status=string	type=string
+io.k8s.api.apps.v1beta2.DaemonSetStatus	currentNumberScheduled=int32	desiredNumberScheduled=int32	numberMisscheduled=int32	numberReady=int32
+io.k8s.api.apps.v1beta2.DeploymentCondition	status=string	type=string
+io.k8s.api.apps.v1beta2.ReplicaSetCondition	status=string	type=string
+io.k8s.api.apps.v1beta2.ReplicaSetStatus	replicas=int32
+io.k8s.api.apps.v1beta2.ScaleStatus	replicas=int32
+io.k8s.api.apps.v1beta2.StatefulSetCondition	status=string	type=string
+io.k8s.api.apps.v1beta2.StatefulSetOrdinals	start=int32
+io.k8s.api.apps.v1beta2.StatefulSetSpec	serviceName=string
+io.k8s.api.apps.v1beta2.StatefulSetStatus	availableReplicas=int32	replicas=int32
+io.k8s.api.authentication.v1.TokenRequestStatus	token=string
+io.k8s.api.authorization.v1.SubjectAccessReviewStatus	allowed=bool
+io.k8s.api.authorization.v1.SubjectRulesReviewStatus	incomplete=bool
+io.k8s.api.authorization.v1beta1.SubjectAccessReviewStatus	allowed=bool
+io.k8s.api.authorization.v1beta1.SubjectRulesReviewStatus	incomplete=bool
+io.k8s.api.autoscaling.v1.CrossVersionObjectReference	kind=string	name=string
+io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerSpec	maxReplicas=int32
+io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerStatus	currentReplicas=int32	desiredReplicas=int32
+io.k8s.api.autoscaling.v1.ScaleStatus	replicas=int32
+io.k8s.api.autoscaling.v2.ContainerResourceMetricSource	container=string	name=string
+io.k8s.api.autoscaling.v2.ContainerResourceMetricStatus	container=string	name=string
+io.k8s.api.autoscaling.v2.CrossVersionObjectReference	kind=string	name=string
+io.k8s.api.autoscaling.v2.HPAScalingPolicy	periodSeconds=int32	type=string	value=int32
+io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerCondition	status=string	type=string
+io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerSpec	maxReplicas=int32
+io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerStatus	desiredReplicas=int32
+io.k8s.api.autoscaling.v2.MetricIdentifier	name=string
+io.k8s.api.autoscaling.v2.MetricSpec	type=string
+io.k8s.api.autoscaling.v2.MetricStatus	type=string
+io.k8s.api.autoscaling.v2.MetricTarget	type=string
+io.k8s.api.autoscaling.v2.ResourceMetricSource	name=string
+io.k8s.api.autoscaling.v2.ResourceMetricStatus	name=string
+io.k8s.api.autoscaling.v2beta1.ContainerResourceMetricSource	container=string	name=string
+io.k8s.api.autoscaling.v2beta1.ContainerResourceMetricStatus	container=string	name=string
+io.k8s.api.autoscaling.v2beta1.CrossVersionObjectReference	kind=string	name=string
+io.k8s.api.autoscaling.v2beta1.ExternalMetricSource	metricName=string
+io.k8s.api.autoscaling.v2beta1.ExternalMetricStatus	metricName=string
+io.k8s.api.autoscaling.v2beta1.HorizontalPodAutoscalerCondition	status=string	type=string
+io.k8s.api.autoscaling.v2beta1.HorizontalPodAutoscalerSpec	maxReplicas=int32
+io.k8s.api.autoscaling.v2beta1.HorizontalPodAutoscalerStatus	currentReplicas=int32	desiredReplicas=int32
+io.k8s.api.autoscaling.v2beta1.MetricSpec	type=string
+io.k8s.api.autoscaling.v2beta1.MetricStatus	type=string
+io.k8s.api.autoscaling.v2beta1.ObjectMetricSource	metricName=string
+io.k8s.api.autoscaling.v2beta1.ObjectMetricStatus	metricName=string
+io.k8s.api.autoscaling.v2beta1.PodsMetricSource	metricName=string
+io.k8s.api.autoscaling.v2beta1.PodsMetricStatus	metricName=string
+io.k8s.api.autoscaling.v2beta1.ResourceMetricSource	name=string
+io.k8s.api.autoscaling.v2beta1.ResourceMetricStatus	name=string
+io.k8s.api.autoscaling.v2beta2.ContainerResourceMetricSource	container=string	name=string
+io.k8s.api.autoscaling.v2beta2.ContainerResourceMetricStatus	container=string	name=string
+io.k8s.api.autoscaling.v2beta2.CrossVersionObjectReference	kind=string	name=string
+io.k8s.api.autoscaling.v2beta2.HPAScalingPolicy	periodSeconds=int32	type=string	value=int32
+io.k8s.api.autoscaling.v2beta2.HorizontalPodAutoscalerCondition	status=string	type=string
+io.k8s.api.autoscaling.v2beta2.HorizontalPodAutoscalerSpec	maxReplicas=int32
+io.k8s.api.autoscaling.v2beta2.HorizontalPodAutoscalerStatus	currentReplicas=int32	desiredReplicas=int32
+io.k8s.api.autoscaling.v2beta2.MetricIdentifier	name=string
+io.k8s.api.autoscaling.v2beta2.MetricSpec	type=string
+io.k8s.api.autoscaling.v2beta2.MetricStatus	type=string
+io.k8s.api.autoscaling.v2beta2.MetricTarget	type=string
+io.k8s.api.autoscaling.v2beta2.ResourceMetricSource	name=string
+io.k8s.api.autoscaling.v2beta2.ResourceMetricStatus	name=string
+io.k8s.api.batch.v1.CronJobSpec	schedule=string
+io.k8s.api.batch.v1.JobCondition	status=string	type=string
+io.k8s.api.batch.v1.PodFailurePolicyOnExitCodesRequirement	operator=string
+io.k8s.api.batch.v1.PodFailurePolicyOnPodConditionsPattern	status=string	type=string
+io.k8s.api.batch.v1.PodFailurePolicyRule	action=string
+io.k8s.api.batch.v1beta1.CronJobSpec	schedule=string
+io.k8s.api.certificates.v1.CertificateSigningRequestCondition	status=string	type=string
+io.k8s.api.certificates.v1.CertificateSigningRequestSpec	signerName=string
+io.k8s.api.certificates.v1alpha1.ClusterTrustBundleSpec	trustBundle=string
+io.k8s.api.certificates.v1beta1.CertificateSigningRequestCondition	status=string	type=string
+io.k8s.api.certificates.v1beta1.ClusterTrustBundleSpec	trustBundle=string
+io.k8s.api.certificates.v1beta1.PodCertificateRequestSpec	nodeName=string	nodeUID=string	podName=string	podUID=string	serviceAccountName=string	serviceAccountUID=string	signerName=string
+io.k8s.api.coordination.v1alpha2.LeaseCandidateSpec	binaryVersion=string	leaseName=string
+io.k8s.api.coordination.v1beta1.LeaseCandidateSpec	binaryVersion=string	leaseName=string
+io.k8s.api.core.v1.AWSElasticBlockStoreVolumeSource	volumeID=string
+io.k8s.api.core.v1.AppArmorProfile	type=string
+io.k8s.api.core.v1.AttachedVolume	devicePath=string	name=string
+io.k8s.api.core.v1.AzureDiskVolumeSource	diskName=string	diskURI=string
+io.k8s.api.core.v1.AzureFilePersistentVolumeSource	secretName=string	shareName=string
+io.k8s.api.core.v1.AzureFileVolumeSource	secretName=string	shareName=string
+io.k8s.api.core.v1.CSIPersistentVolumeSource	driver=string	volumeHandle=string
+io.k8s.api.core.v1.CSIVolumeSource	driver=string
+io.k8s.api.core.v1.CinderPersistentVolumeSource	volumeID=string
+io.k8s.api.core.v1.CinderVolumeSource	volumeID=string
+io.k8s.api.core.v1.ClusterTrustBundleProjection	path=string
+io.k8s.api.core.v1.ComponentCondition	status=string	type=string
+io.k8s.api.core.v1.ConfigMapKeySelector	key=string
+io.k8s.api.core.v1.ConfigMapNodeConfigSource	kubeletConfigKey=string	name=string	namespace=string
+io.k8s.api.core.v1.Container	name=string
+io.k8s.api.core.v1.ContainerExtendedResourceRequest	containerName=string	requestName=string	resourceName=string
+io.k8s.api.core.v1.ContainerPort	containerPort=int32
+io.k8s.api.core.v1.ContainerResizePolicy	resourceName=string	restartPolicy=string
+io.k8s.api.core.v1.ContainerStateTerminated	exitCode=int32
+io.k8s.api.core.v1.ContainerStatus	image=string	imageID=string	name=string	ready=bool	restartCount=int32
+io.k8s.api.core.v1.DaemonEndpoint	Port=int32
+io.k8s.api.core.v1.DownwardAPIVolumeFile	path=string
+io.k8s.api.core.v1.EndpointAddress	ip=string
+io.k8s.api.core.v1.EndpointPort	port=int32
+io.k8s.api.core.v1.EnvVar	name=string
+io.k8s.api.core.v1.EphemeralContainer	name=string
+io.k8s.api.core.v1.Event	reportingComponent=string	reportingInstance=string
+io.k8s.api.core.v1.FileKeySelector	key=string	path=string	volumeName=string
+io.k8s.api.core.v1.FlexPersistentVolumeSource	driver=string
+io.k8s.api.core.v1.FlexVolumeSource	driver=string
+io.k8s.api.core.v1.GCEPersistentDiskVolumeSource	pdName=string
+io.k8s.api.core.v1.GRPCAction	port=int32
+io.k8s.api.core.v1.GitRepoVolumeSource	repository=string
+io.k8s.api.core.v1.GlusterfsPersistentVolumeSource	endpoints=string	path=string
+io.k8s.api.core.v1.GlusterfsVolumeSource	endpoints=string	path=string
+io.k8s.api.core.v1.HTTPHeader	name=string	value=string
+io.k8s.api.core.v1.HostAlias	ip=string
+io.k8s.api.core.v1.HostIP	ip=string
+io.k8s.api.core.v1.HostPathVolumeSource	path=string
+io.k8s.api.core.v1.ISCSIPersistentVolumeSource	iqn=string	lun=int32	targetPortal=string
+io.k8s.api.core.v1.ISCSIVolumeSource	iqn=string	lun=int32	targetPortal=string
+io.k8s.api.core.v1.KeyToPath	key=string	path=string
+io.k8s.api.core.v1.LimitRangeItem	type=string
+io.k8s.api.core.v1.LinuxContainerUser	gid=int64	uid=int64
+io.k8s.api.core.v1.LocalVolumeSource	path=string
+io.k8s.api.core.v1.ModifyVolumeStatus	status=string
+io.k8s.api.core.v1.NFSVolumeSource	path=string	server=string
+io.k8s.api.core.v1.NamespaceCondition	status=string	type=string
+io.k8s.api.core.v1.NodeAddress	address=string	type=string
+io.k8s.api.core.v1.NodeCondition	status=string	type=string
+io.k8s.api.core.v1.NodeRuntimeHandler	name=string
+io.k8s.api.core.v1.NodeSelectorRequirement	key=string	operator=string
+io.k8s.api.core.v1.NodeSystemInfo	architecture=string	bootID=string	containerRuntimeVersion=string	kernelVersion=string	kubeProxyVersion=string	kubeletVersion=string	machineID=string	operatingSystem=string	osImage=string	systemUUID=string
+io.k8s.api.core.v1.ObjectFieldSelector	fieldPath=string
+io.k8s.api.core.v1.PersistentVolumeClaimCondition	status=string	type=string
+io.k8s.api.core.v1.PersistentVolumeClaimVolumeSource	claimName=string
+io.k8s.api.core.v1.PhotonPersistentDiskVolumeSource	pdID=string
+io.k8s.api.core.v1.PodAffinityTerm	topologyKey=string
+io.k8s.api.core.v1.PodCondition	status=string	type=string
+io.k8s.api.core.v1.PodExtendedResourceClaimStatus	resourceClaimName=string
+io.k8s.api.core.v1.PodIP	ip=string
+io.k8s.api.core.v1.PodOS	name=string
+io.k8s.api.core.v1.PodReadinessGate	conditionType=string
+io.k8s.api.core.v1.PodResourceClaim	name=string
+io.k8s.api.core.v1.PodResourceClaimStatus	name=string
+io.k8s.api.core.v1.PodSchedulingGate	name=string
+io.k8s.api.core.v1.PortStatus	port=int32	protocol=string
+io.k8s.api.core.v1.PortworxVolumeSource	volumeID=string
+io.k8s.api.core.v1.PreferredSchedulingTerm	weight=int32
+io.k8s.api.core.v1.QuobyteVolumeSource	registry=string	volume=string
+io.k8s.api.core.v1.RBDPersistentVolumeSource	image=string
+io.k8s.api.core.v1.RBDVolumeSource	image=string
+io.k8s.api.core.v1.RangeAllocation	range=string
+io.k8s.api.core.v1.ReplicationControllerCondition	status=string	type=string
+io.k8s.api.core.v1.ReplicationControllerStatus	replicas=int32
+io.k8s.api.core.v1.ResourceClaim	name=string
+io.k8s.api.core.v1.ResourceFieldSelector	resource=string
+io.k8s.api.core.v1.ResourceHealth	resourceID=string
+io.k8s.api.core.v1.ResourceStatus	name=string
+io.k8s.api.core.v1.ScaleIOPersistentVolumeSource	gateway=string	system=string
+io.k8s.api.core.v1.ScaleIOVolumeSource	gateway=string	system=string
+io.k8s.api.core.v1.ScopedResourceSelectorRequirement	operator=string	scopeName=string
+io.k8s.api.core.v1.SeccompProfile	type=string
+io.k8s.api.core.v1.SecretKeySelector	key=string
+io.k8s.api.core.v1.ServiceAccountTokenProjection	path=string
+io.k8s.api.core.v1.ServicePort	port=int32
+io.k8s.api.core.v1.SleepAction	seconds=int64
+io.k8s.api.core.v1.Sysctl	name=string	value=string
+io.k8s.api.core.v1.Taint	effect=string	key=string
+io.k8s.api.core.v1.TopologySelectorLabelRequirement	key=string
+io.k8s.api.core.v1.TopologySpreadConstraint	maxSkew=int32	topologyKey=string	whenUnsatisfiable=string
+io.k8s.api.core.v1.TypedLocalObjectReference	kind=string	name=string
+io.k8s.api.core.v1.TypedObjectReference	kind=string	name=string
+io.k8s.api.core.v1.Volume	name=string
+io.k8s.api.core.v1.VolumeDevice	devicePath=string	name=string
+io.k8s.api.core.v1.VolumeMount	mountPath=string	name=string
+io.k8s.api.core.v1.VolumeMountStatus	mountPath=string	name=string
+io.k8s.api.core.v1.VsphereVirtualDiskVolumeSource	volumePath=string
+io.k8s.api.core.v1.WeightedPodAffinityTerm	weight=int32
+io.k8s.api.core.v1.WorkloadReference	name=string	podGroup=string
+io.k8s.api.discovery.v1.EndpointSlice	addressType=string
+io.k8s.api.discovery.v1.ForNode	name=string
+io.k8s.api.discovery.v1.ForZone	name=string
+io.k8s.api.discovery.v1beta1.EndpointSlice	addressType=string
+io.k8s.api.discovery.v1beta1.ForNode	name=string
+io.k8s.api.discovery.v1beta1.ForZone	name=string
+io.k8s.api.events.v1.EventSeries	count=int32
+io.k8s.api.events.v1beta1.EventSeries	count=int32
+io.k8s.api.extensions.v1beta1.DaemonSetCondition	status=string	type=string
+io.k8s.api.extensions.v1beta1.DaemonSetStatus	currentNumberScheduled=int32	desiredNumberScheduled=int32	numberMisscheduled=int32	numberReady=int32
+io.k8s.api.extensions.v1beta1.DeploymentCondition	status=string	type=string
+io.k8s.api.extensions.v1beta1.DeploymentRollback	name=string
+io.k8s.api.extensions.v1beta1.IPBlock	cidr=string
+io.k8s.api.extensions.v1beta1.IngressPortStatus	port=int32	protocol=string
+io.k8s.api.extensions.v1beta1.ReplicaSetCondition	status=string	type=string
+io.k8s.api.extensions.v1beta1.ReplicaSetStatus	replicas=int32
+io.k8s.api.extensions.v1beta1.ScaleStatus	replicas=int32
+io.k8s.api.flowcontrol.v1.FlowDistinguisherMethod	type=string
+io.k8s.api.flowcontrol.v1.FlowSchemaSpec	matchingPrecedence=int32
+io.k8s.api.flowcontrol.v1.GroupSubject	name=string
+io.k8s.api.flowcontrol.v1.LimitResponse	type=string
+io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationReference	name=string
+io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationSpec	type=string
+io.k8s.api.flowcontrol.v1.QueuingConfiguration	handSize=int32	queueLengthLimit=int32	queues=int32
+io.k8s.api.flowcontrol.v1.ServiceAccountSubject	name=string	namespace=string
+io.k8s.api.flowcontrol.v1.Subject	kind=string
+io.k8s.api.flowcontrol.v1.UserSubject	name=string
+io.k8s.api.flowcontrol.v1beta1.FlowDistinguisherMethod	type=string
+io.k8s.api.flowcontrol.v1beta1.FlowSchemaSpec	matchingPrecedence=int32
+io.k8s.api.flowcontrol.v1beta1.GroupSubject	name=string
+io.k8s.api.flowcontrol.v1beta1.LimitResponse	type=string
+io.k8s.api.flowcontrol.v1beta1.LimitedPriorityLevelConfiguration	assuredConcurrencyShares=int32
+io.k8s.api.flowcontrol.v1beta1.PriorityLevelConfigurationReference	name=string
+io.k8s.api.flowcontrol.v1beta1.PriorityLevelConfigurationSpec	type=string
+io.k8s.api.flowcontrol.v1beta1.QueuingConfiguration	handSize=int32	queueLengthLimit=int32	queues=int32
+io.k8s.api.flowcontrol.v1beta1.ServiceAccountSubject	name=string	namespace=string
+io.k8s.api.flowcontrol.v1beta1.Subject	kind=string
+io.k8s.api.flowcontrol.v1beta1.UserSubject	name=string
+io.k8s.api.flowcontrol.v1beta2.FlowDistinguisherMethod	type=string
+io.k8s.api.flowcontrol.v1beta2.FlowSchemaSpec	matchingPrecedence=int32
+io.k8s.api.flowcontrol.v1beta2.GroupSubject	name=string
+io.k8s.api.flowcontrol.v1beta2.LimitResponse	type=string
+io.k8s.api.flowcontrol.v1beta2.LimitedPriorityLevelConfiguration	assuredConcurrencyShares=int32
+io.k8s.api.flowcontrol.v1beta2.PriorityLevelConfigurationReference	name=string
+io.k8s.api.flowcontrol.v1beta2.PriorityLevelConfigurationSpec	type=string
+io.k8s.api.flowcontrol.v1beta2.QueuingConfiguration	handSize=int32	queueLengthLimit=int32	queues=int32
+io.k8s.api.flowcontrol.v1beta2.ServiceAccountSubject	name=string	namespace=string
+io.k8s.api.flowcontrol.v1beta2.Subject	kind=string
+io.k8s.api.flowcontrol.v1beta2.UserSubject	name=string
+io.k8s.api.flowcontrol.v1beta3.FlowDistinguisherMethod	type=string
+io.k8s.api.flowcontrol.v1beta3.FlowSchemaSpec	matchingPrecedence=int32
+io.k8s.api.flowcontrol.v1beta3.GroupSubject	name=string
+io.k8s.api.flowcontrol.v1beta3.LimitResponse	type=string
+io.k8s.api.flowcontrol.v1beta3.LimitedPriorityLevelConfiguration	nominalConcurrencyShares=int32
+io.k8s.api.flowcontrol.v1beta3.PriorityLevelConfigurationReference	name=string
+io.k8s.api.flowcontrol.v1beta3.PriorityLevelConfigurationSpec	type=string
+io.k8s.api.flowcontrol.v1beta3.QueuingConfiguration	handSize=int32	queueLengthLimit=int32	queues=int32
+io.k8s.api.flowcontrol.v1beta3.ServiceAccountSubject	name=string	namespace=string
+io.k8s.api.flowcontrol.v1beta3.Subject	kind=string
+io.k8s.api.flowcontrol.v1beta3.UserSubject	name=string
+io.k8s.api.networking.v1.IPBlock	cidr=string
+io.k8s.api.networking.v1.IngressClassParametersReference	kind=string	name=string
+io.k8s.api.networking.v1.IngressPortStatus	port=int32	protocol=string
+io.k8s.api.networking.v1.IngressServiceBackend	name=string
+io.k8s.api.networking.v1beta1.IngressClassParametersReference	kind=string	name=string
+io.k8s.api.networking.v1beta1.IngressPortStatus	port=int32	protocol=string
+io.k8s.api.node.v1.RuntimeClass	handler=string
+io.k8s.api.node.v1alpha1.RuntimeClassSpec	runtimeHandler=string
+io.k8s.api.node.v1beta1.RuntimeClass	handler=string
+io.k8s.api.policy.v1.PodDisruptionBudgetStatus	currentHealthy=int32	desiredHealthy=int32	disruptionsAllowed=int32	expectedPods=int32
+io.k8s.api.policy.v1beta1.PodDisruptionBudgetStatus	currentHealthy=int32	desiredHealthy=int32	disruptionsAllowed=int32	expectedPods=int32
+io.k8s.api.rbac.v1.RoleRef	apiGroup=string	kind=string	name=string
+io.k8s.api.rbac.v1.Subject	kind=string	name=string
+io.k8s.api.rbac.v1alpha1.RoleRef	apiGroup=string	kind=string	name=string
+io.k8s.api.rbac.v1alpha1.Subject	kind=string	name=string
+io.k8s.api.rbac.v1beta1.RoleRef	apiGroup=string	kind=string	name=string
+io.k8s.api.rbac.v1beta1.Subject	kind=string	name=string
+io.k8s.api.resource.v1.AllocatedDeviceStatus	device=string	driver=string	pool=string
+io.k8s.api.resource.v1.CELDeviceSelector	expression=string
+io.k8s.api.resource.v1.CounterSet	name=string
+io.k8s.api.resource.v1.Device	name=string
+io.k8s.api.resource.v1.DeviceAllocationConfiguration	source=string
+io.k8s.api.resource.v1.DeviceCounterConsumption	counterSet=string
+io.k8s.api.resource.v1.DeviceRequest	name=string
+io.k8s.api.resource.v1.DeviceRequestAllocationResult	device=string	driver=string	pool=string	request=string
+io.k8s.api.resource.v1.DeviceSubRequest	deviceClassName=string	name=string
+io.k8s.api.resource.v1.DeviceTaint	effect=string	key=string
+io.k8s.api.resource.v1.ExactDeviceRequest	deviceClassName=string
+io.k8s.api.resource.v1.OpaqueDeviceConfiguration	driver=string
+io.k8s.api.resource.v1.ResourceClaimConsumerReference	name=string	resource=string	uid=string
+io.k8s.api.resource.v1.ResourcePool	generation=int64	name=string	resourceSliceCount=int64
+io.k8s.api.resource.v1.ResourceSliceSpec	driver=string
+io.k8s.api.resource.v1alpha3.DeviceTaint	effect=string	key=string
+io.k8s.api.resource.v1beta1.AllocatedDeviceStatus	device=string	driver=string	pool=string
+io.k8s.api.resource.v1beta1.CELDeviceSelector	expression=string
+io.k8s.api.resource.v1beta1.CounterSet	name=string
+io.k8s.api.resource.v1beta1.Device	name=string
+io.k8s.api.resource.v1beta1.DeviceAllocationConfiguration	source=string
+io.k8s.api.resource.v1beta1.DeviceCounterConsumption	counterSet=string
+io.k8s.api.resource.v1beta1.DeviceRequest	deviceClassName=string	name=string
+io.k8s.api.resource.v1beta1.DeviceRequestAllocationResult	device=string	driver=string	pool=string	request=string
+io.k8s.api.resource.v1beta1.DeviceSubRequest	deviceClassName=string	name=string
+io.k8s.api.resource.v1beta1.DeviceTaint	effect=string	key=string
+io.k8s.api.resource.v1beta1.OpaqueDeviceConfiguration	driver=string
+io.k8s.api.resource.v1beta1.ResourceClaimConsumerReference	name=string	resource=string	uid=string
+io.k8s.api.resource.v1beta1.ResourcePool	generation=int64	name=string	resourceSliceCount=int64
+io.k8s.api.resource.v1beta1.ResourceSliceSpec	driver=string
+io.k8s.api.resource.v1beta2.AllocatedDeviceStatus	device=string	driver=string	pool=string
+io.k8s.api.resource.v1beta2.CELDeviceSelector	expression=string
+io.k8s.api.resource.v1beta2.CounterSet	name=string
+io.k8s.api.resource.v1beta2.Device	name=string
+io.k8s.api.resource.v1beta2.DeviceAllocationConfiguration	source=string
+io.k8s.api.resource.v1beta2.DeviceCounterConsumption	counterSet=string
+io.k8s.api.resource.v1beta2.DeviceRequest	name=string
+io.k8s.api.resource.v1beta2.DeviceRequestAllocationResult	device=string	driver=string	pool=string	request=string
+io.k8s.api.resource.v1beta2.DeviceSubRequest	deviceClassName=string	name=string
+io.k8s.api.resource.v1beta2.DeviceTaint	effect=string	key=string
+io.k8s.api.resource.v1beta2.ExactDeviceRequest	deviceClassName=string
+io.k8s.api.resource.v1beta2.OpaqueDeviceConfiguration	driver=string
+io.k8s.api.resource.v1beta2.ResourceClaimConsumerReference	name=string	resource=string	uid=string
+io.k8s.api.resource.v1beta2.ResourcePool	generation=int64	name=string	resourceSliceCount=int64
+io.k8s.api.resource.v1beta2.ResourceSliceSpec	driver=string
+io.k8s.api.scheduling.v1.PriorityClass	value=int32
+io.k8s.api.scheduling.v1alpha1.GangSchedulingPolicy	minCount=int32
+io.k8s.api.scheduling.v1alpha1.PodGroup	name=string
+io.k8s.api.scheduling.v1alpha1.PriorityClass	value=int32
+io.k8s.api.scheduling.v1alpha1.TypedLocalObjectReference	kind=string	name=string
+io.k8s.api.scheduling.v1beta1.PriorityClass	value=int32
+io.k8s.api.storage.v1.CSINodeDriver	name=string	nodeID=string
+io.k8s.api.storage.v1.CSIStorageCapacity	storageClassName=string
+io.k8s.api.storage.v1.StorageClass	provisioner=string
+io.k8s.api.storage.v1.TokenRequest	audience=string
+io.k8s.api.storage.v1.VolumeAttachmentSpec	attacher=string	nodeName=string
+io.k8s.api.storage.v1.VolumeAttachmentStatus	attached=bool
+io.k8s.api.storage.v1.VolumeAttributesClass	driverName=string
+io.k8s.api.storage.v1alpha1.CSIStorageCapacity	storageClassName=string
+io.k8s.api.storage.v1alpha1.VolumeAttachmentSpec	attacher=string	nodeName=string
+io.k8s.api.storage.v1alpha1.VolumeAttachmentStatus	attached=bool
+io.k8s.api.storage.v1alpha1.VolumeAttributesClass	driverName=string
+io.k8s.api.storage.v1beta1.CSINodeDriver	name=string	nodeID=string
+io.k8s.api.storage.v1beta1.CSIStorageCapacity	storageClassName=string
+io.k8s.api.storage.v1beta1.StorageClass	provisioner=string
+io.k8s.api.storage.v1beta1.TokenRequest	audience=string
+io.k8s.api.storage.v1beta1.VolumeAttachmentSpec	attacher=string	nodeName=string
+io.k8s.api.storage.v1beta1.VolumeAttachmentStatus	attached=bool
+io.k8s.api.storage.v1beta1.VolumeAttributesClass	driverName=string
+io.k8s.apimachinery.pkg.apis.meta.v1.APIGroup	name=string
+io.k8s.apimachinery.pkg.apis.meta.v1.APIResource	kind=string	name=string	namespaced=bool	singularName=string
+io.k8s.apimachinery.pkg.apis.meta.v1.APIResourceList	groupVersion=string
+io.k8s.apimachinery.pkg.apis.meta.v1.Condition	message=string	reason=string	status=string	type=string
+io.k8s.apimachinery.pkg.apis.meta.v1.FieldSelectorRequirement	key=string	operator=string
+io.k8s.apimachinery.pkg.apis.meta.v1.GroupResource	group=string	resource=string
+io.k8s.apimachinery.pkg.apis.meta.v1.GroupVersionForDiscovery	groupVersion=string	version=string
+io.k8s.apimachinery.pkg.apis.meta.v1.InternalEvent	=string
+io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelectorRequirement	key=string	operator=string
+io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference	apiVersion=string	kind=string	name=string	uid=string
+io.k8s.apimachinery.pkg.apis.meta.v1.ServerAddressByClientCIDR	clientCIDR=string	serverAddress=string
+io.k8s.apimachinery.pkg.apis.meta.v1.WatchEvent	type=string
+`
