@@ -42,7 +42,8 @@ self.addEventListener("message", (e) => {
 self.addEventListener("fetch", (e) => {
 	const req = e.request;
 	if (req.method !== "GET" || !req.url.startsWith(self.registration.scope)) return;
-	const network = new URL(req.url).pathname === new URL(engine, self.registration.scope).pathname ? engineFromNetwork : fromNetwork;
+	const path = new URL(req.url).pathname;
+	const network = engine.some((file) => new URL(file, self.registration.scope).pathname === path) ? engineFromNetwork : fromNetwork;
 	e.respondWith(network(req).catch(() => fromCache(req)));
 });
 
@@ -52,8 +53,8 @@ async function fromNetwork(req) {
 	return res;
 }
 
-// engineFromNetwork answers with the copy kept when the server says it is
-// current (304 to its ETag), else as fromNetwork. Chromium keeps the code it
+// engineFromNetwork answers a module of the engine with the copy kept when
+// the server says it is current (304 to its ETag), else as fromNetwork. Chromium keeps the code it
 // compiled from a Response that a service worker took from the Cache Storage
 // beside that copy, and skips compiling it at the next visit, but not for a
 // Response the worker fetched.
