@@ -17,11 +17,12 @@ const files = ["./", "index.html", "boot.css", "page.js", "kubeplay.js", "worker
 // fresh or private browser context, where Chromium shares one HTTP cache
 // entry between the two, failing the worker's copy (over the storage quota)
 // failed the page's ("WebAssembly compilation aborted: Network error").
-// The CEL module, which the worker downloads only when the engine first
-// needs CEL, is cached with it, so that CEL works offline even if it was
-// never used online.
-const engine = ["dist/kubeplay.wasm", "dist/kubeplay-cel.wasm"];
-
+const engine = "dist/kubeplay.wasm";
+// modules are the engine and its CEL module. The CEL module is kept when the
+// engine first needs it and fetches it, not before: most visits never need
+// it, and downloading it anyway would double a first visit's download. So CEL
+// works offline once it was used online.
+const modules = [engine, "dist/kubeplay-cel.wasm"];
 self.addEventListener("install", (e) => {
 	self.skipWaiting();
 	e.waitUntil(caches.open(cacheName).then((cache) => cache.addAll(files)));
@@ -29,21 +30,14 @@ self.addEventListener("install", (e) => {
 self.addEventListener("activate", (e) => e.waitUntil(self.clients.claim()));
 self.addEventListener("message", (e) => {
 	if (e.data !== "keep-engine") return;
-	e.waitUntil(
-		Promise.all(
-			engine.map((file) => {
-				const req = new Request(new URL(file, self.registration.scope));
-				return fetch(req).then((res) => res.status === 200 && keep(req, res)).catch(() => {});
-			}),
-		),
-	);
+	const req = new Request(new URL(engine, self.registration.scope));
+	e.waitUntil(fetch(req).then((res) => res.status === 200 && keep(req, res)).catch(() => {}));
 });
-
 self.addEventListener("fetch", (e) => {
 	const req = e.request;
 	if (req.method !== "GET" || !req.url.startsWith(self.registration.scope)) return;
 	const path = new URL(req.url).pathname;
-	const network = engine.some((file) => new URL(file, self.registration.scope).pathname === path) ? engineFromNetwork : fromNetwork;
+	const network = modules.some((file) => new URL(file, self.registration.scope).pathname === path) ? engineFromNetwork : fromNetwork;
 	e.respondWith(network(req).catch(() => fromCache(req)));
 });
 
