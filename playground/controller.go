@@ -4,78 +4,126 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"kubeplay/playground/workqueue"
 	"kubeplay/server/authn"
 	"kubeplay/store"
 )
 
-// runLoop runs sync once, then again after every batch of store changes that
-// holds one relevant says matters (nil: any change), and whenever the
-// interval sync asked for has passed (0: only on changes). Changes that
-// arrive while sync runs are folded into the next pass, so a burst of writes
-// costs a few passes, not one per write.
-func runLoop(ctx context.Context, name string, st store.Store, relevant func(store.Event) bool, sync func(context.Context) time.Duration) {
-	for ctx.Err() == nil {
-		// A watch that fell behind during a long pass is simply restarted:
-		// the next pass reads the current state anyway.
-		if err := watchLoop(ctx, st, relevant, sync); err != nil && ctx.Err() == nil && !errors.Is(err, store.ErrWatcherTooSlow) {
-			slog.Warn(name, "err", err)
-			sleep(ctx, retryInterval)
-		}
-	}
+// A reconciler is one controller, written as kube-controller-manager's are:
+// store changes name the keys they concern, and a worker brings one key at a
+// time to its desired state. Nothing polls: a key is looked at again only
+// when a change names it, when reconcile asks for a later look (a grace
+// period ends), or after a failure, with per-key exponential backoff.
+type reconciler interface {
+	// resync is called, on the runner's event goroutine, whenever the
+	// controller (re)starts watching: the store is as of rev and every
+	// change after it will be passed to keysOf. It returns the keys to look
+	// at first.
+	resync(ctx context.Context, rev int64) ([]string, error)
+	// keysOf is called, on the event goroutine, for every store change in
+	// revision order; it calls add for each key the change concerns.
+	keysOf(ev store.Event, add func(key string))
+	// reconcile brings key to its desired state. A non-nil error retries it
+	// with backoff; after > 0 asks for another look once that has passed.
+	reconcile(ctx context.Context, key string) (after time.Duration, err error)
 }
 
-func watchLoop(ctx context.Context, st store.Store, relevant func(store.Event) bool, sync func(context.Context) time.Duration) error {
-	rev, err := st.CurrentRevision(ctx)
-	if err != nil {
-		return err
-	}
-	w, err := st.Watch(ctx, "/registry/", rev)
-	if err != nil {
-		return err
-	}
-	defer w.Stop()
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
-	arm := func(d time.Duration) {
-		timer.Stop()
-		if d > 0 {
-			timer.Reset(d)
+// runController runs r until ctx is done: one goroutine follows the store's
+// changes and queues keys, another reconciles them.
+func runController(ctx context.Context, name string, st store.Store, r reconciler) {
+	q := workqueue.New[string](nil, nil)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			key, ok := q.Get()
+			if !ok {
+				return
+			}
+			after, err := r.reconcile(ctx, key)
+			switch {
+			case err != nil && ctx.Err() == nil:
+				level := slog.LevelWarn
+				if apierrors.IsConflict(err) || apierrors.IsNotFound(err) || apierrors.IsAlreadyExists(err) {
+					level = slog.LevelDebug // the next look sees the new state
+				}
+				slog.Log(ctx, level, name, "key", key, "err", err, "retries", q.NumRequeues(key))
+				q.AddRateLimited(key)
+			case err == nil:
+				q.Forget(key)
+				if after > 0 {
+					q.AddAfter(key, after)
+				}
+			}
+			q.Done(key)
 		}
-	}
-	arm(sync(ctx))
-	for {
+	})
+	follow(ctx, name, st, r, q)
+	q.ShutDown()
+	wg.Wait()
+}
+
+// follow feeds q from the store's changes until ctx is done. A watch that
+// ends because this consumer fell behind resumes where it stopped; any
+// other failure starts over from the current state, after a backoff.
+func follow(ctx context.Context, name string, st store.Store, r reconciler, q *workqueue.Queue[string]) {
+	const restart = "restart"
+	backoff := workqueue.DefaultRateLimiter[string](nil)
+	var rev int64 // the last revision seen; 0: start over
+	for ctx.Err() == nil {
+		var err error
+		if rev == 0 {
+			rev, err = st.CurrentRevision(ctx)
+			if err == nil {
+				var keys []string
+				if keys, err = r.resync(ctx, rev); err == nil {
+					for _, k := range keys {
+						q.Add(k)
+					}
+				}
+			}
+		}
+		if err == nil {
+			rev, err = watch(ctx, st, rev, r, q)
+		}
+		if errors.Is(err, store.ErrWatcherTooSlow) {
+			continue
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		slog.Warn(name, "err", err)
+		rev = 0
+		t := time.NewTimer(backoff.When(restart))
 		select {
 		case <-ctx.Done():
-			return nil
-		case ev, ok := <-w.Events():
-			if !ok {
-				return w.Err()
-			}
-			if drain(w.Events(), relevant, relevant == nil || relevant(ev)) {
-				arm(sync(ctx))
-			}
-		case <-timer.C:
-			arm(sync(ctx))
+			t.Stop()
+			return
+		case <-t.C:
 		}
 	}
 }
 
-// drain takes every event already waiting; it reports whether any of them
-// (or an earlier one: seen) is relevant.
-func drain(ch <-chan store.Event, relevant func(store.Event) bool, seen bool) bool {
-	for {
-		select {
-		case ev, ok := <-ch:
-			if !ok {
-				return seen
-			}
-			seen = seen || relevant == nil || relevant(ev)
-		default:
-			return seen
-		}
+// watch passes every change after rev to r until the watch ends, and
+// returns the last revision it passed on.
+func watch(ctx context.Context, st store.Store, rev int64, r reconciler, q *workqueue.Queue[string]) (int64, error) {
+	w, err := st.Watch(ctx, "/registry/", rev)
+	if err != nil {
+		return rev, err
 	}
+	defer w.Stop()
+	for ev := range w.Events() {
+		if ev.Type == store.Progress {
+			continue
+		}
+		r.keysOf(ev, q.Add)
+		rev = ev.KV.ModRevision
+	}
+	return rev, w.Err()
 }
 
 // controllerUser is the ServiceAccount in kube-system that the

@@ -289,6 +289,8 @@ type Catalog struct {
 	resources []*Resource
 	byGVR     map[schema.GroupVersionResource]*Resource
 	groups    []Group
+	// generation counts the changes of the set of resources served.
+	generation uint64
 }
 
 // Group is one API group with its versions, preferred first.
@@ -339,6 +341,7 @@ func (c *Catalog) SetCustom(crd string, resources []Resource) {
 
 // index rebuilds the lookups; c.mu is held for writing (or c is new).
 func (c *Catalog) index() {
+	c.generation++
 	c.resources = slices.Clone(c.builtin)
 	for _, name := range slices.Sorted(maps.Keys(c.custom)) {
 		c.resources = append(c.resources, c.custom[name]...)
@@ -449,6 +452,14 @@ func (c *Catalog) Resources(gv schema.GroupVersion) []*Resource {
 	}
 	slices.SortFunc(out, func(a, b *Resource) int { return strings.Compare(a.Resource, b.Resource) })
 	return out
+}
+
+// Generation changes whenever the set of resources served does, so that a
+// reader can tell its derived lookups are stale.
+func (c *Catalog) Generation() uint64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.generation
 }
 
 // All returns every resource.
