@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -33,10 +34,31 @@ type reconciler interface {
 	reconcile(ctx context.Context, key string) (after time.Duration, err error)
 }
 
-// runController runs r until ctx is done: one goroutine follows the store's
-// changes and queues keys, another reconciles them.
-func runController(ctx context.Context, name string, st store.Store, r reconciler) {
-	q := workqueue.New[string](nil, nil)
+// controller is one running reconciler: its queue, and how far it has
+// followed the store.
+type controller struct {
+	name string
+	st   store.Store
+	r    reconciler
+	q    *workqueue.Queue[string]
+	// seen is the revision of the last change passed to keysOf (or the
+	// revision resync was called at).
+	seen atomic.Int64
+}
+
+func newController(name string, st store.Store, r reconciler) *controller {
+	return &controller{name: name, st: st, r: r, q: workqueue.New[string](nil, nil)}
+}
+
+// idle reports whether the controller has followed the store up to rev and
+// has nothing queued, in progress or scheduled: it will do nothing until
+// the store changes.
+func (c *controller) idle(rev int64) bool { return c.seen.Load() >= rev && c.q.Idle() }
+
+// run runs the controller until ctx is done: one goroutine follows the
+// store's changes and queues keys, another reconciles them.
+func (c *controller) run(ctx context.Context) {
+	name, r, q := c.name, c.r, c.q
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for {
@@ -62,7 +84,7 @@ func runController(ctx context.Context, name string, st store.Store, r reconcile
 			q.Done(key)
 		}
 	})
-	follow(ctx, name, st, r, q)
+	c.follow(ctx)
 	q.ShutDown()
 	wg.Wait()
 }
@@ -70,7 +92,8 @@ func runController(ctx context.Context, name string, st store.Store, r reconcile
 // follow feeds q from the store's changes until ctx is done. A watch that
 // ends because this consumer fell behind resumes where it stopped; any
 // other failure starts over from the current state, after a backoff.
-func follow(ctx context.Context, name string, st store.Store, r reconciler, q *workqueue.Queue[string]) {
+func (c *controller) follow(ctx context.Context) {
+	name, st, r, q := c.name, c.st, c.r, c.q
 	const restart = "restart"
 	backoff := workqueue.DefaultRateLimiter[string](nil)
 	var rev int64 // the last revision seen; 0: start over
@@ -84,11 +107,16 @@ func follow(ctx context.Context, name string, st store.Store, r reconciler, q *w
 					for _, k := range keys {
 						q.Add(k)
 					}
+					c.seen.Store(rev)
 				}
 			}
 		}
 		if err == nil {
-			rev, err = watch(ctx, st, rev, r, q)
+			from := rev
+			rev, err = c.watch(ctx, rev)
+			if rev > from {
+				backoff.Forget(restart) // it worked for a while
+			}
 		}
 		if errors.Is(err, store.ErrWatcherTooSlow) {
 			continue
@@ -110,8 +138,8 @@ func follow(ctx context.Context, name string, st store.Store, r reconciler, q *w
 
 // watch passes every change after rev to r until the watch ends, and
 // returns the last revision it passed on.
-func watch(ctx context.Context, st store.Store, rev int64, r reconciler, q *workqueue.Queue[string]) (int64, error) {
-	w, err := st.Watch(ctx, "/registry/", rev)
+func (c *controller) watch(ctx context.Context, rev int64) (int64, error) {
+	w, err := c.st.Watch(ctx, "/registry/", rev)
 	if err != nil {
 		return rev, err
 	}
@@ -120,8 +148,9 @@ func watch(ctx context.Context, st store.Store, rev int64, r reconciler, q *work
 		if ev.Type == store.Progress {
 			continue
 		}
-		r.keysOf(ev, q.Add)
+		c.r.keysOf(ev, c.q.Add)
 		rev = ev.KV.ModRevision
+		c.seen.Store(rev)
 	}
 	return rev, w.Err()
 }

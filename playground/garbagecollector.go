@@ -8,7 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
-	"strings"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -31,62 +31,34 @@ const garbageCollectorAgent = "kube-controller-manager/v1.35.4 (linux/amd64) kub
 // (Background), deletes the dependents of an owner deleted in the foreground
 // and removes its foregroundDeletion finalizer once no dependent blocks it,
 // and removes an orphaned owner's references from its dependents before
-// removing its orphan finalizer. It reads the ownership graph straight from
-// the store on every pass, which is simple and fast enough for a sandbox.
+// removing its orphan finalizer.
+//
+// As kube-controller-manager's, it keeps the ownership graph of every
+// object in memory, built from one list and kept current by the store's
+// changes; a change queues the objects whose fate it may decide (the object,
+// its owners, its dependents), by uid, and reconciling one reads the graph
+// and acts through the API.
 type garbageCollector struct {
 	api     *inproc.Client
 	store   store.Store
 	journal *DeletionJournal
-	catalog *catalog.Catalog
-	// byPrefix maps a store key prefix to its resource; byKind an owner
-	// reference's group and kind to the resource it names (see index).
-	prefixes []string
-	byPrefix map[string]*catalog.Resource
-	byKind   map[schema.GroupKind]*catalog.Resource
-	// warned holds the invalid owner references already reported by an Event.
+	keys    *storeKeys
+
+	mu    sync.RWMutex // guards graph: the event goroutine writes, the worker reads
+	graph *graph
+	// warned holds the invalid owner references already reported by an
+	// Event; only the worker uses it.
 	warned map[string]bool
 }
 
 func newGarbageCollector(api http.Handler, cat *catalog.Catalog, st store.Store, j *DeletionJournal) *garbageCollector {
-	gc := &garbageCollector{api: inproc.New(api, garbageCollectorAgent), catalog: cat, store: st, journal: j, warned: map[string]bool{}}
-	gc.index()
-	return gc
+	return &garbageCollector{api: inproc.New(api, garbageCollectorAgent), store: st, journal: j, keys: newStoreKeys(cat),
+		graph: newGraph(), warned: map[string]bool{}}
 }
 
-// index maps store keys and kinds to the resources served now: custom
-// resources come and go with their CRDs.
-func (gc *garbageCollector) index() {
-	gc.prefixes = nil
-	gc.byPrefix, gc.byKind = map[string]*catalog.Resource{}, map[schema.GroupKind]*catalog.Resource{}
-	for _, r := range gc.catalog.All() {
-		p := "/registry/" + catalog.StorageOf(r).Prefix + "/"
-		if _, ok := gc.byPrefix[p]; !ok {
-			gc.byPrefix[p] = r
-			gc.prefixes = append(gc.prefixes, p)
-		}
-		gk := schema.GroupKind{Group: r.Group, Kind: r.Kind}
-		if _, ok := gc.byKind[gk]; !ok {
-			gc.byKind[gk] = r
-		}
-	}
-	// Longest first, so "services/specs/" wins over a shorter prefix.
-	slices.SortFunc(gc.prefixes, func(a, b string) int { return len(b) - len(a) })
-}
-
-// relevant reports whether a change can matter to the ownership graph: a
-// removal (of an owner, or a dependent that blocked one), or an object with
-// owner references or being deleted. A cheap look at the stored bytes spares
-// a pass over the whole store for every other write.
-func (gc *garbageCollector) relevant(ev store.Event) bool {
-	if ev.Type == store.Deleted {
-		return true
-	}
-	v := ev.KV.Value
-	return bytes.Contains(v, []byte(`"ownerReferences"`)) || bytes.Contains(v, []byte(`"deletionTimestamp"`)) ||
-		ev.Prev != nil && bytes.Contains(ev.Prev.Value, []byte(`"ownerReferences"`))
-}
-
-// node is one object of the ownership graph.
+// node is one object of the ownership graph. A node is never modified once
+// in the graph (a change replaces it), so the worker may keep one after
+// releasing the lock.
 type node struct {
 	res      *catalog.Resource
 	ns, name string
@@ -105,15 +77,15 @@ func (n *node) ref() server.ObjectRef {
 
 func (n *node) has(finalizer string) bool { return slices.Contains(n.finalizers, finalizer) }
 
-func (n *node) path() string {
-	p := "/api/v1"
-	if n.res.Group != "" {
-		p = "/apis/" + n.res.Group + "/" + n.res.Version
+func (n *node) path() string { return apiPath(n.res, n.ns, n.name) }
+
+// needsCollector reports whether the collector may have something to do
+// about n itself.
+func (n *node) needsCollector() bool {
+	if n.deleting {
+		return n.has(server.FinalizerOrphan) || n.has(server.FinalizerForeground)
 	}
-	if n.res.Namespaced {
-		p += "/namespaces/" + n.ns
-	}
-	return p + "/" + n.res.Resource + "/" + n.name
+	return len(n.owners) > 0
 }
 
 type nameKey struct {
@@ -122,59 +94,233 @@ type nameKey struct {
 }
 
 type graph struct {
-	nodes      []*node
 	byName     map[nameKey]*node
 	byUID      map[string]*node
-	dependents map[string][]*node // by owner uid
+	dependents map[string]map[string]*node // owner uid -> dependent uid -> dependent
 }
 
-func (gc *garbageCollector) snapshot(ctx context.Context) (*graph, error) {
-	gc.index()
-	list, err := gc.store.List(ctx, "/registry/", "", 0, 0)
+func newGraph() *graph {
+	return &graph{byName: map[nameKey]*node{}, byUID: map[string]*node{}, dependents: map[string]map[string]*node{}}
+}
+
+func (g *graph) put(n *node) {
+	if old := g.byName[nameKey{n.res.GroupResource(), n.ns, n.name}]; old != nil {
+		g.remove(old)
+	}
+	if old := g.byUID[n.uid]; old != nil {
+		g.remove(old)
+	}
+	g.byName[nameKey{n.res.GroupResource(), n.ns, n.name}] = n
+	g.byUID[n.uid] = n
+	for _, o := range n.owners {
+		deps := g.dependents[string(o.UID)]
+		if deps == nil {
+			deps = map[string]*node{}
+			g.dependents[string(o.UID)] = deps
+		}
+		deps[n.uid] = n
+	}
+}
+
+func (g *graph) remove(n *node) {
+	if g.byName[nameKey{n.res.GroupResource(), n.ns, n.name}] == n {
+		delete(g.byName, nameKey{n.res.GroupResource(), n.ns, n.name})
+	}
+	if g.byUID[n.uid] == n {
+		delete(g.byUID, n.uid)
+	}
+	for _, o := range n.owners {
+		if deps := g.dependents[string(o.UID)]; deps[n.uid] == n {
+			delete(deps, n.uid)
+			if len(deps) == 0 {
+				delete(g.dependents, string(o.UID))
+			}
+		}
+	}
+}
+
+// dependentsOf returns a copy of the dependents of the object with uid.
+func (g *graph) dependentsOf(uid string) []*node {
+	deps := make([]*node, 0, len(g.dependents[uid]))
+	for _, d := range g.dependents[uid] {
+		deps = append(deps, d)
+	}
+	// The uid order makes a pass's requests the same every time.
+	slices.SortFunc(deps, func(a, b *node) int { return cmpString(a.uid, b.uid) })
+	return deps
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// storedMeta is what the collector reads of a stored object.
+type storedMeta struct {
+	Metadata struct {
+		UID                        string                  `json:"uid"`
+		DeletionTimestamp          *metav1.Time            `json:"deletionTimestamp"`
+		DeletionGracePeriodSeconds *int64                  `json:"deletionGracePeriodSeconds"`
+		Finalizers                 []string                `json:"finalizers"`
+		OwnerReferences            []metav1.OwnerReference `json:"ownerReferences"`
+	} `json:"metadata"`
+}
+
+// nodeOf reads the object stored under key; nil for a key of no resource
+// served, or a corrupt object (only the unsafe deletion can remove it).
+func (gc *garbageCollector) nodeOf(key string, value []byte) *node {
+	res, ns, name := gc.keys.locate(key)
+	if res == nil {
+		return nil
+	}
+	var obj storedMeta
+	if json.Unmarshal(value, &obj) != nil {
+		return nil
+	}
+	md := obj.Metadata
+	n := &node{res: res, ns: ns, name: name, uid: md.UID, deleting: md.DeletionTimestamp != nil,
+		finalizers: md.Finalizers, owners: md.OwnerReferences}
+	if md.DeletionTimestamp != nil {
+		n.deletionRequested = md.DeletionTimestamp.Time
+		if g := md.DeletionGracePeriodSeconds; g != nil {
+			n.deletionRequested = n.deletionRequested.Add(-time.Duration(*g) * time.Second)
+		}
+	}
+	return n
+}
+
+func (gc *garbageCollector) resync(ctx context.Context, rev int64) ([]string, error) {
+	list, err := gc.store.List(ctx, "/registry/", "", 0, rev)
 	if err != nil {
 		return nil, err
 	}
-	g := &graph{byName: map[nameKey]*node{}, byUID: map[string]*node{}, dependents: map[string][]*node{}}
+	g := newGraph()
+	var keys []string
 	for _, kv := range list.Items {
-		res, rest := gc.locate(kv.Key)
-		if res == nil {
-			continue
-		}
-		var obj struct {
-			Metadata metav1.ObjectMeta `json:"metadata"`
-		}
-		if json.Unmarshal(kv.Value, &obj) != nil {
-			continue // a corrupt object: only the unsafe deletion can remove it
-		}
-		md := obj.Metadata
-		n := &node{res: res, name: rest, uid: string(md.UID), deleting: md.DeletionTimestamp != nil,
-			finalizers: md.Finalizers, owners: md.OwnerReferences}
-		if md.DeletionTimestamp != nil {
-			n.deletionRequested = md.DeletionTimestamp.Time
-			if g := md.DeletionGracePeriodSeconds; g != nil {
-				n.deletionRequested = n.deletionRequested.Add(-time.Duration(*g) * time.Second)
+		if n := gc.nodeOf(kv.Key, kv.Value); n != nil {
+			g.put(n)
+			if n.needsCollector() {
+				keys = append(keys, n.uid)
 			}
 		}
-		if res.Namespaced {
-			n.ns, n.name, _ = strings.Cut(rest, "/")
-		}
-		g.nodes = append(g.nodes, n)
-		g.byName[nameKey{res.GroupResource(), n.ns, n.name}] = n
-		g.byUID[n.uid] = n
-		for _, o := range n.owners {
-			g.dependents[string(o.UID)] = append(g.dependents[string(o.UID)], n)
-		}
 	}
-	return g, nil
+	gc.mu.Lock()
+	gc.graph = g
+	gc.mu.Unlock()
+	return keys, nil
 }
 
-func (gc *garbageCollector) locate(key string) (*catalog.Resource, string) {
-	for _, p := range gc.prefixes {
-		if rest, ok := strings.CutPrefix(key, p); ok {
-			return gc.byPrefix[p], rest
+// gcFields are the stored fields whose change can matter to the graph.
+var gcFields = [][]byte{[]byte(`"ownerReferences"`), []byte(`"deletionTimestamp"`), []byte(`"finalizers"`)}
+
+func mentionsGCFields(v []byte) bool {
+	return slices.ContainsFunc(gcFields, func(f []byte) bool { return bytes.Contains(v, f) })
+}
+
+// keysOf brings the graph up to date with one change and names the objects
+// whose fate it may decide: the object itself, the owners it had and has
+// (a foreground deletion may be unblocked), and its dependents (an owner
+// gone or going).
+func (gc *garbageCollector) keysOf(ev store.Event, add func(string)) {
+	if ev.Type == store.Updated && !mentionsGCFields(ev.KV.Value) && !mentionsGCFields(ev.Prev.Value) {
+		return // an update of anything else changes nothing the graph holds
+	}
+	var n, old *node
+	gc.mu.Lock()
+	if ev.Type == store.Deleted {
+		if res, ns, name := gc.keys.locate(ev.KV.Key); res != nil {
+			old = gc.graph.byName[nameKey{res.GroupResource(), ns, name}]
+		}
+		if old != nil {
+			gc.graph.remove(old)
+		}
+	} else if n = gc.nodeOf(ev.KV.Key, ev.KV.Value); n != nil {
+		old = gc.graph.byName[nameKey{n.res.GroupResource(), n.ns, n.name}]
+		gc.graph.put(n)
+	}
+	var deps []*node
+	for _, x := range []*node{old, n} {
+		if x != nil && (x == old && n == nil || x.deleting || old != nil && n != nil && old.uid != n.uid) {
+			deps = append(deps, gc.graph.dependentsOf(x.uid)...)
 		}
 	}
-	return nil, ""
+	gc.mu.Unlock()
+	for _, x := range []*node{old, n} {
+		if x == nil {
+			continue
+		}
+		for _, o := range x.owners {
+			add(string(o.UID))
+		}
+	}
+	if n != nil && n.needsCollector() {
+		add(n.uid)
+	}
+	for _, d := range deps {
+		if d.needsCollector() {
+			add(d.uid)
+		}
+	}
+}
+
+// reconcile decides, from the graph, what the object with uid needs, then
+// does it through the API. A failure is retried with backoff; a conflict
+// means the object changed, and that change queues it again anyway.
+func (gc *garbageCollector) reconcile(ctx context.Context, uid string) (time.Duration, error) {
+	gc.mu.RLock()
+	var act func(context.Context) error
+	if n := gc.graph.byUID[uid]; n != nil {
+		act = gc.plan(n)
+	}
+	gc.mu.RUnlock()
+	if act == nil {
+		return 0, nil
+	}
+	err := act(ctx)
+	if apierrors.IsNotFound(err) {
+		err = nil
+	}
+	return 0, err
+}
+
+// plan returns what n needs, or nil; it requires gc.mu (read) and returns
+// an action that runs without it.
+func (gc *garbageCollector) plan(n *node) func(context.Context) error {
+	switch {
+	case n.deleting && n.has(server.FinalizerOrphan):
+		deps := gc.graph.dependentsOf(n.uid)
+		return func(ctx context.Context) error { return gc.orphanDependents(ctx, n, deps) }
+	case n.deleting && n.has(server.FinalizerForeground):
+		if gc.blocked(n) {
+			return nil
+		}
+		return func(ctx context.Context) error {
+			return gc.update(ctx, n, func(obj map[string]any) bool { return removeFinalizer(obj, server.FinalizerForeground) })
+		}
+	case !n.deleting && len(n.owners) > 0:
+		return gc.planDependent(n)
+	}
+	return nil
+}
+
+// blocked reports whether a dependent still blocks the foreground deletion
+// of owner; it requires gc.mu (read).
+func (gc *garbageCollector) blocked(owner *node) bool {
+	for _, d := range gc.graph.dependents[owner.uid] {
+		for _, ref := range d.owners {
+			if string(ref.UID) == owner.uid && ref.BlockOwnerDeletion != nil && *ref.BlockOwnerDeletion {
+				if o, _, _ := gc.resolve(d, ref); o == owner {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // ownerState is what an owner reference points at.
@@ -187,75 +333,53 @@ const (
 	ownerUnresolved                   // the reference cannot be resolved: leave the dependent alone
 )
 
-// resolve follows a dependent's owner reference. A namespaced owner must be
-// in its dependent's namespace; a cluster-scoped dependent cannot have a
-// namespaced owner (the reference is then unresolvable).
-func (gc *garbageCollector) resolve(ctx context.Context, g *graph, dep *node, ref metav1.OwnerReference) (*node, ownerState) {
+// resolve follows a dependent's owner reference; it requires gc.mu (read).
+// A namespaced owner must be in its dependent's namespace; a cluster-scoped
+// dependent cannot have a namespaced owner (the reference is then
+// unresolvable). warnNS is the namespace of the Event that reports an
+// invalid reference ("" for none).
+func (gc *garbageCollector) resolve(dep *node, ref metav1.OwnerReference) (owner *node, state ownerState, warnNS string) {
 	gv, _ := schema.ParseGroupVersion(ref.APIVersion)
-	res := gc.byKind[schema.GroupKind{Group: gv.Group, Kind: ref.Kind}]
+	res := gc.keys.ofKind(schema.GroupKind{Group: gv.Group, Kind: ref.Kind})
 	if res == nil {
-		return nil, ownerUnresolved
+		return nil, ownerUnresolved, ""
 	}
 	if res.Namespaced && !dep.res.Namespaced {
-		gc.warnInvalid(ctx, dep, ref, "default")
-		return nil, ownerUnresolved
+		return nil, ownerUnresolved, "default"
 	}
 	ns := ""
 	if res.Namespaced {
 		ns = dep.ns
 	}
-	owner := g.byName[nameKey{res.GroupResource(), ns, ref.Name}]
+	owner = gc.graph.byName[nameKey{res.GroupResource(), ns, ref.Name}]
 	if owner == nil || owner.uid != string(ref.UID) {
-		if other := g.byUID[string(ref.UID)]; other != nil && res.Namespaced && other.ns != dep.ns {
-			gc.warnInvalid(ctx, dep, ref, dep.ns)
+		if other := gc.graph.byUID[string(ref.UID)]; other != nil && res.Namespaced && other.ns != dep.ns {
+			warnNS = dep.ns
 		}
-		return nil, ownerDangling
+		return nil, ownerDangling, warnNS
 	}
 	if owner.deleting && owner.has(server.FinalizerForeground) {
-		return owner, ownerWaiting
+		return owner, ownerWaiting, ""
 	}
-	return owner, ownerSolid
+	return owner, ownerSolid, ""
 }
 
-// sync makes one pass over the graph; it asks to be run again soon if an
-// action failed.
-func (gc *garbageCollector) sync(ctx context.Context) time.Duration {
-	g, err := gc.snapshot(ctx)
-	if err != nil {
-		slog.Warn("garbage collector", "err", err)
-		return retryInterval
-	}
-	failed := false
-	for _, n := range g.nodes {
-		var err error
-		switch {
-		case n.deleting && n.has(server.FinalizerOrphan):
-			err = gc.orphanDependents(ctx, g, n)
-		case n.deleting && n.has(server.FinalizerForeground):
-			err = gc.processDeletingDependents(ctx, g, n)
-		case !n.deleting && len(n.owners) > 0:
-			err = gc.attemptToDelete(ctx, g, n)
-		}
-		if err != nil && !apierrors.IsNotFound(err) {
-			if !apierrors.IsConflict(err) {
-				slog.Warn("garbage collector", "object", n.path(), "err", err)
-			}
-			failed = true
-		}
-	}
-	if failed {
-		return retryInterval
-	}
-	return 0
-}
-
-// attemptToDelete deletes a dependent none of whose owners remains, or drops
-// its references to owners that are gone while another remains.
-func (gc *garbageCollector) attemptToDelete(ctx context.Context, g *graph, n *node) error {
+// planDependent returns what a dependent none of whose owners remains
+// needs: its deletion, or dropping its references to owners that are gone
+// while another remains. It requires gc.mu (read).
+func (gc *garbageCollector) planDependent(n *node) func(context.Context) error {
 	var solid, gone, waiting []metav1.OwnerReference
 	var waitingOwners, goneUIDs []string
+	type warning struct {
+		ref metav1.OwnerReference
+		ns  string
+	}
+	var warnings []warning
 	for _, ref := range n.owners {
-		owner, state := gc.resolve(ctx, g, n, ref)
+		owner, state, warnNS := gc.resolve(n, ref)
+		if warnNS != "" {
+			warnings = append(warnings, warning{ref, warnNS})
+		}
 		switch state {
 		case ownerSolid, ownerUnresolved:
 			solid = append(solid, ref)
@@ -267,36 +391,43 @@ func (gc *garbageCollector) attemptToDelete(ctx context.Context, g *graph, n *no
 			waitingOwners = append(waitingOwners, owner.uid)
 		}
 	}
-	switch {
-	case len(solid) > 0:
-		if len(gone)+len(waiting) == 0 {
-			return nil
+	// A dependent that is itself an owner being deleted in the foreground
+	// would wait for this one while this one waits for it.
+	cycle := slices.ContainsFunc(gc.graph.dependentsOf(n.uid), func(d *node) bool { return d.deleting && d.has(server.FinalizerForeground) })
+	return func(ctx context.Context) error {
+		for _, w := range warnings {
+			gc.warnInvalid(ctx, n, w.ref, w.ns)
 		}
-		drop := append(gone, waiting...)
-		return gc.update(ctx, n, func(obj map[string]any) bool {
-			return removeOwnerRefs(obj, func(uid string) bool {
-				return slices.ContainsFunc(drop, func(r metav1.OwnerReference) bool { return string(r.UID) == uid })
-			})
-		})
-	case len(waiting) > 0:
-		// A dependent that is itself an owner being deleted in the
-		// foreground would wait for this one while this one waits for it:
-		// break the cycle by making this one's owner references non-blocking.
-		if slices.ContainsFunc(g.dependents[n.uid], func(d *node) bool { return d.deleting && d.has(server.FinalizerForeground) }) {
-			if err := gc.update(ctx, n, unblockOwnerRefs); err != nil {
-				return err
-			}
-		}
-		return gc.deleteDependent(ctx, n, metav1.DeletePropagationForeground, waitingOwners)
-	default:
-		policy := metav1.DeletePropagationBackground
 		switch {
-		case n.has(server.FinalizerOrphan):
-			policy = metav1.DeletePropagationOrphan
-		case n.has(server.FinalizerForeground):
-			policy = metav1.DeletePropagationForeground
+		case len(solid) > 0:
+			if len(gone)+len(waiting) == 0 {
+				return nil
+			}
+			drop := append(gone, waiting...)
+			return gc.update(ctx, n, func(obj map[string]any) bool {
+				return removeOwnerRefs(obj, func(uid string) bool {
+					return slices.ContainsFunc(drop, func(r metav1.OwnerReference) bool { return string(r.UID) == uid })
+				})
+			})
+		case len(waiting) > 0:
+			// Break the cycle by making this one's owner references
+			// non-blocking.
+			if cycle {
+				if err := gc.update(ctx, n, unblockOwnerRefs); err != nil {
+					return err
+				}
+			}
+			return gc.deleteDependent(ctx, n, metav1.DeletePropagationForeground, waitingOwners)
+		default:
+			policy := metav1.DeletePropagationBackground
+			switch {
+			case n.has(server.FinalizerOrphan):
+				policy = metav1.DeletePropagationOrphan
+			case n.has(server.FinalizerForeground):
+				policy = metav1.DeletePropagationForeground
+			}
+			return gc.deleteDependent(ctx, n, policy, goneUIDs)
 		}
-		return gc.deleteDependent(ctx, n, policy, goneUIDs)
 	}
 }
 
@@ -313,25 +444,10 @@ func (gc *garbageCollector) deleteDependent(ctx context.Context, n *node, policy
 	return nil
 }
 
-// processDeletingDependents removes the foregroundDeletion finalizer of an
-// owner once none of its dependents blocks its deletion any more.
-func (gc *garbageCollector) processDeletingDependents(ctx context.Context, g *graph, owner *node) error {
-	for _, d := range g.dependents[owner.uid] {
-		for _, ref := range d.owners {
-			if string(ref.UID) == owner.uid && ref.BlockOwnerDeletion != nil && *ref.BlockOwnerDeletion {
-				if o, _ := gc.resolve(ctx, g, d, ref); o == owner {
-					return nil // still blocked
-				}
-			}
-		}
-	}
-	return gc.update(ctx, owner, func(obj map[string]any) bool { return removeFinalizer(obj, server.FinalizerForeground) })
-}
-
 // orphanDependents removes an owner's references from its dependents, then
 // its orphan finalizer.
-func (gc *garbageCollector) orphanDependents(ctx context.Context, g *graph, owner *node) error {
-	for _, d := range g.dependents[owner.uid] {
+func (gc *garbageCollector) orphanDependents(ctx context.Context, owner *node, deps []*node) error {
+	for _, d := range deps {
 		err := gc.update(ctx, d, func(obj map[string]any) bool {
 			return removeOwnerRefs(obj, func(uid string) bool { return uid == owner.uid })
 		})
@@ -352,18 +468,31 @@ func (gc *garbageCollector) record(ownerUID string, phase server.DeletionPhase, 
 		Actor: garbageCollectorAgent, Dependent: &ref, Message: msg})
 }
 
-// update reads n through the API, applies change and writes it back if
-// change reports a change. A conflict is returned for the next pass.
+// update changes n through the API (see updateObject); a conflict is
+// returned for a retry.
 func (gc *garbageCollector) update(ctx context.Context, n *node, change func(map[string]any) bool) error {
+	return updateObject(ctx, gc.api, n.path(), n.uid, change)
+}
+
+// updateObject reads the object at path through the API, applies change
+// and writes it back if change reports a change. It does nothing if the
+// object is not the one with uid (any object when uid is "").
+func updateObject(ctx context.Context, api *inproc.Client, path, uid string, change func(map[string]any) bool) error {
 	var obj map[string]any
-	if err := gc.api.Get(ctx, n.path(), &obj); err != nil {
+	if err := api.Get(ctx, path, &obj); err != nil {
 		return err
 	}
 	md, _ := obj["metadata"].(map[string]any)
-	if md == nil || md["uid"] != n.uid || !change(obj) {
+	if md == nil || uid != "" && md["uid"] != uid || !change(obj) {
 		return nil
 	}
-	return gc.api.Do(ctx, "PUT", n.path(), obj, nil)
+	return api.Do(ctx, "PUT", path, obj, nil)
+}
+
+// decodeMeta reads the metadata of an object decoded as JSON.
+func decodeMeta(obj map[string]any, md *metav1.ObjectMeta) bool {
+	b, err := json.Marshal(obj["metadata"])
+	return err == nil && json.Unmarshal(b, md) == nil
 }
 
 func removeFinalizer(obj map[string]any, f string) bool {

@@ -1,8 +1,8 @@
 package playground
 
 import (
+	"bytes"
 	"context"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -31,45 +31,71 @@ func newKubelet(api http.Handler, now func() time.Time) *kubelet {
 	return &kubelet{api: inproc.New(api, kubeletAgent), now: now}
 }
 
-func isPodChange(ev store.Event) bool { return strings.HasPrefix(ev.KV.Key, "/registry/pods/") }
+const podPrefix = "/registry/pods/"
 
-// sync deletes the pods whose grace period is over; it asks to run again
-// when the next one ends.
-func (k *kubelet) sync(ctx context.Context) time.Duration {
+// boundPod is what the kubelet reads of a pod.
+type boundPod struct {
+	Metadata metav1.ObjectMeta `json:"metadata"`
+	Spec     struct {
+		NodeName string `json:"nodeName"`
+	} `json:"spec"`
+}
+
+// stopping reports whether p waits for its node's kubelet to stop it.
+func (p *boundPod) stopping() bool {
+	md := p.Metadata
+	return md.DeletionTimestamp != nil && p.Spec.NodeName != "" && md.DeletionGracePeriodSeconds != nil && *md.DeletionGracePeriodSeconds > 0
+}
+
+func (k *kubelet) resync(ctx context.Context, _ int64) ([]string, error) {
 	var pods struct {
-		Items []struct {
-			Metadata metav1.ObjectMeta `json:"metadata"`
-			Spec     struct {
-				NodeName string `json:"nodeName"`
-			} `json:"spec"`
-		} `json:"items"`
+		Items []boundPod `json:"items"`
 	}
 	if err := k.api.Get(ctx, "/api/v1/pods", &pods); err != nil {
-		if ctx.Err() == nil {
-			slog.Warn("kubelet", "err", err)
-		}
-		return retryInterval
+		return nil, err
 	}
-	var next time.Duration
+	var keys []string
 	for _, p := range pods.Items {
-		md := p.Metadata
-		if md.DeletionTimestamp == nil || p.Spec.NodeName == "" || md.DeletionGracePeriodSeconds == nil || *md.DeletionGracePeriodSeconds == 0 {
-			continue
-		}
-		if wait := md.DeletionTimestamp.Sub(k.now()); wait > 0 {
-			if next == 0 || wait < next {
-				next = wait
-			}
-			continue
-		}
-		zero := int64(0)
-		opts := metav1.DeleteOptions{TypeMeta: metav1.TypeMeta{Kind: "DeleteOptions", APIVersion: "v1"},
-			GracePeriodSeconds: &zero, Preconditions: &metav1.Preconditions{UID: &md.UID}}
-		path := "/api/v1/namespaces/" + url.PathEscape(md.Namespace) + "/pods/" + url.PathEscape(md.Name)
-		if err := k.api.Do(ctx, "DELETE", path, opts, nil); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-			slog.Warn("kubelet", "pod", md.Namespace+"/"+md.Name, "err", err)
-			return retryInterval
+		if p.stopping() {
+			keys = append(keys, p.Metadata.Namespace+"/"+p.Metadata.Name)
 		}
 	}
-	return next
+	return keys, nil
+}
+
+// keysOf names a pod whose deletion has begun; the kubelet has nothing to
+// do for any other change.
+func (k *kubelet) keysOf(ev store.Event, add func(string)) {
+	if key, ok := strings.CutPrefix(ev.KV.Key, podPrefix); ok && ev.Type == store.Updated &&
+		bytes.Contains(ev.KV.Value, []byte(`"deletionGracePeriodSeconds"`)) {
+		add(key)
+	}
+}
+
+// reconcile deletes a pod whose grace period is over, or asks to look again
+// when it ends.
+func (k *kubelet) reconcile(ctx context.Context, key string) (time.Duration, error) {
+	ns, name, _ := strings.Cut(key, "/")
+	path := "/api/v1/namespaces/" + url.PathEscape(ns) + "/pods/" + url.PathEscape(name)
+	var p boundPod
+	if err := k.api.Get(ctx, path, &p); err != nil {
+		if apierrors.IsNotFound(err) {
+			return 0, nil
+		}
+		return 0, err
+	}
+	if !p.stopping() {
+		return 0, nil
+	}
+	md := p.Metadata
+	if wait := md.DeletionTimestamp.Sub(k.now()); wait > 0 {
+		return wait, nil
+	}
+	zero := int64(0)
+	opts := metav1.DeleteOptions{TypeMeta: metav1.TypeMeta{Kind: "DeleteOptions", APIVersion: "v1"},
+		GracePeriodSeconds: &zero, Preconditions: &metav1.Preconditions{UID: &md.UID}}
+	if err := k.api.Do(ctx, "DELETE", path, opts, nil); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return 0, err
+	}
+	return 0, nil
 }

@@ -78,3 +78,14 @@ func drain(ch <-chan store.Event, relevant func(store.Event) bool, seen bool) bo
 	}
 }
 
+
+const retryInterval = time.Second
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}

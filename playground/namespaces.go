@@ -1,9 +1,9 @@
 package playground
 
 import (
+	"bytes"
 	"context"
 	"fmt"
-	"log/slog"
 	"maps"
 	"net/http"
 	"slices"
@@ -30,68 +30,98 @@ var namespaceControllerUser = controllerUser("namespace-controller")
 // controller does: when a namespace is being deleted, it deletes everything
 // in it through the API, and once nothing is left it removes the
 // "kubernetes" finalizer through /finalize, which lets the API server remove
-// the namespace.
+// the namespace. Its keys are namespace names. Where kube-controller-manager
+// looks again at a namespace whose content is held by finalizers every few
+// seconds, this one looks again when that content changes: a namespace
+// stuck in Terminating costs nothing.
 type namespaceController struct {
 	api     *inproc.Client
 	catalog *catalog.Catalog
-	// pending: a terminating namespace still has content, so any change
-	// may matter; otherwise only a namespace change can start a deletion.
-	pending bool
-}
-
-func (c *namespaceController) relevant(ev store.Event) bool {
-	return c.pending || strings.HasPrefix(ev.KV.Key, "/registry/namespaces/")
+	keys    *storeKeys
+	// terminating holds the namespaces being deleted, as the changes seen
+	// so far tell; only the event goroutine uses it.
+	terminating map[string]bool
 }
 
 func newNamespaceController(api http.Handler, cat *catalog.Catalog) *namespaceController {
-	return &namespaceController{api: inproc.New(api, namespaceControllerAgent), catalog: cat}
+	return &namespaceController{api: inproc.New(api, namespaceControllerAgent), catalog: cat, keys: newStoreKeys(cat)}
 }
 
-// retryInterval paces another look at a namespace whose content is still
-// held by finalizers, or after an error.
-const retryInterval = time.Second
+const namespacePrefix = "/registry/namespaces/"
 
-// syncNamespaces reconciles the terminating namespaces; while content
-// remains it asks to be run again after retryInterval (and runs again on
-// every change).
-func (c *namespaceController) syncNamespaces(ctx context.Context) time.Duration {
-	c.pending = c.syncAll(ctx)
-	if c.pending {
-		return retryInterval
-	}
-	return 0
+// namespaceList is what the controller reads of namespaces.
+type namespaceList struct {
+	Items []namespaceObject `json:"items"`
 }
 
-// syncAll reconciles the terminating namespaces; it reports whether any is
-// still waiting for its content to go.
-func (c *namespaceController) syncAll(ctx context.Context) (pending bool) {
-	var list struct {
-		Items []struct {
-			Metadata metav1.ObjectMeta `json:"metadata"`
-			Spec     struct {
-				Finalizers []string `json:"finalizers"`
-			} `json:"spec"`
-		} `json:"items"`
-	}
+type namespaceObject struct {
+	Metadata metav1.ObjectMeta `json:"metadata"`
+	Spec     struct {
+		Finalizers []string `json:"finalizers"`
+	} `json:"spec"`
+}
+
+func (ns *namespaceObject) waitsForContent() bool {
+	return ns.Metadata.DeletionTimestamp != nil && slices.Contains(ns.Spec.Finalizers, "kubernetes")
+}
+
+func (c *namespaceController) resync(ctx context.Context, _ int64) ([]string, error) {
+	var list namespaceList
 	if err := c.api.Get(ctx, "/api/v1/namespaces", &list); err != nil {
-		if ctx.Err() == nil { // not the sandbox closing
-			slog.Warn("namespace controller: list namespaces", "err", err)
-		}
-		return true
+		return nil, err
 	}
+	c.terminating = map[string]bool{}
+	var keys []string
 	for _, ns := range list.Items {
-		if ns.Metadata.DeletionTimestamp == nil || !slices.Contains(ns.Spec.Finalizers, "kubernetes") {
-			continue
-		}
-		done, err := c.sync(ctx, ns.Metadata.Name)
-		if err != nil {
-			slog.Warn("namespace controller", "namespace", ns.Metadata.Name, "err", err)
-		}
-		if !done {
-			pending = true
+		if ns.Metadata.DeletionTimestamp != nil {
+			c.terminating[ns.Metadata.Name] = true
+			keys = append(keys, ns.Metadata.Name)
 		}
 	}
-	return pending
+	return keys, nil
+}
+
+// keysOf names a namespace when it changes, and a terminating namespace
+// when its content does.
+func (c *namespaceController) keysOf(ev store.Event, add func(string)) {
+	if name, ok := strings.CutPrefix(ev.KV.Key, namespacePrefix); ok {
+		if ev.Type == store.Deleted {
+			delete(c.terminating, name)
+			return
+		}
+		// Only the change that starts the deletion matters here: later
+		// ones (the conditions this controller writes) change nothing it
+		// acts on.
+		marked := []byte(`"deletionTimestamp"`)
+		if bytes.Contains(ev.KV.Value, marked) && (ev.Prev == nil || !bytes.Contains(ev.Prev.Value, marked)) {
+			c.terminating[name] = true
+			add(name)
+		}
+		return
+	}
+	if len(c.terminating) == 0 || ev.Type == store.Created {
+		return
+	}
+	if res, ns, _ := c.keys.locate(ev.KV.Key); res != nil && res.Namespaced && c.terminating[ns] {
+		add(ns)
+	}
+}
+
+// reconcile deletes the content of a terminating namespace and finalizes it
+// once nothing is left. Content held by finalizers is not an error: the
+// change that releases it names the namespace again.
+func (c *namespaceController) reconcile(ctx context.Context, name string) (time.Duration, error) {
+	var ns namespaceObject
+	if err := c.api.Get(ctx, "/api/v1/namespaces/"+name, &ns); err != nil {
+		if apierrors.IsNotFound(err) {
+			return 0, nil
+		}
+		return 0, err
+	}
+	if !ns.waitsForContent() {
+		return 0, nil
+	}
+	return 0, c.sync(ctx, name)
 }
 
 // backgroundDeletion is how the namespace controller deletes content: the
@@ -103,8 +133,8 @@ var backgroundDeletion = func() metav1.DeleteOptions {
 
 // sync deletes the content of a terminating namespace, reports what remains
 // in the namespace's status conditions and, once nothing remains, finalizes
-// the namespace. done is false while content remains.
-func (c *namespaceController) sync(ctx context.Context, ns string) (done bool, err error) {
+// the namespace. It fails when content could not be deleted.
+func (c *namespaceController) sync(ctx context.Context, ns string) error {
 	remaining := map[string]int{}  // by "resource.group"
 	finalizers := map[string]int{} // by finalizer
 	var contentErrs []string
@@ -144,21 +174,24 @@ func (c *namespaceController) sync(ctx context.Context, ns string) (done bool, e
 		}
 	}
 	if err := c.reportConditions(ctx, ns, remaining, finalizers, contentErrs); err != nil && !apierrors.IsNotFound(err) {
-		slog.Warn("namespace controller: status", "namespace", ns, "err", err)
+		return fmt.Errorf("status: %w", err)
 	}
-	if len(remaining) > 0 || len(contentErrs) > 0 {
-		return false, nil
+	if len(contentErrs) > 0 {
+		return fmt.Errorf("failed to delete all resource types, %d remaining: %s", len(contentErrs), strings.Join(contentErrs, ", "))
+	}
+	if len(remaining) > 0 {
+		return nil
 	}
 	finalize := map[string]any{
 		"apiVersion": "v1", "kind": "Namespace",
 		"metadata": map[string]any{"name": ns},
 		"spec":     map[string]any{"finalizers": []string{}},
 	}
-	err = c.api.Do(ctx, "PUT", "/api/v1/namespaces/"+ns+"/finalize", finalize, nil)
+	err := c.api.Do(ctx, "PUT", "/api/v1/namespaces/"+ns+"/finalize", finalize, nil)
 	if apierrors.IsNotFound(err) {
 		err = nil
 	}
-	return err == nil, err
+	return err
 }
 
 // collectionPath is the URL of a resource's objects in ns.
@@ -171,15 +204,6 @@ func collectionPath(r *catalog.Resource, ns string) string {
 	}
 	b.WriteString("/namespaces/" + ns + "/" + r.Resource)
 	return b.String()
-}
-
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
 }
 
 // namespaceConditionTypes are the conditions the namespace controller keeps
@@ -252,10 +276,14 @@ func (c *namespaceController) reportConditions(ctx context.Context, ns string, r
 	for _, t := range namespaceConditionTypes {
 		w := want[t]
 		cond := map[string]any{"type": t, "status": w.Status, "lastTransitionTime": now, "reason": w.Reason, "message": w.Message}
-		if o := old[t]; o != nil && o["status"] == w.Status {
+		// The old values are JSON strings; compare them as such (an any
+		// holding a ConditionStatus never equals one holding a string).
+		status := string(w.Status)
+		cond["status"] = status
+		if o := old[t]; o != nil && o["status"] == status {
 			cond["lastTransitionTime"] = o["lastTransitionTime"]
 		}
-		if o := old[t]; o == nil || o["status"] != w.Status || o["reason"] != w.Reason || o["message"] != w.Message {
+		if o := old[t]; o == nil || o["status"] != status || o["reason"] != w.Reason || o["message"] != w.Message {
 			changed = true
 		}
 		list = append(list, cond)

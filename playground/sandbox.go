@@ -5,7 +5,6 @@ import (
 	"errors"
 	"maps"
 	"net/http"
-	"slices"
 	"sync"
 	"time"
 
@@ -125,6 +124,7 @@ type Sandbox struct {
 	gates       server.FeatureGates // those switched, not left at their defaults
 	cancel      context.CancelFunc
 	done        *sync.WaitGroup
+	running     []*controller
 }
 
 // Open starts a sandbox over opts.Store.
@@ -197,22 +197,27 @@ func (sb *Sandbox) SetControllers(c Controllers) {
 	sb.stopControllers()
 	ctx, cancel := context.WithCancel(sb.ctx)
 	done := &sync.WaitGroup{}
-	sb.controllers, sb.cancel, sb.done = c, cancel, done
+	sb.controllers, sb.cancel, sb.done, sb.running = c, cancel, done, nil
 	st, api := sb.store, sb.api
+	start := func(ctx context.Context, name string, r reconciler) {
+		ctl := newController(name, st, r)
+		sb.running = append(sb.running, ctl)
+		done.Go(func() { ctl.run(ctx) })
+	}
 	simCtx := authn.WithUser(ctx, simulatorUser)
 	if !c.DisableNamespace {
 		nc := newNamespaceController(sb.handler, api.Catalog())
 		nsCtx := authn.WithUser(ctx, namespaceControllerUser)
-		done.Go(func() { runLoop(nsCtx, "namespace controller", st, nc.relevant, nc.syncNamespaces) })
+		start(nsCtx, "namespace controller", nc)
 	}
 	if !c.DisableGarbageCollector {
 		gc := newGarbageCollector(sb.handler, api.Catalog(), st, sb.deletions)
 		gcCtx := authn.WithUser(ctx, controllerUser("generic-garbage-collector"))
-		done.Go(func() { runLoop(gcCtx, "garbage collector", st, gc.relevant, gc.sync) })
+		start(gcCtx, "garbage collector", gc)
 	}
 	if !c.DisableKubelet {
 		k := newKubelet(sb.handler, sb.clock.Now)
-		done.Go(func() { runLoop(simCtx, "kubelet", st, isPodChange, k.sync) })
+		start(simCtx, "kubelet", k)
 	}
 	if !c.DisableWorkloads {
 		wl := newWorkloads(sb.handler, sb.clock.Now)
@@ -226,8 +231,8 @@ func (sb *Sandbox) SetControllers(c Controllers) {
 		})
 	}
 	if len(c.FinalizerBots) > 0 {
-		bots := &finalizerBots{bots: slices.Clone(c.FinalizerBots), gc: newGarbageCollector(sb.handler, api.Catalog(), st, nil), now: sb.clock.Now}
-		done.Go(func() { runLoop(simCtx, "finalizer bot", st, nil, bots.sync) })
+		bots := newFinalizerBots(c.FinalizerBots, sb.handler, api.Catalog(), st, sb.clock.Now)
+		start(simCtx, "finalizer bot", bots)
 	}
 	if !c.DisableClusterRoleAggregation {
 		agg := newClusterRoleAggregator(sb.handler)
@@ -236,6 +241,25 @@ func (sb *Sandbox) SetControllers(c Controllers) {
 			runLoop(aggCtx, "clusterrole aggregation controller", st, isClusterRoleChange, agg.sync)
 		})
 	}
+}
+
+// Idle reports whether every controller of the sandbox has seen every change
+// to the store and has nothing queued, in progress or scheduled: until
+// something changes the store, the sandbox will make no request and use no
+// CPU. (The clock's advance is a change: it restarts the controllers.)
+func (sb *Sandbox) Idle(ctx context.Context) (bool, error) {
+	rev, err := sb.store.CurrentRevision(ctx)
+	if err != nil {
+		return false, err
+	}
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	for _, c := range sb.running {
+		if !c.idle(rev) {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // Clock returns the sandbox's clock.

@@ -169,6 +169,13 @@ func (q *Queue[K]) Waiting() int {
 	return len(q.waiting)
 }
 
+// Idle reports whether no key is ready, held by a worker or waiting.
+func (q *Queue[K]) Idle() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.order) == 0 && len(q.processing) == 0 && len(q.waiting) == 0
+}
+
 // ShutDown stops the queue's timers and wakes every Get, which then
 // reports ok false.
 func (q *Queue[K]) ShutDown() {
