@@ -64,16 +64,15 @@ func TestManager_cap(t *testing.T) {
 }
 
 func TestManager_idleExpiry(t *testing.T) {
-	m := newManager(t, playground.ManagerOptions{InMemory: true, IdleExpiry: 500 * time.Millisecond})
+	// The busy sandbox is used every 20 ms, a hundred times less than its
+	// expiry, so only a machine stalled for 2 s could expire it.
+	m := newManager(t, playground.ManagerOptions{InMemory: true, IdleExpiry: 2 * time.Second})
 	idle, busy := create(t, m), create(t, m)
-	deadline := time.Now().Add(2 * time.Second)
-	for time.Now().Before(deadline) {
+	waitFor(t, "the idle sandbox to expire", func() bool {
 		mustDo(t, busy.Handler(), 200, "GET", "/api/v1/namespaces/default", "")
-		time.Sleep(20 * time.Millisecond)
-	}
-	if _, err := m.Get(idle.ID()); !errors.Is(err, playground.ErrNoSandbox) {
-		t.Errorf("the idle sandbox is still there (%v)", err)
-	}
+		_, err := m.Get(idle.ID())
+		return errors.Is(err, playground.ErrNoSandbox)
+	})
 	if _, err := m.Get(busy.ID()); err != nil {
 		t.Errorf("the busy sandbox expired: %v", err)
 	}

@@ -220,7 +220,7 @@ func TestAPI_journal(t *testing.T) {
 	}
 	call(t, "GET", jurl+"?limit=0", "", nil, 400, nil)
 
-	ws.SetReadDeadline(time.Now().Add(10 * time.Second))
+	ws.SetReadDeadline(time.Now().Add(time.Minute)) // only bounds a broken run
 	for {
 		var u journal.Update
 		if err := ws.ReadJSON(&u); err != nil {
@@ -416,7 +416,12 @@ func TestAPI_finalizerBotAndClock(t *testing.T) {
 	if clock.Offset != "10m0s" || time.Until(clock.Now) < 9*time.Minute {
 		t.Errorf("clock: %+v", clock)
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	// Bounded only by the test binary's deadline: a loaded machine is slow,
+	// not wrong.
+	deadline, ok := t.Deadline()
+	if !ok {
+		deadline = time.Now().Add(2 * time.Minute)
+	}
 	for {
 		resp, err := http.Get(cm + "/held")
 		if err != nil {
