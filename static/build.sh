@@ -27,5 +27,6 @@ go run ./static/internal/bootstrapdb "$dist/bootstrap.sqlite3"
 # Minified: 657 -> 220 KB, 144 -> 59 KB brotli (the licence comments kept).
 "$root/node_modules/.bin/esbuild" "$sqlite/index.mjs" --minify --format=esm --legal-comments=eof --log-level=warning --outfile="$dist/sqlite3.mjs"
 cp "$sqlite/sqlite3.wasm" "$dist/sqlite3.wasm"
-# The native server sends these copies to clients that accept them.
-go run ./static/internal/precompress "$dist/kubeplay.wasm" "$dist/kubeplay-cel.wasm" "$dist/wasm_exec.js" "$dist/sqlite3.mjs" "$dist/sqlite3.wasm" "$dist/bootstrap.sqlite3"
+# The native server sends these copies to clients that accept them: made
+# fast here, at the highest levels for what ships (go tool task site-assets:best).
+go run ./static/internal/precompress "$dist"
