@@ -132,10 +132,21 @@ func newPipe() (*pipe, *pipe) { p := &pipe{lines: make(chan string, 100)}; retur
 
 func (p *pipe) Write(b []byte) (int, error) { p.lines <- string(b); return len(b), nil }
 
+// waitLimit bounds a wait for something that must happen. It only ends a
+// broken run, so it is generous: a loaded machine (CI) can be many times
+// slower than an idle one. It leaves a margin before the test binary's
+// -timeout for the test to fail with its own message.
+func waitLimit(t *testing.T) time.Duration {
+	if d, ok := t.Deadline(); ok {
+		return max(time.Until(d)-30*time.Second, time.Until(d)/2)
+	}
+	return 2 * time.Minute
+}
+
 // waitFor waits until some output contains one of the strings.
 func waitFor(t *testing.T, p *pipe, any ...string) {
 	t.Helper()
-	deadline := time.After(10 * time.Second)
+	deadline := time.After(waitLimit(t))
 	for {
 		select {
 		case l := <-p.lines:

@@ -36,7 +36,7 @@ func TestWatch_WebSocketCBOR(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	conn.SetReadDeadline(time.Now().Add(waitLimit(t)))
 	mt, b, err := conn.ReadMessage()
 	if err != nil {
 		t.Fatal(err)

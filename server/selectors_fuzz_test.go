@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -38,8 +37,9 @@ func FuzzSelectors(f *testing.F) {
 		}
 		resp.Body.Close()
 	}
-	client := &http.Client{Timeout: 10 * time.Second}
 	f.Fuzz(func(t *testing.T, labelSelector, fieldSelector string) {
+		// The timeout ends a request that hangs (a watch that does not end).
+		client := &http.Client{Timeout: waitLimit(t)}
 		q := url.Values{"labelSelector": {labelSelector}, "fieldSelector": {fieldSelector}}
 		for _, path := range []string{"/api/v1/namespaces/default/configmaps?", "/api/v1/pods?", "/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=-1&"} {
 			resp, err := client.Get(srv.URL + path + q.Encode())

@@ -5,11 +5,23 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"kubeplay/server"
 	"kubeplay/server/authn"
 	"kubeplay/store"
 )
+
+// waitLimit bounds a wait for something that must happen. It only ends a
+// broken run, so it is generous: a loaded machine (CI) can be many times
+// slower than an idle one. It leaves a margin before the test binary's
+// -timeout for the test to fail with its own message.
+func waitLimit(t *testing.T) time.Duration {
+	if d, ok := t.Deadline(); ok {
+		return max(time.Until(d)-30*time.Second, time.Until(d)/2)
+	}
+	return 2 * time.Minute
+}
 
 // newTestServer returns a kubeplay API server over a fresh in-memory store,
 // accepting the bearer tokens of testdata/auth-tokens.csv.

@@ -5,6 +5,7 @@ package server_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -24,18 +25,24 @@ func TestWatch_WebSocket(t *testing.T) {
 	cms := namespace(t, srv, "repr-websocket")
 	call(t, srv, "POST", cms, `{"metadata":{"name":"first"}}`)
 	wsURL := "ws" + strings.TrimPrefix(srv.URL, "http") + cms + "?watch=true&timeoutSeconds=2"
-	dial := func(h http.Header, protocols ...string) (*websocket.Conn, *http.Response, error) {
+	dialURL := func(url string, h http.Header, protocols ...string) (*websocket.Conn, *http.Response, error) {
 		d := websocket.Dialer{Subprotocols: protocols, TLSClientConfig: insecureTLS}
 		full := srv.header()
 		for k, v := range h {
 			full[k] = v
 		}
-		return d.Dial(wsURL, full)
+		return d.Dial(url, full)
+	}
+	dial := func(h http.Header, protocols ...string) (*websocket.Conn, *http.Response, error) {
+		return dialURL(wsURL, h, protocols...)
 	}
 	origin := http.Header{"Origin": {"http://localhost"}}
 
 	t.Run("events", func(t *testing.T) {
-		conn, resp, err := dial(origin, "base64.binary.k8s.io")
+		// A watch that outlasts the change below however slow the machine;
+		// the end of a watch is checked on a short one after it.
+		long := strings.Replace(wsURL, "timeoutSeconds=2", fmt.Sprintf("timeoutSeconds=%d", int(waitLimit(t).Seconds())+1), 1)
+		conn, resp, err := dialURL(long, origin, "base64.binary.k8s.io")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -45,7 +52,7 @@ func TestWatch_WebSocket(t *testing.T) {
 		}
 		read := func() (string, string) {
 			t.Helper()
-			conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+			conn.SetReadDeadline(time.Now().Add(waitLimit(t)))
 			mt, b, err := conn.ReadMessage()
 			if err != nil {
 				t.Fatal(err)
@@ -68,6 +75,18 @@ func TestWatch_WebSocket(t *testing.T) {
 		call(t, srv, "POST", cms, `{"metadata":{"name":"second"}}`)
 		if typ, name := read(); typ != "ADDED" || name != "second" {
 			t.Errorf("got %s %s", typ, name)
+		}
+		conn.Close()
+		// The short watch: its initial events, then a normal closure.
+		conn, _, err = dial(origin, "base64.binary.k8s.io")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		for _, want := range []string{"first", "second"} {
+			if typ, name := read(); typ != "ADDED" || name != want {
+				t.Errorf("got %s %s, want ADDED %s", typ, name, want)
+			}
 		}
 		_, _, err = conn.ReadMessage()
 		if !websocket.IsCloseError(err, websocket.CloseNormalClosure) {

@@ -97,7 +97,7 @@ func TestDB_compactLoop(t *testing.T) {
 	db := open(t, Options{Retention: -1})
 	rev := must[int64](t)(db.Create(t.Context(), "/a", nil))
 	db.SetRetention(time.Millisecond)
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(waitLimit(t))
 	for must[int64](t)(db.CompactedRevision(t.Context())) != rev {
 		if time.Now().After(deadline) {
 			t.Fatal("the background compactor did not compact")
@@ -165,4 +165,15 @@ func TestDB_Watch_compactedDuringReplay(t *testing.T) {
 	if !errors.Is(w.Err(), ErrCompacted) || got >= len(revs) {
 		t.Fatalf("watch ended with %v after %d of %d events; want ErrCompacted before the end", w.Err(), got, len(revs))
 	}
+}
+
+// waitLimit bounds a wait for something that must happen. It only ends a
+// broken run, so it is generous: a loaded machine (CI) can be many times
+// slower than an idle one. It leaves a margin before the test binary's
+// -timeout for the test to fail with its own message.
+func waitLimit(t *testing.T) time.Duration {
+	if d, ok := t.Deadline(); ok {
+		return max(time.Until(d)-30*time.Second, time.Until(d)/2)
+	}
+	return 2 * time.Minute
 }

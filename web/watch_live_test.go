@@ -47,9 +47,20 @@ func dialWatch(t *testing.T, srv *httptest.Server, query string, origin string) 
 	return websocket.DefaultDialer.DialContext(t.Context(), "ws"+strings.TrimPrefix(srv.URL, "http")+"/ui/watch/live?"+query, h)
 }
 
+// waitLimit bounds a wait for something that must happen. It only ends a
+// broken run, so it is generous: a loaded machine (CI) can be many times
+// slower than an idle one. It leaves a margin before the test binary's
+// -timeout for the test to fail with its own message.
+func waitLimit(t *testing.T) time.Duration {
+	if d, ok := t.Deadline(); ok {
+		return max(time.Until(d)-30*time.Second, time.Until(d)/2)
+	}
+	return 2 * time.Minute
+}
+
 func next(t *testing.T, c *websocket.Conn) liveMessage {
 	t.Helper()
-	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	c.SetReadDeadline(time.Now().Add(waitLimit(t)))
 	var m liveMessage
 	if err := c.ReadJSON(&m); err != nil {
 		t.Fatalf("reading a watch event: %v", err)

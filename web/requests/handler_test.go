@@ -113,7 +113,7 @@ func TestHandler_live(t *testing.T) {
 	}
 	next := func() message {
 		t.Helper()
-		conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		conn.SetReadDeadline(time.Now().Add(waitLimit(t)))
 		var m message
 		if err := conn.ReadJSON(&m); err != nil {
 			t.Fatalf("reading: %v", err)
@@ -198,4 +198,15 @@ func TestHandler_access(t *testing.T) {
 			t.Errorf("%s: targets %q, want %q", query, got, want)
 		}
 	}
+}
+
+// waitLimit bounds a wait for something that must happen. It only ends a
+// broken run, so it is generous: a loaded machine (CI) can be many times
+// slower than an idle one. It leaves a margin before the test binary's
+// -timeout for the test to fail with its own message.
+func waitLimit(t *testing.T) time.Duration {
+	if d, ok := t.Deadline(); ok {
+		return max(time.Until(d)-30*time.Second, time.Until(d)/2)
+	}
+	return 2 * time.Minute
 }

@@ -60,6 +60,27 @@ func (r *recorder) String() string {
 	return strings.Join(r.events, "\n")
 }
 
+// waitChunks waits until the recorder has received n chunks. The bound only
+// ends a broken run: a loaded machine may take long to get there.
+func waitChunks(t *testing.T, r *recorder, n int) {
+	t.Helper()
+	limit := 2 * time.Minute
+	if d, ok := t.Deadline(); ok {
+		limit = max(time.Until(d)-30*time.Second, time.Until(d)/2)
+	}
+	for deadline := time.Now().Add(limit); ; time.Sleep(time.Millisecond) {
+		r.mu.Lock()
+		chunks := r.chunks
+		r.mu.Unlock()
+		if chunks >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting for %d chunks:\n%s", n, r)
+		}
+	}
+}
+
 func newRequest(t *testing.T, method, target string) *http.Request {
 	t.Helper()
 	r, err := http.NewRequestWithContext(t.Context(), method, target, nil)
@@ -194,6 +215,8 @@ func TestExchange_Resume(t *testing.T) {
 	ex := bridge.New(newRequest(t, http.MethodGet, "/"), rec)
 	go ex.Serve(stream(4, done))
 
+	// Once chunk "1" filled the queue, the handler must stay held back.
+	waitChunks(t, rec, 2)
 	select {
 	case <-done:
 		t.Fatalf("the handler was not held back after a full queue:\n%s", rec)
@@ -219,7 +242,7 @@ func TestExchange_Cancel(t *testing.T) {
 		done := make(chan error, 1)
 		ex := bridge.New(newRequest(t, http.MethodGet, "/"), rec)
 		go ex.Serve(stream(3, done))
-		time.Sleep(20 * time.Millisecond)
+		waitChunks(t, rec, 1) // stalled after chunk "0"
 		ex.Cancel()
 		if err := <-done; !errors.Is(err, context.Canceled) {
 			t.Errorf("flush error = %v, want context.Canceled", err)
