@@ -65,7 +65,7 @@ func TestKubectl_RBAC(t *testing.T) {
 	out, ok = k("create", "rolebinding", "alice-view", "--clusterrole=view", "--user=alice", "-n", "dev")
 	expect(out, ok, true, "rolebinding.rbac.authorization.k8s.io/alice-view created")
 	// view gets its rules from the sandbox's aggregation controller.
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(waitLimit(t))
 	for {
 		out, ok = k("--as", "alice", "get", "configmaps", "-n", "dev")
 		if ok || time.Now().After(deadline) {

@@ -46,12 +46,12 @@ metadata:
 		if !missing("fg-dep0") {
 			t.Errorf("the blocking dependent outlived its owner")
 		}
-		k("wait", "--for=delete", "configmap/fg-dep1", "--timeout=10s")
+		k("wait", "--for=delete", "configmap/fg-dep1", timeoutFlag(t))
 	})
 	t.Run("background", func(t *testing.T) {
 		owned("bg")
 		k("delete", "configmap", "bg-owner", "--cascade=background")
-		k("wait", "--for=delete", "configmap/bg-dep0", "configmap/bg-dep1", "--timeout=10s")
+		k("wait", "--for=delete", "configmap/bg-dep0", "configmap/bg-dep1", timeoutFlag(t))
 	})
 	t.Run("orphan", func(t *testing.T) {
 		owned("or")

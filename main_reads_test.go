@@ -79,7 +79,7 @@ func runReflector(t *testing.T, cs *kubernetes.Clientset, ns string) (cache.Stor
 // waitFor polls cond until it holds; the timeout only bounds a broken run.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, 10*time.Second, true,
+	err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, waitLimit(t), true,
 		func(context.Context) (bool, error) { return cond(), nil })
 	if err != nil {
 		t.Fatalf("waiting for %s: %v", what, err)
@@ -256,9 +256,11 @@ func TestKubectl_Reads(t *testing.T) {
 	}
 
 	watch := kubectlStart(t, url, "-n", "r", "get", "configmaps", "-l", "app=web", "-w")
-	only := kubectlStart(t, url, "-n", "r", "get", "configmaps", "-l", "app=web", "--watch-only", "-o", "name")
+	// -v=6 logs each request once answered: --watch-only, which prints
+	// nothing until a change, must have opened its watch before the change.
+	only := kubectlStart(t, url, "-v=6", "-n", "r", "get", "configmaps", "-l", "app=web", "--watch-only", "-o", "name")
 	waitFor(t, "kubectl get -w to list", func() bool { return strings.Contains(watch(), "web-2") })
-	time.Sleep(500 * time.Millisecond) // let --watch-only open its watch too
+	waitFor(t, "kubectl get --watch-only to watch", func() bool { return strings.Contains(only(), "&watch=true 200 OK") })
 	kubectl(t, url, manifest("db-1", "app: web"), "replace", "-f", "-")
 	waitFor(t, "the watches to see db-1 enter the selection", func() bool {
 		return strings.Contains(watch(), "db-1") && strings.Contains(only(), "configmap/db-1")

@@ -99,7 +99,7 @@ func TestSandboxes_workloads(t *testing.T) {
 	}
 	waitPods := func(selector string, want int, phase string) {
 		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
+		deadline := time.Now().Add(waitLimit(t))
 		for {
 			out := k("get", "pods", "-l", selector, "-o", "jsonpath={range .items[*]}{.status.phase}{\"\\n\"}{end}")
 			phases := strings.Fields(out)
@@ -113,7 +113,7 @@ func TestSandboxes_workloads(t *testing.T) {
 		}
 	}
 	k("create", "deployment", "web", "--image=nginx", "--replicas=3")
-	if out := k("rollout", "status", "deployment/web", "--timeout=30s"); !strings.Contains(out, `deployment "web" successfully rolled out`) {
+	if out := k("rollout", "status", "deployment/web", timeoutFlag(t)); !strings.Contains(out, `deployment "web" successfully rolled out`) {
 		t.Errorf("rollout status: %s", out)
 	}
 	waitPods("app=web", 3, "Running")
@@ -127,11 +127,11 @@ func TestSandboxes_workloads(t *testing.T) {
 	}
 
 	k("scale", "deployment", "web", "--replicas=1")
-	k("rollout", "status", "deployment/web", "--timeout=30s")
+	k("rollout", "status", "deployment/web", timeoutFlag(t))
 	waitPods("app=web", 1, "Running")
 
 	k("set", "image", "deployment/web", "nginx=nginx:1.29")
-	if out := k("rollout", "status", "deployment/web", "--timeout=30s"); !strings.Contains(out, "successfully rolled out") {
+	if out := k("rollout", "status", "deployment/web", timeoutFlag(t)); !strings.Contains(out, "successfully rolled out") {
 		t.Errorf("rollout status after set image: %s", out)
 	}
 	waitPods("app=web", 1, "Running")
@@ -142,7 +142,7 @@ func TestSandboxes_workloads(t *testing.T) {
 		t.Errorf("rollout history: %s", out)
 	}
 	k("rollout", "undo", "deployment/web")
-	k("rollout", "status", "deployment/web", "--timeout=30s")
+	k("rollout", "status", "deployment/web", timeoutFlag(t))
 	if out := k("get", "deployment", "web", "-o", "jsonpath={.spec.template.spec.containers[0].image}"); out != "nginx" {
 		t.Errorf("image after undo: %q", out)
 	}
@@ -157,7 +157,7 @@ func TestSandboxes_workloads(t *testing.T) {
 	}
 
 	k("create", "job", "once", "--image=busybox")
-	if out := k("wait", "--for=condition=complete", "job/once", "--timeout=30s"); !strings.Contains(out, "condition met") {
+	if out := k("wait", "--for=condition=complete", "job/once", timeoutFlag(t)); !strings.Contains(out, "condition met") {
 		t.Errorf("wait for the job: %s", out)
 	}
 	waitPods("job-name=once", 1, "Succeeded")
@@ -295,7 +295,7 @@ func TestSandboxes_clientGo(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Stop()
-	timeout := time.After(20 * time.Second)
+	timeout := time.After(waitLimit(t))
 	for {
 		select {
 		case ev := <-w.ResultChan():

@@ -137,6 +137,7 @@ func TestKubectlGetWatch(t *testing.T) {
 	var got []string
 	read := func(n int) {
 		t.Helper()
+		timeout := time.After(waitLimit(t))
 		for len(got) < n {
 			select {
 			case l, ok := <-lines:
@@ -144,7 +145,7 @@ func TestKubectlGetWatch(t *testing.T) {
 					t.Fatalf("kubectl ended after %q", got)
 				}
 				got = append(got, normalizeGet(l))
-			case <-time.After(10 * time.Second):
+			case <-timeout:
 				t.Fatalf("waiting for line %d; got %q", n, got)
 			}
 		}

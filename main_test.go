@@ -19,6 +19,22 @@ import (
 	"k8s.io/client-go/tools/cache"
 )
 
+// waitLimit bounds a wait for something that must happen. It only ends a
+// broken run, so it is generous: a loaded machine (CI) can be many times
+// slower than an idle one. It leaves a margin before the test binary's
+// -timeout for the test to fail with its own message.
+func waitLimit(t *testing.T) time.Duration {
+	if d, ok := t.Deadline(); ok {
+		return max(time.Until(d)-30*time.Second, time.Until(d)/2)
+	}
+	return 2 * time.Minute
+}
+
+// timeoutFlag is kubectl's --timeout for a wait that must end: waitLimit.
+func timeoutFlag(t *testing.T) string {
+	return "--timeout=" + waitLimit(t).Round(time.Second).String()
+}
+
 // startServer runs `kubeplay serve` on a free port with its data in dir
 // (and any extra flags) and returns its URL; the server stops when the test
 // ends.
@@ -174,13 +190,14 @@ func TestInformer(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"add before", "add live", "update live 2", "delete live"}
+	timeout := time.After(waitLimit(t))
 	for i, w := range want {
 		select {
 		case got := <-events:
 			if got != w {
 				t.Fatalf("event %d = %q, want %q", i, got, w)
 			}
-		case <-time.After(10 * time.Second):
+		case <-timeout:
 			t.Fatalf("no event %d (want %q)", i, w)
 		}
 	}

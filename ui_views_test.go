@@ -322,7 +322,7 @@ metadata:
 	// collector has marked the dependent.
 	want := "owner: terminating, waiting for foregroundDeletion; dependent: terminating, waiting for example.com/hold"
 	var tree []string
-	for deadline := time.Now().Add(10 * time.Second); ; {
+	for deadline := time.Now().Add(waitLimit(t)); ; {
 		do(t, ctx, chromedp.Navigate(server+"/ui/object?r=v1/configmaps&ns=default&name=owner&tab=deletion"), chromedp.WaitVisible(`ul.tree`))
 		browsertest.Eval(t, ctx, `[...document.querySelectorAll("ul.tree li.node")].map(n => n.querySelector(":scope > a").textContent + ": " + n.querySelector(":scope > .state").textContent)`, &tree)
 		if strings.Join(tree, "; ") == want || time.Now().After(deadline) {
