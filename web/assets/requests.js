@@ -41,7 +41,9 @@ function fragment(html) {
 
 function apply(m) {
 	lastSeq = Math.max(lastSeq, m.seq);
-	if (m.html) {
+	if (m.hidden) {
+		countHidden();
+	} else if (m.html) {
 		const el = fragment(m.html);
 		const old = document.getElementById(el.id);
 		if (old) {
@@ -58,6 +60,18 @@ function apply(m) {
 		const list = document.querySelector(`ol.events[data-seq="${m.seq}"]`);
 		if (list && !list.querySelector(`li[data-index="${m.index}"]`)) list.append(fragment(m.eventHTML));
 	}
+}
+
+// countHidden counts one more controller's request the filter hides
+// (?controllers=hide), so that none is hidden silently.
+function countHidden() {
+	const note = document.getElementById("controllers-hidden");
+	if (!note) return;
+	const n = (Number(note.dataset.count) || 0) + 1;
+	note.dataset.count = String(n);
+	note.querySelector(".count").textContent = String(n);
+	note.querySelector(".noun").textContent = n === 1 ? "controller request" : "controller requests";
+	note.hidden = false;
 }
 
 // insert keeps the list newest first.

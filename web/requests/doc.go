@@ -7,7 +7,15 @@
 // were sent, the request as a curl command and the kubectl command that
 // sends it. New entries arrive live (see live.go).
 //
+// The requests of the cluster's controllers — kube-controller-manager's
+// (known by their User-Agent or the kube-system service account they act
+// as), the scheduler's, and kubeplay's simulated kubelets, workload
+// controllers and finalizer bots (the system:kubeplay-simulator user) —
+// are marked with the controller's name, and "simulated" for kubeplay's
+// stand-ins (see controller in entry.go). ?controllers=hide hides them,
+// saying how many it hid; by default they are shown.
+//
 // It reads the sandbox's journal (package playground/journal); filters are
 // query parameters, so a filtered log is bookmarkable:
-// "/ui/requests?verb=watch&resource=pods&status=4xx&client=kubectl&user=alice".
+// "/ui/requests?verb=watch&resource=pods&status=4xx&client=kubectl&user=alice&controllers=hide".
 package requests

@@ -27,9 +27,15 @@ type EntryProps struct {
 	Status   int    // 0 while no answer was sent
 	Latency  string
 	Client   string // "kubectl", "kube-controller-manager", ...
-	Done     bool
-	Request  MessageProps
-	Response MessageProps
+	// Controller names the controller of the cluster that sent the request
+	// ("namespace-controller", "generic-garbage-collector", "kubelet", ...),
+	// "" when a user or a client of theirs did; Simulated says it is one of
+	// kubeplay's stand-ins rather than what kube-controller-manager runs.
+	Controller string
+	Simulated  bool
+	Done       bool
+	Request    MessageProps
+	Response   MessageProps
 	// Events are a watch's events; Watch says the response is a watch stream.
 	Watch         bool
 	Events        []EventProps
@@ -106,6 +112,7 @@ func entryProps(e journal.Entry, host string) EntryProps {
 		p.Latency = latency(e.Latency)
 	}
 	auditProps(&p, e.Audit)
+	p.Controller, p.Simulated = controller(e.UserAgent, e.Audit)
 	if e.Watch != nil {
 		p.Watch, p.DroppedEvents = true, e.Watch.Dropped
 		for _, ev := range e.Watch.Events {
@@ -169,6 +176,70 @@ func client(userAgent string) string {
 		return "unknown"
 	}
 	return name
+}
+
+// controllerAgents are the User-Agent products of the cluster's own
+// components, and whether kubeplay simulates each: its kubelets have no
+// containers behind them, and its finalizer bots stand in for whatever
+// controller owns a finalizer.
+var controllerAgents = map[string]bool{
+	"kube-controller-manager": false,
+	"kube-scheduler":          false,
+	"kubelet":                 true,
+	"kubeplay-finalizer-bot":  true,
+}
+
+const (
+	// simulatorUser is who kubeplay's simulated components (kubelets,
+	// workload controllers, finalizer bots) act as.
+	simulatorUser = "system:kubeplay-simulator"
+	// controllerAccount prefixes the service accounts the controllers of
+	// kube-controller-manager act as (--use-service-account-credentials),
+	// and ends the User-Agent they send ("kube-controller-manager/v1.35.4
+	// (linux/amd64) kubernetes/7b8c6cf/system:serviceaccount:kube-system:namespace-controller").
+	controllerAccount = "system:serviceaccount:kube-system:"
+)
+
+// controller classifies a request by who sent it: it names the controller
+// of the cluster that did, "" if a user (or a client of theirs) did, and
+// says whether the controller is one of kubeplay's simulated stand-ins.
+// A controller is known by its User-Agent or by the user it authenticated
+// as — kubeplay's simulator or a service account of kube-system, which are
+// the cluster's own components' — not by a user it impersonates: someone
+// acting as a controller with --as is still someone.
+func controller(userAgent string, a audit.Record) (name string, simulated bool) {
+	product, _, _ := strings.Cut(userAgent, "/")
+	simulatedAgent, byAgent := controllerAgents[product]
+	byAgent = byAgent && strings.HasPrefix(userAgent, product+"/")
+	user := a.User
+	if a.ImpersonatedBy != nil {
+		user = a.ImpersonatedBy
+	}
+	var account string
+	bySimulator := false
+	if user != nil {
+		bySimulator = user.Name == simulatorUser
+		account, _ = strings.CutPrefix(user.Name, controllerAccount)
+		if account == user.Name {
+			account = ""
+		}
+	}
+	if !byAgent && !bySimulator && account == "" {
+		return "", false
+	}
+	simulated = byAgent && simulatedAgent || bySimulator
+	if _, suffix, ok := strings.Cut(userAgent, "/"+controllerAccount); ok && byAgent && suffix != "" {
+		name, _, _ = strings.Cut(suffix, " ")
+		return name, simulated
+	}
+	switch {
+	case account != "":
+		return account, simulated
+	case byAgent:
+		return strings.TrimPrefix(product, "kubeplay-"), simulated
+	default:
+		return strings.TrimPrefix(simulatorUser, "system:"), simulated
+	}
 }
 
 func messageProps(m journal.Message) MessageProps {

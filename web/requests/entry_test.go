@@ -2,6 +2,7 @@ package requests
 
 import (
 	"net/http"
+	"net/url"
 	"slices"
 	"testing"
 	"time"
@@ -146,4 +147,86 @@ func TestEntryProps_CBOR(t *testing.T) {
 			t.Errorf("curl:\n got %s\nwant %s", p.Curl, want)
 		}
 	}
+}
+
+// Requests are told apart by who sent them: the cluster's controllers, by
+// their User-Agent or the user they authenticated as, and everyone else.
+func TestController(t *testing.T) {
+	const kcm = "kube-controller-manager/v1.35.4 (linux/amd64) kubernetes/7b8c6cf"
+	user := func(name string) *audit.User { return &audit.User{Name: name} }
+	tests := []struct {
+		name      string
+		userAgent string
+		user, by  *audit.User // by impersonated user
+		want      string
+		simulated bool
+	}{
+		{"namespace controller", kcm + "/system:serviceaccount:kube-system:namespace-controller", user("system:serviceaccount:kube-system:namespace-controller"), nil, "namespace-controller", false},
+		{"garbage collector", kcm + "/system:serviceaccount:kube-system:generic-garbage-collector", user("system:serviceaccount:kube-system:generic-garbage-collector"), nil, "generic-garbage-collector", false},
+		{"the agent names the controller before authentication", kcm + "/system:serviceaccount:kube-system:job-controller", nil, nil, "job-controller", false},
+		{"kube-controller-manager with its own credentials", kcm, user("system:kube-controller-manager"), nil, "kube-controller-manager", false},
+		{"scheduler", "kube-scheduler/v1.35.4 (linux/amd64) kubernetes/7b8c6cf/scheduler", user("system:kube-scheduler"), nil, "kube-scheduler", false},
+		{"simulated kubelet", "kubelet/v1.35.4 (linux/amd64) kubernetes/7b8c6cf", user("system:kubeplay-simulator"), nil, "kubelet", true},
+		{"a kubelet's agent alone", "kubelet/v1.35.4 (linux/amd64) kubernetes/7b8c6cf", nil, nil, "kubelet", true},
+		{"finalizer bot", "kubeplay-finalizer-bot/v1.35.4 (simulated)", user("system:kubeplay-simulator"), nil, "finalizer-bot", true},
+		{"simulated workload controller", kcm + "/system:serviceaccount:kube-system:deployment-controller", user("system:kubeplay-simulator"), nil, "deployment-controller", true},
+		{"the simulator with another agent", "Go-http-client/1.1", user("system:kubeplay-simulator"), nil, "kubeplay-simulator", true},
+		{"a controller account with another agent", "Go-http-client/1.1", user("system:serviceaccount:kube-system:replicaset-controller"), nil, "replicaset-controller", false},
+		{"kubectl", "kubectl/v1.35.0 (linux/amd64) kubernetes/abc", user("alice"), nil, "", false},
+		{"kubectl as a service account of another namespace", "kubectl/v1.35.0 (linux/amd64) kubernetes/abc", user("system:serviceaccount:default:builder"), nil, "", false},
+		{"kubectl impersonating a controller", "kubectl/v1.35.0 (linux/amd64) kubernetes/abc", user("system:serviceaccount:kube-system:namespace-controller"), user("admin"), "", false},
+		{"a controller agent needs its slash", "kubelet-watcher/1.0", user("alice"), nil, "", false},
+		{"the UI", "Mozilla/5.0 (X11; Linux x86_64)", nil, nil, "", false},
+		{"no agent", "", nil, nil, "", false},
+		{"an empty account name", "curl/8.5.0", user("system:serviceaccount:kube-system:"), nil, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := audit.Record{User: tt.user}
+			if tt.by != nil {
+				a.ImpersonatedBy = tt.by
+			}
+			name, simulated := controller(tt.userAgent, a)
+			if name != tt.want || simulated != tt.simulated {
+				t.Errorf("controller(%q, %v) = %q, %v; want %q, %v", tt.userAgent, tt.user, name, simulated, tt.want, tt.simulated)
+			}
+			p := entryProps(journal.Entry{UserAgent: tt.userAgent, Audit: a}, "127.0.0.1:8080")
+			if p.Controller != tt.want || p.Simulated != tt.simulated {
+				t.Errorf("entry props: controller %q simulated %v", p.Controller, p.Simulated)
+			}
+		})
+	}
+}
+
+func TestFilterURL(t *testing.T) {
+	tests := []struct {
+		f    Filter
+		want string
+	}{
+		{Filter{}, "/ui/requests"},
+		{Filter{HideControllers: true}, "/ui/requests?controllers=hide"},
+		{Filter{Verb: "watch", User: "a&b", HideControllers: true}, "/ui/requests?controllers=hide&user=a%26b&verb=watch"},
+	}
+	for _, tt := range tests {
+		if got := tt.f.URL(); got != tt.want {
+			t.Errorf("%+v: %s, want %s", tt.f, got, tt.want)
+		}
+		if got := filterFrom(mustQuery(t, tt.want)); got != tt.f {
+			t.Errorf("%s reads as %+v, want %+v", tt.want, got, tt.f)
+		}
+	}
+	for _, v := range []string{"", "show", "yes"} {
+		if filterFrom(url.Values{"controllers": {v}}).HideControllers {
+			t.Errorf("controllers=%s hides the controllers' requests; only hide does", v)
+		}
+	}
+}
+
+func mustQuery(t *testing.T, target string) url.Values {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Query()
 }

@@ -37,6 +37,9 @@ type Filter struct {
 	// User matches the user a request ran as, the user who impersonated
 	// it, or one of its groups.
 	User string
+	// HideControllers hides the requests of the cluster's controllers
+	// (?controllers=hide); the page says how many it hid.
+	HideControllers bool
 }
 
 func filterFrom(q url.Values) Filter {
@@ -46,12 +49,41 @@ func filterFrom(q url.Values) Filter {
 		Status:   strings.TrimSpace(q.Get("status")),
 		Client:   strings.TrimSpace(q.Get("client")),
 		User:     strings.TrimSpace(q.Get("user")),
+		// Any other value shows them, as today's default does.
+		HideControllers: strings.TrimSpace(q.Get("controllers")) == "hide",
 	}
+}
+
+// URL is the log filtered by f.
+func (f Filter) URL() string {
+	q := url.Values{}
+	for _, p := range [][2]string{{"verb", f.Verb}, {"resource", f.Resource}, {"status", f.Status}, {"client", f.Client}, {"user", f.User}} {
+		if p[1] != "" {
+			q.Set(p[0], p[1])
+		}
+	}
+	if f.HideControllers {
+		q.Set("controllers", "hide")
+	}
+	if len(q) == 0 {
+		return Path
+	}
+	return Path + "?" + q.Encode()
 }
 
 func (f Filter) empty() bool { return f == Filter{} }
 
 func (f Filter) matches(e EntryProps) bool {
+	return !(f.HideControllers && e.Controller != "") && f.matchesRequest(e)
+}
+
+// hides says whether the filter hides e only because a controller sent it.
+func (f Filter) hides(e EntryProps) bool {
+	return f.HideControllers && e.Controller != "" && f.matchesRequest(e)
+}
+
+// matchesRequest matches e by everything but who sent it.
+func (f Filter) matchesRequest(e EntryProps) bool {
 	resource, _, _ := strings.Cut(e.Resource, ".")
 	return (f.Verb == "" || strings.EqualFold(f.Verb, e.Verb)) &&
 		(f.Resource == "" || f.Resource == e.Resource || f.Resource == resource) &&
@@ -81,7 +113,10 @@ func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 	p := Props{Filter: filter, Held: len(entries)}
 	for _, e := range slices.Backward(entries) {
 		p.LastSeq = max(p.LastSeq, e.Seq)
-		if props := entryProps(e, r.Host); len(p.Entries) < pageEntries && filter.matches(props) {
+		switch props := entryProps(e, r.Host); {
+		case filter.hides(props):
+			p.HiddenControllers++
+		case len(p.Entries) < pageEntries && filter.matches(props):
 			p.Entries = append(p.Entries, props)
 		}
 	}

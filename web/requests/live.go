@@ -16,7 +16,9 @@ import (
 // first gets every matching entry after that, then each new or changed
 // entry and each watch event as it happens. Entries come as rendered HTML
 // (the same Entry component as the page) so the page needs no template of
-// its own.
+// its own. A new request the filter hides only because a controller sent
+// it (?controllers=hide) comes as its seq with hidden set, so that the page
+// counts it: nothing is hidden silently.
 //
 // Slow clients: the journal subscription buffers a bounded number of
 // updates; a client that lets it fill is disconnected (close code 1013,
@@ -30,6 +32,8 @@ type liveMessage struct {
 	// position, so a repeat can be recognised).
 	EventHTML string `json:"eventHTML,omitempty"`
 	Index     int    `json:"index"`
+	// ... or, when Hidden, a controller's request the page hides.
+	Hidden bool `json:"hidden,omitempty"`
 }
 
 func (h *Handler) live(w http.ResponseWriter, r *http.Request) {
@@ -45,11 +49,17 @@ func (h *Handler) live(w http.ResponseWriter, r *http.Request) {
 
 	sub := h.journal.Subscribe()
 	defer sub.Stop()
-	s := &liveSession{conn: conn, filter: filter, host: r.Host, shown: map[int64]bool{}}
+	s := &liveSession{conn: conn, filter: filter, host: r.Host, after: after, shown: map[int64]bool{}, hidden: map[int64]bool{}}
 	catchUp, _ := h.journal.Page(after, 0)
+	// The subscription began first, so it repeats what the catch-up sent
+	// from the moment it began; an entry paged when done is final.
+	paged := map[int64]bool{}
 	for _, e := range catchUp {
 		if !s.sendEntry(ctx, e) {
 			return
+		}
+		if e.Done {
+			paged[e.Seq] = true
 		}
 	}
 	ping := time.NewTicker(livesocket.PingInterval)
@@ -67,7 +77,7 @@ func (h *Handler) live(w http.ResponseWriter, r *http.Request) {
 				conn.CloseTryAgain("fell behind; reconnect")
 				return
 			}
-			if u.Entry != nil && !s.sendEntry(ctx, *u.Entry) {
+			if u.Entry != nil && !paged[u.Entry.Seq] && !s.sendEntry(ctx, *u.Entry) {
 				return
 			}
 			if u.Event != nil && s.shown[u.Seq] && !s.sendEvent(ctx, u) {
@@ -82,11 +92,23 @@ type liveSession struct {
 	conn   *livesocket.Conn
 	filter Filter
 	host   string
+	// after is the newest entry the page knew of: it counted the
+	// controllers' requests it hid up to there.
+	after  int64
 	shown  map[int64]bool // entries sent, whose events follow
+	hidden map[int64]bool // controllers' requests counted as hidden
 }
 
 func (s *liveSession) sendEntry(ctx context.Context, e journal.Entry) bool {
 	props := entryProps(e, s.host)
+	if s.filter.hides(props) {
+		// Counted once, even when a watch's entry comes again as it ends.
+		if e.Seq <= s.after || s.hidden[e.Seq] || s.shown[e.Seq] {
+			return true
+		}
+		s.hidden[e.Seq] = true
+		return s.write(liveMessage{Seq: e.Seq, Hidden: true})
+	}
 	if !s.filter.matches(props) {
 		return true
 	}
