@@ -221,9 +221,7 @@ func (sb *Sandbox) SetControllers(c Controllers) {
 	if !c.DisableValidatingAdmissionPolicyStatus {
 		ps := newPolicyStatusController(sb.handler, api.Catalog())
 		psCtx := authn.WithUser(ctx, policyStatusControllerUser)
-		done.Go(func() {
-			runLoop(psCtx, "validatingadmissionpolicy status controller", st, isPolicyChange, ps.sync)
-		})
+		done.Go(func() { runController(psCtx, "validatingadmissionpolicy status controller", st, ps) })
 	}
 	if len(c.FinalizerBots) > 0 {
 		bots := &finalizerBots{bots: slices.Clone(c.FinalizerBots), gc: newGarbageCollector(sb.handler, api.Catalog(), st, nil), now: sb.clock.Now}
