@@ -230,9 +230,7 @@ func (sb *Sandbox) SetControllers(c Controllers) {
 	if !c.DisableClusterRoleAggregation {
 		agg := newClusterRoleAggregator(sb.handler)
 		aggCtx := authn.WithUser(ctx, aggregationControllerUser)
-		done.Go(func() {
-			runLoop(aggCtx, "clusterrole aggregation controller", st, isClusterRoleChange, agg.sync)
-		})
+		done.Go(func() { runController(aggCtx, "clusterrole aggregation controller", st, agg) })
 	}
 }
 
