@@ -2,8 +2,10 @@ package playground
 
 import (
 	"context"
-	"log/slog"
+	"encoding/json"
+	"maps"
 	"net/http"
+	"net/url"
 	"reflect"
 	"slices"
 	"strings"
@@ -31,29 +33,23 @@ const aggregationControllerAgent = "kube-controller-manager/v1.35.4 (linux/amd64
 
 // clusterRoleAggregator keeps the rules of every ClusterRole with an
 // aggregationRule equal to the rules of the ClusterRoles its selectors
-// match, in name order, without duplicates.
+// match, in name order, without duplicates. It is a reconciler whose keys
+// are the names of the ClusterRoles with an aggregationRule.
 type clusterRoleAggregator struct {
 	api *inproc.Client
+	// aggregating are the ClusterRoles with an aggregationRule, as of the
+	// last change passed to keysOf; only the event goroutine uses it.
+	aggregating map[string]struct{}
 }
+
+var _ reconciler = (*clusterRoleAggregator)(nil)
 
 func newClusterRoleAggregator(api http.Handler) *clusterRoleAggregator {
-	return &clusterRoleAggregator{api: inproc.New(api, aggregationControllerAgent)}
+	return &clusterRoleAggregator{api: inproc.New(api, aggregationControllerAgent), aggregating: map[string]struct{}{}}
 }
 
-func isClusterRoleChange(ev store.Event) bool {
-	return strings.HasPrefix(ev.KV.Key, "/registry/clusterroles/")
-}
-
-// sync aggregates the rules of every aggregated ClusterRole; a write that
-// conflicts is retried on the event of the write that caused it, anything
-// else after retryInterval.
-func (c *clusterRoleAggregator) sync(ctx context.Context) time.Duration {
-	if err := c.syncAll(ctx); err != nil && ctx.Err() == nil {
-		slog.Warn("clusterrole aggregation controller", "err", err)
-		return retryInterval
-	}
-	return 0
-}
+// clusterRoleKeyPrefix is where the store keeps ClusterRoles.
+const clusterRoleKeyPrefix = "/registry/clusterroles/"
 
 type clusterRole struct {
 	APIVersion      string            `json:"apiVersion"`
@@ -67,28 +63,76 @@ type clusterRole struct {
 
 const clusterRolesPath = "/apis/rbac.authorization.k8s.io/v1/clusterroles"
 
-func (c *clusterRoleAggregator) syncAll(ctx context.Context) error {
+// resync starts the set of aggregating roles over from a list, and returns
+// them all.
+func (c *clusterRoleAggregator) resync(ctx context.Context, _ int64) ([]string, error) {
 	var list struct {
 		Items []clusterRole `json:"items"`
 	}
 	if err := c.api.Get(ctx, clusterRolesPath, &list); err != nil {
-		return err
+		return nil, err
 	}
+	clear(c.aggregating)
+	var keys []string
 	for _, role := range list.Items {
-		if role.AggregationRule == nil {
-			continue
-		}
-		rules := aggregate(role, list.Items)
-		if reflect.DeepEqual(rules, role.Rules) || (len(rules) == 0 && len(role.Rules) == 0) {
-			continue
-		}
-		role.Rules = rules
-		role.APIVersion, role.Kind = "rbac.authorization.k8s.io/v1", "ClusterRole"
-		if err := c.api.Do(ctx, "PUT", clusterRolesPath+"/"+role.Metadata.Name, role, nil); err != nil {
-			return err // a conflict is retried on the event of the write that caused it
+		if role.AggregationRule != nil {
+			c.aggregating[role.Metadata.Name] = struct{}{}
+			keys = append(keys, role.Metadata.Name)
 		}
 	}
-	return nil
+	return keys, nil
+}
+
+// keysOf follows which ClusterRoles aggregate and, since any change to a
+// ClusterRole (its labels, its rules) can change what they aggregate, names
+// all of them on every change to one, the changed role included if it
+// aggregates.
+func (c *clusterRoleAggregator) keysOf(ev store.Event, add func(string)) {
+	name, ok := strings.CutPrefix(ev.KV.Key, clusterRoleKeyPrefix)
+	if !ok {
+		return
+	}
+	if ev.Type != store.Deleted && hasAggregationRule(ev.KV.Value) {
+		c.aggregating[name] = struct{}{}
+	} else {
+		delete(c.aggregating, name)
+	}
+	for _, n := range slices.Sorted(maps.Keys(c.aggregating)) {
+		add(n)
+	}
+}
+
+// hasAggregationRule reports whether a stored ClusterRole has an
+// aggregationRule; one the API could not decode has none.
+func hasAggregationRule(value []byte) bool {
+	var role struct {
+		AggregationRule json.RawMessage `json:"aggregationRule"`
+	}
+	return json.Unmarshal(value, &role) == nil && len(role.AggregationRule) > 0 && string(role.AggregationRule) != "null"
+}
+
+// reconcile sets the rules of the ClusterRole name to those it aggregates,
+// if they differ. A write that conflicts is retried (and the write that
+// caused it names the role again anyway).
+func (c *clusterRoleAggregator) reconcile(ctx context.Context, name string) (time.Duration, error) {
+	var list struct {
+		Items []clusterRole `json:"items"`
+	}
+	if err := c.api.Get(ctx, clusterRolesPath, &list); err != nil {
+		return 0, err
+	}
+	i := slices.IndexFunc(list.Items, func(r clusterRole) bool { return r.Metadata.Name == name })
+	if i < 0 || list.Items[i].AggregationRule == nil {
+		return 0, nil // gone, or no longer aggregating
+	}
+	role := list.Items[i]
+	rules := aggregate(role, list.Items)
+	if reflect.DeepEqual(rules, role.Rules) || (len(rules) == 0 && len(role.Rules) == 0) {
+		return 0, nil
+	}
+	role.Rules = rules
+	role.APIVersion, role.Kind = "rbac.authorization.k8s.io/v1", "ClusterRole"
+	return 0, c.api.Do(ctx, http.MethodPut, clusterRolesPath+"/"+url.PathEscape(name), role, nil)
 }
 
 // aggregate returns the rules of the roles role's selectors match.

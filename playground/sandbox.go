@@ -226,9 +226,7 @@ func (sb *Sandbox) SetControllers(c Controllers) {
 	if !c.DisableValidatingAdmissionPolicyStatus {
 		ps := newPolicyStatusController(sb.handler, api.Catalog())
 		psCtx := authn.WithUser(ctx, policyStatusControllerUser)
-		done.Go(func() {
-			runLoop(psCtx, "validatingadmissionpolicy status controller", st, isPolicyChange, ps.sync)
-		})
+		done.Go(func() { runController(psCtx, "validatingadmissionpolicy status controller", st, ps) })
 	}
 	if len(c.FinalizerBots) > 0 {
 		bots := newFinalizerBots(c.FinalizerBots, sb.handler, api.Catalog(), st, sb.clock.Now)
@@ -237,9 +235,7 @@ func (sb *Sandbox) SetControllers(c Controllers) {
 	if !c.DisableClusterRoleAggregation {
 		agg := newClusterRoleAggregator(sb.handler)
 		aggCtx := authn.WithUser(ctx, aggregationControllerUser)
-		done.Go(func() {
-			runLoop(aggCtx, "clusterrole aggregation controller", st, isClusterRoleChange, agg.sync)
-		})
+		done.Go(func() { runController(aggCtx, "clusterrole aggregation controller", st, agg) })
 	}
 }
 

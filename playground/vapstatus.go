@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
@@ -44,17 +43,25 @@ const maxCheckedTypes = 10
 
 const policiesPath = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies"
 
+// policiesResource is the resource the controller looks after. An
+// emulated release before v1.30 does not serve it: its
+// kube-controller-manager has no such controller to run, and the
+// controller sends no request.
+var policiesResource = schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicies"}
+
+// policyKeyPrefix is where the store keeps policies.
+const policyKeyPrefix = "/registry/validatingadmissionpolicies/"
+
+// policyStatusController is a reconciler whose keys are policy names.
 type policyStatusController struct {
 	api     *inproc.Client
 	catalog *catalog.Catalog
 }
 
+var _ reconciler = (*policyStatusController)(nil)
+
 func newPolicyStatusController(api http.Handler, cat *catalog.Catalog) *policyStatusController {
 	return &policyStatusController{api: inproc.New(api, policyStatusControllerAgent), catalog: cat}
-}
-
-func isPolicyChange(ev store.Event) bool {
-	return strings.HasPrefix(ev.KV.Key, "/registry/validatingadmissionpolicies/")
 }
 
 // statusPolicy is what the controller reads of a policy.
@@ -86,35 +93,81 @@ type statusPolicy struct {
 	} `json:"status"`
 }
 
-// sync checks every policy whose status has not observed its current
-// generation (as kube-controller-manager, whatever its typeChecking); a
-// failed write is retried after retryInterval.
-func (c *policyStatusController) sync(ctx context.Context) time.Duration {
+// generations is all keysOf decodes of a stored policy.
+type generations struct {
+	Metadata struct {
+		Generation int64 `json:"generation"`
+	} `json:"metadata"`
+	Status struct {
+		ObservedGeneration int64 `json:"observedGeneration"`
+	} `json:"status"`
+}
+
+// stale reports whether the status has not observed the current
+// generation: the controller checks such a policy, whatever its
+// typeChecking, as kube-controller-manager does.
+func (g generations) stale() bool { return g.Metadata.Generation > g.Status.ObservedGeneration }
+
+func (p statusPolicy) stale() bool { return p.Metadata.Generation > p.Status.ObservedGeneration }
+
+// served reports whether the emulated release serves v1 policies.
+func (c *policyStatusController) served() bool { return c.catalog.Lookup(policiesResource) != nil }
+
+// resync returns the policies whose status is stale.
+func (c *policyStatusController) resync(ctx context.Context, _ int64) ([]string, error) {
+	if !c.served() {
+		return nil, nil
+	}
 	var list struct {
 		Items []statusPolicy `json:"items"`
 	}
 	if err := c.api.Get(ctx, policiesPath, &list); err != nil {
-		if apierrors.IsNotFound(err) {
-			// An emulated release before v1.30 serves no v1 policies: its
-			// kube-controller-manager has no such controller to run.
-			return 0
+		if apierrors.IsNotFound(err) { // no longer served
+			return nil, nil
 		}
-		if ctx.Err() == nil {
-			slog.Warn("validatingadmissionpolicy status controller", "err", err)
-		}
-		return retryInterval
+		return nil, err
 	}
-	var next time.Duration
+	var keys []string
 	for _, p := range list.Items {
-		if p.Metadata.Generation <= p.Status.ObservedGeneration {
-			continue
-		}
-		if err := c.update(ctx, p); err != nil && ctx.Err() == nil {
-			slog.Warn("validatingadmissionpolicy status controller", "policy", p.Metadata.Name, "err", err)
-			next = retryInterval
+		if p.stale() {
+			keys = append(keys, p.Metadata.Name)
 		}
 	}
-	return next
+	return keys, nil
+}
+
+// keysOf names a policy written with a stale status. The controller's own
+// status writes leave it up to date, so they name nothing: without that
+// each of them would cost one more look. A deleted policy needs nothing.
+func (c *policyStatusController) keysOf(ev store.Event, add func(string)) {
+	name, ok := strings.CutPrefix(ev.KV.Key, policyKeyPrefix)
+	if !ok || ev.Type == store.Deleted {
+		return
+	}
+	var g generations
+	if err := json.Unmarshal(ev.KV.Value, &g); err == nil && !g.stale() {
+		return
+	}
+	add(name)
+}
+
+// reconcile checks the policy name if its status has not observed its
+// current generation.
+func (c *policyStatusController) reconcile(ctx context.Context, name string) (time.Duration, error) {
+	if !c.served() {
+		return 0, nil
+	}
+	var p statusPolicy
+	if err := c.api.Get(ctx, policiesPath+"/"+url.PathEscape(name), &p); err != nil {
+		if apierrors.IsNotFound(err) { // gone, or no longer served
+			return 0, nil
+		}
+		return 0, err
+	}
+	if !p.stale() {
+		return 0, nil
+	}
+	return 0, c.update(ctx, p)
 }
 
 // update applies the type check of p as its status.

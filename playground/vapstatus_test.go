@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"kubeplay/playground"
+	"kubeplay/playground/journal"
 	"kubeplay/server/releases"
 )
 
@@ -43,7 +44,7 @@ func validations(exprs ...string) []any {
 func typeChecked(t *testing.T, h http.Handler, name string) map[string]any {
 	t.Helper()
 	var status map[string]any
-	waitFor(t, name+" to be type-checked", func() bool {
+	awaitLong(t, name+" to be type-checked", func() bool {
 		obj := mustDo(t, h, 200, "GET", policiesPath+"/"+name, "")
 		status, _ = obj["status"].(map[string]any)
 		gen := obj["metadata"].(map[string]any)["generation"]
@@ -221,26 +222,110 @@ func TestValidatingAdmissionPolicyStatus_Disabled(t *testing.T) {
 	}
 }
 
-// An emulated release before v1.30 serves no v1 policies: the controller
-// asks once and waits quietly for a change instead of retrying every second.
+// An emulated release before v1.30 serves no v1 policies, and its
+// kube-controller-manager has no such controller: the controller sends no
+// request until the release serves them, then checks new policies.
 func TestValidatingAdmissionPolicyStatus_NotServed(t *testing.T) {
 	sb := openSandboxWith(t, playground.Options{Version: 21})
-	time.Sleep(2500 * time.Millisecond) // more than two retry intervals
-	entries, _ := sb.Journal().Page(0, 0)
-	lists := 0
-	for _, e := range entries {
-		if e.Method == "GET" && e.Path == policiesPath {
-			lists++
+	// The controllers have started (on a slow machine the check below may
+	// come earlier, and only see less).
+	awaitListed(t, sb, aggregationSA, "/apis/rbac.authorization.k8s.io/v1/clusterroles")
+	seq := topSeq(sb)
+	sb.SetVersion(releases.Newest)
+	for _, e := range requestsOf(t, sb, policyStatusSA, 0) {
+		if e.Seq <= seq {
+			t.Errorf("%s %s in a release without v1 policies", e.Method, e.Path)
 		}
 	}
-	if lists > 1 {
-		t.Errorf("the controller listed policies %d times in a release without them", lists)
-	}
-	// Once the release serves them, a new policy gets its status.
-	sb.SetVersion(releases.Newest)
 	h := sb.Handler()
 	mustDo(t, h, 201, "POST", policiesPath, policyBody("one", []string{"deployments"}, map[string]any{"validations": validations("object.replicas > 1")}))
 	if got := warningsOf(typeChecked(t, h, "one")); len(got) != 1 {
 		t.Errorf("warnings %q, want one", got)
+	}
+}
+
+// A policy whose status write fails is retried with a per-key backoff,
+// each wait twice the last (client-go's default: from 5 ms), not at a
+// fixed pace; once the write succeeds, the controller stops.
+func TestValidatingAdmissionPolicyStatus_RetriesFailedWrite(t *testing.T) {
+	sb := openSandbox(t)
+	h := sb.Handler()
+	awaitListed(t, sb, policyStatusSA, policiesPath)
+
+	// The controller may read policies but no longer write their status.
+	const rolePath = "/apis/rbac.authorization.k8s.io/v1/clusterroles/system:controller:" + policyStatusSA
+	role := mustDo(t, h, 200, "GET", rolePath, "")
+	rules := role["rules"].([]any)
+	role["rules"] = slices.DeleteFunc(slices.Clone(rules), func(r any) bool {
+		return strings.Contains(jsonOf(r), `"validatingadmissionpolicies/status"`)
+	})
+	mustDo(t, h, 200, "PUT", rolePath, jsonOf(role))
+
+	mustDo(t, h, 201, "POST", policiesPath, policyBody("one", []string{"deployments"}, map[string]any{"validations": validations("object.replicas > 1")}))
+	const statusPath = policiesPath + "/one/status"
+	var writes []journal.Entry
+	awaitLong(t, "four failed status writes", func() bool {
+		writes = writes[:0]
+		for _, e := range requestsOf(t, sb, policyStatusSA, 0) {
+			if e.Method == "PATCH" && e.Path == statusPath && e.Done {
+				writes = append(writes, e)
+			}
+		}
+		return len(writes) >= 4
+	})
+	for i, w := range writes {
+		if w.Status != http.StatusForbidden {
+			t.Fatalf("status write %d: %d, want 403", i+1, w.Status)
+		}
+		// The wait after the i-th failure is at least 5 ms << (i-1); a
+		// slow machine only waits longer.
+		if i > 0 {
+			if gap, least := w.Time.Sub(writes[i-1].Time), 5*time.Millisecond<<(i-1); gap < least {
+				t.Errorf("status write %d came %v after the last, less than the backoff of %v", i+1, gap, least)
+			}
+		}
+	}
+
+	// Allowed again, the next retry writes the status, and that is all.
+	role = mustDo(t, h, 200, "GET", rolePath, "")
+	role["rules"] = rules
+	mustDo(t, h, 200, "PUT", rolePath, jsonOf(role))
+	if got := warningsOf(typeChecked(t, h, "one")); len(got) != 1 {
+		t.Errorf("warnings %q, want one", got)
+	}
+	seq := topSeq(sb)
+	time.Sleep(500 * time.Millisecond)
+	if reqs := requestsOf(t, sb, policyStatusSA, seq); len(reqs) > 0 {
+		t.Errorf("requests after the status was written: %s", describe(reqs))
+	}
+}
+
+// Its work done, the controller sends nothing more: a policy created or
+// changed costs one read and one status write, and the status write, which
+// leaves the status up to date, does not bring the policy back.
+func TestValidatingAdmissionPolicyStatus_Quiet(t *testing.T) {
+	sb := openSandbox(t)
+	h := sb.Handler()
+	awaitListed(t, sb, policyStatusSA, policiesPath)
+	start := topSeq(sb)
+
+	spec := func(expr string) string {
+		return policyBody("one", []string{"deployments"}, map[string]any{"validations": validations(expr)})
+	}
+	mustDo(t, h, 201, "POST", policiesPath, spec("object.replicas > 1"))
+	typeChecked(t, h, "one")
+	mustDo(t, h, 200, "PUT", policiesPath+"/one", spec("object.spec.replicas > 1"))
+	if tc := typeChecked(t, h, "one"); len(warningsOf(tc)) != 0 {
+		t.Errorf("warnings %q after the fix, want none", warningsOf(tc))
+	}
+
+	seq := topSeq(sb)
+	time.Sleep(500 * time.Millisecond)
+	if reqs := requestsOf(t, sb, policyStatusSA, seq); len(reqs) > 0 {
+		t.Errorf("requests once the status was up to date: %s", describe(reqs))
+	}
+	const get, write = "GET " + policiesPath + "/one", "PATCH " + policiesPath + "/one/status"
+	if got, want := describe(requestsOf(t, sb, policyStatusSA, start)), strings.Join([]string{get, write, get, write}, ", "); got != want {
+		t.Errorf("requests %s, want %s", got, want)
 	}
 }

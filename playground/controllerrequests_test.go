@@ -1,0 +1,80 @@
+package playground_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"kubeplay/playground"
+	"kubeplay/playground/journal"
+)
+
+// The ServiceAccounts the kube-controller-manager controllers act as; their
+// requests carry the name in their user agent.
+const (
+	policyStatusSA = "validatingadmissionpolicy-status-controller"
+	aggregationSA  = "clusterrole-aggregation-controller"
+)
+
+// requestsOf returns the journal's entries after seq sent by the
+// controller acting as the ServiceAccount sa.
+func requestsOf(t *testing.T, sb *playground.Sandbox, sa string, after int64) []journal.Entry {
+	t.Helper()
+	entries, oldest := sb.Journal().Page(after, 0)
+	if oldest > after+1 {
+		t.Fatalf("the journal dropped entries %d to %d", after+1, oldest-1)
+	}
+	var out []journal.Entry
+	for _, e := range entries {
+		if strings.HasSuffix(e.UserAgent, "/system:serviceaccount:kube-system:"+sa) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// topSeq is the sequence number of the journal's newest entry.
+func topSeq(sb *playground.Sandbox) int64 {
+	entries, _ := sb.Journal().Page(0, 0)
+	if len(entries) == 0 {
+		return 0
+	}
+	return entries[len(entries)-1].Seq
+}
+
+// awaitLong polls cond until it holds, for up to two minutes: a slow
+// machine only takes longer.
+func awaitLong(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// awaitListed waits until the controller acting as sa has answered its
+// first list of path, as it does when it starts: what is created after
+// that reaches it as a change, never in that list as well.
+func awaitListed(t *testing.T, sb *playground.Sandbox, sa, path string) {
+	t.Helper()
+	awaitLong(t, sa+" to list "+path, func() bool {
+		for _, e := range requestsOf(t, sb, sa, 0) {
+			if e.Method == "GET" && e.Path == path && e.Done {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// describe lists entries for a failure message.
+func describe(entries []journal.Entry) string {
+	var out []string
+	for _, e := range entries {
+		out = append(out, e.Method+" "+e.Path)
+	}
+	return strings.Join(out, ", ")
+}
