@@ -226,7 +226,7 @@ func (sb *Sandbox) SetControllers(c Controllers) {
 	if !c.DisableValidatingAdmissionPolicyStatus {
 		ps := newPolicyStatusController(sb.handler, api.Catalog())
 		psCtx := authn.WithUser(ctx, policyStatusControllerUser)
-		done.Go(func() { runController(psCtx, "validatingadmissionpolicy status controller", st, ps) })
+		start(psCtx, "validatingadmissionpolicy status controller", ps)
 	}
 	if len(c.FinalizerBots) > 0 {
 		bots := newFinalizerBots(c.FinalizerBots, sb.handler, api.Catalog(), st, sb.clock.Now)
@@ -235,7 +235,7 @@ func (sb *Sandbox) SetControllers(c Controllers) {
 	if !c.DisableClusterRoleAggregation {
 		agg := newClusterRoleAggregator(sb.handler)
 		aggCtx := authn.WithUser(ctx, aggregationControllerUser)
-		done.Go(func() { runController(aggCtx, "clusterrole aggregation controller", st, agg) })
+		start(aggCtx, "clusterrole aggregation controller", agg)
 	}
 }
 
