@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -256,7 +257,9 @@ func BenchmarkManager_Create(b *testing.B) {
 				}
 			}
 			b.StopTimer()
-			time.Sleep(100 * time.Millisecond) // the controllers' first passes
+			for _, ms := range m.List() {
+				waitIdle(b, ms.Sandbox()) // the controllers' first passes
+			}
 			runtime.GC()
 			runtime.ReadMemStats(&after)
 			b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(b.N), "heap-bytes/sandbox")
@@ -265,6 +268,52 @@ func BenchmarkManager_Create(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkManager_IdleSandboxes holds 1,000 sandboxes with every
+// controller running, each with a namespace stuck in Terminating on an
+// object's finalizer, and measures what they cost while nothing happens:
+// CPU time over a second of wall time, and memory.
+func BenchmarkManager_IdleSandboxes(b *testing.B) {
+	const n = 1000
+	m := newManager(b, playground.ManagerOptions{InMemory: true, MaxSandboxes: n, IdleExpiry: -1})
+	runtime.GC()
+	rssBefore := rss()
+	for range n {
+		ms, err := m.Create(context.Background(), playground.CreateOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		h := ms.Handler()
+		mustDo(b, h, 201, "POST", "/api/v1/namespaces", `{"metadata":{"name":"stuck"}}`)
+		createCM(b, h, "stuck", "held", `"finalizers":["example.com/hold"]`)
+		mustDo(b, h, 200, "DELETE", "/api/v1/namespaces/stuck", "")
+	}
+	for _, ms := range m.List() {
+		waitIdle(b, ms.Sandbox())
+	}
+	runtime.GC()
+	var heap runtime.MemStats
+	runtime.ReadMemStats(&heap)
+	b.ResetTimer()
+	var cpu time.Duration
+	for b.Loop() {
+		before := cpuTime()
+		time.Sleep(time.Second)
+		cpu += cpuTime() - before
+	}
+	b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "cpu-ms/idle-s")
+	b.ReportMetric(float64(rss()-rssBefore)/n/1e6, "rss-MB/sandbox")
+	b.ReportMetric(float64(heap.HeapAlloc)/n/1e6, "heap-MB/sandbox")
+}
+
+// cpuTime is the CPU time the process has used, user and system.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // rss is the process's resident memory (0 where /proc is missing): it
