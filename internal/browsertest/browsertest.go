@@ -113,7 +113,7 @@ func New(t testing.TB, limit time.Duration, flags ...chromedp.ExecAllocatorOptio
 // Poll waits until the JavaScript expression is true. It polls on a timer:
 // the default, on animation frames, never fires in a background tab.
 func Poll(expr string) chromedp.Action[bool] {
-	return chromedp.Poll[bool](expr, chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(30*time.Second))
+	return chromedp.Poll[bool](expr, chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(2*time.Minute)) // only ends a broken run
 }
 
 // Eval evaluates expr (a Promise of a JSON-able value) into out.
