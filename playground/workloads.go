@@ -1,11 +1,11 @@
 package playground
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
@@ -14,6 +14,8 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"kubeplay/server/inproc"
 	"kubeplay/store"
@@ -48,8 +50,10 @@ const (
 type object = map[string]any
 
 // workloads runs the simulated Deployment, ReplicaSet and Job controllers
-// and the simulated pod lifecycle, in one loop: each pass acts on what the
-// previous one wrote.
+// and the simulated pod lifecycle, as one reconciler whose keys are
+// "<resource>/<namespace>/<name>" (the store key less "/registry/") of
+// deployments, replicasets, jobs and pods: each look acts on what earlier
+// ones wrote, as their writes name the keys they concern.
 type workloads struct {
 	deployments, replicaSets, jobs, pods *inproc.Client
 	now                                  func() time.Time
@@ -62,38 +66,155 @@ func newWorkloads(api http.Handler, now func() time.Time) *workloads {
 		jobs: inproc.New(api, jobControllerAgent), pods: inproc.New(api, kubeletAgent), now: now}
 }
 
-func isWorkloadChange(ev store.Event) bool {
-	for _, p := range []string{"/registry/pods/", "/registry/replicasets/", "/registry/deployments/", "/registry/jobs/"} {
-		if strings.HasPrefix(ev.KV.Key, p) {
-			return true
-		}
-	}
-	return false
+// workloadControllers are, by the resource of what they control, the
+// controllers (group and kind of an owner reference with controller: true)
+// whose keys a change of it names, and their resources.
+var workloadControllers = map[string]map[schema.GroupKind]string{
+	"deployments": nil,
+	"jobs":        nil,
+	"replicasets": {{Group: "apps", Kind: "Deployment"}: "deployments"},
+	"pods":        {{Group: "apps", Kind: "ReplicaSet"}: "replicasets", {Group: "batch", Kind: "Job"}: "jobs"},
 }
 
-// sync runs one pass of every controller; it asks to run again when a
-// pod's next phase is due, soon after a failed or conflicting write.
-func (wl *workloads) sync(ctx context.Context) time.Duration {
-	next := time.Duration(0)
-	soonest := func(d time.Duration) {
-		if d > 0 && (next == 0 || d < next) {
-			next = d
-		}
-	}
-	for _, step := range []func(context.Context) (time.Duration, error){wl.syncDeployments, wl.syncReplicaSets, wl.syncJobs, wl.syncPods} {
-		d, err := step(ctx)
+// resync implements reconciler: every Deployment and ReplicaSet, and the
+// Jobs and pods that may still have something to do.
+func (wl *workloads) resync(ctx context.Context, _ int64) ([]string, error) {
+	var keys []string
+	for _, r := range []struct {
+		c        *inproc.Client
+		resource string
+		path     string
+		done     func(object) bool
+	}{
+		{wl.deployments, "deployments", "/apis/apps/v1/deployments", deleting},
+		{wl.replicaSets, "replicasets", "/apis/apps/v1/replicasets", deleting},
+		{wl.jobs, "jobs", "/apis/batch/v1/jobs", func(j object) bool { return deleting(j) || mapOf(j, "status")["completionTime"] != nil }},
+		{wl.pods, "pods", "/api/v1/pods", podSettled},
+	} {
+		objs, err := list(ctx, r.c, r.path)
 		if err != nil {
-			if ctx.Err() != nil {
-				return 0
-			}
-			if !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) && !apierrors.IsAlreadyExists(err) {
-				slog.Warn("simulated workload controllers", "err", err)
-			}
-			soonest(100 * time.Millisecond)
+			return nil, err
 		}
-		soonest(d)
+		for _, o := range objs {
+			if !r.done(o) {
+				keys = append(keys, r.resource+"/"+strOf(o, "metadata", "namespace")+"/"+strOf(o, "metadata", "name"))
+			}
+		}
 	}
-	return next
+	return keys, nil
+}
+
+// keysOf implements reconciler: a change names its object (unless it is
+// gone) and the object's controller, before and after the change.
+func (wl *workloads) keysOf(ev store.Event, add func(string)) {
+	key, ok := strings.CutPrefix(ev.KV.Key, "/registry/")
+	if !ok {
+		return
+	}
+	resource, rest, _ := strings.Cut(key, "/")
+	controllers, ok := workloadControllers[resource]
+	if !ok {
+		return
+	}
+	if ev.Type != store.Deleted {
+		add(key)
+	}
+	if controllers == nil {
+		return
+	}
+	ns, _, _ := strings.Cut(rest, "/")
+	if k := controllerKey(ev.KV.Value, ns, controllers); k != "" {
+		add(k)
+	}
+	if ev.Type == store.Updated && ev.Prev != nil {
+		if k := controllerKey(ev.Prev.Value, ns, controllers); k != "" {
+			add(k)
+		}
+	}
+}
+
+// controllerKey is the key of the controller a stored object names in its
+// owner references, if it is one of controllers; "" otherwise.
+func controllerKey(value []byte, ns string, controllers map[schema.GroupKind]string) string {
+	if !bytes.Contains(value, []byte(`"ownerReferences"`)) {
+		return ""
+	}
+	var o struct {
+		Metadata struct {
+			OwnerReferences []metav1.OwnerReference `json:"ownerReferences"`
+		} `json:"metadata"`
+	}
+	if json.Unmarshal(value, &o) != nil {
+		return ""
+	}
+	for _, ref := range o.Metadata.OwnerReferences {
+		if ref.Controller == nil || !*ref.Controller {
+			continue
+		}
+		gv, _ := schema.ParseGroupVersion(ref.APIVersion)
+		if resource, ok := controllers[schema.GroupKind{Group: gv.Group, Kind: ref.Kind}]; ok {
+			return resource + "/" + ns + "/" + ref.Name
+		}
+		return ""
+	}
+	return ""
+}
+
+// reconcile implements reconciler.
+func (wl *workloads) reconcile(ctx context.Context, key string) (time.Duration, error) {
+	resource, rest, _ := strings.Cut(key, "/")
+	ns, name, _ := strings.Cut(rest, "/")
+	switch resource {
+	case "deployments":
+		d, err := get(ctx, wl.deployments, workloadCollection("apps/v1", "deployments", ns)+"/"+url.PathEscape(name))
+		if err != nil || d == nil || deleting(d) {
+			return 0, err
+		}
+		rss, err := list(ctx, wl.deployments, workloadCollection("apps/v1", "replicasets", ns))
+		if err != nil {
+			return 0, err
+		}
+		return 0, wl.syncDeployment(ctx, d, owned(rss)[strOf(d, "metadata", "uid")])
+	case "replicasets":
+		rs, err := get(ctx, wl.replicaSets, workloadCollection("apps/v1", "replicasets", ns)+"/"+url.PathEscape(name))
+		if err != nil || rs == nil || deleting(rs) {
+			return 0, err
+		}
+		pods, err := list(ctx, wl.replicaSets, workloadCollection("", "pods", ns))
+		if err != nil {
+			return 0, err
+		}
+		return 0, wl.syncReplicaSet(ctx, rs, owned(pods)[strOf(rs, "metadata", "uid")])
+	case "jobs":
+		job, err := get(ctx, wl.jobs, workloadCollection("batch/v1", "jobs", ns)+"/"+url.PathEscape(name))
+		if err != nil || job == nil || deleting(job) || mapOf(job, "status")["completionTime"] != nil {
+			return 0, err
+		}
+		pods, err := list(ctx, wl.jobs, workloadCollection("", "pods", ns))
+		if err != nil {
+			return 0, err
+		}
+		return 0, wl.syncJob(ctx, job, owned(pods)[strOf(job, "metadata", "uid")])
+	case "pods":
+		p, err := get(ctx, wl.pods, workloadCollection("", "pods", ns)+"/"+url.PathEscape(name))
+		if err != nil || p == nil || deleting(p) {
+			return 0, err
+		}
+		return wl.syncPod(ctx, p)
+	}
+	return 0, nil
+}
+
+// get reads one object: nil if there is none.
+func get(ctx context.Context, c *inproc.Client, path string) (object, error) {
+	var o object
+	if err := c.Get(ctx, path, &o); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return o, nil
 }
 
 func list(ctx context.Context, c *inproc.Client, path string) ([]object, error) {
@@ -243,27 +364,8 @@ func setCondition(conds []any, now string, t, status, reason, message string, wi
 
 func (wl *workloads) timestamp() string { return wl.now().UTC().Format(time.RFC3339) }
 
-func (wl *workloads) syncDeployments(ctx context.Context) (time.Duration, error) {
-	deployments, err := list(ctx, wl.deployments, "/apis/apps/v1/deployments")
-	if err != nil {
-		return 0, err
-	}
-	replicaSets, err := list(ctx, wl.deployments, "/apis/apps/v1/replicasets")
-	if err != nil {
-		return 0, err
-	}
-	byOwner := owned(replicaSets)
-	for _, d := range deployments {
-		if deleting(d) {
-			continue
-		}
-		if err := wl.syncDeployment(ctx, d, byOwner[strOf(d, "metadata", "uid")]); err != nil {
-			return 0, err
-		}
-	}
-	return 0, nil
-}
-
+// syncDeployment brings d's ReplicaSets (rss, those it controls) and its
+// status to its spec.
 func (wl *workloads) syncDeployment(ctx context.Context, d object, rss []object) error {
 	template := mapOf(d, "spec", "template")
 	hash := templateHash(template)
@@ -437,67 +539,52 @@ func podReady(p object) bool {
 	return false
 }
 
-func (wl *workloads) syncReplicaSets(ctx context.Context) (time.Duration, error) {
-	replicaSets, err := list(ctx, wl.replicaSets, "/apis/apps/v1/replicasets")
-	if err != nil {
-		return 0, err
+// syncReplicaSet makes or deletes pods until rs has as many (pods: those it
+// controls) as it wants, and writes its status.
+func (wl *workloads) syncReplicaSet(ctx context.Context, rs object, pods []object) error {
+	var active []object
+	for _, p := range pods {
+		if !deleting(p) {
+			active = append(active, p)
+		}
 	}
-	pods, err := list(ctx, wl.replicaSets, "/api/v1/pods")
-	if err != nil {
-		return 0, err
+	desired := intOf(rs, 1, "spec", "replicas")
+	for range desired - int64(len(active)) {
+		if err := wl.createPod(ctx, wl.replicaSets, rs, "apps/v1", "ReplicaSet", nil); err != nil {
+			return err
+		}
 	}
-	byOwner := owned(pods)
-	for _, rs := range replicaSets {
-		if deleting(rs) {
-			continue
-		}
-		var active []object
-		for _, p := range byOwner[strOf(rs, "metadata", "uid")] {
-			if !deleting(p) {
-				active = append(active, p)
-			}
-		}
-		desired := intOf(rs, 1, "spec", "replicas")
-		for range desired - int64(len(active)) {
-			if err := wl.createPod(ctx, wl.replicaSets, rs, "apps/v1", "ReplicaSet", nil); err != nil {
-				return 0, err
-			}
-		}
-		if extra := int64(len(active)) - desired; extra > 0 {
-			// Not yet running first, then the newest.
-			slices.SortStableFunc(active, func(a, b object) int {
-				if ra, rb := podReady(a), podReady(b); ra != rb {
-					if ra {
-						return 1
-					}
-					return -1
+	if extra := int64(len(active)) - desired; extra > 0 {
+		// Not yet running first, then the newest.
+		slices.SortStableFunc(active, func(a, b object) int {
+			if ra, rb := podReady(a), podReady(b); ra != rb {
+				if ra {
+					return 1
 				}
-				return strings.Compare(strOf(b, "metadata", "creationTimestamp"), strOf(a, "metadata", "creationTimestamp"))
-			})
-			for _, p := range active[:extra] {
-				if err := wl.replicaSets.Do(ctx, "DELETE", objectPath("", "pods", p), nil, nil); err != nil && !apierrors.IsNotFound(err) {
-					return 0, err
-				}
+				return -1
 			}
-		}
-		var ready int64
-		for _, p := range active {
-			if podReady(p) {
-				ready++
+			return strings.Compare(strOf(b, "metadata", "creationTimestamp"), strOf(a, "metadata", "creationTimestamp"))
+		})
+		for _, p := range active[:extra] {
+			if err := wl.replicaSets.Do(ctx, "DELETE", objectPath("", "pods", p), nil, nil); err != nil && !apierrors.IsNotFound(err) {
+				return err
 			}
-		}
-		before := rs
-		rs = copyMap(rs)
-		status := object{"replicas": int64(len(active)), "fullyLabeledReplicas": int64(len(active)), "observedGeneration": intOf(rs, 0, "metadata", "generation")}
-		if ready > 0 {
-			status["readyReplicas"], status["availableReplicas"] = ready, ready
-		}
-		rs["status"] = status
-		if err := putStatus(ctx, wl.replicaSets, objectPath("apps/v1", "replicasets", rs), before, rs); err != nil {
-			return 0, err
 		}
 	}
-	return 0, nil
+	var ready int64
+	for _, p := range active {
+		if podReady(p) {
+			ready++
+		}
+	}
+	before := rs
+	rs = copyMap(rs)
+	status := object{"replicas": int64(len(active)), "fullyLabeledReplicas": int64(len(active)), "observedGeneration": intOf(rs, 0, "metadata", "generation")}
+	if ready > 0 {
+		status["readyReplicas"], status["availableReplicas"] = ready, ready
+	}
+	rs["status"] = status
+	return putStatus(ctx, wl.replicaSets, objectPath("apps/v1", "replicasets", rs), before, rs)
 }
 
 // createPod creates a pod from owner's template, named after owner as the
@@ -525,149 +612,130 @@ func (wl *workloads) createPod(ctx context.Context, c *inproc.Client, owner obje
 	return c.Do(ctx, "POST", workloadCollection("", "pods", strOf(owner, "metadata", "namespace")), pod, nil)
 }
 
-func (wl *workloads) syncJobs(ctx context.Context) (time.Duration, error) {
-	jobs, err := list(ctx, wl.jobs, "/apis/batch/v1/jobs")
-	if err != nil {
-		return 0, err
-	}
-	pods, err := list(ctx, wl.jobs, "/api/v1/pods")
-	if err != nil {
-		return 0, err
-	}
-	byOwner := owned(pods)
-	for _, job := range jobs {
-		if deleting(job) || mapOf(job, "status")["completionTime"] != nil {
-			continue
-		}
-		var active, ready, succeeded, failed int64
-		for _, p := range byOwner[strOf(job, "metadata", "uid")] {
-			switch strOf(p, "status", "phase") {
-			case "Succeeded":
-				succeeded++
-			case "Failed":
-				failed++
-			default:
-				if !deleting(p) {
-					active++
-					if podReady(p) {
-						ready++
-					}
-				}
-			}
-		}
-		completions := intOf(job, 1, "spec", "completions")
-		parallelism := intOf(job, 1, "spec", "parallelism")
-		uid, name := strOf(job, "metadata", "uid"), strOf(job, "metadata", "name")
-		labels := map[string]string{"batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": name, "controller-uid": uid, "job-name": name}
-		if succeeded < completions {
-			for range min(parallelism, completions-succeeded) - active {
-				if err := wl.createPod(ctx, wl.jobs, job, "batch/v1", "Job", labels); err != nil {
-					return 0, err
-				}
+// syncJob makes pods for job (pods: those it controls) until enough of
+// them succeeded, and writes its status.
+func (wl *workloads) syncJob(ctx context.Context, job object, pods []object) error {
+	var active, ready, succeeded, failed int64
+	for _, p := range pods {
+		switch strOf(p, "status", "phase") {
+		case "Succeeded":
+			succeeded++
+		case "Failed":
+			failed++
+		default:
+			if !deleting(p) {
 				active++
-			}
-		}
-		before := job
-		job = copyMap(job)
-		now := wl.timestamp()
-		status := copyMap(mapOf(job, "status"))
-		if status == nil {
-			status = object{}
-		}
-		if status["startTime"] == nil {
-			status["startTime"] = now
-		}
-		status["active"], status["ready"], status["succeeded"], status["failed"], status["terminating"] = active, ready, succeeded, failed, int64(0)
-		status["uncountedTerminatedPods"] = object{}
-		for k, v := range status {
-			if n, ok := v.(int64); ok && n == 0 && k != "ready" && k != "terminating" {
-				delete(status, k) // omitted when zero, as the Job API serves them
-			}
-		}
-		if succeeded >= completions {
-			conds, _ := status["conditions"].([]any)
-			conds = setCondition(conds, now, "SuccessCriteriaMet", "True", "CompletionsReached", "Reached expected number of succeeded pods", false)
-			conds = setCondition(conds, now, "Complete", "True", "CompletionsReached", "Reached expected number of succeeded pods", false)
-			for _, c := range conds {
-				if m, ok := c.(map[string]any); ok {
-					m["lastProbeTime"] = now
+				if podReady(p) {
+					ready++
 				}
 			}
-			status["conditions"] = conds
-			status["completionTime"] = now
-		}
-		job["status"] = status
-		if err := putStatus(ctx, wl.jobs, objectPath("batch/v1", "jobs", job), before, job); err != nil {
-			return 0, err
 		}
 	}
-	return 0, nil
+	completions := intOf(job, 1, "spec", "completions")
+	parallelism := intOf(job, 1, "spec", "parallelism")
+	uid, name := strOf(job, "metadata", "uid"), strOf(job, "metadata", "name")
+	labels := map[string]string{"batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": name, "controller-uid": uid, "job-name": name}
+	if succeeded < completions {
+		for range min(parallelism, completions-succeeded) - active {
+			if err := wl.createPod(ctx, wl.jobs, job, "batch/v1", "Job", labels); err != nil {
+				return err
+			}
+			active++
+		}
+	}
+	before := job
+	job = copyMap(job)
+	now := wl.timestamp()
+	status := copyMap(mapOf(job, "status"))
+	if status == nil {
+		status = object{}
+	}
+	if status["startTime"] == nil {
+		status["startTime"] = now
+	}
+	status["active"], status["ready"], status["succeeded"], status["failed"], status["terminating"] = active, ready, succeeded, failed, int64(0)
+	status["uncountedTerminatedPods"] = object{}
+	for k, v := range status {
+		if n, ok := v.(int64); ok && n == 0 && k != "ready" && k != "terminating" {
+			delete(status, k) // omitted when zero, as the Job API serves them
+		}
+	}
+	if succeeded >= completions {
+		conds, _ := status["conditions"].([]any)
+		conds = setCondition(conds, now, "SuccessCriteriaMet", "True", "CompletionsReached", "Reached expected number of succeeded pods", false)
+		conds = setCondition(conds, now, "Complete", "True", "CompletionsReached", "Reached expected number of succeeded pods", false)
+		for _, c := range conds {
+			if m, ok := c.(map[string]any); ok {
+				m["lastProbeTime"] = now
+			}
+		}
+		status["conditions"] = conds
+		status["completionTime"] = now
+	}
+	job["status"] = status
+	return putStatus(ctx, wl.jobs, objectPath("batch/v1", "jobs", job), before, job)
 }
 
-// syncPods moves pods through their lifecycle as the scheduler and a
-// kubelet would: Pending and scheduled at once, Running (ready) after
-// startDelay, and for a Job's pods Succeeded runDelay later.
-func (wl *workloads) syncPods(ctx context.Context) (time.Duration, error) {
-	pods, err := list(ctx, wl.pods, "/api/v1/pods")
-	if err != nil {
-		return 0, err
-	}
-	next := time.Duration(0)
-	wake := func(d time.Duration) {
-		if next == 0 || d < next {
-			next = max(d, 10*time.Millisecond)
-		}
-	}
+// syncPod moves a pod through its lifecycle as the scheduler and a kubelet
+// would: Pending and scheduled at once, Running (ready) after startDelay,
+// and for a Job's pod Succeeded runDelay later. It asks for another look
+// when the pod's next phase is due.
+func (wl *workloads) syncPod(ctx context.Context, p object) (time.Duration, error) {
 	now := wl.now()
 	ts := wl.timestamp()
-	for _, p := range pods {
-		if deleting(p) {
-			continue
-		}
-		status := copyMap(mapOf(p, "status"))
-		if status == nil {
-			status = object{}
-		}
-		var due time.Duration
-		switch strOf(p, "status", "phase") {
-		case "":
-			status["phase"] = "Pending"
-			status["qosClass"] = "BestEffort"
-			status["conditions"] = []any{map[string]any{"type": "PodScheduled", "status": "True", "lastProbeTime": nil, "lastTransitionTime": ts}}
-			due = startDelay
-		case "Pending":
-			started := since(now, strOf(p, "metadata", "creationTimestamp"))
-			if started < startDelay {
-				wake(startDelay - started)
-				continue
-			}
-			wl.run(p, status, ts)
-			if _, kind := controllerUID(p); kind == "Job" {
-				due = runDelay
-			}
-		case "Running":
-			if _, kind := controllerUID(p); kind != "Job" {
-				continue
-			}
-			running := since(now, strOf(p, "status", "startTime"))
-			if running < runDelay {
-				wake(runDelay - running)
-				continue
-			}
-			wl.succeed(p, status, ts)
-		default:
-			continue
-		}
-		p = copyMap(p)
-		p["status"] = status
-		if err := wl.pods.Do(ctx, "PUT", objectPath("", "pods", p)+"/status", p, nil); err != nil && !apierrors.IsNotFound(err) {
-			return next, err
-		}
-		if due > 0 {
-			wake(due)
-		}
+	status := copyMap(mapOf(p, "status"))
+	if status == nil {
+		status = object{}
 	}
-	return next, nil
+	var due time.Duration
+	switch strOf(p, "status", "phase") {
+	case "":
+		status["phase"] = "Pending"
+		status["qosClass"] = "BestEffort"
+		status["conditions"] = []any{map[string]any{"type": "PodScheduled", "status": "True", "lastProbeTime": nil, "lastTransitionTime": ts}}
+		due = startDelay
+	case "Pending":
+		started := since(now, strOf(p, "metadata", "creationTimestamp"))
+		if started < startDelay {
+			return max(startDelay-started, 10*time.Millisecond), nil
+		}
+		wl.run(p, status, ts)
+		if _, kind := controllerUID(p); kind == "Job" {
+			due = runDelay
+		}
+	case "Running":
+		if _, kind := controllerUID(p); kind != "Job" {
+			return 0, nil
+		}
+		running := since(now, strOf(p, "status", "startTime"))
+		if running < runDelay {
+			return max(runDelay-running, 10*time.Millisecond), nil
+		}
+		wl.succeed(p, status, ts)
+	default:
+		return 0, nil
+	}
+	p = copyMap(p)
+	p["status"] = status
+	if err := wl.pods.Do(ctx, "PUT", objectPath("", "pods", p)+"/status", p, nil); err != nil && !apierrors.IsNotFound(err) {
+		return 0, err
+	}
+	return due, nil
+}
+
+// podSettled reports whether syncPod has nothing left to do with p.
+func podSettled(p object) bool {
+	if deleting(p) {
+		return true
+	}
+	switch strOf(p, "status", "phase") {
+	case "", "Pending":
+		return false
+	case "Running":
+		_, kind := controllerUID(p)
+		return kind != "Job"
+	}
+	return true
 }
 
 func since(now time.Time, timestamp string) time.Duration {
