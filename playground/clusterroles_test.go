@@ -105,16 +105,16 @@ func aggregated(t *testing.T, h http.Handler) bool {
 func TestClusterRoleAggregation_Quiet(t *testing.T) {
 	sb := openSandbox(t)
 	h := sb.Handler()
-	awaitLong(t, "the default roles to aggregate", func() bool { return aggregated(t, h) })
+	waitFor(t, "the default roles to aggregate", func() bool { return aggregated(t, h) })
 	mustDo(t, h, 201, "POST", clusterRolesPath,
 		`{"metadata":{"name":"widgets-view","labels":{"rbac.authorization.k8s.io/aggregate-to-view":"true"}},"rules":[{"apiGroups":["example.com"],"resources":["widgets"],"verbs":["get"]}]}`)
-	awaitLong(t, "admin to take in widgets", func() bool {
+	waitFor(t, "admin to take in widgets", func() bool {
 		return strings.Contains(rulesOf(t, sb, "admin"), `"widgets"`) && aggregated(t, h)
 	})
 
-	seq := topSeq(sb)
-	awaitLong(t, "the controller to fall quiet", func() bool {
-		last := topSeq(sb)
+	seq := lastSeq(t, sb)
+	waitFor(t, "the controller to fall quiet", func() bool {
+		last := lastSeq(t, sb)
 		time.Sleep(500 * time.Millisecond)
 		for _, e := range requestsOf(t, sb, aggregationSA, seq) {
 			if e.Method != "GET" || e.Path != clusterRolesPath {

@@ -3,7 +3,6 @@ package playground_test
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"kubeplay/playground"
 	"kubeplay/playground/journal"
@@ -33,34 +32,12 @@ func requestsOf(t *testing.T, sb *playground.Sandbox, sa string, after int64) []
 	return out
 }
 
-// topSeq is the sequence number of the journal's newest entry.
-func topSeq(sb *playground.Sandbox) int64 {
-	entries, _ := sb.Journal().Page(0, 0)
-	if len(entries) == 0 {
-		return 0
-	}
-	return entries[len(entries)-1].Seq
-}
-
-// awaitLong polls cond until it holds, for up to two minutes: a slow
-// machine only takes longer.
-func awaitLong(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // awaitListed waits until the controller acting as sa has answered its
 // first list of path, as it does when it starts: what is created after
 // that reaches it as a change, never in that list as well.
 func awaitListed(t *testing.T, sb *playground.Sandbox, sa, path string) {
 	t.Helper()
-	awaitLong(t, sa+" to list "+path, func() bool {
+	waitFor(t, sa+" to list "+path, func() bool {
 		for _, e := range requestsOf(t, sb, sa, 0) {
 			if e.Method == "GET" && e.Path == path && e.Done {
 				return true

@@ -221,7 +221,7 @@ func (sb *Sandbox) SetControllers(c Controllers) {
 	}
 	if !c.DisableWorkloads {
 		wl := newWorkloads(sb.handler, sb.clock.Now)
-		done.Go(func() { runController(simCtx, "simulated workload controllers", st, wl) })
+		start(simCtx, "simulated workload controllers", wl)
 	}
 	if !c.DisableValidatingAdmissionPolicyStatus {
 		ps := newPolicyStatusController(sb.handler, api.Catalog())

@@ -44,7 +44,7 @@ func validations(exprs ...string) []any {
 func typeChecked(t *testing.T, h http.Handler, name string) map[string]any {
 	t.Helper()
 	var status map[string]any
-	awaitLong(t, name+" to be type-checked", func() bool {
+	waitFor(t, name+" to be type-checked", func() bool {
 		obj := mustDo(t, h, 200, "GET", policiesPath+"/"+name, "")
 		status, _ = obj["status"].(map[string]any)
 		gen := obj["metadata"].(map[string]any)["generation"]
@@ -230,7 +230,7 @@ func TestValidatingAdmissionPolicyStatus_NotServed(t *testing.T) {
 	// The controllers have started (on a slow machine the check below may
 	// come earlier, and only see less).
 	awaitListed(t, sb, aggregationSA, "/apis/rbac.authorization.k8s.io/v1/clusterroles")
-	seq := topSeq(sb)
+	seq := lastSeq(t, sb)
 	sb.SetVersion(releases.Newest)
 	for _, e := range requestsOf(t, sb, policyStatusSA, 0) {
 		if e.Seq <= seq {
@@ -264,7 +264,7 @@ func TestValidatingAdmissionPolicyStatus_RetriesFailedWrite(t *testing.T) {
 	mustDo(t, h, 201, "POST", policiesPath, policyBody("one", []string{"deployments"}, map[string]any{"validations": validations("object.replicas > 1")}))
 	const statusPath = policiesPath + "/one/status"
 	var writes []journal.Entry
-	awaitLong(t, "four failed status writes", func() bool {
+	waitFor(t, "four failed status writes", func() bool {
 		writes = writes[:0]
 		for _, e := range requestsOf(t, sb, policyStatusSA, 0) {
 			if e.Method == "PATCH" && e.Path == statusPath && e.Done {
@@ -293,7 +293,7 @@ func TestValidatingAdmissionPolicyStatus_RetriesFailedWrite(t *testing.T) {
 	if got := warningsOf(typeChecked(t, h, "one")); len(got) != 1 {
 		t.Errorf("warnings %q, want one", got)
 	}
-	seq := topSeq(sb)
+	seq := lastSeq(t, sb)
 	time.Sleep(500 * time.Millisecond)
 	if reqs := requestsOf(t, sb, policyStatusSA, seq); len(reqs) > 0 {
 		t.Errorf("requests after the status was written: %s", describe(reqs))
@@ -307,7 +307,7 @@ func TestValidatingAdmissionPolicyStatus_Quiet(t *testing.T) {
 	sb := openSandbox(t)
 	h := sb.Handler()
 	awaitListed(t, sb, policyStatusSA, policiesPath)
-	start := topSeq(sb)
+	start := lastSeq(t, sb)
 
 	spec := func(expr string) string {
 		return policyBody("one", []string{"deployments"}, map[string]any{"validations": validations(expr)})
@@ -319,7 +319,7 @@ func TestValidatingAdmissionPolicyStatus_Quiet(t *testing.T) {
 		t.Errorf("warnings %q after the fix, want none", warningsOf(tc))
 	}
 
-	seq := topSeq(sb)
+	seq := lastSeq(t, sb)
 	time.Sleep(500 * time.Millisecond)
 	if reqs := requestsOf(t, sb, policyStatusSA, seq); len(reqs) > 0 {
 		t.Errorf("requests once the status was up to date: %s", describe(reqs))

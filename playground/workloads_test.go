@@ -117,59 +117,6 @@ func TestWorkloads_disabled(t *testing.T) {
 	}
 }
 
-// lastSeq is the sequence number of the newest request the sandbox's journal
-// holds.
-func lastSeq(sb *playground.Sandbox) int64 {
-	entries, _ := sb.Journal().Page(0, 0)
-	if len(entries) == 0 {
-		return 0
-	}
-	return entries[len(entries)-1].Seq
-}
-
-// settle waits, with a deadline that only bounds a broken run, until no
-// request reached the sandbox for a second, and then asserts that none
-// comes either while the controllers have every chance to run: the pod
-// lifecycle's delays are over, so a controller that still sends requests
-// keeps looking at something that does not change.
-func settle(t *testing.T, sb *playground.Sandbox) {
-	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for seq := lastSeq(sb); ; {
-		time.Sleep(time.Second)
-		next := lastSeq(sb)
-		if next == seq {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the sandbox never went quiet: %d requests in the last second", next-seq)
-		}
-		seq = next
-	}
-	seq := lastSeq(sb)
-	time.Sleep(2 * time.Second)
-	if entries, _ := sb.Journal().Page(seq, 0); len(entries) > 0 {
-		var reqs []string
-		for _, e := range entries[:min(len(entries), 20)] {
-			reqs = append(reqs, e.Method+" "+e.Path+" ("+e.UserAgent+")")
-		}
-		t.Errorf("%d requests while nothing changed, the first: %s", len(entries), strings.Join(reqs, ", "))
-	}
-}
-
-// waitLong polls cond until it holds, for up to two minutes: a slow machine
-// only makes the rollout slower.
-func waitLong(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // rolledOut reports whether the Deployment web has replicas pods of its
 // current template running and says so in its status.
 func rolledOut(t *testing.T, h http.Handler, replicas int, image string) bool {
@@ -198,17 +145,19 @@ func TestWorkloads_deploymentRollsOutThenIdles(t *testing.T) {
 	sb := openSandbox(t)
 	h := sb.Handler()
 	mustDo(t, h, 201, "POST", "/apis/apps/v1/namespaces/default/deployments", strings.Replace(deploymentJSON, `"replicas":2`, `"replicas":3`, 1))
-	waitLong(t, "three running pods and an available Deployment", func() bool { return rolledOut(t, h, 3, "nginx") })
-	settle(t, sb)
+	waitFor(t, "three running pods and an available Deployment", func() bool { return rolledOut(t, h, 3, "nginx") })
+	waitIdle(t, sb)
+	assertStaysIdle(t, sb)
 
 	// A new template: a new ReplicaSet takes over, the old one is scaled
 	// to zero and stays; then all is quiet again.
 	d := mustDo(t, h, 200, "GET", "/apis/apps/v1/namespaces/default/deployments/web", "")
 	d["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["image"] = "nginx:2"
 	mustDo(t, h, 200, "PUT", "/apis/apps/v1/namespaces/default/deployments/web", jsonOf(d))
-	waitLong(t, "the new template rolled out", func() bool { return rolledOut(t, h, 3, "nginx:2") })
+	waitFor(t, "the new template rolled out", func() bool { return rolledOut(t, h, 3, "nginx:2") })
 	if rss := items(t, h, "/apis/apps/v1/namespaces/default/replicasets"); len(rss) != 2 {
 		t.Errorf("%d ReplicaSets after a rollout", len(rss))
 	}
-	settle(t, sb)
+	waitIdle(t, sb)
+	assertStaysIdle(t, sb)
 }
