@@ -87,7 +87,7 @@ func TestManaged_SetControllers(t *testing.T) {
 	h := ms.Handler()
 	mustDo(t, h, 201, "POST", "/api/v1/namespaces", `{"metadata":{"name":"stuck"}}`)
 	mustDo(t, h, 200, "DELETE", "/api/v1/namespaces/stuck", "")
-	time.Sleep(200 * time.Millisecond)
+	waitIdle(t, ms.Sandbox())
 	mustDo(t, h, 200, "GET", "/api/v1/namespaces/stuck", "") // Terminating: no controller
 	ms.SetControllers(playground.Controllers{})
 	waitFor(t, "the namespace controller to remove the namespace", gone(t, h, "/api/v1/namespaces/stuck"))

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"kubeplay/playground"
 	"kubeplay/store"
@@ -111,7 +110,7 @@ func TestWorkloads_disabled(t *testing.T) {
 	}
 	defer sb.Close()
 	mustDo(t, sb.Handler(), 201, "POST", "/apis/apps/v1/namespaces/default/deployments", deploymentJSON)
-	time.Sleep(300 * time.Millisecond)
+	waitIdle(t, sb)
 	if rss := items(t, sb.Handler(), "/apis/apps/v1/namespaces/default/replicasets"); len(rss) != 0 {
 		t.Errorf("%d ReplicaSets with the workload controllers off", len(rss))
 	}
