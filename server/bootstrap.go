@@ -60,13 +60,21 @@ func prebuiltLines() []prebuilt {
 // created at created (the server's clock) with managedFields of managed
 // (the wall clock), each with a new uid.
 func prebuiltObjects(created, managed time.Time) []store.KeyValue {
-	r := strings.NewReplacer(createdPlaceholder, `"`+created.UTC().Format(time.RFC3339)+`"`,
-		managedPlaceholder, `"`+managed.UTC().Format(time.RFC3339)+`"`)
+	createdTime := `"` + created.UTC().Format(time.RFC3339) + `"`
+	managedTime := `"` + managed.UTC().Format(time.RFC3339) + `"`
 	lines := prebuiltLines()
 	kvs := make([]store.KeyValue, len(lines))
 	for i, p := range lines {
-		value := strings.Replace(p.value, uidPlaceholder, `"`+string(uuid.NewUUID())+`"`, 1)
-		kvs[i] = store.KeyValue{Key: p.key, Value: []byte(r.Replace(value))}
+		value := make([]byte, 0, len(p.value)+64)
+		rest := p.value
+		// Each placeholder once, in this order (TestBootstrap_prebuilt).
+		for _, r := range [...][2]string{{uidPlaceholder, `"` + string(uuid.NewUUID()) + `"`}, {createdPlaceholder, createdTime}, {managedPlaceholder, managedTime}} {
+			// From the '@': a search for the '"' stops at every string.
+			j := strings.Index(rest, r[0][1:]) - 1
+			value = append(append(value, rest[:j]...), r[1]...)
+			rest = rest[j+len(r[0]):]
+		}
+		kvs[i] = store.KeyValue{Key: p.key, Value: append(value, rest...)}
 	}
 	return kvs
 }

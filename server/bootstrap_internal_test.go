@@ -150,3 +150,10 @@ func TestBootstrap_fresh(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkPrebuiltObjects(b *testing.B) {
+	now := time.Now()
+	for b.Loop() {
+		prebuiltObjects(now, now)
+	}
+}
