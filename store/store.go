@@ -78,6 +78,12 @@ type Store interface {
 	// Create stores value under key and returns the new revision.
 	// ErrExists if the key exists.
 	Create(ctx context.Context, key string, value []byte) (int64, error)
+	// CreateAll stores each of kvs (their Key and Value) as Create would,
+	// in order, at consecutive revisions, in one transaction: all of them,
+	// or none with ErrExists if one of the keys exists (or appears twice).
+	// It returns the revision of the last (the current revision if kvs is
+	// empty).
+	CreateAll(ctx context.Context, kvs []KeyValue) (int64, error)
 	// Update replaces key's value if its ModRevision equals expectedRev
 	// (0 means unconditionally) and returns the new revision. ErrNotFound if
 	// the key does not exist, ErrConflict if its revision differs.

@@ -25,6 +25,58 @@ func (db *DB) Create(ctx context.Context, key string, value []byte) (int64, erro
 	return ev.KV.ModRevision, err
 }
 
+// CreateAll implements Store. One transaction makes one commit of what
+// would otherwise be one per key: what a new cluster's first start writes.
+func (db *DB) CreateAll(ctx context.Context, kvs []KeyValue) (int64, error) {
+	if err := db.check(ctx); err != nil {
+		return 0, err
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.closed.Load() {
+		return 0, ErrClosed
+	}
+	dctx := dbctx(ctx)
+	tx, err := db.sql.BeginTx(dctx, nil)
+	if err != nil {
+		return 0, db.fail(err)
+	}
+	defer tx.Rollback()
+	first, now := db.rev.Load()+1, db.opts.Now().UnixMilli()
+	events := make([]Event, len(kvs))
+	for i, kv := range kvs {
+		// The transaction sees its own rows: a key twice is found here too.
+		var deleted bool
+		var rev int64
+		err := tx.QueryRow(latestSQL, []byte(kv.Key)).Scan(&rev, new([]byte), new(int64), &deleted)
+		switch {
+		case errors.Is(err, sql.ErrNoRows) || (err == nil && deleted):
+		case err != nil:
+			return 0, db.fail(err)
+		default:
+			return 0, fmt.Errorf("%w: %q", ErrExists, kv.Key)
+		}
+		rev = first + int64(i)
+		value := bytes.Clone(kv.Value)
+		if value == nil {
+			value = []byte{} // NOT NULL; go-sqlite3 binds a nil slice as NULL
+		}
+		if _, err := tx.Exec(insertSQL, rev, []byte(kv.Key), value, rev, 0, 0, now); err != nil {
+			return 0, db.fail(err)
+		}
+		events[i] = Event{Type: Created, KV: KeyValue{Key: kv.Key, Value: value, CreateRevision: rev, ModRevision: rev}}
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, db.fail(err)
+	}
+	last := first - 1 + int64(len(kvs))
+	db.rev.Store(last)
+	for _, ev := range events {
+		db.publish(ev)
+	}
+	return last, nil
+}
+
 // Update implements Store.
 func (db *DB) Update(ctx context.Context, key string, value []byte, expectedRev int64) (int64, error) {
 	ev, err := db.write(ctx, key, func(cur *KeyValue, rev int64) (Event, error) {

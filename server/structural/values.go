@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -490,9 +491,15 @@ func numberOr(v any) any {
 	return v
 }
 
+// The patterns are compiled when first used, not at every start (the
+// hostname's is a tenth of a megabyte).
 var (
-	uuidPattern     = regexp.MustCompile(`^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$`)
-	hostnamePattern = regexp.MustCompile(`^[a-zA-Z0-9]([-a-zA-Z0-9]{0,61}[a-zA-Z0-9])?(\.[a-zA-Z0-9]([-a-zA-Z0-9]{0,61}[a-zA-Z0-9])?)*$`)
+	uuidPattern = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$`)
+	})
+	hostnamePattern = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^[a-zA-Z0-9]([-a-zA-Z0-9]{0,61}[a-zA-Z0-9])?(\.[a-zA-Z0-9]([-a-zA-Z0-9]{0,61}[a-zA-Z0-9])?)*$`)
+	})
 )
 
 // validFormat checks the string formats Kubernetes validates; formats it
@@ -506,9 +513,9 @@ func validFormat(format, s string) bool {
 		_, err := time.Parse("2006-01-02", s)
 		return err == nil
 	case "uuid":
-		return uuidPattern.MatchString(s)
+		return uuidPattern().MatchString(s)
 	case "hostname":
-		return len(s) <= 255 && hostnamePattern.MatchString(s)
+		return len(s) <= 255 && hostnamePattern().MatchString(s)
 	case "ipv4":
 		ip := net.ParseIP(s)
 		return ip != nil && ip.To4() != nil && !strings.Contains(s, ":")
@@ -541,7 +548,7 @@ func at(p *field.Path) string {
 	return p.String()
 }
 
-var durationPart = regexp.MustCompile(`(\d+)\s*([A-Za-zµ]+)`)
+var durationPart = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(\d+)\s*([A-Za-zµ]+)`) })
 
 // durationUnits are the units of OpenAPI durations, each with its
 // spellings; the last of each is also a prefix ("hour" for "hours").
@@ -567,7 +574,7 @@ func ParseDuration(s string) (time.Duration, error) {
 	}
 	var d time.Duration
 	ok := false
-	for _, m := range durationPart.FindAllStringSubmatch(s, -1) {
+	for _, m := range durationPart().FindAllStringSubmatch(s, -1) {
 		n, err := strconv.Atoi(m[1])
 		if err != nil {
 			return 0, err

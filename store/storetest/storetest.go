@@ -28,6 +28,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store, opts ...Option) {
 		o(&s)
 	}
 	t.Run("Create", s.testCreate)
+	t.Run("CreateAll", s.testCreateAll)
 	t.Run("Update", s.testUpdate)
 	t.Run("Delete", s.testDelete)
 	t.Run("Revisions", s.testRevisions)

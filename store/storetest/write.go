@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"errors"
 	"testing"
 
 	"kubeplay/store"
@@ -45,6 +46,65 @@ func (s suite) testCreate(t *testing.T) {
 		key := "/\xff\x00\xfe"
 		rev := mustCreate(t, st, key, "\x00\xff")
 		wantKV(t, "Get", mustGet(t, st, key, 0), kv(key, "\x00\xff", rev, rev))
+	})
+}
+
+func (s suite) testCreateAll(t *testing.T) {
+	t.Run("new keys", func(t *testing.T) {
+		st := s.new(t)
+		start := currentRev(t, st)
+		live := watch(t, st, "", start)
+		value := []byte("v2")
+		rev, err := st.CreateAll(t.Context(), []store.KeyValue{{Key: "/b", Value: []byte("v1")}, {Key: "/a", Value: value}, {Key: "/c"}})
+		wantErr(t, "CreateAll", err, nil)
+		value[0] = 'X'
+		if rev != start+3 || currentRev(t, st) != rev {
+			t.Fatalf("CreateAll: revision %d (current %d), want %d", rev, currentRev(t, st), start+3)
+		}
+		wantKV(t, "Get /b", mustGet(t, st, "/b", 0), kv("/b", "v1", start+1, start+1))
+		wantKV(t, "Get /a", mustGet(t, st, "/a", 0), kv("/a", "v2", start+2, start+2))
+		wantKV(t, "Get /c", mustGet(t, st, "/c", 0), kv("/c", "", start+3, start+3))
+		want := []string{created(kv("/b", "v1", start+1, start+1)), created(kv("/a", "v2", start+2, start+2)), created(kv("/c", "", start+3, start+3))}
+		wantStrings(t, "live Watch", receive(t, live, 3), want)
+		wantStrings(t, "replayed Watch", receive(t, watch(t, st, "", start), 3), want)
+	})
+	t.Run("none", func(t *testing.T) {
+		st := s.new(t)
+		r := mustCreate(t, st, "/a", "v1")
+		rev, err := st.CreateAll(t.Context(), nil)
+		wantErr(t, "CreateAll", err, nil)
+		if rev != r {
+			t.Errorf("CreateAll of nothing: revision %d, want %d", rev, r)
+		}
+	})
+	t.Run("existing key", func(t *testing.T) {
+		st := s.new(t)
+		r := mustCreate(t, st, "/b", "v1")
+		_, err := st.CreateAll(t.Context(), []store.KeyValue{{Key: "/a", Value: []byte("v")}, {Key: "/b", Value: []byte("v2")}})
+		wantErr(t, "CreateAll", err, store.ErrExists)
+		if got := currentRev(t, st); got != r {
+			t.Errorf("revision %d after a failed CreateAll, want %d", got, r)
+		}
+		if _, err := st.Get(t.Context(), "/a", 0); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("Get /a after a failed CreateAll: %v, want ErrNotFound", err)
+		}
+		mustCreate(t, st, "/a", "v3") // the revisions go on from where they were
+		wantKV(t, "Get /a", mustGet(t, st, "/a", 0), kv("/a", "v3", r+1, r+1))
+	})
+	t.Run("key twice", func(t *testing.T) {
+		st := s.new(t)
+		_, err := st.CreateAll(t.Context(), []store.KeyValue{{Key: "/a", Value: []byte("v1")}, {Key: "/a", Value: []byte("v2")}})
+		wantErr(t, "CreateAll", err, store.ErrExists)
+		if got := currentRev(t, st); got != 0 {
+			t.Errorf("revision %d after a failed CreateAll, want 0", got)
+		}
+	})
+	t.Run("after delete", func(t *testing.T) {
+		st := s.new(t)
+		mustDelete(t, st, "/a", mustCreate(t, st, "/a", "v1"))
+		rev, err := st.CreateAll(t.Context(), []store.KeyValue{{Key: "/a", Value: []byte("v2")}})
+		wantErr(t, "CreateAll", err, nil)
+		wantKV(t, "Get /a", mustGet(t, st, "/a", 0), kv("/a", "v2", rev, rev))
 	})
 }
 

@@ -1,0 +1,234 @@
+package server
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/uuid"
+
+	"kubeplay/server/authz"
+	"kubeplay/server/catalog"
+	"kubeplay/server/defaults"
+	"kubeplay/store"
+)
+
+// systemNamespaces exist in every cluster from the start.
+var systemNamespaces = []string{"default", "kube-node-lease", "kube-public", "kube-system"}
+
+// prebuiltBootstrap holds the bootstrap objects (bootstrapObjects) as the
+// bootstrap stores them on an empty store, one a line: the prefix of its
+// collection, its key and its stored value, separated by tabs. Their uid,
+// creationTimestamp and managedFields time are placeholders, which a new
+// cluster fills in (prebuiltObjects): every cluster gets uids of its own
+// and objects created when it started, and none pays for preparing the
+// objects (defaults, managedFields: the field manager's types), most of a
+// first start's work. TestBootstrap_prebuilt checks the file is what the
+// bootstrap stores, and with -update writes it.
+//
+//go:generate go test -run TestBootstrap_prebuilt -update .
+//go:embed zz_generated_bootstrap.txt
+var prebuiltBootstrap string
+
+// The placeholders of prebuiltBootstrap's values, JSON strings: an object's
+// uid, its creationTimestamp (by the server's clock) and the time of its
+// managedFields entry (by the wall clock, as the field manager's).
+const (
+	uidPlaceholder     = `"@uid@"`
+	createdPlaceholder = `"@created@"`
+	managedPlaceholder = `"@managed@"`
+)
+
+// prebuilt is one line of prebuiltBootstrap.
+type prebuilt struct{ key, value string }
+
+func prebuiltLines() []prebuilt {
+	var out []prebuilt
+	for line := range strings.Lines(prebuiltBootstrap) {
+		if key, value, ok := strings.Cut(strings.TrimSuffix(line, "\n"), "\t"); ok {
+			out = append(out, prebuilt{key: key, value: value})
+		}
+	}
+	return out
+}
+
+// prebuiltObjects returns the bootstrap objects to store on an empty store,
+// created at created (the server's clock) with managedFields of managed
+// (the wall clock), each with a new uid.
+func prebuiltObjects(created, managed time.Time) []store.KeyValue {
+	createdTime := `"` + created.UTC().Format(time.RFC3339) + `"`
+	managedTime := `"` + managed.UTC().Format(time.RFC3339) + `"`
+	lines := prebuiltLines()
+	kvs := make([]store.KeyValue, len(lines))
+	for i, p := range lines {
+		value := make([]byte, 0, len(p.value)+64)
+		rest := p.value
+		// Each placeholder once, in this order (TestBootstrap_prebuilt).
+		for _, r := range [...][2]string{{uidPlaceholder, `"` + string(uuid.NewUUID()) + `"`}, {createdPlaceholder, createdTime}, {managedPlaceholder, managedTime}} {
+			// From the '@': a search for the '"' stops at every string.
+			j := strings.Index(rest, r[0][1:]) - 1
+			value = append(append(value, rest[:j]...), r[1]...)
+			rest = rest[j+len(r[0]):]
+		}
+		kvs[i] = store.KeyValue{Key: p.key, Value: append(value, rest...)}
+	}
+	return kvs
+}
+
+// bootstrap creates what kube-apiserver creates when it first starts on an
+// empty store: the system namespaces, the RBAC bootstrap policy and the
+// kubernetes Service. An empty store gets them all at once, prebuilt; a
+// store opened again gets those that are missing, if any.
+func (s *Server) bootstrap(ctx context.Context) error {
+	rev, err := s.store.CurrentRevision(ctx)
+	if err != nil {
+		return err
+	}
+	if rev == 0 {
+		_, err := s.store.CreateAll(ctx, prebuiltObjects(s.now(), time.Now()))
+		if !errors.Is(err, store.ErrExists) {
+			return err
+		}
+		// Something wrote meanwhile: make what is missing one at a time.
+	}
+	var keys []string
+	for _, p := range prebuiltLines() {
+		keys = append(keys, p.key)
+	}
+	missing, err := s.missing(ctx, keys)
+	if err != nil || len(missing) == 0 {
+		return err
+	}
+	return s.createMissing(ctx)
+}
+
+// missing returns those of keys that are not stored, with one List per
+// collection: a Get per object took a quarter of a second in a browser.
+func (s *Server) missing(ctx context.Context, keys []string) (map[string]bool, error) {
+	missing := map[string]bool{}
+	listed := map[string]bool{}
+	for _, key := range keys {
+		missing[key] = true
+	}
+	for _, key := range keys {
+		prefix := key[:strings.LastIndexByte(key, '/')+1]
+		if listed[prefix] {
+			continue
+		}
+		list, err := s.store.List(ctx, prefix, "", 0, 0)
+		if err != nil {
+			return nil, err
+		}
+		for _, kv := range list.Items {
+			delete(missing, kv.Key)
+		}
+		listed[prefix] = true
+	}
+	return missing, nil
+}
+
+// createMissing stores the bootstrap objects that are missing one at a
+// time, as any create (defaults, managedFields, the Service's address).
+func (s *Server) createMissing(ctx context.Context) error {
+	objs, err := bootstrapObjects()
+	if err != nil {
+		return err
+	}
+	keys := make([]string, len(objs))
+	resources := make([]*catalog.Resource, len(objs))
+	for i, obj := range objs {
+		if resources[i], keys[i], err = bootstrapKey(obj); err != nil {
+			return err
+		}
+	}
+	missing, err := s.missing(ctx, keys)
+	if err != nil {
+		return err
+	}
+	for i, obj := range objs {
+		if missing[keys[i]] {
+			if err := s.createBootstrap(ctx, resources[i], keys[i], obj); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// bootstrapObjects returns what kube-apiserver creates when it first starts,
+// as it would be sent to the API, in the order it is stored.
+func bootstrapObjects() ([]object, error) {
+	var objs []object
+	for _, name := range systemNamespaces {
+		objs = append(objs, map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name}})
+	}
+	rbac, err := authz.Bootstrap()
+	if err != nil {
+		return nil, err
+	}
+	objs = append(objs, rbac...)
+	return append(objs, kubernetesService()), nil
+}
+
+// bootstrapKey returns the resource and the key of a bootstrap object.
+func bootstrapKey(obj object) (*catalog.Resource, string, error) {
+	gv, err := schema.ParseGroupVersion(str(obj, "apiVersion"))
+	if err != nil {
+		return nil, "", err
+	}
+	kind := str(obj, "kind")
+	res := catalog.LookupBuiltin(gv.WithResource(strings.ToLower(kind) + "s"))
+	if res == nil {
+		return nil, "", fmt.Errorf("no resource for %s", kind)
+	}
+	md := metadata(obj)
+	return res, objectKey(res, str(md, "namespace"), str(md, "name")), nil
+}
+
+// kubernetesService is the Service kube-apiserver keeps in default for
+// clients inside the cluster, as it writes it: the service range's first
+// address, port 443 to its own secure port (here kube-apiserver's default,
+// 6443: kubeplay has no port of its own in a browser).
+func kubernetesService() map[string]any {
+	return map[string]any{
+		"apiVersion": "v1", "kind": "Service",
+		"metadata": map[string]any{
+			"name": "kubernetes", "namespace": "default",
+			"labels": map[string]any{"component": "apiserver", "provider": "kubernetes"},
+		},
+		"spec": map[string]any{
+			"type": "ClusterIP", "clusterIP": defaults.KubernetesServiceIP(), "ipFamilyPolicy": "SingleStack",
+			"sessionAffinity": "None",
+			"ports":           []any{map[string]any{"name": "https", "port": int64(443), "protocol": "TCP", "targetPort": int64(6443)}},
+		},
+	}
+}
+
+// createBootstrap stores obj, a bootstrap object, under key, unless
+// something else created it meanwhile.
+func (s *Server) createBootstrap(ctx context.Context, res *catalog.Resource, key string, obj object) error {
+	if err := applyDefaults(res, obj); err != nil {
+		return err
+	}
+	obj, err := s.trackUpdate(res, "", nil, obj, "kube-apiserver")
+	if err != nil {
+		return err
+	}
+	if err := s.allocateServiceAddresses(ctx, res, obj, false); err != nil {
+		return err
+	}
+	s.prepareForCreate(res, obj)
+	value, err := encodeForStorage(res, obj)
+	if err != nil {
+		return err
+	}
+	_, err = s.store.Create(ctx, key, value)
+	if err != nil && !errors.Is(err, store.ErrExists) {
+		return err
+	}
+	return nil
+}
