@@ -26,7 +26,7 @@ func TestFinalizerBot(t *testing.T) {
 	createCM(t, h, "default", "bot", `"finalizers":["example.com/cleanup"]`)
 	mustDo(t, h, 200, "DELETE", cmPath("default", "held"), "")
 	mustDo(t, h, 200, "DELETE", cmPath("default", "bot"), "")
-	time.Sleep(200 * time.Millisecond) // the bot waits an hour: Idle never holds
+	time.Sleep(200 * time.Millisecond)                     // the bot waits an hour: Idle never holds
 	mustDo(t, h, 200, "GET", cmPath("default", "bot"), "") // an hour to go
 
 	before := time.Now()
