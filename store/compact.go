@@ -119,25 +119,48 @@ func (db *DB) SetRetention(d time.Duration) {
 }
 
 // compactLoop runs CompactExpired every retention/10 (at least every
-// minCompactInterval) until ctx is done, and not at all while the
-// retention is negative. Errors are left for the next tick: a failed
-// compaction changes nothing.
+// minCompactInterval) until ctx is done, while there is history to compact:
+// once everything written is compacted it sleeps until the next write, so
+// an idle store costs nothing. It does not run while the retention is
+// negative. Errors are left for the next tick: a failed compaction changes
+// nothing.
 func (db *DB) compactLoop(ctx context.Context) {
 	defer close(db.compactorDone)
+	var t *time.Timer
+	stop := func() {
+		if t != nil {
+			t.Stop()
+			t = nil
+		}
+	}
+	defer stop()
 	for {
+		// A write arriving while the timer runs leaves it running, so that a
+		// steady stream of writes cannot put compaction off for ever.
+		if t == nil && db.Retention() >= 0 && db.horizon.Load() < db.rev.Load() {
+			t = time.NewTimer(max(db.Retention()/10, minCompactInterval))
+		}
 		var tick <-chan time.Time
-		t := time.NewTimer(max(db.Retention()/10, minCompactInterval))
-		if db.Retention() >= 0 {
+		if t != nil {
 			tick = t.C
 		}
 		select {
 		case <-ctx.Done():
-			t.Stop()
 			return
 		case <-db.retentionChanged:
+			stop() // at the new pace
+		case <-db.written:
 		case <-tick:
+			t = nil
 			db.CompactExpired(ctx)
 		}
-		t.Stop()
+	}
+}
+
+// wroteHistory wakes a sleeping compactor: a write left history to compact.
+func (db *DB) wroteHistory() {
+	select {
+	case db.written <- struct{}{}:
+	default: // a wake-up is pending already
 	}
 }
