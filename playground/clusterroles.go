@@ -9,8 +9,10 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -34,18 +36,22 @@ const aggregationControllerAgent = "kube-controller-manager/v1.35.4 (linux/amd64
 // clusterRoleAggregator keeps the rules of every ClusterRole with an
 // aggregationRule equal to the rules of the ClusterRoles its selectors
 // match, in name order, without duplicates. It is a reconciler whose keys
-// are the names of the ClusterRoles with an aggregationRule.
+// are the names of the ClusterRoles with an aggregationRule. As
+// kube-controller-manager's, it reads the ClusterRoles from a cache the
+// store's changes keep current (an informer's), and sends a request only to
+// write a role whose rules are behind.
 type clusterRoleAggregator struct {
-	api *inproc.Client
-	// aggregating are the ClusterRoles with an aggregationRule, as of the
-	// last change passed to keysOf; only the event goroutine uses it.
-	aggregating map[string]struct{}
+	api   *inproc.Client
+	store store.Store
+
+	mu    sync.Mutex
+	roles map[string]clusterRole // the cache, by name
 }
 
 var _ reconciler = (*clusterRoleAggregator)(nil)
 
-func newClusterRoleAggregator(api http.Handler) *clusterRoleAggregator {
-	return &clusterRoleAggregator{api: inproc.New(api, aggregationControllerAgent), aggregating: map[string]struct{}{}}
+func newClusterRoleAggregator(api http.Handler, st store.Store) *clusterRoleAggregator {
+	return &clusterRoleAggregator{api: inproc.New(api, aggregationControllerAgent), store: st, roles: map[string]clusterRole{}}
 }
 
 // clusterRoleKeyPrefix is where the store keeps ClusterRoles.
@@ -61,78 +67,124 @@ type clusterRole struct {
 	Rules []map[string]any `json:"rules"`
 }
 
-const clusterRolesPath = "/apis/rbac.authorization.k8s.io/v1/clusterroles"
-
-// resync starts the set of aggregating roles over from a list, and returns
-// them all.
-func (c *clusterRoleAggregator) resync(ctx context.Context, _ int64) ([]string, error) {
-	var list struct {
-		Items []clusterRole `json:"items"`
+// cachedRole is what the cache keeps of a stored ClusterRole; ok is false
+// for one the API could not decode, which aggregates and is aggregated by
+// nothing.
+func cachedRole(name string, value []byte) (role clusterRole, ok bool) {
+	var stored struct {
+		Metadata struct {
+			Labels map[string]string `json:"labels"`
+		} `json:"metadata"`
+		AggregationRule json.RawMessage  `json:"aggregationRule"`
+		Rules           []map[string]any `json:"rules"`
 	}
-	if err := c.api.Get(ctx, clusterRolesPath, &list); err != nil {
-		return nil, err
+	if json.Unmarshal(value, &stored) != nil {
+		return role, false
 	}
-	clear(c.aggregating)
-	var keys []string
-	for _, role := range list.Items {
-		if role.AggregationRule != nil {
-			c.aggregating[role.Metadata.Name] = struct{}{}
-			keys = append(keys, role.Metadata.Name)
+	role.Metadata.Name, role.Metadata.Labels, role.Rules = name, stored.Metadata.Labels, stored.Rules
+	if len(stored.AggregationRule) > 0 && string(stored.AggregationRule) != "null" {
+		if json.Unmarshal(stored.AggregationRule, &role.AggregationRule) != nil {
+			return role, false
 		}
 	}
-	return keys, nil
+	return role, true
 }
 
-// keysOf follows which ClusterRoles aggregate and, since any change to a
-// ClusterRole (its labels, its rules) can change what they aggregate, names
-// all of them on every change to one, the changed role included if it
-// aggregates.
+const clusterRolesPath = "/apis/rbac.authorization.k8s.io/v1/clusterroles"
+
+// resync fills the cache from the store as of rev, and returns every
+// aggregating role.
+func (c *clusterRoleAggregator) resync(ctx context.Context, rev int64) ([]string, error) {
+	list, err := c.store.List(ctx, clusterRoleKeyPrefix, "", 0, rev)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	clear(c.roles)
+	for _, kv := range list.Items {
+		name := strings.TrimPrefix(kv.Key, clusterRoleKeyPrefix)
+		if role, ok := cachedRole(name, kv.Value); ok {
+			c.roles[name] = role
+		}
+	}
+	return c.aggregatingLocked(), nil
+}
+
+// aggregatingLocked returns the names of the aggregating roles, in order;
+// it requires c.mu.
+func (c *clusterRoleAggregator) aggregatingLocked() []string {
+	var names []string
+	for name, role := range c.roles {
+		if role.AggregationRule != nil {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// keysOf keeps the cache current and, since any change to a ClusterRole
+// (its labels, its rules) can change what the aggregating ones hold, names
+// all of them; reconciling one whose rules are current costs nothing.
 func (c *clusterRoleAggregator) keysOf(ev store.Event, add func(string)) {
 	name, ok := strings.CutPrefix(ev.KV.Key, clusterRoleKeyPrefix)
 	if !ok {
 		return
 	}
-	if ev.Type != store.Deleted && hasAggregationRule(ev.KV.Value) {
-		c.aggregating[name] = struct{}{}
+	c.mu.Lock()
+	if role, ok := cachedRole(name, ev.KV.Value); ok && ev.Type != store.Deleted {
+		c.roles[name] = role
 	} else {
-		delete(c.aggregating, name)
+		delete(c.roles, name)
 	}
-	for _, n := range slices.Sorted(maps.Keys(c.aggregating)) {
+	names := c.aggregatingLocked()
+	c.mu.Unlock()
+	for _, n := range names {
 		add(n)
 	}
 }
 
-// hasAggregationRule reports whether a stored ClusterRole has an
-// aggregationRule; one the API could not decode has none.
-func hasAggregationRule(value []byte) bool {
-	var role struct {
-		AggregationRule json.RawMessage `json:"aggregationRule"`
+// want returns the rules the role name should hold, and whether they
+// differ from those it holds, as the cache has them.
+func (c *clusterRoleAggregator) want(name string) (rules []map[string]any, behind bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	role, ok := c.roles[name]
+	if !ok || role.AggregationRule == nil {
+		return nil, false // gone, or no longer aggregating
 	}
-	return json.Unmarshal(value, &role) == nil && len(role.AggregationRule) > 0 && string(role.AggregationRule) != "null"
+	all := make([]clusterRole, 0, len(c.roles))
+	for _, n := range slices.Sorted(maps.Keys(c.roles)) {
+		all = append(all, c.roles[n])
+	}
+	rules = aggregate(role, all)
+	return rules, !reflect.DeepEqual(rules, role.Rules) && (len(rules) > 0 || len(role.Rules) > 0)
 }
 
 // reconcile sets the rules of the ClusterRole name to those it aggregates,
-// if they differ. A write that conflicts is retried (and the write that
-// caused it names the role again anyway).
+// if they differ. The write carries the resourceVersion it read, so a role
+// changed meanwhile conflicts and is retried (and the change that caused
+// the conflict names it again anyway).
 func (c *clusterRoleAggregator) reconcile(ctx context.Context, name string) (time.Duration, error) {
-	var list struct {
-		Items []clusterRole `json:"items"`
+	rules, behind := c.want(name)
+	if !behind {
+		return 0, nil
 	}
-	if err := c.api.Get(ctx, clusterRolesPath, &list); err != nil {
+	path := clusterRolesPath + "/" + url.PathEscape(name)
+	var role clusterRole
+	if err := c.api.Get(ctx, path, &role); err != nil {
+		if apierrors.IsNotFound(err) {
+			return 0, nil
+		}
 		return 0, err
 	}
-	i := slices.IndexFunc(list.Items, func(r clusterRole) bool { return r.Metadata.Name == name })
-	if i < 0 || list.Items[i].AggregationRule == nil {
-		return 0, nil // gone, or no longer aggregating
-	}
-	role := list.Items[i]
-	rules := aggregate(role, list.Items)
-	if reflect.DeepEqual(rules, role.Rules) || (len(rules) == 0 && len(role.Rules) == 0) {
+	if role.AggregationRule == nil || reflect.DeepEqual(rules, role.Rules) {
 		return 0, nil
 	}
 	role.Rules = rules
 	role.APIVersion, role.Kind = "rbac.authorization.k8s.io/v1", "ClusterRole"
-	return 0, c.api.Do(ctx, http.MethodPut, clusterRolesPath+"/"+url.PathEscape(name), role, nil)
+	return 0, c.api.Do(ctx, http.MethodPut, path, role, nil)
 }
 
 // aggregate returns the rules of the roles role's selectors match.

@@ -233,7 +233,7 @@ func (sb *Sandbox) SetControllers(c Controllers) {
 		start(simCtx, "finalizer bot", bots)
 	}
 	if !c.DisableClusterRoleAggregation {
-		agg := newClusterRoleAggregator(sb.handler)
+		agg := newClusterRoleAggregator(sb.handler, st)
 		aggCtx := authn.WithUser(ctx, aggregationControllerUser)
 		start(aggCtx, "clusterrole aggregation controller", agg)
 	}
