@@ -32,21 +32,6 @@ func requestsOf(t *testing.T, sb *playground.Sandbox, sa string, after int64) []
 	return out
 }
 
-// awaitListed waits until the controller acting as sa has answered its
-// first list of path, as it does when it starts: what is created after
-// that reaches it as a change, never in that list as well.
-func awaitListed(t *testing.T, sb *playground.Sandbox, sa, path string) {
-	t.Helper()
-	waitFor(t, sa+" to list "+path, func() bool {
-		for _, e := range requestsOf(t, sb, sa, 0) {
-			if e.Method == "GET" && e.Path == path && e.Done {
-				return true
-			}
-		}
-		return false
-	})
-}
-
 // describe lists entries for a failure message.
 func describe(entries []journal.Entry) string {
 	var out []string

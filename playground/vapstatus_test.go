@@ -227,9 +227,7 @@ func TestValidatingAdmissionPolicyStatus_Disabled(t *testing.T) {
 // request until the release serves them, then checks new policies.
 func TestValidatingAdmissionPolicyStatus_NotServed(t *testing.T) {
 	sb := openSandboxWith(t, playground.Options{Version: 21})
-	// The controllers have started (on a slow machine the check below may
-	// come earlier, and only see less).
-	awaitListed(t, sb, aggregationSA, "/apis/rbac.authorization.k8s.io/v1/clusterroles")
+	waitIdle(t, sb) // the controllers have started and looked at everything
 	seq := lastSeq(t, sb)
 	sb.SetVersion(releases.Newest)
 	for _, e := range requestsOf(t, sb, policyStatusSA, 0) {
@@ -250,7 +248,7 @@ func TestValidatingAdmissionPolicyStatus_NotServed(t *testing.T) {
 func TestValidatingAdmissionPolicyStatus_RetriesFailedWrite(t *testing.T) {
 	sb := openSandbox(t)
 	h := sb.Handler()
-	awaitListed(t, sb, policyStatusSA, policiesPath)
+	waitIdle(t, sb)
 
 	// The controller may read policies but no longer write their status.
 	const rolePath = "/apis/rbac.authorization.k8s.io/v1/clusterroles/system:controller:" + policyStatusSA
@@ -306,7 +304,7 @@ func TestValidatingAdmissionPolicyStatus_RetriesFailedWrite(t *testing.T) {
 func TestValidatingAdmissionPolicyStatus_Quiet(t *testing.T) {
 	sb := openSandbox(t)
 	h := sb.Handler()
-	awaitListed(t, sb, policyStatusSA, policiesPath)
+	waitIdle(t, sb)
 	start := lastSeq(t, sb)
 
 	spec := func(expr string) string {
