@@ -127,7 +127,7 @@ func (c *clusterRoleAggregator) aggregatingLocked() []string {
 // keysOf keeps the cache current and, since any change to a ClusterRole
 // (its labels, its rules) can change what the aggregating ones hold, names
 // all of them; reconciling one whose rules are current costs nothing.
-func (c *clusterRoleAggregator) keysOf(ev store.Event, add func(string)) {
+func (c *clusterRoleAggregator) keysOf(ev store.Event, q queue) {
 	name, ok := strings.CutPrefix(ev.KV.Key, clusterRoleKeyPrefix)
 	if !ok {
 		return
@@ -141,7 +141,7 @@ func (c *clusterRoleAggregator) keysOf(ev store.Event, add func(string)) {
 	names := c.aggregatingLocked()
 	c.mu.Unlock()
 	for _, n := range names {
-		add(n)
+		q.Add(n)
 	}
 }
 

@@ -27,11 +27,19 @@ type reconciler interface {
 	// at first.
 	resync(ctx context.Context, rev int64) ([]string, error)
 	// keysOf is called, on the event goroutine, for every store change in
-	// revision order; it calls add for each key the change concerns.
-	keysOf(ev store.Event, add func(key string))
+	// revision order; it queues each key the change concerns.
+	keysOf(ev store.Event, q queue)
 	// reconcile brings key to its desired state. A non-nil error retries it
 	// with backoff; after > 0 asks for another look once that has passed.
 	reconcile(ctx context.Context, key string) (after time.Duration, err error)
+}
+
+// queue is where keysOf puts the keys a change concerns.
+type queue interface {
+	Add(key string)
+	// AddAfter queues key once d has passed; of several delays asked for
+	// one key, the earliest wins.
+	AddAfter(key string, d time.Duration)
 }
 
 // controller is one running reconciler: its queue, and how far it has
@@ -148,7 +156,7 @@ func (c *controller) watch(ctx context.Context, rev int64) (int64, error) {
 		if ev.Type == store.Progress {
 			continue
 		}
-		c.r.keysOf(ev, c.q.Add)
+		c.r.keysOf(ev, c.q)
 		rev = ev.KV.ModRevision
 		c.seen.Store(rev)
 	}

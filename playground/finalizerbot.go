@@ -66,9 +66,9 @@ func (b *finalizerBots) resync(ctx context.Context, rev int64) ([]string, error)
 	return keys, nil
 }
 
-func (b *finalizerBots) keysOf(ev store.Event, add func(string)) {
+func (b *finalizerBots) keysOf(ev store.Event, q queue) {
 	if ev.Type == store.Updated && b.concerns(ev.KV.Value) {
-		add(ev.KV.Key)
+		q.Add(ev.KV.Key)
 	}
 }
 

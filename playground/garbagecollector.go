@@ -226,7 +226,7 @@ func mentionsGCFields(v []byte) bool {
 // whose fate it may decide: the object itself, the owners it had and has
 // (a foreground deletion may be unblocked), and its dependents (an owner
 // gone or going).
-func (gc *garbageCollector) keysOf(ev store.Event, add func(string)) {
+func (gc *garbageCollector) keysOf(ev store.Event, q queue) {
 	if ev.Type == store.Updated && !mentionsGCFields(ev.KV.Value) && !mentionsGCFields(ev.Prev.Value) {
 		return // an update of anything else changes nothing the graph holds
 	}
@@ -255,15 +255,15 @@ func (gc *garbageCollector) keysOf(ev store.Event, add func(string)) {
 			continue
 		}
 		for _, o := range x.owners {
-			add(string(o.UID))
+			q.Add(string(o.UID))
 		}
 	}
 	if n != nil && n.needsCollector() {
-		add(n.uid)
+		q.Add(n.uid)
 	}
 	for _, d := range deps {
 		if d.needsCollector() {
-			add(d.uid)
+			q.Add(d.uid)
 		}
 	}
 }

@@ -75,9 +75,11 @@ func TestNamespaceTermination_StuckNamespaceIsIdle(t *testing.T) {
 	// namespaced type (about 90 requests); the deletions it causes are
 	// worth another pass or two, never more. (The test's own polling is
 	// not counted: a loaded machine polls more.)
-	if n := len(requestsOf(t, sb, "namespace-controller", start)); n > 400 {
+	n := len(requestsOf(t, sb, "namespace-controller", start))
+	if n > 400 {
 		t.Errorf("%d requests from the namespace controller to reach the stuck state", n)
 	}
+	t.Logf("%d requests from the namespace controller to reach the stuck state", n)
 	assertStaysIdle(t, sb)
 
 	_, held := do(t, h, "GET", cmPath("stuck", "held"), "")

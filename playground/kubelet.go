@@ -65,10 +65,10 @@ func (k *kubelet) resync(ctx context.Context, _ int64) ([]string, error) {
 
 // keysOf names a pod whose deletion has begun; the kubelet has nothing to
 // do for any other change.
-func (k *kubelet) keysOf(ev store.Event, add func(string)) {
+func (k *kubelet) keysOf(ev store.Event, q queue) {
 	if key, ok := strings.CutPrefix(ev.KV.Key, podPrefix); ok && ev.Type == store.Updated &&
 		bytes.Contains(ev.KV.Value, []byte(`"deletionGracePeriodSeconds"`)) {
-		add(key)
+		q.Add(key)
 	}
 }
 

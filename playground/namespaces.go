@@ -49,6 +49,15 @@ func newNamespaceController(api http.Handler, cat *catalog.Catalog) *namespaceCo
 
 const namespacePrefix = "/registry/namespaces/"
 
+// contentSettle is how long after a change to a terminating namespace's
+// content the controller looks at the namespace again. A pass deletes and
+// lists every namespaced type (some 90 requests), and its own deletions,
+// and the garbage collector's, arrive as a stream of changes: taking them
+// together makes a deletion cost a pass or two, however slowly the changes
+// reach the controller (kube-controller-manager looks again every few
+// seconds instead, whatever changed).
+const contentSettle = 250 * time.Millisecond
+
 // namespaceList is what the controller reads of namespaces.
 type namespaceList struct {
 	Items []namespaceObject `json:"items"`
@@ -83,7 +92,7 @@ func (c *namespaceController) resync(ctx context.Context, _ int64) ([]string, er
 
 // keysOf names a namespace when it changes, and a terminating namespace
 // when its content does.
-func (c *namespaceController) keysOf(ev store.Event, add func(string)) {
+func (c *namespaceController) keysOf(ev store.Event, q queue) {
 	if name, ok := strings.CutPrefix(ev.KV.Key, namespacePrefix); ok {
 		if ev.Type == store.Deleted {
 			delete(c.terminating, name)
@@ -95,7 +104,7 @@ func (c *namespaceController) keysOf(ev store.Event, add func(string)) {
 		marked := []byte(`"deletionTimestamp"`)
 		if bytes.Contains(ev.KV.Value, marked) && (ev.Prev == nil || !bytes.Contains(ev.Prev.Value, marked)) {
 			c.terminating[name] = true
-			add(name)
+			q.Add(name)
 		}
 		return
 	}
@@ -103,7 +112,7 @@ func (c *namespaceController) keysOf(ev store.Event, add func(string)) {
 		return
 	}
 	if res, ns, _ := c.keys.locate(ev.KV.Key); res != nil && res.Namespaced && c.terminating[ns] {
-		add(ns)
+		q.AddAfter(ns, contentSettle)
 	}
 }
 

@@ -139,7 +139,7 @@ func (c *policyStatusController) resync(ctx context.Context, _ int64) ([]string,
 // keysOf names a policy written with a stale status. The controller's own
 // status writes leave it up to date, so they name nothing: without that
 // each of them would cost one more look. A deleted policy needs nothing.
-func (c *policyStatusController) keysOf(ev store.Event, add func(string)) {
+func (c *policyStatusController) keysOf(ev store.Event, q queue) {
 	name, ok := strings.CutPrefix(ev.KV.Key, policyKeyPrefix)
 	if !ok || ev.Type == store.Deleted {
 		return
@@ -148,7 +148,7 @@ func (c *policyStatusController) keysOf(ev store.Event, add func(string)) {
 	if err := json.Unmarshal(ev.KV.Value, &g); err == nil && !g.stale() {
 		return
 	}
-	add(name)
+	q.Add(name)
 }
 
 // reconcile checks the policy name if its status has not observed its

@@ -106,7 +106,7 @@ func (wl *workloads) resync(ctx context.Context, _ int64) ([]string, error) {
 
 // keysOf implements reconciler: a change names its object (unless it is
 // gone) and the object's controller, before and after the change.
-func (wl *workloads) keysOf(ev store.Event, add func(string)) {
+func (wl *workloads) keysOf(ev store.Event, q queue) {
 	key, ok := strings.CutPrefix(ev.KV.Key, "/registry/")
 	if !ok {
 		return
@@ -117,18 +117,18 @@ func (wl *workloads) keysOf(ev store.Event, add func(string)) {
 		return
 	}
 	if ev.Type != store.Deleted {
-		add(key)
+		q.Add(key)
 	}
 	if controllers == nil {
 		return
 	}
 	ns, _, _ := strings.Cut(rest, "/")
 	if k := controllerKey(ev.KV.Value, ns, controllers); k != "" {
-		add(k)
+		q.Add(k)
 	}
 	if ev.Type == store.Updated && ev.Prev != nil {
 		if k := controllerKey(ev.Prev.Value, ns, controllers); k != "" {
-			add(k)
+			q.Add(k)
 		}
 	}
 }
