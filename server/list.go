@@ -254,17 +254,20 @@ type objectList struct {
 }
 
 // encode returns the list as the API serves it: items without kind and
-// apiVersion, as kube-apiserver serves built-in types; custom objects,
-// served unstructured, keep them, and their list metadata always has a
+// apiVersion, metadata first, as kube-apiserver serves built-in types (and
+// as a get of each one reads); custom objects, served unstructured, keep
+// them, their fields by name, and their list metadata always has a
 // continue.
 func (l *objectList) encode(res *catalog.Resource) object {
 	items := make([]any, 0, len(l.items))
 	for _, it := range l.items {
-		if res.Custom == nil {
-			delete(it, "kind")
-			delete(it, "apiVersion")
+		if res.Custom != nil {
+			items = append(items, it)
+			continue
 		}
-		items = append(items, it)
+		delete(it, "kind")
+		delete(it, "apiVersion")
+		items = append(items, encoding.Ordered(it))
 	}
 	md, kind := l.meta(), res.Kind+"List"
 	if res.Custom != nil {

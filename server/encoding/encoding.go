@@ -156,6 +156,13 @@ func MarshalObject(obj map[string]any) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
+// Ordered is an object that, inside another value (a list's items), is
+// encoded as MarshalObject encodes it.
+type Ordered map[string]any
+
+// MarshalJSON implements json.Marshaler.
+func (o Ordered) MarshalJSON() ([]byte, error) { return MarshalObject(o) }
+
 func writeOrdered(b *bytes.Buffer, m map[string]any, first []string, write func(string, any) error) error {
 	keys := make([]string, 0, len(m))
 	for k := range m {
