@@ -1,11 +1,14 @@
 package encoding
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"iter"
 	"mime"
 	"net/http"
 	"slices"
@@ -260,17 +263,52 @@ func WriteAs(w http.ResponseWriter, r *http.Request, code int, v any, mt string)
 	if mt != CBOR {
 		size = len(bytes.TrimSuffix(body, []byte("\n")))
 	}
-	if size >= gzipThreshold && acceptsGzip(r) {
+	if gzipped(w, r, size) {
 		var z bytes.Buffer
 		zw := gzip.NewWriter(&z)
 		zw.Write(body)
 		zw.Close()
 		body = z.Bytes()
-		w.Header().Set("Content-Encoding", "gzip")
-		w.Header().Set("Vary", "Accept-Encoding")
 	}
 	w.WriteHeader(code)
 	w.Write(body)
+}
+
+// gzipped reports whether a body of size bytes is compressed for r's
+// client, and if so says so in w's headers.
+func gzipped(w http.ResponseWriter, r *http.Request, size int) bool {
+	if size < gzipThreshold || !acceptsGzip(r) {
+		return false
+	}
+	w.Header().Set("Content-Encoding", "gzip")
+	w.Header().Set("Vary", "Accept-Encoding")
+	return true
+}
+
+// WriteJSON sends compact JSON that is already encoded, as Write sends
+// what it encodes (a newline after it, gzip from the same size) but
+// without holding it whole: size is its length, chunks yields it piece by
+// piece (a piece may be reused once the next one is asked for).
+func WriteJSON(w http.ResponseWriter, r *http.Request, code, size int, chunks iter.Seq[[]byte]) {
+	w.Header().Set("Content-Type", JSON)
+	var out io.Writer = w
+	var zw *gzip.Writer
+	if gzipped(w, r, size) {
+		zw = gzip.NewWriter(w)
+		out = zw
+	}
+	w.WriteHeader(code)
+	bw := bufio.NewWriterSize(out, min(size+1, 32<<10))
+	for c := range chunks {
+		if _, err := bw.Write(c); err != nil {
+			return // the client is gone
+		}
+	}
+	bw.WriteByte('\n')
+	bw.Flush()
+	if zw != nil {
+		zw.Close()
+	}
 }
 
 // gzipThreshold is the size from which kube-apiserver compresses a response
