@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -325,6 +326,9 @@ func (s *Server) listObjects(ctx context.Context, res *catalog.Resource, ns stri
 			return nil, storeError(res, "", err)
 		}
 		rev = page.Revision
+		if asStored {
+			out.stored = slices.Grow(out.stored, len(page.Items))
+		}
 		for _, kv := range page.Items {
 			if asStored {
 				o, err := readStored(res, kv)

@@ -2,6 +2,7 @@ package encoding
 
 import (
 	"bytes"
+	"encoding/binary"
 	"strconv"
 	"unicode/utf8"
 )
@@ -373,38 +374,80 @@ func (s *canonScanner) digits() bool {
 // characters, <, >, &, U+2028 and U+2029 escaped, in its forms, and
 // nothing else; valid UTF-8.
 func (s *canonScanner) str() bool {
-	b := s.b
-	if s.i >= len(b) || b[s.i] != '"' {
+	b, i := s.b, s.i
+	if i >= len(b) || b[i] != '"' {
 		return false
 	}
-	s.i++
-	for s.i < len(b) {
-		c := b[s.i]
-		if c < utf8.RuneSelf {
-			if plain[c] {
-				s.i++
-				continue
-			}
-			switch c {
-			case '"':
-				s.i++
-				return true
-			case '\\':
-				if !s.escape() {
-					return false
-				}
-				continue
-			}
+	i++
+	for {
+		// Eight plain bytes at a time, then one.
+		for i+8 <= len(b) && plainWord(binary.LittleEndian.Uint64(b[i:])) {
+			i += 8
+		}
+		for i < len(b) && strClass[b[i]] == classPlain {
+			i++
+		}
+		if i >= len(b) {
 			return false
 		}
-		r, n := utf8.DecodeRune(b[s.i:])
-		if r == utf8.RuneError && n == 1 || r == '\u2028' || r == '\u2029' {
+		switch strClass[b[i]] {
+		case classQuote:
+			s.i = i + 1
+			return true
+		case classBackslash:
+			s.i = i
+			if !s.escape() {
+				return false
+			}
+			i = s.i
+		case classMultibyte:
+			r, n := utf8.DecodeRune(b[i:])
+			if r == utf8.RuneError && n == 1 || r == '\u2028' || r == '\u2029' {
+				return false
+			}
+			i += n
+		default:
 			return false
 		}
-		s.i += n
 	}
-	return false
 }
+
+// plainWord reports whether the eight bytes of x are all plain: ASCII, not
+// a control character, ", \\, <, > or &.
+func plainWord(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	// A byte below n borrows into its high bit in x - n (exact for "is
+	// there one"); a byte equal to v is a zero byte of x^v, below 1.
+	q, bs, lt, gt, amp := x^(ones*'"'), x^(ones*'\\'), x^(ones*'<'), x^(ones*'>'), x^(ones*'&')
+	found := x | (x-ones*0x20)&^x |
+		(q-ones)&^q | (bs-ones)&^bs | (lt-ones)&^lt | (gt-ones)&^gt | (amp-ones)&^amp
+	return found&highs == 0
+}
+
+// The classes of a string's bytes.
+const (
+	classPlain = iota
+	classQuote
+	classBackslash
+	classMultibyte
+	classEscaped // written escaped by encoding/json
+)
+
+var strClass = func() (t [256]byte) {
+	for c := range t {
+		switch {
+		case c == '"':
+			t[c] = classQuote
+		case c == '\\':
+			t[c] = classBackslash
+		case c >= utf8.RuneSelf:
+			t[c] = classMultibyte
+		case c < 0x20 || c == '<' || c == '>' || c == '&':
+			t[c] = classEscaped
+		}
+	}
+	return t
+}()
 
 // escape scans one escape sequence as encoding/json writes them.
 func (s *canonScanner) escape() bool {
@@ -439,15 +482,3 @@ func (s *canonScanner) escape() bool {
 }
 
 func isLowerHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' }
-
-// plain marks the ASCII characters encoding/json writes as they are in a
-// string.
-var plain = func() (t [utf8.RuneSelf]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
-		t[c] = true
-	}
-	for _, c := range `"\<>&` {
-		t[c] = false
-	}
-	return t
-}()

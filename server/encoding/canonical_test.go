@@ -2,6 +2,7 @@ package encoding_test
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"kubeplay/server/encoding"
@@ -106,5 +107,37 @@ func TestCanonical_WhatMarshalObjectWrites(t *testing.T) {
 	}
 	if got := string(l.Kind(b)) + string(l.APIVersion(b)); got != `"Pod""v1"` {
 		t.Errorf("kind and apiVersion: %s", got)
+	}
+}
+
+// BenchmarkCanonical scans a stored config map of about 1 KiB.
+func BenchmarkCanonical(b *testing.B) {
+	v := []byte(`{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"cm-00001","namespace":"default","uid":"5b721a99-10a8-4206-bcb1-24aba61d521a","creationTimestamp":"2026-12-01T22:23:25Z","labels":{"app":"bench","tier":"t1"},"annotations":{"note":"a \u003cb\u003e \u0026 c"},"managedFields":[{"apiVersion":"v1","fieldsType":"FieldsV1","fieldsV1":{"f:data":{".":{},"f:a":{},"f:b":{},"f:c":{}},"f:metadata":{"f:annotations":{".":{},"f:note":{}},"f:labels":{".":{},"f:app":{},"f:tier":{}}}},"manager":"unknown","operation":"Update","time":"2026-12-01T22:23:25Z"}]},"data":{"a":"` +
+		strings.Repeat("x", 600) + `","b":"line one\nline two","c":"00001"}}`)
+	if _, ok := encoding.Canonical(v); !ok {
+		b.Fatal("not canonical")
+	}
+	b.SetBytes(int64(len(v)))
+	for b.Loop() {
+		encoding.Canonical(v)
+	}
+}
+
+// TestCanonical_EveryPosition puts each byte encoding/json would have
+// escaped (and some it would not) at every place of strings of every
+// length up to 24, where the scanner reads eight bytes at a time.
+func TestCanonical_EveryPosition(t *testing.T) {
+	for n := 1; n <= 24; n++ {
+		for at := range n {
+			for _, c := range []string{"\"", "\\", "<", ">", "&", "\x00", "\x1f", "\xff", "\u2028", "é", "\x7f", "~", " "} {
+				s := strings.Repeat("a", at) + c + strings.Repeat("a", n-at-1)
+				b := []byte(`{"kind":"ConfigMap","apiVersion":"v1","metadata":{},"data":{"k":"` + s + `"}}`)
+				_, got := encoding.Canonical(b)
+				want := c == "é" || c == "\x7f" || c == "~" || c == " "
+				if got != want {
+					t.Errorf("Canonical with %q at %d of %d = %v, want %v", c, at, n, got, want)
+				}
+			}
+		}
 	}
 }
