@@ -82,7 +82,8 @@ type Server struct {
 
 	// events shares the encoding of watch events among watchers.
 	events eventCache
-	// decodeReads turns off sending stored objects as they are (tests).
+	// decodeReads turns off sending stored objects as they are, and
+	// sharing watch events' encodings (tests).
 	decodeReads bool
 
 	onDeletion func(DeletionEvent)

@@ -182,30 +182,40 @@ func writeStoredList(w http.ResponseWriter, r *http.Request, res *catalog.Resour
 	})
 }
 
-// storedEvent encodes a watch event whose object is o, as encodeEvent
-// would.
-func storedEvent(typ string, o *storedObject) ([]byte, error) {
+// event is the watch event of type typ whose object is o: encoded already
+// when o is sent as stored.
+func (o *storedObject) event(typ string) watchEvent {
+	if o.obj != nil {
+		return watchEvent{Type: typ, Object: o.obj}
+	}
 	b := make([]byte, 0, len(o.kv.Value)+64)
 	b = append(b, `{"type":"`...)
 	b = append(b, typ...)
 	b = append(b, `","object":`...)
-	b, err := o.appendJSON(b, true)
-	if err != nil {
-		return nil, err
-	}
+	b = o.layout.Append(b, o.kv.Value, o.kv.ModRevision, true)
 	// Shared by watchers: a full slice, that no append writes into.
-	return slices.Clip(append(b, '}')), nil
+	return watchEvent{Type: typ, encoded: slices.Clip(append(b, '}'))}
 }
 
-// storedWatchEvent is translateEvent for a watch sent as stored: without
-// selectors, nothing is decoded, and every watcher of the collection shares
-// one encoding of the event.
-func (s *Server) storedWatchEvent(res *catalog.Resource, sel selectors, ev store.Event) (watchEvent, bool) {
+// sharedWatchEvent is translateEvent for a watch of the objects themselves
+// (JSON or CBOR, no Table): every watcher of the collection in the same
+// format shares one encoding of each event; without selectors nothing is
+// decoded to choose the event's type, and when the objects are sent as
+// stored, nothing at all.
+func (s *Server) sharedWatchEvent(conv *converter, sel selectors, ev store.Event, asStored bool) (watchEvent, bool) {
+	res := conv.res
+	read := func(kv store.KeyValue) (storedObject, error) {
+		if asStored {
+			return readStored(res, kv)
+		}
+		obj, err := decodeStored(res, kv)
+		return storedObject{kv: kv, obj: obj}, err
+	}
 	now, before := true, ev.Prev != nil
 	var cur, prev *storedObject
 	var prevKV store.KeyValue
 	if !sel.empty() {
-		c, err := readStored(res, ev.KV)
+		c, err := read(ev.KV)
 		if err == nil {
 			now, err = sel.matchesStored(res, &c)
 		}
@@ -218,7 +228,7 @@ func (s *Server) storedWatchEvent(res *catalog.Resource, sel selectors, ev store
 			// resourceVersion.
 			prevKV = *ev.Prev
 			prevKV.ModRevision = ev.KV.ModRevision
-			if p, err := readStored(res, prevKV); err == nil {
+			if p, err := read(prevKV); err == nil {
 				if m, err := sel.matchesStored(res, &p); err == nil {
 					before, prev = m, &p
 				}
@@ -237,15 +247,20 @@ func (s *Server) storedWatchEvent(res *catalog.Resource, sel selectors, ev store
 	if !now {
 		return watchEvent{}, false
 	}
-	b, err := s.events.get(res, typ, kv, func() ([]byte, error) {
+	b, err := s.events.get(res, conv.as.MediaType, typ, kv, func() ([]byte, error) {
 		if obj == nil {
-			o, err := readStored(res, kv)
+			o, err := read(kv)
 			if err != nil {
 				return nil, err
 			}
 			obj = &o
 		}
-		return storedEvent(typ, obj)
+		e := obj.event(typ)
+		if e.encoded != nil {
+			return e.encoded, nil
+		}
+		b, err := conv.encodeEvent(e)
+		return slices.Clip(b), err
 	})
 	if err != nil {
 		return errorEvent(err), true
@@ -257,10 +272,10 @@ func errorEvent(err error) watchEvent {
 	return watchEvent{Type: "ERROR", Object: statusObject(apierrors.NewInternalError(err))}
 }
 
-// eventCache keeps the last events encoded from stored objects, so that
-// the watchers of one collection share one encoding of each event. The
-// store never changes the value of a key at a revision, so (type, key,
-// revision) names an event's bytes for good.
+// eventCache keeps the last watch events encoded, so that the watchers of
+// one collection share one encoding of each event. The store never changes
+// the value of a key at a revision, so (resource, media type, event type,
+// key, revision) names an event's bytes for good.
 type eventCache struct {
 	mu      sync.Mutex
 	entries [64]cachedEvent
@@ -269,6 +284,7 @@ type eventCache struct {
 
 type cachedEvent struct {
 	res  *catalog.Resource
+	mt   string
 	typ  string
 	key  string
 	rev  int64
@@ -277,11 +293,11 @@ type cachedEvent struct {
 
 // get returns the event's encoding, computing it (outside the lock) when
 // it is not cached.
-func (c *eventCache) get(res *catalog.Resource, typ string, kv store.KeyValue, encode func() ([]byte, error)) ([]byte, error) {
+func (c *eventCache) get(res *catalog.Resource, mt, typ string, kv store.KeyValue, encode func() ([]byte, error)) ([]byte, error) {
 	c.mu.Lock()
 	for i := range c.entries {
 		e := &c.entries[i]
-		if e.rev == kv.ModRevision && e.res == res && e.typ == typ && e.key == kv.Key {
+		if e.rev == kv.ModRevision && e.res == res && e.mt == mt && e.typ == typ && e.key == kv.Key {
 			b := e.body
 			c.mu.Unlock()
 			return b, nil
@@ -293,7 +309,7 @@ func (c *eventCache) get(res *catalog.Resource, typ string, kv store.KeyValue, e
 		return nil, err
 	}
 	c.mu.Lock()
-	c.entries[c.next] = cachedEvent{res: res, typ: typ, key: kv.Key, rev: kv.ModRevision, body: b}
+	c.entries[c.next] = cachedEvent{res: res, mt: mt, typ: typ, key: kv.Key, rev: kv.ModRevision, body: b}
 	c.next = (c.next + 1) % len(c.entries)
 	c.mu.Unlock()
 	return b, nil

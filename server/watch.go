@@ -121,8 +121,7 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, req *request) {
 			}
 		}
 		for i := range initial.stored {
-			b, err := storedEvent("ADDED", &initial.stored[i])
-			if err != nil || !stream.send(watchEvent{Type: "ADDED", encoded: b}) {
+			if !stream.send(initial.stored[i].event("ADDED")) {
 				return
 			}
 		}
@@ -170,8 +169,8 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, req *request) {
 				continue // before the future revision the watch started from
 			}
 			lastRev = ev.KV.ModRevision
-			if asStored {
-				out, ok := s.storedWatchEvent(res, sel, ev)
+			if conv.as.As == "" && !s.decodeReads {
+				out, ok := s.sharedWatchEvent(conv, sel, ev, asStored)
 				if ok && !stream.send(out) {
 					return
 				}
