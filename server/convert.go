@@ -75,7 +75,15 @@ func toStorage(r *catalog.Resource, obj object) object {
 	return out
 }
 
-// fromStorage converts a freshly decoded stored object, in place, to r's version.
+// convertsOnRead reports whether fromStorage changes more of r's objects
+// than their kind and apiVersion.
+func convertsOnRead(r *catalog.Resource) bool {
+	return r.Custom != nil || isEventsV1(r) || isAutoscalingV1(r) || isAutoscalingV2beta1(r) || isIngressV1beta1(r) ||
+		isEndpointSliceV1beta1(r) || isPriorityLevelBeforeV1beta3(r) || isCRDV1beta1(r)
+}
+
+// fromStorage converts a freshly decoded stored object, in place, to r's
+// version (see convertsOnRead, which names every conversion here).
 func fromStorage(r *catalog.Resource, obj object) {
 	if r.Custom != nil {
 		// As kube-apiserver, a custom object is read through its version's

@@ -540,7 +540,7 @@ func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request, req *r
 		encoding.WriteError(w, r, err)
 		return
 	}
-	list, err := s.listObjects(r.Context(), req.res, req.namespace, sel, listOptions{})
+	list, err := s.listObjects(r.Context(), req.res, req.namespace, sel, listOptions{}, false)
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return

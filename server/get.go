@@ -19,6 +19,15 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, req *request) {
 		writeError(w, r, err)
 		return
 	}
+	if s.sendsStored(r, req) {
+		o, err := s.getStored(r.Context(), req.res, req.namespace, req.name)
+		if err != nil {
+			encoding.WriteError(w, r, err)
+			return
+		}
+		writeStoredObject(w, r, http.StatusOK, &o)
+		return
+	}
 	obj, _, err := s.getObject(r.Context(), req.res, req.namespace, req.name)
 	if err != nil {
 		encoding.WriteError(w, r, err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -135,16 +136,8 @@ func (s selectors) supported(res *catalog.Resource) error {
 // matches reports whether obj is selected.
 func (s selectors) matches(res *catalog.Resource, obj object) bool {
 	md := metadata(obj)
-	if !s.label.Empty() {
-		set := labels.Set{}
-		if l, ok := md["labels"].(map[string]any); ok {
-			for k, v := range l {
-				set[k], _ = v.(string)
-			}
-		}
-		if !s.label.Matches(set) {
-			return false
-		}
+	if !s.label.Empty() && !s.label.Matches(labelSet(md["labels"])) {
+		return false
 	}
 	if !s.field.Empty() {
 		set := fields.Set{"metadata.name": str(md, "name"), "metadata.namespace": str(md, "namespace")}
@@ -166,6 +159,18 @@ func (s selectors) matches(res *catalog.Resource, obj object) bool {
 		}
 	}
 	return true
+}
+
+// labelSet is the set a label selector sees of metadata.labels l: values
+// that are not strings read as "".
+func labelSet(l any) labels.Set {
+	set := labels.Set{}
+	if l, ok := l.(map[string]any); ok {
+		for k, v := range l {
+			set[k], _ = v.(string)
+		}
+	}
+	return set
 }
 
 // fieldValue reads a dotted path as a field selector sees it.
@@ -245,26 +250,31 @@ func parseListOptions(r *http.Request) (listOptions, error) {
 	return opts, nil
 }
 
-// objectList is one page of a list.
+// objectList is one page of a list: its objects decoded (items) or, for a
+// list read to be sent as stored, not (stored).
 type objectList struct {
 	items     []object
+	stored    []storedObject
 	rev       int64
 	cont      string
 	remaining *int64
 }
 
 // encode returns the list as the API serves it: items without kind and
-// apiVersion, as kube-apiserver serves built-in types; custom objects,
-// served unstructured, keep them, and their list metadata always has a
+// apiVersion, metadata first, as kube-apiserver serves built-in types (and
+// as a get of each one reads); custom objects, served unstructured, keep
+// them, their fields by name, and their list metadata always has a
 // continue.
 func (l *objectList) encode(res *catalog.Resource) object {
 	items := make([]any, 0, len(l.items))
 	for _, it := range l.items {
-		if res.Custom == nil {
-			delete(it, "kind")
-			delete(it, "apiVersion")
+		if res.Custom != nil {
+			items = append(items, it)
+			continue
 		}
-		items = append(items, it)
+		delete(it, "kind")
+		delete(it, "apiVersion")
+		items = append(items, encoding.Ordered(it))
 	}
 	md, kind := l.meta(), res.Kind+"List"
 	if res.Custom != nil {
@@ -288,9 +298,12 @@ func (l *objectList) meta() map[string]any {
 	return md
 }
 
+// len is the number of objects in the page.
+func (l *objectList) len() int { return len(l.items) + len(l.stored) }
+
 // listObjects reads one page of res's objects in ns matching sel, from one
-// consistent snapshot.
-func (s *Server) listObjects(ctx context.Context, res *catalog.Resource, ns string, sel selectors, opts listOptions) (*objectList, error) {
+// consistent snapshot; decoded, or to be sent as stored when asStored.
+func (s *Server) listObjects(ctx context.Context, res *catalog.Resource, ns string, sel selectors, opts listOptions, asStored bool) (*objectList, error) {
 	prefix := collectionPrefix(res, ns)
 	start := ""
 	if opts.continued != nil {
@@ -301,7 +314,7 @@ func (s *Server) listObjects(ctx context.Context, res *catalog.Resource, ns stri
 	for {
 		want := 0
 		if opts.limit > 0 {
-			want = int(opts.limit) - len(out.items)
+			want = int(opts.limit) - out.len()
 		}
 		page, err := s.store.List(ctx, prefix, start, want, rev)
 		switch {
@@ -313,7 +326,24 @@ func (s *Server) listObjects(ctx context.Context, res *catalog.Resource, ns stri
 			return nil, storeError(res, "", err)
 		}
 		rev = page.Revision
+		if asStored {
+			out.stored = slices.Grow(out.stored, len(page.Items))
+		}
 		for _, kv := range page.Items {
+			if asStored {
+				o, err := readStored(res, kv)
+				if err != nil {
+					return nil, apierrors.NewInternalError(err)
+				}
+				ok, err := sel.matchesStored(res, &o)
+				if err != nil {
+					return nil, apierrors.NewInternalError(err)
+				}
+				if ok {
+					out.stored = append(out.stored, o)
+				}
+				continue
+			}
 			obj, err := decodeStored(res, kv)
 			if err != nil {
 				return nil, apierrors.NewInternalError(err)
@@ -327,7 +357,7 @@ func (s *Server) listObjects(ctx context.Context, res *catalog.Resource, ns stri
 			return out, nil
 		}
 		next := page.Items[len(page.Items)-1].Key + "\x00"
-		if opts.limit > 0 && int64(len(out.items)) >= opts.limit {
+		if opts.limit > 0 && int64(out.len()) >= opts.limit {
 			out.cont = encodeContinue(rev, strings.TrimPrefix(next, prefix))
 			if sel.empty() {
 				n := page.Remaining
@@ -354,9 +384,14 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, req *request) {
 		writeError(w, r, err)
 		return
 	}
-	list, err := s.listObjects(r.Context(), req.res, req.namespace, sel, opts)
+	asStored := s.sendsStored(r, req)
+	list, err := s.listObjects(r.Context(), req.res, req.namespace, sel, opts, asStored)
 	if err != nil {
 		writeError(w, r, err)
+		return
+	}
+	if asStored {
+		writeStoredList(w, r, req.res, list)
 		return
 	}
 	s.writeList(w, r, req, list)

@@ -318,6 +318,19 @@ func (s *Server) getObject(ctx context.Context, res *catalog.Resource, ns, name 
 	return obj, kv, nil
 }
 
+// getStored is getObject for an answer sent as stored.
+func (s *Server) getStored(ctx context.Context, res *catalog.Resource, ns, name string) (storedObject, error) {
+	kv, err := s.store.Get(ctx, objectKey(res, ns, name), 0)
+	if err != nil {
+		return storedObject{}, storeError(res, name, err)
+	}
+	o, err := readStored(res, kv)
+	if err != nil {
+		return o, s.corruptError(kv, err)
+	}
+	return o, nil
+}
+
 // requireNamespace is the NamespaceLifecycle admission plugin: the
 // namespace of a new object must exist and not be being deleted.
 func (s *Server) requireNamespace(ctx context.Context, res *catalog.Resource, ns, name string) error {

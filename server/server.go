@@ -80,6 +80,12 @@ type Server struct {
 	// (*compiledPolicy).
 	policies sync.Map
 
+	// events shares the encoding of watch events among watchers.
+	events eventCache
+	// decodeReads turns off sending stored objects as they are, and
+	// sharing watch events' encodings (tests).
+	decodeReads bool
+
 	onDeletion func(DeletionEvent)
 	apiMu      sync.Mutex // serializes changes of api
 	api        atomic.Pointer[apiSettings]

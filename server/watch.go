@@ -28,10 +28,12 @@ const (
 	bookmarkBeforeDeadline = 2 * time.Second
 )
 
-// watchEvent is one event of a watch stream.
+// watchEvent is one event of a watch stream: its object, or the whole
+// event already encoded.
 type watchEvent struct {
-	Type   string
-	Object any
+	Type    string
+	Object  any
+	encoded []byte
 }
 
 func (s *Server) watch(w http.ResponseWriter, r *http.Request, req *request) {
@@ -76,19 +78,20 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, req *request) {
 	ctx, cancel := context.WithTimeout(stream.context(r.Context()), timeout)
 	defer cancel()
 
-	var initial []object
+	asStored := conv.sendsStored() && !s.decodeReads
+	var initial *objectList
 	if initialEvents {
 		if err := s.awaitRevision(r.Context(), fromRev); err != nil {
 			// The real server has accepted the watch by then: the 504 comes as an event.
 			stream.send(watchEvent{Type: "ERROR", Object: statusObject(err)})
 			return
 		}
-		list, err := s.listObjects(r.Context(), res, req.namespace, sel, listOptions{})
+		list, err := s.listObjects(r.Context(), res, req.namespace, sel, listOptions{}, asStored)
 		if err != nil {
 			writeError(w, r, err)
 			return
 		}
-		initial, fromRev = list.items, list.rev
+		initial, fromRev = list, list.rev
 	}
 
 	// A watch from a revision the store has not reached is accepted, as by
@@ -111,9 +114,16 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, req *request) {
 	defer watcher.Stop()
 
 	stream.start()
-	for _, obj := range initial {
-		if !stream.send(watchEvent{Type: "ADDED", Object: obj}) {
-			return
+	if initial != nil {
+		for _, obj := range initial.items {
+			if !stream.send(watchEvent{Type: "ADDED", Object: obj}) {
+				return
+			}
+		}
+		for i := range initial.stored {
+			if !stream.send(initial.stored[i].event("ADDED")) {
+				return
+			}
 		}
 	}
 	lastRev := after
@@ -159,6 +169,13 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, req *request) {
 				continue // before the future revision the watch started from
 			}
 			lastRev = ev.KV.ModRevision
+			if conv.as.As == "" && !s.decodeReads {
+				out, ok := s.sharedWatchEvent(conv, sel, ev, asStored)
+				if ok && !stream.send(out) {
+					return
+				}
+				continue
+			}
 			out, ok := s.translateEvent(res, sel, ev)
 			if ok && !stream.send(out) {
 				return

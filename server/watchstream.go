@@ -51,6 +51,9 @@ func isWebSocket(r *http.Request) bool {
 // of one row, metadata only). Status objects of ERROR events are sent as
 // they are.
 func (c *converter) encodeEvent(ev watchEvent) ([]byte, error) {
+	if ev.encoded != nil {
+		return ev.encoded, nil
+	}
 	o := ev.Object
 	if obj, ok := o.(object); ok {
 		var err error
@@ -114,17 +117,21 @@ func (e *chunkedStream) flush() {
 	}
 }
 
+var newline = []byte("\n")
+
 func (e *chunkedStream) send(ev watchEvent) bool {
 	e.start()
 	b, err := e.conv.encodeEvent(ev)
 	if err != nil {
 		return false
 	}
-	if e.conv.as.MediaType != encoding.CBOR {
-		b = append(b, '\n')
-	}
 	if _, err := e.w.Write(b); err != nil {
 		return false
+	}
+	if e.conv.as.MediaType != encoding.CBOR {
+		if _, err := e.w.Write(newline); err != nil {
+			return false
+		}
 	}
 	e.flush()
 	return true

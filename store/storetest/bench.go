@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"bytes"
 	"fmt"
 	"testing"
 
@@ -70,6 +71,24 @@ func Benchmark(b *testing.B, open func(b *testing.B) store.Store) {
 				b.Fatal(len(res.Items), err)
 			}
 			i++
+		}
+		perSecond(b, "lists/s")
+	})
+	b.Run("List1000", func(b *testing.B) {
+		// One read of 1,000 keys of 1 KiB: a LIST of 1,000 config maps.
+		st := fresh(b)
+		value := bytes.Repeat([]byte("x"), 1024)
+		for i := range 1000 {
+			if _, err := st.Create(b.Context(), fmt.Sprintf("/registry/configmaps/big/c%04d", i), value); err != nil {
+				b.Fatal(err)
+			}
+		}
+		fill(b, st, benchKeys) // other keys, as in a cluster
+		for b.Loop() {
+			res, err := st.List(b.Context(), "/registry/configmaps/big/", "", 0, 0)
+			if err != nil || len(res.Items) != 1000 {
+				b.Fatal(len(res.Items), err)
+			}
 		}
 		perSecond(b, "lists/s")
 	})
