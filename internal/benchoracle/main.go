@@ -14,9 +14,11 @@
 //     time; the time from sending the write to each watcher receiving its
 //     event, p50 and p99 over several writes.
 //
-// Both servers serve TLS on 127.0.0.1 and start fresh for every run; the
-// client is plain net/http over HTTP/2 (TLS verification off, as both use
-// self-signed certificates). Only one server runs at a time, and the runs
+// Both servers serve TLS on 127.0.0.1 and start fresh for every run (after
+// one unrecorded start of each, as the first start of a just-copied binary
+// is several times slower); the client is plain net/http over HTTP/2 (TLS
+// verification off, as both use self-signed certificates). Only one server
+// runs at a time, and the runs
 // alternate (kube-apiserver, kubeplay, kube-apiserver, …) so that both see
 // the same machine load. Each figure is the median of -runs fresh starts,
 // with the minimum and maximum beside it; the load average at the start and
@@ -96,7 +98,7 @@ func main() {
 	flag.StringVar(&c.oracleBin, "oracle", defOracle, "the oracle binary (kube-apiserver + embedded etcd), built by the oracle's build.sh (default $ORACLE_BIN if set)")
 	flag.StringVar(&c.kubeplayBin, "kubeplay", "bin/kubeplay", "the kubeplay binary")
 	flag.StringVar(&c.token, "oracle-token", "oracle-token", "the oracle's bearer token (kubeplay is sent none: anonymous is admin)")
-	flag.IntVar(&c.runs, "runs", 3, "fresh starts of each server (1 to 20)")
+	flag.IntVar(&c.runs, "runs", 5, "fresh starts of each server (1 to 20)")
 	flag.IntVar(&c.n, "n", 1000, "ConfigMaps to create per create row (and so listed)")
 	flag.IntVar(&c.payload, "payload", 64, "bytes of data per ConfigMap")
 	flag.IntVar(&c.listReps, "list-repeats", 7, "LISTs per run after one warm-up (the run's figure is their median)")
@@ -182,12 +184,20 @@ func run(c config) error {
 	load0 := loadAvg()
 	began := time.Now()
 	fmt.Fprintf(os.Stderr, "load average at start: %s\n", load0)
+	// One unrecorded start of each: the first run of a just-copied binary
+	// is several times slower to start.
+	for _, t := range targets {
+		fmt.Fprintf(os.Stderr, "warm-up start: %s ...\n", t.name)
+		if _, err := measure(c, t, filepath.Join(work, t.name+"-warmup"), true); err != nil {
+			return fmt.Errorf("warm-up start, %s: %w", t.name, err)
+		}
+	}
 	results := make([][]result, len(targets))
 	var lines []string
 	for r := range c.runs {
 		for i, t := range targets {
 			fmt.Fprintf(os.Stderr, "run %d/%d: %s ...\n", r+1, c.runs, t.name)
-			res, err := measure(c, t, filepath.Join(work, fmt.Sprintf("%s-%d", t.name, r+1)))
+			res, err := measure(c, t, filepath.Join(work, fmt.Sprintf("%s-%d", t.name, r+1)), false)
 			if err != nil {
 				return fmt.Errorf("run %d, %s: %w", r+1, t.name, err)
 			}
@@ -291,8 +301,9 @@ func run(c config) error {
 	return nil
 }
 
-// measure starts t fresh in dir, measures every row, and stops it.
-func measure(c config, t target, dir string) (res result, err error) {
+// measure starts t fresh in dir, measures every row (only the launch and
+// the RSS if startOnly), and stops it.
+func measure(c config, t target, dir string, startOnly bool) (res result, err error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return res, err
 	}
@@ -372,6 +383,9 @@ func measure(c config, t target, dir string) (res result, err error) {
 		res.version = v.GitVersion
 	}
 	res.proto = cl.lastProto.Load().(string)
+	if startOnly {
+		return res, nil
+	}
 
 	for _, ns := range []string{"bench-c1", "bench-c8", "bench-watch"} {
 		if err := cl.createNamespace(ns); err != nil {
@@ -863,6 +877,10 @@ func copyFile(src, dst string) (string, error) {
 		return "", err
 	}
 	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return "", err
+	}
+	if err := out.Sync(); err != nil {
 		out.Close()
 		return "", err
 	}
