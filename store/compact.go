@@ -60,6 +60,7 @@ func (db *DB) compactLocked(ctx context.Context, rev int64) error {
 		return db.fail(err)
 	}
 	db.horizon.Store(rev)
+	db.historyChanged()
 	return nil
 }
 
@@ -136,7 +137,11 @@ func (db *DB) compactLoop(ctx context.Context) {
 	defer stop()
 	for {
 		// A write arriving while the timer runs leaves it running, so that a
-		// steady stream of writes cannot put compaction off for ever.
+		// steady stream of writes cannot put compaction off for ever; a
+		// compaction that caught up (Compact, say) stops it.
+		if db.horizon.Load() >= db.rev.Load() {
+			stop()
+		}
 		if t == nil && db.Retention() >= 0 && db.horizon.Load() < db.rev.Load() {
 			t = time.NewTimer(max(db.Retention()/10, minCompactInterval))
 		}
@@ -149,7 +154,7 @@ func (db *DB) compactLoop(ctx context.Context) {
 			return
 		case <-db.retentionChanged:
 			stop() // at the new pace
-		case <-db.written:
+		case <-db.historyChanges:
 		case <-tick:
 			t = nil
 			db.CompactExpired(ctx)
@@ -157,10 +162,11 @@ func (db *DB) compactLoop(ctx context.Context) {
 	}
 }
 
-// wroteHistory wakes a sleeping compactor: a write left history to compact.
-func (db *DB) wroteHistory() {
+// historyChanged wakes the compactor: a write left history to compact, or
+// a compaction took it away.
+func (db *DB) historyChanged() {
 	select {
-	case db.written <- struct{}{}:
+	case db.historyChanges <- struct{}{}:
 	default: // a wake-up is pending already
 	}
 }

@@ -100,7 +100,7 @@ type DB struct {
 	// changes it and signals retentionChanged to the compactor).
 	retention        atomic.Int64
 	retentionChanged chan struct{}
-	written          chan struct{} // see wroteHistory
+	historyChanges   chan struct{} // see historyChanged
 	stopCompactor    context.CancelFunc
 	compactorDone    chan struct{}
 }
@@ -124,7 +124,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	}
 	db.retention.Store(int64(db.opts.Retention))
 	db.retentionChanged = make(chan struct{}, 1)
-	db.written = make(chan struct{}, 1)
+	db.historyChanges = make(chan struct{}, 1)
 	cctx, cancel := context.WithCancel(context.Background())
 	db.stopCompactor = cancel
 	db.compactorDone = make(chan struct{})

@@ -71,7 +71,7 @@ func (db *DB) CreateAll(ctx context.Context, kvs []KeyValue) (int64, error) {
 	}
 	last := first - 1 + int64(len(kvs))
 	db.rev.Store(last)
-	db.wroteHistory()
+	db.historyChanged()
 	for _, ev := range events {
 		db.publish(ev)
 	}
@@ -162,7 +162,7 @@ func (db *DB) write(ctx context.Context, key string, decide func(cur *KeyValue, 
 		return Event{}, db.fail(err)
 	}
 	db.rev.Store(rev)
-	db.wroteHistory()
+	db.historyChanged()
 	db.publish(ev)
 	return ev, nil
 }
