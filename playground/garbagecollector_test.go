@@ -83,6 +83,7 @@ func TestGarbageCollector_Background(t *testing.T) {
 	for i := range 3 {
 		waitFor(t, "dependent to be collected", gone(t, h, cmPath("default", fmt.Sprint("dep", i))))
 	}
+	waitIdle(t, sb) // a controller records what its request did once the request is done
 	tl := sb.DeletionJournal().Timeline(uidOf(owner))
 	got := phases(tl)
 	if got[0] != server.PhaseDeleteRequested || got[1] != server.PhaseRemoved || len(got) != 5 {
@@ -126,6 +127,7 @@ func TestGarbageCollector_Foreground(t *testing.T) {
 	mustDo(t, h, 200, "PUT", cmPath("default", "blocking"), string(b))
 	waitFor(t, "owner to go", gone(t, h, cmPath("default", "owner")))
 
+	waitIdle(t, sb) // a controller records what its request did once the request is done
 	got := phases(sb.DeletionJournal().Timeline(uidOf(owner)))
 	for _, want := range []server.DeletionPhase{server.PhaseDeleteRequested, server.PhaseMarked, server.PhaseDependentDeleted, server.PhaseFinalizerRemoved, server.PhaseRemoved} {
 		if !slices.Contains(got, want) {
@@ -145,6 +147,7 @@ func TestGarbageCollector_Orphan(t *testing.T) {
 	if refs := dep["metadata"].(map[string]any)["ownerReferences"]; refs != nil {
 		t.Errorf("orphaned dependent still has owner references %v", refs)
 	}
+	waitIdle(t, sb) // a controller records what its request did once the request is done
 	got := phases(sb.DeletionJournal().Timeline(uidOf(owner)))
 	want := []server.DeletionPhase{server.PhaseDeleteRequested, server.PhaseMarked, server.PhaseDependentOrphaned, server.PhaseFinalizerRemoved, server.PhaseRemoved}
 	if !slices.Equal(got, want) {
@@ -255,6 +258,7 @@ func TestKubelet_RemovesGracefullyDeletedPods(t *testing.T) {
 		t.Fatalf("pod gone before its grace period: %d", code)
 	}
 	waitFor(t, "the kubelet to delete the pod", gone(t, h, "/api/v1/namespaces/default/pods/p"))
+	waitIdle(t, sb) // a controller records what its request did once the request is done
 	tl := sb.DeletionJournal().Timeline(uidOf(pod))
 	last := tl[len(tl)-1]
 	if last.Phase != server.PhaseRemoved || !strings.HasPrefix(last.Actor, "kubelet/") {

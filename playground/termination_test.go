@@ -80,6 +80,7 @@ func TestNamespaceTermination_ThousandObjects(t *testing.T) {
 	}
 	waitFor(t, "the namespace to go", gone(t, h, "/api/v1/namespaces/big"))
 
+	waitIdle(t, sb) // a controller records what its request did once the request is done
 	j := sb.DeletionJournal()
 	for key, uid := range uids {
 		tl := j.Timeline(uid)
