@@ -270,10 +270,11 @@ func TestBrowser(t *testing.T) {
 	t.Run("the page shows the UI and keeps navigation in the engine", func(t *testing.T) {
 		err := chromedp.Do(ctx,
 			chromedp.WaitVisible(chromedp.CSS(`.explorer`)),
-			chromedp.Click(chromedp.CSS(`tr[data-ref="v1/configmaps"] a`)),
+			browsertest.Click(`tr[data-ref="v1/configmaps"] a`),
 			chromedp.WaitVisible(chromedp.CSS(`.ns-form`)),
-			chromedp.SetValue(chromedp.CSS(`#ns`), "default"),
-			chromedp.Click(chromedp.CSS(`.ns-form button[type=submit]`)),
+			// The value and the submit in one turn: a render in between
+			// would replace the form.
+			browsertest.Until(`(() => { const i = document.querySelector("#ns"), b = document.querySelector(".ns-form button[type=submit]"); if (!i || !b) return false; i.value = "default"; b.click(); return true })()`),
 			chromedp.Evaluate[chromedp.Void](`document.fonts.ready`, chromedp.EvalAwaitPromise),
 		)
 		if err != nil {
@@ -297,7 +298,7 @@ func TestBrowser(t *testing.T) {
 		browsertest.Screenshot(t, ctx, screenshotPath)
 
 		err = chromedp.Do(ctx,
-			chromedp.Click(chromedp.CSS(`a.api-path`)),
+			browsertest.Click(`a.api-path`),
 			chromedp.WaitVisible(chromedp.CSS(`body.kp-raw pre`)),
 		)
 		if err != nil {
@@ -414,7 +415,7 @@ func TestBrowser(t *testing.T) {
 
 		// Reset, by the button (its confirmation answered yes).
 		if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`window.confirm = () => true`),
-			chromedp.Click(chromedp.CSS(`.kp-bar button[data-kp-action=reset]`))); err != nil {
+			browsertest.Click(`.kp-bar button[data-kp-action=reset]`)); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := chromedp.Run(ctx, browsertest.Poll(`!document.querySelector(".kp-bar button").disabled`)); err != nil {

@@ -10,6 +10,7 @@ package browsertest
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -114,6 +115,30 @@ func New(t testing.TB, limit time.Duration, flags ...chromedp.ExecAllocatorOptio
 // the default, on animation frames, never fires in a background tab.
 func Poll(expr string) chromedp.Action[bool] {
 	return chromedp.Poll[bool](expr, chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(2*time.Minute)) // only ends a broken run
+}
+
+// Click waits until an element matches the CSS selector and clicks it, in
+// one turn of the page's JavaScript: a page that replaces its body as it
+// renders cannot swap the node between finding and clicking it (as it can
+// between chromedp.Click's query and click, on a loaded machine).
+func Click(selector string) chromedp.Action[chromedp.Void] {
+	return Until(fmt.Sprintf(`(() => { const e = document.querySelector(%s); if (!e) return false; e.click(); return true })()`, jsString(selector)))
+}
+
+// Until is Poll as a step of chromedp.Do: it waits until the JavaScript
+// expression is true.
+func Until(expr string) chromedp.Action[chromedp.Void] {
+	poll := Poll(expr)
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		_, err := poll(ctx, t)
+		return chromedp.Void{}, err
+	}
+}
+
+// jsString quotes s as a JavaScript string literal.
+func jsString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }
 
 // Eval evaluates expr (a Promise of a JSON-able value) into out.
