@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -146,18 +147,8 @@ func (g *graph) dependentsOf(uid string) []*node {
 		deps = append(deps, d)
 	}
 	// The uid order makes a pass's requests the same every time.
-	slices.SortFunc(deps, func(a, b *node) int { return cmpString(a.uid, b.uid) })
+	slices.SortFunc(deps, func(a, b *node) int { return strings.Compare(a.uid, b.uid) })
 	return deps
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // storedMeta is what the collector reads of a stored object.
@@ -243,11 +234,15 @@ func (gc *garbageCollector) keysOf(ev store.Event, q queue) {
 		old = gc.graph.byName[nameKey{n.res.GroupResource(), n.ns, n.name}]
 		gc.graph.put(n)
 	}
+	// The dependents' fate changes when their owner goes, is replaced by
+	// another object of its name, or is being deleted.
 	var deps []*node
-	for _, x := range []*node{old, n} {
-		if x != nil && (x == old && n == nil || x.deleting || old != nil && n != nil && old.uid != n.uid) {
-			deps = append(deps, gc.graph.dependentsOf(x.uid)...)
-		}
+	replaced := old != nil && n != nil && old.uid != n.uid
+	if old != nil && (n == nil || replaced) {
+		deps = append(deps, gc.graph.dependentsOf(old.uid)...)
+	}
+	if n != nil && (n.deleting || replaced) {
+		deps = append(deps, gc.graph.dependentsOf(n.uid)...)
 	}
 	gc.mu.Unlock()
 	for _, x := range []*node{old, n} {

@@ -77,15 +77,6 @@ func (k *storeKeys) ofKind(gk schema.GroupKind) *catalog.Resource {
 	return k.byKind[gk]
 }
 
-// key is the store key of an object of res.
-func storeKey(res *catalog.Resource, ns, name string) string {
-	k := "/registry/" + catalog.StorageOf(res).Prefix + "/"
-	if res.Namespaced {
-		k += ns + "/"
-	}
-	return k + name
-}
-
 // apiPath is the URL of an object of res.
 func apiPath(res *catalog.Resource, ns, name string) string {
 	p := "/api/v1"
