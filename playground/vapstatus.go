@@ -93,21 +93,9 @@ type statusPolicy struct {
 	} `json:"status"`
 }
 
-// generations is all keysOf decodes of a stored policy.
-type generations struct {
-	Metadata struct {
-		Generation int64 `json:"generation"`
-	} `json:"metadata"`
-	Status struct {
-		ObservedGeneration int64 `json:"observedGeneration"`
-	} `json:"status"`
-}
-
 // stale reports whether the status has not observed the current
 // generation: the controller checks such a policy, whatever its
 // typeChecking, as kube-controller-manager does.
-func (g generations) stale() bool { return g.Metadata.Generation > g.Status.ObservedGeneration }
-
 func (p statusPolicy) stale() bool { return p.Metadata.Generation > p.Status.ObservedGeneration }
 
 // served reports whether the emulated release serves v1 policies.
@@ -144,8 +132,8 @@ func (c *policyStatusController) keysOf(ev store.Event, q queue) {
 	if !ok || ev.Type == store.Deleted {
 		return
 	}
-	var g generations
-	if err := json.Unmarshal(ev.KV.Value, &g); err == nil && !g.stale() {
+	var p statusPolicy
+	if err := json.Unmarshal(ev.KV.Value, &p); err == nil && !p.stale() {
 		return
 	}
 	q.Add(name)

@@ -166,7 +166,7 @@ func (wl *workloads) reconcile(ctx context.Context, key string) (time.Duration, 
 	ns, name, _ := strings.Cut(rest, "/")
 	switch resource {
 	case "deployments":
-		d, err := get(ctx, wl.deployments, workloadCollection("apps/v1", "deployments", ns)+"/"+url.PathEscape(name))
+		d, err := get(ctx, wl.deployments, namedPath("apps/v1", "deployments", ns, name))
 		if err != nil || d == nil || deleting(d) {
 			return 0, err
 		}
@@ -176,7 +176,7 @@ func (wl *workloads) reconcile(ctx context.Context, key string) (time.Duration, 
 		}
 		return 0, wl.syncDeployment(ctx, d, owned(rss)[strOf(d, "metadata", "uid")])
 	case "replicasets":
-		rs, err := get(ctx, wl.replicaSets, workloadCollection("apps/v1", "replicasets", ns)+"/"+url.PathEscape(name))
+		rs, err := get(ctx, wl.replicaSets, namedPath("apps/v1", "replicasets", ns, name))
 		if err != nil || rs == nil || deleting(rs) {
 			return 0, err
 		}
@@ -186,7 +186,7 @@ func (wl *workloads) reconcile(ctx context.Context, key string) (time.Duration, 
 		}
 		return 0, wl.syncReplicaSet(ctx, rs, owned(pods)[strOf(rs, "metadata", "uid")])
 	case "jobs":
-		job, err := get(ctx, wl.jobs, workloadCollection("batch/v1", "jobs", ns)+"/"+url.PathEscape(name))
+		job, err := get(ctx, wl.jobs, namedPath("batch/v1", "jobs", ns, name))
 		if err != nil || job == nil || deleting(job) || mapOf(job, "status")["completionTime"] != nil {
 			return 0, err
 		}
@@ -196,7 +196,7 @@ func (wl *workloads) reconcile(ctx context.Context, key string) (time.Duration, 
 		}
 		return 0, wl.syncJob(ctx, job, owned(pods)[strOf(job, "metadata", "uid")])
 	case "pods":
-		p, err := get(ctx, wl.pods, workloadCollection("", "pods", ns)+"/"+url.PathEscape(name))
+		p, err := get(ctx, wl.pods, namedPath("", "pods", ns, name))
 		if err != nil || p == nil || deleting(p) {
 			return 0, err
 		}
@@ -286,11 +286,12 @@ func owned(objs []object) map[string][]object {
 }
 
 func objectPath(group, resource string, o object) string {
-	prefix := "/apis/" + group
-	if group == "" {
-		prefix = "/api/v1"
-	}
-	return prefix + "/namespaces/" + url.PathEscape(strOf(o, "metadata", "namespace")) + "/" + resource + "/" + url.PathEscape(strOf(o, "metadata", "name"))
+	return namedPath(group, resource, strOf(o, "metadata", "namespace"), strOf(o, "metadata", "name"))
+}
+
+// namedPath is the URL of the object name in ns.
+func namedPath(group, resource, ns, name string) string {
+	return workloadCollection(group, resource, ns) + "/" + url.PathEscape(name)
 }
 
 func workloadCollection(group, resource, ns string) string {
