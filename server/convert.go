@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"maps"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -75,24 +76,26 @@ func toStorage(r *catalog.Resource, obj object) object {
 	return out
 }
 
-// convertsOnRead reports whether fromStorage changes more of r's objects
-// than their kind and apiVersion.
-func convertsOnRead(r *catalog.Resource) bool {
-	return r.Custom != nil || isEventsV1(r) || isAutoscalingV1(r) || isAutoscalingV2beta1(r) || isIngressV1beta1(r) ||
-		isEndpointSliceV1beta1(r) || isPriorityLevelBeforeV1beta3(r) || isCRDV1beta1(r)
+// readConversion changes, in place, a decoded stored object of the
+// resources it applies to.
+type readConversion struct {
+	applies func(*catalog.Resource) bool
+	convert func(*catalog.Resource, object)
 }
 
-// fromStorage converts a freshly decoded stored object, in place, to r's
-// version (see convertsOnRead, which names every conversion here).
-func fromStorage(r *catalog.Resource, obj object) {
-	if r.Custom != nil {
-		// As kube-apiserver, a custom object is read through its version's
-		// schema as it is now: what it does not know is dropped, its
-		// defaults are set.
+// readConversions are what fromStorage does to a stored object of the
+// resources each applies to, beyond setting its kind and apiVersion, in
+// order. convertsOnRead reads the same list, so an object is never sent as
+// stored when a conversion applies to it.
+var readConversions = []readConversion{
+	// As kube-apiserver, a custom object is read through its version's
+	// schema as it is now: what it does not know is dropped, its defaults
+	// are set.
+	{func(r *catalog.Resource) bool { return r.Custom != nil }, func(r *catalog.Resource, obj object) {
 		r.Custom.Schema.Prune(obj)
 		r.Custom.Schema.ApplyDefaults(obj)
-	}
-	if isEventsV1(r) {
+	}},
+	{isEventsV1, func(_ *catalog.Resource, obj object) {
 		for core, v1 := range eventFieldsV1 {
 			renameField(obj, core, v1)
 		}
@@ -102,24 +105,30 @@ func fromStorage(r *catalog.Resource, obj object) {
 				delete(obj, k)
 			}
 		}
-	}
-	if isAutoscalingV1(r) {
-		hpaToV1(obj)
-	}
-	if isAutoscalingV2beta1(r) {
-		hpaToV2beta1(obj)
-	}
-	if isIngressV1beta1(r) {
-		ingressFromV1(obj)
-	}
-	if isEndpointSliceV1beta1(r) {
-		endpointSliceFromV1(obj)
-	}
-	if isPriorityLevelBeforeV1beta3(r) {
+	}},
+	{isAutoscalingV1, func(_ *catalog.Resource, obj object) { hpaToV1(obj) }},
+	{isAutoscalingV2beta1, func(_ *catalog.Resource, obj object) { hpaToV2beta1(obj) }},
+	{isIngressV1beta1, func(_ *catalog.Resource, obj object) { ingressFromV1(obj) }},
+	{isEndpointSliceV1beta1, func(_ *catalog.Resource, obj object) { endpointSliceFromV1(obj) }},
+	{isPriorityLevelBeforeV1beta3, func(_ *catalog.Resource, obj object) {
 		renameConcurrencyShares(obj, "nominalConcurrencyShares", "assuredConcurrencyShares")
-	}
-	if isCRDV1beta1(r) {
-		crdFromV1(obj)
+	}},
+	{isCRDV1beta1, func(_ *catalog.Resource, obj object) { crdFromV1(obj) }},
+}
+
+// convertsOnRead reports whether fromStorage changes more of r's objects
+// than their kind and apiVersion.
+func convertsOnRead(r *catalog.Resource) bool {
+	return slices.ContainsFunc(readConversions, func(c readConversion) bool { return c.applies(r) })
+}
+
+// fromStorage converts a freshly decoded stored object, in place, to r's
+// version.
+func fromStorage(r *catalog.Resource, obj object) {
+	for _, c := range readConversions {
+		if c.applies(r) {
+			c.convert(r, obj)
+		}
 	}
 	obj["apiVersion"] = r.APIVersion()
 	obj["kind"] = r.Kind
