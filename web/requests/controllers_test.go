@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gorilla/websocket"
 
 	"kubeplay/playground/journal"
 	"kubeplay/server/audit"
@@ -183,26 +182,7 @@ func TestHandler_liveHidesControllers(t *testing.T) {
 	srv := httptest.NewServer(requests.New(j))
 	defer srv.Close()
 	wsURL := "ws" + strings.TrimPrefix(srv.URL, "http") + "/ui/requests/live?after=1&controllers=hide"
-	conn, _, err := websocket.DefaultDialer.Dial(wsURL, http.Header{"Origin": {srv.URL}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	type message struct {
-		Seq       int64
-		HTML      string
-		EventHTML string
-		Hidden    bool
-	}
-	next := func() message {
-		t.Helper()
-		conn.SetReadDeadline(time.Now().Add(waitLimit(t)))
-		var m message
-		if err := conn.ReadJSON(&m); err != nil {
-			t.Fatalf("reading: %v", err)
-		}
-		return m
-	}
+	next := dialLive(t, srv.URL, wsURL)
 
 	send(t, h, "DELETE", "/api/v1/namespaces/gone/configmaps", namespaceController, "") // seq 2
 	if m := next(); m.Seq != 2 || !m.Hidden || m.HTML != "" {

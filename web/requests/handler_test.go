@@ -84,6 +84,35 @@ func TestHandler_page(t *testing.T) {
 	}
 }
 
+// liveMessage is one message of the live log's WebSocket.
+type liveMessage struct {
+	Seq       int64
+	HTML      string
+	EventHTML string
+	Index     int
+	Hidden    bool
+}
+
+// dialLive opens the live log at wsURL as a page of origin would, and
+// returns a function that reads its next message.
+func dialLive(t *testing.T, origin, wsURL string) func() liveMessage {
+	t.Helper()
+	conn, _, err := websocket.DefaultDialer.Dial(wsURL, http.Header{"Origin": {origin}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return func() liveMessage {
+		t.Helper()
+		conn.SetReadDeadline(time.Now().Add(waitLimit(t)))
+		var m liveMessage
+		if err := conn.ReadJSON(&m); err != nil {
+			t.Fatalf("reading: %v", err)
+		}
+		return m
+	}
+}
+
 func TestHandler_live(t *testing.T) {
 	j := journal.New(journal.Limits{}, nil)
 	events := make(chan string)
@@ -100,26 +129,7 @@ func TestHandler_live(t *testing.T) {
 		}
 	})
 
-	conn, _, err := websocket.DefaultDialer.Dial(wsURL, http.Header{"Origin": {srv.URL}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	type message struct {
-		Seq       int64
-		HTML      string
-		EventHTML string
-		Index     int
-	}
-	next := func() message {
-		t.Helper()
-		conn.SetReadDeadline(time.Now().Add(waitLimit(t)))
-		var m message
-		if err := conn.ReadJSON(&m); err != nil {
-			t.Fatalf("reading: %v", err)
-		}
-		return m
-	}
+	next := dialLive(t, srv.URL, wsURL)
 
 	send(t, h, "GET", "/api/v1/pods", "Go-http-client/1.1", "")                      // filtered out
 	send(t, h, "DELETE", "/api/v1/namespaces/default/pods/p", "kubectl/v1.35.0", "") // seq 3
