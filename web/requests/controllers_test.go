@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-
 	"kubeplay/playground/journal"
 	"kubeplay/server/audit"
 	"kubeplay/web/internal/htmltest"
