@@ -46,17 +46,14 @@ func (db *DB) CreateAll(ctx context.Context, kvs []KeyValue) (int64, error) {
 	events := make([]Event, len(kvs))
 	for i, kv := range kvs {
 		// The transaction sees its own rows: a key twice is found here too.
-		var deleted bool
-		var rev int64
-		err := tx.QueryRow(latestSQL, []byte(kv.Key)).Scan(&rev, new([]byte), new(int64), &deleted)
-		switch {
-		case errors.Is(err, sql.ErrNoRows) || (err == nil && deleted):
-		case err != nil:
+		cur, err := latest(dctx, tx, kv.Key)
+		if err != nil {
 			return 0, db.fail(err)
-		default:
+		}
+		if cur != nil {
 			return 0, fmt.Errorf("%w: %q", ErrExists, kv.Key)
 		}
-		rev = first + int64(i)
+		rev := first + int64(i)
 		value := bytes.Clone(kv.Value)
 		if value == nil {
 			value = []byte{} // NOT NULL; go-sqlite3 binds a nil slice as NULL
@@ -70,11 +67,7 @@ func (db *DB) CreateAll(ctx context.Context, kvs []KeyValue) (int64, error) {
 		return 0, db.fail(err)
 	}
 	last := first - 1 + int64(len(kvs))
-	db.rev.Store(last)
-	db.historyChanged()
-	for _, ev := range events {
-		db.publish(ev)
-	}
+	db.committed(last, events...)
 	return last, nil
 }
 
@@ -137,7 +130,7 @@ func (db *DB) write(ctx context.Context, key string, decide func(cur *KeyValue, 
 		return Event{}, ErrClosed
 	}
 	dctx := dbctx(ctx)
-	cur, err := db.latest(dctx, key)
+	cur, err := latest(dctx, db.sql, key)
 	if err != nil {
 		return Event{}, db.fail(err)
 	}
@@ -161,17 +154,31 @@ func (db *DB) write(ctx context.Context, key string, decide func(cur *KeyValue, 
 	if err != nil {
 		return Event{}, db.fail(err)
 	}
-	db.rev.Store(rev)
-	db.historyChanged()
-	db.publish(ev)
+	db.committed(rev, ev)
 	return ev, nil
 }
 
+// committed records that the writes up to rev are in the database, and
+// publishes their events; it requires db.mu, so that watchers see writes in
+// commit order.
+func (db *DB) committed(rev int64, events ...Event) {
+	db.rev.Store(rev)
+	db.historyChanged()
+	for _, ev := range events {
+		db.publish(ev)
+	}
+}
+
+// rowQuerier is the database or a transaction in it.
+type rowQuerier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
 // latest returns key's current value, or nil if it does not exist.
-func (db *DB) latest(ctx context.Context, key string) (*KeyValue, error) {
+func latest(ctx context.Context, q rowQuerier, key string) (*KeyValue, error) {
 	kv := KeyValue{Key: key}
 	var deleted bool
-	err := db.sql.QueryRowContext(ctx, latestSQL, []byte(key)).Scan(&kv.ModRevision, &kv.Value, &kv.CreateRevision, &deleted)
+	err := q.QueryRowContext(ctx, latestSQL, []byte(key)).Scan(&kv.ModRevision, &kv.Value, &kv.CreateRevision, &deleted)
 	if errors.Is(err, sql.ErrNoRows) || (err == nil && deleted) {
 		return nil, nil
 	}
