@@ -21,8 +21,8 @@ import (
 var systemNamespaces = []string{"default", "kube-node-lease", "kube-public", "kube-system"}
 
 // prebuiltBootstrap holds the bootstrap objects (bootstrapObjects) as the
-// bootstrap stores them on an empty store, one a line: the prefix of its
-// collection, its key and its stored value, separated by tabs. Their uid,
+// bootstrap stores them on an empty store, one a line: its key and its
+// stored value, separated by a tab. Their uid,
 // creationTimestamp and managedFields time are placeholders, which a new
 // cluster fills in (prebuiltObjects): every cluster gets uids of its own
 // and objects created when it started, and none pays for preparing the
@@ -103,7 +103,7 @@ func (s *Server) bootstrap(ctx context.Context) error {
 	if err != nil || len(missing) == 0 {
 		return err
 	}
-	return s.createMissing(ctx)
+	return s.createMissing(ctx, missing)
 }
 
 // missing returns those of keys that are not stored, with one List per
@@ -131,27 +131,20 @@ func (s *Server) missing(ctx context.Context, keys []string) (map[string]bool, e
 	return missing, nil
 }
 
-// createMissing stores the bootstrap objects that are missing one at a
-// time, as any create (defaults, managedFields, the Service's address).
-func (s *Server) createMissing(ctx context.Context) error {
+// createMissing stores the bootstrap objects whose keys are missing, one
+// at a time, as any create (defaults, managedFields, the Service's address).
+func (s *Server) createMissing(ctx context.Context, missing map[string]bool) error {
 	objs, err := bootstrapObjects()
 	if err != nil {
 		return err
 	}
-	keys := make([]string, len(objs))
-	resources := make([]*catalog.Resource, len(objs))
-	for i, obj := range objs {
-		if resources[i], keys[i], err = bootstrapKey(obj); err != nil {
+	for _, obj := range objs {
+		res, key, err := bootstrapKey(obj)
+		if err != nil {
 			return err
 		}
-	}
-	missing, err := s.missing(ctx, keys)
-	if err != nil {
-		return err
-	}
-	for i, obj := range objs {
-		if missing[keys[i]] {
-			if err := s.createBootstrap(ctx, resources[i], keys[i], obj); err != nil {
+		if missing[key] {
+			if err := s.createBootstrap(ctx, res, key, obj); err != nil {
 				return err
 			}
 		}
