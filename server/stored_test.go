@@ -276,3 +276,41 @@ func waitServed(t *testing.T, h http.Handler, path string) {
 	}
 	t.Fatalf("%s is not served", path)
 }
+
+// The items of a built-in list come in the field order kube-apiserver
+// v1.35.4 sends them in, as recorded from it (with the uid, times and
+// resourceVersion, which differ, left out): no kind or apiVersion, metadata
+// first in ObjectMeta's order, then the type's fields; with and without a
+// label selector. (TestStoredAnswers_SameAsDecoded holds the decoding path
+// to the same bytes.)
+func TestList_ItemFieldOrder(t *testing.T) {
+	h := newTestServer(t)
+	if w := serve(h, "POST", "/api/v1/namespaces/default/configmaps", "application/json",
+		`{"metadata":{"name":"order","labels":{"a":"b"}},"data":{"k":"v"}}`); w.Code != 201 {
+		t.Fatalf("create: %d %s", w.Code, w.Body)
+	}
+	// From the oracle: {"metadata":{"name":"order","namespace":"default","uid":…,
+	// "resourceVersion":…,"creationTimestamp":…,"labels":{"a":"b"},"managedFields":[…]},"data":{"k":"v"}}
+	want := []string{`{"metadata":{"name":"order","namespace":"default","uid":"`, `","resourceVersion":"`,
+		`","creationTimestamp":"`, `","labels":{"a":"b"},"managedFields":[`, `]},"data":{"k":"v"}}`}
+	for _, path := range []string{"/api/v1/namespaces/default/configmaps", "/api/v1/namespaces/default/configmaps?labelSelector=a%3Db"} {
+		req := httptest.NewRequest("GET", path, nil)
+		req.Header.Set("Accept", "application/json")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		var list struct {
+			Items []json.RawMessage `json:"items"`
+		}
+		if err := json.Unmarshal(w.Body.Bytes(), &list); err != nil || len(list.Items) != 1 {
+			t.Fatalf("%s: %v %s", path, err, w.Body)
+		}
+		item, at := string(list.Items[0]), 0
+		for _, part := range want {
+			i := strings.Index(item[at:], part)
+			if i < 0 {
+				t.Fatalf("%s: item %s lacks %q after byte %d", path, item, part, at)
+			}
+			at += i + len(part)
+		}
+	}
+}
