@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"compress/gzip"
 	"crypto/sha512"
 	"crypto/tls"
 	"encoding/hex"
@@ -41,7 +42,7 @@ const maxExchangeBody = 64 << 10
 // Audit-Id, priority-and-fairness uids) identify one request or one server.
 var exchangeHeaders = []string{
 	"Cache-Control", "Content-Type", "Etag", "Vary", "X-Content-Type-Options", "Location", "Expires",
-	"Last-Modified", "Accept-Ranges",
+	"Last-Modified", "Accept-Ranges", "Content-Encoding",
 }
 
 func (e *exchange) request(t *testing.T, base string) *http.Request {
@@ -60,7 +61,16 @@ func (e *exchange) request(t *testing.T, base string) *http.Request {
 func (e *exchange) read(t *testing.T, resp *http.Response) {
 	t.Helper()
 	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
+	var body io.Reader = resp.Body
+	if resp.Header.Get("Content-Encoding") == "gzip" {
+		// Compared as what it stands for: two compressors differ in bytes.
+		zr, err := gzip.NewReader(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body = zr
+	}
+	b, err := io.ReadAll(body)
 	if err != nil {
 		t.Fatal(err)
 	}

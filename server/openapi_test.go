@@ -119,6 +119,11 @@ func TestOpenAPIV2_MatchesOracle(t *testing.T) {
 		{Method: http.MethodGet, Path: "/openapi/v3/apis//apps/v1"},
 		{Method: http.MethodGet, Path: "/openapi"},
 		{Method: http.MethodGet, Path: "/openapi/v4"},
+		// Compressed when asked for: JSON and protobuf; not a HEAD, nor for gzip;q=0.
+		{Method: http.MethodGet, Path: "/openapi/v2", Header: map[string]string{"Accept-Encoding": "gzip"}},
+		{Method: http.MethodGet, Path: "/openapi/v2", Header: map[string]string{"Accept-Encoding": "deflate, gzip", "Accept": protobuf}},
+		{Method: http.MethodHead, Path: "/openapi/v2", Header: map[string]string{"Accept-Encoding": "gzip"}},
+		{Method: http.MethodGet, Path: "/openapi/v2", Header: map[string]string{"Accept-Encoding": "gzip;q=0"}},
 	}
 	oracle, send := exchanges(t, newTestServer(t), requests)
 	etag := map[string]string{"If-None-Match": oracle[0].ResponseHeader["Etag"]}

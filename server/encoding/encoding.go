@@ -12,6 +12,7 @@ import (
 	"mime"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -278,7 +279,7 @@ func WriteAs(w http.ResponseWriter, r *http.Request, code int, v any, mt string)
 // gzipped reports whether a body of size bytes is compressed for r's
 // client, and if so says so in w's headers.
 func gzipped(w http.ResponseWriter, r *http.Request, size int) bool {
-	if size < gzipThreshold || !acceptsGzip(r) {
+	if size < gzipThreshold || !AcceptsGzip(r) {
 		return false
 	}
 	w.Header().Set("Content-Encoding", "gzip")
@@ -342,9 +343,9 @@ func closeGzip(zw *gzip.Writer) {
 // compressed, one byte less is not.
 const gzipThreshold = 128 * 1024
 
-// acceptsGzip reports whether the client lists a plain "gzip" (kube-apiserver
+// AcceptsGzip reports whether the client lists a plain "gzip" (kube-apiserver
 // ignores "gzip;q=...", "GZIP" and "*").
-func acceptsGzip(r *http.Request) bool {
+func AcceptsGzip(r *http.Request) bool {
 	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
 		if strings.TrimSpace(part) == "gzip" {
 			return true
@@ -357,7 +358,8 @@ func acceptsGzip(r *http.Request) bool {
 // the user agents kube-apiserver indents for (curl, Wget, browsers).
 func Pretty(r *http.Request) bool {
 	if p := r.URL.Query().Get("pretty"); p != "" {
-		return p == "true" || p == "1"
+		on, _ := strconv.ParseBool(p) // as kube-apiserver: "True" and "t" too, "yes" not
+		return on
 	}
 	ua := r.UserAgent()
 	return strings.HasPrefix(ua, "curl") || strings.HasPrefix(ua, "Wget") || strings.HasPrefix(ua, "Mozilla/5.0")
@@ -385,4 +387,44 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 // BadRequest returns a 400 Status with message.
 func BadRequest(format string, args ...any) error {
 	return apierrors.NewBadRequest(fmt.Sprintf(format, args...))
+}
+
+// Gzip wraps w so that a 200 answer's body goes gzip-compressed, as
+// kube-apiserver sends its OpenAPI v2 document to a client that accepts it;
+// other answers (304, 206, errors) go as they are. done ends the stream.
+func Gzip(w http.ResponseWriter) (gw http.ResponseWriter, done func()) {
+	g := &gzipResponse{ResponseWriter: w}
+	return g, func() {
+		if g.zw != nil {
+			closeGzip(g.zw)
+		}
+	}
+}
+
+type gzipResponse struct {
+	http.ResponseWriter
+	zw          *gzip.Writer
+	wroteHeader bool
+}
+
+func (g *gzipResponse) WriteHeader(code int) {
+	if g.wroteHeader {
+		return
+	}
+	g.wroteHeader = true
+	if code == http.StatusOK {
+		h := g.Header()
+		h.Del("Content-Length") // of the uncompressed body
+		h.Set("Content-Encoding", "gzip")
+		g.zw = newGzip(g.ResponseWriter)
+	}
+	g.ResponseWriter.WriteHeader(code)
+}
+
+func (g *gzipResponse) Write(b []byte) (int, error) {
+	g.WriteHeader(http.StatusOK)
+	if g.zw != nil {
+		return g.zw.Write(b)
+	}
+	return g.ResponseWriter.Write(b)
 }

@@ -14,6 +14,8 @@ import (
 
 	openapi_v2 "github.com/google/gnostic-models/openapiv2"
 	"google.golang.org/protobuf/proto"
+
+	"kubeplay/server/encoding"
 )
 
 // recordedV2 is the OpenAPI v2 document kube-apiserver v1.35.4 serves at
@@ -91,6 +93,12 @@ func (h *Handler) serveV2(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	header.Set("Etag", etag)
+	if r.Method == http.MethodGet && encoding.AcceptsGzip(r) {
+		// 2 MB of JSON is 0.2 MB gzipped; kube-apiserver compresses it too.
+		gw, done := encoding.Gzip(w)
+		defer done()
+		w = gw
+	}
 	http.ServeContent(w, r, "", h.modTime, bytes.NewReader(body))
 }
 
