@@ -156,7 +156,7 @@ func requestAttributes(r *http.Request, user *authn.User) authz.Attributes {
 		attrs.Verb = "watch"
 	case name == "" && attrs.Verb == "get":
 		attrs.Verb = "list"
-		if isTrue(q.Get("watch")) {
+		if queryBool(q, "watch") {
 			attrs.Verb = "watch"
 		}
 		// A list or watch of one object by field selector is authorized as

@@ -76,12 +76,12 @@ func deleteOptions(r *http.Request) (*metav1.DeleteOptions, error) {
 		p := metav1.DeletionPropagation(v)
 		opts.PropagationPolicy = &p
 	}
-	if v, ok := q["orphanDependents"]; ok && len(v) > 0 {
-		b := v[0] != "false" // the parameter codec reads anything else as true
+	if q.Has("orphanDependents") {
+		b := queryBool(q, "orphanDependents")
 		opts.OrphanDependents = &b
 	}
-	if v := q.Get("ignoreStoreReadErrorWithClusterBreakingPotential"); v != "" {
-		b := v != "false"
+	if q.Has("ignoreStoreReadErrorWithClusterBreakingPotential") {
+		b := queryBool(q, "ignoreStoreReadErrorWithClusterBreakingPotential")
 		opts.IgnoreStoreReadErrorWithClusterBreakingPotential = &b
 	}
 	opts.DryRun = q["dryRun"]

@@ -97,8 +97,20 @@ func verbFor(method string, collection, watchParam, watchPath bool) string {
 	return ""
 }
 
-// isTrue parses the boolean query parameters kube-apiserver accepts ("true", "1").
-func isTrue(s string) bool { return s == "true" || s == "1" }
+// queryBool reads a boolean query parameter as kube-apiserver's parameter
+// codec does: present with any value but "false" or "0" (in any case) is
+// true, so the Python client's watch=True is a watch and a bare ?watch too.
+func queryBool(q url.Values, name string) bool {
+	v, ok := q[name]
+	if !ok || len(v) == 0 {
+		return false
+	}
+	switch strings.ToLower(v[0]) {
+	case "false", "0":
+		return false
+	}
+	return true
+}
 
 // splitPath splits a URL path into its non-empty segments.
 func splitPath(p string) []string {

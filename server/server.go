@@ -283,7 +283,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, gv schema
 	}
 	req := &request{group: gv.Group, version: gv.Version, namespace: ns, resource: resource, name: name, subresource: sub, res: res,
 		fieldValidation: r.URL.Query().Get("fieldValidation"), query: r.URL.Query()}
-	req.verb = verbFor(r.Method, name == "", isTrue(r.URL.Query().Get("watch")), watchPath)
+	req.verb = verbFor(r.Method, name == "", queryBool(r.URL.Query(), "watch"), watchPath)
 	if sub == "token" && r.Method == http.MethodPost {
 		req.verb = "create" // serviceaccounts/token
 	}
