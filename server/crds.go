@@ -17,6 +17,7 @@ import (
 	"kubeplay/server/celeval"
 	"kubeplay/server/openapi"
 	"kubeplay/server/structural"
+	"kubeplay/store"
 )
 
 // CustomResourceDefinitions are served by the server itself: kube-apiserver
@@ -264,7 +265,7 @@ func (s *Server) establish(ctx context.Context, crd object) error {
 	if err != nil {
 		return storeError(res, name, err)
 	}
-	if out, err = s.commitUpdate(ctx, res, "", name, out, kv.ModRevision, false); err != nil {
+	if out, err = s.commitUpdate(ctx, res, "", name, out, kv, false); err != nil {
 		return err
 	}
 	s.setCustom(name, customResources(out))
@@ -404,18 +405,18 @@ func (s *Server) cleanupCRD(ctx context.Context, name string) error {
 			if err != nil {
 				return err
 			}
-			return s.terminatingCondition(ctx, crd, kv.ModRevision, "InstanceDeletionInProgress", "CustomResource deletion is in progress")
+			return s.terminatingCondition(ctx, crd, kv, "InstanceDeletionInProgress", "CustomResource deletion is in progress")
 		}
 	}
 	s.setCustom(name, nil)
 	setFinalizers(crd, slices.DeleteFunc(finalizers(crd), func(f string) bool { return f == crdCleanupFinalizer }))
-	_, err = s.commitUpdate(ctx, res, "", name, crd, kv.ModRevision, false)
+	_, err = s.commitUpdate(ctx, res, "", name, crd, kv, false)
 	return err
 }
 
 // terminatingCondition sets the reason and message of a deleted CRD's
 // Terminating condition, if they changed.
-func (s *Server) terminatingCondition(ctx context.Context, crd object, rev int64, reason, message string) error {
+func (s *Server) terminatingCondition(ctx context.Context, crd object, live store.KeyValue, reason, message string) error {
 	old := deepCopyObject(crd)
 	for _, c := range listOf(mapAt(crd, "status"), "conditions") {
 		m, _ := c.(map[string]any)
@@ -426,7 +427,7 @@ func (s *Server) terminatingCondition(ctx context.Context, crd object, rev int64
 			if err != nil {
 				return err
 			}
-			_, err = s.commitUpdate(ctx, res, "", str(metadata(crd), "name"), out, rev, false)
+			_, err = s.commitUpdate(ctx, res, "", str(metadata(crd), "name"), out, live, false)
 			return err
 		}
 	}

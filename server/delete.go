@@ -380,7 +380,7 @@ func (s *Server) deleteObjectOnce(ctx context.Context, res *catalog.Resource, ns
 		} else {
 			obj["status"] = map[string]any{"phase": "Terminating"}
 		}
-		return s.writeDeleting(ctx, res, ns, name, obj, kv.ModRevision, isDryRun, code, false)
+		return s.writeDeleting(ctx, res, ns, name, obj, kv, isDryRun, code, false)
 	}
 
 	// A CRD first loses its objects (see cleanupCRD).
@@ -390,7 +390,7 @@ func (s *Server) deleteObjectOnce(ctx context.Context, res *catalog.Resource, ns
 		}
 		markCRDDeleting(obj, formatTime(s.now()))
 		md["deletionTimestamp"] = formatTime(s.now())
-		code, out, err := s.writeDeleting(ctx, res, ns, name, obj, kv.ModRevision, isDryRun, code, false)
+		code, out, err := s.writeDeleting(ctx, res, ns, name, obj, kv, isDryRun, code, false)
 		if err == nil && !isDryRun {
 			if o, ok := out.(object); ok {
 				s.setCustom(name, customResources(storedCRD(res, o)))
@@ -438,7 +438,7 @@ func (s *Server) deleteObjectOnce(ctx context.Context, res *catalog.Resource, ns
 		if !modified {
 			return answer() // nothing changes: no write, same resourceVersion
 		}
-		return s.writeDeleting(ctx, res, ns, name, obj, kv.ModRevision, isDryRun, code, wasDeleting)
+		return s.writeDeleting(ctx, res, ns, name, obj, kv, isDryRun, code, wasDeleting)
 	}
 
 	// Delete now. A pod's deletionTimestamp is written first, so watchers
@@ -475,8 +475,8 @@ func (s *Server) deleteObjectOnce(ctx context.Context, res *catalog.Resource, ns
 }
 
 // writeDeleting stores an object marked for deletion and answers with it.
-func (s *Server) writeDeleting(ctx context.Context, res *catalog.Resource, ns, name string, obj object, rev int64, isDryRun bool, code int, wasDeleting bool) (int, any, error) {
-	out, err := s.commitUpdate(ctx, res, ns, name, obj, rev, isDryRun)
+func (s *Server) writeDeleting(ctx context.Context, res *catalog.Resource, ns, name string, obj object, live store.KeyValue, isDryRun bool, code int, wasDeleting bool) (int, any, error) {
+	out, err := s.commitUpdate(ctx, res, ns, name, obj, live, isDryRun)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -53,7 +53,7 @@ func (s *Server) updateNamespacePart(w http.ResponseWriter, r *http.Request, req
 		return
 	}
 	apply(obj, old)
-	out, err := s.commitUpdate(r.Context(), req.res, "", req.name, old, kv.ModRevision, false)
+	out, err := s.commitUpdate(r.Context(), req.res, "", req.name, old, kv, false)
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return

@@ -198,7 +198,7 @@ func (s *Server) tryPatch(ctx context.Context, pr *patchRequest) (object, int, e
 			return nil, 0, err
 		}
 	}
-	out, err := s.commitUpdate(ctx, res, pr.namespace, pr.name, obj, kv.ModRevision, pr.dryRun)
+	out, err := s.commitUpdate(ctx, res, pr.namespace, pr.name, obj, kv, pr.dryRun)
 	if apierrors.IsConflict(err) {
 		// Recomputed on the new object, a patch that named the old
 		// resourceVersion fails the check above.

@@ -75,7 +75,7 @@ func (s *Server) customScale(w http.ResponseWriter, r *http.Request, req *reques
 			delete(m, "time")
 		}
 	}
-	out, err := s.commitUpdate(r.Context(), res, req.namespace, req.name, updated, kv.ModRevision, isDryRun)
+	out, err := s.commitUpdate(r.Context(), res, req.namespace, req.name, updated, kv, isDryRun)
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return

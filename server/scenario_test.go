@@ -16,6 +16,7 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -80,8 +81,51 @@ type step struct {
 	BadRequestFor500 string `json:"badRequestFor500,omitempty"`
 	// Sleep, when recording, waits this long before the request, for the
 	// real server's controllers to act (kubeplay's act in the write path).
-	Sleep    string    `json:"sleep,omitempty"`
-	Response *response `json:"response,omitempty"`
+	Sleep string `json:"sleep,omitempty"`
+	// SameResourceVersionAs, when set, is the index of an earlier step whose
+	// answer has the resourceVersion this one's must have (a write that
+	// changed nothing); checked on the oracle when recording too, as
+	// resourceVersions are otherwise normalized away.
+	SameResourceVersionAs *int      `json:"sameResourceVersionAs,omitempty"`
+	Response              *response `json:"response,omitempty"`
+}
+
+// rvRef is "{rv:N}" in a step's path: the resourceVersion of step N's answer.
+var rvRef = regexp.MustCompile(`\{rv:(\d+)\}`)
+
+// resolve returns st's path with its {rv:N} references filled in from the
+// answers before it, and checks st.SameResourceVersionAs on its answer.
+func (st step) resolve(t *testing.T, answers []*response) string {
+	t.Helper()
+	return rvRef.ReplaceAllStringFunc(st.Path, func(ref string) string {
+		n, _ := strconv.Atoi(rvRef.FindStringSubmatch(ref)[1])
+		return resourceVersionOf(t, answers[n])
+	})
+}
+
+func resourceVersionOf(t *testing.T, r *response) string {
+	t.Helper()
+	var obj struct {
+		Metadata struct {
+			ResourceVersion string `json:"resourceVersion"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(r.Body, &obj); err != nil || obj.Metadata.ResourceVersion == "" {
+		t.Fatalf("no resourceVersion in %s", r.Body)
+	}
+	return obj.Metadata.ResourceVersion
+}
+
+// checkSameResourceVersion reports a step whose answer should carry an
+// earlier answer's resourceVersion and does not.
+func (st step) checkSameResourceVersion(t *testing.T, label string, got *response, answers []*response) {
+	t.Helper()
+	if st.SameResourceVersionAs == nil {
+		return
+	}
+	if g, w := resourceVersionOf(t, got), resourceVersionOf(t, answers[*st.SameResourceVersionAs]); g != w {
+		t.Errorf("%s: resourceVersion %s, want %s (step %d's): the write changed nothing", label, g, w, *st.SameResourceVersionAs)
+	}
 }
 
 type response struct {
@@ -123,7 +167,7 @@ func readScenario(t *testing.T, path string) scenario {
 	return sc
 }
 
-func (st step) request(t *testing.T, base string) *http.Request {
+func (st step) request(t *testing.T, base string, answers []*response) *http.Request {
 	t.Helper()
 	var body io.Reader
 	ct := st.ContentType
@@ -148,7 +192,7 @@ func (st step) request(t *testing.T, base string) *http.Request {
 			ct = "application/json"
 		}
 	}
-	req, err := http.NewRequest(st.Method, base+st.Path, body)
+	req, err := http.NewRequest(st.Method, base+st.resolve(t, answers), body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,6 +209,7 @@ func (st step) request(t *testing.T, base string) *http.Request {
 func record(t *testing.T, in, golden string) {
 	sc := readScenario(t, in)
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	var answers []*response
 	for i := range sc.Steps {
 		st := &sc.Steps[i]
 		if st.Sleep != "" {
@@ -174,7 +219,7 @@ func record(t *testing.T, in, golden string) {
 			}
 			time.Sleep(d)
 		}
-		req := st.request(t, *oracleURL)
+		req := st.request(t, *oracleURL, answers)
 		if req.Header.Get("Authorization") == "" {
 			req.Header.Set("Authorization", "Bearer "+*oracleToken)
 		}
@@ -183,6 +228,8 @@ func record(t *testing.T, in, golden string) {
 			t.Fatal(err)
 		}
 		st.Response = readResponse(t, resp, st.CheckHeaders, st.CheckBytes)
+		st.checkSameResourceVersion(t, fmt.Sprintf("oracle step %d", i), st.Response, answers)
+		answers = append(answers, st.Response)
 		if st.Method != http.MethodGet && strings.Contains(st.Path, "/rbac.authorization.k8s.io/") {
 			// The oracle's authorizer reads RBAC objects through a cache:
 			// give it time to see this write before the next step.
@@ -276,9 +323,12 @@ func replay(t *testing.T, golden string) {
 	}
 	srv := httptest.NewServer(newTestServerWith(t, server.Options{FeatureGates: gates}))
 	defer srv.Close()
+	var answers []*response
 	for i, st := range sc.Steps {
-		got := readResponse(t, mustDo(t, st.request(t, srv.URL)), st.CheckHeaders, st.CheckBytes)
+		got := readResponse(t, mustDo(t, st.request(t, srv.URL, answers)), st.CheckHeaders, st.CheckBytes)
+		answers = append(answers, got)
 		label := fmt.Sprintf("step %d: %s %s", i, st.Method, st.Path)
+		st.checkSameResourceVersion(t, label, got, answers)
 		if st.BadRequestFor500 != "" {
 			st.Response = asBadRequest(t, label, st.Response)
 		}

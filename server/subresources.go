@@ -246,7 +246,7 @@ func (s *Server) commitScale(ctx context.Context, req *request, live object, kv 
 	}
 	(&unstructured.Unstructured{Object: obj}).SetManagedFields(parent)
 	prepareForUpdate(res, "scale", obj, live)
-	out, err := s.commitUpdate(ctx, res, req.namespace, req.name, obj, kv.ModRevision, isDryRun)
+	out, err := s.commitUpdate(ctx, res, req.namespace, req.name, obj, kv, isDryRun)
 	if apierrors.IsConflict(err) {
 		return nil, errRetry // the object changed since it was read
 	}

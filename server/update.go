@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -57,7 +58,6 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, req *request) {
 		encoding.WriteError(w, r, err)
 		return
 	}
-	expected := kv.ModRevision
 	if str(md, "resourceVersion") == "" && !unconditionalUpdate(res) {
 		encoding.WriteError(w, r, apierrors.NewInvalid(schema.GroupKind{Group: res.Group, Kind: res.Resource}, req.name, field.ErrorList{
 			field.Invalid(field.NewPath("metadata", "resourceVersion"), 0, "must be specified for an update")}))
@@ -124,7 +124,7 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, req *request) {
 			return
 		}
 	}
-	out, err := s.commitUpdate(r.Context(), res, req.namespace, req.name, obj, expected, isDryRun)
+	out, err := s.commitUpdate(r.Context(), res, req.namespace, req.name, obj, kv, isDryRun)
 	if err == nil && !isDryRun {
 		err = s.afterWrite(r.Context(), res, deepCopyObject(out))
 	}
@@ -179,28 +179,35 @@ func finalizers(obj object) []string {
 	return out
 }
 
-// commitUpdate writes obj over the object at revision expected. An object
-// being deleted whose last finalizer is gone is deleted instead, unless it
-// is still in its grace period (a pod, which its kubelet deletes).
-func (s *Server) commitUpdate(ctx context.Context, res *catalog.Resource, ns, name string, obj object, expected int64, isDryRun bool) (object, error) {
-	if isDryRun {
-		// As kube-apiserver, a dry run answers with the revision it would replace.
-		metadata(obj)["resourceVersion"] = strconv.FormatInt(expected, 10)
-		return obj, nil
-	}
+// commitUpdate writes obj over live, the stored object it was computed
+// from. An object being deleted whose last finalizer is gone is deleted
+// instead, unless it is still in its grace period (a pod, which its kubelet
+// deletes). As kube-apiserver, a write that would store the bytes already
+// stored stores nothing: the answer keeps live's resourceVersion and no
+// watcher hears of it, so a client that writes back what it read does not
+// wake every informer.
+func (s *Server) commitUpdate(ctx context.Context, res *catalog.Resource, ns, name string, obj object, live store.KeyValue, isDryRun bool) (object, error) {
+	expected := live.ModRevision
 	key := objectKey(res, ns, name)
 	if deleting(obj) && !hasFinalizers(res, obj) && int64Of(metadata(obj)["deletionGracePeriodSeconds"]) == 0 {
-		if _, _, err := s.store.Delete(ctx, key, expected); err != nil {
-			return nil, storeError(res, name, err)
+		if !isDryRun {
+			if _, _, err := s.store.Delete(ctx, key, expected); err != nil {
+				return nil, storeError(res, name, err)
+			}
+			s.journalWrite(ctx, res, key, expected, obj, true)
 		}
 		// kube-apiserver answers with the object at the revision it read.
 		metadata(obj)["resourceVersion"] = strconv.FormatInt(expected, 10)
-		s.journalWrite(ctx, res, key, expected, obj, true)
 		return obj, nil
 	}
 	value, err := encodeForStorage(res, obj)
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
+	}
+	if isDryRun || bytes.Equal(value, live.Value) {
+		// A dry run answers with the revision it would replace.
+		metadata(obj)["resourceVersion"] = strconv.FormatInt(expected, 10)
+		return obj, nil
 	}
 	rev, err := s.store.Update(ctx, key, value, expected)
 	if err != nil {
