@@ -140,7 +140,11 @@ func (s *canonScanner) metadata(l *Layout) bool {
 		}
 		rank, prev = r, key
 		vstart := s.i
-		if !s.value(2) {
+		if string(key) == "managedFields" {
+			if !s.managedFields() {
+				return false
+			}
+		} else if !s.value(2) {
 			return false
 		}
 		if string(key) == "labels" {
@@ -157,6 +161,73 @@ func (s *canonScanner) metadata(l *Layout) bool {
 				l.rv, l.rvBeforeBrace = s.i, true
 			}
 			s.i++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// managedFields scans metadata.managedFields as writeManagedFields writes
+// it: a list whose objects have their fields in managedFieldsOrder (any
+// others after them, by name).
+func (s *canonScanner) managedFields() bool {
+	if !s.lit("[") {
+		return false
+	}
+	if s.lit("]") {
+		return true
+	}
+	for {
+		if s.i >= len(s.b) || s.b[s.i] != '{' {
+			if !s.value(3) {
+				return false
+			}
+		} else if s.i++; !s.rankedObject(managedFieldsOrder, 4) {
+			return false
+		}
+		switch {
+		case s.lit(","):
+		case s.lit("]"):
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// rankedObject scans an object's members, s just past its opening brace,
+// whose fields come in order first, then any others by name; it leaves s
+// past the closing brace.
+func (s *canonScanner) rankedObject(order []string, depth int) bool {
+	if s.lit("}") {
+		return true
+	}
+	rank := func(key []byte) int {
+		for i, k := range order {
+			if string(key) == k {
+				return i
+			}
+		}
+		return len(order)
+	}
+	last, prev := -1, []byte(nil)
+	for {
+		key, ok := s.key()
+		if !ok {
+			return false
+		}
+		r := rank(key)
+		if r < last || r == last && (r < len(order) || bytes.Compare(key, prev) <= 0) {
+			return false
+		}
+		last, prev = r, key
+		if !s.value(depth) {
+			return false
+		}
+		switch {
+		case s.lit(","):
+		case s.lit("}"):
 			return true
 		default:
 			return false

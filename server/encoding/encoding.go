@@ -152,7 +152,12 @@ func MarshalObject(obj map[string]any) ([]byte, error) {
 	var b bytes.Buffer
 	if err := writeOrdered(&b, obj, topOrder, func(key string, v any) error {
 		if m, ok := v.(map[string]any); ok && key == "metadata" {
-			return writeOrdered(&b, m, metadataOrder, nil)
+			return writeOrdered(&b, m, metadataOrder, func(key string, v any) error {
+				if entries, ok := v.([]any); ok && key == "managedFields" {
+					return writeManagedFields(&b, entries)
+				}
+				return writeValue(&b, v)
+			})
 		}
 		return writeValue(&b, v)
 	}); err != nil {
@@ -202,6 +207,32 @@ func writeOrdered(b *bytes.Buffer, m map[string]any, first []string, write func(
 		}
 	}
 	b.WriteByte('}')
+	return nil
+}
+
+// managedFieldsOrder is the order of a ManagedFieldsEntry's fields in
+// kube-apiserver's JSON.
+var managedFieldsOrder = []string{"manager", "operation", "apiVersion", "time", "fieldsType", "fieldsV1", "subresource"}
+
+// writeManagedFields writes metadata.managedFields, each entry's fields in
+// managedFieldsOrder.
+func writeManagedFields(b *bytes.Buffer, entries []any) error {
+	b.WriteByte('[')
+	for i, e := range entries {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		var err error
+		if m, ok := e.(map[string]any); ok {
+			err = writeOrdered(b, m, managedFieldsOrder, nil)
+		} else {
+			err = writeValue(b, e)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	b.WriteByte(']')
 	return nil
 }
 
