@@ -396,7 +396,7 @@ func (s *Server) cleanupCRD(ctx context.Context, name string) error {
 				continue // waiting for its finalizers
 			}
 			md := metadata(obj)
-			_, _, err = s.deleteObject(ctx, custom, str(md, "namespace"), str(md, "name"), &metav1.DeleteOptions{}, nil)
+			_, _, err = s.deleteObject(withoutWarnings(ctx), custom, str(md, "namespace"), str(md, "name"), &metav1.DeleteOptions{})
 			if err != nil && !apierrors.IsNotFound(err) {
 				return err
 			}

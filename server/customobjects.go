@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 
 	"slices"
 	"strings"
@@ -54,7 +53,7 @@ func (s *Server) admitSchema(ctx context.Context, req *request, obj, old object)
 			case "Strict":
 				return encoding.BadRequest("%s in version %q cannot be handled as a %s: strict decoding error: %s", res.Kind, res.Version, res.Kind, strings.Join(unknownFields(unknown), ", "))
 			default:
-				req.warnings = append(req.warnings, unknownFields(unknown)...)
+				warn(ctx, unknownFields(unknown)...)
 			}
 		}
 		sch.ApplyDefaults(obj)
@@ -164,11 +163,4 @@ func statusOnly(res *catalog.Resource, obj, old object) object {
 		delete(md, "managedFields")
 	}
 	return out
-}
-
-// writeWarnings sets the Warning headers of a request's warnings.
-func writeWarnings(w http.ResponseWriter, req *request) {
-	for _, msg := range req.warnings {
-		w.Header().Add("Warning", fmt.Sprintf("299 - %q", msg))
-	}
 }

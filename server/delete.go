@@ -20,6 +20,7 @@ import (
 	"kubeplay/server/audit"
 	"kubeplay/server/catalog"
 	"kubeplay/server/encoding"
+	"kubeplay/server/validation"
 	"kubeplay/store"
 )
 
@@ -153,8 +154,7 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, req *request) {
 		encoding.WriteError(w, r, err)
 		return
 	}
-	code, out, err := s.deleteObject(r.Context(), req.res, req.namespace, req.name, opts, &req.warnings)
-	writeWarnings(w, req)
+	code, out, err := s.deleteObject(r.Context(), req.res, req.namespace, req.name, opts)
 	if err == nil && req.res.Custom != nil && len(opts.DryRun) == 0 {
 		err = s.cleanupCRD(r.Context(), req.res.Custom.CRD) // it may have been a deleted CRD's last object
 	}
@@ -178,18 +178,6 @@ func errImmortalNamespace(res *catalog.Resource, name string) error {
 	return apierrors.NewForbidden(res.GroupResource(), name, errors.New("this namespace may not be deleted"))
 }
 
-// defaultOrphans lists the types whose objects orphan their dependents when
-// a DELETE names no propagation policy, kept for compatibility with old
-// clients (kube-apiserver v1.35: core/v1 replicationcontrollers and batch/v1
-// jobs). Every other type deletes its dependents in the background.
-var defaultOrphans = map[string]bool{"/replicationcontrollers": true, "batch/jobs": true}
-
-// returnsDeletedObject lists the types whose DELETE answers with the object
-// rather than a Status, as kube-apiserver's registries for them do.
-var returnsDeletedObject = map[string]bool{"/pods": true, "/services": true, "/serviceaccounts": true, "/namespaces": true}
-
-func typeKey(res *catalog.Resource) string { return res.Group + "/" + res.Resource }
-
 func isPods(res *catalog.Resource) bool       { return res.Group == "" && res.Resource == "pods" }
 func isNamespaces(res *catalog.Resource) bool { return res.Group == "" && res.Resource == "namespaces" }
 
@@ -199,7 +187,7 @@ func isNamespaces(res *catalog.Resource) bool { return res.Group == "" && res.Re
 // changed is false when the set of finalizers stays the same.
 func gcFinalizers(res *catalog.Resource, obj object, opts *metav1.DeleteOptions) (out []string, changed bool) {
 	old := finalizers(obj)
-	orphan, foreground := defaultOrphans[typeKey(res)], false
+	orphan, foreground := strategyOf(res).orphansByDefault, false
 	switch {
 	case opts.OrphanDependents != nil:
 		orphan, foreground = *opts.OrphanDependents, false
@@ -225,14 +213,20 @@ func gcFinalizers(res *catalog.Resource, obj object, opts *metav1.DeleteOptions)
 	return out, !sameSet(old, out)
 }
 
-// gcFinalizerErrors refuses an object holding both cascade finalizers, which
-// ask for opposite things.
-func gcFinalizerErrors(obj object) field.ErrorList {
-	fs := finalizers(obj)
-	if slices.Contains(fs, FinalizerOrphan) && slices.Contains(fs, FinalizerForeground) {
-		return field.ErrorList{field.Invalid(field.NewPath("metadata", "finalizers"), fs, "finalizer orphan and foregroundDeletion cannot be both set")}
+// finalizerErrors checks a written object's finalizers: qualified names,
+// not both cascade finalizers, and for a built-in type of most groups no
+// domain-less name but the standard ones (a custom object is only warned).
+func finalizerErrors(ctx context.Context, res *catalog.Resource, obj object) field.ErrorList {
+	errs := validation.Finalizers(obj)
+	switch names := validation.KubeFinalizerNames(obj); {
+	case res.Custom != nil:
+		for _, e := range names {
+			warn(ctx, fmt.Sprintf("%s: %q: prefer a domain-qualified finalizer name including a path (/) to avoid accidental conflicts with other finalizer writers", e.Field, e.BadValue))
+		}
+	case !strategyOf(res).genericFinalizerNames:
+		errs = append(errs, names...)
 	}
-	return nil
+	return errs
 }
 
 func sameSet(a, b []string) bool {
@@ -304,21 +298,13 @@ func int64Of(v any) int64 {
 // deleteObject deletes one object as kube-apiserver's registry does: an
 // object with finalizers (or, for a pod, a grace period) is only marked as
 // being deleted (deletionTimestamp) and returned; otherwise it is removed.
-// Admission's warnings are added to warnings, if not nil.
-func (s *Server) deleteObject(ctx context.Context, res *catalog.Resource, ns, name string, opts *metav1.DeleteOptions, warnings *[]string) (int, any, error) {
+func (s *Server) deleteObject(ctx context.Context, res *catalog.Resource, ns, name string, opts *metav1.DeleteOptions) (int, any, error) {
 	// As kube-apiserver, a delete that lost a race with another write reads
 	// the object again and retries, rather than answering 409.
-	var n int
-	if warnings != nil {
-		n = len(*warnings)
-	}
 	for attempt := 1; ; attempt++ {
-		code, out, err := s.deleteObjectOnce(ctx, res, ns, name, opts, warnings)
+		code, out, err := s.deleteObjectOnce(ctx, res, ns, name, opts)
 		if !errors.Is(err, store.ErrConflict) || attempt == maxDeleteAttempts {
 			return code, out, err
-		}
-		if warnings != nil {
-			*warnings = (*warnings)[:n] // the retry is admitted again
 		}
 	}
 }
@@ -327,7 +313,7 @@ func (s *Server) deleteObject(ctx context.Context, res *catalog.Resource, ns, na
 // contention.
 const maxDeleteAttempts = 10
 
-func (s *Server) deleteObjectOnce(ctx context.Context, res *catalog.Resource, ns, name string, opts *metav1.DeleteOptions, warnings *[]string) (int, any, error) {
+func (s *Server) deleteObjectOnce(ctx context.Context, res *catalog.Resource, ns, name string, opts *metav1.DeleteOptions) (int, any, error) {
 	if unsafeDelete(opts) {
 		return s.unsafeDeleteObject(ctx, res, ns, name)
 	}
@@ -349,9 +335,6 @@ func (s *Server) deleteObjectOnce(ctx context.Context, res *catalog.Resource, ns
 	isDryRun := len(opts.DryRun) > 0
 	ar := &request{res: res, namespace: ns, name: name, verb: "delete", deleteOptions: opts}
 	err = s.admitPolicies(ctx, ar, nil, obj, isDryRun)
-	if warnings != nil {
-		*warnings = append(*warnings, ar.warnings...)
-	}
 	if err != nil {
 		return 0, nil, err
 	}
@@ -462,7 +445,7 @@ func (s *Server) deleteObjectOnce(ctx context.Context, res *catalog.Resource, ns
 		md["resourceVersion"] = strconv.FormatInt(drev, 10)
 		s.journal(ctx, res, obj, DeletionEvent{Phase: PhaseRemoved})
 	}
-	if returnsDeletedObject[typeKey(res)] {
+	if strategyOf(res).returnsDeletedObject {
 		return answer()
 	}
 	return http.StatusOK, &metav1.Status{
@@ -549,18 +532,16 @@ func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request, req *r
 	deleted := []object{}
 	for _, item := range list.items {
 		md := metadata(item)
-		_, _, err := s.deleteObject(r.Context(), req.res, str(md, "namespace"), str(md, "name"), opts, &req.warnings)
+		_, _, err := s.deleteObject(r.Context(), req.res, str(md, "namespace"), str(md, "name"), opts)
 		if apierrors.IsNotFound(err) {
 			continue // deleted meanwhile
 		}
 		if err != nil {
-			writeWarnings(w, req)
 			encoding.WriteError(w, r, err)
 			return
 		}
 		deleted = append(deleted, item)
 	}
 	list.items = deleted
-	writeWarnings(w, req)
 	s.writeList(w, r, req, list)
 }

@@ -13,29 +13,6 @@ import (
 	"kubeplay/server/validation"
 )
 
-// createsOnUpdate lists the types whose PUT creates a missing object, as
-// kube-apiserver v1.35's do; a PUT of any other type answers 404.
-var createsOnUpdate = map[string]bool{
-	"/events": true, "events.k8s.io/events": true, "/endpoints": true, "/limitranges": true, "/services": true,
-	"coordination.k8s.io/leases": true, "node.k8s.io/runtimeclasses": true,
-	"rbac.authorization.k8s.io/roles": true, "rbac.authorization.k8s.io/rolebindings": true,
-	"rbac.authorization.k8s.io/clusterroles": true, "rbac.authorization.k8s.io/clusterrolebindings": true,
-}
-
-func createOnUpdate(r *catalog.Resource) bool { return createsOnUpdate[r.Group+"/"+r.Resource] }
-
-// conditionalOnly lists the types whose updates must name the
-// resourceVersion they replace (those seen so in kube-apiserver v1.35).
-var conditionalOnly = map[string]bool{
-	"coordination.k8s.io/leases": true, "node.k8s.io/runtimeclasses": true,
-	"storage.k8s.io/csidrivers": true, "policy/poddisruptionbudgets": true,
-}
-
-func unconditionalUpdate(r *catalog.Resource) bool {
-	// Custom resources and CRDs do not allow unconditional updates either.
-	return !conditionalOnly[r.Group+"/"+r.Resource] && r.Custom == nil && !isCRDs(r)
-}
-
 // errUIDPrecondition is the 409 for an update whose metadata.uid names
 // another object than the one stored under its name.
 func errUIDPrecondition(r *catalog.Resource, ns, name, uid, stored string) error {
@@ -55,7 +32,12 @@ func validateUpdate(ctx context.Context, req *request, obj, old object) (field.E
 		return nil, nil
 	}
 	r := req.res
-	errs := validateFinalizersOnUpdate(obj, old)
+	st := strategyOf(r)
+	errs := validation.MetadataOnUpdate(obj, !st.updateSkipsObjectMeta && r.Custom == nil, r.Custom == nil && !st.genericFinalizerNames)
+	if r.Custom != nil {
+		finalizerErrors(ctx, r, obj) // its warnings; the errors are in errs
+	}
+	errs = append(errs, validateDeletingUpdate(obj, old)...)
 	if r.Group == "" && (r.Resource == "configmaps" || r.Resource == "secrets") && old["immutable"] == true {
 		immutable := func(key string) {
 			if !reflect.DeepEqual(obj[key], old[key]) {

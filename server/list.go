@@ -40,36 +40,6 @@ type selectableField struct {
 	none       bool
 }
 
-// fieldTables lists, per type that has its own, the fields a field
-// selector may use besides metadata.name (each checked against a real
-// kube-apiserver in reads_test.go). A type without a table accepts
-// metadata.name and metadata.namespace; one with a table, only what it
-// lists (so not metadata.namespace for nodes and namespaces).
-var fieldTables = map[string]map[string]selectableField{
-	"/pods": withNamespace(map[string]selectableField{
-		"spec.nodeName": {}, "spec.restartPolicy": {zero: "Always"}, "spec.schedulerName": {zero: "default-scheduler"},
-		"spec.serviceAccountName": {zero: "default"}, "spec.hostNetwork": {zero: "false"}, "status.phase": {zero: "Pending"},
-		"status.podIP": {}, "status.nominatedNodeName": {}, "status.podIPs": {none: true},
-	}),
-	"/secrets": withNamespace(map[string]selectableField{"type": {}}),
-	"/events": withNamespace(map[string]selectableField{
-		"involvedObject.kind": {}, "involvedObject.namespace": {}, "involvedObject.name": {}, "involvedObject.uid": {},
-		"involvedObject.apiVersion": {}, "involvedObject.resourceVersion": {}, "involvedObject.fieldPath": {},
-		"reason": {}, "reportingComponent": {}, "source": {path: "source.component"}, "type": {},
-	}),
-	"events.k8s.io/events": withNamespace(map[string]selectableField{
-		"regarding.kind": {}, "regarding.namespace": {}, "regarding.name": {}, "regarding.uid": {},
-		"regarding.apiVersion": {}, "regarding.resourceVersion": {}, "regarding.fieldPath": {},
-		"reason": {}, "reportingController": {}, "type": {},
-	}),
-	"/namespaces":             {"status.phase": {}},
-	"/nodes":                  {"spec.unschedulable": {zero: "false"}},
-	"/replicationcontrollers": withNamespace(map[string]selectableField{"status.replicas": {zero: "0"}}),
-	"/services":               withNamespace(map[string]selectableField{"spec.clusterIP": {}, "spec.type": {}}),
-	"batch/jobs":              withNamespace(map[string]selectableField{"status.successful": {path: "status.succeeded", zero: "0"}}),
-	"certificates.k8s.io/certificatesigningrequests": withNamespace(map[string]selectableField{"spec.signerName": {}}),
-}
-
 // defaultFields is the table of the types without one of their own.
 var defaultFields = withNamespace(map[string]selectableField{})
 
@@ -88,11 +58,10 @@ func fieldsOf(r *catalog.Resource) (table map[string]selectableField, own bool) 
 		}
 		return table, true
 	}
-	table, own = fieldTables[r.Group+"/"+r.Resource]
-	if !own {
-		table = defaultFields
+	if table = strategyOf(r).selectableFields; table == nil {
+		return defaultFields, false
 	}
-	return table, own
+	return table, true
 }
 
 // parseSelectors reads a request's selectors: their syntax, then the fields

@@ -80,6 +80,15 @@ func validateName(r *catalog.Resource, name string, path *field.Path) field.Erro
 	return errs
 }
 
+// maskTrailingDash lets a generateName end in "-", as kube-apiserver
+// validates a prefix: the name it completes will not.
+func maskTrailingDash(prefix string) string {
+	if len(prefix) > 1 && strings.HasSuffix(prefix, "-") {
+		return prefix[:len(prefix)-1] + "a"
+	}
+	return prefix
+}
+
 func pathSegmentErrors(name string) []string {
 	switch name {
 	case ".", "..":
@@ -92,30 +101,6 @@ func pathSegmentErrors(name string) []string {
 		}
 	}
 	return msgs
-}
-
-// tracksGeneration lists the types whose metadata.generation the server
-// maintains (set to 1 on create, incremented when anything but metadata and
-// status changes), as kube-apiserver v1.35 does.
-var tracksGeneration = map[string]bool{
-	"apps/deployments": true, "apps/replicasets": true, "apps/statefulsets": true, "apps/daemonsets": true,
-	"/replicationcontrollers": true, "/pods": true, "batch/jobs": true, "batch/cronjobs": true,
-	"networking.k8s.io/ingresses": true, "networking.k8s.io/networkpolicies": true,
-	"policy/poddisruptionbudgets": true, "/podtemplates": true,
-	"scheduling.k8s.io/priorityclasses": true, "networking.k8s.io/ingressclasses": true,
-	"admissionregistration.k8s.io/validatingwebhookconfigurations":   true,
-	"admissionregistration.k8s.io/mutatingwebhookconfigurations":     true,
-	"admissionregistration.k8s.io/validatingadmissionpolicies":       true,
-	"apiextensions.k8s.io/customresourcedefinitions":                 true,
-	"admissionregistration.k8s.io/validatingadmissionpolicybindings": true,
-	"flowcontrol.apiserver.k8s.io/flowschemas":                       true,
-	"flowcontrol.apiserver.k8s.io/prioritylevelconfigurations":       true,
-	"discovery.k8s.io/endpointslices":                                true,
-	"resource.k8s.io/deviceclasses":                                  true, "resource.k8s.io/resourceslices": true,
-}
-
-func generationTracked(r *catalog.Resource) bool {
-	return r.Custom != nil || tracksGeneration[r.Group+"/"+r.Resource]
 }
 
 // hasStatus reports whether r's status is written through a /status
@@ -162,7 +147,7 @@ func (s *Server) prepareForCreate(r *catalog.Resource, obj object) {
 	}
 	md["uid"] = string(uuid.NewUUID())
 	md["creationTimestamp"] = s.now().UTC().Format("2006-01-02T15:04:05Z")
-	if generationTracked(r) {
+	if strategyOf(r).tracksGeneration {
 		md["generation"] = int64(1)
 	}
 	// A new CRD's status comes from its spec (defaultCRD); a new custom
@@ -216,7 +201,7 @@ func prepareForUpdate(r *catalog.Resource, subresource string, obj, old object) 
 	// carried rollback requests).
 	// (not through /status, which kube-controller-manager writes them by).
 	annotationsChanged := r.Group == "apps" && r.Resource == "deployments" && subresource != "status" && !reflect.DeepEqual(md["annotations"], oldMD["annotations"])
-	if generationTracked(r) && (annotationsChanged || !reflect.DeepEqual(desiredState(obj), desiredState(old))) {
+	if strategyOf(r).tracksGeneration && (annotationsChanged || !reflect.DeepEqual(desiredState(obj), desiredState(old))) {
 		md["generation"] = generationOf(oldMD) + 1
 	}
 }

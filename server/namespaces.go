@@ -38,7 +38,7 @@ func (s *Server) updateNamespacePart(w http.ResponseWriter, r *http.Request, req
 		encoding.WriteError(w, r, errMethodNotAllowed())
 		return
 	}
-	obj, err := readBody(w, r, req.res)
+	obj, err := readBody(r, req.res)
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return

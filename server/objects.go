@@ -75,7 +75,7 @@ func encodeForStorage(r *catalog.Resource, obj object) ([]byte, error) {
 // as kube-apiserver decodes it into its Go type: values of the wrong type
 // are rejected, unknown and duplicate fields dropped and reported per the
 // request's fieldValidation (warnings go into w's headers).
-func readBody(w http.ResponseWriter, r *http.Request, res *catalog.Resource) (object, error) {
+func readBody(r *http.Request, res *catalog.Resource) (object, error) {
 	validation, err := fieldValidation(r)
 	if err != nil {
 		return nil, err
@@ -129,11 +129,11 @@ func readBody(w http.ResponseWriter, r *http.Request, res *catalog.Resource) (ob
 	switch {
 	case mt == encoding.Protobuf:
 	case res.Custom != nil:
-		if err := reportCustomFieldErrors(w, res, mt, body, obj, validation, cannotHandle); err != nil {
+		if err := reportCustomFieldErrors(r.Context(), res, mt, body, obj, validation, cannotHandle); err != nil {
 			return nil, err
 		}
 	default:
-		if obj, err = decodeTyped(w, res, mt, body, cborBody, validation, cannotHandle); err != nil {
+		if obj, err = decodeTyped(r.Context(), res, mt, body, cborBody, validation, cannotHandle); err != nil {
 			return nil, err
 		}
 	}
@@ -143,7 +143,7 @@ func readBody(w http.ResponseWriter, r *http.Request, res *catalog.Resource) (ob
 
 // decodeTyped decodes a JSON or YAML body as res's Go type would; for a
 // body sent in CBOR, cborBody is what was sent.
-func decodeTyped(w http.ResponseWriter, res *catalog.Resource, mt string, body, cborBody []byte, validation, cannotHandle string) (object, error) {
+func decodeTyped(ctx context.Context, res *catalog.Resource, mt string, body, cborBody []byte, validation, cannotHandle string) (object, error) {
 	decoded, yamlDuplicates, err := decodeAs(res, mt, body, cannotHandle)
 	if err != nil {
 		return nil, err
@@ -157,7 +157,7 @@ func decodeTyped(w http.ResponseWriter, res *catalog.Resource, mt string, body, 
 			fieldErrors = []string{msg}
 		}
 	}
-	if err := reportFieldErrors(w, validation, yamlDuplicates, fieldErrors, cannotHandle); err != nil {
+	if err := reportFieldErrors(ctx, validation, yamlDuplicates, fieldErrors, cannotHandle); err != nil {
 		return nil, err
 	}
 	return decoded.Object, nil
@@ -210,7 +210,7 @@ func fieldValidation(r *http.Request) (string, error) {
 // object's JSON or YAML body gives twice. With Strict, its unknown fields
 // are reported in the same error, as kube-apiserver's decoder does; else
 // admitSchema reports them, on every write.
-func reportCustomFieldErrors(w http.ResponseWriter, res *catalog.Resource, mt string, body []byte, obj object, validation, cannotHandle string) error {
+func reportCustomFieldErrors(ctx context.Context, res *catalog.Resource, mt string, body []byte, obj object, validation, cannotHandle string) error {
 	var yamlDuplicates encoding.YAMLDuplicateKeys
 	var fieldErrors []string
 	switch mt {
@@ -222,14 +222,14 @@ func reportCustomFieldErrors(w http.ResponseWriter, res *catalog.Resource, mt st
 	if validation == "Strict" && len(yamlDuplicates)+len(fieldErrors) > 0 {
 		fieldErrors = append(fieldErrors, unknownFields(res.Custom.Schema.Prune(deepCopyObject(obj)))...)
 	}
-	return reportFieldErrors(w, validation, yamlDuplicates, fieldErrors, cannotHandle)
+	return reportFieldErrors(ctx, validation, yamlDuplicates, fieldErrors, cannotHandle)
 }
 
 // reportFieldErrors applies fieldValidation to the keys a YAML body gives
 // twice (yamlDuplicates) and to the unknown and duplicate fields of a body:
 // a 400 with Strict, a warning each with Warn (the default), nothing with
 // Ignore.
-func reportFieldErrors(w http.ResponseWriter, validation string, yamlDuplicates encoding.YAMLDuplicateKeys, fieldErrors []string, cannotHandle string) error {
+func reportFieldErrors(ctx context.Context, validation string, yamlDuplicates encoding.YAMLDuplicateKeys, fieldErrors []string, cannotHandle string) error {
 	switch {
 	case len(yamlDuplicates)+len(fieldErrors) == 0 || validation == "Ignore":
 		return nil
@@ -239,9 +239,7 @@ func reportFieldErrors(w http.ResponseWriter, validation string, yamlDuplicates 
 		}
 		return encoding.BadRequest("%s: strict decoding error: %s", cannotHandle, strings.Join(fieldErrors, ", "))
 	}
-	for _, e := range slices.Concat(yamlDuplicates, fieldErrors) {
-		w.Header().Add("Warning", "299 - "+strconv.Quote(e))
-	}
+	warn(ctx, slices.Concat(yamlDuplicates, fieldErrors)...)
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"mime"
 	"net/http"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/mergepatch"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
@@ -22,7 +24,6 @@ import (
 	"kubeplay/server/encoding"
 	"kubeplay/server/fieldmanager"
 	"kubeplay/server/typed"
-	"kubeplay/store"
 )
 
 // The patch formats of PATCH request bodies.
@@ -32,10 +33,6 @@ const (
 	strategicPatchType = "application/strategic-merge-patch+json"
 	applyPatchType     = "application/apply-patch+yaml"
 )
-
-// maxPatchAttempts bounds how often a patch is recomputed when the object
-// changed between reading and writing it, as kube-apiserver retries.
-const maxPatchAttempts = 5
 
 // patchRequest is a PATCH after its options were checked.
 type patchRequest struct {
@@ -52,7 +49,6 @@ type patchRequest struct {
 
 func (s *Server) patch(w http.ResponseWriter, r *http.Request, req *request) {
 	obj, code, err := s.patchObject(r, req)
-	writeWarnings(w, req)
 	if err == nil && !dryRunRequested(r) {
 		err = s.afterWrite(r.Context(), req.res, deepCopyObject(obj))
 	}
@@ -83,20 +79,14 @@ func (s *Server) patchObject(r *http.Request, req *request) (object, int, error)
 			return nil, 0, encoding.BadRequest("error decoding YAML: %v", err)
 		}
 	}
-	for attempt := 1; ; attempt++ {
-		try := s.tryPatch
-		if req.subresource == "scale" {
-			try = s.tryPatchScale
-		}
-		obj, code, err := try(r.Context(), pr)
-		if attempt < maxPatchAttempts && errors.Is(err, errRetry) {
-			continue
-		}
-		if errors.Is(err, errRetry) {
-			err = storeError(req.res, req.name, store.ErrConflict)
-		}
-		return obj, code, err
+	if req.subresource == "scale" {
+		return s.patchScale(r.Context(), pr)
 	}
+	wr := &write{request: req, manager: pr.manager, dryRun: pr.dryRun,
+		applied: pr.patchType == applyPatchType, createsMissing: pr.patchType == applyPatchType}
+	return s.updateWith(r.Context(), wr, func(live object, rev int64) (object, error) {
+		return s.patchedObject(r.Context(), pr, wr, live, rev)
+	})
 }
 
 // patchTypeOf is the patch format of r's body, which serveResource checked:
@@ -127,30 +117,21 @@ func (s *Server) checkPatchType(r *http.Request) error {
 	return errUnsupportedMediaType()
 }
 
-// errRetry says the object changed while a patch was computed on it.
-var errRetry = errors.New("object changed during the patch")
-
-// tryPatch applies a patch to the current object and writes the result.
-func (s *Server) tryPatch(ctx context.Context, pr *patchRequest) (object, int, error) {
+// patchedObject is the patch applied to live (to nothing, for an apply
+// that creates), checked against it.
+func (s *Server) patchedObject(ctx context.Context, pr *patchRequest, wr *write, live object, rev int64) (object, error) {
 	res := pr.res
-	pr.warnings = nil
-	live, kv, err := s.getLive(ctx, res, pr.namespace, pr.name)
-	creating := false
-	switch {
-	case err == nil:
-	case apierrors.IsNotFound(err) && pr.patchType == applyPatchType && pr.subresource == "":
-		creating = true // Server-Side Apply creates what does not exist
-		live = fieldmanager.NewObject(res.GroupVersionKind())
-	default:
-		return nil, 0, err
+	creating := live == nil
+	if creating {
+		live = fieldmanager.NewObject(res.GroupVersionKind()) // Server-Side Apply creates what does not exist
 	}
-	obj, err := s.patched(pr, live)
+	obj, err := s.patched(ctx, pr, live)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	md := metadata(obj)
 	if name := str(md, "name"); name != pr.name {
-		return nil, 0, encoding.BadRequest("the name of the object (%s) does not match the name on the URL (%s)", name, pr.name)
+		return nil, encoding.BadRequest("the name of the object (%s) does not match the name on the URL (%s)", name, pr.name)
 	}
 	if res.Namespaced {
 		md["namespace"] = pr.namespace
@@ -158,110 +139,29 @@ func (s *Server) tryPatch(ctx context.Context, pr *patchRequest) (object, int, e
 		delete(md, "namespace")
 	}
 	obj["apiVersion"], obj["kind"] = res.APIVersion(), res.Kind
-	if pr.subresource == "status" && !creating {
-		obj = statusOnly(res, obj, live)
-	}
 	if creating {
-		return s.createPatched(ctx, pr, obj)
+		return obj, nil
 	}
-	if rv := str(md, "resourceVersion"); rv != "" && rv != strconv.FormatInt(kv.ModRevision, 10) {
-		return nil, 0, storeError(res, pr.name, store.ErrConflict)
+	if err := checkResourceVersion(wr, obj, rev); err != nil {
+		return nil, err
 	}
 	if uid := str(md, "uid"); uid != str(metadata(live), "uid") {
-		return nil, 0, errUIDChanged(res, pr.name, uid)
+		return nil, errUIDChanged(res, pr.name, uid)
 	}
-	if err := applyDefaults(res, obj); err != nil {
-		return nil, 0, err
-	}
-	if err := s.admitSchema(ctx, pr.request, obj, live); err != nil {
-		return nil, 0, err
-	}
-	if err := s.confirmNoEscalation(ctx, pr.request, obj, live); err != nil {
-		return nil, 0, err
-	}
-	if errs, err := validateUpdate(ctx, pr.request, obj, live); err != nil {
-		return nil, 0, err
-	} else if len(errs) > 0 {
-		return nil, 0, errInvalid(res, pr.name, errs)
-	}
-	obj = prepareUpdate(pr.request, obj, live)
-	if pr.patchType != applyPatchType {
-		if obj, err = s.trackUpdate(res, pr.subresource, live, obj, pr.manager); err != nil {
-			return nil, 0, err
-		}
-	}
-	if err := s.admitPolicies(ctx, pr.request, obj, live, pr.dryRun); err != nil {
-		return nil, 0, err
-	}
-	if pr.subresource == "" {
-		if err := s.keepServiceAddresses(ctx, res, pr.namespace, pr.name, obj, live, pr.dryRun); err != nil {
-			return nil, 0, err
-		}
-	}
-	out, err := s.commitUpdate(ctx, res, pr.namespace, pr.name, obj, kv, pr.dryRun)
-	if apierrors.IsConflict(err) {
-		// Recomputed on the new object, a patch that named the old
-		// resourceVersion fails the check above.
-		return nil, 0, errRetry
-	}
-	if err != nil {
-		return nil, 0, err
-	}
-	return out, http.StatusOK, nil
-}
-
-// createPatched stores the object an apply created.
-func (s *Server) createPatched(ctx context.Context, pr *patchRequest, obj object) (object, int, error) {
-	res := pr.res
-	if res.Namespaced {
-		if err := s.requireNamespace(ctx, res, pr.namespace, pr.name); err != nil {
-			return nil, 0, err
-		}
-	}
-	if errs := validateName(res, pr.name, field.NewPath("metadata", "name")); len(errs) > 0 {
-		return nil, 0, errInvalid(res, pr.name, errs)
-	}
-	if err := applyDefaults(res, obj); err != nil {
-		return nil, 0, err
-	}
-	if err := s.admitSchema(ctx, pr.request, obj, nil); err != nil {
-		return nil, 0, err
-	}
-	if err := s.admitCreate(ctx, pr.request, obj, pr.dryRun); err != nil {
-		return nil, 0, err
-	}
-	if err := s.allocateServiceAddresses(ctx, res, obj, pr.dryRun); err != nil {
-		return nil, 0, err
-	}
-	if pr.dryRun {
-		return obj, http.StatusCreated, nil
-	}
-	value, err := encodeForStorage(res, obj)
-	if err != nil {
-		return nil, 0, apierrors.NewInternalError(err)
-	}
-	rev, err := s.store.Create(ctx, objectKey(res, pr.namespace, pr.name), value)
-	if errors.Is(err, store.ErrExists) {
-		return nil, 0, errRetry
-	}
-	if err != nil {
-		return nil, 0, storeError(res, pr.name, err)
-	}
-	metadata(obj)["resourceVersion"] = strconv.FormatInt(rev, 10)
-	return obj, http.StatusCreated, nil
+	return obj, nil
 }
 
 // patched returns live with the patch applied.
-func (s *Server) patched(pr *patchRequest, live object) (object, error) {
+func (s *Server) patched(ctx context.Context, pr *patchRequest, live object) (object, error) {
 	if pr.patchType == applyPatchType {
-		return s.applyConfiguration(pr, live)
+		return s.applyConfiguration(ctx, pr, live)
 	}
-	return mergePatch(pr, live)
+	return mergePatch(ctx, pr, live)
 }
 
 // applyConfiguration merges a Server-Side Apply configuration into live.
-func (s *Server) applyConfiguration(pr *patchRequest, live object) (object, error) {
-	applied, err := decodeApplied(pr, false)
+func (s *Server) applyConfiguration(ctx context.Context, pr *patchRequest, live object) (object, error) {
+	applied, err := decodeApplied(ctx, pr, false)
 	if err != nil {
 		return nil, err
 	}
@@ -270,7 +170,7 @@ func (s *Server) applyConfiguration(pr *patchRequest, live object) (object, erro
 
 // decodeApplied decodes the configuration of an apply, which must be of
 // the patched kind and, when exactVersion, of its group version too.
-func decodeApplied(pr *patchRequest, exactVersion bool) (map[string]any, error) {
+func decodeApplied(ctx context.Context, pr *patchRequest, exactVersion bool) (map[string]any, error) {
 	var applied map[string]any
 	if err := yaml.Unmarshal(pr.body, &applied, func(d *json.Decoder) *json.Decoder { d.UseNumber(); return d }); err != nil {
 		return nil, encoding.BadRequest("error decoding YAML: %v", err)
@@ -281,7 +181,7 @@ func decodeApplied(pr *patchRequest, exactVersion bool) (map[string]any, error) 
 			return nil, encoding.BadRequest("error strict decoding YAML: error converting YAML to JSON: %v", duplicates)
 		case "Ignore":
 		default:
-			pr.warnings = append(pr.warnings, duplicates...)
+			warn(ctx, duplicates...)
 		}
 	}
 	if applied == nil {
@@ -342,57 +242,75 @@ func strategicPatchError(err error) error {
 }
 
 // mergePatch applies a JSON, merge or strategic merge patch to live.
-func mergePatch(pr *patchRequest, live object) (object, error) {
+func mergePatch(ctx context.Context, pr *patchRequest, live object) (object, error) {
 	current, err := encoding.MarshalObject(live)
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
+	var patched []byte
+	var shown func() string // the patch or patched object a strict error quotes
+	var dropped []string    // unknown fields taken out of a strategic patch
 	if pr.patchType == strategicPatchType {
-		return strategicMergePatch(pr, current)
-	}
-	patched, err := jsonOrMergePatch(pr.patchType, current, pr.body)
-	if err != nil {
-		return nil, err
+		var patch map[string]any
+		if patched, patch, dropped, err = strategicMergePatch(pr, current); err != nil {
+			return nil, err
+		}
+		shown = func() string { return fmt.Sprint(patch) }
+	} else {
+		if patched, err = jsonOrMergePatch(pr.patchType, current, pr.body); err != nil {
+			return nil, err
+		}
+		shown = func() string { return string(patched) }
 	}
 	obj, err := encoding.DecodeObject(encoding.JSON, patched)
 	if err != nil {
 		return nil, encoding.BadRequest("%v", err)
 	}
-	if pr.kind.Custom != nil {
-		if err := customPatchFieldErrors(pr, obj); err != nil {
-			return nil, err
-		}
-	}
-	return obj, nil
+	return patchFieldErrors(ctx, pr, patched, obj, shown, dropped)
 }
 
-// customPatchFieldErrors applies fieldValidation to a JSON or merge patch
-// of a custom object. kube-apiserver decodes the patched object strictly:
-// with Strict, the keys a merge patch gives twice and the unknown fields of
-// the result are a 422 that quotes the patched object; with Warn, the
-// duplicates are warned of here, the unknown fields by admitSchema.
-func customPatchFieldErrors(pr *patchRequest, obj object) error {
-	var duplicates []string
-	if pr.patchType == mergePatchType {
+// patchFieldErrors applies fieldValidation to a JSON, merge or strategic
+// merge patch. As kube-apiserver decodes the patched object strictly: with
+// Strict, the keys a merge or strategic patch gives twice and the unknown
+// fields of the result are a 422 quoting the patched object (the patch, for
+// a strategic one); with Warn (the default), they are warnings. A custom
+// object's unknown fields are warned of by admitSchema.
+//
+// It returns obj as its type holds it: a built-in object without the
+// fields its type does not have.
+func patchFieldErrors(ctx context.Context, pr *patchRequest, patched []byte, obj object, shown func() string, dropped []string) (object, error) {
+	if pr.subresource == "scale" {
+		return obj, nil
+	}
+	var duplicates, unknown []string
+	if pr.patchType != jsonPatchType {
 		duplicates = typed.Duplicates(pr.body)
 	}
-	switch pr.fieldValidation {
-	case "Ignore":
-		return nil
-	case "Strict":
-		errs := append(duplicates, unknownFields(pr.kind.Custom.Schema.Prune(deepCopyObject(obj)))...)
-		if len(errs) == 0 {
-			return nil
-		}
-		patched, err := json.Marshal(obj)
+	switch {
+	case pr.kind.Custom != nil && pr.fieldValidation == "Strict":
+		unknown = unknownFields(pr.kind.Custom.Schema.Prune(deepCopyObject(obj)))
+		b, err := json.Marshal(obj) // a custom object's fields in the order of its map
 		if err != nil {
-			return apierrors.NewInternalError(err)
+			return nil, apierrors.NewInternalError(err)
 		}
-		return apierrors.NewInvalid(schema.GroupKind{}, "", field.ErrorList{
-			field.Invalid(field.NewPath("patch"), string(patched), "strict decoding error: "+strings.Join(errs, ", "))})
+		shown = func() string { return string(b) }
+	case pr.kind.Custom == nil:
+		decoded, _, err := decodeAs(pr.kind, encoding.JSON, patched, "")
+		if err != nil {
+			return nil, err
+		}
+		obj, unknown = decoded.Object, append(dropped, decoded.FieldErrors...)
 	}
-	pr.warnings = append(pr.warnings, duplicates...)
-	return nil
+	errs := append(duplicates, unknown...)
+	switch {
+	case len(errs) == 0 || pr.fieldValidation == "Ignore":
+	case pr.fieldValidation == "Strict":
+		return nil, apierrors.NewInvalid(schema.GroupKind{}, "", field.ErrorList{
+			field.Invalid(field.NewPath("patch"), shown(), "strict decoding error: "+strings.Join(errs, ", "))})
+	default:
+		warn(ctx, errs...)
+	}
+	return obj, nil
 }
 
 // jsonOrMergePatch applies a JSON patch or a JSON merge patch to a
@@ -423,38 +341,80 @@ func jsonOrMergePatch(patchType string, current, patch []byte) ([]byte, error) {
 }
 
 // strategicMergePatch applies a strategic merge patch, with the merge keys
-// and strategies of the type's OpenAPI schema.
-func strategicMergePatch(pr *patchRequest, current []byte) (object, error) {
-	var patch map[string]any
+// and strategies of the type's OpenAPI schema, and returns the patched
+// object, the patch as decoded, and the unknown fields it had: they are
+// taken out before it is applied (the schema has no strategy for them, and
+// the type would drop them from the result), to be reported.
+func strategicMergePatch(pr *patchRequest, current []byte) (patched []byte, patch map[string]any, dropped []string, err error) {
 	if err := json.Unmarshal(pr.body, &patch); err != nil {
-		return nil, encoding.BadRequest("%v", err)
+		return nil, nil, nil, encoding.BadRequest("%v", err)
+	}
+	applied := patch
+	if decoded, _, err := decodeAs(pr.kind, encoding.JSON, pr.body, ""); err == nil {
+		for _, path := range decoded.Unknown {
+			if strings.Contains(path, "$") {
+				continue // a directive ($patch, $setElementOrder/...), not a field
+			}
+			if len(dropped) == 0 {
+				applied = runtime.DeepCopyJSON(patch)
+			}
+			deletePath(applied, path)
+			dropped = append(dropped, fmt.Sprintf("unknown field %q", path))
+		}
 	}
 	schemas, err := fieldmanager.Schemas()
 	if err != nil {
-		return nil, apierrors.NewInternalError(err)
+		return nil, nil, nil, apierrors.NewInternalError(err)
 	}
 	defs, err := fieldmanager.Definitions()
 	if err != nil {
-		return nil, apierrors.NewInternalError(err)
+		return nil, nil, nil, apierrors.NewInternalError(err)
 	}
 	def, ok := defs[pr.kind.GroupVersionKind()]
 	if !ok {
-		return nil, errCustomMediaType() // custom resources have no patch strategies
+		return nil, nil, nil, errCustomMediaType() // custom resources have no patch strategies
 	}
 	var base map[string]any
 	if err := json.Unmarshal(current, &base); err != nil {
-		return nil, apierrors.NewInternalError(err)
+		return nil, nil, nil, apierrors.NewInternalError(err)
 	}
 	meta := strategicpatch.PatchMetaFromOpenAPIV3{SchemaList: schemas, Schema: schemas[def]}
-	out, err := strategicpatch.StrategicMergeMapPatchUsingLookupPatchMeta(base, patch, meta)
+	out, err := strategicpatch.StrategicMergeMapPatchUsingLookupPatchMeta(base, applied, meta)
 	if err != nil {
-		return nil, strategicPatchError(err)
+		return nil, nil, nil, strategicPatchError(err)
 	}
-	b, err := json.Marshal(out)
-	if err != nil {
-		return nil, apierrors.NewInternalError(err)
+	if patched, err = json.Marshal(out); err != nil {
+		return nil, nil, nil, apierrors.NewInternalError(err)
 	}
-	return encoding.DecodeObject(encoding.JSON, b)
+	return patched, patch, dropped, nil
+}
+
+// deletePath removes the field at path ("spec.containers[0].foo", as
+// typed.Result.Unknown spells them) from obj, if it is there.
+func deletePath(obj map[string]any, path string) {
+	var v any = obj
+	segments := strings.Split(path, ".")
+	for i, seg := range segments {
+		name, rest, _ := strings.Cut(seg, "[")
+		m, _ := v.(map[string]any)
+		if m == nil {
+			return
+		}
+		if i == len(segments)-1 && rest == "" {
+			delete(m, name)
+			return
+		}
+		v = m[name]
+		for rest != "" {
+			idx, after, _ := strings.Cut(rest, "]")
+			n, err := strconv.Atoi(idx)
+			l, _ := v.([]any)
+			if err != nil || n < 0 || n >= len(l) {
+				return
+			}
+			v, rest = l[n], strings.TrimPrefix(after, "[")
+		}
+	}
 }
 
 // errPatchInvalid is kube-apiserver's answer to a JSON patch that cannot be

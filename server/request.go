@@ -27,8 +27,6 @@ type request struct {
 	// options: admission policies see them as the request's options.
 	query         url.Values
 	deleteOptions *metav1.DeleteOptions
-	// warnings are sent back as Warning headers.
-	warnings []string
 }
 
 // namespaceSubresources are the paths under /namespaces/{name}/ that address

@@ -32,7 +32,7 @@ func isReview(r *catalog.Resource) bool { return reviews[r.GroupResource()] != n
 // review answers the creation of a review: the object sent, with its
 // status filled in, and nothing stored.
 func (s *Server) review(w http.ResponseWriter, r *http.Request, req *request) {
-	obj, err := readBody(w, r, req.res)
+	obj, err := readBody(r, req.res)
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return

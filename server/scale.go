@@ -80,7 +80,6 @@ func (s *Server) customScale(w http.ResponseWriter, r *http.Request, req *reques
 		encoding.WriteError(w, r, err)
 		return
 	}
-	writeWarnings(w, req)
 	encoding.Write(w, r, http.StatusOK, customScaleOf(out, paths.SpecReplicasPath, paths.StatusReplicasPath, paths.LabelSelectorPath))
 }
 
@@ -99,7 +98,7 @@ func (s *Server) newScale(r *http.Request, req *request, obj object, body []byte
 				return nil, encoding.BadRequest(`no kind is registered for the type v1.Scale in scheme "pkg/runtime/scheme.go:111"`)
 			case "Ignore":
 			default:
-				req.warnings = append(req.warnings, decoded.FieldErrors...)
+				warn(r.Context(), decoded.FieldErrors...)
 			}
 		}
 		return scale, nil
@@ -136,7 +135,7 @@ func (s *Server) applyCustomScale(r *http.Request, req *request, obj object, bod
 		return err
 	}
 	pr := &patchRequest{request: req, kind: scaleKind, patchType: applyPatchType, body: body, manager: opts.manager, force: opts.force}
-	applied, err := decodeApplied(pr, true)
+	applied, err := decodeApplied(r.Context(), pr, true)
 	if err != nil {
 		return err
 	}

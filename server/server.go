@@ -176,7 +176,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	r = withActor(r)
+	r = withWarnings(w, withActor(r))
 	parts := splitPath(r.URL.Path)
 	switch {
 	case len(parts) >= 1 && (parts[0] == "healthz" || parts[0] == "livez" || parts[0] == "readyz"):

@@ -158,7 +158,7 @@ func (s *Server) tokenRequest(w http.ResponseWriter, r *http.Request, req *reque
 		return
 	}
 	sub := req.res.Subresources[slices.IndexFunc(req.res.Subresources, func(sub catalog.Subresource) bool { return sub.Name == "token" })]
-	obj, err := readBody(w, r, &catalog.Resource{Group: sub.Group, Version: sub.Version, Kind: sub.Kind})
+	obj, err := readBody(r, &catalog.Resource{Group: sub.Group, Version: sub.Version, Kind: sub.Kind})
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return

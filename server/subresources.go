@@ -149,7 +149,7 @@ func (s *Server) writeScale(w http.ResponseWriter, r *http.Request, req *request
 		return nil, err
 	}
 	manager, isDryRun := opts.manager, opts.dryRun
-	body, err := readBody(w, r, scaleKind)
+	body, err := readBody(r, scaleKind)
 	if err != nil {
 		return nil, err
 	}
@@ -164,13 +164,28 @@ func (s *Server) writeScale(w http.ResponseWriter, r *http.Request, req *request
 		out, err := s.commitScale(r.Context(), req, live, kv, isDryRun, func(f *managedfields.FieldManager, old object) (object, error) {
 			return fieldmanager.Update(f, scaleKind.GroupVersionKind(), old, runtime.DeepCopyJSON(body), manager), nil
 		})
-		if errors.Is(err, errRetry) && attempt < maxPatchAttempts {
+		if errors.Is(err, errRetry) && attempt < maxUpdateAttempts {
 			continue
 		}
 		if errors.Is(err, errRetry) {
 			err = storeError(req.res, req.name, store.ErrConflict)
 		}
 		return out, err
+	}
+}
+
+// patchScale patches the Scale view of an object, computed again when the
+// object changed meanwhile.
+func (s *Server) patchScale(ctx context.Context, pr *patchRequest) (object, int, error) {
+	for attempt := 1; ; attempt++ {
+		obj, code, err := s.tryPatchScale(ctx, pr)
+		if errors.Is(err, errRetry) {
+			if attempt < maxUpdateAttempts {
+				continue
+			}
+			err = storeError(pr.res, pr.name, store.ErrConflict)
+		}
+		return obj, code, err
 	}
 }
 
@@ -182,9 +197,9 @@ func (s *Server) tryPatchScale(ctx context.Context, pr *patchRequest) (object, i
 	}
 	out, err := s.commitScale(ctx, pr.request, live, kv, pr.dryRun, func(f *managedfields.FieldManager, old object) (object, error) {
 		if pr.patchType == applyPatchType {
-			return s.applyConfiguration(pr, old)
+			return s.applyConfiguration(ctx, pr, old)
 		}
-		patched, err := mergePatch(pr, old)
+		patched, err := mergePatch(ctx, pr, old)
 		if err != nil {
 			return nil, err
 		}

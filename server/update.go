@@ -16,133 +16,75 @@ import (
 	"kubeplay/store"
 )
 
+// update serves a PUT: the object sent replaces the live one, or creates
+// it where the type allows.
 func (s *Server) update(w http.ResponseWriter, r *http.Request, req *request) {
+	out, code, err := s.updateObject(r, req)
+	if err != nil {
+		encoding.WriteError(w, r, err)
+		return
+	}
+	s.writeObject(w, r, req, code, out)
+}
+
+func (s *Server) updateObject(r *http.Request, req *request) (object, int, error) {
 	res := req.res
 	opts, err := writeOptionsOf(r, "UpdateOptions", "")
 	if err != nil {
-		encoding.WriteError(w, r, err)
-		return
+		return nil, 0, err
 	}
-	manager, isDryRun := opts.manager, opts.dryRun
-	obj, err := readBody(w, r, res)
+	sent, err := readBody(r, res)
 	if err != nil {
-		encoding.WriteError(w, r, err)
-		return
+		return nil, 0, err
 	}
-	md := metadata(obj)
+	md := metadata(sent)
 	if name := str(md, "name"); name != req.name {
-		encoding.WriteError(w, r, encoding.BadRequest("the name of the object (%s) does not match the name on the URL (%s)", name, req.name))
-		return
+		return nil, 0, encoding.BadRequest("the name of the object (%s) does not match the name on the URL (%s)", name, req.name)
 	}
 	if res.Namespaced {
 		if ns := str(md, "namespace"); ns != "" && ns != req.namespace {
-			encoding.WriteError(w, r, encoding.BadRequest("the namespace of the provided object does not match the namespace sent on the request"))
-			return
+			return nil, 0, encoding.BadRequest("the namespace of the provided object does not match the namespace sent on the request")
 		}
 		md["namespace"] = req.namespace
 	} else {
 		delete(md, "namespace")
 	}
-	old, kv, err := s.getLive(r.Context(), res, req.namespace, req.name)
-	if apierrors.IsNotFound(err) && req.subresource == "" && createOnUpdate(res) {
-		delete(md, "resourceVersion") // as kube-apiserver, a create ignores it
-		out, code, err := s.insert(r, req, obj, manager, isDryRun)
-		if err != nil {
-			encoding.WriteError(w, r, err)
-			return
+	wr := &write{request: req, manager: opts.manager, dryRun: opts.dryRun, createsMissing: strategyOf(res).createOnUpdate}
+	out, code, err := s.updateWith(r.Context(), wr, func(live object, rev int64) (object, error) {
+		obj := deepCopyObject(sent) // computed again on a retry
+		md := metadata(obj)
+		if live == nil {
+			delete(md, "resourceVersion") // as kube-apiserver, a create ignores it
+			return obj, nil
 		}
-		encoding.Write(w, r, code, out)
-		return
-	}
-	if err != nil {
-		encoding.WriteError(w, r, err)
-		return
-	}
-	if str(md, "resourceVersion") == "" && !unconditionalUpdate(res) {
-		encoding.WriteError(w, r, apierrors.NewInvalid(schema.GroupKind{Group: res.Group, Kind: res.Resource}, req.name, field.ErrorList{
-			field.Invalid(field.NewPath("metadata", "resourceVersion"), 0, "must be specified for an update")}))
-		return
-	}
-	if rv := str(md, "resourceVersion"); rv != "" {
-		n, err := strconv.ParseInt(rv, 10, 64)
-		if err != nil || n <= 0 {
-			encoding.WriteError(w, r, errInvalid(res, req.name, field.ErrorList{
-				field.Invalid(field.NewPath("metadata", "resourceVersion"), rv, "must be a positive integer")}))
-			return
+		rv := str(md, "resourceVersion")
+		if rv == "" && strategyOf(res).conditionalUpdate {
+			return nil, apierrors.NewInvalid(schema.GroupKind{Group: res.Group, Kind: res.Resource}, req.name, field.ErrorList{
+				field.Invalid(field.NewPath("metadata", "resourceVersion"), 0, "must be specified for an update")})
 		}
-		if n != kv.ModRevision {
-			encoding.WriteError(w, r, storeError(res, req.name, store.ErrConflict))
-			return
+		if n, err := strconv.ParseInt(rv, 10, 64); rv != "" && (err != nil || n <= 0) {
+			return nil, errInvalid(res, req.name, field.ErrorList{
+				field.Invalid(field.NewPath("metadata", "resourceVersion"), rv, "must be a positive integer")})
 		}
-	}
-	if uid, stored := str(md, "uid"), str(metadata(old), "uid"); uid != "" && uid != stored {
-		encoding.WriteError(w, r, errUIDPrecondition(res, req.namespace, req.name, uid, stored))
-		return
-	}
-	if req.subresource == "status" {
-		// Only the status changes: the rest is checked as stored.
-		obj = statusOnly(res, obj, old)
-	}
-	if err := applyDefaults(res, obj); err != nil {
-		encoding.WriteError(w, r, err)
-		return
-	}
-	err = s.admitSchema(r.Context(), req, obj, old)
-	writeWarnings(w, req)
-	if err != nil {
-		encoding.WriteError(w, r, err)
-		return
-	}
-	if err := s.confirmNoEscalation(r.Context(), req, obj, old); err != nil {
-		encoding.WriteError(w, r, err)
-		return
-	}
-	if errs, err := validateUpdate(r.Context(), req, obj, old); err != nil {
-		encoding.WriteError(w, r, err)
-		return
-	} else if len(errs) > 0 {
-		encoding.WriteError(w, r, errInvalid(res, req.name, errs))
-		return
-	}
-	// After the validation, which compares what the client sent with the
-	// stored object (a changed deletionGracePeriodSeconds, say).
-	obj = prepareUpdate(req, obj, old)
-	if obj, err = s.trackUpdate(res, req.subresource, old, obj, manager); err != nil {
-		encoding.WriteError(w, r, err)
-		return
-	}
-	req.warnings = nil // written above
-	err = s.admitPolicies(r.Context(), req, obj, old, isDryRun)
-	writeWarnings(w, req) // admission's
-	if err != nil {
-		encoding.WriteError(w, r, err)
-		return
-	}
-	if req.subresource == "" {
-		if err := s.keepServiceAddresses(r.Context(), res, req.namespace, req.name, obj, old, isDryRun); err != nil {
-			encoding.WriteError(w, r, err)
-			return
+		if err := checkResourceVersion(wr, obj, rev); err != nil {
+			return nil, err
 		}
-	}
-	out, err := s.commitUpdate(r.Context(), res, req.namespace, req.name, obj, kv, isDryRun)
-	if err == nil && !isDryRun {
+		if uid, stored := str(md, "uid"), str(metadata(live), "uid"); uid != "" && uid != stored {
+			return nil, errUIDPrecondition(res, req.namespace, req.name, uid, stored)
+		}
+		return obj, nil
+	})
+	if err == nil && !opts.dryRun {
 		err = s.afterWrite(r.Context(), res, deepCopyObject(out))
 	}
-	if err != nil {
-		encoding.WriteError(w, r, err)
-		return
-	}
-	s.writeObject(w, r, req, http.StatusOK, out)
+	return out, code, err
 }
 
-// validateFinalizersOnUpdate rejects both cascade finalizers together, new
-// finalizers on an object being deleted, and a different
-// deletionGracePeriodSeconds, as kube-apiserver does. kube-apiserver checks object metadata twice on update (generic and
+// validateDeletingUpdate rejects, on an object being deleted, new
+// finalizers and a different deletionGracePeriodSeconds, as kube-apiserver
+// does. It checks object metadata twice on update (generic and
 // type-specific validation), so it reports each error twice.
-func validateFinalizersOnUpdate(obj, old object) field.ErrorList {
-	if errs := gcFinalizerErrors(obj); len(errs) > 0 {
-		return append(errs, errs...)
-	}
+func validateDeletingUpdate(obj, old object) field.ErrorList {
 	if !deleting(old) {
 		return nil
 	}

@@ -224,7 +224,7 @@ func (s *Server) evaluateBinding(ctx context.Context, req *request, a *attribute
 		case "Deny":
 			deny = a.denial(fmt.Sprintf("ValidatingAdmissionPolicy '%s' with binding '%s' denied request: %s", c.policy.Metadata.Name, b.Metadata.Name, msg), reason)
 		case "Warn":
-			req.warnings = append(req.warnings, fmt.Sprintf("Validation failed for ValidatingAdmissionPolicy '%s' with binding '%s': %s", c.policy.Metadata.Name, b.Metadata.Name, msg))
+			warn(ctx, fmt.Sprintf("Validation failed for ValidatingAdmissionPolicy '%s' with binding '%s': %s", c.policy.Metadata.Name, b.Metadata.Name, msg))
 		case "Audit":
 			audited = &auditedFailure{Message: msg, Policy: c.policy.Metadata.Name, Binding: b.Metadata.Name, ValidationActions: b.Spec.ValidationActions}
 		}

@@ -1,15 +1,19 @@
 package validation
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"kubeplay/server/decoded"
 )
+
+var metadataPath = field.NewPath("metadata")
 
 // objectMeta checks the labels and annotations of the metadata md, found
 // at path: label keys and values, annotation keys. (kube-apiserver walks
@@ -32,4 +36,63 @@ func objectMeta(md Object, path *field.Path) field.ErrorList {
 		}
 	}
 	return errs
+}
+
+// Finalizers checks an object's finalizers as kube-apiserver's generic
+// metadata validation does: each a qualified name, and not both cascade
+// finalizers at once.
+func Finalizers(obj Object) field.ErrorList {
+	path := metadataPath.Child("finalizers")
+	list := finalizerNames(obj)
+	var errs field.ErrorList
+	for _, f := range list {
+		for _, msg := range utilvalidation.IsQualifiedName(f) {
+			errs = append(errs, field.Invalid(path, f, msg))
+		}
+	}
+	if slices.Contains(list, metav1.FinalizerOrphanDependents) && slices.Contains(list, metav1.FinalizerDeleteDependents) {
+		errs = append(errs, field.Invalid(path, list, fmt.Sprintf("finalizer %s and %s cannot be both set", metav1.FinalizerOrphanDependents, metav1.FinalizerDeleteDependents)))
+	}
+	return errs
+}
+
+// standardFinalizers are the finalizer names a built-in object may carry
+// without a domain.
+var standardFinalizers = []string{"kubernetes", metav1.FinalizerOrphanDependents, metav1.FinalizerDeleteDependents}
+
+// KubeFinalizerNames checks what the core API group's metadata validation
+// adds (and most built-in groups use): a finalizer without a "/" must be a
+// standard one. Custom resources get a warning instead.
+func KubeFinalizerNames(obj Object) field.ErrorList {
+	var errs field.ErrorList
+	for i, f := range finalizerNames(obj) {
+		if !strings.Contains(f, "/") && !slices.Contains(standardFinalizers, f) {
+			errs = append(errs, field.Invalid(metadataPath.Child("finalizers").Index(i), f, "name is neither a standard finalizer name nor is it fully qualified"))
+		}
+	}
+	return errs
+}
+
+// MetadataOnUpdate is the metadata validation of an update as
+// kube-apiserver reports it: its generic registry checks labels and
+// annotations twice, the type's update validation once, and a type whose
+// update validation also validates the object as new (revalidates) once
+// more, finalizers included; kubeFinalizers adds KubeFinalizerNames to
+// each of the type's passes.
+func MetadataOnUpdate(obj Object, revalidates, kubeFinalizers bool) field.ErrorList {
+	md := decoded.Child(obj, "metadata")
+	generic := objectMeta(md, metadataPath)
+	typed := append(objectMeta(md, metadataPath), Finalizers(obj)...)
+	if kubeFinalizers {
+		typed = append(typed, KubeFinalizerNames(obj)...)
+	}
+	errs := append(append(generic, generic...), typed...)
+	if revalidates {
+		errs = append(errs, typed...)
+	}
+	return errs
+}
+
+func finalizerNames(obj Object) []string {
+	return decoded.Strings(decoded.Child(obj, "metadata")["finalizers"])
 }

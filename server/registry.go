@@ -1,0 +1,209 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"kubeplay/server/encoding"
+	"kubeplay/store"
+)
+
+// The registry: the one create and the one update every write goes
+// through, whatever its handler (POST, PUT, the three patch types, apply).
+// A handler parses the request into a write and, for an update, a compute
+// function that makes the new object from the live one; the registry
+// admits, validates, records managedFields and stores, asking the
+// resource's strategy what differs by type.
+
+// A write is one create, update or patch as its handler parsed it.
+type write struct {
+	*request
+	manager string
+	dryRun  bool
+	// applied says Server-Side Apply computed the object's managedFields:
+	// the registry records nothing more.
+	applied bool
+	// createsMissing says a missing object is created from what compute
+	// makes of nothing (a PUT of a type that allows it, an apply).
+	createsMissing bool
+}
+
+// maxUpdateAttempts bounds how often an update is recomputed when the
+// object changed between reading and writing it, as kube-apiserver retries.
+const maxUpdateAttempts = 5
+
+// errRetry says the object changed while an update was computed on it.
+var errRetry = errors.New("object changed during the update")
+
+// updateWith is the one update. compute makes the new object from the live
+// one (nil when it is missing and wr creates it); when the object changed
+// before the new one was stored, it is read again and compute runs again,
+// so a write that named no resourceVersion wins, one that named it gets
+// its 409 from compute.
+func (s *Server) updateWith(ctx context.Context, wr *write, compute func(live object, rev int64) (object, error)) (object, int, error) {
+	for attempt := 1; ; attempt++ {
+		live, kv, err := s.getLive(ctx, wr.res, wr.namespace, wr.name)
+		creating := apierrors.IsNotFound(err) && wr.createsMissing && wr.subresource == ""
+		if err != nil && !creating {
+			return nil, 0, err
+		}
+		obj, err := compute(live, kv.ModRevision)
+		if err != nil {
+			return nil, 0, err
+		}
+		out, code := object(nil), http.StatusOK
+		if creating {
+			out, err = s.createWith(ctx, wr, obj)
+			code = http.StatusCreated
+			if apierrors.IsAlreadyExists(err) {
+				err = errRetry // created meanwhile: update it instead
+			}
+		} else {
+			out, err = s.commitChange(ctx, wr, obj, live, kv)
+		}
+		if errors.Is(err, errRetry) {
+			if attempt < maxUpdateAttempts {
+				continue
+			}
+			err = storeError(wr.res, wr.name, store.ErrConflict)
+		}
+		return out, code, err
+	}
+}
+
+// checkResourceVersion answers 409 when obj names a resourceVersion other
+// than rev, the live object's.
+func checkResourceVersion(wr *write, obj object, rev int64) error {
+	if v := str(metadata(obj), "resourceVersion"); v != "" && v != strconv.FormatInt(rev, 10) {
+		return storeError(wr.res, wr.name, store.ErrConflict)
+	}
+	return nil
+}
+
+// commitChange admits obj, computed from live (stored as kv), and stores it
+// in live's place, in kube-apiserver's order.
+func (s *Server) commitChange(ctx context.Context, wr *write, obj, live object, kv store.KeyValue) (object, error) {
+	res := wr.res
+	if wr.subresource == "status" {
+		// Only the status changes: the rest is checked as stored.
+		obj = statusOnly(res, obj, live)
+	}
+	if err := applyDefaults(res, obj); err != nil {
+		return nil, err
+	}
+	if err := s.admitSchema(ctx, wr.request, obj, live); err != nil {
+		return nil, err
+	}
+	if err := s.confirmNoEscalation(ctx, wr.request, obj, live); err != nil {
+		return nil, err
+	}
+	if errs, err := validateUpdate(ctx, wr.request, obj, live); err != nil {
+		return nil, err
+	} else if len(errs) > 0 {
+		return nil, errInvalid(res, wr.name, errs)
+	}
+	// After the validation, which compares what the client sent with the
+	// stored object (a changed deletionGracePeriodSeconds, say).
+	obj = prepareUpdate(wr.request, obj, live)
+	if !wr.applied {
+		var err error
+		if obj, err = s.trackUpdate(res, wr.subresource, live, obj, wr.manager); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.admitPolicies(ctx, wr.request, obj, live, wr.dryRun); err != nil {
+		return nil, err
+	}
+	if wr.subresource == "" {
+		if err := s.keepServiceAddresses(ctx, res, wr.namespace, wr.name, obj, live, wr.dryRun); err != nil {
+			return nil, err
+		}
+	}
+	out, err := s.commitUpdate(ctx, res, wr.namespace, wr.name, obj, kv, wr.dryRun)
+	if apierrors.IsConflict(err) {
+		return nil, errRetry
+	}
+	return out, err
+}
+
+// createWith is the one create: of a POST, of a PUT or an apply of a
+// missing object.
+func (s *Server) createWith(ctx context.Context, wr *write, obj object) (object, error) {
+	res := wr.res
+	md := metadata(obj)
+	if str(md, "resourceVersion") != "" {
+		// kube-apiserver answers this with a 500; it is the client's mistake.
+		return nil, encoding.BadRequest("resourceVersion should not be set on objects to be created")
+	}
+	if res.Namespaced {
+		if ns := str(md, "namespace"); ns != "" && ns != wr.namespace {
+			return nil, encoding.BadRequest("the namespace of the provided object does not match the namespace sent on the request")
+		}
+		md["namespace"] = wr.namespace
+	} else {
+		delete(md, "namespace")
+	}
+	name := str(md, "name")
+	if name == "" && str(md, "generateName") != "" {
+		name = GenerateName(str(md, "generateName"))
+		md["name"] = name
+	}
+	// NamespaceLifecycle is admission, which kube-apiserver runs before
+	// it validates the name.
+	if res.Namespaced {
+		if err := s.requireNamespace(ctx, res, wr.namespace, name); err != nil {
+			return nil, err
+		}
+	}
+	var errs field.ErrorList
+	if prefix := str(md, "generateName"); prefix != "" {
+		errs = append(errs, validateName(res, maskTrailingDash(prefix), field.NewPath("metadata", "generateName"))...)
+	}
+	if name == "" {
+		errs = append(errs, field.Required(field.NewPath("metadata", "name"), "name or generateName is required"))
+	} else {
+		errs = append(errs, validateName(res, name, field.NewPath("metadata", "name"))...)
+	}
+	errs = append(errs, finalizerErrors(ctx, res, obj)...)
+	if len(errs) > 0 && !(isCRDs(res) && name != "") { // a CRD's name is checked with the rest of it
+		return nil, errInvalid(res, name, errs)
+	}
+	// As kube-apiserver, the fields are recorded after defaulting and
+	// before the type's own rules for new objects.
+	if err := applyDefaults(res, obj); err != nil {
+		return nil, err
+	}
+	if err := s.admitSchema(ctx, wr.request, obj, nil); err != nil {
+		return nil, err
+	}
+	if !wr.applied {
+		var err error
+		if obj, err = s.trackUpdate(res, wr.subresource, nil, obj, wr.manager); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.admitCreate(ctx, wr.request, obj, wr.dryRun); err != nil {
+		return nil, err
+	}
+	if err := s.allocateServiceAddresses(ctx, res, obj, wr.dryRun); err != nil {
+		return nil, err
+	}
+	if wr.dryRun {
+		return obj, nil
+	}
+	value, err := encodeForStorage(res, obj)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	rev, err := s.store.Create(ctx, objectKey(res, wr.namespace, name), value)
+	if err != nil {
+		return nil, storeError(res, name, err)
+	}
+	metadata(obj)["resourceVersion"] = strconv.FormatInt(rev, 10)
+	return obj, nil
+}

@@ -1,0 +1,41 @@
+package server
+
+import "k8s.io/apimachinery/pkg/runtime/schema"
+
+// coreStrategies are the strategies of the core ("") group's resources.
+var coreStrategies = map[schema.GroupResource]strategy{
+	{Resource: "pods"}: {
+		tracksGeneration: true, returnsDeletedObject: true, updateSkipsObjectMeta: true,
+		selectableFields: withNamespace(map[string]selectableField{
+			"spec.nodeName": {}, "spec.restartPolicy": {zero: "Always"}, "spec.schedulerName": {zero: "default-scheduler"},
+			"spec.serviceAccountName": {zero: "default"}, "spec.hostNetwork": {zero: "false"}, "status.phase": {zero: "Pending"},
+			"status.podIP": {}, "status.nominatedNodeName": {}, "status.podIPs": {none: true},
+		}),
+	},
+	{Resource: "podtemplates"}: {tracksGeneration: true},
+	{Resource: "replicationcontrollers"}: {
+		tracksGeneration: true, orphansByDefault: true,
+		selectableFields: withNamespace(map[string]selectableField{"status.replicas": {zero: "0"}}),
+	},
+	{Resource: "services"}: {
+		createOnUpdate: true, returnsDeletedObject: true, updateSkipsObjectMeta: true,
+		selectableFields: withNamespace(map[string]selectableField{"spec.clusterIP": {}, "spec.type": {}}),
+	},
+	{Resource: "serviceaccounts"}: {returnsDeletedObject: true},
+	{Resource: "namespaces"}: {
+		returnsDeletedObject: true,
+		selectableFields:     map[string]selectableField{"status.phase": {}},
+	},
+	{Resource: "nodes"}:   {selectableFields: map[string]selectableField{"spec.unschedulable": {zero: "false"}}},
+	{Resource: "secrets"}: {selectableFields: withNamespace(map[string]selectableField{"type": {}})},
+	{Resource: "events"}: {
+		createOnUpdate: true,
+		selectableFields: withNamespace(map[string]selectableField{
+			"involvedObject.kind": {}, "involvedObject.namespace": {}, "involvedObject.name": {}, "involvedObject.uid": {},
+			"involvedObject.apiVersion": {}, "involvedObject.resourceVersion": {}, "involvedObject.fieldPath": {},
+			"reason": {}, "reportingComponent": {}, "source": {path: "source.component"}, "type": {},
+		}),
+	},
+	{Resource: "endpoints"}:   {createOnUpdate: true},
+	{Resource: "limitranges"}: {createOnUpdate: true},
+}
