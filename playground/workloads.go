@@ -51,9 +51,10 @@ type object = map[string]any
 
 // workloads runs the simulated Deployment, ReplicaSet and Job controllers
 // and the simulated pod lifecycle, as one reconciler whose keys are
-// "<resource>/<namespace>/<name>" (the store key less "/registry/") of
-// deployments, replicasets, jobs and pods: each look acts on what earlier
-// ones wrote, as their writes name the keys they concern.
+// "<resource>/<namespace>/<name>" (the store key less objectsRoot: these
+// resources are stored under their own names) of deployments, replicasets,
+// jobs and pods: each look acts on what earlier ones wrote, as their writes
+// name the keys they concern.
 type workloads struct {
 	deployments, replicaSets, jobs, pods *inproc.Client
 	now                                  func() time.Time
@@ -107,7 +108,7 @@ func (wl *workloads) resync(ctx context.Context, _ int64) ([]string, error) {
 // keysOf implements reconciler: a change names its object (unless it is
 // gone) and the object's controller, before and after the change.
 func (wl *workloads) keysOf(ev store.Event, q queue) {
-	key, ok := strings.CutPrefix(ev.KV.Key, "/registry/")
+	key, ok := strings.CutPrefix(ev.KV.Key, objectsRoot)
 	if !ok {
 		return
 	}

@@ -187,7 +187,7 @@ func (h *Handler) describe(ctx context.Context, ms *playground.Managed) Sandbox 
 		Token: ms.Token(), Settings: settingsOf(ms), Limits: h.m.Limits()}
 	if db := ms.Store(); db != nil {
 		sb.Usage.Revision, _ = db.CurrentRevision(ctx)
-		sb.Usage.Objects, _ = db.Count(ctx, "/registry/")
+		sb.Usage.Objects, _ = playground.CountObjects(ctx, db)
 		sb.Usage.Bytes, _ = db.Size(ctx)
 	}
 	return sb
