@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+
+	"kubeplay/internal/handlertransport"
 )
 
 // UserAgent identifies the console's requests in the request log.
@@ -19,7 +21,7 @@ const UserAgent = "kubeplay-console"
 // Console runs command lines against one API. Safe for concurrent use.
 type Console struct {
 	// send is an http.Client's Do, or its equal in process (see
-	// handlerTransport.do).
+	// followRedirects).
 	send   func(*http.Request) (*http.Response, error)
 	server string // the API's URL, without a trailing slash
 	token  string // sent as a bearer token, if set
@@ -30,7 +32,8 @@ type Console struct {
 
 // New returns a Console whose requests api serves in process.
 func New(api http.Handler) *Console {
-	return &Console{send: handlerTransport{api}.do, server: "http://kubeplay"}
+	rt := handlertransport.Transport{Handler: api}
+	return &Console{send: func(req *http.Request) (*http.Response, error) { return followRedirects(rt, req) }, server: "http://kubeplay"}
 }
 
 // NewClient returns a Console whose requests go to the API at server (a

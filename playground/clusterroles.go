@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"kubeplay/server/inproc"
 	"kubeplay/store"
@@ -55,7 +56,7 @@ func newClusterRoleAggregator(api http.Handler, st store.Store) *clusterRoleAggr
 }
 
 // clusterRoleKeyPrefix is where the store keeps ClusterRoles.
-const clusterRoleKeyPrefix = "/registry/clusterroles/"
+var clusterRoleKeyPrefix = builtinKeyPrefix(schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"})
 
 type clusterRole struct {
 	APIVersion      string            `json:"apiVersion"`

@@ -147,7 +147,7 @@ func (c *controller) follow(ctx context.Context) {
 // watch passes every change after rev to r until the watch ends, and
 // returns the last revision it passed on.
 func (c *controller) watch(ctx context.Context, rev int64) (int64, error) {
-	w, err := c.st.Watch(ctx, "/registry/", rev)
+	w, err := c.st.Watch(ctx, objectsRoot, rev)
 	if err != nil {
 		return rev, err
 	}

@@ -53,7 +53,7 @@ func (b *finalizerBots) concerns(value []byte) bool {
 }
 
 func (b *finalizerBots) resync(ctx context.Context, rev int64) ([]string, error) {
-	list, err := b.store.List(ctx, "/registry/", "", 0, rev)
+	list, err := b.store.List(ctx, objectsRoot, "", 0, rev)
 	if err != nil {
 		return nil, err
 	}

@@ -186,7 +186,7 @@ func (gc *garbageCollector) nodeOf(key string, value []byte) *node {
 }
 
 func (gc *garbageCollector) resync(ctx context.Context, rev int64) ([]string, error) {
-	list, err := gc.store.List(ctx, "/registry/", "", 0, rev)
+	list, err := gc.store.List(ctx, objectsRoot, "", 0, rev)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"kubeplay/server/inproc"
 	"kubeplay/store"
@@ -31,7 +32,8 @@ func newKubelet(api http.Handler, now func() time.Time) *kubelet {
 	return &kubelet{api: inproc.New(api, kubeletAgent), now: now}
 }
 
-const podPrefix = "/registry/pods/"
+// podKeyPrefix is where the store keeps pods.
+var podKeyPrefix = builtinKeyPrefix(schema.GroupVersionResource{Version: "v1", Resource: "pods"})
 
 // boundPod is what the kubelet reads of a pod.
 type boundPod struct {
@@ -66,7 +68,7 @@ func (k *kubelet) resync(ctx context.Context, _ int64) ([]string, error) {
 // keysOf names a pod whose deletion has begun; the kubelet has nothing to
 // do for any other change.
 func (k *kubelet) keysOf(ev store.Event, q queue) {
-	if key, ok := strings.CutPrefix(ev.KV.Key, podPrefix); ok && ev.Type == store.Updated &&
+	if key, ok := strings.CutPrefix(ev.KV.Key, podKeyPrefix); ok && ev.Type == store.Updated &&
 		bytes.Contains(ev.KV.Value, []byte(`"deletionGracePeriodSeconds"`)) {
 		q.Add(key)
 	}

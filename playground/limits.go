@@ -95,7 +95,7 @@ func (ms *Managed) checkQuota(r *http.Request, sb *Sandbox, body []byte) error {
 		}
 	}
 	if mayCreate && lim.Objects >= 0 {
-		n, err := db.Count(r.Context(), "/registry/")
+		n, err := CountObjects(r.Context(), db)
 		if err != nil {
 			return err
 		}

@@ -13,6 +13,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"kubeplay/server/catalog"
 	"kubeplay/server/inproc"
@@ -47,7 +48,8 @@ func newNamespaceController(api http.Handler, cat *catalog.Catalog) *namespaceCo
 	return &namespaceController{api: inproc.New(api, namespaceControllerAgent), catalog: cat, keys: newStoreKeys(cat)}
 }
 
-const namespacePrefix = "/registry/namespaces/"
+// namespaceKeyPrefix is where the store keeps namespaces.
+var namespaceKeyPrefix = builtinKeyPrefix(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"})
 
 // contentSettle is how long after a change to a terminating namespace's
 // content the controller looks at the namespace again. A pass deletes and
@@ -93,7 +95,7 @@ func (c *namespaceController) resync(ctx context.Context, _ int64) ([]string, er
 // keysOf names a namespace when it changes, and a terminating namespace
 // when its content does.
 func (c *namespaceController) keysOf(ev store.Event, q queue) {
-	if name, ok := strings.CutPrefix(ev.KV.Key, namespacePrefix); ok {
+	if name, ok := strings.CutPrefix(ev.KV.Key, namespaceKeyPrefix); ok {
 		if ev.Type == store.Deleted {
 			delete(c.terminating, name)
 			return

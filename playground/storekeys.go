@@ -1,6 +1,8 @@
 package playground
 
 import (
+	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -8,7 +10,33 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"kubeplay/server/catalog"
+	"kubeplay/store"
 )
+
+// objectsRoot is the prefix of every object's store key: the root
+// kube-apiserver keeps its objects under in etcd.
+const objectsRoot = "/registry/"
+
+// keyPrefix is the store key prefix of res's objects, in every namespace.
+func keyPrefix(res *catalog.Resource) string {
+	return objectsRoot + catalog.StorageOf(res).Prefix + "/"
+}
+
+// builtinKeyPrefix is keyPrefix of the built-in resource gvr, for the
+// controllers that watch one built-in resource's keys; it panics if gvr is
+// not built in, a mistake the package's tests catch.
+func builtinKeyPrefix(gvr schema.GroupVersionResource) string {
+	res := catalog.LookupBuiltin(gvr)
+	if res == nil {
+		panic(fmt.Sprintf("playground: %v is not a built-in resource", gvr))
+	}
+	return keyPrefix(res)
+}
+
+// CountObjects returns how many objects st holds, of every resource.
+func CountObjects(ctx context.Context, st store.Store) (int64, error) {
+	return st.Count(ctx, objectsRoot)
+}
 
 // storeKeys maps the store's keys (/registry/<prefix>/[<namespace>/]<name>,
 // the layout kube-apiserver uses in etcd) to the resources served and back,
@@ -36,7 +64,7 @@ func (k *storeKeys) current() {
 	k.prefixes = nil
 	k.byPrefix, k.byKind = map[string]*catalog.Resource{}, map[schema.GroupKind]*catalog.Resource{}
 	for _, r := range k.catalog.All() {
-		p := "/registry/" + catalog.StorageOf(r).Prefix + "/"
+		p := keyPrefix(r)
 		if _, ok := k.byPrefix[p]; !ok {
 			k.byPrefix[p] = r
 			k.prefixes = append(k.prefixes, p)

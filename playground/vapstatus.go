@@ -50,7 +50,7 @@ const policiesPath = "/apis/admissionregistration.k8s.io/v1/validatingadmissionp
 var policiesResource = schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicies"}
 
 // policyKeyPrefix is where the store keeps policies.
-const policyKeyPrefix = "/registry/validatingadmissionpolicies/"
+var policyKeyPrefix = builtinKeyPrefix(policiesResource)
 
 // policyStatusController is a reconciler whose keys are policy names.
 type policyStatusController struct {

@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"kubeplay/internal/jsonmap"
 	"kubeplay/server/inproc"
 	"kubeplay/store"
 )
@@ -47,13 +48,12 @@ const (
 	runDelay   = time.Second
 )
 
-type object = map[string]any
-
 // workloads runs the simulated Deployment, ReplicaSet and Job controllers
 // and the simulated pod lifecycle, as one reconciler whose keys are
-// "<resource>/<namespace>/<name>" (the store key less "/registry/") of
-// deployments, replicasets, jobs and pods: each look acts on what earlier
-// ones wrote, as their writes name the keys they concern.
+// "<resource>/<namespace>/<name>" (the store key less objectsRoot: these
+// resources are stored under their own names) of deployments, replicasets,
+// jobs and pods: each look acts on what earlier ones wrote, as their writes
+// name the keys they concern.
 type workloads struct {
 	deployments, replicaSets, jobs, pods *inproc.Client
 	now                                  func() time.Time
@@ -84,11 +84,11 @@ func (wl *workloads) resync(ctx context.Context, _ int64) ([]string, error) {
 		c        *inproc.Client
 		resource string
 		path     string
-		done     func(object) bool
+		done     func(jsonmap.Object) bool
 	}{
 		{wl.deployments, "deployments", "/apis/apps/v1/deployments", deleting},
 		{wl.replicaSets, "replicasets", "/apis/apps/v1/replicasets", deleting},
-		{wl.jobs, "jobs", "/apis/batch/v1/jobs", func(j object) bool { return deleting(j) || mapOf(j, "status")["completionTime"] != nil }},
+		{wl.jobs, "jobs", "/apis/batch/v1/jobs", func(j jsonmap.Object) bool { return deleting(j) || jsonmap.Child(j, "status")["completionTime"] != nil }},
 		{wl.pods, "pods", "/api/v1/pods", podSettled},
 	} {
 		objs, err := list(ctx, r.c, r.path)
@@ -97,7 +97,7 @@ func (wl *workloads) resync(ctx context.Context, _ int64) ([]string, error) {
 		}
 		for _, o := range objs {
 			if !r.done(o) {
-				keys = append(keys, r.resource+"/"+strOf(o, "metadata", "namespace")+"/"+strOf(o, "metadata", "name"))
+				keys = append(keys, r.resource+"/"+jsonmap.String(o, "metadata", "namespace")+"/"+jsonmap.String(o, "metadata", "name"))
 			}
 		}
 	}
@@ -107,7 +107,7 @@ func (wl *workloads) resync(ctx context.Context, _ int64) ([]string, error) {
 // keysOf implements reconciler: a change names its object (unless it is
 // gone) and the object's controller, before and after the change.
 func (wl *workloads) keysOf(ev store.Event, q queue) {
-	key, ok := strings.CutPrefix(ev.KV.Key, "/registry/")
+	key, ok := strings.CutPrefix(ev.KV.Key, objectsRoot)
 	if !ok {
 		return
 	}
@@ -174,7 +174,7 @@ func (wl *workloads) reconcile(ctx context.Context, key string) (time.Duration, 
 		if err != nil {
 			return 0, err
 		}
-		return 0, wl.syncDeployment(ctx, d, owned(rss)[strOf(d, "metadata", "uid")])
+		return 0, wl.syncDeployment(ctx, d, owned(rss)[jsonmap.String(d, "metadata", "uid")])
 	case "replicasets":
 		rs, err := get(ctx, wl.replicaSets, namedPath("apps/v1", "replicasets", ns, name))
 		if err != nil || rs == nil || deleting(rs) {
@@ -184,17 +184,17 @@ func (wl *workloads) reconcile(ctx context.Context, key string) (time.Duration, 
 		if err != nil {
 			return 0, err
 		}
-		return 0, wl.syncReplicaSet(ctx, rs, owned(pods)[strOf(rs, "metadata", "uid")])
+		return 0, wl.syncReplicaSet(ctx, rs, owned(pods)[jsonmap.String(rs, "metadata", "uid")])
 	case "jobs":
 		job, err := get(ctx, wl.jobs, namedPath("batch/v1", "jobs", ns, name))
-		if err != nil || job == nil || deleting(job) || mapOf(job, "status")["completionTime"] != nil {
+		if err != nil || job == nil || deleting(job) || jsonmap.Child(job, "status")["completionTime"] != nil {
 			return 0, err
 		}
 		pods, err := list(ctx, wl.jobs, workloadCollection("", "pods", ns))
 		if err != nil {
 			return 0, err
 		}
-		return 0, wl.syncJob(ctx, job, owned(pods)[strOf(job, "metadata", "uid")])
+		return 0, wl.syncJob(ctx, job, owned(pods)[jsonmap.String(job, "metadata", "uid")])
 	case "pods":
 		p, err := get(ctx, wl.pods, namedPath("", "pods", ns, name))
 		if err != nil || p == nil || deleting(p) {
@@ -206,8 +206,8 @@ func (wl *workloads) reconcile(ctx context.Context, key string) (time.Duration, 
 }
 
 // get reads one object: nil if there is none.
-func get(ctx context.Context, c *inproc.Client, path string) (object, error) {
-	var o object
+func get(ctx context.Context, c *inproc.Client, path string) (jsonmap.Object, error) {
+	var o jsonmap.Object
 	if err := c.Get(ctx, path, &o); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, nil
@@ -217,45 +217,30 @@ func get(ctx context.Context, c *inproc.Client, path string) (object, error) {
 	return o, nil
 }
 
-func list(ctx context.Context, c *inproc.Client, path string) ([]object, error) {
+func list(ctx context.Context, c *inproc.Client, path string) ([]jsonmap.Object, error) {
 	var l struct {
-		Items []object `json:"items"`
+		Items []jsonmap.Object `json:"items"`
 	}
 	err := c.Get(ctx, path, &l)
 	return l.Items, err
 }
 
-// Accessors of unstructured objects: a missing or mistyped field reads as
-// its zero value.
-func mapOf(o object, path ...string) object {
-	for _, k := range path {
-		o, _ = o[k].(map[string]any)
-	}
-	return o
-}
-
-func strOf(o object, path ...string) string {
-	s, _ := mapOf(o, path[:len(path)-1]...)[path[len(path)-1]].(string)
-	return s
-}
-
-func intOf(o object, def int64, path ...string) int64 {
-	switch v := mapOf(o, path[:len(path)-1]...)[path[len(path)-1]].(type) {
-	case float64:
-		return int64(v)
-	case int64:
-		return v
+// intOr is the integer at path in o, def when there is none (as for a
+// replica count the API defaults to 1, or a status not yet written).
+func intOr(o jsonmap.Object, def int64, path ...string) int64 {
+	if n, ok := jsonmap.Int(o, path...); ok {
+		return n
 	}
 	return def
 }
 
-func meta(o object) object { return mapOf(o, "metadata") }
+func meta(o jsonmap.Object) jsonmap.Object { return jsonmap.Child(o, "metadata") }
 
-func deleting(o object) bool { return meta(o)["deletionTimestamp"] != nil }
+func deleting(o jsonmap.Object) bool { return meta(o)["deletionTimestamp"] != nil }
 
 // controllerUID is the uid of o's controller (its owner reference with
 // controller: true), "" if none.
-func controllerUID(o object) (uid, kind string) {
+func controllerUID(o jsonmap.Object) (uid, kind string) {
 	refs, _ := meta(o)["ownerReferences"].([]any)
 	for _, r := range refs {
 		ref, _ := r.(map[string]any)
@@ -269,14 +254,14 @@ func controllerUID(o object) (uid, kind string) {
 }
 
 // controllerRef is the owner reference a controller puts on what it makes.
-func controllerRef(owner object, apiVersion, kind string) []any {
-	return []any{map[string]any{"apiVersion": apiVersion, "kind": kind, "name": strOf(owner, "metadata", "name"),
-		"uid": strOf(owner, "metadata", "uid"), "controller": true, "blockOwnerDeletion": true}}
+func controllerRef(owner jsonmap.Object, apiVersion, kind string) []any {
+	return []any{map[string]any{"apiVersion": apiVersion, "kind": kind, "name": jsonmap.String(owner, "metadata", "name"),
+		"uid": jsonmap.String(owner, "metadata", "uid"), "controller": true, "blockOwnerDeletion": true}}
 }
 
 // owned groups objects by their controller's uid.
-func owned(objs []object) map[string][]object {
-	by := map[string][]object{}
+func owned(objs []jsonmap.Object) map[string][]jsonmap.Object {
+	by := map[string][]jsonmap.Object{}
 	for _, o := range objs {
 		if uid, _ := controllerUID(o); uid != "" {
 			by[uid] = append(by[uid], o)
@@ -285,8 +270,8 @@ func owned(objs []object) map[string][]object {
 	return by
 }
 
-func objectPath(group, resource string, o object) string {
-	return namedPath(group, resource, strOf(o, "metadata", "namespace"), strOf(o, "metadata", "name"))
+func objectPath(group, resource string, o jsonmap.Object) string {
+	return namedPath(group, resource, jsonmap.String(o, "metadata", "namespace"), jsonmap.String(o, "metadata", "name"))
 }
 
 // namedPath is the URL of the object name in ns.
@@ -302,17 +287,17 @@ func workloadCollection(group, resource, ns string) string {
 	return prefix + "/namespaces/" + url.PathEscape(ns) + "/" + resource
 }
 
-func copyMap(m object) object {
+func copyMap(m jsonmap.Object) jsonmap.Object {
 	b, _ := json.Marshal(m)
-	var c object
+	var c jsonmap.Object
 	json.Unmarshal(b, &c)
 	return c
 }
 
 // putStatus writes o's status (and annotations, which a Deployment's
 // /status keeps) if they differ from the stored ones (before).
-func putStatus(ctx context.Context, c *inproc.Client, path string, before, o object) error {
-	if jsonEqual(before["status"], o["status"]) && jsonEqual(mapOf(before, "metadata", "annotations"), mapOf(o, "metadata", "annotations")) {
+func putStatus(ctx context.Context, c *inproc.Client, path string, before, o jsonmap.Object) error {
+	if jsonEqual(before["status"], o["status"]) && jsonEqual(jsonmap.Child(before, "metadata", "annotations"), jsonmap.Child(o, "metadata", "annotations")) {
 		return nil
 	}
 	return c.Do(ctx, "PUT", path+"/status", o, nil)
@@ -367,60 +352,60 @@ func (wl *workloads) timestamp() string { return wl.now().UTC().Format(time.RFC3
 
 // syncDeployment brings d's ReplicaSets (rss, those it controls) and its
 // status to its spec.
-func (wl *workloads) syncDeployment(ctx context.Context, d object, rss []object) error {
-	template := mapOf(d, "spec", "template")
+func (wl *workloads) syncDeployment(ctx context.Context, d jsonmap.Object, rss []jsonmap.Object) error {
+	template := jsonmap.Child(d, "spec", "template")
 	hash := templateHash(template)
-	desired := intOf(d, 1, "spec", "replicas")
-	var current object
+	desired := intOr(d, 1, "spec", "replicas")
+	var current jsonmap.Object
 	revision := int64(0)
 	for _, rs := range rss {
 		var r int64
-		fmt.Sscan(strOf(rs, "metadata", "annotations", revisionAnnotation), &r)
+		fmt.Sscan(jsonmap.String(rs, "metadata", "annotations", revisionAnnotation), &r)
 		revision = max(revision, r)
-		if strOf(rs, "metadata", "labels", podTemplateHashLabel) == hash || current == nil && sameTemplate(mapOf(rs, "spec", "template"), template) {
+		if jsonmap.String(rs, "metadata", "labels", podTemplateHashLabel) == hash || current == nil && sameTemplate(jsonmap.Child(rs, "spec", "template"), template) {
 			current = rs
 		}
 	}
-	name := strOf(d, "metadata", "name")
-	ns := strOf(d, "metadata", "namespace")
+	name := jsonmap.String(d, "metadata", "name")
+	ns := jsonmap.String(d, "metadata", "namespace")
 	progress := "ReplicaSetUpdated"
 	if current == nil {
 		revision++
 		rsTemplate := copyMap(template)
-		labels := mapOf(rsTemplate, "metadata", "labels")
+		labels := jsonmap.Child(rsTemplate, "metadata", "labels")
 		if labels == nil {
-			labels = object{}
-			mapOf(rsTemplate, "metadata")["labels"] = labels
+			labels = jsonmap.Object{}
+			jsonmap.Child(rsTemplate, "metadata")["labels"] = labels
 		}
 		labels[podTemplateHashLabel] = hash
-		selector := copyMap(mapOf(d, "spec", "selector"))
+		selector := copyMap(jsonmap.Child(d, "spec", "selector"))
 		if selector == nil {
-			selector = object{}
+			selector = jsonmap.Object{}
 		}
-		ml := mapOf(selector, "matchLabels")
+		ml := jsonmap.Child(selector, "matchLabels")
 		if ml == nil {
-			ml = object{}
+			ml = jsonmap.Object{}
 			selector["matchLabels"] = ml
 		}
 		ml[podTemplateHashLabel] = hash
-		rs := object{"apiVersion": "apps/v1", "kind": "ReplicaSet",
-			"metadata": object{"name": name + "-" + hash, "namespace": ns, "labels": labels,
-				"annotations": object{"deployment.kubernetes.io/desired-replicas": fmt.Sprint(desired),
+		rs := jsonmap.Object{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+			"metadata": jsonmap.Object{"name": name + "-" + hash, "namespace": ns, "labels": labels,
+				"annotations": jsonmap.Object{"deployment.kubernetes.io/desired-replicas": fmt.Sprint(desired),
 					"deployment.kubernetes.io/max-replicas": fmt.Sprint(desired + (desired+3)/4), revisionAnnotation: fmt.Sprint(revision)},
 				"ownerReferences": controllerRef(d, "apps/v1", "Deployment")},
-			"spec": object{"replicas": desired, "selector": selector, "template": rsTemplate}}
+			"spec": jsonmap.Object{"replicas": desired, "selector": selector, "template": rsTemplate}}
 		if err := wl.deployments.Do(ctx, "POST", workloadCollection("apps/v1", "replicasets", ns), rs, &current); err != nil {
 			return err
 		}
 		rss = append(rss, current)
 		progress = "NewReplicaSetCreated"
-	} else if rev := strOf(current, "metadata", "annotations", revisionAnnotation); intOf(current, 1, "spec", "replicas") != desired || rev != fmt.Sprint(revision) {
+	} else if rev := jsonmap.String(current, "metadata", "annotations", revisionAnnotation); intOr(current, 1, "spec", "replicas") != desired || rev != fmt.Sprint(revision) {
 		current = copyMap(current)
-		mapOf(current, "spec")["replicas"] = desired
-		annotations := mapOf(current, "metadata", "annotations")
+		jsonmap.Child(current, "spec")["replicas"] = desired
+		annotations := jsonmap.Child(current, "metadata", "annotations")
 		if annotations == nil {
-			annotations = object{}
-			mapOf(current, "metadata")["annotations"] = annotations
+			annotations = jsonmap.Object{}
+			jsonmap.Child(current, "metadata")["annotations"] = annotations
 		}
 		annotations["deployment.kubernetes.io/desired-replicas"] = fmt.Sprint(desired)
 		if rev != fmt.Sprint(revision) {
@@ -434,21 +419,21 @@ func (wl *workloads) syncDeployment(ctx context.Context, d object, rss []object)
 		}
 	}
 	// The old ReplicaSets give way as the new one's pods become available.
-	keep := max(0, desired-intOf(current, 0, "status", "availableReplicas"))
+	keep := max(0, desired-intOr(current, 0, "status", "availableReplicas"))
 	var replicas, ready, available, updated int64
 	for _, rs := range rss {
-		replicas += intOf(rs, 0, "status", "replicas")
-		ready += intOf(rs, 0, "status", "readyReplicas")
-		available += intOf(rs, 0, "status", "availableReplicas")
-		if strOf(rs, "metadata", "uid") == strOf(current, "metadata", "uid") {
-			updated = intOf(rs, 0, "status", "replicas")
+		replicas += intOr(rs, 0, "status", "replicas")
+		ready += intOr(rs, 0, "status", "readyReplicas")
+		available += intOr(rs, 0, "status", "availableReplicas")
+		if jsonmap.String(rs, "metadata", "uid") == jsonmap.String(current, "metadata", "uid") {
+			updated = intOr(rs, 0, "status", "replicas")
 			continue
 		}
-		want := min(intOf(rs, 1, "spec", "replicas"), keep)
+		want := min(intOr(rs, 1, "spec", "replicas"), keep)
 		keep -= want
-		if intOf(rs, 1, "spec", "replicas") != want {
+		if intOr(rs, 1, "spec", "replicas") != want {
 			rs = copyMap(rs)
-			mapOf(rs, "spec")["replicas"] = want
+			jsonmap.Child(rs, "spec")["replicas"] = want
 			if err := wl.deployments.Do(ctx, "PUT", objectPath("apps/v1", "replicasets", rs), rs, nil); err != nil {
 				return err
 			}
@@ -460,25 +445,25 @@ func (wl *workloads) syncDeployment(ctx context.Context, d object, rss []object)
 	// The revision goes onto the Deployment through /status, as
 	// kube-controller-manager writes it: a PUT of the Deployment would
 	// bump its generation.
-	annotations := mapOf(d, "metadata", "annotations")
+	annotations := jsonmap.Child(d, "metadata", "annotations")
 	if annotations == nil {
-		annotations = object{}
-		mapOf(d, "metadata")["annotations"] = annotations
+		annotations = jsonmap.Object{}
+		jsonmap.Child(d, "metadata")["annotations"] = annotations
 	}
-	annotations[revisionAnnotation] = strOf(current, "metadata", "annotations", revisionAnnotation)
-	status := object{"observedGeneration": intOf(d, 0, "metadata", "generation"), "replicas": replicas, "updatedReplicas": updated,
+	annotations[revisionAnnotation] = jsonmap.String(current, "metadata", "annotations", revisionAnnotation)
+	status := jsonmap.Object{"observedGeneration": intOr(d, 0, "metadata", "generation"), "replicas": replicas, "updatedReplicas": updated,
 		"readyReplicas": ready, "availableReplicas": available}
 	if unavailable := replicas - available; unavailable > 0 {
 		status["unavailableReplicas"] = unavailable
 	}
-	conds, _ := mapOf(before, "status")["conditions"].([]any)
+	conds, _ := jsonmap.Child(before, "status")["conditions"].([]any)
 	conds = slices.Clone(conds)
 	if available >= desired-desired/4 {
 		conds = setCondition(conds, now, "Available", "True", "MinimumReplicasAvailable", "Deployment has minimum availability.", true)
 	} else {
 		conds = setCondition(conds, now, "Available", "False", "MinimumReplicasUnavailable", "Deployment does not have minimum availability.", true)
 	}
-	rsName := strOf(current, "metadata", "name")
+	rsName := jsonmap.String(current, "metadata", "name")
 	switch {
 	case updated == desired && replicas == desired && available == desired:
 		conds = setCondition(conds, now, "Progressing", "True", "NewReplicaSetAvailable", fmt.Sprintf("ReplicaSet %q has successfully progressed.", rsName), true)
@@ -496,12 +481,12 @@ func (wl *workloads) syncDeployment(ctx context.Context, d object, rss []object)
 // Deployment's, its pod-template-hash label aside: as the Deployment
 // controller does, a rollout undo (which copies a ReplicaSet's template
 // back, as the API server stored it) finds the old ReplicaSet again.
-func sameTemplate(rsTemplate, template object) bool {
-	rsTemplate = withoutNulls(rsTemplate).(object)
-	if labels := mapOf(rsTemplate, "metadata", "labels"); labels != nil {
+func sameTemplate(rsTemplate, template jsonmap.Object) bool {
+	rsTemplate = withoutNulls(rsTemplate).(jsonmap.Object)
+	if labels := jsonmap.Child(rsTemplate, "metadata", "labels"); labels != nil {
 		delete(labels, podTemplateHashLabel)
 		if len(labels) == 0 {
-			delete(mapOf(rsTemplate, "metadata"), "labels")
+			delete(jsonmap.Child(rsTemplate, "metadata"), "labels")
 		}
 	}
 	return jsonEqual(rsTemplate, withoutNulls(template))
@@ -530,8 +515,8 @@ func withoutNulls(v any) any {
 }
 
 // podReady reports whether a pod's Ready condition is True.
-func podReady(p object) bool {
-	conds, _ := mapOf(p, "status")["conditions"].([]any)
+func podReady(p jsonmap.Object) bool {
+	conds, _ := jsonmap.Child(p, "status")["conditions"].([]any)
 	for _, c := range conds {
 		if m, _ := c.(map[string]any); m["type"] == "Ready" {
 			return m["status"] == "True"
@@ -542,14 +527,14 @@ func podReady(p object) bool {
 
 // syncReplicaSet makes or deletes pods until rs has as many (pods: those it
 // controls) as it wants, and writes its status.
-func (wl *workloads) syncReplicaSet(ctx context.Context, rs object, pods []object) error {
-	var active []object
+func (wl *workloads) syncReplicaSet(ctx context.Context, rs jsonmap.Object, pods []jsonmap.Object) error {
+	var active []jsonmap.Object
 	for _, p := range pods {
 		if !deleting(p) {
 			active = append(active, p)
 		}
 	}
-	desired := intOf(rs, 1, "spec", "replicas")
+	desired := intOr(rs, 1, "spec", "replicas")
 	for range desired - int64(len(active)) {
 		if err := wl.createPod(ctx, wl.replicaSets, rs, "apps/v1", "ReplicaSet", nil); err != nil {
 			return err
@@ -557,14 +542,14 @@ func (wl *workloads) syncReplicaSet(ctx context.Context, rs object, pods []objec
 	}
 	if extra := int64(len(active)) - desired; extra > 0 {
 		// Not yet running first, then the newest.
-		slices.SortStableFunc(active, func(a, b object) int {
+		slices.SortStableFunc(active, func(a, b jsonmap.Object) int {
 			if ra, rb := podReady(a), podReady(b); ra != rb {
 				if ra {
 					return 1
 				}
 				return -1
 			}
-			return strings.Compare(strOf(b, "metadata", "creationTimestamp"), strOf(a, "metadata", "creationTimestamp"))
+			return strings.Compare(jsonmap.String(b, "metadata", "creationTimestamp"), jsonmap.String(a, "metadata", "creationTimestamp"))
 		})
 		for _, p := range active[:extra] {
 			if err := wl.replicaSets.Do(ctx, "DELETE", objectPath("", "pods", p), nil, nil); err != nil && !apierrors.IsNotFound(err) {
@@ -580,7 +565,7 @@ func (wl *workloads) syncReplicaSet(ctx context.Context, rs object, pods []objec
 	}
 	before := rs
 	rs = copyMap(rs)
-	status := object{"replicas": int64(len(active)), "fullyLabeledReplicas": int64(len(active)), "observedGeneration": intOf(rs, 0, "metadata", "generation")}
+	status := jsonmap.Object{"replicas": int64(len(active)), "fullyLabeledReplicas": int64(len(active)), "observedGeneration": intOr(rs, 0, "metadata", "generation")}
 	if ready > 0 {
 		status["readyReplicas"], status["availableReplicas"] = ready, ready
 	}
@@ -590,35 +575,35 @@ func (wl *workloads) syncReplicaSet(ctx context.Context, rs object, pods []objec
 
 // createPod creates a pod from owner's template, named after owner as the
 // controllers name theirs (generateName), controlled by owner.
-func (wl *workloads) createPod(ctx context.Context, c *inproc.Client, owner object, apiVersion, kind string, extraLabels map[string]string) error {
-	template := copyMap(mapOf(owner, "spec", "template"))
-	md := mapOf(template, "metadata")
+func (wl *workloads) createPod(ctx context.Context, c *inproc.Client, owner jsonmap.Object, apiVersion, kind string, extraLabels map[string]string) error {
+	template := copyMap(jsonmap.Child(owner, "spec", "template"))
+	md := jsonmap.Child(template, "metadata")
 	if md == nil {
-		md = object{}
+		md = jsonmap.Object{}
 	}
-	labels := mapOf(md, "labels")
+	labels := jsonmap.Child(md, "labels")
 	if labels == nil {
-		labels = object{}
+		labels = jsonmap.Object{}
 	}
 	for k, v := range extraLabels {
 		labels[k] = v
 	}
-	pod := object{"apiVersion": "v1", "kind": "Pod",
-		"metadata": object{"generateName": strOf(owner, "metadata", "name") + "-", "namespace": strOf(owner, "metadata", "namespace"),
+	pod := jsonmap.Object{"apiVersion": "v1", "kind": "Pod",
+		"metadata": jsonmap.Object{"generateName": jsonmap.String(owner, "metadata", "name") + "-", "namespace": jsonmap.String(owner, "metadata", "namespace"),
 			"labels": labels, "ownerReferences": controllerRef(owner, apiVersion, kind)},
-		"spec": mapOf(template, "spec")}
-	if a := mapOf(md, "annotations"); a != nil {
-		mapOf(pod, "metadata")["annotations"] = a
+		"spec": jsonmap.Child(template, "spec")}
+	if a := jsonmap.Child(md, "annotations"); a != nil {
+		jsonmap.Child(pod, "metadata")["annotations"] = a
 	}
-	return c.Do(ctx, "POST", workloadCollection("", "pods", strOf(owner, "metadata", "namespace")), pod, nil)
+	return c.Do(ctx, "POST", workloadCollection("", "pods", jsonmap.String(owner, "metadata", "namespace")), pod, nil)
 }
 
 // syncJob makes pods for job (pods: those it controls) until enough of
 // them succeeded, and writes its status.
-func (wl *workloads) syncJob(ctx context.Context, job object, pods []object) error {
+func (wl *workloads) syncJob(ctx context.Context, job jsonmap.Object, pods []jsonmap.Object) error {
 	var active, ready, succeeded, failed int64
 	for _, p := range pods {
-		switch strOf(p, "status", "phase") {
+		switch jsonmap.String(p, "status", "phase") {
 		case "Succeeded":
 			succeeded++
 		case "Failed":
@@ -632,9 +617,9 @@ func (wl *workloads) syncJob(ctx context.Context, job object, pods []object) err
 			}
 		}
 	}
-	completions := intOf(job, 1, "spec", "completions")
-	parallelism := intOf(job, 1, "spec", "parallelism")
-	uid, name := strOf(job, "metadata", "uid"), strOf(job, "metadata", "name")
+	completions := intOr(job, 1, "spec", "completions")
+	parallelism := intOr(job, 1, "spec", "parallelism")
+	uid, name := jsonmap.String(job, "metadata", "uid"), jsonmap.String(job, "metadata", "name")
 	labels := map[string]string{"batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": name, "controller-uid": uid, "job-name": name}
 	if succeeded < completions {
 		for range min(parallelism, completions-succeeded) - active {
@@ -647,15 +632,15 @@ func (wl *workloads) syncJob(ctx context.Context, job object, pods []object) err
 	before := job
 	job = copyMap(job)
 	now := wl.timestamp()
-	status := copyMap(mapOf(job, "status"))
+	status := copyMap(jsonmap.Child(job, "status"))
 	if status == nil {
-		status = object{}
+		status = jsonmap.Object{}
 	}
 	if status["startTime"] == nil {
 		status["startTime"] = now
 	}
 	status["active"], status["ready"], status["succeeded"], status["failed"], status["terminating"] = active, ready, succeeded, failed, int64(0)
-	status["uncountedTerminatedPods"] = object{}
+	status["uncountedTerminatedPods"] = jsonmap.Object{}
 	for k, v := range status {
 		if n, ok := v.(int64); ok && n == 0 && k != "ready" && k != "terminating" {
 			delete(status, k) // omitted when zero, as the Job API serves them
@@ -681,22 +666,22 @@ func (wl *workloads) syncJob(ctx context.Context, job object, pods []object) err
 // would: Pending and scheduled at once, Running (ready) after startDelay,
 // and for a Job's pod Succeeded runDelay later. It asks for another look
 // when the pod's next phase is due.
-func (wl *workloads) syncPod(ctx context.Context, p object) (time.Duration, error) {
+func (wl *workloads) syncPod(ctx context.Context, p jsonmap.Object) (time.Duration, error) {
 	now := wl.now()
 	ts := wl.timestamp()
-	status := copyMap(mapOf(p, "status"))
+	status := copyMap(jsonmap.Child(p, "status"))
 	if status == nil {
-		status = object{}
+		status = jsonmap.Object{}
 	}
 	var due time.Duration
-	switch strOf(p, "status", "phase") {
+	switch jsonmap.String(p, "status", "phase") {
 	case "":
 		status["phase"] = "Pending"
 		status["qosClass"] = "BestEffort"
 		status["conditions"] = []any{map[string]any{"type": "PodScheduled", "status": "True", "lastProbeTime": nil, "lastTransitionTime": ts}}
 		due = startDelay
 	case "Pending":
-		started := since(now, strOf(p, "metadata", "creationTimestamp"))
+		started := since(now, jsonmap.String(p, "metadata", "creationTimestamp"))
 		if started < startDelay {
 			return max(startDelay-started, 10*time.Millisecond), nil
 		}
@@ -708,7 +693,7 @@ func (wl *workloads) syncPod(ctx context.Context, p object) (time.Duration, erro
 		if _, kind := controllerUID(p); kind != "Job" {
 			return 0, nil
 		}
-		running := since(now, strOf(p, "status", "startTime"))
+		running := since(now, jsonmap.String(p, "status", "startTime"))
 		if running < runDelay {
 			return max(runDelay-running, 10*time.Millisecond), nil
 		}
@@ -725,11 +710,11 @@ func (wl *workloads) syncPod(ctx context.Context, p object) (time.Duration, erro
 }
 
 // podSettled reports whether syncPod has nothing left to do with p.
-func podSettled(p object) bool {
+func podSettled(p jsonmap.Object) bool {
 	if deleting(p) {
 		return true
 	}
-	switch strOf(p, "status", "phase") {
+	switch jsonmap.String(p, "status", "phase") {
 	case "", "Pending":
 		return false
 	case "Running":
@@ -748,7 +733,7 @@ func since(now time.Time, timestamp string) time.Duration {
 }
 
 // run sets the status of a pod whose containers all started.
-func (wl *workloads) run(p, status object, ts string) {
+func (wl *workloads) run(p, status jsonmap.Object, ts string) {
 	n := wl.podIPs.Add(1)
 	ip := fmt.Sprintf("10.244.%d.%d", n/250, n%250+2)
 	status["phase"] = "Running"
@@ -760,14 +745,14 @@ func (wl *workloads) run(p, status object, ts string) {
 		conds = append(conds, map[string]any{"type": t, "status": "True", "lastProbeTime": nil, "lastTransitionTime": ts})
 	}
 	status["conditions"] = conds
-	status["containerStatuses"] = containerStatuses(p, func(c object) {
+	status["containerStatuses"] = containerStatuses(p, func(c jsonmap.Object) {
 		c["ready"], c["started"] = true, true
 		c["state"] = map[string]any{"running": map[string]any{"startedAt": ts}}
 	})
 }
 
 // succeed sets the status of a pod whose containers all exited 0.
-func (wl *workloads) succeed(p, status object, ts string) {
+func (wl *workloads) succeed(p, status jsonmap.Object, ts string) {
 	status["phase"] = "Succeeded"
 	conds, _ := status["conditions"].([]any)
 	for _, t := range []string{"PodReadyToStartContainers", "Ready", "ContainersReady"} {
@@ -787,8 +772,8 @@ func (wl *workloads) succeed(p, status object, ts string) {
 		}
 	}
 	status["conditions"] = conds
-	started := strOf(p, "status", "startTime")
-	status["containerStatuses"] = containerStatuses(p, func(c object) {
+	started := jsonmap.String(p, "status", "startTime")
+	status["containerStatuses"] = containerStatuses(p, func(c jsonmap.Object) {
 		c["ready"], c["started"] = false, false
 		c["state"] = map[string]any{"terminated": map[string]any{"exitCode": 0, "reason": "Completed",
 			"startedAt": started, "finishedAt": ts, "containerID": c["containerID"]}}
@@ -796,15 +781,15 @@ func (wl *workloads) succeed(p, status object, ts string) {
 }
 
 // containerStatuses describes each of p's containers, set by f.
-func containerStatuses(p object, f func(object)) []any {
+func containerStatuses(p jsonmap.Object, f func(jsonmap.Object)) []any {
 	var out []any
-	containers, _ := mapOf(p, "spec")["containers"].([]any)
+	containers, _ := jsonmap.Child(p, "spec")["containers"].([]any)
 	for i, c := range containers {
 		spec, _ := c.(map[string]any)
 		h := fnv.New64a()
-		fmt.Fprint(h, strOf(p, "metadata", "uid"), i)
+		fmt.Fprint(h, jsonmap.String(p, "metadata", "uid"), i)
 		image, _ := spec["image"].(string)
-		st := object{"name": spec["name"], "image": image, "imageID": "", "restartCount": 0,
+		st := jsonmap.Object{"name": spec["name"], "image": image, "imageID": "", "restartCount": 0,
 			"containerID": fmt.Sprintf("containerd://%016x", h.Sum64())}
 		f(st)
 		out = append(out, st)

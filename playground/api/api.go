@@ -187,7 +187,7 @@ func (h *Handler) describe(ctx context.Context, ms *playground.Managed) Sandbox 
 		Token: ms.Token(), Settings: settingsOf(ms), Limits: h.m.Limits()}
 	if db := ms.Store(); db != nil {
 		sb.Usage.Revision, _ = db.CurrentRevision(ctx)
-		sb.Usage.Objects, _ = db.Count(ctx, "/registry/")
+		sb.Usage.Objects, _ = playground.CountObjects(ctx, db)
 		sb.Usage.Bytes, _ = db.Size(ctx)
 	}
 	return sb
@@ -627,20 +627,8 @@ func (h *Handler) live(w http.ResponseWriter, r *http.Request, ms *playground.Ma
 			}
 		}
 	}()
-	send := func(u journal.Update) bool {
-		conn.SetWriteDeadline(time.Now().Add(writeTimeout))
-		return conn.WriteJSON(u) == nil
-	}
-	sub := j.Subscribe()
+	sub := j.Follow(after)
 	defer sub.Stop()
-	catchUp, _ := j.Page(after, 0)
-	last := after
-	for _, e := range catchUp {
-		if !send(journal.Update{Entry: &e}) {
-			return
-		}
-		last = e.Seq
-	}
 	ping := time.NewTicker(pingInterval)
 	defer ping.Stop()
 	for {
@@ -657,11 +645,8 @@ func (h *Handler) live(w http.ResponseWriter, r *http.Request, ms *playground.Ma
 				conn.WriteControl(websocket.CloseMessage, msg, time.Now().Add(writeTimeout))
 				return
 			}
-			// Entries the catch-up sent already, unless done since.
-			if u.Entry != nil && u.Entry.Seq <= last && !u.Entry.Done {
-				continue
-			}
-			if !send(u) {
+			conn.SetWriteDeadline(time.Now().Add(writeTimeout))
+			if conn.WriteJSON(u) != nil {
 				return
 			}
 		}

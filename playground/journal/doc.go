@@ -6,7 +6,9 @@
 // A Journal keeps the newest entries in memory (a bounded ring: old entries
 // fall off), pages through them by sequence number, and fans new entries
 // and watch events out to subscribers without knowing how they travel (a
-// WebSocket natively, an in-page channel in the browser). A subscriber that
-// falls behind is dropped and resumes by paging from the last sequence
-// number it saw, as a store watcher does.
+// WebSocket natively, an in-page channel in the browser): Follow catches a
+// subscriber up from a sequence number and then follows, without a gap or a
+// repeat between the two. A subscriber that falls behind is dropped and
+// follows again from the last sequence number it saw, as a store watcher
+// does.
 package journal

@@ -90,7 +90,7 @@ type Update struct {
 }
 
 // ErrTooSlow ends a subscription whose receiver fell behind; it resumes with
-// Page from the last sequence number it saw.
+// Follow from the last sequence number it saw.
 var ErrTooSlow = errors.New("journal: subscriber too slow, page from the last entry seen")
 
 // subscriberBuffer is how many updates may wait for a subscriber before it
@@ -125,6 +125,11 @@ func New(limits Limits, now func() time.Time) *Journal {
 func (j *Journal) Page(after int64, limit int) (entries []Entry, oldest int64) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	return j.pageLocked(after, limit)
+}
+
+// pageLocked is Page; it requires j.mu.
+func (j *Journal) pageLocked(after int64, limit int) (entries []Entry, oldest int64) {
 	n := len(j.entries)
 	if n == 0 {
 		return nil, 0
@@ -177,12 +182,24 @@ func (s *Subscription) Stop() {
 	s.j.unsubscribe(s, nil)
 }
 
-// Subscribe delivers every update after the call. Pair it with Page to
-// catch up: subscribe first, then page, then skip updates already paged.
-func (j *Journal) Subscribe() *Subscription {
-	s := &Subscription{j: j, updates: make(chan Update, subscriberBuffer)}
+// Follow catches up, then follows: it delivers copies of the entries with a
+// sequence number above after (as Page returns them, each as an Update with
+// Entry set), then every update from the call on. Both are taken in one hold
+// of the journal's lock, so an update recorded meanwhile is neither lost
+// between the catch-up and the live updates nor delivered twice: an entry
+// the catch-up shows unfinished comes again only when it changes (answered,
+// or its watch ended), and each watch event comes once, in the entry or
+// after it. Entries that fell off the ring before the call do not come.
+func (j *Journal) Follow(after int64) *Subscription {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	catchUp, _ := j.pageLocked(after, 0)
+	// Room for the whole catch-up besides the usual buffer, so only live
+	// updates the receiver does not take can make it too slow.
+	s := &Subscription{j: j, updates: make(chan Update, len(catchUp)+subscriberBuffer)}
+	for i := range catchUp {
+		s.updates <- Update{Entry: &catchUp[i]}
+	}
 	j.subs[s] = struct{}{}
 	return s
 }

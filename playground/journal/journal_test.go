@@ -6,7 +6,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -124,7 +126,7 @@ func watchHandler(proceed <-chan struct{}) http.Handler {
 
 func TestJournal_watch(t *testing.T) {
 	j := journal.New(journal.Limits{}, nil)
-	sub := j.Subscribe()
+	sub := j.Follow(0)
 	defer sub.Stop()
 	proceed := make(chan struct{})
 	done := make(chan *httptest.ResponseRecorder)
@@ -161,7 +163,7 @@ func TestJournal_watch(t *testing.T) {
 
 func TestJournal_dropsSlowSubscribers(t *testing.T) {
 	j := journal.New(journal.Limits{}, nil)
-	slow := j.Subscribe()
+	slow := j.Follow(0)
 	h := j.Handler(echo(http.StatusOK))
 	for range 300 { // more than a subscriber may have waiting
 		serve(h, http.MethodGet, "/api", "")
@@ -181,10 +183,177 @@ func TestJournal_dropsSlowSubscribers(t *testing.T) {
 
 func TestSubscription_Stop(t *testing.T) {
 	j := journal.New(journal.Limits{}, nil)
-	s := j.Subscribe()
+	s := j.Follow(0)
 	s.Stop()
 	s.Stop()
 	if _, open := <-s.Updates(); open || s.Err() != nil {
 		t.Errorf("after Stop: open %v, err %v", open, s.Err())
+	}
+}
+
+// describe is an update in short, to compare sequences of them.
+func describe(u journal.Update) string {
+	if u.Event != nil {
+		return fmt.Sprintf("event %d#%d", u.Seq, u.Index)
+	}
+	e := u.Entry
+	s := fmt.Sprintf("entry %d status %d", e.Seq, e.Status)
+	if e.Watch != nil {
+		s += fmt.Sprintf(" events %d", len(e.Watch.Events))
+	}
+	if e.Done {
+		s += " done"
+	}
+	return s
+}
+
+// TestJournal_Follow follows from a moment when one request is answered,
+// a watch has sent two of its three events and another request is being
+// served: the catch-up shows each as it is, and the live updates bring
+// exactly what changed after.
+func TestJournal_Follow(t *testing.T) {
+	j := journal.New(journal.Limits{}, nil)
+	proceed, held, release := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	mux := http.NewServeMux()
+	mux.Handle("/done", echo(http.StatusOK))
+	mux.Handle("/watch", watchHandler(proceed))
+	mux.HandleFunc("/held", func(w http.ResponseWriter, r *http.Request) {
+		close(held)
+		<-release
+	})
+	h := j.Handler(mux)
+	// observer tells when the journal has recorded what the test waits for.
+	observer := j.Follow(0)
+	defer observer.Stop()
+	await := func(want string) {
+		t.Helper()
+		for u := range observer.Updates() {
+			if describe(u) == want {
+				return
+			}
+		}
+		t.Fatalf("the journal never recorded %q", want)
+	}
+
+	serve(h, http.MethodGet, "/done", "")
+	watched := make(chan struct{})
+	go func() { serve(h, http.MethodGet, "/watch?watch=1", ""); close(watched) }()
+	proceed <- struct{}{}
+	proceed <- struct{}{}
+	await("event 2#1")
+	answered := make(chan struct{})
+	go func() { serve(h, http.MethodGet, "/held", ""); close(answered) }()
+	<-held
+
+	sub := j.Follow(0)
+	proceed <- struct{}{}
+	<-watched
+	close(release)
+	<-answered
+	serve(h, http.MethodGet, "/done", "")
+	sub.Stop()
+
+	var got []string
+	for u := range sub.Updates() {
+		got = append(got, describe(u))
+	}
+	want := []string{
+		// the catch-up
+		"entry 1 status 200 done",
+		"entry 2 status 200 events 2",
+		"entry 3 status 0",
+		// then what happened after
+		"event 2#2",
+		"entry 2 status 200 events 3 done",
+		"entry 3 status 200 done",
+		"entry 4 status 200 done",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("updates:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestJournal_Follow_concurrent follows while requests and watches are
+// served concurrently: whatever the interleaving, replaying the updates
+// gives the journal's final entries, each event coming once and in order,
+// and nothing coming after an entry is done.
+func TestJournal_Follow_concurrent(t *testing.T) {
+	j := journal.New(journal.Limits{}, nil)
+	mux := http.NewServeMux()
+	mux.Handle("/done", echo(http.StatusOK))
+	mux.HandleFunc("/watch", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		for i := range 5 {
+			fmt.Fprintf(w, "{\"type\":\"ADDED\",\"i\":%d}\n", i)
+			w.(http.Flusher).Flush()
+		}
+	})
+	h := j.Handler(mux)
+	const clients = 20
+	var wg sync.WaitGroup
+	started := make(chan struct{}, clients)
+	for i := range clients {
+		wg.Go(func() {
+			started <- struct{}{}
+			path := "/done"
+			if i%4 == 0 {
+				path = "/watch?watch=1"
+			}
+			serve(h, http.MethodGet, path, "")
+		})
+	}
+	for range clients / 2 {
+		<-started
+	}
+	sub := j.Follow(0) // while about half the clients are under way
+	var updates []journal.Update
+	collected := make(chan struct{})
+	go func() {
+		defer close(collected)
+		for u := range sub.Updates() {
+			updates = append(updates, u)
+		}
+	}()
+	wg.Wait()
+	sub.Stop()
+	<-collected
+	if err := sub.Err(); err != nil {
+		t.Fatalf("the subscription ended with %v", err)
+	}
+
+	seen := map[int64]*journal.Entry{}
+	for _, u := range updates {
+		if u.Event != nil {
+			e := seen[u.Seq]
+			if e == nil || e.Done || e.Watch == nil || u.Index != len(e.Watch.Events) {
+				t.Fatalf("%s arrived out of turn (entry %+v)", describe(u), e)
+			}
+			e.Watch.Events = append(e.Watch.Events, *u.Event)
+			continue
+		}
+		if prev := seen[u.Entry.Seq]; prev != nil {
+			if prev.Done {
+				t.Fatalf("%s repeats a finished entry", describe(u))
+			}
+			if prev.Watch != nil && (u.Entry.Watch == nil || len(u.Entry.Watch.Events) != len(prev.Watch.Events)) {
+				t.Fatalf("%s after %d events", describe(u), len(prev.Watch.Events))
+			}
+		}
+		e := *u.Entry
+		if e.Watch != nil {
+			w := *e.Watch
+			w.Events = slices.Clone(w.Events)
+			e.Watch = &w
+		}
+		seen[e.Seq] = &e
+	}
+	final, _ := j.Page(0, 0)
+	if len(final) != clients || len(seen) != clients {
+		t.Fatalf("%d entries recorded, %d followed; want %d", len(final), len(seen), clients)
+	}
+	for _, want := range final {
+		if got := describe(journal.Update{Entry: seen[want.Seq]}); got != describe(journal.Update{Entry: &want}) {
+			t.Errorf("followed %s, the journal holds %s", got, describe(journal.Update{Entry: &want}))
+		}
 	}
 }

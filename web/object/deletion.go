@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/value"
 
+	"kubeplay/internal/jsonmap"
 	"kubeplay/server"
 	"kubeplay/web/internal/apitypes"
 )
@@ -53,19 +54,19 @@ func (h *Handler) deletion(ctx context.Context, t apitypes.Type, ns, name string
 		d.GracePeriod = fmt.Sprint(g) + "s"
 	}
 	ms := managers(obj)
-	for _, f := range stringList(md["finalizers"]) {
+	for _, f := range jsonmap.Strings(md, "finalizers") {
 		d.Finalizers = append(d.Finalizers, finalizerProps(ms, f, "metadata.finalizers",
 			fieldpath.MakePathOrDie("metadata", "finalizers", value.NewValueInterface(f))))
 	}
 	isNamespace := t.GVR.Group == "" && t.GVR.Resource == "namespaces"
 	if isNamespace {
 		spec, _ := obj["spec"].(map[string]any)
-		for _, f := range stringList(spec["finalizers"]) {
+		for _, f := range jsonmap.Strings(spec, "finalizers") {
 			d.Finalizers = append(d.Finalizers, finalizerProps(ms, f, "spec.finalizers", nil))
 		}
 		st, _ := obj["status"].(map[string]any)
 		d.Phase, _ = st["phase"].(string)
-		for _, c := range anyList(st["conditions"]) {
+		for _, c := range jsonmap.List(st, "conditions") {
 			c, _ := c.(map[string]any)
 			s := func(k string) string { v, _ := c[k].(string); return v }
 			d.Conditions = append(d.Conditions, ConditionProps{Type: s("type"), Status: s("status"), Reason: s("reason"), Message: s("message")})
@@ -171,7 +172,7 @@ func (h *Handler) index(ctx context.Context, t apitypes.Type, ns, name string, i
 				n := node(ty, item)
 				c.Objects = append(c.Objects, n)
 				md, _ := item["metadata"].(map[string]any)
-				for _, ref := range anyList(md["ownerReferences"]) {
+				for _, ref := range jsonmap.List(md, "ownerReferences") {
 					ref, _ := ref.(map[string]any)
 					if uid, _ := ref["uid"].(string); uid != "" {
 						idx.byOwner[uid] = append(idx.byOwner[uid], n)
@@ -208,21 +209,9 @@ func node(t apitypes.Type, obj map[string]any) NodeProps {
 		Href: URL(apitypes.FormatRef(t.GVR), s("namespace"), s("name"), TabDeletion)}
 	if s("deletionTimestamp") != "" {
 		n.State = "terminating"
-		if f := stringList(md["finalizers"]); len(f) > 0 {
+		if f := jsonmap.Strings(md, "finalizers"); len(f) > 0 {
 			n.State += ", waiting for " + strings.Join(f, ", ")
 		}
 	}
 	return n
-}
-
-func anyList(v any) []any { l, _ := v.([]any); return l }
-
-func stringList(v any) []string {
-	var out []string
-	for _, x := range anyList(v) {
-		if s, ok := x.(string); ok {
-			out = append(out, s)
-		}
-	}
-	return out
 }

@@ -47,21 +47,9 @@ func (h *Handler) live(w http.ResponseWriter, r *http.Request) {
 	defer conn.Close()
 	defer cancel()
 
-	sub := h.journal.Subscribe()
+	sub := h.journal.Follow(after)
 	defer sub.Stop()
 	s := &liveSession{conn: conn, filter: filter, host: r.Host, after: after, shown: map[int64]bool{}, hidden: map[int64]bool{}}
-	catchUp, _ := h.journal.Page(after, 0)
-	// The subscription began first, so it repeats what the catch-up sent
-	// from the moment it began; an entry paged when done is final.
-	paged := map[int64]bool{}
-	for _, e := range catchUp {
-		if !s.sendEntry(ctx, e) {
-			return
-		}
-		if e.Done {
-			paged[e.Seq] = true
-		}
-	}
 	ping := time.NewTicker(livesocket.PingInterval)
 	defer ping.Stop()
 	for {
@@ -77,7 +65,7 @@ func (h *Handler) live(w http.ResponseWriter, r *http.Request) {
 				conn.CloseTryAgain("fell behind; reconnect")
 				return
 			}
-			if u.Entry != nil && !paged[u.Entry.Seq] && !s.sendEntry(ctx, *u.Entry) {
+			if u.Entry != nil && !s.sendEntry(ctx, *u.Entry) {
 				return
 			}
 			if u.Event != nil && s.shown[u.Seq] && !s.sendEvent(ctx, u) {

@@ -1,0 +1,61 @@
+package jsonmap
+
+import "encoding/json"
+
+// Object is a JSON object decoded into a map, such as a Kubernetes object.
+type Object = map[string]any
+
+// Child is the object at path in o (o itself for an empty path), nil if a
+// step is missing or not an object.
+func Child(o Object, path ...string) Object {
+	for _, k := range path {
+		o, _ = o[k].(map[string]any)
+	}
+	return o
+}
+
+// String is the string at path in o, "" if there is none.
+func String(o Object, path ...string) string {
+	s, _ := value(o, path).(string)
+	return s
+}
+
+// Int is the integer at path in o, whatever its Go representation (a
+// fraction is cut); ok is false if there is none.
+func Int(o Object, path ...string) (n int64, ok bool) {
+	switch v := value(o, path).(type) {
+	case float64:
+		return int64(v), true
+	case int64:
+		return v, true
+	case json.Number:
+		n, err := v.Int64()
+		return n, err == nil
+	}
+	return 0, false
+}
+
+// List is the list at path in o, nil if there is none.
+func List(o Object, path ...string) []any {
+	l, _ := value(o, path).([]any)
+	return l
+}
+
+// Strings is the strings of the list at path in o, in order, without the
+// entries that are not strings; nil if there are none.
+func Strings(o Object, path ...string) []string {
+	var out []string
+	for _, e := range List(o, path...) {
+		if s, ok := e.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func value(o Object, path []string) any {
+	if len(path) == 0 {
+		return o
+	}
+	return Child(o, path[:len(path)-1]...)[path[len(path)-1]]
+}
