@@ -26,18 +26,6 @@ func Items(v any) []map[string]any {
 	return out
 }
 
-// Strings is the strings of the list v, skipping entries that are not.
-func Strings(v any) []string {
-	l, _ := v.([]any)
-	out := make([]string, 0, len(l))
-	for _, e := range l {
-		if s, ok := e.(string); ok {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
 // Int reads an integer, whatever its Go representation.
 func Int(v any) (int64, bool) {
 	switch x := v.(type) {

@@ -9,6 +9,8 @@ import (
 	"slices"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"kubeplay/internal/jsonmap"
 )
 
 // Schema is one node of a structural schema.
@@ -116,8 +118,8 @@ func parse(raw map[string]any, path *field.Path, root bool, violations *field.Er
 	}
 	s.ExclusiveMinimum, _ = raw["exclusiveMinimum"].(bool)
 	s.ExclusiveMaximum, _ = raw["exclusiveMaximum"].(bool)
-	s.ListMapKeys = stringList(raw["x-kubernetes-list-map-keys"])
-	s.Required = stringList(raw["required"])
+	s.ListMapKeys = jsonmap.Strings(raw, "x-kubernetes-list-map-keys")
+	s.Required = jsonmap.Strings(raw, "required")
 	s.Minimum, s.Maximum, s.MultipleOf = number(raw["minimum"]), number(raw["maximum"]), number(raw["multipleOf"])
 	s.MinLength, s.MaxLength = integer(raw["minLength"]), integer(raw["maxLength"])
 	s.MinItems, s.MaxItems = integer(raw["minItems"]), integer(raw["maxItems"])
@@ -284,17 +286,6 @@ func checkDefaults(s *Schema, path *field.Path, root bool) field.ErrorList {
 		errs = append(errs, checkDefaults(s.AdditionalProperties, path.Child("additionalProperties"), false)...)
 	}
 	return errs
-}
-
-func stringList(v any) []string {
-	l, _ := v.([]any)
-	var out []string
-	for _, e := range l {
-		if s, ok := e.(string); ok {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 func number(v any) *float64 {

@@ -10,6 +10,7 @@ import (
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"kubeplay/internal/jsonmap"
 	"kubeplay/server/decoded"
 )
 
@@ -94,5 +95,5 @@ func MetadataOnUpdate(obj Object, revalidates, kubeFinalizers bool) field.ErrorL
 }
 
 func finalizerNames(obj Object) []string {
-	return decoded.Strings(decoded.Child(obj, "metadata")["finalizers"])
+	return jsonmap.Strings(obj, "metadata", "finalizers")
 }
