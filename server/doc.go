@@ -11,5 +11,16 @@
 // ServiceAccount token, or anonymous; in-process callers may put their user
 // in the request's context), then impersonation headers are applied, then
 // RBAC authorizes it (server/authz) before it is routed; the user it runs
-// as stays in its context. Writes then pass admit before they are stored.
+// as stays in its context.
+//
+// A write's path is handler → registry → strategy → store. The handlers
+// (create.go, update.go, patch.go, delete.go) parse and decode; a PUT, the
+// three patch types and an apply each become a function computing the new
+// object from the live one, fed to the registry's one update (registry.go:
+// updateWith, retried on a conflict, a missing object created where the
+// write allows it through the one create, createWith). The registry admits,
+// validates, records managedFields and stores once; a write that would
+// store the bytes already stored stores nothing. What differs by resource
+// is asked of its strategy (strategy.go, strategies_<group>.go). Warnings
+// travel in the request's context (warnings.go) to its response headers.
 package server
