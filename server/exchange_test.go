@@ -1,12 +1,10 @@
 package server_test
 
 import (
-	"compress/gzip"
 	"crypto/sha512"
 	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
-	"io"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -60,20 +58,7 @@ func (e *exchange) request(t *testing.T, base string) *http.Request {
 
 func (e *exchange) read(t *testing.T, resp *http.Response) {
 	t.Helper()
-	defer resp.Body.Close()
-	var body io.Reader = resp.Body
-	if resp.Header.Get("Content-Encoding") == "gzip" {
-		// Compared as what it stands for: two compressors differ in bytes.
-		zr, err := gzip.NewReader(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body = zr
-	}
-	b, err := io.ReadAll(body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := readBody(t, resp) // compared as what it stands for: two compressors differ in bytes
 	e.Code, e.Body, e.ResponseHeader = resp.StatusCode, string(b), map[string]string{}
 	if len(b) > maxExchangeBody {
 		sum := sha512.Sum512(b)

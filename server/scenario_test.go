@@ -266,19 +266,7 @@ func record(t *testing.T, in, golden string) {
 // is decompressed first.
 func readResponse(t *testing.T, resp *http.Response, headers []string, checkBytes bool) *response {
 	t.Helper()
-	defer resp.Body.Close()
-	var body io.Reader = resp.Body
-	if resp.Header.Get("Content-Encoding") == "gzip" {
-		zr, err := gzip.NewReader(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body = zr
-	}
-	b, err := io.ReadAll(body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := readBody(t, resp)
 	r := &response{Code: resp.StatusCode}
 	for _, h := range headers {
 		if r.Headers == nil {
@@ -308,6 +296,25 @@ func readResponse(t *testing.T, resp *http.Response, headers []string, checkByte
 		r.Body, _ = json.Marshal(string(b))
 	}
 	return r
+}
+
+// readBody reads and closes resp's body, decompressed if it is gzipped.
+func readBody(t *testing.T, resp *http.Response) []byte {
+	t.Helper()
+	defer resp.Body.Close()
+	var body io.Reader = resp.Body
+	if resp.Header.Get("Content-Encoding") == "gzip" {
+		zr, err := gzip.NewReader(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body = zr
+	}
+	b, err := io.ReadAll(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // jsonStream returns a stream of JSON values as a JSON array.
