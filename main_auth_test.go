@@ -9,6 +9,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"io"
+	"kubeplay/app"
 	"math/big"
 	"net/http"
 	"os"
@@ -100,7 +101,7 @@ func TestKubectl_Tokens(t *testing.T) {
 	kubeconfig := func(token string) string {
 		var buf bytes.Buffer
 		args := []string{"kubeconfig", "--server", url, "--certificate-authority", filepath.Join(dir, "tls.crt"), "--token", token}
-		if err := run(t.Context(), args, &buf, os.Stderr); err != nil {
+		if err := app.Run(t.Context(), args, &buf, os.Stderr); err != nil {
 			t.Fatal(err)
 		}
 		path := filepath.Join(t.TempDir(), "kubeconfig")
@@ -171,7 +172,7 @@ func TestKubectl_ClientCertificates(t *testing.T) {
 
 	url := startServer(t, dir, "--tls", "--anonymous", "deny", "--client-ca-file", caFile)
 	var buf bytes.Buffer
-	if err := run(t.Context(), []string{"kubeconfig", "--server", url, "--certificate-authority", filepath.Join(dir, "tls.crt")}, &buf, os.Stderr); err != nil {
+	if err := app.Run(t.Context(), []string{"kubeconfig", "--server", url, "--certificate-authority", filepath.Join(dir, "tls.crt")}, &buf, os.Stderr); err != nil {
 		t.Fatal(err)
 	}
 	kubeconfig := filepath.Join(dir, "kubeconfig")

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"kubeplay/app"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -14,7 +15,7 @@ import (
 // does, for use in a docs site's CI.
 func TestRun(t *testing.T) {
 	var out bytes.Buffer
-	if err := run(t.Context(), []string{"run", "builtin:all"}, &out, os.Stderr); err != nil {
+	if err := app.Run(t.Context(), []string{"run", "builtin:all"}, &out, os.Stderr); err != nil {
 		t.Fatalf("builtin:all: %v\n%s", err, &out)
 	}
 	if !strings.Contains(out.String(), "ssa-conflicts\n  ✓ 1. alice applies 201") {
@@ -31,14 +32,14 @@ steps:
   expect: {status: 200}
 `), 0o644)
 	out.Reset()
-	err := run(t.Context(), []string{"run", failing}, &out, os.Stderr)
+	err := app.Run(t.Context(), []string{"run", failing}, &out, os.Stderr)
 	if err == nil || err.Error() != "1 of 1 scenarios failed" {
 		t.Errorf("a failing scenario: %v", err)
 	}
 	if !strings.Contains(out.String(), "✗ 1. a namespace that is not there 404") || !strings.Contains(out.String(), `status 404, want 200: {"kind":"Status"`) {
 		t.Errorf("output:\n%s", &out)
 	}
-	if err := run(t.Context(), []string{"run", "builtin:nope"}, &out, os.Stderr); err == nil {
+	if err := app.Run(t.Context(), []string{"run", "builtin:nope"}, &out, os.Stderr); err == nil {
 		t.Errorf("an unknown built-in ran")
 	}
 }
@@ -62,7 +63,7 @@ func TestRun_remoteSandbox(t *testing.T) {
 	resp.Body.Close()
 	var out bytes.Buffer
 	args := []string{"run", "--server", url + sb.Server, "--token", "the-admin-token", "builtin:controllers-at-work", "builtin:finalizer-bot"}
-	if err := run(t.Context(), args, &out, os.Stderr); err != nil {
+	if err := app.Run(t.Context(), args, &out, os.Stderr); err != nil {
 		t.Fatalf("%v\n%s", err, &out)
 	}
 	if !strings.Contains(out.String(), "✓ 3. stop the Deployment and ReplicaSet controllers") || !strings.Contains(out.String(), "│ deployment.apps/web-") {
@@ -72,7 +73,7 @@ func TestRun_remoteSandbox(t *testing.T) {
 	// sandbox-only steps.
 	out.Reset()
 	args[4] = sb.Token
-	if err := run(t.Context(), args[:6], &out, os.Stderr); err == nil || !strings.Contains(out.String(), "401") {
+	if err := app.Run(t.Context(), args[:6], &out, os.Stderr); err == nil || !strings.Contains(out.String(), "401") {
 		t.Errorf("with the sandbox's token: %v\n%s", err, &out)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"kubeplay/app"
 	"os"
 	"os/exec"
 	"strings"
@@ -44,7 +45,7 @@ func startServer(t *testing.T, dir string, extra ...string) string {
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dir}, extra...), pw, os.Stderr)
+		done <- app.Run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dir}, extra...), pw, os.Stderr)
 	}()
 	t.Cleanup(func() {
 		cancel()
