@@ -150,7 +150,7 @@ func BenchmarkFirstAnswer(b *testing.B) {
 // kubeplay.wasm after a visit (measured: under 10 s on a loaded machine).
 const codeCacheDelay = 15 * time.Second
 
-// noCache sets the cache policy the native server sets (main.go).
+// noCache sets the cache policy the native server sets (package website).
 func noCache(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-cache")
@@ -226,7 +226,7 @@ func browserRequests(b *testing.B, ctx context.Context, kind, prefix string, n i
 	}
 }
 
-// nativeServer serves the native site (main.go's serve, without the
+// nativeServer serves the native site (kubeplay serve, without the
 // browser files) on a database file.
 func nativeServer(b testing.TB) string {
 	b.Helper()

@@ -29,10 +29,9 @@ import (
 	"os"
 	"syscall/js"
 
-	"kubeplay/cli"
 	"kubeplay/playground"
 	"kubeplay/store"
-	"kubeplay/web"
+	"kubeplay/website"
 )
 
 // bootHook is the global the host sets to learn that the engine started;
@@ -82,8 +81,9 @@ func mark(global js.Value, step string) {
 
 // open opens the store on database db and the sandbox, emulating the
 // release the host kept, and returns the site to serve: the UI and API, and
-// the page's command line (package cli). They live as long as the page, so
-// nothing closes them once open.
+// the page's command line (package cli), with neither the playground API
+// nor the browser-mode files, which the page itself comes from. They live
+// as long as the page, so nothing closes them once open.
 func open(ctx context.Context, global js.Value, db string) (http.Handler, error) {
 	st, err := store.Open(ctx, db, store.Options{})
 	if err != nil {
@@ -96,8 +96,5 @@ func open(ctx context.Context, global js.Value, db string) (http.Handler, error)
 		st.Close()
 		return nil, err
 	}
-	mux := http.NewServeMux()
-	mux.Handle(cli.Path, cli.New(sb.Handler()).Handler())
-	mux.Handle("/", web.New(keptSandbox{Sandbox: sb, save: global.Get(saveEmulationHook)}))
-	return mux, nil
+	return website.New(website.Options{Sandbox: keptSandbox{Sandbox: sb, save: global.Get(saveEmulationHook)}}), nil
 }

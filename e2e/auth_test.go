@@ -1,4 +1,4 @@
-package main
+package e2e_test
 
 import (
 	"bytes"
@@ -12,35 +12,22 @@ import (
 	"math/big"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"kubeplay/app"
+	"kubeplay/e2e"
 )
 
-// kubectlRun runs kubectl with a kubeconfig (or --server when kubeconfig is
-// "") and returns its output and whether it succeeded: denials are the
-// point of these tests.
-func kubectlRun(t *testing.T, kubeconfig, server string, args ...string) (string, bool) {
-	t.Helper()
-	path, err := exec.LookPath("kubectl")
-	if err != nil {
-		t.Fatal("kubectl is not installed (go tool task deps installs it)")
-	}
-	if kubeconfig == "" {
-		args = append([]string{"--server", server}, args...)
-		kubeconfig = "/dev/null"
-	}
-	cmd := exec.Command(path, args...)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
-	out, err := cmd.CombinedOutput()
-	return string(out), err == nil
-}
-
 func TestKubectl_RBAC(t *testing.T) {
-	url := startServer(t, t.TempDir())
-	k := func(args ...string) (string, bool) { t.Helper(); return kubectlRun(t, "", url, args...) }
+	kubectl := e2e.Kubectl(t, e2e.Start(t, t.TempDir()).URL)
+	k := func(args ...string) (string, bool) {
+		t.Helper()
+		out, err := kubectl.Run(args...)
+		return out, err == nil
+	}
 	expect := func(out string, ok, wantOK bool, want string) {
 		t.Helper()
 		if ok != wantOK || !strings.Contains(out, want) {
@@ -65,7 +52,7 @@ func TestKubectl_RBAC(t *testing.T) {
 	out, ok = k("create", "rolebinding", "alice-view", "--clusterrole=view", "--user=alice", "-n", "dev")
 	expect(out, ok, true, "rolebinding.rbac.authorization.k8s.io/alice-view created")
 	// view gets its rules from the sandbox's aggregation controller.
-	deadline := time.Now().Add(waitLimit(t))
+	deadline := time.Now().Add(e2e.WaitLimit(t))
 	for {
 		out, ok = k("--as", "alice", "get", "configmaps", "-n", "dev")
 		if ok || time.Now().After(deadline) {
@@ -93,21 +80,21 @@ func TestKubectl_Tokens(t *testing.T) {
 	if err := os.WriteFile(tokens, []byte("admin-token,admin,admin-uid,\"system:masters\"\nalice-token,alice,alice-uid,\"devs\"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	url := startServer(t, dir, "--tls", "--anonymous", "deny", "--token-auth-file", tokens)
+	url := e2e.Start(t, dir, "--tls", "--anonymous", "deny", "--token-auth-file", tokens).URL
 	if !strings.HasPrefix(url, "https://") {
 		t.Fatalf("serving on %s, want https", url)
 	}
-	kubeconfig := func(token string) string {
+	kubectl := func(token string) *e2e.KubectlRunner {
 		var buf bytes.Buffer
 		args := []string{"kubeconfig", "--server", url, "--certificate-authority", filepath.Join(dir, "tls.crt"), "--token", token}
-		if err := run(t.Context(), args, &buf, os.Stderr); err != nil {
+		if err := app.Run(t.Context(), args, &buf, os.Stderr); err != nil {
 			t.Fatal(err)
 		}
 		path := filepath.Join(t.TempDir(), "kubeconfig")
 		if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		return path
+		return e2e.KubectlConfig(t, path)
 	}
 	// Without credentials kubectl would prompt for a password: ask directly.
 	client := tlsClient(t, dir)
@@ -121,21 +108,21 @@ func TestKubectl_Tokens(t *testing.T) {
 	if resp.StatusCode != http.StatusUnauthorized || strings.TrimSpace(string(body)) != unauthorized {
 		t.Errorf("without a token: %d %s, want 401 %s", resp.StatusCode, body, unauthorized)
 	}
-	out, ok := kubectlRun(t, kubeconfig("nope"), "", "get", "namespaces")
-	if ok || !strings.Contains(out, "You must be logged in to the server") {
-		t.Errorf("with an unknown token: (ok=%v) %s, want Unauthorized", ok, out)
+	out, err := kubectl("nope").Run("get", "namespaces")
+	if err == nil || !strings.Contains(out, "You must be logged in to the server") {
+		t.Errorf("with an unknown token: (err=%v) %s, want Unauthorized", err, out)
 	}
-	out, ok = kubectlRun(t, kubeconfig("alice-token"), "", "auth", "whoami")
-	if !ok || !strings.Contains(out, "alice") || !strings.Contains(out, "alice-uid") || !strings.Contains(out, "[devs system:authenticated]") {
-		t.Errorf("whoami as alice: (ok=%v) %s", ok, out)
+	out, err = kubectl("alice-token").Run("auth", "whoami")
+	if err != nil || !strings.Contains(out, "alice") || !strings.Contains(out, "alice-uid") || !strings.Contains(out, "[devs system:authenticated]") {
+		t.Errorf("whoami as alice: (err=%v) %s", err, out)
 	}
-	out, ok = kubectlRun(t, kubeconfig("alice-token"), "", "get", "namespaces")
-	if ok || !strings.Contains(out, `User "alice" cannot list resource "namespaces"`) {
-		t.Errorf("alice lists namespaces: (ok=%v) %s, want Forbidden", ok, out)
+	out, err = kubectl("alice-token").Run("get", "namespaces")
+	if err == nil || !strings.Contains(out, `User "alice" cannot list resource "namespaces"`) {
+		t.Errorf("alice lists namespaces: (err=%v) %s, want Forbidden", err, out)
 	}
-	out, ok = kubectlRun(t, kubeconfig("admin-token"), "", "get", "namespaces")
-	if !ok || !strings.Contains(out, "kube-system") {
-		t.Errorf("admin lists namespaces: (ok=%v) %s", ok, out)
+	out, err = kubectl("admin-token").Run("get", "namespaces")
+	if err != nil || !strings.Contains(out, "kube-system") {
+		t.Errorf("admin lists namespaces: (err=%v) %s", err, out)
 	}
 }
 
@@ -169,19 +156,20 @@ func TestKubectl_ClientCertificates(t *testing.T) {
 	}
 	caFile, certFile, keyFile := write("ca.crt", "CERTIFICATE", caDER), write("carol.crt", "CERTIFICATE", der), write("carol.key", "EC PRIVATE KEY", keyDER)
 
-	url := startServer(t, dir, "--tls", "--anonymous", "deny", "--client-ca-file", caFile)
+	url := e2e.Start(t, dir, "--tls", "--anonymous", "deny", "--client-ca-file", caFile).URL
 	var buf bytes.Buffer
-	if err := run(t.Context(), []string{"kubeconfig", "--server", url, "--certificate-authority", filepath.Join(dir, "tls.crt")}, &buf, os.Stderr); err != nil {
+	if err := app.Run(t.Context(), []string{"kubeconfig", "--server", url, "--certificate-authority", filepath.Join(dir, "tls.crt")}, &buf, os.Stderr); err != nil {
 		t.Fatal(err)
 	}
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	if err := os.WriteFile(kubeconfig, buf.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out, ok := kubectlRun(t, kubeconfig, "", "--client-certificate", certFile, "--client-key", keyFile, "auth", "whoami")
+	kubectl := e2e.KubectlConfig(t, kubeconfig)
+	out, err := kubectl.Run("--client-certificate", certFile, "--client-key", keyFile, "auth", "whoami")
 	// Organizations are a DER SET: they come back sorted by their encoding.
-	if !ok || !strings.Contains(out, "carol") || !strings.Contains(out, "[ops devs system:authenticated]") {
-		t.Errorf("whoami with carol's certificate: (ok=%v) %s", ok, out)
+	if err != nil || !strings.Contains(out, "carol") || !strings.Contains(out, "[ops devs system:authenticated]") {
+		t.Errorf("whoami with carol's certificate: (err=%v) %s", err, out)
 	}
 	// A certificate the CA did not sign is refused.
 	otherKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -190,8 +178,8 @@ func TestKubectl_ClientCertificates(t *testing.T) {
 		t.Fatal(err)
 	}
 	otherKeyDER, _ := x509.MarshalECPrivateKey(otherKey)
-	out, ok = kubectlRun(t, kubeconfig, "", "--client-certificate", write("self.crt", "CERTIFICATE", otherDER), "--client-key", write("self.key", "EC PRIVATE KEY", otherKeyDER), "get", "namespaces")
-	if ok || !strings.Contains(out, "You must be logged in to the server") {
-		t.Errorf("with a self-signed certificate: (ok=%v) %s", ok, out)
+	out, err = kubectl.Run("--client-certificate", write("self.crt", "CERTIFICATE", otherDER), "--client-key", write("self.key", "EC PRIVATE KEY", otherKeyDER), "get", "namespaces")
+	if err == nil || !strings.Contains(out, "You must be logged in to the server") {
+		t.Errorf("with a self-signed certificate: (err=%v) %s", err, out)
 	}
 }

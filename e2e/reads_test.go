@@ -1,12 +1,9 @@
-package main
+package e2e_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/http"
-	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -24,6 +21,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/pager"
+
+	"kubeplay/e2e"
 )
 
 // requestLog records the URLs a client sends.
@@ -79,7 +78,7 @@ func runReflector(t *testing.T, cs *kubernetes.Clientset, ns string) (cache.Stor
 // waitFor polls cond until it holds; the timeout only bounds a broken run.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, waitLimit(t), true,
+	err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, e2e.WaitLimit(t), true,
 		func(context.Context) (bool, error) { return cond(), nil })
 	if err != nil {
 		t.Fatalf("waiting for %s: %v", what, err)
@@ -96,7 +95,7 @@ func storeNames(st cache.Store) []string {
 // streaming list (WatchList: one watch with sendInitialEvents, ended by the
 // initial-events-end bookmark) and list-then-watch with bookmarks.
 func TestReflector(t *testing.T) {
-	url := startServer(t, t.TempDir())
+	url := e2e.Start(t, t.TempDir()).URL
 	for _, tc := range []struct {
 		watchList bool
 		first     []string // what the first request asks for
@@ -151,7 +150,7 @@ func TestReflector(t *testing.T) {
 // TestPager lists with client-go's pager, two objects a page, while objects
 // change between pages: the pages form one snapshot.
 func TestPager(t *testing.T) {
-	url := startServer(t, t.TempDir())
+	url := e2e.Start(t, t.TempDir()).URL
 	cs, _ := loggedClient(t, url)
 	createConfigMaps(t, cs, "default", "c1", "c2", "c3", "c4", "c5", "c6", "c7")
 	cms := cs.CoreV1().ConfigMaps("default")
@@ -189,41 +188,16 @@ func TestPager(t *testing.T) {
 	}
 }
 
-// kubectlStart starts kubectl and returns a function that returns its output
-// so far; it is killed when the test ends.
-func kubectlStart(t *testing.T, server string, args ...string) func() string {
-	t.Helper()
-	path, err := exec.LookPath("kubectl")
-	if err != nil {
-		t.Fatal("kubectl is not installed (go tool task deps installs it)")
-	}
-	var mu sync.Mutex
-	var out bytes.Buffer
-	cmd := exec.Command(path, append([]string{"--server", server}, args...)...)
-	cmd.Env = append(os.Environ(), "KUBECONFIG=/dev/null")
-	w := writerFunc(func(b []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return out.Write(b) })
-	cmd.Stdout, cmd.Stderr = w, w
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	return func() string { mu.Lock(); defer mu.Unlock(); return out.String() }
-}
-
-type writerFunc func([]byte) (int, error)
-
-func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
-
 // TestKubectl_Reads: kubectl get with selectors, chunking, jsonpath and watches.
 func TestKubectl_Reads(t *testing.T) {
-	url := startServer(t, t.TempDir())
-	k := func(args ...string) string { t.Helper(); return kubectl(t, url, "", args...) }
+	kubectl := e2e.Kubectl(t, e2e.Start(t, t.TempDir()).URL)
+	k := kubectl.Succeeds
 	k("create", "namespace", "r")
 	manifest := func(name, labels string) string {
 		return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s, namespace: r, labels: {%s}}\n", name, labels)
 	}
 	for _, cm := range [][2]string{{"web-1", "app: web"}, {"web-2", "app: web"}, {"db-1", "app: db"}, {"other", ""}} {
-		kubectl(t, url, manifest(cm[0], cm[1]), "create", "-f", "-")
+		kubectl.Stdin(manifest(cm[0], cm[1])).Succeeds("create", "-f", "-")
 	}
 	names := func(out string) []string {
 		var ns []string
@@ -251,33 +225,21 @@ func TestKubectl_Reads(t *testing.T) {
 	if got := k("-n", "r", "get", "configmaps", "-l", "app=web", "-o", "jsonpath={.items[*].metadata.name}"); got != "web-1 web-2" {
 		t.Errorf("jsonpath: %q", got)
 	}
-	if out := kubectlErr(t, url, "-n", "r", "get", "configmaps", "--field-selector", "data.x=y"); !strings.Contains(out, `"data.x" is not a known field selector: only "metadata.name", "metadata.namespace"`) {
+	if out := kubectl.Fails("-n", "r", "get", "configmaps", "--field-selector", "data.x=y"); !strings.Contains(out, `"data.x" is not a known field selector: only "metadata.name", "metadata.namespace"`) {
 		t.Errorf("unsupported field selector: %s", out)
 	}
 
-	watch := kubectlStart(t, url, "-n", "r", "get", "configmaps", "-l", "app=web", "-w")
+	watch := kubectl.Start("-n", "r", "get", "configmaps", "-l", "app=web", "-w")
 	// -v=6 logs each request once answered: --watch-only, which prints
 	// nothing until a change, must have opened its watch before the change.
-	only := kubectlStart(t, url, "-v=6", "-n", "r", "get", "configmaps", "-l", "app=web", "--watch-only", "-o", "name")
-	waitFor(t, "kubectl get -w to list", func() bool { return strings.Contains(watch(), "web-2") })
-	waitFor(t, "kubectl get --watch-only to watch", func() bool { return strings.Contains(only(), "&watch=true 200 OK") })
-	kubectl(t, url, manifest("db-1", "app: web"), "replace", "-f", "-")
+	only := kubectl.Start("-v=6", "-n", "r", "get", "configmaps", "-l", "app=web", "--watch-only", "-o", "name")
+	waitFor(t, "kubectl get -w to list", func() bool { return strings.Contains(watch.Output(), "web-2") })
+	waitFor(t, "kubectl get --watch-only to watch", func() bool { return strings.Contains(only.Output(), "&watch=true 200 OK") })
+	kubectl.Stdin(manifest("db-1", "app: web")).Succeeds("replace", "-f", "-")
 	waitFor(t, "the watches to see db-1 enter the selection", func() bool {
-		return strings.Contains(watch(), "db-1") && strings.Contains(only(), "configmap/db-1")
+		return strings.Contains(watch.Output(), "db-1") && strings.Contains(only.Output(), "configmap/db-1")
 	})
-	if got := only(); strings.Contains(got, "web-1") {
+	if got := only.Output(); strings.Contains(got, "web-1") {
 		t.Errorf("--watch-only printed the initial state:\n%s", got)
 	}
-}
-
-// kubectlErr runs kubectl expecting it to fail and returns its output.
-func kubectlErr(t *testing.T, server string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("kubectl", append([]string{"--server", server}, args...)...)
-	cmd.Env = append(os.Environ(), "KUBECONFIG=/dev/null")
-	out, err := cmd.CombinedOutput()
-	if err == nil {
-		t.Errorf("kubectl %v succeeded:\n%s", args, out)
-	}
-	return string(out)
 }

@@ -1,4 +1,4 @@
-package main
+package e2e_test
 
 import (
 	"strings"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"kubeplay/e2e"
 	"kubeplay/internal/browsertest"
 )
 
@@ -14,7 +15,7 @@ import (
 // sandbox set up by a built-in scenario, run another scenario in it and
 // watch its steps arrive, run one of one's own, reset it and delete it.
 func TestUI_sandboxes(t *testing.T) {
-	server := startServer(t, t.TempDir(), "--sandboxes-in-memory")
+	server := e2e.Start(t, t.TempDir(), "--sandboxes-in-memory").URL
 	ctx := browsertest.New(t, 2*time.Minute)
 	if err := chromedp.Do(ctx,
 		chromedp.Navigate(server+"/"),

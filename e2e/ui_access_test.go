@@ -1,4 +1,4 @@
-package main
+package e2e_test
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"kubeplay/e2e"
 	"kubeplay/internal/browsertest"
 )
 
@@ -15,13 +16,14 @@ import (
 // the same page is forbidden to bob and allowed to alice, and the request
 // log shows who each request ran as and what rejected it.
 func TestUI_requestAs(t *testing.T) {
-	server := startServer(t, t.TempDir())
+	server := e2e.Start(t, t.TempDir()).URL
+	kubectl := e2e.Kubectl(t, server)
 	ctx := browsertest.New(t, 3*time.Minute)
-	kubectl(t, server, "", "create", "configmap", "demo", "--from-literal=greeting=hello")
-	kubectl(t, server, "", "create", "role", "cm-reader", "--verb=get,list", "--resource=configmaps")
-	kubectl(t, server, "", "create", "rolebinding", "alice-reads", "--role=cm-reader", "--user=alice")
+	kubectl.Succeeds("create", "configmap", "demo", "--from-literal=greeting=hello")
+	kubectl.Succeeds("create", "role", "cm-reader", "--verb=get,list", "--resource=configmaps")
+	kubectl.Succeeds("create", "rolebinding", "alice-reads", "--role=cm-reader", "--user=alice")
 	// A create the NamespaceLifecycle plugin rejects, for the log below.
-	if out, err := kubectlEnv(t, server, "", nil, "create", "configmap", "lost", "-n", "nowhere"); err == nil {
+	if out, err := kubectl.Run("create", "configmap", "lost", "-n", "nowhere"); err == nil {
 		t.Fatalf("creating in a missing namespace succeeded: %s", out)
 	}
 

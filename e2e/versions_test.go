@@ -1,4 +1,4 @@
-package main
+package e2e_test
 
 import (
 	"encoding/json"
@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"kubeplay/e2e"
 )
 
 // TestKubectl_Autoscale runs `kubectl autoscale`, which writes an
@@ -16,13 +18,13 @@ import (
 func TestKubectl_Autoscale(t *testing.T) {
 	golden := filepath.Join("testdata", "oracle", "kubectl", "autoscale.json")
 	objects := func(url string) map[string]any {
-		runKubectl(t, url, "create", "namespace", "kversions")
-		runKubectl(t, url, "-n", "kversions", "create", "deployment", "web", "--image=nginx")
-		runKubectl(t, url, "-n", "kversions", "autoscale", "deployment", "web", "--min=2", "--max=5", "--cpu-percent=60")
+		kubectlFor(t, url).Succeeds("create", "namespace", "kversions")
+		kubectlFor(t, url).Succeeds("-n", "kversions", "create", "deployment", "web", "--image=nginx")
+		kubectlFor(t, url).Succeeds("-n", "kversions", "autoscale", "deployment", "web", "--min=2", "--max=5", "--cpu-percent=60")
 		out := map[string]any{}
 		for _, v := range []string{"v1", "v2"} {
 			var obj map[string]any
-			if err := json.Unmarshal([]byte(runKubectl(t, url, "get", "--raw", "/apis/autoscaling/"+v+"/namespaces/kversions/horizontalpodautoscalers/web")), &obj); err != nil {
+			if err := json.Unmarshal([]byte(kubectlFor(t, url).Succeeds("get", "--raw", "/apis/autoscaling/"+v+"/namespaces/kversions/horizontalpodautoscalers/web")), &obj); err != nil {
 				t.Fatal(err)
 			}
 			out[v] = normalizeGenerated(obj, "")
@@ -46,7 +48,7 @@ func TestKubectl_Autoscale(t *testing.T) {
 	if err := json.Unmarshal(raw, &want); err != nil {
 		t.Fatal(err)
 	}
-	got := objects(startServer(t, t.TempDir()))
+	got := objects(e2e.Start(t, t.TempDir()).URL)
 	if !reflect.DeepEqual(got, want) {
 		g, _ := json.Marshal(got)
 		w, _ := json.Marshal(want)

@@ -1,4 +1,4 @@
-package main
+package e2e_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"kubeplay/e2e"
 	"kubeplay/internal/browsertest"
 )
 
@@ -25,7 +26,7 @@ const ingressWarning = `extensions/v1beta1 Ingress is deprecated in v1.14+, unav
 // and sees the deprecation warning, then switches to v1.25 and sees the
 // extensions group gone from the explorer.
 func TestUI_emulation(t *testing.T) {
-	server := startServer(t, t.TempDir())
+	server := e2e.Start(t, t.TempDir()).URL
 	ctx := browsertest.New(t, 2*time.Minute)
 	do(t, ctx, chromedp.Navigate(server+"/"), chromedp.WaitVisible(`form.emulation`))
 	var version string
@@ -78,7 +79,7 @@ func TestServe_emulationSwitch(t *testing.T) {
 		want      bool
 	}{{"admin", true}, {"rbac", false}, {"deny", false}} {
 		t.Run(tc.anonymous, func(t *testing.T) {
-			server := startServer(t, t.TempDir(), "--anonymous", tc.anonymous)
+			server := e2e.Start(t, t.TempDir(), "--anonymous", tc.anonymous).URL
 			for _, path := range []string{"/", "/ui/emulation"} {
 				resp, err := http.Get(server + path)
 				if err != nil {

@@ -1,4 +1,4 @@
-package main
+package e2e_test
 
 import (
 	"encoding/json"
@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"kubeplay/e2e"
 )
 
 // defaultsSetup are the kubectl commands whose objects TestKubectl_Defaults
@@ -43,12 +45,12 @@ func TestKubectl_Defaults(t *testing.T) {
 	golden := filepath.Join("testdata", "oracle", "kubectl", "defaults.json")
 	objects := func(url string) map[string]any {
 		for _, args := range defaultsSetup {
-			runKubectl(t, url, args...)
+			kubectlFor(t, url).Succeeds(args...)
 		}
 		out := map[string]any{}
 		for _, o := range defaultsObjects {
 			var obj map[string]any
-			if err := json.Unmarshal([]byte(runKubectl(t, url, "-n", "kdefaults", "get", o, "-o", "json", "--show-managed-fields")), &obj); err != nil {
+			if err := json.Unmarshal([]byte(kubectlFor(t, url).Succeeds("-n", "kdefaults", "get", o, "-o", "json", "--show-managed-fields")), &obj); err != nil {
 				t.Fatal(err)
 			}
 			out[o] = normalizeGenerated(obj, "")
@@ -72,7 +74,7 @@ func TestKubectl_Defaults(t *testing.T) {
 	if err := json.Unmarshal(raw, &want); err != nil {
 		t.Fatal(err)
 	}
-	got := objects(startServer(t, t.TempDir()))
+	got := objects(e2e.Start(t, t.TempDir()).URL)
 	for _, o := range defaultsObjects {
 		if !reflect.DeepEqual(got[o], want[o]) {
 			g, _ := json.Marshal(got[o])

@@ -1,12 +1,7 @@
-package main
+package e2e_test
 
 import (
-	"bufio"
-	"context"
 	"fmt"
-	"io"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -17,81 +12,16 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+
+	"kubeplay/e2e"
 )
 
-// waitLimit bounds a wait for something that must happen. It only ends a
-// broken run, so it is generous: a loaded machine (CI) can be many times
-// slower than an idle one. It leaves a margin before the test binary's
-// -timeout for the test to fail with its own message.
-func waitLimit(t *testing.T) time.Duration {
-	if d, ok := t.Deadline(); ok {
-		return max(time.Until(d)-30*time.Second, time.Until(d)/2)
-	}
-	return 2 * time.Minute
-}
-
-// timeoutFlag is kubectl's --timeout for a wait that must end: waitLimit.
-func timeoutFlag(t *testing.T) string {
-	return "--timeout=" + waitLimit(t).Round(time.Second).String()
-}
-
-// startServer runs `kubeplay serve` on a free port with its data in dir
-// (and any extra flags) and returns its URL; the server stops when the test
-// ends.
-func startServer(t *testing.T, dir string, extra ...string) string {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	pr, pw := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dir}, extra...), pw, os.Stderr)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	})
-	line, err := bufio.NewReader(pr).ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
-	go io.Copy(io.Discard, pr)
-	url, ok := strings.CutPrefix(strings.TrimSpace(line), "kubeplay is serving on ")
-	if !ok {
-		t.Fatalf("unexpected first line %q", line)
-	}
-	return url
-}
-
-func kubectl(t *testing.T, server string, stdin string, args ...string) string {
-	t.Helper()
-	out, err := kubectlEnv(t, server, stdin, nil, args...)
-	if err != nil {
-		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return out
-}
-
-// kubectlEnv runs kubectl against server with env added to its
-// environment, returning its combined output and how it exited.
-func kubectlEnv(t *testing.T, server string, stdin string, env []string, args ...string) (string, error) {
-	t.Helper()
-	path, err := exec.LookPath("kubectl")
-	if err != nil {
-		t.Fatal("kubectl is not installed (go tool task deps installs it)")
-	}
-	cmd := exec.Command(path, append([]string{"--server", server}, args...)...)
-	cmd.Stdin = strings.NewReader(stdin)
-	cmd.Env = append(append(os.Environ(), "KUBECONFIG=/dev/null"), env...)
-	out, err := cmd.CombinedOutput()
-	return string(out), err
-}
+func TestMain(m *testing.M) { e2e.Main(m) }
 
 func TestKubectl(t *testing.T) {
-	dir := t.TempDir()
-	url := startServer(t, dir)
-	k := func(args ...string) string { t.Helper(); return kubectl(t, url, "", args...) }
+	url := e2e.Start(t, t.TempDir()).URL
+	kubectl := e2e.Kubectl(t, url)
+	k := kubectl.Succeeds
 	expect := func(out, want string) {
 		t.Helper()
 		if !strings.Contains(out, want) {
@@ -108,14 +38,14 @@ kind: ConfigMap
 metadata: {name: cm2, namespace: demo}
 data: {k: v1}
 `
-	expect(kubectl(t, url, manifest, "create", "-f", "-"), "configmap/cm2 created")
+	expect(kubectl.Stdin(manifest).Succeeds("create", "-f", "-"), "configmap/cm2 created")
 	expect(k("-n", "demo", "get", "configmaps"), "cm2")
 	expect(k("get", "configmaps", "-A"), "demo")
 	expect(k("-n", "demo", "get", "secret", "s1", "-o", "jsonpath={.data.p}"), "eA==")
 	expect(k("-n", "demo", "get", "deployment", "web", "-o", "yaml"), "generation: 1")
 	got := k("-n", "demo", "get", "configmap", "cm2", "-o", "yaml")
 	expect(got, "resourceVersion:")
-	expect(kubectl(t, url, strings.Replace(got, "k: v1", "k: v2", 1), "replace", "-f", "-"), "configmap/cm2 replaced")
+	expect(kubectl.Stdin(strings.Replace(got, "k: v1", "k: v2", 1)).Succeeds("replace", "-f", "-"), "configmap/cm2 replaced")
 	expect(k("-n", "demo", "get", "configmap", "cm2", "-o", "jsonpath={.data.k}"), "v2")
 	expect(k("get", "--raw", "/api/v1"), `"kind":"APIResourceList"`)
 	expect(k("get", "--raw", "/apis"), `"apps"`)
@@ -133,13 +63,12 @@ func TestServe_PersistsAcrossRestarts(t *testing.T) {
 	dir := t.TempDir()
 	var before string
 	func() {
-		url := startServer(t, dir)
-		kubectl(t, url, "", "create", "configmap", "keep", "--from-literal=a=1")
-		before = kubectl(t, url, "", "get", "configmap", "keep", "-o", "jsonpath={.metadata.uid} {.metadata.resourceVersion}")
+		k := e2e.Kubectl(t, e2e.Start(t, dir).URL)
+		k.Succeeds("create", "configmap", "keep", "--from-literal=a=1")
+		before = k.Succeeds("get", "configmap", "keep", "-o", "jsonpath={.metadata.uid} {.metadata.resourceVersion}")
 	}()
 	t.Run("restart", func(t *testing.T) {
-		url := startServer(t, dir)
-		after := kubectl(t, url, "", "get", "configmap", "keep", "-o", "jsonpath={.metadata.uid} {.metadata.resourceVersion}")
+		after := e2e.Kubectl(t, e2e.Start(t, dir).URL).Succeeds("get", "configmap", "keep", "-o", "jsonpath={.metadata.uid} {.metadata.resourceVersion}")
 		if after != before {
 			t.Errorf("after restart %q, before %q", after, before)
 		}
@@ -149,7 +78,7 @@ func TestServe_PersistsAcrossRestarts(t *testing.T) {
 // TestInformer runs a client-go informer (list, then watch through a
 // Reflector) and checks it sees creates, updates and deletes in order.
 func TestInformer(t *testing.T) {
-	url := startServer(t, t.TempDir())
+	url := e2e.Start(t, t.TempDir()).URL
 	cs := kubernetes.NewForConfigOrDie(&rest.Config{Host: url})
 	ctx := t.Context()
 	if _, err := cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "before"}}, metav1.CreateOptions{}); err != nil {
@@ -190,7 +119,7 @@ func TestInformer(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"add before", "add live", "update live 2", "delete live"}
-	timeout := time.After(waitLimit(t))
+	timeout := time.After(e2e.WaitLimit(t))
 	for i, w := range want {
 		select {
 		case got := <-events:

@@ -1,12 +1,13 @@
-package main
+package e2e_test
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"kubeplay/e2e"
 )
 
 // crdExplains are the kubectl explain commands on a custom resource whose
@@ -28,29 +29,32 @@ var ages = regexp.MustCompile(`\b[0-9]+s\b`)
 // applied server-side, and gone with their CRD. The expected outputs are kubectl's against kube-apiserver
 // v1.35.4.
 func TestKubectl_CRD(t *testing.T) {
-	crd, err := os.ReadFile(filepath.Join("testdata", "crd", "widgets.yaml"))
+	// The root's testdata: package server's FuzzCustomResources reads the CRD too.
+	crd, err := os.ReadFile(filepath.Join("..", "testdata", "crd", "widgets.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	objects, err := os.ReadFile(filepath.Join("testdata", "crd", "objects.yaml"))
+	objects, err := os.ReadFile(filepath.Join("..", "testdata", "crd", "objects.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	golden := func(name string) string { return filepath.Join("testdata", "oracle", "kubectl", name+".txt") }
 	if *oracleKubeconfig != "" {
-		kubectlSucceeds(t, "", string(crd), "apply", "-f", "-")
-		kubectlSucceeds(t, "", "", "wait", "--for", "condition=established", "crd/widgets.kubectl.example.com")
+		oracle := kubectlFor(t, "")
+		oracle.Stdin(string(crd)).Succeeds("apply", "-f", "-")
+		oracle.Succeeds("wait", "--for", "condition=established", "crd/widgets.kubectl.example.com")
 		for name, args := range crdExplains {
-			if err := os.WriteFile(golden(name), []byte(runKubectl(t, "", args...)), 0o644); err != nil {
+			if err := os.WriteFile(golden(name), []byte(kubectlFor(t, "").Succeeds(args...)), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}
-		kubectlSucceeds(t, "", "", "delete", "crd", "widgets.kubectl.example.com")
+		oracle.Succeeds("delete", "crd", "widgets.kubectl.example.com")
 		return
 	}
 
-	url := startServer(t, t.TempDir())
-	k := func(args ...string) string { t.Helper(); return kubectl(t, url, "", args...) }
+	url := e2e.Start(t, t.TempDir()).URL
+	kubectl := e2e.Kubectl(t, url)
+	k := kubectl.Succeeds
 	expect := func(got, want string) {
 		t.Helper()
 		if got != want {
@@ -58,10 +62,10 @@ func TestKubectl_CRD(t *testing.T) {
 		}
 	}
 
-	expect(kubectl(t, url, string(crd), "apply", "-f", "-"), "customresourcedefinition.apiextensions.k8s.io/widgets.kubectl.example.com created\n")
+	expect(kubectl.Stdin(string(crd)).Succeeds("apply", "-f", "-"), "customresourcedefinition.apiextensions.k8s.io/widgets.kubectl.example.com created\n")
 	expect(k("wait", "--for", "condition=established", "crd/widgets.kubectl.example.com"),
 		"customresourcedefinition.apiextensions.k8s.io/widgets.kubectl.example.com condition met\n")
-	expect(kubectl(t, url, string(objects), "apply", "-f", "-"), "widget.kubectl.example.com/w1 created\nwidget.kubectl.example.com/w2 created\n")
+	expect(kubectl.Stdin(string(objects)).Succeeds("apply", "-f", "-"), "widget.kubectl.example.com/w1 created\nwidget.kubectl.example.com/w2 created\n")
 	table := "NAME   SIZE   COLOR   AGE\nw1     3      red     0s\nw2     7      blue    0s\n"
 	expect(ages.ReplaceAllString(k("get", "wdg"), "0s"), table)
 	expect(ages.ReplaceAllString(k("get", "widgets.kubectl.example.com", "-o", "wide"), "0s"), table)
@@ -77,7 +81,7 @@ func TestKubectl_CRD(t *testing.T) {
 		}
 		// A cache of its own: kubectl revalidates the OpenAPI index by date,
 		// which changed within the second the CRD was created.
-		expect(runKubectl(t, url, args...), string(want))
+		expect(kubectlFor(t, url).Succeeds(args...), string(want))
 	}
 
 	invalid := `apiVersion: kubectl.example.com/v1
@@ -85,7 +89,7 @@ kind: Widget
 metadata: {name: bad, namespace: default}
 spec: {size: 0, color: green}
 `
-	out := kubectlFails(t, url, invalid, "create", "-f", "-")
+	out := kubectl.Stdin(invalid).Fails("create", "-f", "-")
 	for _, line := range []string{
 		`The Widget "bad" is invalid: `,
 		`* spec.size: Invalid value: 0: spec.size in body should be greater than or equal to 1`,
@@ -104,58 +108,19 @@ kind: Widget
 metadata: {name: big, namespace: default}
 spec: {size: 11, color: red, ports: [{name: a, port: 0}]}
 `
-	expect(kubectlFails(t, url, big, "create", "-f", "-"), `The Widget "big" is invalid: `+"\n"+
+	expect(kubectl.Stdin(big).Fails("create", "-f", "-"), `The Widget "big" is invalid: `+"\n"+
 		"* spec: Invalid value: size must be at most 10\n"+
 		"* spec: Invalid value: ports of a red widget must be positive\n")
-	expect(kubectlFails(t, url, "", "patch", "widget", "w1", "--type", "merge", "-p", `{"spec":{"color":"blue"}}`),
+	expect(kubectl.Fails("patch", "widget", "w1", "--type", "merge", "-p", `{"spec":{"color":"blue"}}`),
 		`The Widget "w1" is invalid: spec.color: Invalid value: "blue": color is immutable`+"\n")
 
-	expect(kubectl(t, url, string(objects), "apply", "--server-side", "-f", "-"),
+	expect(kubectl.Stdin(string(objects)).Succeeds("apply", "--server-side", "-f", "-"),
 		"widget.kubectl.example.com/w1 serverside-applied\nwidget.kubectl.example.com/w2 serverside-applied\n")
 	expect(k("get", "widget", "w1", "-o", "jsonpath={.metadata.managedFields[*].manager}"), "kubectl-last-applied kubectl")
 
 	expect(k("delete", "crd", "widgets.kubectl.example.com"), `customresourcedefinition.apiextensions.k8s.io "widgets.kubectl.example.com" deleted`+"\n")
-	out = kubectlFails(t, url, "", "get", "--raw", "/apis/kubectl.example.com/v1/namespaces/default/widgets")
+	out = kubectl.Fails("get", "--raw", "/apis/kubectl.example.com/v1/namespaces/default/widgets")
 	if !strings.Contains(out, "NotFound") {
 		t.Errorf("widgets still served after their CRD was deleted:\n%s", out)
 	}
-}
-
-// kubectlCommand is kubectl with stdin, against the server at url or (url
-// empty) the oracle's kubeconfig.
-func kubectlCommand(t *testing.T, url, stdin string, args ...string) *exec.Cmd {
-	t.Helper()
-	path, err := exec.LookPath("kubectl")
-	if err != nil {
-		t.Fatal("kubectl is not installed (go tool task deps installs it)")
-	}
-	env := append(os.Environ(), "KUBECONFIG=/dev/null")
-	if url != "" {
-		args = append([]string{"--server", url}, args...)
-	} else {
-		env = append(os.Environ(), "KUBECONFIG="+*oracleKubeconfig)
-	}
-	cmd := exec.Command(path, args...)
-	cmd.Env = env
-	cmd.Stdin = strings.NewReader(stdin)
-	return cmd
-}
-
-func kubectlSucceeds(t *testing.T, url, stdin string, args ...string) string {
-	t.Helper()
-	out, err := kubectlCommand(t, url, stdin, args...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
-
-// kubectlFails runs kubectl, which must fail, and returns its output.
-func kubectlFails(t *testing.T, url, stdin string, args ...string) string {
-	t.Helper()
-	out, err := kubectlCommand(t, url, stdin, args...).CombinedOutput()
-	if err == nil {
-		t.Errorf("kubectl %s succeeded:\n%s", strings.Join(args, " "), out)
-	}
-	return string(out)
 }

@@ -1,4 +1,4 @@
-package main
+package e2e_test
 
 import (
 	"crypto/tls"
@@ -18,13 +18,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"kubeplay/e2e"
 )
 
 // TestSandboxes_kubectl: kubectl works against a sandbox with the kubeconfig
 // the playground API hands out, and the sandbox is not the root's cluster.
 func TestSandboxes_kubectl(t *testing.T) {
 	dir := t.TempDir()
-	url := startServer(t, dir, "--sandbox-max-objects", "-1", "--max-sandboxes", "1")
+	url := e2e.Start(t, dir, "--sandbox-max-objects", "-1", "--max-sandboxes", "1").URL
 	resp, err := http.Post(url+"/playground/v1/sandboxes", "application/json", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -56,14 +58,7 @@ func TestSandboxes_kubectl(t *testing.T) {
 	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	k := func(args ...string) string {
-		t.Helper()
-		out, ok := kubectlRun(t, kubeconfig, "", args...)
-		if !ok {
-			t.Fatalf("kubectl %s: %s", strings.Join(args, " "), out)
-		}
-		return out
-	}
+	k := e2e.KubectlConfig(t, kubeconfig).Succeeds
 	k("create", "configmap", "in-sandbox", "--from-literal=a=b")
 	if out := k("get", "configmaps", "-o", "name"); !strings.Contains(out, "configmap/in-sandbox") {
 		t.Errorf("get configmaps: %s", out)
@@ -78,8 +73,8 @@ func TestSandboxes_kubectl(t *testing.T) {
 		t.Errorf("explain (OpenAPI under the prefix): %s", out)
 	}
 	// The root cluster does not have it.
-	if out, ok := kubectlRun(t, "", url, "get", "configmap", "in-sandbox", "-n", "default"); ok || !strings.Contains(out, "NotFound") {
-		t.Errorf("the root cluster: (ok=%v) %s", ok, out)
+	if out, err := e2e.Kubectl(t, url).Run("get", "configmap", "in-sandbox", "-n", "default"); err == nil || !strings.Contains(out, "NotFound") {
+		t.Errorf("the root cluster: (err=%v) %s", err, out)
 	}
 }
 
@@ -88,18 +83,10 @@ func TestSandboxes_kubectl(t *testing.T) {
 // shows them in a cluster (here in the root cluster, where a flag turns
 // them on).
 func TestSandboxes_workloads(t *testing.T) {
-	url := startServer(t, t.TempDir(), "--simulate-workloads")
-	k := func(args ...string) string {
-		t.Helper()
-		out, ok := kubectlRun(t, "", url, append([]string{"-n", "default"}, args...)...)
-		if !ok {
-			t.Fatalf("kubectl %s: %s", strings.Join(args, " "), out)
-		}
-		return out
-	}
+	k := e2e.Kubectl(t, e2e.Start(t, t.TempDir(), "--simulate-workloads").URL).Flags("-n", "default").Succeeds
 	waitPods := func(selector string, want int, phase string) {
 		t.Helper()
-		deadline := time.Now().Add(waitLimit(t))
+		deadline := time.Now().Add(e2e.WaitLimit(t))
 		for {
 			out := k("get", "pods", "-l", selector, "-o", "jsonpath={range .items[*]}{.status.phase}{\"\\n\"}{end}")
 			phases := strings.Fields(out)
@@ -113,7 +100,7 @@ func TestSandboxes_workloads(t *testing.T) {
 		}
 	}
 	k("create", "deployment", "web", "--image=nginx", "--replicas=3")
-	if out := k("rollout", "status", "deployment/web", timeoutFlag(t)); !strings.Contains(out, `deployment "web" successfully rolled out`) {
+	if out := k("rollout", "status", "deployment/web", e2e.TimeoutFlag(t)); !strings.Contains(out, `deployment "web" successfully rolled out`) {
 		t.Errorf("rollout status: %s", out)
 	}
 	waitPods("app=web", 3, "Running")
@@ -127,11 +114,11 @@ func TestSandboxes_workloads(t *testing.T) {
 	}
 
 	k("scale", "deployment", "web", "--replicas=1")
-	k("rollout", "status", "deployment/web", timeoutFlag(t))
+	k("rollout", "status", "deployment/web", e2e.TimeoutFlag(t))
 	waitPods("app=web", 1, "Running")
 
 	k("set", "image", "deployment/web", "nginx=nginx:1.29")
-	if out := k("rollout", "status", "deployment/web", timeoutFlag(t)); !strings.Contains(out, "successfully rolled out") {
+	if out := k("rollout", "status", "deployment/web", e2e.TimeoutFlag(t)); !strings.Contains(out, "successfully rolled out") {
 		t.Errorf("rollout status after set image: %s", out)
 	}
 	waitPods("app=web", 1, "Running")
@@ -142,7 +129,7 @@ func TestSandboxes_workloads(t *testing.T) {
 		t.Errorf("rollout history: %s", out)
 	}
 	k("rollout", "undo", "deployment/web")
-	k("rollout", "status", "deployment/web", timeoutFlag(t))
+	k("rollout", "status", "deployment/web", e2e.TimeoutFlag(t))
 	if out := k("get", "deployment", "web", "-o", "jsonpath={.spec.template.spec.containers[0].image}"); out != "nginx" {
 		t.Errorf("image after undo: %q", out)
 	}
@@ -157,7 +144,7 @@ func TestSandboxes_workloads(t *testing.T) {
 	}
 
 	k("create", "job", "once", "--image=busybox")
-	if out := k("wait", "--for=condition=complete", "job/once", timeoutFlag(t)); !strings.Contains(out, "condition met") {
+	if out := k("wait", "--for=condition=complete", "job/once", e2e.TimeoutFlag(t)); !strings.Contains(out, "condition met") {
 		t.Errorf("wait for the job: %s", out)
 	}
 	waitPods("job-name=once", 1, "Succeeded")
@@ -172,7 +159,7 @@ func TestSandboxes_tlsAndTokens(t *testing.T) {
 	if err := os.WriteFile(tokens, []byte("admin-token,admin,admin-uid,\"system:masters\"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	url := startServer(t, dir, "--tls", "--anonymous", "deny", "--token-auth-file", tokens)
+	url := e2e.Start(t, dir, "--tls", "--anonymous", "deny", "--token-auth-file", tokens).URL
 	client := tlsClient(t, dir)
 	resp, err := client.Post(url+"/playground/v1/sandboxes", "application/json", nil)
 	if err != nil {
@@ -194,8 +181,8 @@ func TestSandboxes_tlsAndTokens(t *testing.T) {
 	}
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	os.WriteFile(kubeconfig, kc, 0o600)
-	if out, ok := kubectlRun(t, kubeconfig, "", "auth", "whoami"); !ok || !strings.Contains(out, "admin") {
-		t.Errorf("whoami in the sandbox: (ok=%v) %s", ok, out)
+	if out, err := e2e.KubectlConfig(t, kubeconfig).Run("auth", "whoami"); err != nil || !strings.Contains(out, "admin") {
+		t.Errorf("whoami in the sandbox: (err=%v) %s", err, out)
 	}
 	// Without the token, the sandbox answers 401 as the root does.
 	resp, err = client.Get(url + "/sandboxes/" + sb.ID + "/api/v1/namespaces")
@@ -217,7 +204,7 @@ func TestSandboxes_hosted(t *testing.T) {
 	if err := os.WriteFile(tokenFile, []byte("the-admin-token\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	url := startServer(t, dir, "--tls", "--playground-admin-token-file", tokenFile)
+	url := e2e.Start(t, dir, "--tls", "--playground-admin-token-file", tokenFile).URL
 	client := tlsClient(t, dir)
 	do := func(method, path, token string, want int) []byte {
 		t.Helper()
@@ -243,11 +230,12 @@ func TestSandboxes_hosted(t *testing.T) {
 	kc := do("GET", "/playground/v1/sandboxes/"+a.ID+"/kubeconfig", "the-admin-token", http.StatusOK)
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	os.WriteFile(kubeconfig, kc, 0o600)
-	if out, ok := kubectlRun(t, kubeconfig, "", "auth", "whoami"); !ok || !strings.Contains(out, "kubeplay:sandbox-admin") {
-		t.Errorf("whoami in the sandbox: (ok=%v) %s", ok, out)
+	kubectl := e2e.KubectlConfig(t, kubeconfig)
+	if out, err := kubectl.Run("auth", "whoami"); err != nil || !strings.Contains(out, "kubeplay:sandbox-admin") {
+		t.Errorf("whoami in the sandbox: (err=%v) %s", err, out)
 	}
-	if out, ok := kubectlRun(t, kubeconfig, "", "--server", url+"/sandboxes/"+b.ID, "get", "namespaces"); ok || !strings.Contains(out, "You must be logged in to the server") {
-		t.Errorf("the token in another sandbox: (ok=%v) %s", ok, out)
+	if out, err := kubectl.Run("--server", url+"/sandboxes/"+b.ID, "get", "namespaces"); err == nil || !strings.Contains(out, "You must be logged in to the server") {
+		t.Errorf("the token in another sandbox: (err=%v) %s", err, out)
 	}
 	do("GET", "/sandboxes/"+a.ID+"/api/v1/namespaces", "", http.StatusUnauthorized)
 	do("GET", "/playground/v1/sandboxes/"+a.ID, a.Token, http.StatusUnauthorized)
@@ -257,7 +245,7 @@ func TestSandboxes_hosted(t *testing.T) {
 // kubeconfig the playground API hands out: discovery, typed writes and a
 // watch that sees the simulated controllers roll a Deployment out.
 func TestSandboxes_clientGo(t *testing.T) {
-	url := startServer(t, t.TempDir())
+	url := e2e.Start(t, t.TempDir()).URL
 	resp, err := http.Post(url+"/playground/v1/sandboxes", "application/json", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -295,7 +283,7 @@ func TestSandboxes_clientGo(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Stop()
-	timeout := time.After(waitLimit(t))
+	timeout := time.After(e2e.WaitLimit(t))
 	for {
 		select {
 		case ev := <-w.ResultChan():

@@ -1,4 +1,4 @@
-package main
+package e2e_test
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"kubeplay/e2e"
 )
 
 // TestKubectl_Writes runs kubectl's write commands against kubeplay: apply
@@ -14,8 +16,8 @@ import (
 // scale, replace and edit. The managedFields expected after each step are
 // what a real kube-apiserver v1.35 recorded for the same commands.
 func TestKubectl_Writes(t *testing.T) {
-	url := startServer(t, t.TempDir())
-	k := func(stdin string, args ...string) string { t.Helper(); return kubectl(t, url, stdin, args...) }
+	kubectl := e2e.Kubectl(t, e2e.Start(t, t.TempDir()).URL)
+	k := func(stdin string, args ...string) string { t.Helper(); return kubectl.Stdin(stdin).Succeeds(args...) }
 	expect := func(out, want string) {
 		t.Helper()
 		if !strings.Contains(out, want) {
@@ -68,7 +70,7 @@ func TestKubectl_Writes(t *testing.T) {
 	managers(`kubectl Apply {"f:data":{"f:a":{}}}`,
 		`kubectl-last-applied Apply {"f:metadata":{"f:annotations":{`+lastApplied+`}}}`)
 
-	out, err := kubectlEnv(t, url, manifest("3"), nil, "apply", "--server-side", "--field-manager", "other", "-f", "-")
+	out, err := kubectl.Stdin(manifest("3")).Run("apply", "--server-side", "--field-manager", "other", "-f", "-")
 	if err == nil {
 		t.Errorf("a conflicting server-side apply succeeded:\n%s", out)
 	}
@@ -97,7 +99,7 @@ func TestKubectl_Writes(t *testing.T) {
 
 	current := k("", "-n", "flows", "get", "configmap", "app", "-o", "yaml")
 	expect(k(strings.Replace(current, "note: hi", "note: replaced", 1), "replace", "-f", "-"), "configmap/app replaced")
-	out, err = kubectlEnv(t, url, "", []string{"EDITOR=sed -i s/tier:\\ web/tier:\\ edited/"}, "-n", "flows", "edit", "configmap", "app")
+	out, err = kubectl.Env("EDITOR=sed -i s/tier:\\ web/tier:\\ edited/").Run("-n", "flows", "edit", "configmap", "app")
 	if err != nil {
 		t.Fatalf("kubectl edit: %v\n%s", err, out)
 	}

@@ -1,4 +1,4 @@
-package main
+package e2e_test
 
 import (
 	"encoding/json"
@@ -12,13 +12,15 @@ import (
 
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
+
+	"kubeplay/e2e"
 )
 
 // The kubectl outputs in testdata/oracle/kubectl were recorded from
 // kube-apiserver v1.35.4 with the kubectl on PATH (v1.32.4); re-record them
 // against a freshly started oracle with
 //
-//	go test -run TestKubectl_Discovery -oracle-kubeconfig <dir>/kubeconfig
+//	go test ./e2e -run TestKubectl_Discovery -oracle-kubeconfig <dir>/kubeconfig
 //
 // The flag serves every kubectl golden test of this package.
 var oracleKubeconfig = flag.String("oracle-kubeconfig", "", "record kubectl's outputs against the kube-apiserver of this kubeconfig")
@@ -40,11 +42,15 @@ var discoveryCommands = map[string][]string{
 	"raw-root":                 {"get", "--raw", "/"},
 }
 
-// runKubectl runs kubectl with its own discovery cache, against the server
-// at url or (url empty) the kubeconfig's.
-func runKubectl(t *testing.T, url string, args ...string) string {
-	t.Helper()
-	return kubectlSucceeds(t, url, "", append([]string{"--cache-dir", t.TempDir()}, args...)...)
+// kubectlFor is kubectl against the server at url or (url empty) the
+// oracle's kubeconfig, with a discovery cache of its own: what another
+// server, or the same one earlier, served must not change its output.
+func kubectlFor(t *testing.T, url string) *e2e.KubectlRunner {
+	k := e2e.KubectlConfig(t, *oracleKubeconfig)
+	if url != "" {
+		k = e2e.Kubectl(t, url)
+	}
+	return k.Flags("--cache-dir", t.TempDir())
 }
 
 // TestKubectl_Discovery runs kubectl's discovery and OpenAPI commands
@@ -59,19 +65,19 @@ func TestKubectl_Discovery(t *testing.T) {
 			t.Fatal(err)
 		}
 		for name, args := range discoveryCommands {
-			if err := os.WriteFile(golden(name), []byte(runKubectl(t, "", args...)), 0o644); err != nil {
+			if err := os.WriteFile(golden(name), []byte(kubectlFor(t, "").Succeeds(args...)), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	url := startServer(t, t.TempDir())
+	url := e2e.Start(t, t.TempDir()).URL
 	for name, args := range discoveryCommands {
 		t.Run(name, func(t *testing.T) {
 			raw, err := os.ReadFile(golden(name))
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, want := runKubectl(t, url, args...), string(raw)
+			got, want := kubectlFor(t, url).Succeeds(args...), string(raw)
 			switch {
 			case strings.HasPrefix(name, "api-resources"):
 				compareRows(t, got, want)
@@ -194,7 +200,7 @@ func compareRootPaths(t *testing.T, got, want string) {
 // with client-go, as controllers and tools do: aggregated discovery, the
 // OpenAPI v3 index and a document, and the v2 document in protobuf.
 func TestClientGo_Discovery(t *testing.T) {
-	url := startServer(t, t.TempDir())
+	url := e2e.Start(t, t.TempDir()).URL
 	dc, err := discovery.NewDiscoveryClientForConfig(&rest.Config{Host: url})
 	if err != nil {
 		t.Fatal(err)

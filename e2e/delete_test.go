@@ -1,18 +1,19 @@
-package main
+package e2e_test
 
 import (
 	"fmt"
-	"os/exec"
 	"strings"
 	"testing"
+
+	"kubeplay/e2e"
 )
 
 // TestKubectl_DeleteCascade runs kubectl delete --cascade against the
 // native server: the garbage collector gives the outcome a real cluster
 // gives for each policy.
 func TestKubectl_DeleteCascade(t *testing.T) {
-	url := startServer(t, t.TempDir())
-	k := func(args ...string) string { t.Helper(); return kubectl(t, url, "", args...) }
+	kubectl := e2e.Kubectl(t, e2e.Start(t, t.TempDir()).URL)
+	k := kubectl.Succeeds
 	// owned creates an owner ConfigMap and two dependents, one of which
 	// blocks the owner's foreground deletion.
 	owned := func(prefix string) {
@@ -26,15 +27,13 @@ metadata:
   name: %s-dep%d
   ownerReferences: [{apiVersion: v1, kind: ConfigMap, name: %s-owner, uid: %s, blockOwnerDeletion: %t}]
 `, prefix, i, prefix, uid, block)
-			kubectl(t, url, manifest, "create", "-f", "-")
+			kubectl.Stdin(manifest).Succeeds("create", "-f", "-")
 		}
 	}
 	missing := func(name string) bool {
 		t.Helper()
-		cmd := exec.Command("kubectl", "--server", url, "get", "configmap", name)
-		cmd.Env = append(cmd.Environ(), "KUBECONFIG=/dev/null")
-		out, err := cmd.CombinedOutput()
-		return err != nil && strings.Contains(string(out), "NotFound")
+		out, err := kubectl.Run("get", "configmap", name)
+		return err != nil && strings.Contains(out, "NotFound")
 	}
 
 	t.Run("foreground", func(t *testing.T) {
@@ -46,12 +45,12 @@ metadata:
 		if !missing("fg-dep0") {
 			t.Errorf("the blocking dependent outlived its owner")
 		}
-		k("wait", "--for=delete", "configmap/fg-dep1", timeoutFlag(t))
+		k("wait", "--for=delete", "configmap/fg-dep1", e2e.TimeoutFlag(t))
 	})
 	t.Run("background", func(t *testing.T) {
 		owned("bg")
 		k("delete", "configmap", "bg-owner", "--cascade=background")
-		k("wait", "--for=delete", "configmap/bg-dep0", "configmap/bg-dep1", timeoutFlag(t))
+		k("wait", "--for=delete", "configmap/bg-dep0", "configmap/bg-dep1", e2e.TimeoutFlag(t))
 	})
 	t.Run("orphan", func(t *testing.T) {
 		owned("or")

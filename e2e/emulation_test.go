@@ -1,8 +1,10 @@
-package main
+package e2e_test
 
 import (
 	"strings"
 	"testing"
+
+	"kubeplay/e2e"
 )
 
 // cronJobV1 is a manifest of batch/v1, which came in v1.21.
@@ -27,11 +29,11 @@ spec:
 // server's version, and a newer manifest fails as it does against a real
 // v1.20 cluster.
 func TestKubectl_EmulatedVersion(t *testing.T) {
-	url := startServer(t, t.TempDir(), "--emulated-version", "1.20")
-	if out := kubectlSucceeds(t, url, "", "version"); !strings.Contains(out, "Server Version: v1.20.15+kubeplay") {
+	k := e2e.Kubectl(t, e2e.Start(t, t.TempDir(), "--emulated-version", "1.20").URL)
+	if out := k.Succeeds("version"); !strings.Contains(out, "Server Version: v1.20.15+kubeplay") {
 		t.Errorf("kubectl version:\n%s", out)
 	}
-	out := kubectlFails(t, url, cronJobV1, "apply", "-f", "-")
+	out := k.Stdin(cronJobV1).Fails("apply", "-f", "-")
 	if !strings.Contains(out, `no matches for kind "CronJob" in version "batch/v1"`) {
 		t.Errorf("kubectl apply of batch/v1 CronJob:\n%s", out)
 	}
@@ -42,14 +44,14 @@ func TestKubectl_EmulatedVersion(t *testing.T) {
 // to v1.25, which no longer serves it.
 func TestKubectl_DeprecatedVersion(t *testing.T) {
 	manifest := strings.Replace(cronJobV1, "batch/v1", "batch/v1beta1", 1)
-	url := startServer(t, t.TempDir(), "--emulated-version", "1.24")
-	out := kubectlSucceeds(t, url, manifest, "apply", "-f", "-")
+	k := e2e.Kubectl(t, e2e.Start(t, t.TempDir(), "--emulated-version", "1.24").URL)
+	out := k.Stdin(manifest).Succeeds("apply", "-f", "-")
 	if !strings.Contains(out, "Warning: batch/v1beta1 CronJob is deprecated in v1.21+, unavailable in v1.25+; use batch/v1 CronJob") ||
 		!strings.Contains(out, "cronjob.batch/nightly created") {
 		t.Errorf("kubectl apply to 1.24:\n%s", out)
 	}
-	url = startServer(t, t.TempDir(), "--emulated-version", "1.25")
-	if out := kubectlFails(t, url, manifest, "apply", "-f", "-"); !strings.Contains(out, `no matches for kind "CronJob" in version "batch/v1beta1"`) {
+	k = e2e.Kubectl(t, e2e.Start(t, t.TempDir(), "--emulated-version", "1.25").URL)
+	if out := k.Stdin(manifest).Fails("apply", "-f", "-"); !strings.Contains(out, `no matches for kind "CronJob" in version "batch/v1beta1"`) {
 		t.Errorf("kubectl apply to 1.25:\n%s", out)
 	}
 }
@@ -57,8 +59,8 @@ func TestKubectl_DeprecatedVersion(t *testing.T) {
 // TestKubectl_BetaWarning switches on a beta version v1.35 serves only on
 // request; kubectl prints its warning, worded as kube-apiserver's.
 func TestKubectl_BetaWarning(t *testing.T) {
-	url := startServer(t, t.TempDir(), "--runtime-config", "networking.k8s.io/v1beta1=true")
-	out := kubectlSucceeds(t, url, "", "get", "ipaddresses.v1beta1.networking.k8s.io")
+	k := e2e.Kubectl(t, e2e.Start(t, t.TempDir(), "--runtime-config", "networking.k8s.io/v1beta1=true").URL)
+	out := k.Succeeds("get", "ipaddresses.v1beta1.networking.k8s.io")
 	if !strings.Contains(out, "Warning: networking.k8s.io/v1beta1 IPAddress is deprecated in v1.34+, unavailable in v1.37+") {
 		t.Errorf("kubectl get:\n%s", out)
 	}
@@ -101,24 +103,24 @@ spec:
 // kubectl answers with the deprecation warning, and an object of it; v1.22
 // no longer serves the CRD's version.
 func TestKubectl_CRDV1beta1(t *testing.T) {
-	url := startServer(t, t.TempDir(), "--emulated-version", "1.21")
-	out := kubectlSucceeds(t, url, cronTabCRDV1beta1, "apply", "-f", "-")
+	k := e2e.Kubectl(t, e2e.Start(t, t.TempDir(), "--emulated-version", "1.21").URL)
+	out := k.Stdin(cronTabCRDV1beta1).Succeeds("apply", "-f", "-")
 	if !strings.Contains(out, "Warning: apiextensions.k8s.io/v1beta1 CustomResourceDefinition is deprecated in v1.16+, unavailable in v1.22+; use apiextensions.k8s.io/v1 CustomResourceDefinition") ||
 		!strings.Contains(out, "customresourcedefinition.apiextensions.k8s.io/crontabs.stable.example.com created") {
 		t.Errorf("kubectl apply to 1.21:\n%s", out)
 	}
 	cronTab := "apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata:\n  name: my-cron\n  namespace: default\nspec:\n  cronSpec: '* * * * */5'\n  image: my-cron-image\n"
-	if out := kubectlSucceeds(t, url, cronTab, "apply", "-f", "-"); !strings.Contains(out, "crontab.stable.example.com/my-cron created") {
+	if out := k.Stdin(cronTab).Succeeds("apply", "-f", "-"); !strings.Contains(out, "crontab.stable.example.com/my-cron created") {
 		t.Errorf("kubectl apply of a CronTab:\n%s", out)
 	}
-	if out := kubectlSucceeds(t, url, "", "get", "ct", "-o", "wide"); !strings.Contains(out, "* * * * */5") || !strings.Contains(out, "SPEC") {
+	if out := k.Succeeds("get", "ct", "-o", "wide"); !strings.Contains(out, "* * * * */5") || !strings.Contains(out, "SPEC") {
 		t.Errorf("kubectl get ct:\n%s", out)
 	}
-	if out := kubectlSucceeds(t, url, "", "get", "ct", "my-cron", "-o", "jsonpath={.spec.image}"); out != "my-cron-image" {
+	if out := k.Succeeds("get", "ct", "my-cron", "-o", "jsonpath={.spec.image}"); out != "my-cron-image" {
 		t.Errorf("kubectl get ct -o jsonpath: %q", out)
 	}
-	url = startServer(t, t.TempDir(), "--emulated-version", "1.22")
-	if out := kubectlFails(t, url, cronTabCRDV1beta1, "apply", "-f", "-"); !strings.Contains(out, `no matches for kind "CustomResourceDefinition" in version "apiextensions.k8s.io/v1beta1"`) {
+	k = e2e.Kubectl(t, e2e.Start(t, t.TempDir(), "--emulated-version", "1.22").URL)
+	if out := k.Stdin(cronTabCRDV1beta1).Fails("apply", "-f", "-"); !strings.Contains(out, `no matches for kind "CustomResourceDefinition" in version "apiextensions.k8s.io/v1beta1"`) {
 		t.Errorf("kubectl apply to 1.22:\n%s", out)
 	}
 }

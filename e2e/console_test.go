@@ -1,14 +1,14 @@
-package main
+package e2e_test
 
 import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
+
+	"kubeplay/e2e"
 )
 
 // console runs a command line through the native server's console.
@@ -32,12 +32,13 @@ func console(t *testing.T, server, line, file string) string {
 // commands are chosen to print nothing that changes between two runs, such
 // as ages).
 func TestConsole_MatchesKubectl(t *testing.T) {
-	url := startServer(t, t.TempDir())
+	url := e2e.Start(t, t.TempDir()).URL
+	kubectl := e2e.Kubectl(t, url)
 	manifest := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: same\n  labels: {app: demo}\ndata:\n  greeting: hello\n"
-	kubectl(t, url, manifest, "create", "-f", "-")
-	kubectl(t, url, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: described\n  labels: {a: b, c: d}\n  annotations: {x: z, w: v}\n"+
+	kubectl.Stdin(manifest).Succeeds("create", "-f", "-")
+	kubectl.Stdin("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: described\n  labels: {a: b, c: d}\n  annotations: {x: z, w: v}\n"+
 		// One data key: kubectl describe prints several in map order, which varies.
-		"data:\n  multi: |\n    line1\n    line2\nbinaryData:\n  b: aGVsbG8=\n", "create", "-f", "-")
+		"data:\n  multi: |\n    line1\n    line2\nbinaryData:\n  b: aGVsbG8=\n").Succeeds("create", "-f", "-")
 	for _, args := range [][]string{
 		{"get", "configmap", "same", "-o", "yaml"},
 		{"get", "configmap", "same", "-o", "json"},
@@ -66,7 +67,8 @@ func TestConsole_MatchesKubectl(t *testing.T) {
 		{"explain", "services.spec"},
 		{"explain", "deployments.spec.strategy.rollingUpdate"},
 	} {
-		want := ageless(kubectlOutput(t, url, "", args...))
+		out, _ := kubectl.Run(args...)
+		want := ageless(out)
 		got := ageless(console(t, url, strings.Join(args, " "), ""))
 		if got != want {
 			t.Errorf("%s:\n--- console\n%s\n--- kubectl\n%s", strings.Join(args, " "), got, want)
@@ -78,7 +80,8 @@ func TestConsole_MatchesKubectl(t *testing.T) {
 // the console, each on its own objects (k-... and c-...): their messages,
 // failures included, must be the same but for the names.
 func TestConsole_MatchesKubectlWrites(t *testing.T) {
-	url := startServer(t, t.TempDir())
+	url := e2e.Start(t, t.TempDir()).URL
+	kubectl := e2e.Kubectl(t, url)
 	cm := func(name, data string) string {
 		return "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + name + "\ndata:\n  k: " + data + "\n"
 	}
@@ -116,7 +119,7 @@ func TestConsole_MatchesKubectlWrites(t *testing.T) {
 		}
 		// The arguments hold no spaces: the shell's quotes just go.
 		kArgs := strings.Fields(strings.ReplaceAll(strings.ReplaceAll(s.args, "NAME", "k-demo"), "'", ""))
-		want := kubectlOutput(t, url, kFile, kArgs...)
+		want, _ := kubectl.Stdin(kFile).Run(kArgs...)
 		got := console(t, url, strings.ReplaceAll(s.args, "NAME", "c-demo"), cFile)
 		got = strings.ReplaceAll(got, "c-demo", "k-demo")
 		if got != want {
@@ -130,14 +133,4 @@ func TestConsole_MatchesKubectlWrites(t *testing.T) {
 func ageless(s string) string {
 	s = regexp.MustCompile(`\b\d+[smhd]\b`).ReplaceAllString(s, "<age>")
 	return regexp.MustCompile(` +`).ReplaceAllString(s, " ")
-}
-
-// kubectlOutput runs kubectl and returns what it printed, failing or not.
-func kubectlOutput(t *testing.T, server, stdin string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("kubectl", append([]string{"--server", server}, args...)...)
-	cmd.Stdin = strings.NewReader(stdin)
-	cmd.Env = append(os.Environ(), "KUBECONFIG=/dev/null")
-	out, _ := cmd.CombinedOutput()
-	return string(out)
 }

@@ -1,4 +1,4 @@
-package main
+package e2e_test
 
 import (
 	"strings"
@@ -7,20 +7,22 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"kubeplay/e2e"
 	"kubeplay/internal/browsertest"
 )
 
 // TestUI_requestLog opens the request log in headless Chromium and watches
 // kubectl's requests arrive live.
 func TestUI_requestLog(t *testing.T) {
-	server := startServer(t, t.TempDir())
+	server := e2e.Start(t, t.TempDir()).URL
+	kubectl := e2e.Kubectl(t, server)
 	ctx := browsertest.New(t, 2*time.Minute)
 	if err := chromedp.Do(ctx, chromedp.Navigate(server+"/ui/requests"), chromedp.WaitVisible(chromedp.CSS(`section.requests[data-live="on"]`))); err != nil {
 		t.Fatalf("opening the request log: %v", err)
 	}
 
 	start := time.Now()
-	kubectl(t, server, "", "create", "configmap", "live-demo", "--from-literal=greeting=<b>hello</b>")
+	kubectl.Succeeds("create", "configmap", "live-demo", "--from-literal=greeting=<b>hello</b>")
 	if _, err := chromedp.Run(ctx, browsertest.Poll(`[...document.querySelectorAll("li.entry")].some(li =>
 		li.querySelector(".method").textContent === "POST" && li.querySelector(".status").textContent.trim() === "201")`)); err != nil {
 		t.Fatalf("waiting for kubectl's POST to show: %v", err)
@@ -55,8 +57,8 @@ func TestUI_requestLog(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(server+"/ui/requests?verb=delete"), chromedp.WaitVisible(chromedp.CSS(`section.requests[data-live="on"]`))); err != nil {
 		t.Fatal(err)
 	}
-	kubectl(t, server, "", "get", "configmap", "live-demo")
-	kubectl(t, server, "", "delete", "configmap", "live-demo")
+	kubectl.Succeeds("get", "configmap", "live-demo")
+	kubectl.Succeeds("delete", "configmap", "live-demo")
 	if _, err := chromedp.Run(ctx, browsertest.Poll(`document.querySelectorAll("li.entry").length === 1 &&
 		document.querySelector("li.entry .verb").textContent === "delete"`)); err != nil {
 		t.Fatalf("waiting for only the DELETE to show: %v", err)

@@ -1,6 +1,10 @@
-package main
+package e2e_test
 
-import "testing"
+import (
+	"testing"
+
+	"kubeplay/e2e"
+)
 
 // vapPolicies are a ValidatingAdmissionPolicy whose binding denies
 // configmaps with more than two keys or a bad name, and one whose binding
@@ -57,27 +61,27 @@ spec:
 // kubectl and shows its denials and warnings; the expected outputs are
 // kubectl's against kube-apiserver v1.35.
 func TestKubectl_ValidatingAdmissionPolicy(t *testing.T) {
-	url := startServer(t, t.TempDir())
+	k := e2e.Kubectl(t, e2e.Start(t, t.TempDir()).URL)
 	expect := func(got, want string) {
 		t.Helper()
 		if got != want {
 			t.Errorf("kubectl printed\n%s\nwant\n%s", got, want)
 		}
 	}
-	expect(kubectlSucceeds(t, url, vapPolicies, "apply", "-f", "-"),
+	expect(k.Stdin(vapPolicies).Succeeds("apply", "-f", "-"),
 		"validatingadmissionpolicy.admissionregistration.k8s.io/demo created\n"+
 			"validatingadmissionpolicybinding.admissionregistration.k8s.io/demo-binding created\n"+
 			"validatingadmissionpolicy.admissionregistration.k8s.io/warn created\n"+
 			"validatingadmissionpolicybinding.admissionregistration.k8s.io/warn-binding created\n")
 	const warning = "Warning: Validation failed for ValidatingAdmissionPolicy 'warn' with binding 'warn-binding': configmaps should have labels\n"
-	expect(kubectlSucceeds(t, url, "", "create", "configmap", "ok", "--from-literal=a=1"), warning+"configmap/ok created\n")
-	expect(kubectlFails(t, url, "", "create", "configmap", "big", "--from-literal=a=1", "--from-literal=b=2", "--from-literal=c=3"),
+	expect(k.Succeeds("create", "configmap", "ok", "--from-literal=a=1"), warning+"configmap/ok created\n")
+	expect(k.Fails("create", "configmap", "big", "--from-literal=a=1", "--from-literal=b=2", "--from-literal=c=3"),
 		warning+`error: failed to create configmap: configmaps "big" is forbidden: ValidatingAdmissionPolicy 'demo' with binding 'demo-binding' denied request: failed expression: !has(object.data) || size(object.data) <= 2`+"\n")
-	expect(kubectlFails(t, url, "", "create", "configmap", "badname"),
+	expect(k.Fails("create", "configmap", "badname"),
 		warning+`error: failed to create configmap: configmaps "badname" is forbidden: ValidatingAdmissionPolicy 'demo' with binding 'demo-binding' denied request: name must not start with bad`+"\n")
-	expect(kubectlFails(t, url, "", "create", "configmap", "worsename"),
+	expect(k.Fails("create", "configmap", "worsename"),
 		warning+`error: failed to create configmap: configmaps "worsename" is forbidden: ValidatingAdmissionPolicy 'demo' with binding 'demo-binding' denied request: name worsename is worse`+"\n")
-	expect(kubectlSucceeds(t, url, "", "label", "cm", "ok", "x=y"), "configmap/ok labeled\n")
-	expect(kubectlFails(t, url, "", "patch", "cm", "ok", "-p", `{"data":{"b":"1","c":"2"}}`),
+	expect(k.Succeeds("label", "cm", "ok", "x=y"), "configmap/ok labeled\n")
+	expect(k.Fails("patch", "cm", "ok", "-p", `{"data":{"b":"1","c":"2"}}`),
 		`The configmaps "ok" is invalid: : ValidatingAdmissionPolicy 'demo' with binding 'demo-binding' denied request: failed expression: !has(object.data) || size(object.data) <= 2`+"\n")
 }

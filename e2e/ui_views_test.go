@@ -1,4 +1,4 @@
-package main
+package e2e_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
+	"kubeplay/e2e"
 	"kubeplay/internal/browsertest"
 )
 
@@ -18,9 +19,10 @@ import (
 // fields, deletion) and the live watch in headless Chromium, with objects
 // made by kubectl; markup in names and values stays text.
 func TestUI_views(t *testing.T) {
-	server := startServer(t, t.TempDir())
+	server := e2e.Start(t, t.TempDir()).URL
+	kubectl := e2e.Kubectl(t, server)
 	ctx := browsertest.New(t, 3*time.Minute)
-	kubectl(t, server, `apiVersion: v1
+	kubectl.Stdin(`apiVersion: v1
 kind: ConfigMap
 metadata:
   name: demo
@@ -30,8 +32,8 @@ metadata:
     caption: "<img src=x onerror=alert(1)>"
 data:
   greeting: hello
-`, "apply", "--server-side", "-f", "-")
-	kubectl(t, server, "", "label", "configmap", "demo", "team=blue")
+`).Succeeds("apply", "--server-side", "-f", "-")
+	kubectl.Succeeds("label", "configmap", "demo", "team=blue")
 
 	// Explorer: kubectl get's columns, and a link to the object.
 	do(t, ctx, chromedp.Navigate(server+"/?r=v1/configmaps&ns=default"), chromedp.WaitVisible(`table.objects`))
@@ -78,7 +80,7 @@ data:
 		chromedp.WaitVisible(`section.watch[data-live="on"]`))
 	poll(t, ctx, (`[...document.querySelectorAll("li.wev")].some(li => li.dataset.type === "ADDED" && li.textContent.includes("default/demo"))`))
 	start := time.Now()
-	kubectl(t, server, "", "label", "configmap", "demo", "team=green", "--overwrite")
+	kubectl.Succeeds("label", "configmap", "demo", "team=green", "--overwrite")
 	poll(t, ctx, (`[...document.querySelectorAll("li.wev-MODIFIED pre.diff .add")].some(s => s.textContent.includes("team: green"))`))
 	t.Logf("kubectl label -> MODIFIED shown with its diff: %v", time.Since(start).Round(time.Millisecond))
 	var injected bool
@@ -94,7 +96,7 @@ data:
 	browsertest.Eval(t, ctx, `(() => { window.kubeplayWatch.close(); return document.querySelectorAll("li.wev").length; })()`, &events)
 	poll(t, ctx, `document.getElementById("watch-state").textContent.startsWith("live") && window.kubeplayWatch.readyState === 1 &&
 		new URL(window.kubeplayWatch.url).searchParams.get("resourceVersion") !== null`)
-	kubectl(t, server, "", "annotate", "configmap", "demo", "note=after-reconnect")
+	kubectl.Succeeds("annotate", "configmap", "demo", "note=after-reconnect")
 	poll(t, ctx, `[...document.querySelectorAll("li.wev-MODIFIED")].some(li => li.textContent.includes("after-reconnect"))`)
 	var added int
 	browsertest.Eval(t, ctx, `document.querySelectorAll("li.wev").length - `+fmt.Sprint(events), &added)
@@ -104,7 +106,7 @@ data:
 
 	// Pause holds events back; resume shows them.
 	do(t, ctx, chromedp.Click(`#pause`))
-	kubectl(t, server, "", "delete", "configmap", "demo")
+	kubectl.Succeeds("delete", "configmap", "demo")
 	poll(t, ctx, (`document.getElementById("watch-state").textContent.includes("1 held")`))
 	do(t, ctx, chromedp.Click(`#pause`))
 	poll(t, ctx, `document.querySelector("li.wev-DELETED") !== null`)
@@ -114,8 +116,8 @@ data:
 	poll(t, ctx, `[...document.querySelectorAll("li.entry .target")].some(e => e.textContent.startsWith("/api/v1/namespaces/default/configmaps?") && e.textContent.includes("watch=1"))`)
 
 	// Usable at 1280×720 and on a narrow screen: nothing wider than the window.
-	kubectl(t, server, "", "create", "configmap", "narrow", "--from-literal=key=value")
-	kubectl(t, server, "", "label", "configmap", "narrow", "tier=web")
+	kubectl.Succeeds("create", "configmap", "narrow", "--from-literal=key=value")
+	kubectl.Succeeds("label", "configmap", "narrow", "tier=web")
 	for _, size := range [][2]int64{{1280, 720}, {390, 844}} {
 		for _, page := range []string{"/?r=v1/configmaps&ns=default", "/ui/object?r=v1/configmaps&ns=default&name=narrow&tab=fields",
 			"/ui/watch?r=v1/configmaps&ns=default", "/ui/edit", "/ui/object?r=v1/namespaces&name=default&tab=deletion"} {
@@ -188,9 +190,10 @@ func poll(t *testing.T, ctx context.Context, expr string) {
 // TestUI_editor applies YAML with CodeMirror, meets a conflict with
 // kubectl's field, and takes each way out the page offers.
 func TestUI_editor(t *testing.T) {
-	server := startServer(t, t.TempDir())
+	server := e2e.Start(t, t.TempDir()).URL
+	kubectl := e2e.Kubectl(t, server)
 	ctx := browsertest.New(t, 3*time.Minute)
-	kubectl(t, server, "", "create", "configmap", "shared", "--from-literal=a=1")
+	kubectl.Succeeds("create", "configmap", "shared", "--from-literal=a=1")
 
 	do(t, ctx, chromedp.Navigate(server+"/ui/edit?r=v1/configmaps&ns=default&name=shared"), chromedp.WaitVisible(`.cm-editor`))
 	var loaded string
@@ -230,7 +233,7 @@ func TestUI_editor(t *testing.T) {
 	if code != "200 OK" {
 		t.Errorf("adopting: %s", code)
 	}
-	if got := kubectl(t, server, "", "get", "configmap", "shared", "-o", "jsonpath={.data.a} {.data.b}"); got != "1 <script>alert(1)</script>" {
+	if got := kubectl.Succeeds("get", "configmap", "shared", "-o", "jsonpath={.data.a} {.data.b}"); got != "1 <script>alert(1)</script>" {
 		t.Errorf("after adopting: %q", got)
 	}
 
@@ -240,7 +243,7 @@ func TestUI_editor(t *testing.T) {
 	submit(`button.primary`)
 	submit(`form.way-force button`)
 	browsertest.Eval(t, ctx, `document.querySelector(".result .code").textContent`, &code)
-	if got := kubectl(t, server, "", "get", "configmap", "shared", "-o", "jsonpath={.data.a}"); code != "200 OK" || got != "3" {
+	if got := kubectl.Succeeds("get", "configmap", "shared", "-o", "jsonpath={.data.a}"); code != "200 OK" || got != "3" {
 		t.Errorf("forcing: %s, data.a %q", code, got)
 	}
 
@@ -254,7 +257,7 @@ func TestUI_editor(t *testing.T) {
 	if req != "200 OK PATCH /api/v1/namespaces/default/configmaps/shared?dryRun=All&fieldManager=kubeplay-ui" {
 		t.Errorf("patch sent as %q", req)
 	}
-	if got := kubectl(t, server, "", "get", "configmap", "shared", "-o", "jsonpath={.data.c}"); got != "" {
+	if got := kubectl.Succeeds("get", "configmap", "shared", "-o", "jsonpath={.data.c}"); got != "" {
 		t.Errorf("dry run stored data.c=%q", got)
 	}
 	browsertest.Screenshot(t, ctx, "/tmp/kubeplay-ui-editor.png")
@@ -263,17 +266,18 @@ func TestUI_editor(t *testing.T) {
 // TestUI_deletion follows a namespace held in Terminating by an object's
 // finalizer, and the object's own deletion.
 func TestUI_deletion(t *testing.T) {
-	server := startServer(t, t.TempDir())
+	server := e2e.Start(t, t.TempDir()).URL
+	kubectl := e2e.Kubectl(t, server)
 	ctx := browsertest.New(t, 3*time.Minute)
-	kubectl(t, server, "", "create", "namespace", "doomed")
-	kubectl(t, server, `apiVersion: v1
+	kubectl.Succeeds("create", "namespace", "doomed")
+	kubectl.Stdin(`apiVersion: v1
 kind: ConfigMap
 metadata:
   name: held
   namespace: doomed
   finalizers: ["example.com/hold"]
-`, "apply", "-f", "-")
-	kubectl(t, server, "", "delete", "namespace", "doomed", "--wait=false")
+`).Succeeds("apply", "-f", "-")
+	kubectl.Succeeds("delete", "namespace", "doomed", "--wait=false")
 
 	// The YAML tab says the namespace is being deleted and links to why.
 	do(t, ctx, chromedp.Navigate(server+"/ui/object?r=v1/namespaces&name=doomed"), chromedp.WaitVisible(`p.warning a`))
@@ -297,7 +301,7 @@ metadata:
 	if !strings.Contains(fin, "example.com/hold") || !strings.Contains(fin, "kubectl-client-side-apply") {
 		t.Errorf("finalizers %q", fin)
 	}
-	kubectl(t, server, "", "patch", "configmap", "held", "-n", "doomed", "--type=json", `-p=[{"op":"remove","path":"/metadata/finalizers"}]`)
+	kubectl.Succeeds("patch", "configmap", "held", "-n", "doomed", "--type=json", `-p=[{"op":"remove","path":"/metadata/finalizers"}]`)
 	do(t, ctx, chromedp.Reload(), chromedp.WaitVisible(`ol.timeline`))
 	var timeline string
 	browsertest.Eval(t, ctx, `document.querySelector("ol.timeline").textContent`, &timeline)
@@ -308,21 +312,21 @@ metadata:
 
 	// Foreground cascading deletion: the owner waits for a dependent that
 	// blocks it, which waits for its own finalizer.
-	kubectl(t, server, "", "create", "configmap", "owner")
-	uid := kubectl(t, server, "", "get", "configmap", "owner", "-o", "jsonpath={.metadata.uid}")
-	kubectl(t, server, `apiVersion: v1
+	kubectl.Succeeds("create", "configmap", "owner")
+	uid := kubectl.Succeeds("get", "configmap", "owner", "-o", "jsonpath={.metadata.uid}")
+	kubectl.Stdin(`apiVersion: v1
 kind: ConfigMap
 metadata:
   name: dependent
   finalizers: ["example.com/hold"]
   ownerReferences: [{apiVersion: v1, kind: ConfigMap, name: owner, uid: `+uid+`, blockOwnerDeletion: true}]
-`, "apply", "-f", "-")
-	kubectl(t, server, "", "delete", "configmap", "owner", "--cascade=foreground", "--wait=false")
+`).Succeeds("apply", "-f", "-")
+	kubectl.Succeeds("delete", "configmap", "owner", "--cascade=foreground", "--wait=false")
 	// The page shows the state when loaded: reload until the garbage
 	// collector has marked the dependent.
 	want := "owner: terminating, waiting for foregroundDeletion; dependent: terminating, waiting for example.com/hold"
 	var tree []string
-	for deadline := time.Now().Add(waitLimit(t)); ; {
+	for deadline := time.Now().Add(e2e.WaitLimit(t)); ; {
 		do(t, ctx, chromedp.Navigate(server+"/ui/object?r=v1/configmaps&ns=default&name=owner&tab=deletion"), chromedp.WaitVisible(`ul.tree`))
 		browsertest.Eval(t, ctx, `[...document.querySelectorAll("ul.tree li.node")].map(n => n.querySelector(":scope > a").textContent + ": " + n.querySelector(":scope > .state").textContent)`, &tree)
 		if strings.Join(tree, "; ") == want || time.Now().After(deadline) {

@@ -1,21 +1,20 @@
-package main
+package e2e_test
 
 import (
-	"bufio"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
+
+	"kubeplay/e2e"
 )
 
 // The expected outputs in testdata/kubectl-get/ are kubectl's against a real
 // kube-apiserver for the objects in testdata/kubectl-get.yaml. To re-record
 // against a freshly started oracle:
 //
-//	go test . -run TestKubectlGet -oracle-kubeconfig /tmp/oracle/kubeconfig
+//	go test ./e2e -run TestKubectlGet -oracle-kubeconfig /tmp/oracle/kubeconfig
 
 // kubectlGets are the commands compared: each type's default and wide
 // columns, which kubectl reads from the server's Table.
@@ -45,20 +44,11 @@ func TestKubectlGet(t *testing.T) {
 	}
 	url := ""
 	if *oracleKubeconfig == "" {
-		url = startServer(t, t.TempDir())
+		url = e2e.Start(t, t.TempDir()).URL
 	}
 	run := func(t *testing.T, args ...string) string {
 		t.Helper()
-		if url != "" {
-			return kubectl(t, url, string(manifest), args...)
-		}
-		cmd := exec.Command("kubectl", append([]string{"--kubeconfig", *oracleKubeconfig}, args...)...)
-		cmd.Stdin = strings.NewReader(string(manifest))
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return string(out)
+		return kubectlFor(t, url).Stdin(string(manifest)).Succeeds(args...)
 	}
 	run(t, "create", "-f", "-")
 	for _, args := range kubectlGets {
@@ -111,50 +101,19 @@ func normalizeGet(s string) string {
 // kubectl get -w prints the Tables of a watch. The expected lines are
 // kubectl's against the oracle for the same steps (ages normalized).
 func TestKubectlGetWatch(t *testing.T) {
-	url := startServer(t, t.TempDir())
-	k := func(stdin string, args ...string) { t.Helper(); kubectl(t, url, stdin, args...) }
-	k("", "create", "namespace", "kw")
-	k("", "-n", "kw", "create", "configmap", "a")
+	k := e2e.Kubectl(t, e2e.Start(t, t.TempDir()).URL)
+	k.Succeeds("create", "namespace", "kw")
+	k.Succeeds("-n", "kw", "create", "configmap", "a")
 
-	cmd := exec.Command("kubectl", "--server", url, "-n", "kw", "get", "configmaps", "-w", "--output-watch-events")
-	cmd.Env = append(os.Environ(), "KUBECONFIG=/dev/null")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	lines := make(chan string)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
+	watch := k.Start("-n", "kw", "get", "configmaps", "-w", "--output-watch-events")
+	watch.Lines(2) // the header and the existing object: the watch is running
+	k.Succeeds("-n", "kw", "create", "configmap", "b", "--from-literal=x=1")
+	k.Stdin("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b, namespace: kw}\ndata: {x: '1', y: '2'}\n").Succeeds("replace", "-f", "-")
+	k.Succeeds("-n", "kw", "delete", "configmap", "a")
 	var got []string
-	read := func(n int) {
-		t.Helper()
-		timeout := time.After(waitLimit(t))
-		for len(got) < n {
-			select {
-			case l, ok := <-lines:
-				if !ok {
-					t.Fatalf("kubectl ended after %q", got)
-				}
-				got = append(got, normalizeGet(l))
-			case <-timeout:
-				t.Fatalf("waiting for line %d; got %q", n, got)
-			}
-		}
+	for _, l := range watch.Lines(5) {
+		got = append(got, normalizeGet(l))
 	}
-	read(2) // the header and the existing object: the watch is running
-	k("", "-n", "kw", "create", "configmap", "b", "--from-literal=x=1")
-	k("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b, namespace: kw}\ndata: {x: '1', y: '2'}\n", "replace", "-f", "-")
-	k("", "-n", "kw", "delete", "configmap", "a")
-	read(5)
 	want := []string{
 		"EVENT  NAME  DATA  AGE",
 		"ADDED  a  0  AGE",
