@@ -42,15 +42,13 @@ var discoveryCommands = map[string][]string{
 	"raw-root":                 {"get", "--raw", "/"},
 }
 
-// kubectlFor is kubectl against the server at url or (url empty) the
-// oracle's kubeconfig, with a discovery cache of its own: what another
-// server, or the same one earlier, served must not change its output.
+// kubectlFor is a new kubectl runner, so with a discovery cache of its own,
+// against the server at url or (url empty) the oracle's kubeconfig.
 func kubectlFor(t *testing.T, url string) *e2e.KubectlRunner {
-	k := e2e.KubectlConfig(t, *oracleKubeconfig)
-	if url != "" {
-		k = e2e.Kubectl(t, url)
+	if url == "" {
+		return e2e.KubectlConfig(t, *oracleKubeconfig)
 	}
-	return k.Flags("--cache-dir", t.TempDir())
+	return e2e.Kubectl(t, url)
 }
 
 // TestKubectl_Discovery runs kubectl's discovery and OpenAPI commands

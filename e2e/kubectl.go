@@ -13,7 +13,9 @@ import (
 
 // KubectlRunner runs kubectl for a test: every command with the same
 // leading flags, environment and standard input, which Flags, Env and
-// Stdin change in a copy.
+// Stdin change in a copy. Each runner has a discovery cache of its own
+// (kubectl's is per host and port, which the servers of earlier tests and
+// runs may have used with other APIs).
 type KubectlRunner struct {
 	tb    testing.TB
 	flags []string
@@ -23,12 +25,12 @@ type KubectlRunner struct {
 
 // Kubectl runs kubectl against the server at url, with no kubeconfig.
 func Kubectl(tb testing.TB, url string) *KubectlRunner {
-	return &KubectlRunner{tb: tb, flags: []string{"--server", url}, env: []string{"KUBECONFIG=/dev/null"}}
+	return &KubectlRunner{tb: tb, flags: []string{"--cache-dir", tb.TempDir(), "--server", url}, env: []string{"KUBECONFIG=/dev/null"}}
 }
 
 // KubectlConfig runs kubectl with the kubeconfig at path.
 func KubectlConfig(tb testing.TB, path string) *KubectlRunner {
-	return &KubectlRunner{tb: tb, env: []string{"KUBECONFIG=" + path}}
+	return &KubectlRunner{tb: tb, flags: []string{"--cache-dir", tb.TempDir()}, env: []string{"KUBECONFIG=" + path}}
 }
 
 // Flags returns k with flags added before each command's arguments.
