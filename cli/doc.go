@@ -20,5 +20,5 @@
 // than ConfigMap and Namespace.
 //
 // The outputs are kubectl's, byte for byte where the same request gives the
-// same answer: main_console_test.go runs both against one server.
+// same answer: e2e/console_test.go runs both against one server.
 package cli

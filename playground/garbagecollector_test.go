@@ -121,6 +121,9 @@ func TestGarbageCollector_Foreground(t *testing.T) {
 	if code, _ := do(t, h, "GET", cmPath("default", "owner"), ""); code != 200 {
 		t.Fatalf("owner gone while a blocking dependent remains: %d", code)
 	}
+	// The collector may still be writing the dependent: release its hold
+	// once nothing is left to happen, or the PUT's resourceVersion is stale.
+	waitIdle(t, sb)
 	_, dep := do(t, h, "GET", cmPath("default", "blocking"), "")
 	dep["metadata"].(map[string]any)["finalizers"] = []any{}
 	b, _ := json.Marshal(dep)
