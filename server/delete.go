@@ -334,7 +334,7 @@ func (s *Server) deleteObjectOnce(ctx context.Context, res *catalog.Resource, ns
 	}
 	isDryRun := len(opts.DryRun) > 0
 	ar := &request{res: res, namespace: ns, name: name, verb: "delete", deleteOptions: opts}
-	err = s.admitPolicies(ctx, ar, nil, obj, isDryRun)
+	err = s.admitDeletion(ctx, ar, obj, isDryRun)
 	if err != nil {
 		return 0, nil, err
 	}

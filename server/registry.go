@@ -99,6 +99,10 @@ func (s *Server) commitChange(ctx context.Context, wr *write, obj, live object, 
 	if err := s.admitSchema(ctx, wr.request, obj, live); err != nil {
 		return nil, err
 	}
+	unmutated, err := s.admitMutatingWebhooks(ctx, wr.request, obj, live, wr.dryRun)
+	if err != nil {
+		return nil, err
+	}
 	if err := s.confirmNoEscalation(ctx, wr.request, obj, live); err != nil {
 		return nil, err
 	}
@@ -111,12 +115,11 @@ func (s *Server) commitChange(ctx context.Context, wr *write, obj, live object, 
 	// stored object (a changed deletionGracePeriodSeconds, say).
 	obj = prepareUpdate(wr.request, obj, live)
 	if !wr.applied {
-		var err error
-		if obj, err = s.trackUpdate(res, wr.subresource, live, obj, wr.manager); err != nil {
+		if obj, err = s.trackUnmutated(wr, live, obj, unmutated); err != nil {
 			return nil, err
 		}
 	}
-	if err := s.admitPolicies(ctx, wr.request, obj, live, wr.dryRun); err != nil {
+	if err := s.admitValidating(ctx, wr.request, obj, live, wr.dryRun); err != nil {
 		return nil, err
 	}
 	if wr.subresource == "" {
@@ -129,6 +132,22 @@ func (s *Server) commitChange(ctx context.Context, wr *write, obj, live object, 
 		return nil, errRetry
 	}
 	return out, err
+}
+
+// trackUnmutated records managedFields on obj, an update of live, as the
+// request made it: kube-apiserver records them before mutating admission,
+// so what webhooks changed (unmutated, the object before, nil if they
+// changed nothing) is nobody's.
+func (s *Server) trackUnmutated(wr *write, live, obj, unmutated object) (object, error) {
+	if unmutated == nil {
+		return s.trackUpdate(wr.res, wr.subresource, live, obj, wr.manager)
+	}
+	tracked, err := s.trackUpdate(wr.res, wr.subresource, live, prepareUpdate(wr.request, unmutated, live), wr.manager)
+	if err != nil {
+		return nil, err
+	}
+	metadata(obj)["managedFields"] = metadata(tracked)["managedFields"]
+	return obj, nil
 }
 
 // createWith is the one create: of a POST, of a PUT or an apply of a

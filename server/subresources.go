@@ -240,7 +240,7 @@ func (s *Server) commitScale(ctx context.Context, req *request, live object, kv 
 		return nil, storeError(res, req.name, store.ErrConflict)
 	}
 	// Policies see the Scales, old and new.
-	if err := s.admitPolicies(ctx, req, scale, old, isDryRun); err != nil {
+	if err := s.admitValidating(ctx, req, scale, old, isDryRun); err != nil {
 		return nil, err
 	}
 	parent, err := handler.ToParent((&unstructured.Unstructured{Object: scale}).GetManagedFields())
