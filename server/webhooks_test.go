@@ -245,6 +245,11 @@ func TestWebhooks_Answers(t *testing.T) {
 			message: `Internal error occurred: failed calling webhook "garbage-patch.webhooks.test": received undecodable patch in webhook response: invalid character 'n' looking for beginning of object key string`},
 		{name: "no-patch-type", kind: "Mutating", path: "/nopatchtype", code: 500, reason: "InternalError",
 			message: `Internal error occurred: failed calling webhook "no-patch-type.webhooks.test": received invalid webhook response: webhook returned response.patch but not response.patchType`},
+		{name: "condition-error", kind: "Mutating", path: "/deny", fields: map[string]any{"matchConditions": []any{
+			map[string]any{"name": "bad", "expression": `object.data.nothere == "x"`}}}, code: 403, reason: "Forbidden",
+			message: `configmaps "c" is forbidden: expression 'object.data.nothere == "x"' resulted in error: no such key: nothere`},
+		{name: "condition-error-ignored", kind: "Mutating", path: "/deny", fields: map[string]any{"failurePolicy": "Ignore", "matchConditions": []any{
+			map[string]any{"name": "bad", "expression": `object.data.nothere == "x"`}}}, code: 201},
 		{name: "untrusted", kind: "Validating", path: "/deny", fields: map[string]any{"clientConfig": map[string]any{"url": ws.URL + "/deny"}}, code: 500, reason: "InternalError",
 			message: `Internal error occurred: failed calling webhook "untrusted.webhooks.test": failed to call webhook: Post "` + ws.URL + `/deny?timeout=5s": tls: failed to verify certificate: x509: certificate signed by unknown authority`},
 	} {
