@@ -89,7 +89,7 @@ func versionsOf(spec map[string]any) []map[string]any {
 // customResources returns the resources a CRD serves: one per served
 // version once the CRD is Established (and still while it is deleted, until
 // its objects are gone).
-func customResources(crd object) []catalog.Resource {
+func (s *Server) customResources(crd object) []catalog.Resource {
 	spec, _ := crd["spec"].(map[string]any)
 	names, _ := spec["names"].(map[string]any)
 	st, _ := crd["status"].(map[string]any)
@@ -108,6 +108,7 @@ func customResources(crd object) []catalog.Resource {
 	if storageSchema == nil {
 		return nil // validated when written; a corrupt stored CRD is not served
 	}
+	convert := s.conversionOf(spec)
 	var out []catalog.Resource
 	for _, v := range versionsOf(spec) {
 		if b, _ := v["served"].(bool); !b {
@@ -117,7 +118,7 @@ func customResources(crd object) []catalog.Resource {
 		if parsed == nil {
 			continue // validated when written; a corrupt stored CRD is not served
 		}
-		custom := &catalog.Custom{PreserveUnknownFields: keepUnknown, Rules: celeval.NewRules(parsed), Terminating: deleting(crd), CRD: str(metadata(crd), "name"), StorageVersion: storageVersion, StorageSchema: storageSchema, ListKind: str(names, "listKind"), Schema: parsed, RawSchema: raw}
+		custom := &catalog.Custom{PreserveUnknownFields: keepUnknown, Rules: celeval.NewRules(parsed), Terminating: deleting(crd), CRD: str(metadata(crd), "name"), StorageVersion: storageVersion, StorageSchema: storageSchema, ListKind: str(names, "listKind"), Schema: parsed, RawSchema: raw, Convert: convert}
 		for _, c := range listOf(v, "additionalPrinterColumns") {
 			m, _ := c.(map[string]any)
 			custom.Columns = append(custom.Columns, catalog.PrinterColumn{
@@ -254,7 +255,7 @@ func (s *Server) establish(ctx context.Context, crd object) error {
 	}
 	st["conditions"] = conds
 	if reflect.DeepEqual(old["status"], crd["status"]) {
-		s.setCustom(name, customResources(crd))
+		s.setCustom(name, s.customResources(crd))
 		return nil
 	}
 	out, err := s.trackUpdate(res, "status", old, crd, "kube-apiserver")
@@ -268,7 +269,7 @@ func (s *Server) establish(ctx context.Context, crd object) error {
 	if out, err = s.commitUpdate(ctx, res, "", name, out, kv, false); err != nil {
 		return err
 	}
-	s.setCustom(name, customResources(out))
+	s.setCustom(name, s.customResources(out))
 	return nil
 }
 
@@ -348,7 +349,7 @@ func (s *Server) loadCRDs(ctx context.Context) error {
 	}
 	for _, kv := range list.Items {
 		if crd, err := decodeStored(res, kv); err == nil {
-			s.setCustom(str(metadata(crd), "name"), customResources(crd))
+			s.setCustom(str(metadata(crd), "name"), s.customResources(crd))
 		}
 	}
 	return nil

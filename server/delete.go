@@ -376,7 +376,7 @@ func (s *Server) deleteObjectOnce(ctx context.Context, res *catalog.Resource, ns
 		code, out, err := s.writeDeleting(ctx, res, ns, name, obj, kv, isDryRun, code, false)
 		if err == nil && !isDryRun {
 			if o, ok := out.(object); ok {
-				s.setCustom(name, customResources(storedCRD(res, o)))
+				s.setCustom(name, s.customResources(storedCRD(res, o)))
 			}
 			err = s.cleanupCRD(ctx, name)
 		}
@@ -431,7 +431,7 @@ func (s *Server) deleteObjectOnce(ctx context.Context, res *catalog.Resource, ns
 	if !isDryRun && isPods(res) && modified {
 		value, err := encodeForStorage(res, obj)
 		if err != nil {
-			return 0, nil, apierrors.NewInternalError(err)
+			return 0, nil, err
 		}
 		if rev, err = s.store.Update(ctx, key, value, rev); err != nil {
 			return 0, nil, storeError(res, name, err)

@@ -217,7 +217,7 @@ func (s *Server) createWith(ctx context.Context, wr *write, obj object) (object,
 	}
 	value, err := encodeForStorage(res, obj)
 	if err != nil {
-		return nil, apierrors.NewInternalError(err)
+		return nil, err
 	}
 	rev, err := s.store.Create(ctx, objectKey(res, wr.namespace, name), value)
 	if err != nil {

@@ -144,7 +144,7 @@ func (s *Server) commitUpdate(ctx context.Context, res *catalog.Resource, ns, na
 	}
 	value, err := encodeForStorage(res, obj)
 	if err != nil {
-		return nil, apierrors.NewInternalError(err)
+		return nil, err
 	}
 	if isDryRun || bytes.Equal(value, live.Value) {
 		// A dry run answers with the revision it would replace.

@@ -33,7 +33,8 @@ type webhookServer struct {
 	caBundle string
 	mu       sync.Mutex
 	reviews  map[string][]map[string]any
-	queries  map[string]string
+	// queries and apiVersions are the last review's to each path.
+	queries, apiVersions map[string]string
 }
 
 // webhookResponder makes the response of an AdmissionReview (its uid set
@@ -63,12 +64,13 @@ func newWebhookServer(t *testing.T, respond webhookResponder) *webhookServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ws := &webhookServer{reviews: map[string][]map[string]any{}, queries: map[string]string{},
+	ws := &webhookServer{reviews: map[string][]map[string]any{}, queries: map[string]string{}, apiVersions: map[string]string{},
 		caBundle: base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}))}
 	ws.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		var review struct {
-			Request map[string]any `json:"request"`
+			APIVersion string         `json:"apiVersion"`
+			Request    map[string]any `json:"request"`
 		}
 		if err := json.Unmarshal(body, &review); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
@@ -77,6 +79,7 @@ func newWebhookServer(t *testing.T, respond webhookResponder) *webhookServer {
 		ws.mu.Lock()
 		ws.reviews[r.URL.Path] = append(ws.reviews[r.URL.Path], review.Request)
 		ws.queries[r.URL.Path] = r.URL.RawQuery
+		ws.apiVersions[r.URL.Path] = review.APIVersion
 		ws.mu.Unlock()
 		resp := respond(w, r, review.Request)
 		if resp == nil {
@@ -525,5 +528,110 @@ func TestWebhooks_Service(t *testing.T) {
 	w = serve(h, http.MethodPost, configMapsPath, "application/json", labelledConfigMap("c", ""))
 	if _, _, message := statusOf(t, w.Body.Bytes()); w.Code != http.StatusForbidden || message != `admission webhook "svc.webhooks.test" denied the request: no thanks` {
 		t.Errorf("with endpoints: %d %s", w.Code, message)
+	}
+}
+
+// convertResponder answers ConversionReviews for the widgets of
+// conversionCRD: v1's spec.color is v2's spec.colour.
+func convertResponder(w http.ResponseWriter, r *http.Request, request map[string]any) map[string]any {
+	desired := request["desiredAPIVersion"].(string)
+	var converted []any
+	for _, o := range request["objects"].([]any) {
+		obj := o.(map[string]any)
+		spec, _ := obj["spec"].(map[string]any)
+		from, to := "colour", "color"
+		if strings.HasSuffix(desired, "/v2") {
+			from, to = to, from
+		}
+		if v, ok := spec[from]; ok {
+			spec[to] = v
+			delete(spec, from)
+		}
+		obj["apiVersion"] = desired
+		converted = append(converted, obj)
+	}
+	response := map[string]any{"uid": request["uid"], "convertedObjects": converted, "result": map[string]any{"status": "Success"}}
+	if r.URL.Path == "/convert-fail" {
+		response = map[string]any{"uid": request["uid"], "result": map[string]any{"status": "Failure", "message": "cannot convert that"}}
+	}
+	apiVersion := "apiextensions.k8s.io/v1"
+	if _, ok := request["objects"]; ok && r.URL.Query().Get("beta") != "" {
+		apiVersion = "apiextensions.k8s.io/v1beta1"
+	}
+	json.NewEncoder(w).Encode(map[string]any{"apiVersion": apiVersion, "kind": "ConversionReview", "response": response})
+	return nil
+}
+
+// conversionCRD is a CRD of kind with versions v1 (stored) and v2,
+// converted by the webhook at url.
+func conversionCRD(plural, kind string, clientConfig map[string]any, reviewVersions ...string) string {
+	schema := map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "properties": map[string]any{
+		"spec": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}}
+	b, _ := json.Marshal(map[string]any{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": plural + ".webhooks.example.com"},
+		"spec": map[string]any{"group": "webhooks.example.com", "scope": "Namespaced",
+			"names":      map[string]any{"plural": plural, "singular": strings.ToLower(kind), "kind": kind, "listKind": kind + "List"},
+			"conversion": map[string]any{"strategy": "Webhook", "webhook": map[string]any{"clientConfig": clientConfig, "conversionReviewVersions": reviewVersions}},
+			"versions": []any{
+				map[string]any{"name": "v1", "served": true, "storage": true, "schema": schema},
+				map[string]any{"name": "v2", "served": true, "storage": false, "schema": schema},
+			}}})
+	return string(b)
+}
+
+// TestWebhooks_Conversion checks a CRD's conversion webhook: called to
+// store an object sent in another version than the stored one and to read
+// it back in that version, in the ConversionReview version it accepts,
+// and kube-apiserver's errors when it fails (recorded from kube-apiserver
+// v1.35 calling the same webhook).
+func TestWebhooks_Conversion(t *testing.T) {
+	ws := newWebhookServer(t, convertResponder)
+	h := newTestServer(t)
+	for _, crd := range []string{
+		conversionCRD("widgets", "Widget", ws.url("/convert"), "v1"),
+		conversionCRD("gadgets", "Gadget", map[string]any{"url": ws.URL + "/convert-fail?beta=1", "caBundle": ws.caBundle}, "v1beta1", "v1"),
+	} {
+		if w := serve(h, http.MethodPost, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "application/json", crd); w.Code != http.StatusCreated {
+			t.Fatalf("CRD: %d %s", w.Code, w.Body)
+		}
+	}
+	const base = "/apis/webhooks.example.com/"
+	w := serve(h, http.MethodPost, base+"v2/namespaces/default/widgets", "application/json", `{"apiVersion":"webhooks.example.com/v2","kind":"Widget","metadata":{"name":"w"},"spec":{"colour":"red"}}`)
+	if w.Code != http.StatusCreated || !strings.Contains(w.Body.String(), `"spec":{"colour":"red"}`) {
+		t.Fatalf("create v2: %d %s", w.Code, w.Body)
+	}
+	reviews := ws.received("/convert")
+	if len(reviews) != 2 || reviews[0]["desiredAPIVersion"] != "webhooks.example.com/v1" || reviews[1]["desiredAPIVersion"] != "webhooks.example.com/v2" {
+		t.Errorf("conversions: %v", reviews)
+	}
+	if q, v := ws.queries["/convert"], ws.apiVersions["/convert"]; q != "timeout=30s" || v != "apiextensions.k8s.io/v1" {
+		t.Errorf("review: %q %q", q, v)
+	}
+	if w := serve(h, http.MethodGet, base+"v1/namespaces/default/widgets/w", "", ""); !strings.Contains(w.Body.String(), `"spec":{"color":"red"}`) {
+		t.Errorf("stored: %d %s", w.Code, w.Body)
+	}
+	if w := serve(h, http.MethodGet, base+"v2/namespaces/default/widgets", "", ""); !strings.Contains(w.Body.String(), `"spec":{"colour":"red"}`) {
+		t.Errorf("list v2: %d %s", w.Code, w.Body)
+	}
+
+	if w := serve(h, http.MethodPost, base+"v1/namespaces/default/gadgets", "application/json", `{"apiVersion":"webhooks.example.com/v1","kind":"Gadget","metadata":{"name":"g"}}`); w.Code != http.StatusCreated {
+		t.Fatalf("create v1: %d %s", w.Code, w.Body)
+	}
+	if len(ws.received("/convert-fail")) != 0 {
+		t.Errorf("the stored version needs no conversion")
+	}
+	for _, c := range []struct{ method, path, body, from string }{
+		{http.MethodGet, base + "v2/namespaces/default/gadgets/g", "", "v1"},
+		{http.MethodGet, base + "v2/namespaces/default/gadgets", "", "v1"},
+		{http.MethodPost, base + "v2/namespaces/default/gadgets", `{"apiVersion":"webhooks.example.com/v2","kind":"Gadget","metadata":{"name":"h"}}`, "v2"},
+	} {
+		w := serve(h, c.method, c.path, "application/json", c.body)
+		want := `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"conversion webhook for webhooks.example.com/` + c.from + `, Kind=Gadget failed: cannot convert that","code":500}`
+		if got := strings.TrimSpace(w.Body.String()); w.Code != http.StatusInternalServerError || got != want {
+			t.Errorf("%s %s: %d %s", c.method, c.path, w.Code, got)
+		}
+	}
+	if v := ws.apiVersions["/convert-fail"]; v != "apiextensions.k8s.io/v1beta1" {
+		t.Errorf("review version %q", v)
 	}
 }

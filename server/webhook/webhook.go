@@ -97,7 +97,7 @@ func (e *CallError) Error() string {
 }
 
 // Post sends body (JSON) to e, waiting at most timeout, and returns the
-// body of its answer. As kube-apiserver's client, it names the timeout in
+// body of its answer (an answer other than 2xx is an error). As kube-apiserver's client, it names the timeout in
 // the URL's query (?timeout=10s); an answer other than 2xx is the
 // StatusError it carries, or one made of its code and text.
 func Post(ctx context.Context, e Endpoint, timeout time.Duration, body []byte) ([]byte, error) {
