@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"time"
 
-	admissionv1 "k8s.io/api/admission/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -155,7 +154,20 @@ func VerifyResponse(name, version, uid string, mutating bool, body []byte) (*Res
 	invalid := func(format string, args ...any) error {
 		return &CallError{Webhook: name, Reason: fmt.Errorf("received invalid webhook response: "+format, args...)}
 	}
-	var review admissionv1.AdmissionReview
+	// The fields of admission.k8s.io's AdmissionReview that admission
+	// reads (its Go package would weigh on the browser engine).
+	var review struct {
+		metav1.TypeMeta `json:",inline"`
+		Response        *struct {
+			UID              string            `json:"uid"`
+			Allowed          bool              `json:"allowed"`
+			Result           *metav1.Status    `json:"status"`
+			Patch            []byte            `json:"patch"`
+			PatchType        *string           `json:"patchType"`
+			AuditAnnotations map[string]string `json:"auditAnnotations"`
+			Warnings         []string          `json:"warnings"`
+		} `json:"response"`
+	}
 	if err := json.Unmarshal(body, &review); err != nil {
 		return nil, &CallError{Webhook: name, Reason: fmt.Errorf("failed to call webhook: %w", err)}
 	}
@@ -163,7 +175,7 @@ func VerifyResponse(name, version, uid string, mutating bool, body []byte) (*Res
 	if r == nil {
 		return nil, invalid("webhook response was absent")
 	}
-	if string(r.UID) != uid {
+	if r.UID != uid {
 		return nil, invalid("expected response.uid=%q, got %q", uid, r.UID)
 	}
 	if version == "v1" {
@@ -176,7 +188,7 @@ func VerifyResponse(name, version, uid string, mutating bool, body []byte) (*Res
 			return nil, invalid("webhook returned response.patch but not response.patchType")
 		case mutating && len(r.Patch) == 0 && r.PatchType != nil:
 			return nil, invalid("webhook returned response.patchType but not response.patch")
-		case mutating && r.PatchType != nil && *r.PatchType != admissionv1.PatchTypeJSONPatch:
+		case mutating && r.PatchType != nil && *r.PatchType != "JSONPatch":
 			return nil, invalid("webhook returned invalid response.patchType of %q", *r.PatchType)
 		case !mutating && len(r.Patch) > 0:
 			return nil, invalid("validating webhook may not return response.patch")
