@@ -482,3 +482,15 @@ func customType(r *catalog.Resource) openapi.CustomType {
 		Status: hasStatus(r), Scale: r.Custom.Scale != nil, ListKindName: r.Custom.ListKind,
 	}
 }
+
+// isCRDV1beta1 reports whether r is apiextensions.k8s.io/v1beta1's CRDs
+// (served until v1.21), stored in v1's shape as every CRD is.
+func isCRDV1beta1(r *catalog.Resource) bool {
+	return isCRDs(r) && r.Custom == nil && r.Version == "v1beta1"
+}
+
+// storedCRD returns a copy of a CRD of any version in v1, the version the
+// CRD controllers read.
+func storedCRD(res *catalog.Resource, obj object) object {
+	return deepCopyObject(toStorage(res, obj))
+}
