@@ -355,23 +355,9 @@ func (s *Server) loadCRDs(ctx context.Context) error {
 	return nil
 }
 
-// markCRDDeleting is what kube-apiserver's CRD storage does on DELETE: the
-// CRD gets the cleanup finalizer and a Terminating condition; its objects
-// are deleted (cleanupCRD) before it goes.
-func markCRDDeleting(obj object, now string) {
-	fs := finalizers(obj)
-	if !slices.Contains(fs, crdCleanupFinalizer) {
-		setFinalizers(obj, append(fs, crdCleanupFinalizer))
-	}
-	st := mapAt(obj, "status")
-	conds := listOf(st, "conditions")
-	conds = append(conds, condition("Terminating", "True", "InstanceDeletionPending", "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon", now))
-	st["conditions"] = conds
-}
-
 // cleanupCRD is the work of kube-apiserver's CRD finalizer controller on
 // a deleted CRD: it deletes the CRD's objects and, once none remains (those
-// with finalizers wait for them; see afterWrite), stops serving the
+// with finalizers wait for them; see customStrategy's afterWrite), stops serving the
 // resource and removes its finalizer, which deletes the CRD.
 func (s *Server) cleanupCRD(ctx context.Context, name string) error {
 	res := catalog.LookupBuiltin(crdsGVR)
@@ -496,4 +482,16 @@ func customType(r *catalog.Resource) openapi.CustomType {
 		GVK: r.GroupVersionKind(), Plural: r.Resource, Namespaced: r.Namespaced, Schema: r.Custom.RawSchema,
 		Status: hasStatus(r), Scale: r.Custom.Scale != nil, ListKindName: r.Custom.ListKind,
 	}
+}
+
+// isCRDV1beta1 reports whether r is apiextensions.k8s.io/v1beta1's CRDs
+// (served until v1.21), stored in v1's shape as every CRD is.
+func isCRDV1beta1(r *catalog.Resource) bool {
+	return isCRDs(r) && r.Custom == nil && r.Version == "v1beta1"
+}
+
+// storedCRD returns a copy of a CRD of any version in v1, the version the
+// CRD controllers read.
+func storedCRD(res *catalog.Resource, obj object) object {
+	return deepCopyObject(toStorage(res, obj))
 }

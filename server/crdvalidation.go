@@ -12,6 +12,7 @@ import (
 
 	"kubeplay/server/catalog"
 	"kubeplay/server/celeval"
+	"kubeplay/server/conversion"
 	"kubeplay/server/decoded"
 	"kubeplay/server/structural"
 )
@@ -350,9 +351,9 @@ func validateV1beta1Parts(spec map[string]any) field.ErrorList {
 	specPath := field.NewPath("spec")
 	versions := versionsOf(spec)
 	var errs field.ErrorList
-	for _, p := range crdVersionParts {
-		if !isEmptyPart(spec[p.top]) && slices.ContainsFunc(versions, func(v map[string]any) bool { return !isEmptyPart(v[p.version]) }) {
-			errs = append(errs, field.Forbidden(specPath.Child(p.top), "top-level and per-version "+p.what+" are mutually exclusive"))
+	for _, p := range conversion.CRDVersionParts {
+		if !conversion.IsEmptyPart(spec[p.Top]) && slices.ContainsFunc(versions, func(v map[string]any) bool { return !conversion.IsEmptyPart(v[p.Version]) }) {
+			errs = append(errs, field.Forbidden(specPath.Child(p.Top), "top-level and per-version "+p.What+" are mutually exclusive"))
 		}
 	}
 	// The versions are shown as given, their columns' paths in v1's words
@@ -360,13 +361,16 @@ func validateV1beta1Parts(spec map[string]any) field.ErrorList {
 	given := structural.DeepCopy(spec).(map[string]any)
 	for _, v := range versionsOf(given) {
 		for _, c := range decoded.Items(v["additionalPrinterColumns"]) {
-			renameField(c, "JSONPath", "jsonPath")
+			if jp, ok := c["JSONPath"]; ok {
+				c["jsonPath"] = jp
+				delete(c, "JSONPath")
+			}
 		}
 	}
-	for _, p := range crdVersionParts {
-		if identicalPerVersion(versions, p.version) {
+	for _, p := range conversion.CRDVersionParts {
+		if conversion.IdenticalPerVersion(versions, p.Version) {
 			errs = append(errs, field.Invalid(specPath.Child("versions"), versionsDump(given, nil),
-				fmt.Sprintf("per-version %s may not all be set to identical values (top-level %s should be used instead)", p.what, p.top)))
+				fmt.Sprintf("per-version %s may not all be set to identical values (top-level %s should be used instead)", p.What, p.Top)))
 		}
 	}
 	return errs

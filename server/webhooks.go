@@ -337,11 +337,15 @@ func (s *Server) applyWebhookPatch(ctx context.Context, call hookCall, obj objec
 	if err := applyDefaults(call.a.req.res, obj); err != nil {
 		return false, err
 	}
-	// What a webhook adds that the schema does not know is dropped
-	// silently: the request did not send it.
+	// The type's admission again (a custom object's schema): what a
+	// webhook adds that the schema does not know is dropped silently, the
+	// request did not send it.
 	quiet := *call.a.req
 	quiet.fieldValidation = "Ignore"
-	return true, s.admitSchema(ctx, &quiet, obj, call.a.old)
+	if admit := strategyOf(call.a.req.res).admit; admit != nil {
+		return true, admit(s, ctx, &quiet, obj, call.a.old)
+	}
+	return true, nil
 }
 
 // replaceObject makes obj hold what with holds, keeping its metadata map
