@@ -79,15 +79,10 @@ type hookCall struct {
 	a      *attributes
 }
 
-// matchingWebhooks are the webhooks of the configurations of gvr that
-// match the request a describes, in kube-apiserver's order. A match
-// condition that fails to evaluate, under failurePolicy Fail, is the
-// request's error.
-func (s *Server) matchingWebhooks(ctx context.Context, gvr schema.GroupVersionResource, a *attributes) ([]hookCall, error) {
-	configs, _, err := listDecoded[webhookConfiguration](ctx, s, gvr)
-	if err != nil {
-		return nil, err
-	}
+// matchingWebhooks are the webhooks of configs that match the request a
+// describes, in kube-apiserver's order. A match condition that fails to
+// evaluate, under failurePolicy Fail, is the request's error.
+func (s *Server) matchingWebhooks(ctx context.Context, configs []webhookConfiguration, a *attributes) ([]hookCall, error) {
 	var calls []hookCall
 	for _, c := range configs {
 		for i := range c.Webhooks {
@@ -225,6 +220,10 @@ func (s *Server) admitMutatingWebhooks(ctx context.Context, req *request, obj, o
 	if req.res.Group == "admissionregistration.k8s.io" {
 		return nil, nil
 	}
+	configs, _, err := listDecoded[webhookConfiguration](ctx, s, mutatingWebhooksGVR)
+	if err != nil || len(configs) == 0 {
+		return nil, err
+	}
 	var unmutated object
 	rec := audit.FromContext(ctx)
 	stage := audit.Stage{Phase: audit.Mutating, Plugin: "MutatingAdmissionWebhook"}
@@ -239,7 +238,7 @@ func (s *Server) admitMutatingWebhooks(ctx context.Context, req *request, obj, o
 		if err != nil {
 			return nil, err
 		}
-		calls, err := s.matchingWebhooks(ctx, mutatingWebhooksGVR, a)
+		calls, err := s.matchingWebhooks(ctx, configs, a)
 		if err != nil {
 			return nil, rec.Ran(stage, err)
 		}
@@ -367,13 +366,17 @@ func (s *Server) admitValidatingWebhooks(ctx context.Context, req *request, obj,
 	if req.res.Group == "admissionregistration.k8s.io" {
 		return nil
 	}
+	configs, _, err := listDecoded[webhookConfiguration](ctx, s, validatingWebhooksGVR)
+	if err != nil || len(configs) == 0 {
+		return err
+	}
 	rec := audit.FromContext(ctx)
 	stage := audit.Stage{Phase: audit.Validating, Plugin: "ValidatingAdmissionWebhook"}
 	a, err := s.newAttributes(ctx, req, obj, old, dryRun)
 	if err != nil {
 		return err
 	}
-	calls, err := s.matchingWebhooks(ctx, validatingWebhooksGVR, a)
+	calls, err := s.matchingWebhooks(ctx, configs, a)
 	if err != nil {
 		return rec.Ran(stage, err)
 	}
