@@ -38,7 +38,7 @@ func (s *Server) admitCreate(ctx context.Context, req *request, obj object, dryR
 			return err
 		}
 	}
-	if _, err := s.admitMutatingWebhooks(ctx, req, obj, nil, dryRun); err != nil {
+	if _, err := s.admitMutatingWebhooks(ctx, req, obj, nil, dryRun, nil); err != nil {
 		return err
 	}
 	if err := s.confirmNoEscalation(ctx, req, obj, nil); err != nil {
@@ -77,7 +77,7 @@ func (s *Server) admitValidating(ctx context.Context, req *request, obj, old obj
 // admitDeletion is the admission of a delete of obj: the mutating webhooks
 // (which may not change it), then admitValidating.
 func (s *Server) admitDeletion(ctx context.Context, req *request, obj object, dryRun bool) error {
-	if _, err := s.admitMutatingWebhooks(ctx, req, nil, obj, dryRun); err != nil {
+	if _, err := s.admitMutatingWebhooks(ctx, req, nil, obj, dryRun, nil); err != nil {
 		return err
 	}
 	return s.admitValidating(ctx, req, nil, obj, dryRun)

@@ -101,7 +101,7 @@ func (s *Server) commitChange(ctx context.Context, wr *write, obj, live object, 
 			return nil, err
 		}
 	}
-	unmutated, err := s.admitMutatingWebhooks(ctx, wr.request, obj, live, wr.dryRun)
+	unmutated, err := s.admitMutatingWebhooks(ctx, wr.request, obj, live, wr.dryRun, s.recordedManagedFields(wr, live, obj))
 	if err != nil {
 		return nil, err
 	}
@@ -161,6 +161,22 @@ func (s *Server) trackUnmutated(wr *write, live, obj, unmutated object) (object,
 	}
 	metadata(obj)["managedFields"] = metadata(tracked)["managedFields"]
 	return obj, nil
+}
+
+// recordedManagedFields gives the managedFields an update of live to obj
+// will record (nil: an apply's, already recorded in obj), for mutating
+// webhooks to see them as kube-apiserver's see them.
+func (s *Server) recordedManagedFields(wr *write, live, obj object) func() (any, error) {
+	if wr.applied {
+		return nil
+	}
+	return func() (any, error) {
+		tracked, err := s.trackUpdate(wr.res, wr.subresource, deepCopyObject(live), prepareUpdate(wr.request, deepCopyObject(obj), live), wr.manager)
+		if err != nil {
+			return nil, err
+		}
+		return metadata(tracked)["managedFields"], nil
+	}
 }
 
 // createWith is the one create: of a POST, of a PUT or an apply of a

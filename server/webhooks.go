@@ -77,6 +77,9 @@ type hookCall struct {
 	config string
 	hook   *admissionWebhook
 	a      *attributes
+	// managedFields, if set, are the object's in the review: an update's
+	// as the field manager recorded them before mutating admission.
+	managedFields any
 }
 
 // matchingWebhooks are the webhooks of configs that match the request a
@@ -180,7 +183,14 @@ func (s *Server) postReview(ctx context.Context, call hookCall, mutating, dryRun
 	uid := string(uuid.NewUUID())
 	request := maps.Clone(call.a.vars["request"].(map[string]any))
 	request["uid"] = uid
-	request["object"], request["oldObject"] = call.versioned(call.a.obj), call.versioned(call.a.old)
+	object := call.versioned(call.a.obj)
+	if call.managedFields != nil && object != nil {
+		object = maps.Clone(object)
+		md := maps.Clone(metadata(object))
+		md["managedFields"] = call.managedFields
+		object["metadata"] = md
+	}
+	request["object"], request["oldObject"] = object, call.versioned(call.a.old)
 	body, err := json.Marshal(map[string]any{"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/" + version, "request": request})
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
@@ -215,8 +225,10 @@ func (s *Server) postReview(ctx context.Context, call hookCall, mutating, dryRun
 // with reinvocationPolicy IfNeeded are called once more, after the others.
 // It returns a copy of obj as it came when a webhook changed it (nil when
 // none did): kube-apiserver records managedFields before this plugin, so
-// the webhooks' changes are nobody's.
-func (s *Server) admitMutatingWebhooks(ctx context.Context, req *request, obj, old object, dryRun bool) (object, error) {
+// the webhooks' changes are nobody's. On an update, managedFields (nil:
+// obj's own) gives the managedFields the webhooks see: those the request
+// will record.
+func (s *Server) admitMutatingWebhooks(ctx context.Context, req *request, obj, old object, dryRun bool, managedFields func() (any, error)) (object, error) {
 	if req.res.Group == "admissionregistration.k8s.io" {
 		return nil, nil
 	}
@@ -228,6 +240,7 @@ func (s *Server) admitMutatingWebhooks(ctx context.Context, req *request, obj, o
 	rec := audit.FromContext(ctx)
 	stage := audit.Stage{Phase: audit.Mutating, Plugin: "MutatingAdmissionWebhook"}
 	called := false
+	var seenManagedFields any
 	// Webhooks are named by configuration and name for reinvocation.
 	invokedReinvocable, reinvoke := map[string]bool{}, map[string]bool{}
 	for round := 0; round < 2; round++ {
@@ -248,7 +261,14 @@ func (s *Server) admitMutatingWebhooks(ctx context.Context, req *request, obj, o
 			if round == 1 && !reinvoke[key] {
 				continue
 			}
+			if !called && managedFields != nil {
+				// Once, before any webhook changed obj.
+				if seenManagedFields, err = managedFields(); err != nil {
+					return nil, err
+				}
+			}
 			called = true
+			call.managedFields = seenManagedFields
 			resp, err := s.callWebhook(ctx, call, true, dryRun)
 			if err != nil {
 				return nil, rec.Ran(stage, err)
