@@ -55,7 +55,7 @@ func (s *Server) convertByWebhook(ctx context.Context, cc webhook.ClientConfig, 
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
-	endpoint, err := webhook.EndpointOf("", cc, s.resolveService)
+	endpoint, err := s.endpointOf("", cc)
 	if err != nil {
 		return nil, fail("failed: %v", err)
 	}

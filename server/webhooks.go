@@ -195,7 +195,7 @@ func (s *Server) postReview(ctx context.Context, call hookCall, mutating, dryRun
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
-	endpoint, err := webhook.EndpointOf(h.Name, h.ClientConfig, s.resolveService)
+	endpoint, err := s.endpointOf(h.Name, h.ClientConfig)
 	if err != nil {
 		return nil, err
 	}
@@ -434,6 +434,15 @@ func (s *Server) annotateWebhook(ctx context.Context, call hookCall, resp *webho
 	for k, v := range resp.AuditAnnotations {
 		rec.Annotate(call.hook.Name+"/"+k, v)
 	}
+}
+
+// endpointOf is where the webhook name configured by cc is called.
+func (s *Server) endpointOf(name string, cc webhook.ClientConfig) (webhook.Endpoint, error) {
+	e, err := webhook.EndpointOf(name, cc, s.resolveService)
+	if s.noWebhookCalls {
+		e.Unreachable = webhook.ErrCallsOff
+	}
+	return e, err
 }
 
 // resolveService is the address a webhook's service port reaches: one of

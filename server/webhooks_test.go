@@ -21,6 +21,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"kubeplay/server"
 )
 
 // webhookServer is a webhook server of the test's own on loopback, serving
@@ -638,5 +640,22 @@ func TestWebhooks_Conversion(t *testing.T) {
 	}
 	if v := ws.apiVersions["/convert-fail"]; v != "apiextensions.k8s.io/v1beta1" {
 		t.Errorf("review version %q", v)
+	}
+}
+
+// TestWebhooks_CallsOff checks a server that calls no webhooks (a hosted
+// playground): each call fails as an unreachable webhook's, as
+// failurePolicy says.
+func TestWebhooks_CallsOff(t *testing.T) {
+	ws := newWebhookServer(t, testResponder)
+	h := newTestServerWith(t, server.Options{NoWebhookCalls: true})
+	configure(t, h, "Validating", "test", hook("deny.webhooks.test", ws.url("/deny"), nil))
+	w := serve(h, http.MethodPost, configMapsPath, "application/json", labelledConfigMap("c", ""))
+	want := `Internal error occurred: failed calling webhook "deny.webhooks.test": failed to call webhook: Post "` + ws.URL + `/deny?timeout=5s": this server calls no webhooks`
+	if _, _, message := statusOf(t, w.Body.Bytes()); w.Code != http.StatusInternalServerError || message != want {
+		t.Errorf("%d %s", w.Code, message)
+	}
+	if n := len(ws.received("/deny")); n != 0 {
+		t.Errorf("called %d times", n)
 	}
 }

@@ -53,7 +53,14 @@ type Endpoint struct {
 	ServerName string
 	// Dial, for a service, is the address its host is dialled at.
 	Dial func(ctx context.Context) (string, error)
+	// Unreachable, if set, is why no call is made: each fails with it.
+	Unreachable error
 }
+
+// ErrCallsOff is why a server that calls no webhooks (a hosted
+// playground's: its visitors must not make it send requests wherever they
+// like) does not reach one.
+var ErrCallsOff = errors.New("this server calls no webhooks")
 
 // EndpointOf is where a webhook configured by cc is called, a service
 // resolved by resolve when the call dials it (so that a service without
@@ -106,6 +113,9 @@ func Post(ctx context.Context, e Endpoint, timeout time.Duration, body []byte) (
 	q := u.Query()
 	q.Set("timeout", (timeout + time.Second - 1).Truncate(time.Second).String())
 	u.RawQuery = q.Encode()
+	if e.Unreachable != nil {
+		return nil, &url.Error{Op: "Post", URL: u.String(), Err: e.Unreachable}
+	}
 	code, answer, err := post(ctx, e, &u, body)
 	if err != nil {
 		return nil, err
