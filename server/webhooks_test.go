@@ -145,6 +145,8 @@ func testResponder(w http.ResponseWriter, r *http.Request, request map[string]an
 		w.WriteHeader(http.StatusInternalServerError)
 		w.Write([]byte("boom"))
 		return nil
+	case "/patch-custom":
+		return patch(`[{"op":"add","path":"/spec/size","value":3},{"op":"add","path":"/spec/extra","value":"dropped"}]`)
 	case "/label-b":
 		return patch(`[{"op":"add","path":"/metadata/labels/b","value":"set"}]`)
 	case "/count-a":
@@ -657,5 +659,25 @@ func TestWebhooks_CallsOff(t *testing.T) {
 	}
 	if n := len(ws.received("/deny")); n != 0 {
 		t.Errorf("called %d times", n)
+	}
+}
+
+// TestWebhooks_MutatedCustomObject checks that what a mutating webhook adds
+// to a custom object goes through its schema: unknown fields dropped
+// without a warning (the client did not send them), known ones kept.
+func TestWebhooks_MutatedCustomObject(t *testing.T) {
+	ws := newWebhookServer(t, testResponder)
+	h := newTestServer(t)
+	crd := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"boxes.webhooks.example.com"},
+"spec":{"group":"webhooks.example.com","scope":"Namespaced","names":{"plural":"boxes","singular":"box","kind":"Box","listKind":"BoxList"},
+"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","properties":{"spec":{"type":"object","properties":{"size":{"type":"integer","maximum":5}}}}}}}]}}`
+	if w := serve(h, http.MethodPost, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "application/json", crd); w.Code != http.StatusCreated {
+		t.Fatalf("CRD: %d %s", w.Code, w.Body)
+	}
+	configure(t, h, "Mutating", "test", hook("box.webhooks.test", ws.url("/patch-custom"), map[string]any{"rules": []any{map[string]any{"operations": []string{"CREATE"},
+		"apiGroups": []string{"webhooks.example.com"}, "apiVersions": []string{"v1"}, "resources": []string{"boxes"}}}}))
+	w := serve(h, http.MethodPost, "/apis/webhooks.example.com/v1/namespaces/default/boxes", "application/json", `{"apiVersion":"webhooks.example.com/v1","kind":"Box","metadata":{"name":"b"},"spec":{}}`)
+	if w.Code != http.StatusCreated || !strings.Contains(w.Body.String(), `"spec":{"size":3}`) || w.Header().Get("Warning") != "" {
+		t.Errorf("%d %q %s", w.Code, w.Header().Get("Warning"), w.Body)
 	}
 }
