@@ -1,3 +1,8 @@
+//go:build !js
+
+// The browser engine calls no webhooks (webhooks_js_test.go); a webhook
+// server of the test's own needs a network.
+
 package server_test
 
 import (
