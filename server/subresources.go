@@ -23,8 +23,8 @@ import (
 // serveSubresource handles a request to a served subresource.
 func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, req *request) {
 	switch {
-	case req.subresource == "finalize":
-		s.finalizeNamespace(w, r, req)
+	case req.subresource == "finalize" && req.verb != "update":
+		encoding.WriteError(w, r, errMethodNotAllowed())
 	case req.subresource == "scale" && req.res.Custom != nil:
 		s.customScale(w, r, req)
 	case req.subresource == "scale" && req.verb == "get":
