@@ -31,6 +31,9 @@ type write struct {
 	// createsMissing says a missing object is created from what compute
 	// makes of nothing (a PUT of a type that allows it, an apply).
 	createsMissing bool
+	// policyView, when set, is what admission policies see of the objects
+	// written: the Scales of a write through /scale.
+	policyView func(obj object) object
 }
 
 // maxUpdateAttempts bounds how often an update is recomputed when the
@@ -118,7 +121,11 @@ func (s *Server) commitChange(ctx context.Context, wr *write, obj, live object, 
 			return nil, err
 		}
 	}
-	if err := s.admitPolicies(ctx, wr.request, obj, live, wr.dryRun); err != nil {
+	admitted, was := obj, live
+	if view := wr.policyView; view != nil {
+		admitted, was = view(obj), view(live)
+	}
+	if err := s.admitPolicies(ctx, wr.request, admitted, was, wr.dryRun); err != nil {
 		return nil, err
 	}
 	if wr.subresource == "" {
