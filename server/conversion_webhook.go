@@ -9,9 +9,23 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/uuid"
 
+	"kubeplay/server/apiextensions"
+	"kubeplay/server/catalog"
 	"kubeplay/server/decoded"
 	"kubeplay/server/webhook"
 )
+
+// customResources are the resources a CRD serves (apiextensions.Resources),
+// its objects converted by its conversion webhook if it has one.
+func (s *Server) customResources(crd object) []catalog.Resource {
+	out := apiextensions.Resources(crd)
+	if convert := s.conversionOf(decoded.Child(crd, "spec")); convert != nil {
+		for _, r := range out {
+			r.Custom.Convert = convert
+		}
+	}
+	return out
+}
 
 // conversionOf is the Convert of the custom resources of a CRD with spec:
 // a call to its conversion webhook, or nil for strategy None.
