@@ -101,7 +101,7 @@ func readBody(r *http.Request, res *catalog.Resource) (object, error) {
 	obj, err := encoding.DecodeObject(mt, body)
 	var yamlErr *encoding.YAMLSyntaxError
 	switch {
-	case errors.As(err, &yamlErr):
+	case errors.As(err, &yamlErr), err != nil && mt == encoding.Protobuf:
 		return nil, encoding.BadRequest("the object provided is unrecognized (must be of type %s): %v (%s)", res.Kind, err, excerpt(body))
 	case err != nil:
 		return nil, encoding.BadRequest("the object provided is unrecognized (must be of type %s): couldn't get version/kind; json parse error: %v (%s)", res.Kind, err, excerpt(body))
