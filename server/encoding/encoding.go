@@ -43,7 +43,7 @@ func BodyMediaType(r *http.Request) (string, error) {
 		return mt, nil
 	}
 	accepted := JSON + ", " + YAML
-	if protobufServed {
+	if ProtobufServed {
 		if mt == Protobuf && !customResource(r) {
 			return mt, nil
 		}

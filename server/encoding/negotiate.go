@@ -28,7 +28,7 @@ const (
 // CBOR when r was marked WithCBOR.
 func servedTypes(r *http.Request) string {
 	served := JSON + ", " + YAML
-	if protobufServed {
+	if ProtobufServed {
 		served += ", " + Protobuf
 	}
 	if CBORServed(r) {
@@ -41,7 +41,7 @@ func servedTypes(r *http.Request) string {
 // order of servedTypes.
 func servedStreamTypes(r *http.Request) string {
 	served := JSON + ";stream=watch"
-	if protobufServed {
+	if ProtobufServed {
 		served += ", " + ProtobufWatch
 	}
 	if CBORServed(r) {
@@ -108,7 +108,7 @@ func Negotiate(r *http.Request, collection bool, conversions ...string) (Negotia
 			mt = JSON
 		case JSON, YAML:
 		case Protobuf:
-			if !protobufServed || customResource(r) {
+			if !ProtobufServed || customResource(r) {
 				continue
 			}
 		case CBOR:
@@ -159,7 +159,7 @@ func statusMediaType(r *http.Request) string {
 		case YAML:
 			return YAML
 		case Protobuf:
-			if protobufServed {
+			if ProtobufServed {
 				return Protobuf
 			}
 		case CBOR:
@@ -188,9 +188,13 @@ func NegotiateGroups(r *http.Request) (string, error) {
 			return JSON, nil
 		case YAML:
 			return YAML, nil
+		case Protobuf:
+			if ProtobufServed {
+				return Protobuf, nil
+			}
 		}
 	}
-	return "", notAcceptable(onlyAcceptedPrefix+JSON+", "+YAML, nil)
+	return "", notAcceptable(onlyAcceptedPrefix+servedTypes(r), nil)
 }
 
 // NegotiateVersion checks that the client of /version accepts its only

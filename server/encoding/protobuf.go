@@ -4,6 +4,7 @@ package encoding
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"sync"
 
@@ -61,7 +62,9 @@ import (
 // which would add megabytes to the WebAssembly download; in the browser
 // every request comes through kubeplay.fetch as JSON, so nothing there
 // speaks protobuf. See protobuf_js.go.
-const protobufServed = true
+
+// ProtobufServed says whether this build reads and writes protobuf.
+const ProtobufServed = true
 
 // protobufCodecs are the serializers of the built-in types of every
 // group-version kubeplay serves, and of the meta.k8s.io kinds (Status,
@@ -132,9 +135,16 @@ func encodeProtobuf(v any) (b []byte, ok bool, err error) {
 		if err != nil {
 			return nil, false, err
 		}
+		var typeMeta runtime.TypeMeta
+		if err := json.Unmarshal(j, &typeMeta); err != nil {
+			return nil, false, err
+		}
 		if obj, _, err = c.json.Decode(j, nil, nil); err != nil {
 			return nil, false, nil
 		}
+		// As given: kube-apiserver's core resource list has no apiVersion,
+		// which decoding would fill in.
+		obj.GetObjectKind().SetGroupVersionKind(schema.FromAPIVersionAndKind(typeMeta.APIVersion, typeMeta.Kind))
 	}
 	if _, isMarshaler := obj.(interface{ Marshal() ([]byte, error) }); !isMarshaler {
 		return nil, false, nil // a Table, or a kind that never had a protobuf message
