@@ -25,6 +25,13 @@ import (
 	"k8s.io/client-go/rest"
 )
 
+// TestProtobufScenarios replays the scenarios of testdata/protobuf, which
+// speak protobuf and so run natively only. To re-record them against a
+// freshly started oracle (their namespace and CRD must not exist there):
+//
+//	go test ./server -run TestProtobufScenarios -oracle https://127.0.0.1:6453
+func TestProtobufScenarios(t *testing.T) { runScenarios(t, "protobuf") }
+
 // contentTypes records the media types of the requests a client sends and
 // of the answers it gets.
 type contentTypes struct {

@@ -122,6 +122,12 @@ func decodeProtobuf(body []byte) (map[string]any, error) {
 	return u, nil
 }
 
+// HasProtobuf reports whether objects of apiVersion and kind have a
+// protobuf form.
+func HasProtobuf(apiVersion, kind string) bool {
+	return protobufCodecs().scheme.Recognizes(schema.FromAPIVersionAndKind(apiVersion, kind))
+}
+
 // encodeProtobuf encodes v, a built-in object (a map with its apiVersion
 // and kind, or a typed object such as a Status), as kube-apiserver writes
 // it in protobuf: the "k8s\x00" magic, then a runtime.Unknown holding the

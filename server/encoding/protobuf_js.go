@@ -15,6 +15,10 @@ var errNoProtobuf = errors.New("protobuf is not supported in the browser build; 
 
 func decodeProtobuf([]byte) (map[string]any, error) { return nil, errNoProtobuf }
 
+// HasProtobuf reports whether objects of apiVersion and kind have a
+// protobuf form: none here.
+func HasProtobuf(apiVersion, kind string) bool { return false }
+
 func encodeProtobuf(any) ([]byte, bool, error) { return nil, false, nil }
 
 // WatchEventProtobuf is never called: protobuf is never negotiated here.
