@@ -63,12 +63,12 @@ type step struct {
 	RawBody string          `json:"rawBody,omitempty"`
 	// CBORBody is sent as self-described CBOR (the encoding kube-apiserver
 	// writes); HexBody as the bytes it spells.
-	CBORBody    json.RawMessage `json:"cborBody,omitempty"`
-	HexBody     string          `json:"hexBody,omitempty"`
+	CBORBody json.RawMessage `json:"cborBody,omitempty"`
+	HexBody  string          `json:"hexBody,omitempty"`
 	// ProtobufBody is sent in protobuf, as kube-apiserver writes the
 	// object it spells (built-in kinds only; natively only).
 	ProtobufBody json.RawMessage `json:"protobufBody,omitempty"`
-	ContentType string          `json:"contentType,omitempty"`
+	ContentType  string          `json:"contentType,omitempty"`
 	// Headers are extra request headers: Accept, Accept-Encoding, ...,
 	// Authorization with one of the tokens of testdata/auth-tokens.csv, or
 	// Impersonate-User. Without an Authorization header the oracle is sent
