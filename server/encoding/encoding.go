@@ -38,22 +38,17 @@ func BodyMediaType(r *http.Request) (string, error) {
 		return JSON, nil
 	}
 	cbor := CBORServed(r)
+	protobuf := ProtobufServed && !customResource(r)
 	mt, _, err := mime.ParseMediaType(contentType)
-	if err == nil && (mt == JSON || mt == YAML || mt == CBOR && cbor) {
+	if err == nil && (mt == JSON || mt == YAML || mt == Protobuf && protobuf || mt == CBOR && cbor) {
 		return mt, nil
 	}
 	accepted := JSON + ", " + YAML
-	if ProtobufServed {
-		if mt == Protobuf && !customResource(r) {
-			return mt, nil
-		}
-		// A custom object in protobuf makes kube-apiserver's CRD handler
-		// panic (it resets the connection), though it names protobuf among
-		// the types it accepts; kubeplay refuses it, naming the types it
-		// would read.
-		if mt != Protobuf || !customResource(r) {
-			accepted += ", " + Protobuf
-		}
+	// kube-apiserver's CRD handler names protobuf too, then panics on a
+	// custom object sent in it (the client sees its connection reset):
+	// kubeplay refuses it, naming the types it reads.
+	if ProtobufServed && !(mt == Protobuf && customResource(r)) {
+		accepted += ", " + Protobuf
 	}
 	if cbor {
 		accepted += ", " + CBOR
@@ -285,7 +280,7 @@ func WriteAs(w http.ResponseWriter, r *http.Request, code int, v any, mt string)
 			mt = JSON
 		}
 	}
-	if body == nil && err == nil {
+	if mt != Protobuf {
 		body, err = Marshal(v)
 	}
 	if err != nil {
