@@ -67,10 +67,10 @@ func TestCBORServingAndStorage_Gate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var (
-		object       = "406: Not Acceptable\n\nAvailable representations: " + servedTypes()
-		only         = "only the following media types are accepted: " + servedTypes()
-		unknownBody  = "the body of the request was in an unknown format - accepted media types include: " + servedTypes()
+	const (
+		object       = "406: Not Acceptable\n\nAvailable representations: " + servedTypes
+		only         = "only the following media types are accepted: " + servedTypes
+		unknownBody  = "the body of the request was in an unknown format - accepted media types include: " + servedTypes
 		patchRefused = "415: Unsupported Media Type"
 	)
 	type check struct {
@@ -80,19 +80,19 @@ func TestCBORServingAndStorage_Gate(t *testing.T) {
 	}
 	on := []check{
 		{"object 406", "GET", cms + "/cm", "", "text/plain", "", 406, object + ", application/cbor"},
-		{"collection 406", "GET", cms, "", "text/plain", "", 406, object + ", application/cbor, " + servedStreamTypes() + ", application/cbor-seq"},
+		{"collection 406", "GET", cms, "", "text/plain", "", 406, object + ", application/cbor, " + servedStreamTypes + ", application/cbor-seq"},
 		{"table in cbor", "GET", cms, "", "application/cbor;as=Table;g=meta.k8s.io;v=v1", "", 406, only + ", application/cbor"},
 		{"cbor-seq object", "GET", cms + "/cm", "", "application/cbor-seq", "", 406, object + ", application/cbor"},
 		{"cbor-seq list", "GET", cms, "", "application/cbor-seq", "", 406, only + ", application/cbor"},
 		{"cbor-seq watch", "GET", cms + "?watch=true", "", "application/cbor-seq", "", 406, only + ", application/cbor"},
-		{"yaml watch", "GET", cms + "?watch=true", "", "application/yaml", "", 406, "only the following media types are accepted: " + servedStreamTypes() + ", application/cbor-seq"},
+		{"yaml watch", "GET", cms + "?watch=true", "", "application/yaml", "", 406, "only the following media types are accepted: " + servedStreamTypes + ", application/cbor-seq"},
 		{"unknown body", "POST", cms, "text/plain", "", "x", 415, unknownBody + ", application/cbor"},
 		{"merge patch in cbor", "PATCH", cms + "/cm", "application/merge-patch+cbor", "text/plain", string(cborBody), 415, patchRefused},
 		{"cbor body", "POST", cms, "application/cbor", "", string(cborBody), 201, ""},
 	}
 	off := []check{
 		{"cbor answer", "GET", cms + "/cm", "", "application/cbor", "", 406, object},
-		{"cbor-seq list", "GET", cms, "", "application/cbor-seq", "", 406, object + ", " + servedStreamTypes()},
+		{"cbor-seq list", "GET", cms, "", "application/cbor-seq", "", 406, object + ", " + servedStreamTypes},
 		{"cbor body", "POST", cms, "application/cbor", "", string(cborBody), 415, unknownBody},
 		{"apply in cbor", "PATCH", cms + "/cm?fieldManager=m", "application/apply-patch+cbor", "", string(cborBody), 415, patchRefused},
 	}

@@ -82,50 +82,37 @@ func statusMessage(t *testing.T, body []byte) string {
 	return st.Message
 }
 
-// servedTypes names the media types of a built-in resource's objects as
-// kube-apiserver v1.35 lists them in a 406 or 415 message; protobuf only
-// where this build serves it (natively).
-func servedTypes() string {
-	if encoding.ProtobufServed {
-		return "application/json, application/yaml, application/vnd.kubernetes.protobuf"
-	}
-	return "application/json, application/yaml"
-}
-
-// servedStreamTypes names the media types of its watch streams.
-func servedStreamTypes() string {
-	if encoding.ProtobufServed {
-		return "application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch"
-	}
-	return "application/json;stream=watch"
-}
+// The media types of a built-in resource's objects and of its watch streams
+// as kube-apiserver v1.35 names them in a 406 or 415 message (the browser
+// build too, though it does not serve protobuf).
+const (
+	servedTypes       = "application/json, application/yaml, application/vnd.kubernetes.protobuf"
+	servedStreamTypes = "application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch"
+)
 
 // The messages are kube-apiserver's (v1.35); a build that does not serve
-// protobuf (the browser's) leaves it out of them and refuses it.
+// protobuf (the browser's) names it all the same, and refuses it.
 func TestNegotiate_NotAcceptable(t *testing.T) {
 	srv := &target{URL: httptest.NewServer(newTestServer(t)).URL}
 	const cms = "/api/v1/namespaces/default/configmaps"
 	if resp, b := call(t, srv, "POST", cms, `{"metadata":{"name":"cm"}}`); resp.StatusCode != 201 {
 		t.Fatalf("create: %d %s", resp.StatusCode, b)
 	}
-	var (
-		object     = "406: Not Acceptable\n\nAvailable representations: " + servedTypes()
-		collection = object + ", " + servedStreamTypes()
-		only       = "only the following media types are accepted: " + servedTypes()
+	const (
+		object     = "406: Not Acceptable\n\nAvailable representations: " + servedTypes
+		collection = object + ", " + servedStreamTypes
+		only       = "only the following media types are accepted: " + servedTypes
 	)
 	type check struct{ name, method, path, accept, want string }
 	checks := []check{
 		{"cbor get", "GET", cms + "/cm", "application/cbor", object},
 		{"html get", "GET", cms + "/cm", "text/html", object},
 		{"unknown as", "GET", cms, "application/json;as=Foo;g=meta.k8s.io;v=v1", only},
-		{"yaml watch", "GET", cms + "?watch=true", "application/yaml", "only the following media types are accepted: " + servedStreamTypes()},
+		{"yaml watch", "GET", cms + "?watch=true", "application/yaml", "only the following media types are accepted: " + servedStreamTypes},
+		{"protobuf table", "GET", cms, "application/vnd.kubernetes.protobuf;as=Table;g=meta.k8s.io;v=v1", only}, // no Table in protobuf
 	}
-	const protobufTable = "application/vnd.kubernetes.protobuf;as=Table;g=meta.k8s.io;v=v1"
-	if encoding.ProtobufServed {
-		checks = append(checks, check{"protobuf table", "GET", cms, protobufTable, only}) // no Table in protobuf
-	} else {
+	if !encoding.ProtobufServed {
 		checks = append(checks,
-			check{"protobuf table", "GET", cms, protobufTable, collection},
 			check{"protobuf get", "GET", cms + "/cm", "application/vnd.kubernetes.protobuf", object},
 			check{"protobuf list", "GET", cms, "application/vnd.kubernetes.protobuf", collection},
 			check{"protobuf watch", "GET", cms + "?watch=true", "application/vnd.kubernetes.protobuf", collection},
@@ -325,16 +312,14 @@ func TestTable_AgesUseServerClock(t *testing.T) {
 
 // TestNegotiate_Discovery checks the media types of the discovery documents
 // and /version against what kube-apiserver v1.35 answers, each by rules of
-// its own (protobuf named where this build serves it), and
+// its own, and
 // kube-apiserver's order of preference among Accept's media types, which
 // puts a concrete type before a wildcard whatever their qualities.
 func TestNegotiate_Discovery(t *testing.T) {
 	srv := &target{URL: httptest.NewServer(newTestServer(t)).URL}
-	var (
-		available = "406: Not Acceptable\n\nAvailable representations: " + servedTypes()
-		only      = "only the following media types are accepted: " + servedTypes()
-	)
 	const (
+		available = "406: Not Acceptable\n\nAvailable representations: " + servedTypes
+		only      = "only the following media types are accepted: " + servedTypes
 		versionNA = "406: Not Acceptable\n\nAvailable representations: application/json"
 		table     = "application/json;as=Table;g=meta.k8s.io;v=v1"
 		notAllow  = "the server does not allow this method on the requested resource"
@@ -382,7 +367,7 @@ func TestNegotiate_Discovery(t *testing.T) {
 		{"GET", "/api/v1/namespaces", "*/*;q=0.2, application/yaml;q=0.1", 200, "application/yaml", "NamespaceList"},
 		{"GET", "/api/v1/namespaces", "application/json;q=0.1, application/yaml;q=0.2, " + table + ";q=0.3", 200, "application/json", "Table"},
 		{"GET", "/api/v1/namespaces", table + ";q=0.1, application/json;q=0.2", 200, "application/json", "NamespaceList"},
-		{"GET", "/api/v1/namespaces", "application/*", 406, "application/json", available + ", " + servedStreamTypes()},
+		{"GET", "/api/v1/namespaces", "application/*", 406, "application/json", available + ", " + servedStreamTypes},
 	} {
 		t.Run(tc.method+" "+tc.path+" "+tc.accept, func(t *testing.T) {
 			resp, b := call(t, srv, tc.method, tc.path, "", "Accept", tc.accept)

@@ -30,24 +30,24 @@ const (
 )
 
 // BodyMediaType returns the media type of r's body, or an
-// UnsupportedMediaType Status: JSON, YAML, protobuf (natively, for built-in
-// resources), CBOR when r was marked WithCBOR.
+// UnsupportedMediaType Status: JSON, YAML, protobuf (for built-in resources;
+// the browser build then refuses it as it decodes), CBOR when r was marked
+// WithCBOR.
 func BodyMediaType(r *http.Request) (string, error) {
 	contentType := r.Header.Get("Content-Type")
 	if contentType == "" {
 		return JSON, nil
 	}
 	cbor := CBORServed(r)
-	protobuf := ProtobufServed && !customResource(r)
 	mt, _, err := mime.ParseMediaType(contentType)
-	if err == nil && (mt == JSON || mt == YAML || mt == Protobuf && protobuf || mt == CBOR && cbor) {
+	if err == nil && (mt == JSON || mt == YAML || mt == Protobuf && !customResource(r) || mt == CBOR && cbor) {
 		return mt, nil
 	}
 	accepted := JSON + ", " + YAML
 	// kube-apiserver's CRD handler names protobuf too, then panics on a
 	// custom object sent in it (the client sees its connection reset):
 	// kubeplay refuses it, naming the types it reads.
-	if ProtobufServed && !(mt == Protobuf && customResource(r)) {
+	if mt != Protobuf {
 		accepted += ", " + Protobuf
 	}
 	if cbor {

@@ -24,13 +24,11 @@ const (
 )
 
 // servedTypes lists the media types of the objects of r's resource, as
-// kube-apiserver names them in a 406: JSON, YAML, protobuf (natively), then
-// CBOR when r was marked WithCBOR.
+// kube-apiserver names them in a 406: JSON, YAML, protobuf, then CBOR when r
+// was marked WithCBOR. The browser build names protobuf too, so that its
+// messages are kube-apiserver's, though it never answers in it.
 func servedTypes(r *http.Request) string {
-	served := JSON + ", " + YAML
-	if ProtobufServed {
-		served += ", " + Protobuf
-	}
+	served := JSON + ", " + YAML + ", " + Protobuf
 	if CBORServed(r) {
 		served += ", " + CBOR
 	}
@@ -40,10 +38,7 @@ func servedTypes(r *http.Request) string {
 // servedStreamTypes lists the media types of r's watch streams, in the
 // order of servedTypes.
 func servedStreamTypes(r *http.Request) string {
-	served := JSON + ";stream=watch"
-	if ProtobufServed {
-		served += ", " + ProtobufWatch
-	}
+	served := JSON + ";stream=watch, " + ProtobufWatch
 	if CBORServed(r) {
 		served += ", " + CBORSeq
 	}
@@ -108,7 +103,10 @@ func Negotiate(r *http.Request, collection bool, conversions ...string) (Negotia
 			mt = JSON
 		case JSON, YAML:
 		case Protobuf:
-			if !ProtobufServed || customResource(r) {
+			// Custom objects have no protobuf form; the browser build
+			// has none at all, and refuses it as kube-apiserver refuses
+			// a form it cannot convert to.
+			if customResource(r) || !ProtobufServed && c.params["as"] == "" {
 				continue
 			}
 		case CBOR:
@@ -130,7 +128,7 @@ func Negotiate(r *http.Request, collection bool, conversions ...string) (Negotia
 		servable = true
 		v := c.params["v"]
 		if c.params["g"] == metaGroup && (v == "v1" || v == "v1beta1") && slices.Contains(conversions, as) &&
-			(mt != CBOR && mt != Protobuf || as != AsTable) {
+			(mt != CBOR && mt != Protobuf || as != AsTable) && (mt != Protobuf || ProtobufServed) {
 			return Negotiated{MediaType: mt, As: as, Version: v}, nil
 		}
 	}
