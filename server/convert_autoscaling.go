@@ -25,12 +25,9 @@ func isHPA(r *catalog.Resource) bool {
 
 func isAutoscalingV1(r *catalog.Resource) bool { return isHPA(r) && r.Version == "v1" }
 
-// hpaStatusOnly is obj with old's spec (in v1, with the annotations that
-// carry the spec's v2-only fields) and the metadata the server owns.
-func hpaStatusOnly(res *catalog.Resource, obj, old object) object {
-	out := deepCopyObject(obj)
-	out["spec"] = deepCopyObject(old)["spec"]
-	prepareForUpdate(res, "status", out, old)
+// keepHPAAnnotations keeps in out, written through /status, old's
+// annotations that carry the autoscaling/v1 view's v2-only spec fields.
+func keepHPAAnnotations(out, old object) {
 	annotations := decoded.Child(metadata(out), "annotations")
 	oldAnnotations := decoded.Child(metadata(old), "annotations")
 	for _, k := range []string{hpaMetricsAnnotation, hpaBehaviorAnnotation} {
@@ -44,7 +41,6 @@ func hpaStatusOnly(res *catalog.Resource, obj, old object) object {
 			delete(annotations, k)
 		}
 	}
-	return out
 }
 
 // The annotations hold autoscaling/v1's own metric types, in their JSON

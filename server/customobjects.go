@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 
 	"slices"
 	"strings"
@@ -127,26 +128,34 @@ func (s *Server) afterWrite(ctx context.Context, res *catalog.Resource, obj obje
 	return nil
 }
 
-// statusOnly is the object an update of the status subresource writes: the
-// stored one with the new status (and the managedFields the field manager
-// computed for the update, or the client sent). HorizontalPodAutoscalers
-// are the exception: kube-apiserver resets only their spec, so that their
-// labels and annotations change with the status; and Deployments, whose
-// annotations and finalizers change with it too, but not their labels
-// (kube-controller-manager writes the revision annotation this way).
+// statusOnly is the object an update of the status subresource writes, as
+// the type's status strategy says: the new status, the stored spec (and
+// whatever else is neither metadata nor status), and the new metadata but
+// for what the strategy keeps as stored; or, for the types whose /status
+// changes the status alone, the stored object with the new status (and
+// the managedFields the field manager computed for the update, or the
+// client sent). HorizontalPodAutoscalers also keep the annotations that
+// hold their autoscaling/v1 view.
 func statusOnly(res *catalog.Resource, obj, old object) object {
-	if isHPA(res) {
-		return hpaStatusOnly(res, obj, old)
-	}
-	if res.Group == "apps" && res.Resource == "deployments" {
+	st := strategyOf(res)
+	if !st.statusOnlyStatus {
 		out, was := deepCopyObject(obj), deepCopyObject(old)
-		out["spec"] = was["spec"]
-		if labels, ok := metadata(was)["labels"]; ok {
-			metadata(out)["labels"] = labels
-		} else {
-			delete(metadata(out), "labels")
+		for k := range desiredState(out) {
+			delete(out, k)
+		}
+		maps.Copy(out, desiredState(was))
+		md, oldMD := metadata(out), metadata(was)
+		for _, k := range st.statusIgnoresMetadata {
+			if v, ok := oldMD[k]; ok {
+				md[k] = v
+			} else {
+				delete(md, k)
+			}
 		}
 		prepareForUpdate(res, "status", out, old)
+		if isHPA(res) {
+			keepHPAAnnotations(out, old)
+		}
 		return out
 	}
 	out := deepCopyObject(old)

@@ -89,12 +89,13 @@ func checkResourceVersion(wr *write, obj object, rev int64) error {
 // in live's place, in kube-apiserver's order.
 func (s *Server) commitChange(ctx context.Context, wr *write, obj, live object, kv store.KeyValue) (object, error) {
 	res := wr.res
+	if err := applyDefaults(res, obj); err != nil {
+		return nil, err
+	}
+	sent := obj
 	if wr.subresource == "status" {
 		// Only the status changes: the rest is checked as stored.
 		obj = statusOnly(res, obj, live)
-	}
-	if err := applyDefaults(res, obj); err != nil {
-		return nil, err
 	}
 	if err := s.admitSchema(ctx, wr.request, obj, live); err != nil {
 		return nil, err
@@ -111,9 +112,14 @@ func (s *Server) commitChange(ctx context.Context, wr *write, obj, live object, 
 	// stored object (a changed deletionGracePeriodSeconds, say).
 	obj = prepareUpdate(wr.request, obj, live)
 	if !wr.applied {
-		var err error
-		if obj, err = s.trackUpdate(res, wr.subresource, live, obj, wr.manager); err != nil {
+		tracked, err := s.trackUpdate(res, wr.subresource, live, withSentMetadata(wr.request, obj, sent), wr.manager)
+		if err != nil {
 			return nil, err
+		}
+		if mf, ok := metadata(tracked)["managedFields"]; ok {
+			metadata(obj)["managedFields"] = mf
+		} else {
+			delete(metadata(obj), "managedFields")
 		}
 	}
 	if err := s.admitPolicies(ctx, wr.request, obj, live, wr.dryRun); err != nil {

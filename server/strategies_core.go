@@ -1,11 +1,19 @@
 package server
 
-import "k8s.io/apimachinery/pkg/runtime/schema"
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+)
 
 // coreStrategies are the strategies of the core ("") group's resources.
 var coreStrategies = map[schema.GroupResource]strategy{
 	{Resource: "pods"}: {
 		tracksGeneration: true, returnsDeletedObject: true, updateSkipsObjectMeta: true,
+		// Old kubelets corrupted ownerReferences through /status.
+		statusIgnoresMetadata: []string{"ownerReferences"},
+		statusResets: []fieldpath.Path{
+			fieldpath.MakePathOrDie("metadata", "deletionTimestamp"), fieldpath.MakePathOrDie("metadata", "ownerReferences"),
+		},
 		selectableFields: withNamespace(map[string]selectableField{
 			"spec.nodeName": {}, "spec.restartPolicy": {zero: "Always"}, "spec.schedulerName": {zero: "default-scheduler"},
 			"spec.serviceAccountName": {zero: "default"}, "spec.hostNetwork": {zero: "false"}, "status.phase": {zero: "Pending"},

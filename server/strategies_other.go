@@ -1,6 +1,9 @@
 package server
 
-import "k8s.io/apimachinery/pkg/runtime/schema"
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+)
 
 // otherStrategies are the strategies of the other groups' resources that
 // differ from the default, a group per paragraph.
@@ -32,20 +35,29 @@ var otherStrategies = map[schema.GroupResource]strategy{
 
 	{Group: "admissionregistration.k8s.io", Resource: "validatingwebhookconfigurations"}:   {tracksGeneration: true},
 	{Group: "admissionregistration.k8s.io", Resource: "mutatingwebhookconfigurations"}:     {tracksGeneration: true},
-	{Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicies"}:       {tracksGeneration: true},
+	{Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicies"}:       {tracksGeneration: true, statusIgnoresMetadata: statusResetMetadata, statusResets: metadataPath},
 	{Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicybindings"}: {tracksGeneration: true},
 
-	{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}: {tracksGeneration: true, conditionalUpdate: true},
+	// A CustomResourceDefinition's /status means to reset the metadata, but
+	// resets it to the new object's: the changes are kept, not recorded.
+	{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}: {tracksGeneration: true, conditionalUpdate: true, statusResets: metadataPath},
 
-	{Group: "flowcontrol.apiserver.k8s.io", Resource: "flowschemas"}:                 {tracksGeneration: true},
-	{Group: "flowcontrol.apiserver.k8s.io", Resource: "prioritylevelconfigurations"}: {tracksGeneration: true},
+	{Group: "flowcontrol.apiserver.k8s.io", Resource: "flowschemas"}:                 {tracksGeneration: true, statusOnlyStatus: true, statusResets: metadataPath},
+	{Group: "flowcontrol.apiserver.k8s.io", Resource: "prioritylevelconfigurations"}: {tracksGeneration: true, statusOnlyStatus: true, statusResets: metadataPath},
 
 	{Group: "discovery.k8s.io", Resource: "endpointslices"}: {tracksGeneration: true},
 
 	{Group: "resource.k8s.io", Resource: "deviceclasses"}:  {tracksGeneration: true},
 	{Group: "resource.k8s.io", Resource: "resourceslices"}: {tracksGeneration: true},
+	{Group: "resource.k8s.io", Resource: "resourceclaims"}: {statusIgnoresMetadata: statusResetMetadata, statusResets: metadataPath},
+
+	{Group: "networking.k8s.io", Resource: "servicecidrs"}:     {statusIgnoresMetadata: statusResetMetadata, statusResets: metadataPath},
+	{Group: "storage.k8s.io", Resource: "volumeattachments"}:   {statusIgnoresMetadata: statusResetMetadata, statusResets: metadataPath},
+	{Group: "apiregistration.k8s.io", Resource: "apiservices"}: {statusIgnoresMetadata: statusResetMetadata, statusResets: metadataPath},
 
 	{Group: "certificates.k8s.io", Resource: "certificatesigningrequests"}: {
+		// The conditions change through /approval.
+		statusResets:     []fieldpath.Path{fieldpath.MakePathOrDie("status", "conditions")},
 		selectableFields: withNamespace(map[string]selectableField{"spec.signerName": {}}),
 	},
 }

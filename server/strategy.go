@@ -2,6 +2,7 @@ package server
 
 import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"kubeplay/server/catalog"
 )
@@ -37,7 +38,29 @@ type strategy struct {
 	// generic rules only, without the core group's rule that a finalizer
 	// without a domain be a standard one.
 	genericFinalizerNames bool
+	// statusOnlyStatus: a write through /status changes the status alone
+	// (and the managedFields that track it); the rest stays as stored.
+	statusOnlyStatus bool
+	// statusIgnoresMetadata are the metadata fields a write through /status
+	// leaves as stored; it changes every other (the spec never).
+	statusIgnoresMetadata []string
+	// statusResets are the fields besides the spec whose changes through
+	// /status managedFields do not record (kube-apiserver's status
+	// strategy's reset fields). They need not be statusIgnoresMetadata:
+	// a custom resource's /status ignores the metadata yet records its
+	// changes, a CustomResourceDefinition's keeps them unrecorded.
+	statusResets []fieldpath.Path
 }
+
+// statusResetMetadata are the metadata fields the status strategies that
+// reset the object's metadata leave as stored (kube-apiserver's
+// ResetObjectMetaForStatus; deletionTimestamp and generation no update
+// changes anyway).
+var statusResetMetadata = []string{"labels", "annotations", "finalizers", "ownerReferences"}
+
+// metadataPath is the whole of an object's metadata, which the status
+// strategies that reset it leave unrecorded.
+var metadataPath = []fieldpath.Path{fieldpath.MakePathOrDie("metadata")}
 
 // strategies are the built-in resources' strategies, by group resource.
 var strategies = mergeStrategies(coreStrategies, appsStrategies, batchStrategies, rbacStrategies, otherStrategies)
@@ -53,8 +76,8 @@ func mergeStrategies(groups ...map[schema.GroupResource]strategy) map[schema.Gro
 }
 
 // customStrategy is the strategy of every custom resource: generations
-// tracked, updates conditional.
-var customStrategy = strategy{tracksGeneration: true, conditionalUpdate: true}
+// tracked, updates conditional, /status writes the status alone.
+var customStrategy = strategy{tracksGeneration: true, conditionalUpdate: true, statusOnlyStatus: true}
 
 // strategyOf returns r's strategy.
 func strategyOf(r *catalog.Resource) strategy {

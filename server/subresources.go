@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"maps"
 	"net/http"
 	"strconv"
 
@@ -65,6 +66,28 @@ func prepareUpdate(req *request, obj, old object) object {
 		return obj
 	}
 	return statusOnly(req.res, obj, old)
+}
+
+// withSentMetadata is what managedFields record of obj, an update through
+// req of the object the client sent: through /status, obj with the
+// metadata as sent, which kube-apiserver's field manager sees before the
+// status strategy keeps some of it as stored (what it must not record is
+// the strategy's statusResets).
+func withSentMetadata(req *request, obj, sent object) object {
+	if req.subresource != "status" {
+		return obj
+	}
+	out := maps.Clone(obj)
+	md := maps.Clone(metadata(obj))
+	for _, k := range statusResetMetadata {
+		if v, ok := metadata(sent)[k]; ok {
+			md[k] = v
+		} else {
+			delete(md, k)
+		}
+	}
+	out["metadata"] = md
+	return out
 }
 
 // scaleKind describes the autoscaling/v1 Scale objects of /scale.
