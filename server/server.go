@@ -172,6 +172,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// kube-apiserver marks every response private and uncached unless the
 	// handler says otherwise (aggregated discovery, hashed OpenAPI documents).
 	w.Header().Set("Cache-Control", "no-cache, private")
+	if err := checkTimeout(r); err != nil {
+		encoding.WriteError(w, r, err)
+		return
+	}
 	r, ok := s.authenticate(w, r)
 	if !ok {
 		return
