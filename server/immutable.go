@@ -28,11 +28,14 @@ func errUIDPrecondition(r *catalog.Resource, ns, name, uid, stored string) error
 // package validation). A subresource's update changes
 // only its part, which prepareUpdate takes care of.
 func validateUpdate(ctx context.Context, req *request, obj, old object) (field.ErrorList, error) {
-	if req.subresource != "" {
-		return nil, nil
-	}
 	r := req.res
 	st := strategyOf(r)
+	if req.subresource != "" {
+		if st.validateSubresourceWrite != nil {
+			return st.validateSubresourceWrite(req.subresource, obj, old), nil
+		}
+		return nil, nil
+	}
 	errs := validation.MetadataOnUpdate(obj, !st.updateSkipsObjectMeta && r.Custom == nil, r.Custom == nil && !st.genericFinalizerNames)
 	if r.Custom != nil {
 		finalizerErrors(ctx, r, obj) // its warnings; the errors are in errs

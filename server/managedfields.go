@@ -73,7 +73,7 @@ func (s *Server) fieldManager(res *catalog.Resource, subresource string) (*manag
 		if err != nil {
 			return nil, apierrors.NewInternalError(err)
 		}
-		f, err := s.fields.ForType(tc, res.GroupVersionKind(), subresource, hasStatus(res), strategyOf(res).statusResets)
+		f, err := s.fields.ForType(tc, res.GroupVersionKind(), subresource, hasStatus(res), strategyOf(res).resets[subresource])
 		if err != nil {
 			return nil, apierrors.NewInternalError(err)
 		}
@@ -82,9 +82,9 @@ func (s *Server) fieldManager(res *catalog.Resource, subresource string) (*manag
 	var f *managedfields.FieldManager
 	var err error
 	if catalog.SharesStorage(res) {
-		f, err = s.fields.ForVersions(res.GroupVersionKind(), subresource, hasStatus(res), strategyOf(res).statusResets, convertVersion)
+		f, err = s.fields.ForVersions(res.GroupVersionKind(), subresource, hasStatus(res), strategyOf(res).resets[subresource], convertVersion)
 	} else {
-		f, err = s.fields.For(res.GroupVersionKind(), subresource, hasStatus(res), strategyOf(res).statusResets)
+		f, err = s.fields.For(res.GroupVersionKind(), subresource, hasStatus(res), strategyOf(res).resets[subresource])
 	}
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)

@@ -93,10 +93,8 @@ func (s *Server) commitChange(ctx context.Context, wr *write, obj, live object, 
 		return nil, err
 	}
 	sent := obj
-	if wr.subresource == "status" {
-		// Only the status changes: the rest is checked as stored.
-		obj = statusOnly(res, obj, live)
-	}
+	// What the subresource does not write is checked as stored.
+	obj = s.subresourceWrite(wr.request, obj, live)
 	if err := s.admitSchema(ctx, wr.request, obj, live); err != nil {
 		return nil, err
 	}
@@ -110,7 +108,7 @@ func (s *Server) commitChange(ctx context.Context, wr *write, obj, live object, 
 	}
 	// After the validation, which compares what the client sent with the
 	// stored object (a changed deletionGracePeriodSeconds, say).
-	obj = prepareUpdate(wr.request, obj, live)
+	obj = s.prepareUpdate(wr.request, obj, live)
 	if !wr.applied {
 		tracked, err := s.trackUpdate(res, wr.subresource, live, withSentMetadata(wr.request, obj, sent), wr.manager)
 		if err != nil {

@@ -467,7 +467,7 @@ func normalize(t *testing.T, body json.RawMessage) any {
 				return quotedTime.ReplaceAllString(x, "TIME")
 			case "uid":
 				return "UID"
-			case "creationTimestamp", "deletionTimestamp", "time", "lastTransitionTime", "lastPhaseTransitionTime":
+			case "creationTimestamp", "deletionTimestamp", "time", "lastTransitionTime", "lastPhaseTransitionTime", "lastUpdateTime":
 				return "TIME"
 			case "clusterIP", "clusterIPs": // allocated at random
 				if x != "None" {

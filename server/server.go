@@ -160,6 +160,8 @@ func subresourceServed(r *catalog.Resource, sub string) bool {
 		return r.Group == "" && r.Resource == "serviceaccounts"
 	case "status", "scale":
 		return true
+	case "approval":
+		return isCSRs(r)
 	}
 	return false
 }

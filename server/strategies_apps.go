@@ -10,7 +10,7 @@ import (
 var appsStrategies = map[schema.GroupResource]strategy{
 	// kube-controller-manager writes a Deployment's revision annotation
 	// through /status, which leaves its labels as they are.
-	{Group: "apps", Resource: "deployments"}:  {tracksGeneration: true, updateSkipsObjectMeta: true, statusIgnoresMetadata: []string{"labels"}, statusResets: []fieldpath.Path{fieldpath.MakePathOrDie("metadata", "labels")}},
+	{Group: "apps", Resource: "deployments"}:  {tracksGeneration: true, updateSkipsObjectMeta: true, statusIgnoresMetadata: []string{"labels"}, resets: onStatus(fieldpath.MakePathOrDie("metadata", "labels"))},
 	{Group: "apps", Resource: "replicasets"}:  {tracksGeneration: true, updateSkipsObjectMeta: true},
 	{Group: "apps", Resource: "statefulsets"}: {tracksGeneration: true, updateSkipsObjectMeta: true},
 	{Group: "apps", Resource: "daemonsets"}:   {tracksGeneration: true, updateSkipsObjectMeta: true},

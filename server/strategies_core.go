@@ -11,9 +11,7 @@ var coreStrategies = map[schema.GroupResource]strategy{
 		tracksGeneration: true, returnsDeletedObject: true, updateSkipsObjectMeta: true,
 		// Old kubelets corrupted ownerReferences through /status.
 		statusIgnoresMetadata: []string{"ownerReferences"},
-		statusResets: []fieldpath.Path{
-			fieldpath.MakePathOrDie("metadata", "deletionTimestamp"), fieldpath.MakePathOrDie("metadata", "ownerReferences"),
-		},
+		resets:                onStatus(fieldpath.MakePathOrDie("metadata", "deletionTimestamp"), fieldpath.MakePathOrDie("metadata", "ownerReferences")),
 		selectableFields: withNamespace(map[string]selectableField{
 			"spec.nodeName": {}, "spec.restartPolicy": {zero: "Always"}, "spec.schedulerName": {zero: "default-scheduler"},
 			"spec.serviceAccountName": {zero: "default"}, "spec.hostNetwork": {zero: "false"}, "status.phase": {zero: "Pending"},

@@ -35,29 +35,37 @@ var otherStrategies = map[schema.GroupResource]strategy{
 
 	{Group: "admissionregistration.k8s.io", Resource: "validatingwebhookconfigurations"}:   {tracksGeneration: true},
 	{Group: "admissionregistration.k8s.io", Resource: "mutatingwebhookconfigurations"}:     {tracksGeneration: true},
-	{Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicies"}:       {tracksGeneration: true, statusIgnoresMetadata: statusResetMetadata, statusResets: metadataPath},
+	{Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicies"}:       {tracksGeneration: true, statusIgnoresMetadata: statusResetMetadata, resets: onStatus(metadataPath)},
 	{Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicybindings"}: {tracksGeneration: true},
 
 	// A CustomResourceDefinition's /status means to reset the metadata, but
 	// resets it to the new object's: the changes are kept, not recorded.
-	{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}: {tracksGeneration: true, conditionalUpdate: true, statusResets: metadataPath},
+	{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}: {tracksGeneration: true, conditionalUpdate: true, resets: onStatus(metadataPath)},
 
-	{Group: "flowcontrol.apiserver.k8s.io", Resource: "flowschemas"}:                 {tracksGeneration: true, statusOnlyStatus: true, statusResets: metadataPath},
-	{Group: "flowcontrol.apiserver.k8s.io", Resource: "prioritylevelconfigurations"}: {tracksGeneration: true, statusOnlyStatus: true, statusResets: metadataPath},
+	{Group: "flowcontrol.apiserver.k8s.io", Resource: "flowschemas"}:                 {tracksGeneration: true, statusOnlyStatus: true, resets: onStatus(metadataPath)},
+	{Group: "flowcontrol.apiserver.k8s.io", Resource: "prioritylevelconfigurations"}: {tracksGeneration: true, statusOnlyStatus: true, resets: onStatus(metadataPath)},
 
 	{Group: "discovery.k8s.io", Resource: "endpointslices"}: {tracksGeneration: true},
 
 	{Group: "resource.k8s.io", Resource: "deviceclasses"}:  {tracksGeneration: true},
 	{Group: "resource.k8s.io", Resource: "resourceslices"}: {tracksGeneration: true},
-	{Group: "resource.k8s.io", Resource: "resourceclaims"}: {statusIgnoresMetadata: statusResetMetadata, statusResets: metadataPath},
+	{Group: "resource.k8s.io", Resource: "resourceclaims"}: {statusIgnoresMetadata: statusResetMetadata, resets: onStatus(metadataPath)},
 
-	{Group: "networking.k8s.io", Resource: "servicecidrs"}:     {statusIgnoresMetadata: statusResetMetadata, statusResets: metadataPath},
-	{Group: "storage.k8s.io", Resource: "volumeattachments"}:   {statusIgnoresMetadata: statusResetMetadata, statusResets: metadataPath},
-	{Group: "apiregistration.k8s.io", Resource: "apiservices"}: {statusIgnoresMetadata: statusResetMetadata, statusResets: metadataPath},
+	{Group: "networking.k8s.io", Resource: "servicecidrs"}:     {statusIgnoresMetadata: statusResetMetadata, resets: onStatus(metadataPath)},
+	{Group: "storage.k8s.io", Resource: "volumeattachments"}:   {statusIgnoresMetadata: statusResetMetadata, resets: onStatus(metadataPath)},
+	{Group: "apiregistration.k8s.io", Resource: "apiservices"}: {statusIgnoresMetadata: statusResetMetadata, resets: onStatus(metadataPath)},
 
 	{Group: "certificates.k8s.io", Resource: "certificatesigningrequests"}: {
-		// The conditions change through /approval.
-		statusResets:     []fieldpath.Path{fieldpath.MakePathOrDie("status", "conditions")},
+		prepareCreate:            signingRequestForCreate,
+		prepareSubresourceWrite:  prepareSigningRequestWrite,
+		validateSubresourceWrite: validateSigningRequestWrite,
+		// The spec is set on create only; the conditions change through
+		// /approval, the rest of the status through /status.
+		resets: map[string][]fieldpath.Path{
+			"":         {fieldpath.MakePathOrDie("spec")},
+			"status":   {fieldpath.MakePathOrDie("status", "conditions")},
+			"approval": {fieldpath.MakePathOrDie("spec"), fieldpath.MakePathOrDie("status", "certificate")},
+		},
 		selectableFields: withNamespace(map[string]selectableField{"spec.signerName": {}}),
 	},
 }

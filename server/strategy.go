@@ -1,7 +1,11 @@
 package server
 
 import (
+	"context"
+	"time"
+
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"kubeplay/server/catalog"
@@ -44,12 +48,28 @@ type strategy struct {
 	// statusIgnoresMetadata are the metadata fields a write through /status
 	// leaves as stored; it changes every other (the spec never).
 	statusIgnoresMetadata []string
-	// statusResets are the fields besides the spec whose changes through
-	// /status managedFields do not record (kube-apiserver's status
-	// strategy's reset fields). They need not be statusIgnoresMetadata:
-	// a custom resource's /status ignores the metadata yet records its
+	// resets are the fields, by subresource ("" for the main resource),
+	// whose changes managedFields do not record besides the status through
+	// the main resource and the spec through /status (kube-apiserver's
+	// strategies' reset fields). They need not be what a write ignores: a
+	// custom resource's /status ignores the metadata yet records its
 	// changes, a CustomResourceDefinition's keeps them unrecorded.
-	statusResets []fieldpath.Path
+	resets map[string][]fieldpath.Path
+	// prepareCreate, when set, is the type's own preparation of a new
+	// object, which needs the request (its user).
+	prepareCreate func(ctx context.Context, obj object)
+	// prepareSubresourceWrite, when set, is what an update through a
+	// subresource writes of the object sent (after the generic rules of
+	// /status), given the stored object and the time.
+	prepareSubresourceWrite func(sub string, obj, old object, now time.Time) object
+	// validateSubresourceWrite, when set, checks an update through a
+	// subresource.
+	validateSubresourceWrite func(sub string, obj, old object) field.ErrorList
+}
+
+// onStatus are resets of /status.
+func onStatus(paths ...fieldpath.Path) map[string][]fieldpath.Path {
+	return map[string][]fieldpath.Path{"status": paths}
 }
 
 // statusResetMetadata are the metadata fields the status strategies that
@@ -60,7 +80,7 @@ var statusResetMetadata = []string{"labels", "annotations", "finalizers", "owner
 
 // metadataPath is the whole of an object's metadata, which the status
 // strategies that reset it leave unrecorded.
-var metadataPath = []fieldpath.Path{fieldpath.MakePathOrDie("metadata")}
+var metadataPath = fieldpath.MakePathOrDie("metadata")
 
 // strategies are the built-in resources' strategies, by group resource.
 var strategies = mergeStrategies(coreStrategies, appsStrategies, batchStrategies, rbacStrategies, otherStrategies)

@@ -59,20 +59,41 @@ func subresourceVerb(r *catalog.Resource, sub, verb string) bool {
 
 // prepareUpdate carries over from old what an update through req cannot
 // change: the status for the main resource of a type with a status
-// subresource, everything but the status for /status.
-func prepareUpdate(req *request, obj, old object) object {
-	if req.subresource != "status" {
+// subresource, what a subresource does not write for the others.
+func (s *Server) prepareUpdate(req *request, obj, old object) object {
+	if !writesStatus(req) {
 		prepareForUpdate(req.res, req.subresource, obj, old)
 		return obj
 	}
-	return statusOnly(req.res, obj, old)
+	return s.subresourceWrite(req, obj, old)
+}
+
+// writesStatus reports whether an update through req writes (some of) the
+// status: through /status, or a subresource the type's strategy prepares
+// (a CertificateSigningRequest's /approval).
+func writesStatus(req *request) bool {
+	return req.subresource == "status" || req.subresource != "" && strategyOf(req.res).prepareSubresourceWrite != nil
+}
+
+// subresourceWrite is what an update through req writes of obj, sent to
+// replace old: through a subresource that writes the status, what the
+// status strategy says (statusOnly), then what the type's strategy adds.
+func (s *Server) subresourceWrite(req *request, obj, old object) object {
+	if !writesStatus(req) {
+		return obj
+	}
+	obj = statusOnly(req.res, obj, old)
+	if prepare := strategyOf(req.res).prepareSubresourceWrite; prepare != nil {
+		obj = prepare(req.subresource, obj, old, s.now())
+	}
+	return obj
 }
 
 // withSentMetadata is what managedFields record of obj, an update through
 // req of the object the client sent: through /status, obj with the
 // metadata as sent, which kube-apiserver's field manager sees before the
 // status strategy keeps some of it as stored (what it must not record is
-// the strategy's statusResets).
+// the strategy's resets).
 func withSentMetadata(req *request, obj, sent object) object {
 	if req.subresource != "status" {
 		return obj

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"unicode"
@@ -66,14 +67,14 @@ func CustomTypeConverter(schemas map[string]any, preserveUnknownFields bool) (ma
 // autoscaling/v1 Scale objects). hasStatus says whether
 // the kind has a status subresource, whose fields the main resource's
 // writes then do not record; a write through /status does not record the
-// spec, nor statusResets (the kind's status strategy's other reset
-// fields).
-func (m *Managers) For(gvk schema.GroupVersionKind, subresource string, hasStatus bool, statusResets []fieldpath.Path) (*managedfields.FieldManager, error) {
+// spec. Nor do they record resets (the kind's other reset fields through
+// subresource).
+func (m *Managers) For(gvk schema.GroupVersionKind, subresource string, hasStatus bool, resets []fieldpath.Path) (*managedfields.FieldManager, error) {
 	tc, err := typeConverter()
 	if err != nil {
 		return nil, err
 	}
-	return m.forType(tc, unversioned{}, gvk, subresource, hasStatus, statusResets)
+	return m.forType(tc, unversioned{}, gvk, subresource, hasStatus, resets)
 }
 
 // Converter converts an object to another version of its kind.
@@ -83,34 +84,37 @@ type Converter func(obj Object, to schema.GroupVersion) (Object, error)
 // converts between: managedFields entries of another version then count
 // (an apply conflicts with a manager of another version, as
 // kube-apiserver's does).
-func (m *Managers) ForVersions(gvk schema.GroupVersionKind, subresource string, hasStatus bool, statusResets []fieldpath.Path, convert Converter) (*managedfields.FieldManager, error) {
+func (m *Managers) ForVersions(gvk schema.GroupVersionKind, subresource string, hasStatus bool, resets []fieldpath.Path, convert Converter) (*managedfields.FieldManager, error) {
 	tc, err := typeConverter()
 	if err != nil {
 		return nil, err
 	}
-	return m.forType(tc, versions{convert: convert}, gvk, subresource, hasStatus, statusResets)
+	return m.forType(tc, versions{convert: convert}, gvk, subresource, hasStatus, resets)
 }
 
 // ForType is For with the objects of a custom kind, typed by tc.
-func (m *Managers) ForType(tc managedfields.TypeConverter, gvk schema.GroupVersionKind, subresource string, hasStatus bool, statusResets []fieldpath.Path) (*managedfields.FieldManager, error) {
-	return m.forType(tc, customVersions{}, gvk, subresource, hasStatus, statusResets)
+func (m *Managers) ForType(tc managedfields.TypeConverter, gvk schema.GroupVersionKind, subresource string, hasStatus bool, resets []fieldpath.Path) (*managedfields.FieldManager, error) {
+	return m.forType(tc, customVersions{}, gvk, subresource, hasStatus, resets)
 }
 
 // forType builds the field manager; the filters it records changes through
 // are a function of gvk and subresource, so it is cached by them.
-func (m *Managers) forType(tc managedfields.TypeConverter, conv runtime.ObjectConvertor, gvk schema.GroupVersionKind, subresource string, hasStatus bool, statusResets []fieldpath.Path) (*managedfields.FieldManager, error) {
+func (m *Managers) forType(tc managedfields.TypeConverter, conv runtime.ObjectConvertor, gvk schema.GroupVersionKind, subresource string, hasStatus bool, resets []fieldpath.Path) (*managedfields.FieldManager, error) {
 	k := key{tc, gvk, subresource}
 	if f, ok := m.byKey.Load(k); ok {
 		return f.(*managedfields.FieldManager), nil
 	}
 	var reset map[fieldpath.APIVersion]fieldpath.Filter
 	apiVersion := fieldpath.APIVersion(gvk.GroupVersion().String())
+	untracked := slices.Clone(resets)
 	switch {
 	case subresource == "status":
-		untracked := fieldpath.NewSet(append([]fieldpath.Path{fieldpath.MakePathOrDie("spec")}, statusResets...)...)
-		reset = map[fieldpath.APIVersion]fieldpath.Filter{apiVersion: fieldpath.NewExcludeSetFilter(untracked)}
-	case hasStatus:
-		reset = map[fieldpath.APIVersion]fieldpath.Filter{apiVersion: fieldpath.NewExcludeSetFilter(fieldpath.NewSet(fieldpath.MakePathOrDie("status")))}
+		untracked = append(untracked, fieldpath.MakePathOrDie("spec"))
+	case hasStatus && (subresource == "" || subresource == "scale"):
+		untracked = append(untracked, fieldpath.MakePathOrDie("status"))
+	}
+	if len(untracked) > 0 {
+		reset = map[fieldpath.APIVersion]fieldpath.Filter{apiVersion: fieldpath.NewExcludeSetFilter(fieldpath.NewSet(untracked...))}
 	}
 	f, err := managedfields.NewDefaultFieldManager(tc, conv, unversioned{}, unversioned{}, gvk, gvk.GroupVersion(), subresource, reset)
 	if err != nil {
