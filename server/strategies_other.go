@@ -1,13 +1,12 @@
 package server
 
-import (
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
-)
+import "k8s.io/apimachinery/pkg/runtime/schema"
 
 // otherStrategies are the strategies of the other groups' resources that
 // differ from the default, a group per paragraph.
 var otherStrategies = map[schema.GroupResource]strategy{
+	{Group: "autoscaling", Resource: "horizontalpodautoscalers"}: hpaStrategy,
+
 	{Group: "events.k8s.io", Resource: "events"}: {
 		createOnUpdate: true,
 		selectableFields: withNamespace(map[string]selectableField{
@@ -38,9 +37,7 @@ var otherStrategies = map[schema.GroupResource]strategy{
 	{Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicies"}:       {tracksGeneration: true, statusIgnoresMetadata: statusResetMetadata, resets: onStatus(metadataPath)},
 	{Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicybindings"}: {tracksGeneration: true},
 
-	// A CustomResourceDefinition's /status means to reset the metadata, but
-	// resets it to the new object's: the changes are kept, not recorded.
-	{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}: {tracksGeneration: true, conditionalUpdate: true, resets: onStatus(metadataPath)},
+	crdsGVR.GroupResource(): crdStrategy,
 
 	{Group: "flowcontrol.apiserver.k8s.io", Resource: "flowschemas"}:                 {tracksGeneration: true, statusOnlyStatus: true, resets: onStatus(metadataPath)},
 	{Group: "flowcontrol.apiserver.k8s.io", Resource: "prioritylevelconfigurations"}: {tracksGeneration: true, statusOnlyStatus: true, resets: onStatus(metadataPath)},
@@ -55,17 +52,5 @@ var otherStrategies = map[schema.GroupResource]strategy{
 	{Group: "storage.k8s.io", Resource: "volumeattachments"}:   {statusIgnoresMetadata: statusResetMetadata, resets: onStatus(metadataPath)},
 	{Group: "apiregistration.k8s.io", Resource: "apiservices"}: {statusIgnoresMetadata: statusResetMetadata, resets: onStatus(metadataPath)},
 
-	{Group: "certificates.k8s.io", Resource: "certificatesigningrequests"}: {
-		prepareCreate:            signingRequestForCreate,
-		prepareSubresourceWrite:  prepareSigningRequestWrite,
-		validateSubresourceWrite: validateSigningRequestWrite,
-		// The spec is set on create only; the conditions change through
-		// /approval, the rest of the status through /status.
-		resets: map[string][]fieldpath.Path{
-			"":         {fieldpath.MakePathOrDie("spec")},
-			"status":   {fieldpath.MakePathOrDie("status", "conditions")},
-			"approval": {fieldpath.MakePathOrDie("spec"), fieldpath.MakePathOrDie("status", "certificate")},
-		},
-		selectableFields: withNamespace(map[string]selectableField{"spec.signerName": {}}),
-	},
+	{Group: "certificates.k8s.io", Resource: "certificatesigningrequests"}: csrStrategy,
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"kubeplay/internal/jsonmap"
 	"kubeplay/server/authn"
@@ -18,11 +19,24 @@ import (
 	"kubeplay/server/decoded"
 )
 
-// CertificateSigningRequests are written three ways, as kube-apiserver's
-// strategies say: the main resource sets the spec on create only,
-// /approval changes the status conditions alone (the Approved and Denied
-// ones only there), /status the rest of the status. A condition once
-// Approved, Denied or Failed stays.
+// csrStrategy is the CertificateSigningRequest's. A request is written
+// three ways, as kube-apiserver's strategies say: the main resource sets
+// the spec on create only, /approval changes the status conditions alone
+// (the Approved and Denied ones only there), /status the rest of the
+// status. A condition once Approved, Denied or Failed stays.
+var csrStrategy = strategy{
+	selectableFields:    withNamespace(map[string]selectableField{"spec.signerName": {}}),
+	prepareForCreateBy:  signingRequestForCreate,
+	writeThrough:        prepareSigningRequestWrite,
+	validateSubresource: validateSigningRequestWrite,
+	// managedFields record neither the spec nor what each subresource
+	// does not write.
+	resets: map[string][]fieldpath.Path{
+		"":         {fieldpath.MakePathOrDie("spec")},
+		"status":   {fieldpath.MakePathOrDie("status", "conditions")},
+		"approval": {fieldpath.MakePathOrDie("spec"), fieldpath.MakePathOrDie("status", "certificate")},
+	},
+}
 
 func isCSRs(r *catalog.Resource) bool {
 	return r.Group == "certificates.k8s.io" && r.Resource == "certificatesigningrequests"
@@ -38,7 +52,7 @@ const (
 // signingRequestForCreate records who asks for the certificate, and starts
 // the request with no condition (none can be pre-approved).
 func signingRequestForCreate(ctx context.Context, obj object) {
-	spec := mapAt(obj, "spec")
+	spec := jsonmap.Ensure(obj, "spec")
 	for _, k := range []string{"username", "uid", "groups", "extra"} {
 		delete(spec, k)
 	}
