@@ -59,25 +59,25 @@ func subresourceVerb(r *catalog.Resource, sub, verb string) bool {
 // change: the status for the main resource of a type with a status
 // subresource, what a subresource does not write for the others.
 func (s *Server) prepareUpdate(req *request, obj, old object) object {
-	if !writesStatus(req) {
+	if !writesStatus(req.res, req.subresource) {
 		prepareForUpdate(req.res, req.subresource, obj, old)
 		return obj
 	}
 	return s.subresourceWrite(req, obj, old)
 }
 
-// writesStatus reports whether an update through req writes (some of) the
-// status: through /status, or a subresource the type's strategy writes
-// through (a CertificateSigningRequest's /approval).
-func writesStatus(req *request) bool {
-	return req.subresource == "status" || req.subresource != "" && strategyOf(req.res).writeThrough != nil
+// writesStatus reports whether an update of res through subresource writes
+// (some of) the status: through /status, or a subresource the type's
+// strategy writes through (a CertificateSigningRequest's /approval).
+func writesStatus(res *catalog.Resource, subresource string) bool {
+	return subresource == "status" || subresource != "" && strategyOf(res).writeThrough != nil
 }
 
 // subresourceWrite is what an update through req writes of obj, sent to
 // replace old: through a subresource that writes the status, what the
 // status strategy says (statusOnly), then what the type's strategy adds.
 func (s *Server) subresourceWrite(req *request, obj, old object) object {
-	if !writesStatus(req) {
+	if !writesStatus(req.res, req.subresource) {
 		return obj
 	}
 	obj = statusOnly(req.res, obj, old)

@@ -64,17 +64,17 @@ func CustomTypeConverter(schemas map[string]any, preserveUnknownFields bool) (ma
 
 // For returns the field manager of objects of kind gvk written through
 // subresource ("" for the main resource, "status", "scale" for
-// autoscaling/v1 Scale objects). hasStatus says whether
-// the kind has a status subresource, whose fields the main resource's
-// writes then do not record; a write through /status does not record the
+// autoscaling/v1 Scale objects). statusElsewhere says whether the kind's
+// status is written through another subresource, so that writes through
+// this one do not record it; a write through /status does not record the
 // spec. Nor do they record resets (the kind's other reset fields through
 // subresource).
-func (m *Managers) For(gvk schema.GroupVersionKind, subresource string, hasStatus bool, resets []fieldpath.Path) (*managedfields.FieldManager, error) {
+func (m *Managers) For(gvk schema.GroupVersionKind, subresource string, statusElsewhere bool, resets []fieldpath.Path) (*managedfields.FieldManager, error) {
 	tc, err := typeConverter()
 	if err != nil {
 		return nil, err
 	}
-	return m.forType(tc, unversioned{}, gvk, subresource, hasStatus, resets)
+	return m.forType(tc, unversioned{}, gvk, subresource, statusElsewhere, resets)
 }
 
 // Converter converts an object to another version of its kind.
@@ -84,22 +84,22 @@ type Converter func(obj Object, to schema.GroupVersion) (Object, error)
 // converts between: managedFields entries of another version then count
 // (an apply conflicts with a manager of another version, as
 // kube-apiserver's does).
-func (m *Managers) ForVersions(gvk schema.GroupVersionKind, subresource string, hasStatus bool, resets []fieldpath.Path, convert Converter) (*managedfields.FieldManager, error) {
+func (m *Managers) ForVersions(gvk schema.GroupVersionKind, subresource string, statusElsewhere bool, resets []fieldpath.Path, convert Converter) (*managedfields.FieldManager, error) {
 	tc, err := typeConverter()
 	if err != nil {
 		return nil, err
 	}
-	return m.forType(tc, versions{convert: convert}, gvk, subresource, hasStatus, resets)
+	return m.forType(tc, versions{convert: convert}, gvk, subresource, statusElsewhere, resets)
 }
 
 // ForType is For with the objects of a custom kind, typed by tc.
-func (m *Managers) ForType(tc managedfields.TypeConverter, gvk schema.GroupVersionKind, subresource string, hasStatus bool, resets []fieldpath.Path) (*managedfields.FieldManager, error) {
-	return m.forType(tc, customVersions{}, gvk, subresource, hasStatus, resets)
+func (m *Managers) ForType(tc managedfields.TypeConverter, gvk schema.GroupVersionKind, subresource string, statusElsewhere bool, resets []fieldpath.Path) (*managedfields.FieldManager, error) {
+	return m.forType(tc, customVersions{}, gvk, subresource, statusElsewhere, resets)
 }
 
 // forType builds the field manager; the filters it records changes through
 // are a function of gvk and subresource, so it is cached by them.
-func (m *Managers) forType(tc managedfields.TypeConverter, conv runtime.ObjectConvertor, gvk schema.GroupVersionKind, subresource string, hasStatus bool, resets []fieldpath.Path) (*managedfields.FieldManager, error) {
+func (m *Managers) forType(tc managedfields.TypeConverter, conv runtime.ObjectConvertor, gvk schema.GroupVersionKind, subresource string, statusElsewhere bool, resets []fieldpath.Path) (*managedfields.FieldManager, error) {
 	k := key{tc, gvk, subresource}
 	if f, ok := m.byKey.Load(k); ok {
 		return f.(*managedfields.FieldManager), nil
@@ -110,7 +110,7 @@ func (m *Managers) forType(tc managedfields.TypeConverter, conv runtime.ObjectCo
 	switch {
 	case subresource == "status":
 		untracked = append(untracked, fieldpath.MakePathOrDie("spec"))
-	case hasStatus && (subresource == "" || subresource == "scale"):
+	case statusElsewhere:
 		untracked = append(untracked, fieldpath.MakePathOrDie("status"))
 	}
 	if len(untracked) > 0 {
