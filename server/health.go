@@ -57,8 +57,10 @@ func postStartHooks() []string {
 	var hooks []string
 	for _, h := range []struct {
 		name string
-		// needs is the resource the bootstrap must store, if any.
-		needs schema.GroupVersionResource
+		// needs is the resource the bootstrap must store objects of, if
+		// any; object, when set, the one it must store ("namespace/name").
+		needs  schema.GroupVersionResource
+		object string
 	}{
 		{name: "poststarthook/start-apiserver-admission-initializer"},
 		{name: "poststarthook/generic-apiserver-start-informers"},
@@ -66,6 +68,8 @@ func postStartHooks() []string {
 		{name: "poststarthook/start-apiextensions-controllers"},
 		{name: "poststarthook/crd-informer-synced"},
 		{name: "poststarthook/start-system-namespaces-controller", needs: schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}},
+		{name: "poststarthook/start-cluster-authentication-info-controller", needs: configMaps, object: "kube-system/extension-apiserver-authentication"},
+		{name: "poststarthook/start-legacy-token-tracking-controller", needs: configMaps, object: "kube-system/kube-apiserver-legacy-service-account-token-tracking"},
 		{name: "poststarthook/start-service-ip-repair-controllers"},
 		{name: "poststarthook/scheduling/bootstrap-system-priority-classes", needs: schema.GroupVersionResource{Group: "scheduling.k8s.io", Version: "v1", Resource: "priorityclasses"}},
 		{name: "poststarthook/priority-and-fairness-config-producer", needs: schema.GroupVersionResource{Group: "flowcontrol.apiserver.k8s.io", Version: "v1", Resource: "flowschemas"}},
@@ -84,7 +88,7 @@ func postStartHooks() []string {
 		{name: "poststarthook/apiservice-openapi-controller", needs: apiServices},
 		{name: "poststarthook/apiservice-openapiv3-controller", needs: apiServices},
 	} {
-		if h.needs.Resource == "" || bootstraps(h.needs) {
+		if h.needs.Resource == "" || bootstraps(h.needs, h.object) {
 			hooks = append(hooks, h.name)
 		}
 	}
@@ -95,15 +99,22 @@ func postStartHooks() []string {
 // group versions.
 var apiServices = schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}
 
+// configMaps are the ConfigMaps kube-apiserver publishes its
+// configuration in.
+var configMaps = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+
 // bootstraps reports whether the bootstrap stores objects of the built-in
-// resource gvr.
-func bootstraps(gvr schema.GroupVersionResource) bool {
+// resource gvr, or, given, the object "namespace/name" of it.
+func bootstraps(gvr schema.GroupVersionResource, object string) bool {
 	res := catalog.LookupBuiltin(gvr)
 	if res == nil {
 		return false
 	}
-	prefix := collectionPrefix(res, "")
-	return slices.ContainsFunc(prebuiltLines(), func(l prebuilt) bool { return strings.HasPrefix(l.key, prefix) })
+	matches := func(l prebuilt) bool { return strings.HasPrefix(l.key, collectionPrefix(res, "")) }
+	if ns, name, ok := strings.Cut(object, "/"); ok {
+		matches = func(l prebuilt) bool { return l.key == objectKey(res, ns, name) }
+	}
+	return slices.ContainsFunc(prebuiltLines(), matches)
 }
 
 // serveHealth answers /<endpoint> and /<endpoint>/<check> for any method, as
