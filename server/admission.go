@@ -45,6 +45,9 @@ func (s *Server) admitCreate(ctx context.Context, req *request, obj object, dryR
 		return err
 	}
 	s.prepareForCreate(res, obj)
+	if prepare := strategyOf(res).prepareForCreateBy; prepare != nil {
+		prepare(ctx, obj)
+	}
 	if errs, err := validation.Create(ctx, res.GroupVersionKind(), obj); err != nil {
 		return err
 	} else if len(errs) > 0 {

@@ -94,13 +94,12 @@ func checkResourceVersion(wr *write, obj object, rev int64) error {
 // in live's place, in kube-apiserver's order.
 func (s *Server) commitChange(ctx context.Context, wr *write, obj, live object, kv store.KeyValue) (object, error) {
 	res := wr.res
-	if wr.subresource == "status" {
-		// Only the status changes: the rest is checked as stored.
-		obj = statusOnly(res, obj, live)
-	}
 	if err := applyDefaults(res, obj); err != nil {
 		return nil, err
 	}
+	sent := obj
+	// What the subresource does not write is checked as stored.
+	obj = s.subresourceWrite(wr.request, obj, live)
 	if admit := strategyOf(res).admit; admit != nil {
 		if err := admit(s, ctx, wr.request, obj, live); err != nil {
 			return nil, err
@@ -125,11 +124,23 @@ func (s *Server) commitChange(ctx context.Context, wr *write, obj, live object, 
 	}
 	// After the validation, which compares what the client sent with the
 	// stored object (a changed deletionGracePeriodSeconds, say).
-	obj = prepareUpdate(wr.request, obj, live)
+	obj = s.prepareUpdate(wr.request, obj, live)
 	if !wr.applied {
-		var err error
-		if obj, err = s.trackUnmutated(wr, live, obj, unmutated); err != nil {
+		// managedFields are recorded on the object as the request made it:
+		// before mutating webhooks (what they changed is nobody's), with
+		// the metadata a status write sent.
+		recorded := obj
+		if unmutated != nil {
+			recorded = s.prepareUpdate(wr.request, unmutated, live)
+		}
+		tracked, err := s.trackUpdate(res, wr.subresource, live, withSentMetadata(wr.request, recorded, sent), wr.manager)
+		if err != nil {
 			return nil, err
+		}
+		if mf, ok := metadata(tracked)["managedFields"]; ok {
+			metadata(obj)["managedFields"] = mf
+		} else {
+			delete(metadata(obj), "managedFields")
 		}
 	}
 	admitted, was := obj, live
@@ -162,22 +173,6 @@ func (s *Server) afterWrite(ctx context.Context, wr *write, obj object) error {
 	return nil
 }
 
-// trackUnmutated records managedFields on obj, an update of live, as the
-// request made it: kube-apiserver records them before mutating admission,
-// so what webhooks changed (unmutated, the object before, nil if they
-// changed nothing) is nobody's.
-func (s *Server) trackUnmutated(wr *write, live, obj, unmutated object) (object, error) {
-	if unmutated == nil {
-		return s.trackUpdate(wr.res, wr.subresource, live, obj, wr.manager)
-	}
-	tracked, err := s.trackUpdate(wr.res, wr.subresource, live, prepareUpdate(wr.request, unmutated, live), wr.manager)
-	if err != nil {
-		return nil, err
-	}
-	metadata(obj)["managedFields"] = metadata(tracked)["managedFields"]
-	return obj, nil
-}
-
 // recordedManagedFields gives the managedFields an update of live to obj
 // will record (nil: an apply's, already recorded in obj), for mutating
 // webhooks to see them as kube-apiserver's see them.
@@ -186,7 +181,7 @@ func (s *Server) recordedManagedFields(wr *write, live, obj object) func() (any,
 		return nil
 	}
 	return func() (any, error) {
-		tracked, err := s.trackUpdate(wr.res, wr.subresource, deepCopyObject(live), prepareUpdate(wr.request, deepCopyObject(obj), live), wr.manager)
+		tracked, err := s.trackUpdate(wr.res, wr.subresource, deepCopyObject(live), s.prepareUpdate(wr.request, deepCopyObject(obj), live), wr.manager)
 		if err != nil {
 			return nil, err
 		}

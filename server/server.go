@@ -166,6 +166,8 @@ func subresourceServed(r *catalog.Resource, sub string) bool {
 		return r.Group == "" && r.Resource == "serviceaccounts"
 	case "status", "scale":
 		return true
+	case "approval":
+		return isCSRs(r)
 	}
 	return false
 }
@@ -178,6 +180,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// kube-apiserver marks every response private and uncached unless the
 	// handler says otherwise (aggregated discovery, hashed OpenAPI documents).
 	w.Header().Set("Cache-Control", "no-cache, private")
+	if err := checkTimeout(r); err != nil {
+		encoding.WriteError(w, r, err)
+		return
+	}
 	r, ok := s.authenticate(w, r)
 	if !ok {
 		return

@@ -19,7 +19,10 @@ var crdStrategy = strategy{
 	conditionalUpdate:   true,
 	keepsStatusOnCreate: true, // set by admitCRD from the spec
 	admitChecksName:     true, // it must be <plural>.<group>
-	admit:               (*Server).admitCRD,
+	// Its /status means to reset the metadata, but resets it to the new
+	// object's: the changes are kept, not recorded.
+	resets: onStatus(metadataPath),
+	admit:  (*Server).admitCRD,
 	prepareForUpdate: func(subresource string, obj, _ object) {
 		if subresource == "" {
 			apiextensions.AddStoredVersion(obj)
