@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
@@ -40,6 +41,52 @@ func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, req *r
 	default:
 		encoding.WriteError(w, r, errMethodNotAllowed())
 	}
+}
+
+// A handler answers requests of one kind outside the generic registry.
+type handler func(*Server, http.ResponseWriter, *http.Request, *request)
+
+// subresourceHandlers serve the subresources that are not a view of the
+// stored object, by subresourceKey.
+var subresourceHandlers = map[string]handler{
+	"pods/binding":     (*Server).bind,
+	"pods/eviction":    (*Server).evict,
+	"pods/log":         (*Server).podLog,
+	"pods/exec":        (*Server).podStream,
+	"pods/attach":      (*Server).podStream,
+	"pods/portforward": (*Server).podStream,
+	"pods/proxy":       (*Server).podProxy,
+	"services/proxy":   (*Server).serviceProxy,
+	"nodes/proxy":      (*Server).nodeProxy,
+}
+
+// podSpecSubresources update a part of a pod's spec only (see
+// preparePodUpdate).
+var podSpecSubresources = map[string]bool{"pods/ephemeralcontainers": true, "pods/resize": true}
+
+// unstoredHandlers serve the built-in resources besides the reviews that
+// kube-apiserver serves without storing them.
+var unstoredHandlers = map[schema.GroupResource]handler{
+	{Resource: "bindings"}:          (*Server).bind,
+	{Resource: "componentstatuses"}: (*Server).componentStatuses,
+}
+
+// subresourceKey names a subresource: "pods/log", "deployments.apps/scale".
+func subresourceKey(r *catalog.Resource, sub string) string {
+	return r.GroupResource().String() + "/" + sub
+}
+
+// routed reports whether kube-apiserver has a route for a path to res: an
+// object's path only for a type with verbs on objects, a watch path only
+// for a type that can be watched (else 404, not 405).
+func routed(res *catalog.Resource, name, sub string, watchPath bool) bool {
+	switch {
+	case watchPath:
+		return res.HasVerb("watch")
+	case name != "" && sub == "":
+		return res.HasVerb("get") || res.HasVerb("update") || res.HasVerb("patch") || res.HasVerb("delete")
+	}
+	return true
 }
 
 // subresourceVerb reports whether a subresource of r supports verb.
