@@ -187,6 +187,9 @@ func prepareForUpdate(r *catalog.Resource, subresource string, obj, old object) 
 			delete(obj, "status")
 		}
 	}
+	if podSpecSubresources[subresourceKey(r, subresource)] {
+		preparePodSpecUpdate(subresource, obj, old)
+	}
 	switch r.GroupResource().String() {
 	case "namespaces":
 		// spec.finalizers change only through /finalize.

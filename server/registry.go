@@ -107,14 +107,23 @@ func (s *Server) commitChange(ctx context.Context, wr *write, obj, live object, 
 	} else if len(errs) > 0 {
 		return nil, errInvalid(res, wr.name, errs)
 	}
-	// After the validation, which compares what the client sent with the
-	// stored object (a changed deletionGracePeriodSeconds, say).
-	obj = prepareUpdate(wr.request, obj, live)
+	// A pod's ephemeralcontainers and resize record in managedFields what
+	// the client sent, before the strategy drops what they may not change
+	// (kube-apiserver resets no fields for them).
+	recordsSent := podSpecSubresources[subresourceKey(res, wr.subresource)]
+	if !recordsSent {
+		// After the validation, which compares what the client sent with the
+		// stored object (a changed deletionGracePeriodSeconds, say).
+		obj = prepareUpdate(wr.request, obj, live)
+	}
 	if !wr.applied {
 		var err error
 		if obj, err = s.trackUpdate(res, wr.subresource, live, obj, wr.manager); err != nil {
 			return nil, err
 		}
+	}
+	if recordsSent {
+		obj = prepareUpdate(wr.request, obj, live)
 	}
 	if err := s.admitPolicies(ctx, wr.request, obj, live, wr.dryRun); err != nil {
 		return nil, err
