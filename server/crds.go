@@ -354,23 +354,9 @@ func (s *Server) loadCRDs(ctx context.Context) error {
 	return nil
 }
 
-// markCRDDeleting is what kube-apiserver's CRD storage does on DELETE: the
-// CRD gets the cleanup finalizer and a Terminating condition; its objects
-// are deleted (cleanupCRD) before it goes.
-func markCRDDeleting(obj object, now string) {
-	fs := finalizers(obj)
-	if !slices.Contains(fs, crdCleanupFinalizer) {
-		setFinalizers(obj, append(fs, crdCleanupFinalizer))
-	}
-	st := mapAt(obj, "status")
-	conds := listOf(st, "conditions")
-	conds = append(conds, condition("Terminating", "True", "InstanceDeletionPending", "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon", now))
-	st["conditions"] = conds
-}
-
 // cleanupCRD is the work of kube-apiserver's CRD finalizer controller on
 // a deleted CRD: it deletes the CRD's objects and, once none remains (those
-// with finalizers wait for them; see afterWrite), stops serving the
+// with finalizers wait for them; see customStrategy's afterWrite), stops serving the
 // resource and removes its finalizer, which deletes the CRD.
 func (s *Server) cleanupCRD(ctx context.Context, name string) error {
 	res := catalog.LookupBuiltin(crdsGVR)

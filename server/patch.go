@@ -49,9 +49,6 @@ type patchRequest struct {
 
 func (s *Server) patch(w http.ResponseWriter, r *http.Request, req *request) {
 	obj, code, err := s.patchObject(r, req)
-	if err == nil && !dryRunRequested(r) {
-		err = s.afterWrite(r.Context(), req.res, deepCopyObject(obj))
-	}
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return

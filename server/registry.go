@@ -96,8 +96,10 @@ func (s *Server) commitChange(ctx context.Context, wr *write, obj, live object, 
 	if err := applyDefaults(res, obj); err != nil {
 		return nil, err
 	}
-	if err := s.admitSchema(ctx, wr.request, obj, live); err != nil {
-		return nil, err
+	if admit := strategyOf(res).admit; admit != nil {
+		if err := admit(s, ctx, wr.request, obj, live); err != nil {
+			return nil, err
+		}
 	}
 	if err := s.confirmNoEscalation(ctx, wr.request, obj, live); err != nil {
 		return nil, err
@@ -137,7 +139,18 @@ func (s *Server) commitChange(ctx context.Context, wr *write, obj, live object, 
 	if apierrors.IsConflict(err) {
 		return nil, errRetry
 	}
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	return out, s.afterWrite(ctx, wr, out)
+}
+
+// afterWrite runs the strategy's afterWrite on a stored object.
+func (s *Server) afterWrite(ctx context.Context, wr *write, obj object) error {
+	if hook := strategyOf(wr.res).afterWrite; hook != nil && !wr.dryRun {
+		return hook(s, ctx, wr.res, deepCopyObject(obj))
+	}
+	return nil
 }
 
 // createWith is the one create: of a POST, of a PUT or an apply of a
@@ -179,7 +192,7 @@ func (s *Server) createWith(ctx context.Context, wr *write, obj object) (object,
 		errs = append(errs, validateName(res, name, field.NewPath("metadata", "name"))...)
 	}
 	errs = append(errs, finalizerErrors(ctx, res, obj)...)
-	if len(errs) > 0 && !(isCRDs(res) && name != "") { // a CRD's name is checked with the rest of it
+	if len(errs) > 0 && !(strategyOf(res).admitChecksName && name != "") {
 		return nil, errInvalid(res, name, errs)
 	}
 	// As kube-apiserver, the fields are recorded after defaulting and
@@ -187,8 +200,10 @@ func (s *Server) createWith(ctx context.Context, wr *write, obj object) (object,
 	if err := applyDefaults(res, obj); err != nil {
 		return nil, err
 	}
-	if err := s.admitSchema(ctx, wr.request, obj, nil); err != nil {
-		return nil, err
+	if admit := strategyOf(res).admit; admit != nil {
+		if err := admit(s, ctx, wr.request, obj, nil); err != nil {
+			return nil, err
+		}
 	}
 	if !wr.applied {
 		var err error
@@ -214,5 +229,5 @@ func (s *Server) createWith(ctx context.Context, wr *write, obj object) (object,
 		return nil, storeError(res, name, err)
 	}
 	metadata(obj)["resourceVersion"] = strconv.FormatInt(rev, 10)
-	return obj, nil
+	return obj, s.afterWrite(ctx, wr, obj)
 }

@@ -1,17 +1,17 @@
 package server
 
-import "k8s.io/apimachinery/pkg/runtime/schema"
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"kubeplay/server/audit"
+	"kubeplay/server/catalog"
+)
 
 // coreStrategies are the strategies of the core ("") group's resources.
 var coreStrategies = map[schema.GroupResource]strategy{
-	{Resource: "pods"}: {
-		tracksGeneration: true, returnsDeletedObject: true, updateSkipsObjectMeta: true,
-		selectableFields: withNamespace(map[string]selectableField{
-			"spec.nodeName": {}, "spec.restartPolicy": {zero: "Always"}, "spec.schedulerName": {zero: "default-scheduler"},
-			"spec.serviceAccountName": {zero: "default"}, "spec.hostNetwork": {zero: "false"}, "status.phase": {zero: "Pending"},
-			"status.podIP": {}, "status.nominatedNodeName": {}, "status.podIPs": {none: true},
-		}),
-	},
+	{Resource: "pods"}:         podStrategy,
 	{Resource: "podtemplates"}: {tracksGeneration: true},
 	{Resource: "replicationcontrollers"}: {
 		tracksGeneration: true, orphansByDefault: true,
@@ -22,12 +22,17 @@ var coreStrategies = map[schema.GroupResource]strategy{
 		selectableFields: withNamespace(map[string]selectableField{"spec.clusterIP": {}, "spec.type": {}}),
 	},
 	{Resource: "serviceaccounts"}: {returnsDeletedObject: true},
-	{Resource: "namespaces"}: {
-		returnsDeletedObject: true,
-		selectableFields:     map[string]selectableField{"status.phase": {}},
+	{Resource: "namespaces"}:      namespaceStrategy,
+	{Resource: "nodes"}:           {selectableFields: map[string]selectableField{"spec.unschedulable": {zero: "false"}}},
+	{Resource: "secrets"}: {
+		selectableFields: withNamespace(map[string]selectableField{"type": {}}),
+		normalize:        normalizeSecret,
 	},
-	{Resource: "nodes"}:   {selectableFields: map[string]selectableField{"spec.unschedulable": {zero: "false"}}},
-	{Resource: "secrets"}: {selectableFields: withNamespace(map[string]selectableField{"type": {}})},
+	{Resource: "persistentvolumeclaims"}: {
+		admitNew: func(s *Server, ctx context.Context, _ *catalog.Resource, _ string, obj object) (func() error, error) {
+			return nil, audit.FromContext(ctx).Ran(mutating("DefaultStorageClass"), s.admitClaim(ctx, obj))
+		},
+	},
 	{Resource: "events"}: {
 		createOnUpdate: true,
 		selectableFields: withNamespace(map[string]selectableField{

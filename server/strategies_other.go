@@ -35,7 +35,7 @@ var otherStrategies = map[schema.GroupResource]strategy{
 	{Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicies"}:       {tracksGeneration: true},
 	{Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicybindings"}: {tracksGeneration: true},
 
-	{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}: {tracksGeneration: true, conditionalUpdate: true},
+	crdsGVR.GroupResource(): crdStrategy,
 
 	{Group: "flowcontrol.apiserver.k8s.io", Resource: "flowschemas"}:                 {tracksGeneration: true},
 	{Group: "flowcontrol.apiserver.k8s.io", Resource: "prioritylevelconfigurations"}: {tracksGeneration: true},

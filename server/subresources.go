@@ -70,6 +70,9 @@ var podSpecSubresources = map[string]bool{"pods/ephemeralcontainers": true, "pod
 // containers' resources and resize policies (when the containers are the
 // same ones, in the same order: otherwise validation is to refuse them).
 func preparePodSpecUpdate(sub string, obj, old object) {
+	if !podSpecSubresources["pods/"+sub] {
+		return
+	}
 	spec, _ := obj["spec"].(map[string]any)
 	kept := runtime.DeepCopyJSONValue(old["spec"]).(map[string]any)
 	switch sub {

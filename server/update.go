@@ -74,9 +74,6 @@ func (s *Server) updateObject(r *http.Request, req *request) (object, int, error
 		}
 		return obj, nil
 	})
-	if err == nil && !opts.dryRun {
-		err = s.afterWrite(r.Context(), res, deepCopyObject(out))
-	}
 	return out, code, err
 }
 
@@ -131,7 +128,7 @@ func finalizers(obj object) []string {
 func (s *Server) commitUpdate(ctx context.Context, res *catalog.Resource, ns, name string, obj object, live store.KeyValue, isDryRun bool) (object, error) {
 	expected := live.ModRevision
 	key := objectKey(res, ns, name)
-	if deleting(obj) && !hasFinalizers(res, obj) && int64Of(metadata(obj)["deletionGracePeriodSeconds"]) == 0 {
+	if deleting(obj) && len(allFinalizers(res, obj)) == 0 && int64Of(metadata(obj)["deletionGracePeriodSeconds"]) == 0 {
 		if !isDryRun {
 			if _, _, err := s.store.Delete(ctx, key, expected); err != nil {
 				return nil, storeError(res, name, err)
@@ -160,18 +157,4 @@ func (s *Server) commitUpdate(ctx context.Context, res *catalog.Resource, ns, na
 		s.journalWrite(ctx, res, key, expected, obj, false)
 	}
 	return obj, nil
-}
-
-// hasFinalizers reports whether anything still holds obj back from deletion:
-// metadata.finalizers, and for a namespace its spec.finalizers.
-func hasFinalizers(res *catalog.Resource, obj object) bool {
-	if len(finalizers(obj)) > 0 {
-		return true
-	}
-	if res.Group == "" && res.Resource == "namespaces" {
-		spec, _ := obj["spec"].(map[string]any)
-		list, _ := spec["finalizers"].([]any)
-		return len(list) > 0
-	}
-	return false
 }
