@@ -74,7 +74,10 @@ func preparePodSpecUpdate(sub string, obj, old object) {
 		return
 	}
 	spec, _ := obj["spec"].(map[string]any)
-	kept := runtime.DeepCopyJSONValue(old["spec"]).(map[string]any)
+	kept, _ := runtime.DeepCopyJSONValue(old["spec"]).(map[string]any)
+	if kept == nil {
+		kept = map[string]any{}
+	}
 	switch sub {
 	case "ephemeralcontainers":
 		kept["ephemeralContainers"] = spec["ephemeralContainers"]
