@@ -4,6 +4,7 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"time"
 
@@ -38,15 +39,12 @@ func answerInStream(w http.ResponseWriter, r *http.Request, err error) bool {
 		return true // the upgrader has answered
 	}
 	defer conn.Close()
-	status := apierrors.APIStatus(nil)
-	if se, ok := err.(apierrors.APIStatus); ok {
-		status = se
+	st := apierrors.NewInternalError(err).Status()
+	var se apierrors.APIStatus
+	if errors.As(err, &se) {
+		st = se.Status()
 	}
-	st := metav1.Status{Status: metav1.StatusFailure, Message: err.Error()}
-	if status != nil {
-		st = status.Status()
-		st.TypeMeta = metav1.TypeMeta{}
-	}
+	st.TypeMeta = metav1.TypeMeta{} // as kube-apiserver sends it
 	body, _ := json.Marshal(st)
 	conn.WriteMessage(websocket.BinaryMessage, append([]byte{errorChannel}, body...))
 	conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
