@@ -33,25 +33,11 @@ func blocking(errs field.ErrorList) bool {
 
 // statusOnly is the object an update of the status subresource writes: the
 // stored one with the new status (and the managedFields the field manager
-// computed for the update, or the client sent). HorizontalPodAutoscalers
-// are the exception: kube-apiserver resets only their spec, so that their
-// labels and annotations change with the status; and Deployments, whose
-// annotations and finalizers change with it too, but not their labels
-// (kube-controller-manager writes the revision annotation this way).
+// computed for the update, or the client sent), unless the resource's
+// strategy says otherwise.
 func statusOnly(res *catalog.Resource, obj, old object) object {
-	if isHPA(res) {
-		return hpaStatusOnly(res, obj, old)
-	}
-	if res.Group == "apps" && res.Resource == "deployments" {
-		out, was := deepCopyObject(obj), deepCopyObject(old)
-		out["spec"] = was["spec"]
-		if labels, ok := metadata(was)["labels"]; ok {
-			metadata(out)["labels"] = labels
-		} else {
-			delete(metadata(out), "labels")
-		}
-		prepareForUpdate(res, "status", out, old)
-		return out
+	if own := strategyOf(res).statusOnly; own != nil {
+		return own(res, obj, old)
 	}
 	out := deepCopyObject(old)
 	if st, ok := obj["status"]; ok {

@@ -123,7 +123,7 @@ func applyDefaults(r *catalog.Resource, obj object) error {
 	if normalize := strategyOf(r).normalize; normalize != nil {
 		normalize(obj)
 	}
-	if isAutoscalingV1(r) || isAutoscalingV2beta1(r) || isIngressV1beta1(r) || isEndpointSliceV1beta1(r) || isPriorityLevelBeforeV1beta3(r) {
+	if c := conversionOf(r); c != nil && c.DecodesThroughStorage {
 		viaStorage(r, obj)
 	}
 	return nil

@@ -5,6 +5,8 @@ import "k8s.io/apimachinery/pkg/runtime/schema"
 // otherStrategies are the strategies of the other groups' resources that
 // differ from the default, a group per paragraph.
 var otherStrategies = map[schema.GroupResource]strategy{
+	{Group: "autoscaling", Resource: "horizontalpodautoscalers"}: hpaStrategy,
+
 	{Group: "events.k8s.io", Resource: "events"}: {
 		createOnUpdate: true,
 		selectableFields: withNamespace(map[string]selectableField{

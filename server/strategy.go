@@ -64,6 +64,10 @@ type strategy struct {
 	// prepareForUpdate carries over what an update of subresource ("" for
 	// the main resource) cannot change.
 	prepareForUpdate func(subresource string, obj, old object)
+	// statusOnly is the object an update of the status subresource
+	// writes, where the type keeps more of it than its status (see
+	// statusOnly).
+	statusOnly func(res *catalog.Resource, obj, old object) object
 	// admitNew runs the default mutating admission plugins on a new
 	// object in namespace ns; validate is their validating phase.
 	admitNew func(s *Server, ctx context.Context, res *catalog.Resource, ns string, obj object) (validate func() error, err error)

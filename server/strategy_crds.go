@@ -4,6 +4,10 @@ import (
 	"context"
 	"slices"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"kubeplay/internal/jsonmap"
+	"kubeplay/server/apiextensions"
 	"kubeplay/server/catalog"
 )
 
@@ -18,7 +22,7 @@ var crdStrategy = strategy{
 	admit:               (*Server).admitCRD,
 	prepareForUpdate: func(subresource string, obj, _ object) {
 		if subresource == "" {
-			addStoredVersion(obj)
+			apiextensions.AddStoredVersion(obj)
 		}
 	},
 	afterWrite: func(s *Server, ctx context.Context, res *catalog.Resource, obj object) error {
@@ -42,33 +46,20 @@ func (s *Server) admitCRD(ctx context.Context, req *request, obj, old object) er
 	if isCRDV1beta1(res) {
 		crd, given = toStorage(res, obj), obj
 	}
-	defaultCRD(crd, old == nil)
+	apiextensions.Default(crd, old == nil)
 	if old != nil {
 		crd["status"] = old["status"] // as the update will keep it
 	}
 	obj["status"] = crd["status"]
-	errs, err := validateCRD(ctx, res, crd, old, given)
+	name := str(metadata(obj), "name")
+	errs, err := apiextensions.Validate(ctx, crd, old, given, validateName(res, name, field.NewPath("metadata", "name")))
 	if err != nil {
 		return err
 	}
 	if len(errs) > 0 {
-		return errInvalid(res, str(metadata(obj), "name"), errs)
+		return errInvalid(res, name, errs)
 	}
 	return nil
-}
-
-// addStoredVersion adds a CRD's storage version to its
-// status.storedVersions, after an update of its spec.
-func addStoredVersion(obj object) {
-	st := deepCopyObject(mapAt(obj, "status")) // shared with the stored object's
-	obj["status"] = st
-	stored := listOf(st, "storedVersions")
-	for _, v := range versionsOf(mapAt(obj, "spec")) {
-		if b, _ := v["storage"].(bool); b && !slices.Contains(stored, any(str(v, "name"))) {
-			stored = append(stored, str(v, "name"))
-		}
-	}
-	st["storedVersions"] = stored
 }
 
 // markCRDDeleted is kube-apiserver's CRD storage on DELETE: the CRD gets
@@ -83,16 +74,16 @@ func (s *Server) markCRDDeleted(ctx context.Context, d *deletion) (int, any, err
 	}
 	now := formatTime(s.now())
 	fs := finalizers(d.obj)
-	if !slices.Contains(fs, crdCleanupFinalizer) {
-		setFinalizers(d.obj, append(fs, crdCleanupFinalizer))
+	if !slices.Contains(fs, apiextensions.CleanupFinalizer) {
+		setFinalizers(d.obj, append(fs, apiextensions.CleanupFinalizer))
 	}
-	st := mapAt(d.obj, "status")
-	st["conditions"] = append(listOf(st, "conditions"), condition("Terminating", "True", "InstanceDeletionPending", "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon", now))
+	st := jsonmap.Ensure(d.obj, "status")
+	st["conditions"] = append(jsonmap.List(st, "conditions"), apiextensions.Condition("Terminating", "True", "InstanceDeletionPending", "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon", now))
 	metadata(d.obj)["deletionTimestamp"] = now
 	code, out, err := s.writeDeleting(ctx, d)
 	if err == nil && !d.dryRun {
 		if o, ok := out.(object); ok {
-			s.setCustom(d.name, customResources(storedCRD(d.res, o)))
+			s.setCustom(d.name, apiextensions.Resources(storedCRD(d.res, o)))
 		}
 		err = s.cleanupCRD(ctx, d.name)
 	}

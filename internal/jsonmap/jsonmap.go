@@ -59,3 +59,14 @@ func value(o Object, path []string) any {
 	}
 	return Child(o, path[:len(path)-1]...)[path[len(path)-1]]
 }
+
+// Ensure is the object at key in o, which it sets to a new empty one if
+// there is none.
+func Ensure(o Object, key string) Object {
+	if m, ok := o[key].(map[string]any); ok {
+		return m
+	}
+	m := Object{}
+	o[key] = m
+	return m
+}

@@ -1,10 +1,9 @@
-package server
+package conversion
 
 import (
 	"bytes"
 	"encoding/json"
 
-	"kubeplay/server/catalog"
 	"kubeplay/server/decoded"
 )
 
@@ -19,33 +18,10 @@ const (
 	hpaCurrentMetricsAnnotation = "autoscaling.alpha.kubernetes.io/current-metrics"
 )
 
-func isHPA(r *catalog.Resource) bool {
-	return r.Group == "autoscaling" && r.Resource == "horizontalpodautoscalers"
-}
-
-func isAutoscalingV1(r *catalog.Resource) bool { return isHPA(r) && r.Version == "v1" }
-
-// hpaStatusOnly is obj with old's spec (in v1, with the annotations that
-// carry the spec's v2-only fields) and the metadata the server owns.
-func hpaStatusOnly(res *catalog.Resource, obj, old object) object {
-	out := deepCopyObject(obj)
-	out["spec"] = deepCopyObject(old)["spec"]
-	prepareForUpdate(res, "status", out, old)
-	annotations := decoded.Child(metadata(out), "annotations")
-	oldAnnotations := decoded.Child(metadata(old), "annotations")
-	for _, k := range []string{hpaMetricsAnnotation, hpaBehaviorAnnotation} {
-		if v, ok := oldAnnotations[k]; ok {
-			if annotations == nil {
-				annotations = map[string]any{}
-				metadata(out)["annotations"] = annotations
-			}
-			annotations[k] = v
-		} else {
-			delete(annotations, k)
-		}
-	}
-	return out
-}
+// HPASpecAnnotations are the annotations in which autoscaling/v1 carries
+// the v2 spec fields it has no field for: they change with the spec, not
+// with the status.
+var HPASpecAnnotations = []string{hpaMetricsAnnotation, hpaBehaviorAnnotation}
 
 // The annotations hold autoscaling/v1's own metric types, in their JSON
 // field order (learners read the annotations as text); the quantities
@@ -238,9 +214,9 @@ func metricIdentifier(name string, selector json.RawMessage) map[string]any {
 	return nonNil("name", name, "selector", plain(selector))
 }
 
-// hpaToV1 converts a stored (v2) object, in place, to v1, moving what v1
+// hpaToV1 converts a stored (v2) Object, in place, to v1, moving what v1
 // cannot express into annotations.
-func hpaToV1(obj object) {
+func hpaToV1(obj Object) {
 	if spec := decoded.Child(obj, "spec"); spec != nil {
 		var others []hpaV1Metric
 		for _, m := range decoded.Items(spec["metrics"]) {
@@ -358,7 +334,7 @@ func hpaMetricStatusToV1(m map[string]any) hpaV1MetricStatus {
 
 // hpaFromV1 converts a v1 object, in place, to v2, taking back from the
 // annotations what v1 could not hold.
-func hpaFromV1(obj object) {
+func hpaFromV1(obj Object) {
 	annotations := decoded.Child(metadata(obj), "annotations")
 	if spec := decoded.Child(obj, "spec"); spec != nil {
 		var metrics []any
@@ -493,7 +469,7 @@ func plainBehavior(b hpaBehavior) map[string]any {
 	return out
 }
 
-func setAnnotation(obj object, key string, v any) {
+func setAnnotation(obj Object, key string, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return

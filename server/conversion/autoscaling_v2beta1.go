@@ -1,7 +1,6 @@
-package server
+package conversion
 
 import (
-	"kubeplay/server/catalog"
 	"kubeplay/server/decoded"
 )
 
@@ -9,10 +8,9 @@ import (
 // stored as v2 too. Their metrics have the shapes autoscaling/v1 keeps in
 // its annotations (metricName, targetAverageValue ...); the behavior,
 // which v2beta1 has no field for, goes to v1's behavior annotation.
-func isAutoscalingV2beta1(r *catalog.Resource) bool { return isHPA(r) && r.Version == "v2beta1" }
 
 // hpaToV2beta1 converts a v2 object, in place, to v2beta1.
-func hpaToV2beta1(obj object) {
+func hpaToV2beta1(obj Object) {
 	if spec := decoded.Child(obj, "spec"); spec != nil {
 		if _, ok := spec["metrics"]; ok {
 			var metrics []any
@@ -38,7 +36,7 @@ func hpaToV2beta1(obj object) {
 }
 
 // hpaFromV2beta1 converts a v2beta1 object, in place, to v2.
-func hpaFromV2beta1(obj object) {
+func hpaFromV2beta1(obj Object) {
 	annotations := decoded.Child(metadata(obj), "annotations")
 	if spec := decoded.Child(obj, "spec"); spec != nil {
 		if _, ok := spec["metrics"]; ok {
