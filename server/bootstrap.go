@@ -80,8 +80,8 @@ func prebuiltObjects(created, managed time.Time) []store.KeyValue {
 		}
 		value = append(value, rest...)
 		if bytes.Contains(value, []byte(`"@`)) {
-			// A FlowSchema's Dangling condition and its second managedFields
-			// entry carry the same times again.
+			// Status conditions and a second managedFields entry (a
+			// FlowSchema's) carry the same times again.
 			value = bytes.ReplaceAll(bytes.ReplaceAll(value, []byte(createdPlaceholder), []byte(createdTime)), []byte(managedPlaceholder), []byte(managedTime))
 		}
 		kvs[i] = store.KeyValue{Key: p.key, Value: value}
@@ -184,8 +184,9 @@ func bootstrapObjects() ([]object, error) {
 
 // apiserverBootstrapJSON holds the objects kube-apiserver v1.35 keeps in
 // every cluster besides namespaces, RBAC and the kubernetes Service: the
-// system PriorityClasses and the mandatory and suggested API Priority and
-// Fairness configuration (PriorityLevelConfigurations, FlowSchemas), as
+// system PriorityClasses, the mandatory and suggested API Priority and
+// Fairness configuration (PriorityLevelConfigurations, FlowSchemas) and
+// the local APIServices of the group versions served by default, as
 // kube-apiserver serves them less uid, resourceVersion, creationTimestamp,
 // generation, managedFields and status.
 //
@@ -207,6 +208,22 @@ func bootstrapManager(res *catalog.Resource) string {
 		return apfProducer
 	}
 	return "kube-apiserver"
+}
+
+// bootstrapStatus sets the status kube-apiserver's own controllers give
+// the objects it creates at start: a FlowSchema's Dangling condition, a
+// local APIService's Available one (which no managedFields entry records).
+func (s *Server) bootstrapStatus(res *catalog.Resource, obj object) (object, error) {
+	switch res.GroupVersionKind().GroupKind() {
+	case schema.GroupKind{Group: "flowcontrol.apiserver.k8s.io", Kind: "FlowSchema"}:
+		return s.applyDanglingCondition(res, obj)
+	case schema.GroupKind{Group: "apiregistration.k8s.io", Kind: "APIService"}:
+		obj["status"] = map[string]any{"conditions": []any{map[string]any{
+			"type": "Available", "status": "True", "lastTransitionTime": formatTime(s.now()), "reason": "Local",
+			"message": "Local APIServices are always available",
+		}}}
+	}
+	return obj, nil
 }
 
 // applyDanglingCondition applies, as kube-apiserver's APF configuration
@@ -284,10 +301,8 @@ func (s *Server) createBootstrap(ctx context.Context, res *catalog.Resource, key
 		return err
 	}
 	s.prepareForCreate(res, obj)
-	if res.Group == "flowcontrol.apiserver.k8s.io" && res.Kind == "FlowSchema" {
-		if obj, err = s.applyDanglingCondition(res, obj); err != nil {
-			return err
-		}
+	if obj, err = s.bootstrapStatus(res, obj); err != nil {
+		return err
 	}
 	value, err := encodeForStorage(res, obj)
 	if err != nil {

@@ -129,12 +129,6 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 // Catalog returns the resource types the server serves.
 func (s *Server) Catalog() *catalog.Catalog { return s.catalog }
 
-// notServed lists built-in resources kubeplay does not serve yet, and why.
-var notServed = map[schema.GroupResource]string{
-	// Their objects only mean something once the API server acts on them.
-	{Group: "apiregistration.k8s.io", Resource: "apiservices"}: "API aggregation is not supported",
-}
-
 // served reports whether kubeplay serves a built-in resource: every stored
 // resource type of the GA groups and the access reviews, but not the other
 // virtual resources (bindings, component statuses).
@@ -143,9 +137,6 @@ func served(r *catalog.Resource) bool {
 		return true
 	}
 	if !r.HasVerb("create") || !r.HasVerb("get") || !r.HasVerb("list") {
-		return false
-	}
-	if _, skip := notServed[r.GroupResource()]; skip {
 		return false
 	}
 	return true

@@ -409,6 +409,8 @@ io.k8s.api.storagemigration.v1beta1.StorageVersionMigrationList	metadata
 io.k8s.api.storagemigration.v1beta1.StorageVersionMigrationSpec	resource
 io.k8s.apimachinery.pkg.apis.meta.v1.APIGroup	preferredVersion
 io.k8s.apimachinery.pkg.apis.meta.v1.Status	metadata
+io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIService	metadata	spec	status
+io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceList	metadata
 `
 
 // nullFieldsTable: the fields a zero value holds as null.
@@ -699,6 +701,8 @@ io.k8s.apimachinery.pkg.apis.meta.v1.APIVersions	serverAddressByClientCIDRs	vers
 io.k8s.apimachinery.pkg.apis.meta.v1.Condition	lastTransitionTime
 io.k8s.apimachinery.pkg.apis.meta.v1.InternalEvent	
 io.k8s.apimachinery.pkg.apis.meta.v1.WatchEvent	object
+io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceCondition	lastTransitionTime
+io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceList	items
 `
 
 // zeroFieldsTable: the scalar fields always serialized, as field=kind (string, bool, int...).
@@ -1078,4 +1082,6 @@ io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelectorRequirement	key=string	operato
 io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference	apiVersion=string	kind=string	name=string	uid=string
 io.k8s.apimachinery.pkg.apis.meta.v1.ServerAddressByClientCIDR	clientCIDR=string	serverAddress=string
 io.k8s.apimachinery.pkg.apis.meta.v1.WatchEvent	type=string
+io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceCondition	status=string	type=string
+io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceSpec	groupPriorityMinimum=int32	versionPriority=int32
 `
