@@ -1865,4 +1865,10 @@ io.k8s.apimachinery.pkg.apis.meta.v1.Status	apiVersion=string	code=int	kind=stri
 io.k8s.apimachinery.pkg.apis.meta.v1.StatusCause	field=string	message=string	reason=string
 io.k8s.apimachinery.pkg.apis.meta.v1.StatusDetails	causes=slice	group=string	kind=string	name=string	retryAfterSeconds=int	uid=string
 io.k8s.apimachinery.pkg.apis.meta.v1.UpdateOptions	apiVersion=string	dryRun=slice	fieldManager=string	fieldValidation=string	kind=string
+io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIService	apiVersion=string	kind=string
+io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceCondition	message=string	reason=string
+io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceList	apiVersion=string	kind=string
+io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceSpec	caBundle=string	group=string	insecureSkipTLSVerify=bool	version=string
+io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceStatus	conditions=slice
+io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.ServiceReference	name=string	namespace=string
 `
