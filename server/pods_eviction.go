@@ -359,6 +359,11 @@ func (s *Server) markAndDeletePod(ctx context.Context, pods *catalog.Resource, r
 			break
 		}
 	}
+	// Checked by the delete, after the condition is set, as kube-apiserver
+	// does: an invalid option leaves the pod marked.
+	if err := s.validateDeleteOptions(opts, false); err != nil {
+		return err
+	}
 	_, _, err := s.deleteObject(ctx, pods, req.namespace, req.name, opts)
 	return err
 }

@@ -72,8 +72,8 @@ func (s *Server) podLog(w http.ResponseWriter, r *http.Request, req *request) {
 	}
 }
 
-// podStream answers pods/exec and pods/attach (container true) and
-// pods/portforward: WebSocket and SPDY upgrades to a container's streams.
+// podStream answers pods/exec, pods/attach (to a container's streams) and
+// pods/portforward (to the pod's ports): WebSocket and SPDY upgrades.
 func (s *Server) podStream(w http.ResponseWriter, r *http.Request, req *request) {
 	ctx := r.Context()
 	var pod object
