@@ -52,14 +52,25 @@ func decodeStored(r *catalog.Resource, kv store.KeyValue) (object, error) {
 	if err != nil {
 		return nil, fmt.Errorf("stored object %s is corrupt: %w", kv.Key, err)
 	}
+	if c := r.Custom; c != nil && c.Convert != nil && str(obj, "apiVersion") != r.APIVersion() {
+		// A conversion webhook is called outside any request's context
+		// here, bounded by its own timeout.
+		if obj, err = c.Convert(context.Background(), obj, r.APIVersion()); err != nil {
+			return nil, err
+		}
+	}
 	fromStorage(r, obj)
 	metadata(obj)["resourceVersion"] = strconv.FormatInt(kv.ModRevision, 10)
 	return obj, nil
 }
 
 // encodeForStorage serialises obj in r's storage version, without the
-// resourceVersion (which is the store's revision).
+// resourceVersion (which is the store's revision). Its error is an API
+// error.
 func encodeForStorage(r *catalog.Resource, obj object) ([]byte, error) {
+	if c := r.Custom; c != nil && c.Convert != nil && c.StorageVersion != r.Version {
+		return encodeConverted(r, obj)
+	}
 	if r.Custom != nil && r.Custom.StorageVersion != r.Version {
 		// Stored in another version, what that version's schema does not
 		// know is dropped, in obj too: as kube-apiserver's, the answer is
@@ -68,7 +79,38 @@ func encodeForStorage(r *catalog.Resource, obj object) ([]byte, error) {
 	}
 	stored := toStorage(r, obj)
 	delete(metadata(stored), "resourceVersion")
-	return encoding.MarshalObject(stored)
+	value, err := encoding.MarshalObject(stored)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	return value, nil
+}
+
+// encodeConverted is encodeForStorage for a custom resource whose CRD has
+// a conversion webhook: the webhook converts obj to the storage version,
+// and what was stored back, for the answer (in obj), as kube-apiserver
+// answers what it stored.
+func encodeConverted(r *catalog.Resource, obj object) ([]byte, error) {
+	st := catalog.StorageOf(r)
+	sent := deepCopyObject(obj)
+	sent["apiVersion"], sent["kind"] = r.APIVersion(), r.Kind
+	delete(metadata(sent), "resourceVersion")
+	stored, err := r.Custom.Convert(context.Background(), sent, schemaAPIVersion(st.Group, st.Version))
+	if err != nil {
+		return nil, err
+	}
+	r.Custom.StorageSchema.Prune(stored)
+	value, err := encoding.MarshalObject(stored)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	back, err := r.Custom.Convert(context.Background(), deepCopyObject(stored), r.APIVersion())
+	if err != nil {
+		return nil, err
+	}
+	fromStorage(r, back)
+	replaceObject(obj, back)
+	return value, nil
 }
 
 // readBody reads and decodes a request body into an object of kind r.Kind,
@@ -101,7 +143,7 @@ func readBody(r *http.Request, res *catalog.Resource) (object, error) {
 	obj, err := encoding.DecodeObject(mt, body)
 	var yamlErr *encoding.YAMLSyntaxError
 	switch {
-	case errors.As(err, &yamlErr):
+	case errors.As(err, &yamlErr), err != nil && mt == encoding.Protobuf:
 		return nil, encoding.BadRequest("the object provided is unrecognized (must be of type %s): %v (%s)", res.Kind, err, excerpt(body))
 	case err != nil:
 		return nil, encoding.BadRequest("the object provided is unrecognized (must be of type %s): couldn't get version/kind; json parse error: %v (%s)", res.Kind, err, excerpt(body))
@@ -115,12 +157,15 @@ func readBody(r *http.Request, res *catalog.Resource) (object, error) {
 		kind = res.Kind
 	}
 	version := apiVersion[strings.LastIndex(apiVersion, "/")+1:]
+	// kube-apiserver decodes a protobuf body of any built-in kind, and then
+	// fails to convert it.
+	decodable := mt == encoding.Protobuf && encoding.HasProtobuf(apiVersion, kind)
 	switch {
 	case apiVersion != res.APIVersion() && res.Custom != nil:
 		return nil, encoding.BadRequest("the API version in the data (%s) does not match the expected API version (%s)", apiVersion, res.APIVersion())
-	case apiVersion != res.APIVersion():
+	case apiVersion != res.APIVersion() && !decodable:
 		return nil, encoding.BadRequest("%s in version %q cannot be handled as a %s: no kind %q is registered for version %q in scheme \"pkg/runtime/scheme.go:111\"", kind, version, res.Kind, kind, apiVersion)
-	case kind != res.Kind:
+	case kind != res.Kind || apiVersion != res.APIVersion():
 		return nil, encoding.BadRequest("%s in version %q cannot be handled as a %s: converting (%s.%s) to (%s.%s): unknown conversion", kind, version, res.Kind, version, kind, internalPackage(res.Group), res.Kind)
 	}
 	// Protobuf bodies are typed already; custom objects are pruned and
