@@ -1,8 +1,10 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	_ "embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -11,9 +13,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/uuid"
 
+	"kubeplay/internal/jsonmap"
 	"kubeplay/server/authz"
 	"kubeplay/server/catalog"
 	"kubeplay/server/defaults"
+	"kubeplay/server/fieldmanager"
 	"kubeplay/store"
 )
 
@@ -74,7 +78,13 @@ func prebuiltObjects(created, managed time.Time) []store.KeyValue {
 			value = append(append(value, rest[:j]...), r[1]...)
 			rest = rest[j+len(r[0]):]
 		}
-		kvs[i] = store.KeyValue{Key: p.key, Value: append(value, rest...)}
+		value = append(value, rest...)
+		if bytes.Contains(value, []byte(`"@`)) {
+			// Status conditions and a second managedFields entry (a
+			// FlowSchema's) carry the same times again.
+			value = bytes.ReplaceAll(bytes.ReplaceAll(value, []byte(createdPlaceholder), []byte(createdTime)), []byte(managedPlaceholder), []byte(managedTime))
+		}
+		kvs[i] = store.KeyValue{Key: p.key, Value: value}
 	}
 	return kvs
 }
@@ -164,7 +174,83 @@ func bootstrapObjects() ([]object, error) {
 		return nil, err
 	}
 	objs = append(objs, rbac...)
-	return append(objs, kubernetesService()), nil
+	objs = append(objs, kubernetesService())
+	var own []object
+	if err := json.Unmarshal(apiserverBootstrapJSON, &own); err != nil {
+		return nil, err
+	}
+	return append(objs, own...), nil
+}
+
+// apiserverBootstrapJSON holds the objects kube-apiserver v1.35 keeps in
+// every cluster besides namespaces, RBAC and the kubernetes Service: the
+// system PriorityClasses, the mandatory and suggested API Priority and
+// Fairness configuration (PriorityLevelConfigurations, FlowSchemas) and
+// the local APIServices of the group versions served by default, as
+// kube-apiserver serves them less uid, resourceVersion, creationTimestamp,
+// generation, managedFields and status.
+//
+//go:embed bootstrap_apiserver.json
+var apiserverBootstrapJSON []byte
+
+// The writers of the API Priority and Fairness configuration in
+// kube-apiserver: the producer creates the objects, the consumer applies
+// the FlowSchemas' Dangling condition.
+const (
+	apfProducer = "api-priority-and-fairness-config-producer-v1"
+	apfConsumer = "api-priority-and-fairness-config-consumer-v1"
+)
+
+// bootstrapManager is the writer kube-apiserver records for a bootstrap
+// object it creates.
+func bootstrapManager(res *catalog.Resource) string {
+	if res.Group == "flowcontrol.apiserver.k8s.io" {
+		return apfProducer
+	}
+	return "kube-apiserver"
+}
+
+// bootstrapStatus sets the status kube-apiserver's own controllers give
+// the objects it creates at start: a FlowSchema's Dangling condition, a
+// local APIService's Available one (which no managedFields entry records).
+func (s *Server) bootstrapStatus(res *catalog.Resource, obj object) (object, error) {
+	switch res.GroupVersionKind().GroupKind() {
+	case schema.GroupKind{Group: "flowcontrol.apiserver.k8s.io", Kind: "FlowSchema"}:
+		return s.applyDanglingCondition(res, obj)
+	case schema.GroupKind{Group: "apiregistration.k8s.io", Kind: "APIService"}:
+		obj["status"] = map[string]any{"conditions": []any{map[string]any{
+			"type": "Available", "status": "True", "lastTransitionTime": formatTime(s.now()), "reason": "Local",
+			"message": "Local APIServices are always available",
+		}}}
+	}
+	return obj, nil
+}
+
+// applyDanglingCondition applies, as kube-apiserver's APF configuration
+// consumer does, a FlowSchema's Dangling condition: False, as the priority
+// level it names exists from the start. Its managedFields entry is given
+// the time of the object's first one: both are written at once.
+func (s *Server) applyDanglingCondition(res *catalog.Resource, obj object) (object, error) {
+	f, err := s.fieldManager(res, "status")
+	if err != nil {
+		return nil, err
+	}
+	level := jsonmap.String(obj, "spec", "priorityLevelConfiguration", "name")
+	applied := object{"apiVersion": obj["apiVersion"], "kind": obj["kind"], "metadata": map[string]any{"name": str(metadata(obj), "name")},
+		"status": map[string]any{"conditions": []any{map[string]any{
+			"type": "Dangling", "status": "False", "lastTransitionTime": formatTime(s.now()), "reason": "Found",
+			"message": fmt.Sprintf("This FlowSchema references the PriorityLevelConfiguration object named %q and it exists", level),
+		}}}}
+	out, err := fieldmanager.Apply(f, obj, applied, apfConsumer, true)
+	if err != nil {
+		return nil, err
+	}
+	entries := asSlice(metadata(out)["managedFields"])
+	first := asSlice(metadata(obj)["managedFields"])[0].(map[string]any)["time"]
+	for _, e := range entries {
+		e.(map[string]any)["time"] = first
+	}
+	return out, nil
 }
 
 // bootstrapKey returns the resource and the key of a bootstrap object.
@@ -174,7 +260,7 @@ func bootstrapKey(obj object) (*catalog.Resource, string, error) {
 		return nil, "", err
 	}
 	kind := str(obj, "kind")
-	res := catalog.LookupBuiltin(gv.WithResource(strings.ToLower(kind) + "s"))
+	res := catalog.LookupBuiltinKind(gv.WithKind(kind))
 	if res == nil {
 		return nil, "", fmt.Errorf("no resource for %s", kind)
 	}
@@ -207,7 +293,7 @@ func (s *Server) createBootstrap(ctx context.Context, res *catalog.Resource, key
 	if err := applyDefaults(res, obj); err != nil {
 		return err
 	}
-	obj, err := s.trackUpdate(res, "", nil, obj, "kube-apiserver")
+	obj, err := s.trackUpdate(res, "", nil, obj, bootstrapManager(res))
 	if err != nil {
 		return err
 	}
@@ -215,6 +301,9 @@ func (s *Server) createBootstrap(ctx context.Context, res *catalog.Resource, key
 		return err
 	}
 	s.prepareForCreate(res, obj)
+	if obj, err = s.bootstrapStatus(res, obj); err != nil {
+		return err
+	}
 	value, err := encodeForStorage(res, obj)
 	if err != nil {
 		return err

@@ -70,18 +70,26 @@ func withPlaceholders(t *testing.T, kv store.KeyValue) string {
 		t.Fatalf("%s: %v", kv.Key, err)
 	}
 	md := obj.Metadata
-	if md.UID == "" || len(md.ManagedFields) != 1 || md.ManagedFields[0].Time == "" {
-		t.Fatalf("%s: no uid, or not one managedFields entry with a time: %s", kv.Key, kv.Value)
+	if md.UID == "" || len(md.ManagedFields) == 0 || md.ManagedFields[0].Time == "" {
+		t.Fatalf("%s: no uid, or no managedFields entry with a time: %s", kv.Key, kv.Value)
+	}
+	for _, e := range md.ManagedFields {
+		if e.Time != md.ManagedFields[0].Time {
+			t.Fatalf("%s: managedFields written at different times: %s", kv.Key, kv.Value)
+		}
 	}
 	if want := bootstrapClock.Format(time.RFC3339); md.CreationTimestamp != want {
 		t.Fatalf("%s: creationTimestamp %q, want the server's clock, %q", kv.Key, md.CreationTimestamp, want)
 	}
 	v := string(kv.Value)
-	for old, placeholder := range map[string]string{md.UID: uidPlaceholder, md.CreationTimestamp: createdPlaceholder, md.ManagedFields[0].Time: managedPlaceholder} {
-		if n := strings.Count(v, `"`+old+`"`); n != 1 {
-			t.Fatalf("%s: %q appears %d times", kv.Key, old, n)
+	// The uid once; the times at least once (status conditions and a second
+	// managedFields entry repeat them).
+	for _, r := range [][2]string{{md.UID, uidPlaceholder}, {md.CreationTimestamp, createdPlaceholder}, {md.ManagedFields[0].Time, managedPlaceholder}} {
+		old, placeholder := `"`+r[0]+`"`, r[1]
+		if n := strings.Count(v, old); n == 0 || n > 1 && placeholder == uidPlaceholder {
+			t.Fatalf("%s: %s appears %d times", kv.Key, old, n)
 		}
-		v = strings.Replace(v, `"`+old+`"`, placeholder, 1)
+		v = strings.ReplaceAll(v, old, placeholder)
 	}
 	return v
 }

@@ -69,7 +69,7 @@ func (s *Server) establish(ctx context.Context, crd object) error {
 	st["conditions"] = conds
 	if reflect.DeepEqual(old["status"], crd["status"]) {
 		s.setCustom(name, s.customResources(crd))
-		return nil
+		return s.syncCRDAPIServices(ctx, crd)
 	}
 	out, err := s.trackUpdate(res, "status", old, crd, "kube-apiserver")
 	if err != nil {
@@ -83,7 +83,7 @@ func (s *Server) establish(ctx context.Context, crd object) error {
 		return err
 	}
 	s.setCustom(name, s.customResources(out))
-	return nil
+	return s.syncCRDAPIServices(ctx, out)
 }
 
 // acceptNames is kube-apiserver's naming controller's decision on a CRD's
@@ -205,6 +205,9 @@ func (s *Server) cleanupCRD(ctx context.Context, name string) error {
 		}
 	}
 	s.setCustom(name, nil)
+	if err := s.syncCRDAPIServices(ctx, crd); err != nil {
+		return err
+	}
 	setFinalizers(crd, slices.DeleteFunc(finalizers(crd), func(f string) bool { return f == apiextensions.CleanupFinalizer }))
 	_, err = s.commitUpdate(ctx, res, "", name, crd, kv, false)
 	return err

@@ -22,6 +22,11 @@ var kubeplayChecks = map[string]bool{
 	"poststarthook/start-apiextensions-informers": true, "poststarthook/start-apiextensions-controllers": true,
 	"poststarthook/crd-informer-synced": true, "poststarthook/start-system-namespaces-controller": true,
 	"poststarthook/start-service-ip-repair-controllers": true, "poststarthook/bootstrap-controller": true,
+	"poststarthook/scheduling/bootstrap-system-priority-classes": true, "poststarthook/priority-and-fairness-config-producer": true,
+	"poststarthook/start-kube-aggregator-informers": true, "poststarthook/apiservice-status-local-available-controller": true,
+	"poststarthook/apiservice-status-remote-available-controller": true, "poststarthook/apiservice-registration-controller": true,
+	"poststarthook/apiservice-discovery-controller": true, "poststarthook/kube-apiserver-autoregistration": true,
+	"autoregister-completion": true, "poststarthook/apiservice-openapi-controller": true, "poststarthook/apiservice-openapiv3-controller": true,
 }
 
 // TestHealth_MatchesOracle replays health requests recorded from
@@ -79,7 +84,12 @@ func TestHealth_StoreDown(t *testing.T) {
 	const hooksOK = "[+]poststarthook/start-apiserver-admission-initializer ok\n[+]poststarthook/generic-apiserver-start-informers ok\n" +
 		"[+]poststarthook/start-apiextensions-informers ok\n[+]poststarthook/start-apiextensions-controllers ok\n" +
 		"[+]poststarthook/crd-informer-synced ok\n[+]poststarthook/start-system-namespaces-controller ok\n" +
-		"[+]poststarthook/start-service-ip-repair-controllers ok\n[+]poststarthook/bootstrap-controller ok\n"
+		"[+]poststarthook/start-service-ip-repair-controllers ok\n[+]poststarthook/scheduling/bootstrap-system-priority-classes ok\n" +
+		"[+]poststarthook/priority-and-fairness-config-producer ok\n[+]poststarthook/bootstrap-controller ok\n" +
+		"[+]poststarthook/start-kube-aggregator-informers ok\n[+]poststarthook/apiservice-status-local-available-controller ok\n" +
+		"[+]poststarthook/apiservice-status-remote-available-controller ok\n[+]poststarthook/apiservice-registration-controller ok\n" +
+		"[+]poststarthook/apiservice-discovery-controller ok\n[+]poststarthook/kube-apiserver-autoregistration ok\n" +
+		"[+]autoregister-completion ok\n[+]poststarthook/apiservice-openapi-controller ok\n[+]poststarthook/apiservice-openapiv3-controller ok\n"
 	for _, tc := range []struct {
 		path string
 		code int

@@ -122,9 +122,15 @@ func (s *Server) commitChange(ctx context.Context, wr *write, obj, live object, 
 	} else if len(errs) > 0 {
 		return nil, errInvalid(res, wr.name, errs)
 	}
-	// After the validation, which compares what the client sent with the
-	// stored object (a changed deletionGracePeriodSeconds, say).
-	obj = s.prepareUpdate(wr.request, obj, live)
+	// A pod's ephemeralcontainers and resize record in managedFields what
+	// the client sent, before the strategy drops what they may not change
+	// (kube-apiserver resets no fields for them).
+	recordsSent := podSpecSubresources[subresourceKey(res, wr.subresource)]
+	if !recordsSent {
+		// After the validation, which compares what the client sent with the
+		// stored object (a changed deletionGracePeriodSeconds, say).
+		obj = s.prepareUpdate(wr.request, obj, live)
+	}
 	if !wr.applied {
 		// managedFields are recorded on the object as the request made it:
 		// before mutating webhooks (what they changed is nobody's), with
@@ -142,6 +148,9 @@ func (s *Server) commitChange(ctx context.Context, wr *write, obj, live object, 
 		} else {
 			delete(metadata(obj), "managedFields")
 		}
+	}
+	if recordsSent {
+		obj = s.prepareUpdate(wr.request, obj, live)
 	}
 	admitted, was := obj, live
 	if view := wr.policyView; view != nil {

@@ -57,6 +57,10 @@ func parsePath(parts []string) (ns, resource, name, sub string, ok bool) {
 	case 3:
 		resource, name, sub = parts[0], parts[1], parts[2]
 	default:
+		if len(parts) > 3 && parts[2] == "proxy" {
+			// The rest of the path is the proxied one.
+			return ns, parts[0], parts[1], "proxy", true
+		}
 		return "", "", "", "", false
 	}
 	return ns, resource, name, sub, resource != ""

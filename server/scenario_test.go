@@ -484,6 +484,12 @@ func normalize(t *testing.T, body json.RawMessage) any {
 					return strings.Compare(managedFieldsKey(a), managedFieldsKey(b))
 				})
 			}
+			if pods, ok := x["disruptedPods"].(map[string]any); ok {
+				// A PodDisruptionBudget's evicted pods, by eviction time.
+				for pod := range pods {
+					pods[pod] = "TIME"
+				}
+			}
 			if causes, ok := x["causes"].([]any); ok {
 				// kube-apiserver lists Server-Side Apply conflicts in map order.
 				slices.SortFunc(causes, func(a, b any) int {

@@ -135,23 +135,14 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 // Catalog returns the resource types the server serves.
 func (s *Server) Catalog() *catalog.Catalog { return s.catalog }
 
-// notServed lists built-in resources kubeplay does not serve yet, and why.
-var notServed = map[schema.GroupResource]string{
-	// Their objects only mean something once the API server acts on them.
-	{Group: "apiregistration.k8s.io", Resource: "apiservices"}: "API aggregation is not supported",
-}
-
 // served reports whether kubeplay serves a built-in resource: every stored
 // resource type of the GA groups and the access reviews, but not the other
 // virtual resources (bindings, component statuses).
 func served(r *catalog.Resource) bool {
-	if isReview(r) {
+	if isReview(r) || unstoredHandlers[r.GroupResource()] != nil {
 		return true
 	}
 	if !r.HasVerb("create") || !r.HasVerb("get") || !r.HasVerb("list") {
-		return false
-	}
-	if _, skip := notServed[r.GroupResource()]; skip {
 		return false
 	}
 	return true
@@ -169,7 +160,7 @@ func subresourceServed(r *catalog.Resource, sub string) bool {
 	case "approval":
 		return isCSRs(r)
 	}
-	return false
+	return subresourceHandlers[subresourceKey(r, sub)] != nil || podSpecSubresources[subresourceKey(r, sub)]
 }
 
 // ServeHTTP routes one API request.
@@ -214,7 +205,7 @@ func (s *Server) serveCore(w http.ResponseWriter, r *http.Request, parts []strin
 	case len(parts) == 0:
 		s.serveDiscoveryRoot(w, r, true, s.coreVersions(r))
 	case parts[0] != "v1":
-		http.NotFound(w, r)
+		encoding.WriteError(w, r, errNoResource())
 	case len(parts) == 1:
 		s.serveDiscovery(w, s.withCBOR(r), s.resourceList(schema.GroupVersion{Version: "v1"}), false)
 	default:
@@ -275,7 +266,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, gv schema
 		return
 	}
 	res := s.catalog.Lookup(gv.WithResource(resource))
-	if res == nil || (!res.Namespaced && ns != "") {
+	if res == nil || (!res.Namespaced && ns != "") || !routed(res, name, sub, watchPath) {
 		encoding.WriteError(w, r, errNoResource())
 		return
 	}
@@ -296,14 +287,14 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, gv schema
 	req := &request{group: gv.Group, version: gv.Version, namespace: ns, resource: resource, name: name, subresource: sub, res: res,
 		fieldValidation: r.URL.Query().Get("fieldValidation"), query: r.URL.Query()}
 	req.verb = verbFor(r.Method, name == "", queryBool(r.URL.Query(), "watch"), watchPath)
-	if sub == "token" && r.Method == http.MethodPost {
-		req.verb = "create" // serviceaccounts/token
+	if sub != "" && sub != "finalize" && r.Method == http.MethodPost {
+		req.verb = "create" // serviceaccounts/token, pods/eviction, ...
 	}
 	if req.verb == "" || (sub == "" && !res.HasVerb(req.verb)) || (sub != "" && sub != "finalize" && !subresourceVerb(res, sub, req.verb)) {
 		encoding.WriteError(w, r, errMethodNotAllowed())
 		return
 	}
-	if req.verb == "patch" {
+	if req.verb == "patch" && sub != "proxy" {
 		if err := s.checkPatchType(r); err != nil {
 			encoding.WriteError(w, r, err)
 			return
@@ -322,6 +313,10 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, gv schema
 	switch {
 	case isReview(res):
 		s.review(w, r, req)
+	case sub == "" && unstoredHandlers[res.GroupResource()] != nil:
+		unstoredHandlers[res.GroupResource()](s, w, r, req)
+	case subresourceHandlers[subresourceKey(res, sub)] != nil:
+		subresourceHandlers[subresourceKey(res, sub)](s, w, r, req)
 	case sub == "token":
 		s.tokenRequest(w, r, req)
 	case sub != "":

@@ -21,6 +21,7 @@ var podStrategy = strategy{
 	resets:                onStatus(fieldpath.MakePathOrDie("metadata", "deletionTimestamp"), fieldpath.MakePathOrDie("metadata", "ownerReferences")),
 	admitNew:              (*Server).admitPod,
 	gracefulDelete:        podGracefulDelete,
+	prepareForUpdate:      preparePodSpecUpdate,
 }
 
 // podGracefulDelete marks a pod for deletion after its grace period. A

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
@@ -39,6 +40,118 @@ func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, req *r
 	default:
 		encoding.WriteError(w, r, errMethodNotAllowed())
 	}
+}
+
+// A handler answers requests of one kind outside the generic registry.
+type handler func(*Server, http.ResponseWriter, *http.Request, *request)
+
+// subresourceHandlers serve the subresources that are not a view of the
+// stored object, by subresourceKey.
+var subresourceHandlers = map[string]handler{
+	"pods/binding":     (*Server).bind,
+	"pods/eviction":    (*Server).evict,
+	"pods/log":         (*Server).podLog,
+	"pods/exec":        (*Server).podStream,
+	"pods/attach":      (*Server).podStream,
+	"pods/portforward": (*Server).podStream,
+	"pods/proxy":       (*Server).podProxy,
+	"services/proxy":   (*Server).serviceProxy,
+	"nodes/proxy":      (*Server).nodeProxy,
+}
+
+// podSpecSubresources update a part of a pod's spec only (see
+// preparePodUpdate).
+var podSpecSubresources = map[string]bool{"pods/ephemeralcontainers": true, "pods/resize": true}
+
+// preparePodSpecUpdate keeps of an update through pods/ephemeralcontainers
+// or pods/resize what that subresource may change, the rest as stored, as
+// kube-apiserver's strategies for them do: the ephemeral containers; the
+// containers' resources and resize policies (when the containers are the
+// same ones, in the same order: otherwise validation is to refuse them).
+func preparePodSpecUpdate(sub string, obj, old object) {
+	if !podSpecSubresources["pods/"+sub] {
+		return
+	}
+	spec, _ := obj["spec"].(map[string]any)
+	kept, _ := runtime.DeepCopyJSONValue(old["spec"]).(map[string]any)
+	if kept == nil {
+		kept = map[string]any{}
+	}
+	switch sub {
+	case "ephemeralcontainers":
+		kept["ephemeralContainers"] = spec["ephemeralContainers"]
+		if spec["ephemeralContainers"] == nil {
+			delete(kept, "ephemeralContainers")
+		}
+	case "resize":
+		for _, list := range []string{"containers", "initContainers"} {
+			if spec[list] == nil && kept[list] == nil {
+				continue
+			}
+			if resized, ok := resizedContainers(asSlice(spec[list]), asSlice(kept[list])); ok {
+				kept[list] = resized
+			} else if v, sent := spec[list]; sent {
+				kept[list] = v
+			}
+		}
+	}
+	obj["spec"] = kept
+	md, oldMD := metadata(obj), metadata(old)
+	for _, k := range []string{"labels", "annotations", "finalizers", "ownerReferences"} {
+		if v, ok := oldMD[k]; ok {
+			md[k] = v
+		} else {
+			delete(md, k)
+		}
+	}
+}
+
+// resizedContainers returns the stored containers with the resources and
+// resize policies of the new ones, if they are the same containers.
+func resizedContainers(containers, stored []any) ([]any, bool) {
+	if len(containers) != len(stored) {
+		return nil, false
+	}
+	for i, c := range containers {
+		m, _ := c.(map[string]any)
+		was, _ := stored[i].(map[string]any)
+		if str(m, "name") != str(was, "name") {
+			return nil, false
+		}
+		for _, k := range []string{"resources", "resizePolicy"} {
+			if v, ok := m[k]; ok {
+				was[k] = v
+			} else {
+				delete(was, k)
+			}
+		}
+	}
+	return stored, true
+}
+
+// unstoredHandlers serve the built-in resources besides the reviews that
+// kube-apiserver serves without storing them.
+var unstoredHandlers = map[schema.GroupResource]handler{
+	{Resource: "bindings"}:          (*Server).bind,
+	{Resource: "componentstatuses"}: (*Server).componentStatuses,
+}
+
+// subresourceKey names a subresource: "pods/log", "deployments.apps/scale".
+func subresourceKey(r *catalog.Resource, sub string) string {
+	return r.GroupResource().String() + "/" + sub
+}
+
+// routed reports whether kube-apiserver has a route for a path to res: an
+// object's path only for a type with verbs on objects, a watch path only
+// for a type that can be watched (else 404, not 405).
+func routed(res *catalog.Resource, name, sub string, watchPath bool) bool {
+	switch {
+	case watchPath:
+		return res.HasVerb("watch")
+	case name != "" && sub == "":
+		return res.HasVerb("get") || res.HasVerb("update") || res.HasVerb("patch") || res.HasVerb("delete")
+	}
+	return true
 }
 
 // subresourceVerb reports whether a subresource of r supports verb.

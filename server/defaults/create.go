@@ -21,7 +21,14 @@ func PrepareForCreate(gvk schema.GroupVersionKind, obj Object, now time.Time) {
 	md := decoded.Child(obj, "metadata")
 	switch gvk.GroupKind() {
 	case schema.GroupKind{Kind: "Pod"}:
-		obj["status"] = map[string]any{"phase": "Pending", "qosClass": qosClass(decoded.Child(obj, "spec"))}
+		status := map[string]any{"phase": "Pending", "qosClass": qosClass(decoded.Child(obj, "spec"))}
+		if gates, _ := decoded.Child(obj, "spec")["schedulingGates"].([]any); len(gates) > 0 {
+			// The scheduler leaves a gated pod alone; kube-apiserver says why.
+			status["conditions"] = []any{map[string]any{"type": "PodScheduled", "status": "False", "reason": "SchedulingGated",
+				"message": "Scheduling is blocked due to non-empty scheduling gates", "lastProbeTime": nil,
+				"lastTransitionTime": now.UTC().Format(time.RFC3339)}}
+		}
+		obj["status"] = status
 	case schema.GroupKind{Kind: "PersistentVolumeClaim"}:
 		addFinalizer(md, "kubernetes.io/pvc-protection")
 		obj["status"] = map[string]any{"phase": "Pending"}

@@ -409,6 +409,8 @@ io.k8s.api.storagemigration.v1beta1.StorageVersionMigrationList	metadata
 io.k8s.api.storagemigration.v1beta1.StorageVersionMigrationSpec	resource
 io.k8s.apimachinery.pkg.apis.meta.v1.APIGroup	preferredVersion
 io.k8s.apimachinery.pkg.apis.meta.v1.Status	metadata
+io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIService	metadata	spec	status
+io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceList	metadata
 `
 
 // nullFieldsTable: the fields a zero value holds as null.
@@ -699,6 +701,8 @@ io.k8s.apimachinery.pkg.apis.meta.v1.APIVersions	serverAddressByClientCIDRs	vers
 io.k8s.apimachinery.pkg.apis.meta.v1.Condition	lastTransitionTime
 io.k8s.apimachinery.pkg.apis.meta.v1.InternalEvent	
 io.k8s.apimachinery.pkg.apis.meta.v1.WatchEvent	object
+io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceCondition	lastTransitionTime
+io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceList	items
 `
 
 // zeroFieldsTable: the scalar fields always serialized, as field=kind (string, bool, int...).
@@ -1078,6 +1082,8 @@ io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelectorRequirement	key=string	operato
 io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference	apiVersion=string	kind=string	name=string	uid=string
 io.k8s.apimachinery.pkg.apis.meta.v1.ServerAddressByClientCIDR	clientCIDR=string	serverAddress=string
 io.k8s.apimachinery.pkg.apis.meta.v1.WatchEvent	type=string
+io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceCondition	status=string	type=string
+io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceSpec	groupPriorityMinimum=int32	versionPriority=int32
 `
 
 // omittedFieldsTable: the fields omitempty leaves out when empty, as field=kind (string, bool, int, float64, slice, map).
@@ -1859,4 +1865,10 @@ io.k8s.apimachinery.pkg.apis.meta.v1.Status	apiVersion=string	code=int	kind=stri
 io.k8s.apimachinery.pkg.apis.meta.v1.StatusCause	field=string	message=string	reason=string
 io.k8s.apimachinery.pkg.apis.meta.v1.StatusDetails	causes=slice	group=string	kind=string	name=string	retryAfterSeconds=int	uid=string
 io.k8s.apimachinery.pkg.apis.meta.v1.UpdateOptions	apiVersion=string	dryRun=slice	fieldManager=string	fieldValidation=string	kind=string
+io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIService	apiVersion=string	kind=string
+io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceCondition	message=string	reason=string
+io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceList	apiVersion=string	kind=string
+io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceSpec	caBundle=string	group=string	insecureSkipTLSVerify=bool	version=string
+io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceStatus	conditions=slice
+io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.ServiceReference	name=string	namespace=string
 `

@@ -300,3 +300,19 @@ func accessModes(modes []string) string {
 	}
 	return strings.Join(out, ",")
 }
+
+// componentStatusCells reports a component's Healthy condition.
+func componentStatusCells(o obj, _ time.Time) []any {
+	status, message, reason := "Unknown", "", ""
+	for _, c := range o.list("conditions") {
+		if c.str("type") != "Healthy" {
+			continue
+		}
+		status = "Unhealthy"
+		if c.str("status") == "True" {
+			status = "Healthy"
+		}
+		message, reason = c.str("message"), c.str("error")
+	}
+	return []any{o.name(), status, message, reason}
+}

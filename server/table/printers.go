@@ -3,6 +3,7 @@ package table
 // printers holds the cells of each built-in type with its own columns, by
 // "group/resource".
 var printers = map[string]cellsFunc{
+	"/componentstatuses":                   componentStatusCells,
 	"/configmaps":                          configMapCells,
 	"/endpoints":                           endpointsCells,
 	"/events":                              eventCells(coreEvent),

@@ -26,6 +26,7 @@ import (
 	"strings"
 
 	"k8s.io/client-go/kubernetes/scheme"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 )
 
 func main() {
@@ -38,6 +39,11 @@ func main() {
 	}
 	tables := fieldTables{byValue: map[string][]string{}, null: map[string][]string{}, zero: map[string][]string{}, omitted: map[string][]string{}}
 	seen := map[reflect.Type]bool{}
+	// kube-apiserver also serves the APIServices of its aggregator, whose
+	// types client-go's scheme lacks.
+	if err := apiregistrationv1.AddToScheme(scheme.Scheme); err != nil {
+		log.Fatal(err)
+	}
 	for _, t := range scheme.Scheme.AllKnownTypes() {
 		walk(t, tables, seen)
 	}
