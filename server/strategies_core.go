@@ -1,6 +1,10 @@
 package server
 
-import "k8s.io/apimachinery/pkg/runtime/schema"
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"kubeplay/server/validation"
+)
 
 // coreStrategies are the strategies of the core ("") group's resources.
 var coreStrategies = map[schema.GroupResource]strategy{
@@ -26,8 +30,12 @@ var coreStrategies = map[schema.GroupResource]strategy{
 		returnsDeletedObject: true,
 		selectableFields:     map[string]selectableField{"status.phase": {}},
 	},
-	{Resource: "nodes"}:   {selectableFields: map[string]selectableField{"spec.unschedulable": {zero: "false"}}},
-	{Resource: "secrets"}: {selectableFields: withNamespace(map[string]selectableField{"type": {}})},
+	{Resource: "nodes"}: {selectableFields: map[string]selectableField{"spec.unschedulable": {zero: "false"}}},
+	{Resource: "secrets"}: {
+		selectableFields: withNamespace(map[string]selectableField{"type": {}}),
+		validate:         validation.Secret, validateUpdate: validation.SecretUpdate,
+	},
+	{Resource: "configmaps"}: {validate: validation.ConfigMap, validateUpdate: validation.ConfigMapUpdate},
 	{Resource: "events"}: {
 		createOnUpdate: true,
 		selectableFields: withNamespace(map[string]selectableField{

@@ -1,9 +1,13 @@
 package server
 
 import (
+	"context"
+
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"kubeplay/server/catalog"
+	"kubeplay/server/validation"
 )
 
 // A strategy is what is true of one resource's writes and reads beyond
@@ -37,6 +41,13 @@ type strategy struct {
 	// generic rules only, without the core group's rule that a finalizer
 	// without a domain be a standard one.
 	genericFinalizerNames bool
+	// validate, if set, checks what the type requires of an object,
+	// created or updated (kube-apiserver's Validate, which its
+	// ValidateUpdate repeats).
+	validate func(obj validation.Object) field.ErrorList
+	// validateUpdate, if set, checks what an update of the main resource
+	// may not change.
+	validateUpdate func(obj, old validation.Object) field.ErrorList
 }
 
 // strategies are the built-in resources' strategies, by group resource.
@@ -62,4 +73,17 @@ func strategyOf(r *catalog.Resource) strategy {
 		return customStrategy
 	}
 	return strategies[r.GroupResource()]
+}
+
+// validateCreate validates a new object of r, its metadata.uid set: what
+// package validation checks of every kind, then r's strategy.
+func validateCreate(ctx context.Context, r *catalog.Resource, obj object) (field.ErrorList, error) {
+	errs, err := validation.Create(ctx, r.GroupVersionKind(), obj)
+	if err != nil {
+		return nil, err
+	}
+	if st := strategyOf(r); st.validate != nil {
+		errs = append(errs, st.validate(obj)...)
+	}
+	return errs, nil
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
-	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -84,37 +83,10 @@ func validateKind(gvk schema.GroupVersionKind, obj Object, uid string) field.Err
 		return ingress(spec)
 	case schema.GroupKind{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}:
 		return horizontalPodAutoscaler(spec)
-	case schema.GroupKind{Kind: "ConfigMap"}:
-		return configKeys(obj, "data", "binaryData")
 	case schema.GroupKind{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicyBinding"}:
 		return policyBinding(spec)
-	case schema.GroupKind{Kind: "Secret"}:
-		return configKeys(obj, "data")
 	}
 	return nil
-}
-
-// configKeys checks the keys of a ConfigMap's or Secret's data fields:
-// file names, those of the first field in none of the others.
-func configKeys(obj Object, fields ...string) field.ErrorList {
-	var errs field.ErrorList
-	for i, f := range fields {
-		for _, k := range slices.Sorted(maps.Keys(decoded.Child(obj, f))) {
-			path := field.NewPath(f).Key(k)
-			for _, msg := range utilvalidation.IsConfigMapKey(k) {
-				errs = append(errs, field.Invalid(path, k, msg))
-			}
-			if i > 0 {
-				continue
-			}
-			for _, other := range fields[1:] {
-				if _, dup := decoded.Child(obj, other)[k]; dup {
-					errs = append(errs, field.Invalid(path, k, "duplicate of key present in "+other))
-				}
-			}
-		}
-	}
-	return errs
 }
 
 // Update validates obj replacing old: obj as a new object, then what may
