@@ -23,15 +23,18 @@ func errUIDPrecondition(r *catalog.Resource, ns, name, uid, stored string) error
 // validateUpdate checks, before the update is prepared (so against what the
 // client sent), what an update of the main resource may not change: no new
 // finalizers or grace period on an object being deleted; and the type's
-// own rules (see package validation and the strategy's validateUpdate and
-// validate). A subresource's update changes
+// own rules (see package validation and the strategy's validateUpdate).
+// A subresource's update, checked by the strategy's validateSubresource, changes
 // only its part, which prepareUpdate takes care of.
 func validateUpdate(ctx context.Context, req *request, obj, old object) (field.ErrorList, error) {
-	if req.subresource != "" {
-		return nil, nil
-	}
 	r := req.res
 	st := strategyOf(r)
+	if req.subresource != "" {
+		if validate := st.validateSubresource[req.subresource]; validate != nil {
+			return validate(obj, old), nil
+		}
+		return nil, nil
+	}
 	errs := validation.MetadataOnUpdate(obj, !st.updateSkipsObjectMeta && r.Custom == nil, r.Custom == nil && !st.genericFinalizerNames)
 	if r.Custom != nil {
 		finalizerErrors(ctx, r, obj) // its warnings; the errors are in errs
@@ -44,9 +47,6 @@ func validateUpdate(ctx context.Context, req *request, obj, old object) (field.E
 	errs = append(errs, kindErrs...)
 	if st.validateUpdate != nil {
 		errs = append(errs, st.validateUpdate(obj, old)...)
-	}
-	if st.validate != nil {
-		errs = append(errs, st.validate(obj)...)
 	}
 	return errs, nil
 }

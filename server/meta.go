@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net/netip"
 	"reflect"
+	"slices"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"kubeplay/server/catalog"
+	"kubeplay/server/decoded"
 	"kubeplay/server/defaults"
 	"kubeplay/server/fieldmanager"
 )
@@ -163,7 +165,13 @@ func (s *Server) prepareForCreate(r *catalog.Resource, obj object) {
 	defaults.PrepareForCreate(r.GroupVersionKind(), obj, s.now())
 	switch r.GroupResource().String() {
 	case "namespaces":
-		obj["spec"] = map[string]any{"finalizers": []any{"kubernetes"}}
+		// The client's finalizers stay (to be validated), with the
+		// namespace controller's added.
+		list, _ := decoded.Child(obj, "spec")["finalizers"].([]any)
+		if !slices.Contains(list, any("kubernetes")) {
+			list = append(list, "kubernetes")
+		}
+		obj["spec"] = map[string]any{"finalizers": list}
 		obj["status"] = map[string]any{"phase": "Active"}
 	}
 }

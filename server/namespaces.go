@@ -32,10 +32,15 @@ func (s *Server) finalizeNamespace(w http.ResponseWriter, r *http.Request, req *
 
 // updateNamespacePart is a PUT of a namespace subresource: apply copies the
 // part the subresource may change from the request's object to the stored
-// one, which is then written.
+// one, which is then validated and written (unless a dry run).
 func (s *Server) updateNamespacePart(w http.ResponseWriter, r *http.Request, req *request, apply func(obj, old object)) {
 	if r.Method != http.MethodPut {
 		encoding.WriteError(w, r, errMethodNotAllowed())
+		return
+	}
+	opts, err := writeOptionsOf(r, "UpdateOptions", "")
+	if err != nil {
+		encoding.WriteError(w, r, err)
 		return
 	}
 	obj, err := readBody(r, req.res)
@@ -53,7 +58,14 @@ func (s *Server) updateNamespacePart(w http.ResponseWriter, r *http.Request, req
 		return
 	}
 	apply(obj, old)
-	out, err := s.commitUpdate(r.Context(), req.res, "", req.name, old, kv, false)
+	if errs, err := validateUpdate(r.Context(), req, old, nil); err != nil || len(errs) > 0 {
+		if err == nil {
+			err = errInvalid(req.res, req.name, errs)
+		}
+		encoding.WriteError(w, r, err)
+		return
+	}
+	out, err := s.commitUpdate(r.Context(), req.res, "", req.name, old, kv, opts.dryRun)
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return

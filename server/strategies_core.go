@@ -2,6 +2,7 @@ package server
 
 import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"kubeplay/server/validation"
 )
@@ -29,6 +30,10 @@ var coreStrategies = map[schema.GroupResource]strategy{
 	{Resource: "namespaces"}: {
 		returnsDeletedObject: true,
 		selectableFields:     map[string]selectableField{"status.phase": {}},
+		validate:             validation.Namespace,
+		validateSubresource: map[string]func(obj, old validation.Object) field.ErrorList{
+			"status": validation.NamespaceStatus, "finalize": validation.NamespaceFinalize,
+		},
 	},
 	{Resource: "nodes"}: {selectableFields: map[string]selectableField{"spec.unschedulable": {zero: "false"}}},
 	{Resource: "secrets"}: {

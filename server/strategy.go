@@ -41,13 +41,15 @@ type strategy struct {
 	// generic rules only, without the core group's rule that a finalizer
 	// without a domain be a standard one.
 	genericFinalizerNames bool
-	// validate, if set, checks what the type requires of an object,
-	// created or updated (kube-apiserver's Validate, which its
-	// ValidateUpdate repeats).
+	// validate, if set, checks what the type requires of a new object
+	// (kube-apiserver's Validate).
 	validate func(obj validation.Object) field.ErrorList
-	// validateUpdate, if set, checks what an update of the main resource
-	// may not change.
+	// validateUpdate, if set, checks an update of the main resource: what
+	// may not change, and most often the object as new (ValidateUpdate).
 	validateUpdate func(obj, old validation.Object) field.ErrorList
+	// validateSubresource, by subresource, checks an update of it (the
+	// object as the subresource's update makes it).
+	validateSubresource map[string]func(obj, old validation.Object) field.ErrorList
 }
 
 // strategies are the built-in resources' strategies, by group resource.

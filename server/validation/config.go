@@ -19,10 +19,10 @@ func ConfigMap(obj Object) field.ErrorList {
 	return configKeys(obj, "data", "binaryData")
 }
 
-// ConfigMapUpdate checks what an update of an immutable ConfigMap may not
-// change.
+// ConfigMapUpdate checks a ConfigMap's update: what an immutable one may
+// not change, then the ConfigMap as new.
 func ConfigMapUpdate(obj, old Object) field.ErrorList {
-	return immutableData(obj, old, "data", "binaryData")
+	return append(immutableData(obj, old, "data", "binaryData"), ConfigMap(obj)...)
 }
 
 // secretKeys are the keys each Secret type requires, in the order
@@ -78,14 +78,15 @@ func Secret(obj Object) field.ErrorList {
 	return errs
 }
 
-// SecretUpdate checks what a Secret's update may not change: its type,
-// and an immutable Secret's data.
+// SecretUpdate checks a Secret's update: what may not change (its type,
+// an immutable Secret's data), then the Secret as new.
 func SecretUpdate(obj, old Object) field.ErrorList {
 	var errs field.ErrorList
 	if !reflect.DeepEqual(obj["type"], old["type"]) {
 		errs = append(errs, field.Invalid(field.NewPath("type"), obj["type"], "field is immutable"))
 	}
-	return append(errs, immutableData(obj, old, "data")...)
+	errs = append(errs, immutableData(obj, old, "data")...)
+	return append(errs, Secret(obj)...)
 }
 
 // immutableData checks that an update of an immutable ConfigMap or Secret
