@@ -11,6 +11,7 @@ import (
 var coreStrategies = map[schema.GroupResource]strategy{
 	{Resource: "pods"}: {
 		tracksGeneration: true, returnsDeletedObject: true, updateSkipsObjectMeta: true,
+		validateUpdate: validation.PodUpdate,
 		selectableFields: withNamespace(map[string]selectableField{
 			"spec.nodeName": {}, "spec.restartPolicy": {zero: "Always"}, "spec.schedulerName": {zero: "default-scheduler"},
 			"spec.serviceAccountName": {zero: "default"}, "spec.hostNetwork": {zero: "false"}, "status.phase": {zero: "Pending"},

@@ -3,9 +3,12 @@ package validation
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/util/sets"
+	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"kubeplay/server/decoded"
@@ -17,11 +20,16 @@ func podSpec(spec Object, path *field.Path, restartPolicies ...string) field.Err
 	var errs field.ErrorList
 	volumes := sets.New[string]()
 	for i, v := range decoded.Items(spec["volumes"]) {
-		name := str(v, "name")
-		if volumes.Has(name) {
-			errs = append(errs, field.Duplicate(path.Child("volumes").Index(i).Child("name"), name))
+		name, namePath := str(v, "name"), path.Child("volumes").Index(i).Child("name")
+		switch {
+		case name == "":
+			errs = append(errs, field.Required(namePath, ""))
+		case volumes.Has(name):
+			errs = append(errs, field.Duplicate(namePath, name))
+		default:
+			errs = append(errs, dnsLabel(namePath, name)...)
+			volumes.Insert(name)
 		}
-		volumes.Insert(name)
 	}
 	names := sets.New[string]()
 	containers := decoded.Items(spec["containers"])
@@ -36,6 +44,10 @@ func podSpec(spec Object, path *field.Path, restartPolicies ...string) field.Err
 	}
 	if spec["hostNetwork"] == true {
 		errs = append(errs, hostNetworkPorts(spec, path)...)
+	}
+	errs = append(errs, validateTolerations(decoded.Items(spec["tolerations"]), path.Child("tolerations"))...)
+	if n, ok := decoded.Int(spec["activeDeadlineSeconds"]); ok && (n < 1 || n > math.MaxInt32) {
+		errs = append(errs, field.Invalid(path.Child("activeDeadlineSeconds"), n, fmt.Sprintf("must be between %d and %d, inclusive", 1, math.MaxInt32)))
 	}
 	policy := str(spec, "restartPolicy")
 	if !sets.New(restartPolicies...).Has(policy) {
@@ -67,8 +79,33 @@ func container(c Object, path *field.Path, names, volumes sets.Set[string]) fiel
 	if str(c, "image") == "" {
 		errs = append(errs, field.Required(path.Child("image"), ""))
 	}
+	switch policy := str(c, "imagePullPolicy"); policy {
+	case "Always", "IfNotPresent", "Never", "": // empty: defaulted
+	default:
+		errs = append(errs, field.NotSupported(path.Child("imagePullPolicy"), policy, []string{"Always", "IfNotPresent", "Never"}))
+	}
+	for i, e := range decoded.Items(c["env"]) {
+		if name, _ := e["name"].(string); name == "" {
+			errs = append(errs, field.Required(path.Child("env").Index(i).Child("name"), ""))
+		} else {
+			for _, msg := range utilvalidation.IsRelaxedEnvVarName(name) {
+				errs = append(errs, field.Invalid(path.Child("env").Index(i).Child("name"), name, msg))
+			}
+		}
+	}
+	portNames := sets.New[string]()
 	for i, p := range decoded.Items(c["ports"]) {
 		pp := path.Child("ports").Index(i)
+		if name, _ := p["name"].(string); name != "" {
+			msgs := utilvalidation.IsValidPortName(name)
+			for _, msg := range msgs {
+				errs = append(errs, field.Invalid(pp.Child("name"), name, msg))
+			}
+			if len(msgs) == 0 && portNames.Has(name) {
+				errs = append(errs, field.Duplicate(pp.Child("name"), name))
+			}
+			portNames.Insert(name)
+		}
 		if n := intOf(p["containerPort"]); n == 0 {
 			errs = append(errs, field.Required(pp.Child("containerPort"), ""))
 		} else {
@@ -82,10 +119,16 @@ func container(c Object, path *field.Path, names, volumes sets.Set[string]) fiel
 	paths := sets.New[string]()
 	for i, m := range decoded.Items(c["volumeMounts"]) {
 		mp := path.Child("volumeMounts").Index(i)
-		if name := str(m, "name"); !volumes.Has(name) {
+		name := str(m, "name")
+		if name == "" {
+			errs = append(errs, field.Required(mp.Child("name"), ""))
+		}
+		if !volumes.Has(name) {
 			errs = append(errs, field.NotFound(mp.Child("name"), name))
 		}
-		if at := str(m, "mountPath"); paths.Has(at) {
+		if at := str(m, "mountPath"); at == "" {
+			errs = append(errs, field.Required(mp.Child("mountPath"), ""))
+		} else if paths.Has(at) {
 			errs = append(errs, field.Invalid(mp.Child("mountPath"), at, "must be unique"))
 		} else {
 			paths.Insert(at)
@@ -119,6 +162,11 @@ func probe(p Object, path *field.Path, oneSuccess bool) field.ErrorList {
 	}
 	if handlers == 0 {
 		errs = append(errs, field.Required(path, "must specify a handler type"))
+	}
+	for _, k := range []string{"initialDelaySeconds", "timeoutSeconds", "periodSeconds", "successThreshold", "failureThreshold"} {
+		if n := intOf(p[k]); n < 0 {
+			errs = append(errs, field.Invalid(path.Child(k), n, "must be greater than or equal to 0"))
+		}
 	}
 	if n := intOf(p["successThreshold"]); oneSuccess && n != 1 {
 		errs = append(errs, field.Invalid(path.Child("successThreshold"), n, "must be 1"))
@@ -171,4 +219,67 @@ func hostNetworkPorts(spec Object, path *field.Path) field.ErrorList {
 		}
 	}
 	return errs
+}
+
+// validateTolerations checks a pod's tolerations: a qualified key, Exists
+// for all keys, a label value to equal, a known effect.
+func validateTolerations(tolerations []Object, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for i, t := range tolerations {
+		at := path.Index(i)
+		key, op, value, effect := str(t, "key"), str(t, "operator"), str(t, "value"), str(t, "effect")
+		if key != "" {
+			for _, msg := range utilvalidation.IsQualifiedName(key) {
+				errs = append(errs, field.Invalid(at.Child("key"), key, msg))
+			}
+		}
+		if key == "" && op != "Exists" {
+			errs = append(errs, field.Invalid(at.Child("operator"), op, "operator must be Exists when `key` is empty, which means \"match all values and all keys\""))
+		}
+		if _, ok := t["tolerationSeconds"]; ok && effect != "NoExecute" {
+			errs = append(errs, field.Invalid(at.Child("effect"), effect, "effect must be 'NoExecute' when `tolerationSeconds` is set"))
+		}
+		switch op {
+		case "Equal", "":
+			if msgs := utilvalidation.IsValidLabelValue(value); len(msgs) > 0 {
+				// kube-apiserver names the operator for a bad value.
+				errs = append(errs, field.Invalid(at.Child("operator"), value, strings.Join(msgs, ";")))
+			}
+		case "Exists":
+			if value != "" {
+				errs = append(errs, field.Invalid(at.Child("operator"), value, "value must be empty when `operator` is 'Exists'"))
+			}
+		default:
+			errs = append(errs, field.NotSupported(at.Child("operator"), op, []string{"Equal", "Exists"}))
+		}
+		switch effect {
+		case "", "NoSchedule", "PreferNoSchedule", "NoExecute":
+		default:
+			errs = append(errs, field.NotSupported(at.Child("effect"), effect, []string{"NoSchedule", "PreferNoSchedule", "NoExecute"}))
+		}
+	}
+	return errs
+}
+
+// deepCopy copies a decoded JSON object.
+func deepCopy(obj Object) Object {
+	out := make(Object, len(obj))
+	for k, v := range obj {
+		out[k] = deepCopyValue(v)
+	}
+	return out
+}
+
+func deepCopyValue(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		return deepCopy(v)
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = deepCopyValue(e)
+		}
+		return out
+	}
+	return v
 }
