@@ -10,7 +10,7 @@ import (
 // coreStrategies are the strategies of the core ("") group's resources.
 var coreStrategies = map[schema.GroupResource]strategy{
 	{Resource: "pods"}: {
-		tracksGeneration: true, returnsDeletedObject: true, updateSkipsObjectMeta: true,
+		tracksGeneration: true, returnsDeletedObject: true,
 		validateUpdate: validation.PodUpdate,
 		selectableFields: withNamespace(map[string]selectableField{
 			"spec.nodeName": {}, "spec.restartPolicy": {zero: "Always"}, "spec.schedulerName": {zero: "default-scheduler"},
