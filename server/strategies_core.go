@@ -50,6 +50,7 @@ var coreStrategies = map[schema.GroupResource]strategy{
 			"reason": {}, "reportingComponent": {}, "source": {path: "source.component"}, "type": {},
 		}),
 	},
-	{Resource: "endpoints"}:   {createOnUpdate: true},
-	{Resource: "limitranges"}: {createOnUpdate: true},
+	{Resource: "persistentvolumeclaims"}: {validate: validation.PersistentVolumeClaim, validateUpdate: validation.PersistentVolumeClaimUpdate},
+	{Resource: "endpoints"}:              {createOnUpdate: true},
+	{Resource: "limitranges"}:            {createOnUpdate: true},
 }

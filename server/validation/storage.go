@@ -1,0 +1,65 @@
+package validation
+
+import (
+	"reflect"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/util/diff"
+	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"kubeplay/server/decoded"
+)
+
+var accessModes = []string{"ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"}
+
+// PersistentVolumeClaim checks a claim's spec: access modes, a storage
+// request, the storage class's name and the volume mode.
+func PersistentVolumeClaim(obj Object) field.ErrorList {
+	spec := decoded.Child(obj, "spec")
+	var errs field.ErrorList
+	modes := decoded.Child(obj, "spec")["accessModes"]
+	list, _ := modes.([]any)
+	if len(list) == 0 {
+		errs = append(errs, field.Required(specPath.Child("accessModes"), "at least 1 access mode is required"))
+	}
+	for _, m := range list {
+		if s, _ := m.(string); !slices.Contains(accessModes, s) {
+			errs = append(errs, field.NotSupported(specPath.Child("accessModes"), s, accessModes))
+		}
+	}
+	if _, ok := decoded.Child(decoded.Child(spec, "resources"), "requests")["storage"]; !ok {
+		errs = append(errs, field.Required(specPath.Child("resources").Key("storage"), ""))
+	}
+	if class, _ := spec["storageClassName"].(string); class != "" {
+		for _, msg := range utilvalidation.IsDNS1123Subdomain(class) {
+			errs = append(errs, field.Invalid(specPath.Child("storageClassName"), class, msg))
+		}
+	}
+	if mode, ok := spec["volumeMode"].(string); ok && mode != "Block" && mode != "Filesystem" {
+		errs = append(errs, field.NotSupported(specPath.Child("volumeMode"), mode, []string{"Block", "Filesystem"}))
+	}
+	return errs
+}
+
+// PersistentVolumeClaimUpdate checks what a claim's update may change: its
+// volume's name until bound, its storage request once bound, nothing else
+// of its spec. (kube-apiserver appends to the message a diff of its
+// internal Go types; this one is a diff of the JSON objects.)
+func PersistentVolumeClaimUpdate(obj, old Object) field.ErrorList {
+	spec, oldSpec := deepCopy(decoded.Child(obj, "spec")), deepCopy(decoded.Child(old, "spec"))
+	if str(oldSpec, "volumeName") == "" {
+		setOrDelete(oldSpec, "volumeName", spec)
+	}
+	if decoded.Child(obj, "status")["phase"] == "Bound" {
+		if requests := decoded.Child(decoded.Child(spec, "resources"), "requests"); requests != nil {
+			setOrDelete(requests, "storage", decoded.Child(decoded.Child(oldSpec, "resources"), "requests"))
+		}
+		setOrDelete(spec, "volumeAttributesClassName", oldSpec)
+	}
+	errs := PersistentVolumeClaim(obj)
+	if !reflect.DeepEqual(spec, oldSpec) {
+		errs = append(errs, field.Forbidden(specPath, "spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims\n"+diff.Diff(oldSpec, spec)))
+	}
+	return errs
+}
