@@ -15,7 +15,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"kubeplay/server"
 	"kubeplay/server/catalog"
@@ -167,7 +166,7 @@ type record struct {
 	Answer   answer `json:"answer"`
 }
 
-func (r record) key() string { return r.Type + "\x00" + r.Verb + "\x00" + r.Mutation }
+func (r record) key() string { return r.Type + " " + r.Verb + " " + r.Mutation }
 
 // A result is one request's answers from both servers.
 type result struct {
@@ -185,16 +184,8 @@ func compare(ctx context.Context, c corpus, runID string, oracle, kubeplay targe
 		fromOracle, fromKube []record
 		errOracle, errKube   error
 	)
-	wg.Go(func() {
-		start := time.Now()
-		fromOracle, errOracle = collect(ctx, c, runID, oracle)
-		fmt.Fprintln(os.Stderr, "oracle", time.Since(start))
-	})
-	wg.Go(func() {
-		start := time.Now()
-		fromKube, errKube = collect(ctx, c, runID, kubeplay)
-		fmt.Fprintln(os.Stderr, "kubeplay", time.Since(start))
-	})
+	wg.Go(func() { fromOracle, errOracle = collect(ctx, c, runID, oracle) })
+	wg.Go(func() { fromKube, errKube = collect(ctx, c, runID, kubeplay) })
 	wg.Wait()
 	if errOracle != nil {
 		return nil, fmt.Errorf("oracle: %w", errOracle)
@@ -396,4 +387,19 @@ func readGolden(file string) ([]record, error) {
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// writeKnown writes the requests whose answers differ, one a line.
+func writeKnown(file string, results []result) error {
+	var b strings.Builder
+	for _, r := range results {
+		if !r.same() {
+			b.WriteString(r.key() + "\n")
+		}
+	}
+	return os.WriteFile(file, []byte(b.String()), 0o644)
+}
+
+func (r result) key() string {
+	return record{Type: r.Type, Verb: r.Verb, Mutation: r.Mutation}.key()
 }

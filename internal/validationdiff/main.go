@@ -15,8 +15,12 @@
 // kubeplay runs in process unless -kubeplay names its URL. Each run works
 // in a fresh namespace (and names its cluster-scoped objects) after a run
 // ID; the answers are compared with the ID and UIDs written as RUNID and
-// UID. With -record FILE it writes the oracle's answers to FILE, which
-// the package's test replays against kubeplay without the oracle.
+// UID. With -record FILE it writes the oracle's answers to FILE, and with
+// -known FILE the requests whose answers differ: the package's test
+// replays the recorded requests against kubeplay without the oracle and
+// expects the oracle's answers to all but the known differences.
+//
+//	go tool task validationdiff:record
 package main
 
 import (
@@ -46,6 +50,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	types := fs.String("types", "", "comma-separated kinds to try (default: all the corpus has)")
 	corpusDir := fs.String("corpus", "internal/validationdiff/testdata/corpus", "directory of the corpus")
 	record := fs.String("record", "", "write the oracle's answers to this file")
+	known := fs.String("known", "", "write the requests whose answers differ to this file (with -record)")
 	verbose := fs.Bool("v", false, "list every mutation's answers, not only the differences")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -76,7 +81,12 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	report(stdout, corpus, results, *verbose)
 	fmt.Fprintf(stdout, "\n%d requests to each server in %s\n", len(results), time.Since(start).Round(time.Second))
 	if *record != "" {
-		return writeGolden(*record, results)
+		if err := writeGolden(*record, results); err != nil {
+			return err
+		}
+	}
+	if *known != "" {
+		return writeKnown(*known, results)
 	}
 	return nil
 }
