@@ -24,9 +24,8 @@ var podUpdatable = []string{
 
 // PodUpdate checks what an update of a Pod may change: as many containers,
 // each with an image; an active deadline set, or lowered; tolerations only
-// added; and nothing else of its spec. (kube-apiserver appends to the last
-// message a diff of its internal Go types; this one is a diff of the
-// JSON objects.)
+// added; and nothing else of its spec (the message shows the difference
+// as kube-apiserver does, in its internal types).
 func PodUpdate(obj, old Object) field.ErrorList {
 	spec, oldSpec := decoded.Child(obj, "spec"), decoded.Child(old, "spec")
 	var errs field.ErrorList
@@ -60,7 +59,7 @@ func PodUpdate(obj, old Object) field.ErrorList {
 	errs = append(errs, onlyAddedTolerations(decoded.Items(spec["tolerations"]), decoded.Items(oldSpec["tolerations"]))...)
 	munged := mungedPodSpec(spec, oldSpec)
 	if !reflect.DeepEqual(munged, oldSpec) {
-		errs = append(errs, field.Forbidden(specPath, "pod updates may not change fields other than "+strings.Join(podUpdatable, ",")+"\n"+diff.Diff(oldSpec, munged)))
+		errs = append(errs, field.Forbidden(specPath, "pod updates may not change fields other than "+strings.Join(podUpdatable, ",")+"\n"+diff.Diff(internalJSON("core.PodSpec", oldSpec), internalJSON("core.PodSpec", munged))))
 	}
 	return errs
 }

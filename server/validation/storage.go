@@ -44,8 +44,8 @@ func PersistentVolumeClaim(obj Object) field.ErrorList {
 
 // PersistentVolumeClaimUpdate checks what a claim's update may change: its
 // volume's name until bound, its storage request once bound, nothing else
-// of its spec. (kube-apiserver appends to the message a diff of its
-// internal Go types; this one is a diff of the JSON objects.)
+// of its spec (the message shows the difference as kube-apiserver does,
+// in its internal types).
 func PersistentVolumeClaimUpdate(obj, old Object) field.ErrorList {
 	spec, oldSpec := deepCopy(decoded.Child(obj, "spec")), deepCopy(decoded.Child(old, "spec"))
 	if str(oldSpec, "volumeName") == "" {
@@ -59,7 +59,7 @@ func PersistentVolumeClaimUpdate(obj, old Object) field.ErrorList {
 	}
 	errs := PersistentVolumeClaim(obj)
 	if !reflect.DeepEqual(spec, oldSpec) {
-		errs = append(errs, field.Forbidden(specPath, "spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims\n"+diff.Diff(oldSpec, spec)))
+		errs = append(errs, field.Forbidden(specPath, "spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims\n"+diff.Diff(internalJSON("core.PersistentVolumeClaimSpec", oldSpec), internalJSON("core.PersistentVolumeClaimSpec", spec))))
 	}
 	return errs
 }
