@@ -116,10 +116,14 @@ func (a answer) String() string {
 	return s
 }
 
-var uidPattern = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+var (
+	uidPattern = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+	// The service account token volume's name ends in random characters.
+	tokenVolumePattern = regexp.MustCompile(`kube-api-access-[0-9a-z]{5}`)
+)
 
-// parseAnswer reads a server's answer, the run ID and UIDs in its texts
-// replaced by RUNID and UID, its causes sorted (kube-apiserver reports
+// parseAnswer reads a server's answer, the run ID, UIDs and random names in
+// its texts replaced by RUNID, UID and XXXXX, its causes sorted (kube-apiserver reports
 // some in map order).
 func parseAnswer(code int, body []byte, runID string) answer {
 	a := answer{Code: code}
@@ -137,7 +141,8 @@ func parseAnswer(code int, body []byte, runID string) answer {
 		st.Message = "not a Status: " + string(body)
 	}
 	norm := func(s string) string {
-		return uidPattern.ReplaceAllString(strings.ReplaceAll(s, runID, "RUNID"), "UID")
+		s = uidPattern.ReplaceAllString(strings.ReplaceAll(s, runID, "RUNID"), "UID")
+		return tokenVolumePattern.ReplaceAllString(s, "kube-api-access-XXXXX")
 	}
 	a.Reason, a.Message = st.Reason, norm(st.Message)
 	for _, c := range st.Details.Causes {

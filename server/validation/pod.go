@@ -139,7 +139,26 @@ func container(c Object, path *field.Path, names, volumes sets.Set[string]) fiel
 			errs = append(errs, probe(p, path.Child(k), k != "readinessProbe")...)
 		}
 	}
+	for _, k := range []string{"limits", "requests"} {
+		for _, name := range slices.Sorted(maps.Keys(decoded.Child(decoded.Child(c, "resources"), k))) {
+			errs = append(errs, containerResourceName(name, path.Child("resources", k).Key(name))...)
+		}
+	}
 	return append(errs, requestsWithinLimits(decoded.Child(c, "resources"), path.Child("resources"))...)
+}
+
+// containerResourceName checks the name of a resource a container
+// requests or limits: a qualified name, a standard resource unless it has
+// a domain.
+func containerResourceName(name string, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, msg := range utilvalidation.IsQualifiedName(name) {
+		errs = append(errs, field.Invalid(path, name, msg))
+	}
+	if !strings.Contains(name, "/") && name != "cpu" && name != "memory" && name != "ephemeral-storage" && !strings.HasPrefix(name, "hugepages-") {
+		errs = append(errs, field.Invalid(path, name, "must be a standard resource for containers"))
+	}
+	return errs
 }
 
 // probe checks a probe: one handler, with a port in range, and a success

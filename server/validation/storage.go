@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"slices"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/diff"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -60,6 +61,24 @@ func PersistentVolumeClaimUpdate(obj, old Object) field.ErrorList {
 	errs := PersistentVolumeClaim(obj)
 	if !reflect.DeepEqual(spec, oldSpec) {
 		errs = append(errs, field.Forbidden(specPath, "spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims\n"+diff.Diff(internalJSON("core.PersistentVolumeClaimSpec", oldSpec), internalJSON("core.PersistentVolumeClaimSpec", spec))))
+	}
+	// A request may shrink back to what the volume has (recovering from a
+	// failed expansion), not below.
+	size := func(o Object, fields ...string) resource.Quantity {
+		for _, f := range fields {
+			o = decoded.Child(o, f)
+		}
+		q, _ := decoded.Quantity(o["storage"])
+		return q
+	}
+	newSize := size(obj, "spec", "resources", "requests")
+	if newSize.Cmp(size(old, "spec", "resources", "requests")) < 0 && newSize.Cmp(size(old, "status", "capacity")) <= 0 {
+		errs = append(errs, field.Forbidden(specPath.Child("resources", "requests", "storage"), "field can not be less than status.capacity"))
+	}
+	newSpec, oldSpec := decoded.Child(obj, "spec"), decoded.Child(old, "spec")
+	if !reflect.DeepEqual(newSpec["volumeMode"], oldSpec["volumeMode"]) {
+		// kube-apiserver names the field without its spec.
+		errs = append(errs, field.Invalid(field.NewPath("volumeMode"), newSpec["volumeMode"], "field is immutable"))
 	}
 	return errs
 }
