@@ -1,6 +1,7 @@
 package validation
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"reflect"
@@ -57,9 +58,11 @@ func PodUpdate(obj, old Object) field.ErrorList {
 		errs = append(errs, field.Invalid(deadline, nil, "must not update from a positive integer to nil value"))
 	}
 	errs = append(errs, onlyAddedTolerations(decoded.Items(spec["tolerations"]), decoded.Items(oldSpec["tolerations"]))...)
-	munged := mungedPodSpec(spec, oldSpec)
-	if !reflect.DeepEqual(munged, oldSpec) {
-		errs = append(errs, field.Forbidden(specPath, "pod updates may not change fields other than "+strings.Join(podUpdatable, ",")+"\n"+diff.Diff(internalJSON("core.PodSpec", oldSpec), internalJSON("core.PodSpec", munged))))
+	// Compared as kube-apiserver compares them, in its internal types
+	// (which lack, say, the deprecated serviceAccount).
+	was, now := internalJSON("core.PodSpec", oldSpec), internalJSON("core.PodSpec", mungedPodSpec(spec, oldSpec))
+	if !bytes.Equal(was, now) {
+		errs = append(errs, field.Forbidden(specPath, "pod updates may not change fields other than "+strings.Join(podUpdatable, ",")+"\n"+diff.Diff(was, now)))
 	}
 	return errs
 }

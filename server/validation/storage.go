@@ -1,6 +1,7 @@
 package validation
 
 import (
+	"bytes"
 	"reflect"
 	"slices"
 
@@ -59,8 +60,9 @@ func PersistentVolumeClaimUpdate(obj, old Object) field.ErrorList {
 		setOrDelete(spec, "volumeAttributesClassName", oldSpec)
 	}
 	errs := PersistentVolumeClaim(obj)
-	if !reflect.DeepEqual(spec, oldSpec) {
-		errs = append(errs, field.Forbidden(specPath, "spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims\n"+diff.Diff(internalJSON("core.PersistentVolumeClaimSpec", oldSpec), internalJSON("core.PersistentVolumeClaimSpec", spec))))
+	was, now := internalJSON("core.PersistentVolumeClaimSpec", oldSpec), internalJSON("core.PersistentVolumeClaimSpec", spec)
+	if !bytes.Equal(was, now) {
+		errs = append(errs, field.Forbidden(specPath, "spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims\n"+diff.Diff(was, now)))
 	}
 	// A request may shrink back to what the volume has (recovering from a
 	// failed expansion), not below.
