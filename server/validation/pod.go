@@ -14,9 +14,10 @@ import (
 	"kubeplay/server/decoded"
 )
 
-// podSpec checks a pod's containers and its restart policy, which must be
-// one of restartPolicies.
-func podSpec(spec Object, path *field.Path, restartPolicies ...string) field.ErrorList {
+// podSpec checks a pod's spec: its volumes, containers, tolerations,
+// deadline and restart policy (what any pod may have; a controller's
+// template may allow less).
+func podSpec(spec Object, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	volumes := sets.New[string]()
 	for i, v := range decoded.Items(spec["volumes"]) {
@@ -29,6 +30,9 @@ func podSpec(spec Object, path *field.Path, restartPolicies ...string) field.Err
 		default:
 			errs = append(errs, dnsLabel(namePath, name)...)
 			volumes.Insert(name)
+		}
+		if claim, ok := v["persistentVolumeClaim"].(map[string]any); ok && str(claim, "claimName") == "" {
+			errs = append(errs, field.Required(path.Child("volumes").Index(i).Child("persistentVolumeClaim", "claimName"), ""))
 		}
 	}
 	names := sets.New[string]()
@@ -49,14 +53,12 @@ func podSpec(spec Object, path *field.Path, restartPolicies ...string) field.Err
 	if n, ok := decoded.Int(spec["activeDeadlineSeconds"]); ok && (n < 1 || n > math.MaxInt32) {
 		errs = append(errs, field.Invalid(path.Child("activeDeadlineSeconds"), n, fmt.Sprintf("must be between %d and %d, inclusive", 1, math.MaxInt32)))
 	}
-	policy := str(spec, "restartPolicy")
-	if !sets.New(restartPolicies...).Has(policy) {
-		if len(restartPolicies) == 2 {
-			// A Job's pods: the message names what is wanted.
-			errs = append(errs, field.Required(path.Child("restartPolicy"), `valid values: "OnFailure", "Never"`))
-		} else {
-			errs = append(errs, field.NotSupported(path.Child("restartPolicy"), policy, restartPolicies))
-		}
+	switch policy := str(spec, "restartPolicy"); policy {
+	case "Always", "OnFailure", "Never":
+	case "":
+		errs = append(errs, field.Required(path.Child("restartPolicy"), ""))
+	default:
+		errs = append(errs, field.NotSupported(path.Child("restartPolicy"), policy, []string{"Always", "OnFailure", "Never"}))
 	}
 	return errs
 }

@@ -18,28 +18,32 @@ var accessModes = []string{"ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "Re
 // PersistentVolumeClaim checks a claim's spec: access modes, a storage
 // request, the storage class's name and the volume mode.
 func PersistentVolumeClaim(obj Object) field.ErrorList {
-	spec := decoded.Child(obj, "spec")
+	return claimSpec(decoded.Child(obj, "spec"), specPath)
+}
+
+// claimSpec checks a claim's spec (a claim's, or a claim template's), at
+// path.
+func claimSpec(spec Object, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	modes := decoded.Child(obj, "spec")["accessModes"]
-	list, _ := modes.([]any)
+	list, _ := spec["accessModes"].([]any)
 	if len(list) == 0 {
-		errs = append(errs, field.Required(specPath.Child("accessModes"), "at least 1 access mode is required"))
+		errs = append(errs, field.Required(path.Child("accessModes"), "at least 1 access mode is required"))
 	}
 	for _, m := range list {
 		if s, _ := m.(string); !slices.Contains(accessModes, s) {
-			errs = append(errs, field.NotSupported(specPath.Child("accessModes"), s, accessModes))
+			errs = append(errs, field.NotSupported(path.Child("accessModes"), s, accessModes))
 		}
 	}
 	if _, ok := decoded.Child(decoded.Child(spec, "resources"), "requests")["storage"]; !ok {
-		errs = append(errs, field.Required(specPath.Child("resources").Key("storage"), ""))
+		errs = append(errs, field.Required(path.Child("resources").Key("storage"), ""))
 	}
 	if class, _ := spec["storageClassName"].(string); class != "" {
 		for _, msg := range utilvalidation.IsDNS1123Subdomain(class) {
-			errs = append(errs, field.Invalid(specPath.Child("storageClassName"), class, msg))
+			errs = append(errs, field.Invalid(path.Child("storageClassName"), class, msg))
 		}
 	}
 	if mode, ok := spec["volumeMode"].(string); ok && mode != "Block" && mode != "Filesystem" {
-		errs = append(errs, field.NotSupported(specPath.Child("volumeMode"), mode, []string{"Block", "Filesystem"}))
+		errs = append(errs, field.NotSupported(path.Child("volumeMode"), mode, []string{"Block", "Filesystem"}))
 	}
 	return errs
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"reflect"
 	"strings"
 
@@ -55,24 +54,14 @@ func validateKind(gvk schema.GroupVersionKind, obj Object, uid string) field.Err
 	spec := decoded.Child(obj, "spec")
 	switch gvk.GroupKind() {
 	case schema.GroupKind{Kind: "Pod"}:
-		return podSpec(spec, specPath, "Always", "OnFailure", "Never")
+		return podSpec(spec, specPath)
 	case schema.GroupKind{Kind: "ReplicationController"}:
-		sel := labels.SelectorFromSet(stringMap(decoded.Child(spec, "selector")))
-		return append(replicas(spec), controllerTemplate(spec, sel)...)
-	case schema.GroupKind{Group: "apps", Kind: "Deployment"},
-		schema.GroupKind{Group: "apps", Kind: "ReplicaSet"},
-		schema.GroupKind{Group: "apps", Kind: "StatefulSet"}:
 		errs := replicas(spec)
-		if decoded.Child(spec, "selector") == nil {
-			errs = append(errs, field.Required(selectorPath, ""))
+		sel := labels.SelectorFromSet(stringMap(decoded.Child(spec, "selector")))
+		if !sel.Empty() {
+			errs = append(errs, templateMatches(decoded.Child(spec, "template"), sel)...)
 		}
-		errs = append(errs, controllerTemplate(spec, labelSelector(spec["selector"]))...)
-		if gvk.Kind == "Deployment" {
-			errs = append(errs, strategy(decoded.Child(spec, "strategy"))...)
-		}
-		return errs
-	case schema.GroupKind{Group: "apps", Kind: "DaemonSet"}:
-		return controllerTemplate(spec, labelSelector(spec["selector"]))
+		return append(errs, alwaysRestarting(decoded.Child(spec, "template"), "ReplicationController")...)
 	case schema.GroupKind{Group: "batch", Kind: "Job"}:
 		return job(spec, uid)
 	case schema.GroupKind{Group: "batch", Kind: "CronJob"}:
@@ -104,22 +93,6 @@ func Update(ctx context.Context, gvk schema.GroupVersionKind, obj, old Object) (
 		}
 	}
 	switch gvk.GroupKind() {
-	case schema.GroupKind{Group: "apps", Kind: "StatefulSet"}:
-		// kube-apiserver names the fields an update may change.
-		fixed := func(s Object) Object {
-			out := maps.Clone(s)
-			for _, k := range []string{"replicas", "ordinals", "template", "updateStrategy", "revisionHistoryLimit", "persistentVolumeClaimRetentionPolicy", "minReadySeconds"} {
-				delete(out, k)
-			}
-			return out
-		}
-		if !reflect.DeepEqual(fixed(spec), fixed(oldSpec)) {
-			errs = append(errs, field.Forbidden(specPath, "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden"))
-		}
-	case schema.GroupKind{Group: "apps", Kind: "Deployment"},
-		schema.GroupKind{Group: "apps", Kind: "ReplicaSet"},
-		schema.GroupKind{Group: "apps", Kind: "DaemonSet"}:
-		immutable(selectorPath, "selector")
 	case schema.GroupKind{Kind: "Service"}:
 		ip, oldIP := str(spec, "clusterIP"), str(oldSpec, "clusterIP")
 		if ip != "" && oldIP != "" && ip != oldIP && spec["type"] != "ExternalName" {
@@ -130,32 +103,12 @@ func Update(ctx context.Context, gvk schema.GroupVersionKind, obj, old Object) (
 		// kube-apiserver matches the template against the selector a
 		// second time on update: its Status lists the error twice in
 		// causes (once in the message).
-		errs = append(errs, templateSelected(spec, labelSelector(spec["selector"]))...)
+		errs = append(errs, templateMatches(decoded.Child(spec, "template"), labelSelector(spec["selector"]))...)
 		if spec["completionMode"] != "Indexed" {
 			immutable(specPath.Child("completions"), "completions")
 		}
 	}
 	return errs, nil
-}
-
-// controllerTemplate checks that a controller's selector selects its pod
-// template, whose pods must restart in place.
-func controllerTemplate(spec Object, sel labels.Selector) field.ErrorList {
-	errs := templateSelected(spec, sel)
-	template := decoded.Child(spec, "template")
-	// kube-apiserver names the template's metadata fields one level up.
-	errs = append(errs, objectMeta(decoded.Child(template, "metadata"), templatePath)...)
-	return append(errs, podSpec(decoded.Child(template, "spec"), templatePath.Child("spec"), "Always")...)
-}
-
-// templateSelected checks that sel selects the labels of spec's pod
-// template.
-func templateSelected(spec Object, sel labels.Selector) field.ErrorList {
-	tlabels := decoded.Child(decoded.Child(decoded.Child(spec, "template"), "metadata"), "labels")
-	if sel.Matches(labels.Set(stringMap(tlabels))) {
-		return nil
-	}
-	return field.ErrorList{field.Invalid(templatePath.Child("metadata", "labels"), tlabels, "`selector` does not match template `labels`")}
 }
 
 // labelSelector is the selector of a metav1.LabelSelector object; nil or
@@ -189,7 +142,7 @@ func job(spec Object, uid string) field.ErrorList {
 			errs = append(errs, field.Invalid(selectorPath, spec["selector"], "`selector` not auto-generated"))
 		}
 	}
-	errs = append(errs, templateSelected(spec, labelSelector(spec["selector"]))...)
+	errs = append(errs, templateMatches(decoded.Child(spec, "template"), labelSelector(spec["selector"]))...)
 	return append(errs, jobTemplate(decoded.Child(spec, "template"), templatePath)...)
 }
 
@@ -213,7 +166,17 @@ func normalizeSelector(v any) any {
 // jobTemplate checks the pod template of a Job at path.
 func jobTemplate(template Object, path *field.Path) field.ErrorList {
 	errs := objectMeta(decoded.Child(template, "metadata"), path)
-	return append(errs, podSpec(decoded.Child(template, "spec"), path.Child("spec"), "OnFailure", "Never")...)
+	spec := decoded.Child(template, "spec")
+	errs = append(errs, podSpec(spec, path.Child("spec"))...)
+	// A Job's pods end: they restart on failure at most.
+	switch policy := str(spec, "restartPolicy"); policy {
+	case "OnFailure", "Never":
+	case "Always", "":
+		errs = append(errs, field.Required(path.Child("spec", "restartPolicy"), `valid values: "OnFailure", "Never"`))
+	default:
+		errs = append(errs, field.NotSupported(path.Child("spec", "restartPolicy"), policy, []string{"OnFailure", "Never"}))
+	}
+	return errs
 }
 
 func stringMap(m Object) map[string]string {
@@ -250,28 +213,6 @@ func replicas(spec Object) field.ErrorList {
 		return field.ErrorList{field.Invalid(specPath.Child("replicas"), n, "must be greater than or equal to 0")}
 	}
 	return nil
-}
-
-// strategy checks a Deployment's strategy: a rolling update only for the
-// RollingUpdate type, and one that can make progress.
-func strategy(s Object) field.ErrorList {
-	path := specPath.Child("strategy", "rollingUpdate")
-	ru := decoded.Child(s, "rollingUpdate")
-	if s["type"] == "Recreate" && ru != nil {
-		return field.ErrorList{field.Forbidden(path, "may not be specified when strategy `type` is 'Recreate'")}
-	}
-	if zero(ru["maxSurge"]) && zero(ru["maxUnavailable"]) {
-		return field.ErrorList{field.Invalid(path.Child("maxUnavailable"), ru["maxUnavailable"], "may not be 0 when `maxSurge` is 0")}
-	}
-	return nil
-}
-
-// zero reports whether an int-or-string is 0 or 0%.
-func zero(v any) bool {
-	if n, ok := decoded.Int(v); ok {
-		return n == 0
-	}
-	return v == "0%"
 }
 
 // schedule checks a CronJob's schedule: five fields, or a descriptor such

@@ -7,9 +7,15 @@ package validation
 // when the versioned API holds it in the enclosing object, - when it has
 // none:type[:inline]), or a named type then
 // =its type (internaljson.go reads it).
-const internalTypesTable = `apps.DeploymentStrategy	Type:type:apps.DeploymentStrategyType	RollingUpdate:rollingUpdate:*apps.RollingUpdateDeployment
+const internalTypesTable = `apps.DaemonSetUpdateStrategy	Type:type:apps.DaemonSetUpdateStrategyType	RollingUpdate:rollingUpdate:*apps.RollingUpdateDaemonSet
+apps.DaemonSetUpdateStrategyType	=string
+apps.DeploymentStrategy	Type:type:apps.DeploymentStrategyType	RollingUpdate:rollingUpdate:*apps.RollingUpdateDeployment
 apps.DeploymentStrategyType	=string
+apps.RollingUpdateDaemonSet	MaxUnavailable:maxUnavailable:intstr.IntOrString	MaxSurge:maxSurge:intstr.IntOrString
 apps.RollingUpdateDeployment	MaxUnavailable:maxUnavailable:intstr.IntOrString	MaxSurge:maxSurge:intstr.IntOrString
+apps.RollingUpdateStatefulSetStrategy	Partition:partition:int32	MaxUnavailable:maxUnavailable:*intstr.IntOrString
+apps.StatefulSetUpdateStrategy	Type:type:apps.StatefulSetUpdateStrategyType	RollingUpdate:rollingUpdate:*apps.RollingUpdateStatefulSetStrategy
+apps.StatefulSetUpdateStrategyType	=string
 core.AWSElasticBlockStoreVolumeSource	VolumeID:volumeID:string	FSType:fsType:string	Partition:partition:int32	ReadOnly:readOnly:bool
 core.Affinity	NodeAffinity:nodeAffinity:*core.NodeAffinity	PodAffinity:podAffinity:*core.PodAffinity	PodAntiAffinity:podAntiAffinity:*core.PodAntiAffinity
 core.AppArmorProfile	Type:type:core.AppArmorProfileType	LocalhostProfile:localhostProfile:*string

@@ -34,7 +34,10 @@ var groups = []struct{ name, internal, versioned string }{
 }
 
 // roots are the types validation prints; the table holds what they reach.
-var roots = []string{"core.PodSpec", "core.PodTemplateSpec", "core.PersistentVolumeClaimSpec", "apps.DeploymentStrategy"}
+var roots = []string{
+	"core.PodSpec", "core.PodTemplateSpec", "core.PersistentVolumeClaimSpec",
+	"apps.DeploymentStrategy", "apps.DaemonSetUpdateStrategy", "apps.StatefulSetUpdateStrategy",
+}
 
 // hoisted are the internal structs some of whose fields the versioned
 // API holds in the enclosing struct instead (written ^name).
