@@ -18,9 +18,13 @@ var coreStrategies = map[schema.GroupResource]strategy{
 			"status.podIP": {}, "status.nominatedNodeName": {}, "status.podIPs": {none: true},
 		}),
 	},
-	{Resource: "podtemplates"}: {tracksGeneration: true},
+	{Resource: "podtemplates"}: {
+		tracksGeneration: true, updateSkipsObjectMeta: true,
+		validate: validation.PodTemplate, validateUpdate: validation.PodTemplateUpdate,
+	},
 	{Resource: "replicationcontrollers"}: {
-		tracksGeneration: true, orphansByDefault: true,
+		tracksGeneration: true, orphansByDefault: true, updateSkipsObjectMeta: true,
+		validate: validation.ReplicationController, validateUpdate: validation.ReplicationControllerUpdate,
 		selectableFields: withNamespace(map[string]selectableField{"status.replicas": {zero: "0"}}),
 	},
 	{Resource: "services"}: {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -49,13 +48,6 @@ func validateKind(gvk schema.GroupVersionKind, obj Object) field.ErrorList {
 	switch gvk.GroupKind() {
 	case schema.GroupKind{Kind: "Pod"}:
 		return podSpec(spec, specPath)
-	case schema.GroupKind{Kind: "ReplicationController"}:
-		errs := replicas(spec)
-		sel := labels.SelectorFromSet(stringMap(decoded.Child(spec, "selector")))
-		if !sel.Empty() {
-			errs = append(errs, templateMatches(decoded.Child(spec, "template"), sel)...)
-		}
-		return append(errs, alwaysRestarting(decoded.Child(spec, "template"), "ReplicationController")...)
 	case schema.GroupKind{Kind: "Service"}:
 		return service(spec)
 	case schema.GroupKind{Group: "networking.k8s.io", Kind: "Ingress"}:
@@ -113,11 +105,4 @@ func dnsLabel(path *field.Path, name string) field.ErrorList {
 		errs = append(errs, field.Invalid(path, name, msg))
 	}
 	return errs
-}
-
-func replicas(spec Object) field.ErrorList {
-	if n, ok := decoded.Int(spec["replicas"]); ok && n < 0 {
-		return field.ErrorList{field.Invalid(specPath.Child("replicas"), n, "must be greater than or equal to 0")}
-	}
-	return nil
 }
