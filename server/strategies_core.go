@@ -29,6 +29,7 @@ var coreStrategies = map[schema.GroupResource]strategy{
 	},
 	{Resource: "services"}: {
 		createOnUpdate: true, returnsDeletedObject: true, updateSkipsObjectMeta: true,
+		validate: validation.Service, validateUpdate: validation.ServiceUpdate,
 		selectableFields: withNamespace(map[string]selectableField{"spec.clusterIP": {}, "spec.type": {}}),
 	},
 	{Resource: "serviceaccounts"}: {returnsDeletedObject: true},

@@ -8,10 +8,28 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"kubeplay/server/decoded"
+	"kubeplay/server/defaults"
 )
 
-// service checks a Service's ports (required unless it is headless or an
-// external name; named when more than one) and type.
+// Service checks a Service: its ports (required unless it is headless or
+// an external name; named when more than one), selector, type and what
+// each type allows.
+func Service(obj Object) field.ErrorList { return service(decoded.Child(obj, "spec")) }
+
+// ServiceUpdate checks a Service's update: the Service as new, once the
+// fields of a type it no longer has are dropped (as kube-apiserver drops
+// them first), and its cluster IP unchanged.
+func ServiceUpdate(obj, old Object) field.ErrorList {
+	spec, oldSpec := deepCopy(decoded.Child(obj, "spec")), decoded.Child(old, "spec")
+	defaults.DropTypeFields(spec, oldSpec)
+	errs := service(spec)
+	ip, oldIP := str(spec, "clusterIP"), str(oldSpec, "clusterIP")
+	if ip != "" && oldIP != "" && ip != oldIP && spec["type"] != "ExternalName" {
+		errs = append(errs, field.Invalid(specPath.Child("clusterIPs").Index(0), []string{ip}, "may not change once set"))
+	}
+	return errs
+}
+
 func service(spec Object) field.ErrorList {
 	var errs field.ErrorList
 	typ := str(spec, "type")

@@ -48,8 +48,6 @@ func validateKind(gvk schema.GroupVersionKind, obj Object) field.ErrorList {
 	switch gvk.GroupKind() {
 	case schema.GroupKind{Kind: "Pod"}:
 		return podSpec(spec, specPath)
-	case schema.GroupKind{Kind: "Service"}:
-		return service(spec)
 	case schema.GroupKind{Group: "networking.k8s.io", Kind: "Ingress"}:
 		return ingress(spec)
 	case schema.GroupKind{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}:
@@ -66,14 +64,6 @@ func Update(ctx context.Context, gvk schema.GroupVersionKind, obj, old Object) (
 	errs, err := validate(ctx, gvk, obj)
 	if err != nil {
 		return nil, err
-	}
-	spec, oldSpec := decoded.Child(obj, "spec"), decoded.Child(old, "spec")
-	switch gvk.GroupKind() {
-	case schema.GroupKind{Kind: "Service"}:
-		ip, oldIP := str(spec, "clusterIP"), str(oldSpec, "clusterIP")
-		if ip != "" && oldIP != "" && ip != oldIP && spec["type"] != "ExternalName" {
-			errs = append(errs, field.Invalid(specPath.Child("clusterIPs").Index(0), []string{ip}, "may not change once set"))
-		}
 	}
 	return errs, nil
 }
