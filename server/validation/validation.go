@@ -58,14 +58,10 @@ func validateKind(gvk schema.GroupVersionKind, obj Object) field.ErrorList {
 	return nil
 }
 
-// Update validates obj replacing old: obj as a new object, then what may
-// not change.
-func Update(ctx context.Context, gvk schema.GroupVersionKind, obj, old Object) (field.ErrorList, error) {
-	errs, err := validate(ctx, gvk, obj)
-	if err != nil {
-		return nil, err
-	}
-	return errs, nil
+// Update validates the updated object obj of kind gvk for what its kind
+// requires of any object (the rest is its strategy's validateUpdate).
+func Update(ctx context.Context, gvk schema.GroupVersionKind, obj Object) (field.ErrorList, error) {
+	return validate(ctx, gvk, obj)
 }
 
 func stringMap(m Object) map[string]string {
