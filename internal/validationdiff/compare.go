@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"cmp"
 	"context"
 	"crypto/tls"
@@ -363,25 +364,38 @@ func mergePatch(patch map[string]any) func(map[string]any) {
 	}
 }
 
-// writeGolden writes the oracle's answers to file, one JSON record a line.
+// writeGolden writes the oracle's answers to file, one JSON record a line,
+// gzipped (the diffs in messages repeat much).
 func writeGolden(file string, results []result) error {
 	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
 	for _, r := range results {
 		line, err := json.Marshal(record{Type: r.Type, Verb: r.Verb, Mutation: r.Mutation, Answer: r.Oracle})
 		if err != nil {
 			return err
 		}
-		b.Write(line)
-		b.WriteByte('\n')
+		zw.Write(append(line, '\n'))
+	}
+	if err := zw.Close(); err != nil {
+		return err
 	}
 	return os.WriteFile(file, b.Bytes(), 0o644)
 }
 
 // readGolden reads what writeGolden wrote.
 func readGolden(file string) ([]record, error) {
-	b, err := os.ReadFile(file)
+	f, err := os.Open(file)
 	if err != nil {
 		return nil, err
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	var out []record
 	for line := range bytes.Lines(b) {

@@ -6,12 +6,12 @@ import (
 	"testing"
 )
 
-// TestRecordedOracle replays the recorded requests (testdata/oracle.jsonl,
+// TestRecordedOracle replays the recorded requests (testdata/oracle.jsonl.gz,
 // for the types it holds) against an in-process kubeplay: each answer must
 // be the oracle's, but for the known differences (testdata/known.txt), which
 // must still differ (re-record when one is fixed).
 func TestRecordedOracle(t *testing.T) {
-	golden, err := readGolden("testdata/oracle.jsonl")
+	golden, err := readGolden("testdata/oracle.jsonl.gz")
 	if err != nil {
 		t.Fatal(err)
 	}
