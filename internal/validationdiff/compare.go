@@ -2,8 +2,8 @@ package main
 
 import (
 	"bytes"
-	"compress/gzip"
 	"cmp"
+	"compress/gzip"
 	"context"
 	"crypto/tls"
 	"encoding/json"
