@@ -1,6 +1,10 @@
 package server
 
-import "k8s.io/apimachinery/pkg/runtime/schema"
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"kubeplay/server/validation"
+)
 
 // otherStrategies are the strategies of the other groups' resources that
 // differ from the default, a group per paragraph.
@@ -22,7 +26,10 @@ var otherStrategies = map[schema.GroupResource]strategy{
 
 	{Group: "storage.k8s.io", Resource: "csidrivers"}: {conditionalUpdate: true},
 
-	{Group: "policy", Resource: "poddisruptionbudgets"}: {tracksGeneration: true, conditionalUpdate: true},
+	{Group: "policy", Resource: "poddisruptionbudgets"}: {
+		tracksGeneration: true, conditionalUpdate: true, genericFinalizerNames: true,
+		validate: validation.PodDisruptionBudget, validateUpdate: validation.PodDisruptionBudgetUpdate,
+	},
 
 	{Group: "networking.k8s.io", Resource: "ingresses"}:       {tracksGeneration: true},
 	{Group: "networking.k8s.io", Resource: "networkpolicies"}: {tracksGeneration: true},

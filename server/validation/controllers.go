@@ -1,6 +1,7 @@
 package validation
 
 import (
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -46,3 +47,42 @@ func PodTemplate(obj Object) field.ErrorList {
 
 // PodTemplateUpdate checks a PodTemplate's update: its template as new.
 func PodTemplateUpdate(obj, _ Object) field.ErrorList { return PodTemplate(obj) }
+
+// PodDisruptionBudget checks a PodDisruptionBudget: one of minAvailable and
+// maxUnavailable, each a count or a percentage, and a valid selector.
+func PodDisruptionBudget(obj Object) field.ErrorList {
+	spec := decoded.Child(obj, "spec")
+	var errs field.ErrorList
+	_, hasMin := spec["minAvailable"]
+	_, hasMax := spec["maxUnavailable"]
+	if hasMin && hasMax {
+		errs = append(errs, field.Invalid(specPath, internalPDBSpec(spec), "minAvailable and maxUnavailable cannot be both set"))
+	}
+	for _, k := range []string{"minAvailable", "maxUnavailable"} {
+		if v, ok := spec[k]; ok {
+			errs = append(errs, intOrPercent(v, specPath.Child(k))...)
+			errs = append(errs, notOver100Percent(v, specPath.Child(k))...)
+		}
+	}
+	if ls, ok := labelSelectorOf(spec["selector"]); ok {
+		errs = append(errs, metav1validation.ValidateLabelSelector(ls, metav1validation.LabelSelectorValidationOptions{}, selectorPath)...)
+	}
+	switch policy, ok := spec["unhealthyPodEvictionPolicy"].(string); {
+	case !ok, policy == "IfHealthyBudget", policy == "AlwaysAllow":
+	default:
+		errs = append(errs, field.NotSupported(specPath.Child("unhealthyPodEvictionPolicy"), policy, []string{"AlwaysAllow", "IfHealthyBudget"}))
+	}
+	return errs
+}
+
+// PodDisruptionBudgetUpdate checks a PodDisruptionBudget's update: its spec
+// as new.
+func PodDisruptionBudgetUpdate(obj, _ Object) field.ErrorList { return PodDisruptionBudget(obj) }
+
+// internalPDBSpec is a PodDisruptionBudget's spec as kube-apiserver prints
+// it (its Go type's fields).
+func internalPDBSpec(spec Object) any {
+	return struct {
+		MinAvailable, Selector, MaxUnavailable, UnhealthyPodEvictionPolicy any
+	}{spec["minAvailable"], spec["selector"], spec["maxUnavailable"], spec["unhealthyPodEvictionPolicy"]}
+}
