@@ -31,9 +31,11 @@ var otherStrategies = map[schema.GroupResource]strategy{
 		validate: validation.PodDisruptionBudget, validateUpdate: validation.PodDisruptionBudgetUpdate,
 	},
 
-	{Group: "networking.k8s.io", Resource: "ingresses"}:       {tracksGeneration: true},
-	{Group: "networking.k8s.io", Resource: "networkpolicies"}: {tracksGeneration: true},
-	{Group: "networking.k8s.io", Resource: "ingressclasses"}:  {tracksGeneration: true},
+	{Group: "networking.k8s.io", Resource: "ingresses"}: {tracksGeneration: true},
+	{Group: "networking.k8s.io", Resource: "networkpolicies"}: {
+		tracksGeneration: true, validate: validation.NetworkPolicy, validateUpdate: validation.NetworkPolicyUpdate,
+	},
+	{Group: "networking.k8s.io", Resource: "ingressclasses"}: {tracksGeneration: true},
 
 	{Group: "scheduling.k8s.io", Resource: "priorityclasses"}: {tracksGeneration: true},
 

@@ -3,6 +3,7 @@ package validation
 import (
 	"strings"
 
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -116,6 +117,79 @@ func ingressBackend(b Object, path *field.Path) field.ErrorList {
 		errs = append(errs, portRange(path.Child("service", "port", "number"), number)...)
 	default:
 		errs = append(errs, field.Required(path, "port name or number is required"))
+	}
+	return errs
+}
+
+// NetworkPolicy checks a NetworkPolicy's spec: its selectors, ports,
+// peers and policy types.
+func NetworkPolicy(obj Object) field.ErrorList {
+	spec := decoded.Child(obj, "spec")
+	ls, _ := labelSelectorOf(spec["podSelector"])
+	errs := metav1validation.ValidateLabelSelector(ls, metav1validation.LabelSelectorValidationOptions{}, specPath.Child("podSelector"))
+	for _, dir := range []struct{ rules, peers string }{{"ingress", "from"}, {"egress", "to"}} {
+		for i, r := range decoded.Items(spec[dir.rules]) {
+			at := specPath.Child(dir.rules).Index(i)
+			for j, p := range decoded.Items(r["ports"]) {
+				errs = append(errs, networkPolicyPort(p, at.Child("ports").Index(j))...)
+			}
+			for j, p := range decoded.Items(r[dir.peers]) {
+				errs = append(errs, networkPolicyPeer(p, at.Child(dir.peers).Index(j))...)
+			}
+		}
+	}
+	for i, t := range strs(spec["policyTypes"]) {
+		if t != "Ingress" && t != "Egress" {
+			errs = append(errs, field.NotSupported(specPath.Child("policyTypes").Index(i), t, []string{"Ingress", "Egress"}))
+		}
+	}
+	return errs
+}
+
+// NetworkPolicyUpdate checks a NetworkPolicy's update: kube-apiserver
+// checks its spec as new twice.
+func NetworkPolicyUpdate(obj, _ Object) field.ErrorList {
+	return append(NetworkPolicy(obj), NetworkPolicy(obj)...)
+}
+
+// networkPolicyPort checks a port of a NetworkPolicy rule: a protocol and a
+// port number or name.
+func networkPolicyPort(p Object, at *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if protocol, ok := p["protocol"].(string); ok && protocol != "TCP" && protocol != "UDP" && protocol != "SCTP" {
+		errs = append(errs, field.NotSupported(at.Child("protocol"), protocol, []string{"TCP", "UDP", "SCTP"}))
+	}
+	switch port := p["port"].(type) {
+	case nil:
+	case string:
+		for _, msg := range utilvalidation.IsValidPortName(port) {
+			errs = append(errs, field.Invalid(at.Child("port"), port, msg))
+		}
+	default:
+		errs = append(errs, portRange(at.Child("port"), intOf(port))...)
+	}
+	return errs
+}
+
+// networkPolicyPeer checks a peer of a NetworkPolicy rule: selectors of
+// pods and namespaces, or an IP block.
+func networkPolicyPeer(p Object, at *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	peers := 0
+	for _, k := range []string{"podSelector", "namespaceSelector"} {
+		if ls, ok := labelSelectorOf(p[k]); ok {
+			peers++
+			errs = append(errs, metav1validation.ValidateLabelSelector(ls, metav1validation.LabelSelectorValidationOptions{}, at.Child(k))...)
+		}
+	}
+	if _, ok := p["ipBlock"].(map[string]any); ok {
+		if peers > 0 {
+			errs = append(errs, field.Forbidden(at, "may not specify both ipBlock and another peer"))
+		}
+		peers++
+	}
+	if peers == 0 {
+		errs = append(errs, field.Required(at, "must specify a peer"))
 	}
 	return errs
 }
