@@ -20,7 +20,10 @@ var otherStrategies = map[schema.GroupResource]strategy{
 
 	{Group: "coordination.k8s.io", Resource: "leases"}: {
 		createOnUpdate: true, conditionalUpdate: true, updateSkipsObjectMeta: true, genericFinalizerNames: true,
+		validate: validation.Lease, validateUpdate: validation.LeaseUpdate,
 	},
+
+	{Group: "storage.k8s.io", Resource: "storageclasses"}: {validate: validation.StorageClass, validateUpdate: validation.StorageClassUpdate},
 
 	{Group: "node.k8s.io", Resource: "runtimeclasses"}: {createOnUpdate: true, conditionalUpdate: true},
 

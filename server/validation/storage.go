@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"reflect"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/diff"
@@ -85,6 +86,49 @@ func PersistentVolumeClaimUpdate(obj, old Object) field.ErrorList {
 	if !reflect.DeepEqual(newSpec["volumeMode"], oldSpec["volumeMode"]) {
 		// kube-apiserver names the field without its spec.
 		errs = append(errs, field.Invalid(field.NewPath("volumeMode"), newSpec["volumeMode"], "field is immutable"))
+	}
+	return errs
+}
+
+// StorageClass checks a StorageClass: a provisioner, a reclaim policy and
+// a volume binding mode it knows.
+func StorageClass(obj Object) field.ErrorList {
+	var errs field.ErrorList
+	provisioner, _ := obj["provisioner"].(string)
+	if provisioner == "" {
+		errs = append(errs, field.Required(field.NewPath("provisioner"), ""))
+	} else {
+		// kube-apiserver lowercases it first.
+		for _, msg := range utilvalidation.IsQualifiedName(strings.ToLower(provisioner)) {
+			errs = append(errs, field.Invalid(field.NewPath("provisioner"), strings.ToLower(provisioner), msg))
+		}
+	}
+	if policy, _ := obj["reclaimPolicy"].(string); policy != "" && policy != "Delete" && policy != "Retain" {
+		errs = append(errs, field.NotSupported(field.NewPath("reclaimPolicy"), policy, []string{"Delete", "Retain"}))
+	}
+	switch mode, ok := obj["volumeBindingMode"].(string); {
+	case !ok:
+		errs = append(errs, field.Required(field.NewPath("volumeBindingMode"), ""))
+	case mode != "Immediate" && mode != "WaitForFirstConsumer":
+		errs = append(errs, field.NotSupported(field.NewPath("volumeBindingMode"), mode, []string{"Immediate", "WaitForFirstConsumer"}))
+	}
+	return errs
+}
+
+// StorageClassUpdate checks a StorageClass's update: the class as new, and
+// its parameters, provisioner, reclaim policy and binding mode unchanged.
+func StorageClassUpdate(obj, old Object) field.ErrorList {
+	errs := StorageClass(obj)
+	if !reflect.DeepEqual(emptyAsNil(obj["parameters"]), emptyAsNil(old["parameters"])) {
+		errs = append(errs, field.Forbidden(field.NewPath("parameters"), "updates to parameters are forbidden."))
+	}
+	for _, k := range []string{"provisioner", "reclaimPolicy"} {
+		if obj[k] != old[k] {
+			errs = append(errs, field.Forbidden(field.NewPath(k), "updates to "+k+" are forbidden."))
+		}
+	}
+	if obj["volumeBindingMode"] != old["volumeBindingMode"] {
+		errs = append(errs, field.Invalid(field.NewPath("volumeBindingMode"), obj["volumeBindingMode"], "field is immutable"))
 	}
 	return errs
 }
