@@ -21,6 +21,9 @@ var appsStrategies = map[schema.GroupResource]strategy{
 		tracksGeneration: true, updateSkipsObjectMeta: true,
 		validate: validation.StatefulSet, validateUpdate: validation.StatefulSetUpdate,
 	},
+	{Group: "apps", Resource: "controllerrevisions"}: {
+		validate: validation.ControllerRevision, validateUpdate: validation.ControllerRevisionUpdate,
+	},
 	{Group: "apps", Resource: "daemonsets"}: {
 		tracksGeneration: true, updateSkipsObjectMeta: true,
 		validate: validation.DaemonSet, validateUpdate: validation.DaemonSetUpdate,

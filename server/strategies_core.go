@@ -56,6 +56,7 @@ var coreStrategies = map[schema.GroupResource]strategy{
 		}),
 	},
 	{Resource: "persistentvolumeclaims"}: {validate: validation.PersistentVolumeClaim, validateUpdate: validation.PersistentVolumeClaimUpdate},
+	{Resource: "resourcequotas"}:         {validate: validation.ResourceQuota, validateUpdate: validation.ResourceQuotaUpdate},
 	{Resource: "endpoints"}:              {createOnUpdate: true},
 	{Resource: "limitranges"}:            {createOnUpdate: true},
 }

@@ -25,7 +25,10 @@ var otherStrategies = map[schema.GroupResource]strategy{
 
 	{Group: "storage.k8s.io", Resource: "storageclasses"}: {validate: validation.StorageClass, validateUpdate: validation.StorageClassUpdate},
 
-	{Group: "node.k8s.io", Resource: "runtimeclasses"}: {createOnUpdate: true, conditionalUpdate: true},
+	{Group: "node.k8s.io", Resource: "runtimeclasses"}: {
+		createOnUpdate: true, conditionalUpdate: true, genericFinalizerNames: true,
+		validate: validation.RuntimeClass, validateUpdate: validation.RuntimeClassUpdate,
+	},
 
 	{Group: "storage.k8s.io", Resource: "csidrivers"}: {conditionalUpdate: true},
 
@@ -38,9 +41,13 @@ var otherStrategies = map[schema.GroupResource]strategy{
 	{Group: "networking.k8s.io", Resource: "networkpolicies"}: {
 		tracksGeneration: true, validate: validation.NetworkPolicy, validateUpdate: validation.NetworkPolicyUpdate,
 	},
-	{Group: "networking.k8s.io", Resource: "ingressclasses"}: {tracksGeneration: true},
+	{Group: "networking.k8s.io", Resource: "ingressclasses"}: {
+		tracksGeneration: true, validate: validation.IngressClass, validateUpdate: validation.IngressClassUpdate,
+	},
 
-	{Group: "scheduling.k8s.io", Resource: "priorityclasses"}: {tracksGeneration: true},
+	{Group: "scheduling.k8s.io", Resource: "priorityclasses"}: {
+		tracksGeneration: true, validate: validation.PriorityClass, validateUpdate: validation.PriorityClassUpdate,
+	},
 
 	{Group: "admissionregistration.k8s.io", Resource: "validatingwebhookconfigurations"}:   {tracksGeneration: true},
 	{Group: "admissionregistration.k8s.io", Resource: "mutatingwebhookconfigurations"}:     {tracksGeneration: true},
