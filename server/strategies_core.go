@@ -57,6 +57,6 @@ var coreStrategies = map[schema.GroupResource]strategy{
 	},
 	{Resource: "persistentvolumeclaims"}: {validate: validation.PersistentVolumeClaim, validateUpdate: validation.PersistentVolumeClaimUpdate},
 	{Resource: "resourcequotas"}:         {validate: validation.ResourceQuota, validateUpdate: validation.ResourceQuotaUpdate},
-	{Resource: "endpoints"}:              {createOnUpdate: true},
+	{Resource: "endpoints"}:              {createOnUpdate: true, validate: validation.Endpoints, validateUpdate: validation.EndpointsUpdate},
 	{Resource: "limitranges"}:            {createOnUpdate: true},
 }
