@@ -59,7 +59,9 @@ var otherStrategies = map[schema.GroupResource]strategy{
 	{Group: "flowcontrol.apiserver.k8s.io", Resource: "flowschemas"}:                 {tracksGeneration: true},
 	{Group: "flowcontrol.apiserver.k8s.io", Resource: "prioritylevelconfigurations"}: {tracksGeneration: true},
 
-	{Group: "discovery.k8s.io", Resource: "endpointslices"}: {tracksGeneration: true},
+	{Group: "discovery.k8s.io", Resource: "endpointslices"}: {
+		tracksGeneration: true, validate: validation.EndpointSlice, validateUpdate: validation.EndpointSliceUpdate,
+	},
 
 	{Group: "resource.k8s.io", Resource: "deviceclasses"}:  {tracksGeneration: true},
 	{Group: "resource.k8s.io", Resource: "resourceslices"}: {tracksGeneration: true},
