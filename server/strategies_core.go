@@ -56,6 +56,7 @@ var coreStrategies = map[schema.GroupResource]strategy{
 		}),
 	},
 	{Resource: "persistentvolumeclaims"}: {validate: validation.PersistentVolumeClaim, validateUpdate: validation.PersistentVolumeClaimUpdate},
+	{Resource: "persistentvolumes"}:      {validate: validation.PersistentVolume, validateUpdate: validation.PersistentVolumeUpdate},
 	{Resource: "resourcequotas"}:         {validate: validation.ResourceQuota, validateUpdate: validation.ResourceQuotaUpdate},
 	{Resource: "endpoints"}:              {createOnUpdate: true, validate: validation.Endpoints, validateUpdate: validation.EndpointsUpdate},
 	{Resource: "limitranges"}:            {createOnUpdate: true},

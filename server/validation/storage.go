@@ -132,3 +132,67 @@ func StorageClassUpdate(obj, old Object) field.ErrorList {
 	}
 	return errs
 }
+
+// persistentVolumeSources are the fields of a PersistentVolume's spec
+// that name its volume.
+var persistentVolumeSources = []string{
+	"gcePersistentDisk", "awsElasticBlockStore", "hostPath", "glusterfs", "nfs", "rbd", "iscsi", "cinder",
+	"cephfs", "fc", "flocker", "flexVolume", "azureFile", "vsphereVolume", "quobyte", "azureDisk",
+	"photonPersistentDisk", "portworxVolume", "scaleIO", "local", "storageos", "csi",
+}
+
+// PersistentVolume checks a PersistentVolume's spec: access modes, a
+// storage capacity, a reclaim policy, one volume source.
+func PersistentVolume(obj Object) field.ErrorList {
+	spec := decoded.Child(obj, "spec")
+	var errs field.ErrorList
+	modes := strs(spec["accessModes"])
+	if len(modes) == 0 {
+		errs = append(errs, field.Required(specPath.Child("accessModes"), ""))
+	}
+	for _, m := range modes {
+		if !slices.Contains(accessModes, m) {
+			errs = append(errs, field.NotSupported(specPath.Child("accessModes"), m, accessModes))
+		}
+	}
+	capacity, _ := spec["capacity"].(map[string]any)
+	if len(capacity) == 0 {
+		errs = append(errs, field.Required(specPath.Child("capacity"), ""))
+	}
+	if _, ok := capacity["storage"]; !ok || len(capacity) > 1 {
+		errs = append(errs, field.NotSupported(specPath.Child("capacity"), spec["capacity"], []string{"storage"}))
+	}
+	if policy, ok := spec["persistentVolumeReclaimPolicy"].(string); ok && policy != "Delete" && policy != "Recycle" && policy != "Retain" {
+		errs = append(errs, field.NotSupported(specPath.Child("persistentVolumeReclaimPolicy"), policy, []string{"Delete", "Recycle", "Retain"}))
+	}
+	sources := 0
+	for _, k := range persistentVolumeSources {
+		if _, ok := spec[k].(map[string]any); ok {
+			sources++
+		}
+	}
+	if sources == 0 {
+		errs = append(errs, field.Required(specPath, "must specify a volume type"))
+	}
+	if hostPath, ok := spec["hostPath"].(map[string]any); ok && str(hostPath, "path") == "" {
+		errs = append(errs, field.Required(specPath.Child("hostPath", "path"), ""))
+	}
+	return errs
+}
+
+// PersistentVolumeUpdate checks a PersistentVolume's update as
+// kube-apiserver does: the volume as new twice, its source and volume mode
+// unchanged (the message shows the source's difference in its internal
+// type).
+func PersistentVolumeUpdate(obj, old Object) field.ErrorList {
+	errs := append(PersistentVolume(obj), PersistentVolume(obj)...)
+	spec, oldSpec := decoded.Child(obj, "spec"), decoded.Child(old, "spec")
+	was, now := internalJSON("core.PersistentVolumeSource", oldSpec), internalJSON("core.PersistentVolumeSource", spec)
+	if !bytes.Equal(was, now) {
+		errs = append(errs, field.Forbidden(specPath.Child("persistentvolumesource"), "spec.persistentvolumesource is immutable after creation\n"+diff.Diff(was, now)))
+	}
+	if !reflect.DeepEqual(spec["volumeMode"], oldSpec["volumeMode"]) {
+		errs = append(errs, field.Invalid(field.NewPath("volumeMode"), spec["volumeMode"], "field is immutable"))
+	}
+	return errs
+}

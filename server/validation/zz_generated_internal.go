@@ -23,11 +23,15 @@ core.AppArmorProfileType	=string
 core.AzureDataDiskCachingMode	=string
 core.AzureDataDiskKind	=string
 core.AzureDiskVolumeSource	DiskName:diskName:string	DataDiskURI:diskURI:string	CachingMode:cachingMode:*core.AzureDataDiskCachingMode	FSType:fsType:*string	ReadOnly:readOnly:*bool	Kind:kind:*core.AzureDataDiskKind
+core.AzureFilePersistentVolumeSource	SecretName:secretName:string	ShareName:shareName:string	ReadOnly:readOnly:bool	SecretNamespace:secretNamespace:*string
 core.AzureFileVolumeSource	SecretName:secretName:string	ShareName:shareName:string	ReadOnly:readOnly:bool
+core.CSIPersistentVolumeSource	Driver:driver:string	VolumeHandle:volumeHandle:string	ReadOnly:readOnly:bool	FSType:fsType:string	VolumeAttributes:volumeAttributes:map[string]string	ControllerPublishSecretRef:controllerPublishSecretRef:*core.SecretReference	NodeStageSecretRef:nodeStageSecretRef:*core.SecretReference	NodePublishSecretRef:nodePublishSecretRef:*core.SecretReference	ControllerExpandSecretRef:controllerExpandSecretRef:*core.SecretReference	NodeExpandSecretRef:nodeExpandSecretRef:*core.SecretReference
 core.CSIVolumeSource	Driver:driver:string	ReadOnly:readOnly:*bool	FSType:fsType:*string	VolumeAttributes:volumeAttributes:map[string]string	NodePublishSecretRef:nodePublishSecretRef:*core.LocalObjectReference
 core.Capabilities	Add:add:[]core.Capability	Drop:drop:[]core.Capability
 core.Capability	=string
+core.CephFSPersistentVolumeSource	Monitors:monitors:[]string	Path:path:string	User:user:string	SecretFile:secretFile:string	SecretRef:secretRef:*core.SecretReference	ReadOnly:readOnly:bool
 core.CephFSVolumeSource	Monitors:monitors:[]string	Path:path:string	User:user:string	SecretFile:secretFile:string	SecretRef:secretRef:*core.LocalObjectReference	ReadOnly:readOnly:bool
+core.CinderPersistentVolumeSource	VolumeID:volumeID:string	FSType:fsType:string	ReadOnly:readOnly:bool	SecretRef:secretRef:*core.SecretReference
 core.CinderVolumeSource	VolumeID:volumeID:string	FSType:fsType:string	ReadOnly:readOnly:bool	SecretRef:secretRef:*core.LocalObjectReference
 core.ClusterTrustBundleProjection	Name:name:*string	SignerName:signerName:*string	LabelSelector:labelSelector:*metav1.LabelSelector	Optional:optional:*bool	Path:path:string
 core.ConfigMapEnvSource	LocalObjectReference::core.LocalObjectReference:inline	Optional:optional:*bool
@@ -56,23 +60,27 @@ core.EphemeralVolumeSource	VolumeClaimTemplate:volumeClaimTemplate:*core.Persist
 core.ExecAction	Command:command:[]string
 core.FCVolumeSource	TargetWWNs:targetWWNs:[]string	Lun:lun:*int32	FSType:fsType:string	ReadOnly:readOnly:bool	WWIDs:wwids:[]string
 core.FileKeySelector	VolumeName:volumeName:string	Path:path:string	Key:key:string	Optional:optional:*bool
+core.FlexPersistentVolumeSource	Driver:driver:string	FSType:fsType:string	SecretRef:secretRef:*core.SecretReference	ReadOnly:readOnly:bool	Options:options:map[string]string
 core.FlexVolumeSource	Driver:driver:string	FSType:fsType:string	SecretRef:secretRef:*core.LocalObjectReference	ReadOnly:readOnly:bool	Options:options:map[string]string
 core.FlockerVolumeSource	DatasetName:datasetName:string	DatasetUUID:datasetUUID:string
 core.GCEPersistentDiskVolumeSource	PDName:pdName:string	FSType:fsType:string	Partition:partition:int32	ReadOnly:readOnly:bool
 core.GRPCAction	Port:port:int32	Service:service:*string
 core.GitRepoVolumeSource	Repository:repository:string	Revision:revision:string	Directory:directory:string
+core.GlusterfsPersistentVolumeSource	EndpointsName:endpoints:string	Path:path:string	ReadOnly:readOnly:bool	EndpointsNamespace:endpointsNamespace:*string
 core.GlusterfsVolumeSource	EndpointsName:endpoints:string	Path:path:string	ReadOnly:readOnly:bool
 core.HTTPGetAction	Path:path:string	Port:port:intstr.IntOrString	Host:host:string	Scheme:scheme:core.URIScheme	HTTPHeaders:httpHeaders:[]core.HTTPHeader
 core.HTTPHeader	Name:name:string	Value:value:string
 core.HostAlias	IP:ip:string	Hostnames:hostnames:[]string
 core.HostPathType	=string
 core.HostPathVolumeSource	Path:path:string	Type:type:*core.HostPathType
+core.ISCSIPersistentVolumeSource	TargetPortal:targetPortal:string	IQN:iqn:string	Lun:lun:int32	ISCSIInterface:iscsiInterface:string	FSType:fsType:string	ReadOnly:readOnly:bool	Portals:portals:[]string	DiscoveryCHAPAuth:chapAuthDiscovery:bool	SessionCHAPAuth:chapAuthSession:bool	SecretRef:secretRef:*core.SecretReference	InitiatorName:initiatorName:*string
 core.ISCSIVolumeSource	TargetPortal:targetPortal:string	IQN:iqn:string	Lun:lun:int32	ISCSIInterface:iscsiInterface:string	FSType:fsType:string	ReadOnly:readOnly:bool	Portals:portals:[]string	DiscoveryCHAPAuth:chapAuthDiscovery:bool	SessionCHAPAuth:chapAuthSession:bool	SecretRef:secretRef:*core.LocalObjectReference	InitiatorName:initiatorName:*string
 core.ImageVolumeSource	Reference:reference:string	PullPolicy:pullPolicy:core.PullPolicy
 core.KeyToPath	Key:key:string	Path:path:string	Mode:mode:*int32
 core.Lifecycle	PostStart:postStart:*core.LifecycleHandler	PreStop:preStop:*core.LifecycleHandler	StopSignal:stopSignal:*core.Signal
 core.LifecycleHandler	Exec:exec:*core.ExecAction	HTTPGet:httpGet:*core.HTTPGetAction	TCPSocket:tcpSocket:*core.TCPSocketAction	Sleep:sleep:*core.SleepAction
 core.LocalObjectReference	Name:name:string
+core.LocalVolumeSource	Path:path:string	FSType:fsType:*string
 core.MountPropagationMode	=string
 core.NFSVolumeSource	Server:server:string	Path:path:string	ReadOnly:readOnly:bool
 core.NodeAffinity	RequiredDuringSchedulingIgnoredDuringExecution:requiredDuringSchedulingIgnoredDuringExecution:*core.NodeSelector	PreferredDuringSchedulingIgnoredDuringExecution:preferredDuringSchedulingIgnoredDuringExecution:[]core.PreferredSchedulingTerm
@@ -83,11 +91,13 @@ core.NodeSelectorRequirement	Key:key:string	Operator:operator:core.NodeSelectorO
 core.NodeSelectorTerm	MatchExpressions:matchExpressions:[]core.NodeSelectorRequirement	MatchFields:matchFields:[]core.NodeSelectorRequirement
 core.OSName	=string
 core.ObjectFieldSelector	APIVersion:apiVersion:string	FieldPath:fieldPath:string
+core.ObjectReference	Kind:kind:string	Namespace:namespace:string	Name:name:string	UID:uid:types.UID	APIVersion:apiVersion:string	ResourceVersion:resourceVersion:string	FieldPath:fieldPath:string
 core.PersistentVolumeAccessMode	=string
 core.PersistentVolumeClaimSpec	AccessModes:accessModes:[]core.PersistentVolumeAccessMode	Selector:selector:*metav1.LabelSelector	Resources:resources:core.VolumeResourceRequirements	VolumeName:volumeName:string	StorageClassName:storageClassName:*string	VolumeMode:volumeMode:*core.PersistentVolumeMode	DataSource:dataSource:*core.TypedLocalObjectReference	DataSourceRef:dataSourceRef:*core.TypedObjectReference	VolumeAttributesClassName:volumeAttributesClassName:*string
 core.PersistentVolumeClaimTemplate	ObjectMeta::metav1.ObjectMeta:inline	Spec:spec:core.PersistentVolumeClaimSpec
 core.PersistentVolumeClaimVolumeSource	ClaimName:claimName:string	ReadOnly:readOnly:bool
 core.PersistentVolumeMode	=string
+core.PersistentVolumeSource	GCEPersistentDisk:gcePersistentDisk:*core.GCEPersistentDiskVolumeSource	AWSElasticBlockStore:awsElasticBlockStore:*core.AWSElasticBlockStoreVolumeSource	HostPath:hostPath:*core.HostPathVolumeSource	Glusterfs:glusterfs:*core.GlusterfsPersistentVolumeSource	NFS:nfs:*core.NFSVolumeSource	RBD:rbd:*core.RBDPersistentVolumeSource	Quobyte:quobyte:*core.QuobyteVolumeSource	ISCSI:iscsi:*core.ISCSIPersistentVolumeSource	FlexVolume:flexVolume:*core.FlexPersistentVolumeSource	Cinder:cinder:*core.CinderPersistentVolumeSource	CephFS:cephfs:*core.CephFSPersistentVolumeSource	FC:fc:*core.FCVolumeSource	Flocker:flocker:*core.FlockerVolumeSource	AzureFile:azureFile:*core.AzureFilePersistentVolumeSource	VsphereVolume:vsphereVolume:*core.VsphereVirtualDiskVolumeSource	AzureDisk:azureDisk:*core.AzureDiskVolumeSource	PhotonPersistentDisk:photonPersistentDisk:*core.PhotonPersistentDiskVolumeSource	PortworxVolume:portworxVolume:*core.PortworxVolumeSource	ScaleIO:scaleIO:*core.ScaleIOPersistentVolumeSource	Local:local:*core.LocalVolumeSource	StorageOS:storageos:*core.StorageOSPersistentVolumeSource	CSI:csi:*core.CSIPersistentVolumeSource
 core.PhotonPersistentDiskVolumeSource	PdID:pdID:string	FSType:fsType:string
 core.PodAffinity	RequiredDuringSchedulingIgnoredDuringExecution:requiredDuringSchedulingIgnoredDuringExecution:[]core.PodAffinityTerm	PreferredDuringSchedulingIgnoredDuringExecution:preferredDuringSchedulingIgnoredDuringExecution:[]core.WeightedPodAffinityTerm
 core.PodAffinityTerm	LabelSelector:labelSelector:*metav1.LabelSelector	Namespaces:namespaces:[]string	TopologyKey:topologyKey:string	NamespaceSelector:namespaceSelector:*metav1.LabelSelector	MatchLabelKeys:matchLabelKeys:[]string	MismatchLabelKeys:mismatchLabelKeys:[]string
@@ -115,6 +125,7 @@ core.ProjectedVolumeSource	Sources:sources:[]core.VolumeProjection	DefaultMode:d
 core.Protocol	=string
 core.PullPolicy	=string
 core.QuobyteVolumeSource	Registry:registry:string	Volume:volume:string	ReadOnly:readOnly:bool	User:user:string	Group:group:string	Tenant:tenant:string
+core.RBDPersistentVolumeSource	CephMonitors:monitors:[]string	RBDImage:image:string	FSType:fsType:string	RBDPool:pool:string	RadosUser:user:string	Keyring:keyring:string	SecretRef:secretRef:*core.SecretReference	ReadOnly:readOnly:bool
 core.RBDVolumeSource	CephMonitors:monitors:[]string	RBDImage:image:string	FSType:fsType:string	RBDPool:pool:string	RadosUser:user:string	Keyring:keyring:string	SecretRef:secretRef:*core.LocalObjectReference	ReadOnly:readOnly:bool
 core.RecursiveReadOnlyMode	=string
 core.ResourceClaim	Name:name:string	Request:request:string
@@ -125,18 +136,21 @@ core.ResourceRequirements	Limits:limits:core.ResourceList	Requests:requests:core
 core.ResourceResizeRestartPolicy	=string
 core.RestartPolicy	=string
 core.SELinuxOptions	User:user:string	Role:role:string	Type:type:string	Level:level:string
+core.ScaleIOPersistentVolumeSource	Gateway:gateway:string	System:system:string	SecretRef:secretRef:*core.SecretReference	SSLEnabled:sslEnabled:bool	ProtectionDomain:protectionDomain:string	StoragePool:storagePool:string	StorageMode:storageMode:string	VolumeName:volumeName:string	FSType:fsType:string	ReadOnly:readOnly:bool
 core.ScaleIOVolumeSource	Gateway:gateway:string	System:system:string	SecretRef:secretRef:*core.LocalObjectReference	SSLEnabled:sslEnabled:bool	ProtectionDomain:protectionDomain:string	StoragePool:storagePool:string	StorageMode:storageMode:string	VolumeName:volumeName:string	FSType:fsType:string	ReadOnly:readOnly:bool
 core.SeccompProfile	Type:type:core.SeccompProfileType	LocalhostProfile:localhostProfile:*string
 core.SeccompProfileType	=string
 core.SecretEnvSource	LocalObjectReference::core.LocalObjectReference:inline	Optional:optional:*bool
 core.SecretKeySelector	LocalObjectReference::core.LocalObjectReference:inline	Key:key:string	Optional:optional:*bool
 core.SecretProjection	LocalObjectReference::core.LocalObjectReference:inline	Items:items:[]core.KeyToPath	Optional:optional:*bool
+core.SecretReference	Name:name:string	Namespace:namespace:string
 core.SecretVolumeSource	SecretName:secretName:string	Items:items:[]core.KeyToPath	DefaultMode:defaultMode:*int32	Optional:optional:*bool
 core.SecurityContext	Capabilities:capabilities:*core.Capabilities	Privileged:privileged:*bool	SELinuxOptions:seLinuxOptions:*core.SELinuxOptions	WindowsOptions:windowsOptions:*core.WindowsSecurityContextOptions	RunAsUser:runAsUser:*int64	RunAsGroup:runAsGroup:*int64	RunAsNonRoot:runAsNonRoot:*bool	ReadOnlyRootFilesystem:readOnlyRootFilesystem:*bool	AllowPrivilegeEscalation:allowPrivilegeEscalation:*bool	ProcMount:procMount:*core.ProcMountType	SeccompProfile:seccompProfile:*core.SeccompProfile	AppArmorProfile:appArmorProfile:*core.AppArmorProfile
 core.ServiceAccountTokenProjection	Audience:audience:string	ExpirationSeconds:expirationSeconds:int64	Path:path:string
 core.Signal	=string
 core.SleepAction	Seconds:seconds:int64
 core.StorageMedium	=string
+core.StorageOSPersistentVolumeSource	VolumeName:volumeName:string	VolumeNamespace:volumeNamespace:string	FSType:fsType:string	ReadOnly:readOnly:bool	SecretRef:secretRef:*core.ObjectReference
 core.StorageOSVolumeSource	VolumeName:volumeName:string	VolumeNamespace:volumeNamespace:string	FSType:fsType:string	ReadOnly:readOnly:bool	SecretRef:secretRef:*core.LocalObjectReference
 core.SupplementalGroupsPolicy	=string
 core.Sysctl	Name:name:string	Value:value:string
