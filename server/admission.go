@@ -18,20 +18,24 @@ import (
 // its order:
 //
 //  1. Mutating admission (after NamespaceLifecycle, which the callers run
-//     first): on a new Pod or claim, the plugins of admitNew.
+//     first): the plugins of the resource's strategy (admitNew): on a new
+//     Pod, a new claim.
 //  2. The resource's own policy: for roles and bindings, the RBAC
 //     escalation check (kube-apiserver's RBAC storage makes it after
 //     mutating admission).
 //  3. The type's validation, on the object with its server-set metadata.
 //  4. For a create by PUT or by apply, the authorization of the create
 //     verb besides the request's own.
-//  5. Validating admission (the validating phase of admitNew's plugins,
+//  5. Validating admission (the validating phase of those plugins,
 //     then ValidatingAdmissionPolicy), which may only reject or warn.
 func (s *Server) admitCreate(ctx context.Context, req *request, obj object, dryRun bool) error {
 	res := req.res
-	validate, err := s.admitNew(ctx, res, req.namespace, obj)
-	if err != nil {
-		return err
+	var validate func() error
+	if admitNew := strategyOf(res).admitNew; admitNew != nil {
+		var err error
+		if validate, err = admitNew(s, ctx, res, req.namespace, obj); err != nil {
+			return err
+		}
 	}
 	if err := s.confirmNoEscalation(ctx, req, obj, nil); err != nil {
 		return err

@@ -14,20 +14,6 @@ import (
 	"kubeplay/server/defaults"
 )
 
-// admitNew runs kube-apiserver's default mutating admission plugins that
-// change new objects: those of pods and, DefaultStorageClass, of claims.
-// It returns, as validate, what their validating phase will say once the
-// object passed its type's validation (nil: nothing to check).
-func (s *Server) admitNew(ctx context.Context, res *catalog.Resource, ns string, obj object) (validate func() error, err error) {
-	switch {
-	case res.Group == "" && res.Resource == "pods":
-		return s.admitPod(ctx, res, ns, obj)
-	case res.Group == "" && res.Resource == "persistentvolumeclaims":
-		return nil, audit.FromContext(ctx).Ran(mutating("DefaultStorageClass"), s.admitClaim(ctx, obj))
-	}
-	return nil, nil
-}
-
 // admitPod runs the LimitRanger, ServiceAccount, Priority and
 // DefaultTolerationSeconds plugins on a new Pod in namespace ns (see
 // defaults.LimitPod and defaults.AdmitPod). LimitRanger sets the defaults

@@ -5,16 +5,15 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"kubeplay/internal/jsonmap"
+	"kubeplay/server/apiextensions"
 	"kubeplay/server/catalog"
-	"kubeplay/server/celeval"
 	"kubeplay/server/openapi"
 	"kubeplay/server/structural"
 	"kubeplay/store"
@@ -27,193 +26,8 @@ import (
 
 var crdsGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 
-// crdCleanupFinalizer holds a CRD being deleted until its objects are gone.
-const crdCleanupFinalizer = "customresourcecleanup.apiextensions.k8s.io"
-
 func isCRDs(r *catalog.Resource) bool {
 	return r.Group == crdsGVR.Group && r.Resource == crdsGVR.Resource
-}
-
-// defaultCRD fills in what kube-apiserver defaults in a CRD: the list kind,
-// the singular name, the conversion strategy, and the status of a new one.
-func defaultCRD(obj object, creating bool) {
-	spec := mapAt(obj, "spec")
-	names := mapAt(spec, "names")
-	if kind := str(names, "kind"); kind != "" {
-		if str(names, "listKind") == "" {
-			names["listKind"] = kind + "List"
-		}
-		if str(names, "singular") == "" {
-			names["singular"] = strings.ToLower(kind)
-		}
-	}
-	if _, ok := spec["conversion"]; !ok {
-		spec["conversion"] = map[string]any{"strategy": "None"}
-	}
-	if creating {
-		var stored []any
-		for _, v := range versionsOf(spec) {
-			if b, _ := v["storage"].(bool); b {
-				stored = append(stored, str(v, "name"))
-			}
-		}
-		obj["status"] = map[string]any{
-			"acceptedNames":  map[string]any{"plural": "", "kind": ""},
-			"conditions":     nil,
-			"storedVersions": stored,
-		}
-	}
-}
-
-// mapAt returns the object at m[key], creating it if absent.
-func mapAt(m map[string]any, key string) map[string]any {
-	if v, ok := m[key].(map[string]any); ok {
-		return v
-	}
-	v := map[string]any{}
-	m[key] = v
-	return v
-}
-
-func versionsOf(spec map[string]any) []map[string]any {
-	list, _ := spec["versions"].([]any)
-	out := make([]map[string]any, 0, len(list))
-	for _, v := range list {
-		if m, ok := v.(map[string]any); ok {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
-// customResources returns the resources a CRD serves: one per served
-// version once the CRD is Established (and still while it is deleted, until
-// its objects are gone).
-func customResources(crd object) []catalog.Resource {
-	spec, _ := crd["spec"].(map[string]any)
-	names, _ := spec["names"].(map[string]any)
-	st, _ := crd["status"].(map[string]any)
-	if !established(st) {
-		return nil
-	}
-	storageVersion := ""
-	var storageSchema *structural.Schema
-	keepUnknown, _ := spec["preserveUnknownFields"].(bool)
-	for _, v := range versionsOf(spec) {
-		if b, _ := v["storage"].(bool); b {
-			storageVersion = str(v, "name")
-			storageSchema, _ = versionSchema(v, keepUnknown)
-		}
-	}
-	if storageSchema == nil {
-		return nil // validated when written; a corrupt stored CRD is not served
-	}
-	var out []catalog.Resource
-	for _, v := range versionsOf(spec) {
-		if b, _ := v["served"].(bool); !b {
-			continue
-		}
-		parsed, raw := versionSchema(v, keepUnknown)
-		if parsed == nil {
-			continue // validated when written; a corrupt stored CRD is not served
-		}
-		custom := &catalog.Custom{PreserveUnknownFields: keepUnknown, Rules: celeval.NewRules(parsed), Terminating: deleting(crd), CRD: str(metadata(crd), "name"), StorageVersion: storageVersion, StorageSchema: storageSchema, ListKind: str(names, "listKind"), Schema: parsed, RawSchema: raw}
-		for _, c := range listOf(v, "additionalPrinterColumns") {
-			m, _ := c.(map[string]any)
-			custom.Columns = append(custom.Columns, catalog.PrinterColumn{
-				Name: str(m, "name"), Type: str(m, "type"), Format: str(m, "format"),
-				Description: str(m, "description"), JSONPath: str(m, "jsonPath"), Priority: int32(int64Of(m["priority"])),
-			})
-		}
-		for _, f := range listOf(v, "selectableFields") {
-			m, _ := f.(map[string]any)
-			custom.SelectableFields = append(custom.SelectableFields, strings.TrimPrefix(str(m, "jsonPath"), "."))
-		}
-		r := catalog.Resource{
-			Group: str(spec, "group"), Version: str(v, "name"), Kind: str(names, "kind"),
-			Resource: str(names, "plural"), Singular: str(names, "singular"),
-			Namespaced: str(spec, "scope") == "Namespaced",
-			Verbs:      []string{"delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"},
-			ShortNames: stringsOf(listOf(names, "shortNames")), Categories: stringsOf(listOf(names, "categories")),
-			Custom: custom,
-		}
-		subs, _ := v["subresources"].(map[string]any)
-		if _, ok := subs["status"]; ok {
-			r.Subresources = append(r.Subresources, catalog.Subresource{Name: "status", Group: r.Group, Version: r.Version, Kind: r.Kind, Verbs: []string{"get", "patch", "update"}})
-		}
-		if sc, ok := subs["scale"].(map[string]any); ok {
-			custom.Scale = &catalog.Scale{SpecReplicasPath: str(sc, "specReplicasPath"), StatusReplicasPath: str(sc, "statusReplicasPath"), LabelSelectorPath: str(sc, "labelSelectorPath")}
-			r.Subresources = append(r.Subresources, catalog.Subresource{Name: "scale", Group: "autoscaling", Version: "v1", Kind: "Scale", Verbs: []string{"get", "patch", "update"}})
-		}
-		out = append(out, r)
-	}
-	return out
-}
-
-// versionSchema returns a CRD version's schema, parsed (nil if invalid),
-// and the schema it publishes. A version without one (only v1beta1 allows
-// it) takes any object; keepUnknown (v1beta1's spec.preserveUnknownFields)
-// keeps what the schema does not know, and allows a non-structural schema.
-// Neither publishes its fields, as kube-apiserver publishes only an object.
-func versionSchema(v map[string]any, keepUnknown bool) (*structural.Schema, map[string]any) {
-	anyObject := map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}
-	raw := rawSchema(v)
-	if raw == nil {
-		return &structural.Schema{Type: "object", PreserveUnknownFields: true}, anyObject
-	}
-	if !keepUnknown {
-		parsed, _ := structural.Parse(raw, field.NewPath("schema"))
-		return parsed, raw
-	}
-	parsed, violations, errs := structural.ParseNonStructural(raw, field.NewPath("schema"))
-	if len(errs) > 0 {
-		return nil, raw
-	}
-	parsed.KeepUnknownFields()
-	if len(violations) > 0 {
-		return parsed, anyObject
-	}
-	return parsed, raw
-}
-
-// nonStructuralCondition is kube-apiserver's NonStructuralSchema condition
-// of a CRD that keeps unknown fields or has a non-structural schema (only
-// v1beta1 allows either), nil for others.
-func nonStructuralCondition(spec map[string]any, now string) map[string]any {
-	var violations field.ErrorList
-	if b, _ := spec["preserveUnknownFields"].(bool); b {
-		violations = append(violations, field.Invalid(field.NewPath("spec", "preserveUnknownFields"), true, "must be false"))
-	}
-	for i, v := range versionsOf(spec) {
-		if raw := rawSchema(v); raw != nil {
-			_, vs, _ := structural.ParseNonStructural(raw, field.NewPath("spec", "versions").Index(i).Child("schema", "openAPIV3Schema"))
-			violations = append(violations, vs...)
-		}
-	}
-	if len(violations) == 0 {
-		return nil
-	}
-	return condition("NonStructuralSchema", "True", "Violations", violations.ToAggregate().Error(), now)
-}
-
-func stringsOf(list []any) []string {
-	var out []string
-	for _, e := range list {
-		if s, ok := e.(string); ok {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-func established(st map[string]any) bool {
-	for _, c := range listOf(st, "conditions") {
-		m, _ := c.(map[string]any)
-		if str(m, "type") == "Established" && str(m, "status") == "True" {
-			return true
-		}
-	}
-	return false
 }
 
 // establish is the work of kube-apiserver's naming and establishing
@@ -229,21 +43,21 @@ func (s *Server) establish(ctx context.Context, crd object) error {
 	if err != nil {
 		return err
 	}
-	st := mapAt(crd, "status")
+	st := jsonmap.Ensure(crd, "status")
 	now := formatTime(s.now())
 	st["acceptedNames"] = accepted
 	var conds []any
 	if reason == "" {
-		conds = append(conds, condition("NamesAccepted", "True", "NoConflicts", "no conflicts found", now))
-		conds = append(conds, condition("Established", "True", "InitialNamesAccepted", "the initial names have been accepted", now))
+		conds = append(conds, apiextensions.Condition("NamesAccepted", "True", "NoConflicts", "no conflicts found", now))
+		conds = append(conds, apiextensions.Condition("Established", "True", "InitialNamesAccepted", "the initial names have been accepted", now))
 	} else {
-		conds = append(conds, condition("NamesAccepted", "False", reason, message, now))
-		conds = append(conds, condition("Established", "False", "NotAccepted", "not all names are accepted", now))
+		conds = append(conds, apiextensions.Condition("NamesAccepted", "False", reason, message, now))
+		conds = append(conds, apiextensions.Condition("Established", "False", "NotAccepted", "not all names are accepted", now))
 	}
-	if c := nonStructuralCondition(mapAt(crd, "spec"), now); c != nil {
+	if c := apiextensions.NonStructuralCondition(jsonmap.Ensure(crd, "spec"), now); c != nil {
 		conds = append(conds, c)
 	}
-	for _, c := range listOf(st, "conditions") {
+	for _, c := range jsonmap.List(st, "conditions") {
 		m, _ := c.(map[string]any)
 		for _, n := range conds {
 			nm := n.(map[string]any)
@@ -254,7 +68,7 @@ func (s *Server) establish(ctx context.Context, crd object) error {
 	}
 	st["conditions"] = conds
 	if reflect.DeepEqual(old["status"], crd["status"]) {
-		s.setCustom(name, customResources(crd))
+		s.setCustom(name, apiextensions.Resources(crd))
 		return nil
 	}
 	out, err := s.trackUpdate(res, "status", old, crd, "kube-apiserver")
@@ -268,12 +82,8 @@ func (s *Server) establish(ctx context.Context, crd object) error {
 	if out, err = s.commitUpdate(ctx, res, "", name, out, kv, false); err != nil {
 		return err
 	}
-	s.setCustom(name, customResources(out))
+	s.setCustom(name, apiextensions.Resources(out))
 	return nil
-}
-
-func condition(typ, status, reason, message, now string) map[string]any {
-	return map[string]any{"type": typ, "status": status, "reason": reason, "message": message, "lastTransitionTime": now}
 }
 
 // acceptNames is kube-apiserver's naming controller's decision on a CRD's
@@ -304,7 +114,7 @@ func (s *Server) acceptNames(ctx context.Context, res *catalog.Resource, crd obj
 		ost, _ := other["status"].(map[string]any)
 		taken, _ := ost["acceptedNames"].(map[string]any)
 		resources = append(resources, str(taken, "plural"), str(taken, "singular"))
-		resources = append(resources, stringsOf(listOf(taken, "shortNames"))...)
+		resources = append(resources, jsonmap.Strings(taken, "shortNames")...)
 		kinds = append(kinds, str(taken, "kind"), str(taken, "listKind"))
 	}
 	accepted := structural.DeepCopy(names).(map[string]any)
@@ -324,7 +134,7 @@ func (s *Server) acceptNames(ctx context.Context, res *catalog.Resource, crd obj
 			conflict(k.key, k.reason, v)
 		}
 	}
-	for _, v := range stringsOf(listOf(names, "shortNames")) {
+	for _, v := range jsonmap.Strings(names, "shortNames") {
 		if slices.Contains(resources, v) {
 			conflict("shortNames", "ShortNamesConflict", v)
 			break
@@ -348,29 +158,15 @@ func (s *Server) loadCRDs(ctx context.Context) error {
 	}
 	for _, kv := range list.Items {
 		if crd, err := decodeStored(res, kv); err == nil {
-			s.setCustom(str(metadata(crd), "name"), customResources(crd))
+			s.setCustom(str(metadata(crd), "name"), apiextensions.Resources(crd))
 		}
 	}
 	return nil
 }
 
-// markCRDDeleting is what kube-apiserver's CRD storage does on DELETE: the
-// CRD gets the cleanup finalizer and a Terminating condition; its objects
-// are deleted (cleanupCRD) before it goes.
-func markCRDDeleting(obj object, now string) {
-	fs := finalizers(obj)
-	if !slices.Contains(fs, crdCleanupFinalizer) {
-		setFinalizers(obj, append(fs, crdCleanupFinalizer))
-	}
-	st := mapAt(obj, "status")
-	conds := listOf(st, "conditions")
-	conds = append(conds, condition("Terminating", "True", "InstanceDeletionPending", "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon", now))
-	st["conditions"] = conds
-}
-
 // cleanupCRD is the work of kube-apiserver's CRD finalizer controller on
 // a deleted CRD: it deletes the CRD's objects and, once none remains (those
-// with finalizers wait for them; see afterWrite), stops serving the
+// with finalizers wait for them; see customStrategy's afterWrite), stops serving the
 // resource and removes its finalizer, which deletes the CRD.
 func (s *Server) cleanupCRD(ctx context.Context, name string) error {
 	res := catalog.LookupBuiltin(crdsGVR)
@@ -381,7 +177,7 @@ func (s *Server) cleanupCRD(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if !deleting(crd) || !slices.Contains(finalizers(crd), crdCleanupFinalizer) {
+	if !deleting(crd) || !slices.Contains(finalizers(crd), apiextensions.CleanupFinalizer) {
 		return nil
 	}
 	if custom := s.customResource(name); custom != nil {
@@ -409,7 +205,7 @@ func (s *Server) cleanupCRD(ctx context.Context, name string) error {
 		}
 	}
 	s.setCustom(name, nil)
-	setFinalizers(crd, slices.DeleteFunc(finalizers(crd), func(f string) bool { return f == crdCleanupFinalizer }))
+	setFinalizers(crd, slices.DeleteFunc(finalizers(crd), func(f string) bool { return f == apiextensions.CleanupFinalizer }))
 	_, err = s.commitUpdate(ctx, res, "", name, crd, kv, false)
 	return err
 }
@@ -418,7 +214,7 @@ func (s *Server) cleanupCRD(ctx context.Context, name string) error {
 // Terminating condition, if they changed.
 func (s *Server) terminatingCondition(ctx context.Context, crd object, live store.KeyValue, reason, message string) error {
 	old := deepCopyObject(crd)
-	for _, c := range listOf(mapAt(crd, "status"), "conditions") {
+	for _, c := range jsonmap.List(jsonmap.Ensure(crd, "status"), "conditions") {
 		m, _ := c.(map[string]any)
 		if str(m, "type") == "Terminating" && (str(m, "reason") != reason || str(m, "message") != message) {
 			m["reason"], m["message"] = reason, message
@@ -495,4 +291,16 @@ func customType(r *catalog.Resource) openapi.CustomType {
 		GVK: r.GroupVersionKind(), Plural: r.Resource, Namespaced: r.Namespaced, Schema: r.Custom.RawSchema,
 		Status: hasStatus(r), Scale: r.Custom.Scale != nil, ListKindName: r.Custom.ListKind,
 	}
+}
+
+// isCRDV1beta1 reports whether r is apiextensions.k8s.io/v1beta1's CRDs
+// (served until v1.21), stored in v1's shape as every CRD is.
+func isCRDV1beta1(r *catalog.Resource) bool {
+	return isCRDs(r) && r.Custom == nil && r.Version == "v1beta1"
+}
+
+// storedCRD returns a copy of a CRD of any version in v1, the version the
+// CRD controllers read.
+func storedCRD(res *catalog.Resource, obj object) object {
+	return deepCopyObject(toStorage(res, obj))
 }

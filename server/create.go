@@ -25,9 +25,5 @@ func (s *Server) createObject(r *http.Request, req *request) (object, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.createWith(r.Context(), &write{request: req, manager: opts.manager, dryRun: opts.dryRun}, obj)
-	if err == nil && !opts.dryRun {
-		err = s.afterWrite(r.Context(), req.res, out)
-	}
-	return out, err
+	return s.createWith(r.Context(), &write{request: req, manager: opts.manager, dryRun: opts.dryRun}, obj)
 }

@@ -1,80 +1,12 @@
 package server
 
 import (
-	"context"
-	"errors"
 	"fmt"
 
-	"slices"
-	"strings"
-
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"kubeplay/server/catalog"
-	"kubeplay/server/encoding"
 )
-
-// admitSchema applies the rules of a type beyond object metadata to an object
-// about to be written (old is nil for a create): a CRD is defaulted and
-// validated; a custom object is pruned of unknown fields (reported as the
-// request's fieldValidation says), defaulted and validated against its
-// CRD's schema.
-func (s *Server) admitSchema(ctx context.Context, req *request, obj, old object) error {
-	res := req.res
-	switch {
-	case isCRDs(res) && req.subresource == "":
-		// A v1beta1 CRD is checked as v1, but for what v1beta1 allows or
-		// forbids besides.
-		crd, given := obj, object(nil)
-		if isCRDV1beta1(res) {
-			crd, given = toStorage(res, obj), obj
-		}
-		defaultCRD(crd, old == nil)
-		if old != nil {
-			crd["status"] = old["status"] // as the update will keep it
-		}
-		obj["status"] = crd["status"]
-		errs, err := validateCRD(ctx, res, crd, old, given)
-		if err != nil {
-			return err
-		}
-		if len(errs) > 0 {
-			return errInvalid(res, str(metadata(obj), "name"), errs)
-		}
-	case res.Custom != nil:
-		if old == nil && res.Custom.Terminating {
-			return apierrors.NewForbidden(res.GroupResource(), str(metadata(obj), "name"), errors.New("create not allowed while custom resource definition is terminating"))
-		}
-		sch := res.Custom.Schema
-		if unknown := sch.Prune(obj); len(unknown) > 0 {
-			switch req.fieldValidation {
-			case "Ignore":
-			case "Strict":
-				return encoding.BadRequest("%s in version %q cannot be handled as a %s: strict decoding error: %s", res.Kind, res.Version, res.Kind, strings.Join(unknownFields(unknown), ", "))
-			default:
-				warn(ctx, unknownFields(unknown)...)
-			}
-		}
-		sch.ApplyDefaults(obj)
-		errs := sch.Validate(obj, old)
-		switch {
-		case blocking(errs) && res.Custom.Rules != nil:
-			errs = append(errs, field.Invalid(nil, nil, "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"))
-		case !blocking(errs):
-			ruleErrs, err := res.Custom.Rules.Validate(ctx, obj, old)
-			if err != nil {
-				return err
-			}
-			errs = append(errs, ruleErrs...)
-		}
-		if len(errs) > 0 {
-			return errInvalid(res, str(metadata(obj), "name"), errs)
-		}
-
-	}
-	return nil
-}
 
 // unknownFields are the reports of the unknown fields pruning found
 // (`unknown field "spec.foo"`).
@@ -99,55 +31,13 @@ func blocking(errs field.ErrorList) bool {
 	return false
 }
 
-// addStoredVersion adds a CRD's storage version to its
-// status.storedVersions, after an update of its spec.
-func addStoredVersion(obj object) {
-	st := deepCopyObject(mapAt(obj, "status")) // shared with the stored object's
-	obj["status"] = st
-	stored := listOf(st, "storedVersions")
-	for _, v := range versionsOf(mapAt(obj, "spec")) {
-		if b, _ := v["storage"].(bool); b && !slices.Contains(stored, any(str(v, "name"))) {
-			stored = append(stored, str(v, "name"))
-		}
-	}
-	st["storedVersions"] = stored
-}
-
-// afterWrite runs what kube-apiserver's controllers do once an object is
-// written: a CRD's names are accepted and its resource served; a deleted
-// CRD goes once its last object has.
-func (s *Server) afterWrite(ctx context.Context, res *catalog.Resource, obj object) error {
-	switch {
-	case res.Custom != nil && deleting(obj):
-		// The object may have been the last of a deleted CRD's.
-		return s.cleanupCRD(ctx, res.Custom.CRD)
-	case isCRDs(res) && !deleting(obj):
-		return s.establish(ctx, storedCRD(res, obj))
-	}
-	return nil
-}
-
 // statusOnly is the object an update of the status subresource writes: the
 // stored one with the new status (and the managedFields the field manager
-// computed for the update, or the client sent). HorizontalPodAutoscalers
-// are the exception: kube-apiserver resets only their spec, so that their
-// labels and annotations change with the status; and Deployments, whose
-// annotations and finalizers change with it too, but not their labels
-// (kube-controller-manager writes the revision annotation this way).
+// computed for the update, or the client sent), unless the resource's
+// strategy says otherwise.
 func statusOnly(res *catalog.Resource, obj, old object) object {
-	if isHPA(res) {
-		return hpaStatusOnly(res, obj, old)
-	}
-	if res.Group == "apps" && res.Resource == "deployments" {
-		out, was := deepCopyObject(obj), deepCopyObject(old)
-		out["spec"] = was["spec"]
-		if labels, ok := metadata(was)["labels"]; ok {
-			metadata(out)["labels"] = labels
-		} else {
-			delete(metadata(out), "labels")
-		}
-		prepareForUpdate(res, "status", out, old)
-		return out
+	if own := strategyOf(res).statusOnly; own != nil {
+		return own(res, obj, old)
 	}
 	out := deepCopyObject(old)
 	if st, ok := obj["status"]; ok {

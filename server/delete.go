@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"kubeplay/server/audit"
 	"kubeplay/server/catalog"
 	"kubeplay/server/encoding"
 	"kubeplay/server/validation"
@@ -155,8 +154,8 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, req *request) {
 		return
 	}
 	code, out, err := s.deleteObject(r.Context(), req.res, req.namespace, req.name, opts)
-	if err == nil && req.res.Custom != nil && len(opts.DryRun) == 0 {
-		err = s.cleanupCRD(r.Context(), req.res.Custom.CRD) // it may have been a deleted CRD's last object
+	if err == nil && len(opts.DryRun) == 0 {
+		err = s.afterDelete(r.Context(), req.res)
 	}
 	if err != nil {
 		encoding.WriteError(w, r, err)
@@ -164,22 +163,6 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, req *request) {
 	}
 	s.writeObject(w, r, req, code, out)
 }
-
-// immortalNamespaces are those the NamespaceLifecycle plugin never lets
-// anyone delete.
-var immortalNamespaces = map[string]bool{"default": true, "kube-system": true, "kube-public": true}
-
-// errImmortalNamespace is NamespaceLifecycle's answer to a DELETE of
-// namespace name: nil unless it is immortal.
-func errImmortalNamespace(res *catalog.Resource, name string) error {
-	if !immortalNamespaces[name] {
-		return nil
-	}
-	return apierrors.NewForbidden(res.GroupResource(), name, errors.New("this namespace may not be deleted"))
-}
-
-func isPods(res *catalog.Resource) bool       { return res.Group == "" && res.Resource == "pods" }
-func isNamespaces(res *catalog.Resource) bool { return res.Group == "" && res.Resource == "namespaces" }
 
 // gcFinalizers computes the finalizers obj gets on DELETE with opts: an
 // explicit orphanDependents or propagationPolicy decides; else an orphan or
@@ -256,30 +239,6 @@ func setFinalizers(obj object, list []string) {
 
 func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
-// podGracePeriod is the grace period of a pod's deletion: the request's, else
-// the pod's terminationGracePeriodSeconds (30 by default); 0 for a pod that is
-// not bound to a node or has finished; negative values become 1.
-func podGracePeriod(pod object, opts *metav1.DeleteOptions) int64 {
-	spec, _ := pod["spec"].(map[string]any)
-	status, _ := pod["status"].(map[string]any)
-	period := int64(30)
-	if opts.GracePeriodSeconds != nil {
-		period = *opts.GracePeriodSeconds
-	} else if v, ok := spec["terminationGracePeriodSeconds"]; ok {
-		period = int64Of(v)
-	}
-	if str(spec, "nodeName") == "" {
-		period = 0
-	}
-	if phase := str(status, "phase"); phase == "Succeeded" || phase == "Failed" {
-		period = 0
-	}
-	if period < 0 {
-		period = 1
-	}
-	return period
-}
-
 // int64Of reads an integer field of a decoded object: a json.Number as
 // decoded from a body, an int64 as the server sets it (0 otherwise).
 func int64Of(v any) int64 {
@@ -313,6 +272,36 @@ func (s *Server) deleteObject(ctx context.Context, res *catalog.Resource, ns, na
 // contention.
 const maxDeleteAttempts = 10
 
+// afterDelete runs the strategy's afterDelete once a request's deletions
+// are done.
+func (s *Server) afterDelete(ctx context.Context, res *catalog.Resource) error {
+	if hook := strategyOf(res).afterDelete; hook != nil {
+		return hook(s, ctx, res)
+	}
+	return nil
+}
+
+// deletion is one object's DELETE under way: the object as found, marked
+// in place as the deletion goes.
+type deletion struct {
+	res      *catalog.Resource
+	ns, name string
+	obj      object
+	live     store.KeyValue
+	opts     *metav1.DeleteOptions
+	dryRun   bool
+	// wasDeleting: the object was marked before this request.
+	wasDeleting bool
+	// code is the answer's status code.
+	code int
+	// modified: the deletion changed the object; graceful: the object
+	// waits for its grace period.
+	modified, graceful bool
+}
+
+// answer is the deletion's answer with the object as it is.
+func (d *deletion) answer() (int, any, error) { return d.code, d.obj, nil }
+
 func (s *Server) deleteObjectOnce(ctx context.Context, res *catalog.Resource, ns, name string, opts *metav1.DeleteOptions) (int, any, error) {
 	if unsafeDelete(opts) {
 		return s.unsafeDeleteObject(ctx, res, ns, name)
@@ -321,155 +310,110 @@ func (s *Server) deleteObjectOnce(ctx context.Context, res *catalog.Resource, ns
 	if err != nil {
 		return 0, nil, err
 	}
-	md := metadata(obj)
-	if err := checkPreconditions(res, name, md, opts.Preconditions); err != nil {
+	st := strategyOf(res)
+	checkPre := checkPreconditions
+	if st.deletePreconditions != nil {
+		checkPre = st.deletePreconditions
+	}
+	if err := checkPre(res, name, metadata(obj), opts.Preconditions); err != nil {
 		return 0, nil, err
 	}
 	// Admission of a delete runs on the object found, once the
 	// preconditions held.
-	if isNamespaces(res) {
-		if err := audit.FromContext(ctx).Ran(audit.Stage{Phase: audit.Mutating, Plugin: "NamespaceLifecycle"}, errImmortalNamespace(res, name)); err != nil {
+	if st.admitDelete != nil {
+		if err := st.admitDelete(ctx, res, name); err != nil {
 			return 0, nil, err
 		}
 	}
-	isDryRun := len(opts.DryRun) > 0
+	d := &deletion{res: res, ns: ns, name: name, obj: obj, live: kv, opts: opts, dryRun: len(opts.DryRun) > 0, wasDeleting: deleting(obj), code: http.StatusOK}
 	ar := &request{res: res, namespace: ns, name: name, verb: "delete", deleteOptions: opts}
-	err = s.admitPolicies(ctx, ar, nil, obj, isDryRun)
-	if err != nil {
+	if err := s.admitPolicies(ctx, ar, nil, obj, d.dryRun); err != nil {
 		return 0, nil, err
 	}
 	s.journal(ctx, res, obj, DeletionEvent{Phase: PhaseDeleteRequested, Options: opts})
-	wasDeleting := deleting(obj)
-	code := http.StatusOK
 	if opts.OrphanDependents != nil && !*opts.OrphanDependents {
 		// kube-apiserver's answer for a cascading delete that has not
 		// finished: 202, kept for old clients that asked for it this way.
-		code = http.StatusAccepted
+		d.code = http.StatusAccepted
 	}
-	answer := func() (int, any, error) { return code, obj, nil }
+	if st.markDeleted != nil {
+		return st.markDeleted(s, ctx, d)
+	}
+	return s.deleteMarked(ctx, d)
+}
 
-	// A namespace is never deleted at once: its spec.finalizers hold it for
-	// the namespace controller. A second DELETE changes nothing.
-	if isNamespaces(res) {
-		if wasDeleting {
-			return answer()
-		}
-		if list, changed := gcFinalizers(res, obj, opts); changed {
-			setFinalizers(obj, list)
-		}
-		md["deletionTimestamp"] = formatTime(s.now())
-		if st, ok := obj["status"].(map[string]any); ok {
-			st["phase"] = "Terminating"
-		} else {
-			obj["status"] = map[string]any{"phase": "Terminating"}
-		}
-		return s.writeDeleting(ctx, res, ns, name, obj, kv, isDryRun, code, false)
+// deleteMarked is the generic deletion: an object that something holds
+// (finalizers, a grace period) is marked as being deleted; else it is
+// removed.
+func (s *Server) deleteMarked(ctx context.Context, d *deletion) (int, any, error) {
+	md := metadata(d.obj)
+	if graceful := strategyOf(d.res).gracefulDelete; graceful != nil && graceful(d, s.now()) {
+		return d.answer()
 	}
-
-	// A CRD first loses its objects (see cleanupCRD).
-	if isCRDs(res) && !wasDeleting {
-		if list, changed := gcFinalizers(res, obj, opts); changed {
-			setFinalizers(obj, list)
-		}
-		markCRDDeleting(obj, formatTime(s.now()))
-		md["deletionTimestamp"] = formatTime(s.now())
-		code, out, err := s.writeDeleting(ctx, res, ns, name, obj, kv, isDryRun, code, false)
-		if err == nil && !isDryRun {
-			if o, ok := out.(object); ok {
-				s.setCustom(name, customResources(storedCRD(res, o)))
-			}
-			err = s.cleanupCRD(ctx, name)
-		}
-		return code, out, err
-	}
-
-	modified := false // anything to write
-	graceful := false // the object waits for its grace period
-	if isPods(res) {
-		if g, ok := md["deletionGracePeriodSeconds"]; wasDeleting && ok && int64Of(g) > 0 {
-			// Graceful deletion under way: only a shorter grace period
-			// changes anything; it counts from the first request.
-			old := int64Of(g)
-			if opts.GracePeriodSeconds == nil || *opts.GracePeriodSeconds >= old {
-				return answer()
-			}
-			period := max(*opts.GracePeriodSeconds, 0)
-			ts, _ := time.Parse(time.RFC3339, str(md, "deletionTimestamp"))
-			md["deletionTimestamp"] = formatTime(ts.Add(time.Duration(period-old) * time.Second))
-			md["deletionGracePeriodSeconds"] = period
-			modified, graceful = true, period > 0
-		} else if !wasDeleting {
-			period := podGracePeriod(obj, opts)
-			md["deletionTimestamp"] = formatTime(s.now().Add(time.Duration(period) * time.Second))
-			md["deletionGracePeriodSeconds"] = period
-			bumpGeneration(md)
-			modified, graceful = true, period > 0
-		}
-	}
-	list, changed := gcFinalizers(res, obj, opts)
+	list, changed := gcFinalizers(d.res, d.obj, d.opts)
 	if changed {
-		setFinalizers(obj, list)
-		modified = true
+		setFinalizers(d.obj, list)
+		d.modified = true
 	}
-	if len(list) > 0 || graceful {
-		if !deleting(obj) {
+	if len(list) > 0 || d.graceful {
+		if !deleting(d.obj) {
 			md["deletionTimestamp"] = formatTime(s.now())
 			md["deletionGracePeriodSeconds"] = int64(0)
 			bumpGeneration(md)
-			modified = true
+			d.modified = true
 		}
-		if !modified {
-			return answer() // nothing changes: no write, same resourceVersion
+		if !d.modified {
+			return d.answer() // nothing changes: no write, same resourceVersion
 		}
-		return s.writeDeleting(ctx, res, ns, name, obj, kv, isDryRun, code, wasDeleting)
+		return s.writeDeleting(ctx, d)
 	}
 
-	// Delete now. A pod's deletionTimestamp is written first, so watchers
-	// see it (MODIFIED) before the object goes (DELETED), as they do with
-	// kube-apiserver.
-	key, rev := objectKey(res, ns, name), kv.ModRevision
-	if !isDryRun && isPods(res) && modified {
-		value, err := encodeForStorage(res, obj)
+	// Delete now. What the deletion changed is written first, so watchers
+	// see it (MODIFIED: a pod's deletionTimestamp) before the object goes
+	// (DELETED), as they do with kube-apiserver.
+	key, rev := objectKey(d.res, d.ns, d.name), d.live.ModRevision
+	if !d.dryRun && d.modified {
+		value, err := encodeForStorage(d.res, d.obj)
 		if err != nil {
 			return 0, nil, apierrors.NewInternalError(err)
 		}
 		if rev, err = s.store.Update(ctx, key, value, rev); err != nil {
-			return 0, nil, storeError(res, name, err)
+			return 0, nil, storeError(d.res, d.name, err)
 		}
 	}
-	if !isDryRun {
+	if !d.dryRun {
 		drev, _, err := s.store.Delete(ctx, key, rev)
 		if err != nil {
-			return 0, nil, storeError(res, name, err)
+			return 0, nil, storeError(d.res, d.name, err)
 		}
 		md["resourceVersion"] = strconv.FormatInt(drev, 10)
-		s.journal(ctx, res, obj, DeletionEvent{Phase: PhaseRemoved})
+		s.journal(ctx, d.res, d.obj, DeletionEvent{Phase: PhaseRemoved})
 	}
-	if strategyOf(res).returnsDeletedObject {
-		return answer()
+	if strategyOf(d.res).returnsDeletedObject {
+		return d.answer()
 	}
 	return http.StatusOK, &metav1.Status{
 		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
 		Status:   metav1.StatusSuccess,
 		Details: &metav1.StatusDetails{
-			Name: name, Group: res.Group, Kind: res.Resource, UID: typesUID(str(md, "uid")),
+			Name: d.name, Group: d.res.Group, Kind: d.res.Resource, UID: typesUID(str(md, "uid")),
 		},
 	}, nil
 }
 
 // writeDeleting stores an object marked for deletion and answers with it.
-func (s *Server) writeDeleting(ctx context.Context, res *catalog.Resource, ns, name string, obj object, live store.KeyValue, isDryRun bool, code int, wasDeleting bool) (int, any, error) {
-	out, err := s.commitUpdate(ctx, res, ns, name, obj, live, isDryRun)
+func (s *Server) writeDeleting(ctx context.Context, d *deletion) (int, any, error) {
+	out, err := s.commitUpdate(ctx, d.res, d.ns, d.name, d.obj, d.live, d.dryRun)
 	if err != nil {
 		return 0, nil, err
 	}
 	// commitUpdate removes at once what nothing holds (a namespace without
 	// finalizers): that is journaled as its removal, not as marked.
-	stays := hasFinalizers(res, out) || int64Of(metadata(out)["deletionGracePeriodSeconds"]) > 0
-	if !isDryRun && !wasDeleting && stays {
-		s.journal(ctx, res, out, DeletionEvent{Phase: PhaseMarked})
+	stays := len(allFinalizers(d.res, out)) > 0 || int64Of(metadata(out)["deletionGracePeriodSeconds"]) > 0
+	if !d.dryRun && !d.wasDeleting && stays {
+		s.journal(ctx, d.res, out, DeletionEvent{Phase: PhaseMarked})
 	}
-	return code, out, nil
+	return d.code, out, nil
 }
 
 func bumpGeneration(md map[string]any) {
@@ -484,27 +428,12 @@ func checkPreconditions(res *catalog.Resource, name string, md map[string]any, p
 	if pre == nil {
 		return nil
 	}
-	if isNamespaces(res) {
-		return namespacePreconditions(res, name, md, pre)
-	}
 	kind := schema.GroupResource{Group: res.Group, Resource: res.Kind}
 	if pre.UID != nil && string(*pre.UID) != str(md, "uid") {
 		return apierrors.NewConflict(kind, name, fmt.Errorf("the UID in the precondition (%s) does not match the UID in record (%s). The object might have been deleted and then recreated", *pre.UID, str(md, "uid")))
 	}
 	if pre.ResourceVersion != nil && *pre.ResourceVersion != str(md, "resourceVersion") {
 		return apierrors.NewConflict(kind, name, fmt.Errorf("the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%s). The object might have been modified", *pre.ResourceVersion, str(md, "resourceVersion")))
-	}
-	return nil
-}
-
-// namespacePreconditions checks a namespace's delete preconditions as
-// kube-apiserver's namespace registry words them.
-func namespacePreconditions(res *catalog.Resource, name string, md map[string]any, pre *metav1.Preconditions) error {
-	if pre.UID != nil && string(*pre.UID) != str(md, "uid") {
-		return apierrors.NewConflict(res.GroupResource(), name, fmt.Errorf("Precondition failed: UID in precondition: %s, UID in object meta: %s", *pre.UID, str(md, "uid")))
-	}
-	if pre.ResourceVersion != nil && *pre.ResourceVersion != str(md, "resourceVersion") {
-		return apierrors.NewConflict(res.GroupResource(), name, fmt.Errorf("Precondition failed: ResourceVersion in precondition: %s, ResourceVersion in object meta: %s", *pre.ResourceVersion, str(md, "resourceVersion")))
 	}
 	return nil
 }
@@ -541,6 +470,12 @@ func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request, req *r
 			return
 		}
 		deleted = append(deleted, item)
+	}
+	if len(opts.DryRun) == 0 {
+		if err := s.afterDelete(r.Context(), req.res); err != nil {
+			encoding.WriteError(w, r, err)
+			return
+		}
 	}
 	list.items = deleted
 	s.writeList(w, r, req, list)

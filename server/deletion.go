@@ -101,14 +101,8 @@ func (s *Server) journal(ctx context.Context, res *catalog.Resource, obj object,
 // namespace, spec.finalizers.
 func allFinalizers(res *catalog.Resource, obj object) []string {
 	out := finalizers(obj)
-	if isNamespaces(res) {
-		spec, _ := obj["spec"].(map[string]any)
-		list, _ := spec["finalizers"].([]any)
-		for _, f := range list {
-			if s, ok := f.(string); ok {
-				out = append(out, s)
-			}
-		}
+	if strategyOf(res).isNamespace {
+		out = append(out, namespaceFinalizers(obj)...)
 	}
 	return out
 }

@@ -23,17 +23,17 @@ func errUIDPrecondition(r *catalog.Resource, ns, name, uid, stored string) error
 // validateUpdate checks, before the update is prepared (so against what the
 // client sent), what an update of the main resource may not change: no new
 // finalizers or grace period on an object being deleted; and the type's
-// own rules (see package validation and the strategy's validateUpdate).
-// A subresource's update, checked by the strategy's validateSubresource, changes
-// only its part, which prepareUpdate takes care of.
+// own rules (see package validation and the strategy's validateUpdate). A
+// subresource's update changes only its part, which prepareUpdate takes
+// care of, and which the strategy's validateSubresource checks.
 func validateUpdate(ctx context.Context, req *request, obj, old object) (field.ErrorList, error) {
 	r := req.res
 	st := strategyOf(r)
 	if req.subresource != "" {
-		if validate := st.validateSubresource[req.subresource]; validate != nil {
-			return validate(obj, old), nil
+		if st.validateSubresource == nil {
+			return nil, nil
 		}
-		return nil, nil
+		return st.validateSubresource(req.subresource, obj, old), nil
 	}
 	errs := validation.MetadataOnUpdate(obj, !st.updateSkipsObjectMeta && r.Custom == nil, r.Custom == nil && !st.genericFinalizerNames)
 	if r.Custom != nil {

@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"net/netip"
 	"reflect"
-	"slices"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"kubeplay/server/catalog"
-	"kubeplay/server/decoded"
 	"kubeplay/server/defaults"
 	"kubeplay/server/fieldmanager"
 )
@@ -122,19 +120,10 @@ func applyDefaults(r *catalog.Resource, obj object) error {
 	if err := fieldmanager.Materialize(r.GroupVersionKind(), obj); err != nil {
 		return apierrors.NewInternalError(err)
 	}
-	if r.Group == "" && r.Resource == "secrets" {
-		normalizeSecret(obj)
+	if normalize := strategyOf(r).normalize; normalize != nil {
+		normalize(obj)
 	}
-	if r.Group == "" && r.Resource == "namespaces" {
-		md := metadata(obj)
-		labels, _ := md["labels"].(map[string]any)
-		if labels == nil {
-			labels = map[string]any{}
-			md["labels"] = labels
-		}
-		labels["kubernetes.io/metadata.name"] = str(md, "name")
-	}
-	if isAutoscalingV1(r) || isAutoscalingV2beta1(r) || isIngressV1beta1(r) || isEndpointSliceV1beta1(r) || isPriorityLevelBeforeV1beta3(r) {
+	if c := conversionOf(r); c != nil && c.DecodesThroughStorage {
 		viaStorage(r, obj)
 	}
 	return nil
@@ -149,30 +138,16 @@ func (s *Server) prepareForCreate(r *catalog.Resource, obj object) {
 	}
 	md["uid"] = string(uuid.NewUUID())
 	md["creationTimestamp"] = s.now().UTC().Format("2006-01-02T15:04:05Z")
-	if strategyOf(r).tracksGeneration {
+	st := strategyOf(r)
+	if st.tracksGeneration {
 		md["generation"] = int64(1)
 	}
-	// A new CRD's status comes from its spec (defaultCRD); a new custom
-	// object has none.
-	if hasStatus(r) && r.Custom != nil {
-		delete(obj, "status")
-	}
-	if hasStatus(r) && !isCRDs(r) && r.Custom == nil {
-		if _, ok := obj["status"]; ok {
-			obj["status"] = fieldmanager.NewObject(r.GroupVersionKind())["status"]
-		}
+	if _, ok := obj["status"]; ok && hasStatus(r) && !st.keepsStatusOnCreate {
+		obj["status"] = fieldmanager.NewObject(r.GroupVersionKind())["status"]
 	}
 	defaults.PrepareForCreate(r.GroupVersionKind(), obj, s.now())
-	switch r.GroupResource().String() {
-	case "namespaces":
-		// The client's finalizers stay (to be validated), with the
-		// namespace controller's added.
-		list, _ := decoded.Child(obj, "spec")["finalizers"].([]any)
-		if !slices.Contains(list, any("kubernetes")) {
-			list = append(list, "kubernetes")
-		}
-		obj["spec"] = map[string]any{"finalizers": list}
-		obj["status"] = map[string]any{"phase": "Active"}
+	if st.prepareForCreate != nil {
+		st.prepareForCreate(obj)
 	}
 }
 
@@ -195,21 +170,15 @@ func prepareForUpdate(r *catalog.Resource, subresource string, obj, old object) 
 			delete(obj, "status")
 		}
 	}
-	switch r.GroupResource().String() {
-	case "namespaces":
-		// spec.finalizers change only through /finalize.
-		obj["spec"] = old["spec"]
-	case "customresourcedefinitions.apiextensions.k8s.io":
-		if subresource == "" {
-			addStoredVersion(obj)
-		}
+	st := strategyOf(r)
+	if st.prepareForUpdate != nil {
+		st.prepareForUpdate(subresource, obj, old)
 	}
 	defaults.PrepareForUpdate(r.GroupVersionKind(), obj, old)
-	// A Deployment's annotations count as desired state too (they once
-	// carried rollback requests).
-	// (not through /status, which kube-controller-manager writes them by).
-	annotationsChanged := r.Group == "apps" && r.Resource == "deployments" && subresource != "status" && !reflect.DeepEqual(md["annotations"], oldMD["annotations"])
-	if strategyOf(r).tracksGeneration && (annotationsChanged || !reflect.DeepEqual(desiredState(obj), desiredState(old))) {
+	// A Deployment's annotations once carried rollback requests; they
+	// change through /status too, where kube-controller-manager writes them.
+	annotationsChanged := st.annotationsAreDesiredState && subresource != "status" && !reflect.DeepEqual(md["annotations"], oldMD["annotations"])
+	if st.tracksGeneration && (annotationsChanged || !reflect.DeepEqual(desiredState(obj), desiredState(old))) {
 		md["generation"] = generationOf(oldMD) + 1
 	}
 }

@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"kubeplay/internal/jsonmap"
 	"kubeplay/server/encoding"
 	"kubeplay/store"
 )
@@ -70,7 +71,7 @@ func (s *Server) customScale(w http.ResponseWriter, r *http.Request, req *reques
 		return
 	}
 	// kube-apiserver records writes through /scale without a time.
-	for _, e := range listOf(metadata(updated), "managedFields") {
+	for _, e := range jsonmap.List(metadata(updated), "managedFields") {
 		if m, ok := e.(map[string]any); ok && m["subresource"] == "scale" {
 			delete(m, "time")
 		}
@@ -134,14 +135,14 @@ func (s *Server) applyCustomScale(r *http.Request, req *request, obj object, bod
 	if err != nil {
 		return err
 	}
-	pr := &patchRequest{request: req, kind: scaleKind, patchType: applyPatchType, body: body, manager: opts.manager, force: opts.force}
+	pr := &patchRequest{write: &write{request: req, manager: opts.manager}, kind: scaleKind, patchType: applyPatchType, body: body, force: opts.force}
 	applied, err := decodeApplied(r.Context(), pr, true)
 	if err != nil {
 		return err
 	}
 	paths := req.res.Custom.Scale
 	live := customScaleOf(obj, paths.SpecReplicasPath, paths.StatusReplicasPath, paths.LabelSelectorPath)
-	owners := replicasOwners(listOf(metadata(obj), "managedFields"), paths.SpecReplicasPath)
+	owners := replicasOwners(jsonmap.List(metadata(obj), "managedFields"), paths.SpecReplicasPath)
 	if len(owners) == 0 {
 		return errBare(errors.New("failed to create manager for existing fields: failed to convert live object (/; autoscaling/v1, Kind=Scale) to proper version: " + errScaleVersion))
 	}
@@ -215,7 +216,7 @@ func setPath(obj object, path string, v any) {
 	parts := strings.Split(strings.TrimPrefix(path, "."), ".")
 	cur := obj
 	for _, p := range parts[:len(parts)-1] {
-		cur = mapAt(cur, p)
+		cur = jsonmap.Ensure(cur, p)
 	}
 	cur[parts[len(parts)-1]] = v
 }

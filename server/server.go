@@ -155,7 +155,7 @@ func served(r *catalog.Resource) bool {
 func subresourceServed(r *catalog.Resource, sub string) bool {
 	switch sub {
 	case "finalize":
-		return isNamespaces(r)
+		return strategyOf(r).isNamespace
 	case "token":
 		return r.Group == "" && r.Resource == "serviceaccounts"
 	case "status", "scale":

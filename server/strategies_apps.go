@@ -9,10 +9,7 @@ import (
 // appsStrategies are the strategies of the apps group's resources. Their
 // update validation checks what changed only (updateSkipsObjectMeta).
 var appsStrategies = map[schema.GroupResource]strategy{
-	{Group: "apps", Resource: "deployments"}: {
-		tracksGeneration: true, updateSkipsObjectMeta: true,
-		validate: validation.Deployment, validateUpdate: validation.DeploymentUpdate,
-	},
+	{Group: "apps", Resource: "deployments"}: deploymentStrategy,
 	{Group: "apps", Resource: "replicasets"}: {
 		tracksGeneration: true, updateSkipsObjectMeta: true,
 		validate: validation.ReplicaSet, validateUpdate: validation.ReplicaSetUpdate,

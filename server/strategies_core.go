@@ -1,23 +1,18 @@
 package server
 
 import (
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/validation/field"
+	"context"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"kubeplay/server/audit"
+	"kubeplay/server/catalog"
 	"kubeplay/server/validation"
 )
 
 // coreStrategies are the strategies of the core ("") group's resources.
 var coreStrategies = map[schema.GroupResource]strategy{
-	{Resource: "pods"}: {
-		tracksGeneration: true, returnsDeletedObject: true,
-		validateUpdate: validation.PodUpdate,
-		selectableFields: withNamespace(map[string]selectableField{
-			"spec.nodeName": {}, "spec.restartPolicy": {zero: "Always"}, "spec.schedulerName": {zero: "default-scheduler"},
-			"spec.serviceAccountName": {zero: "default"}, "spec.hostNetwork": {zero: "false"}, "status.phase": {zero: "Pending"},
-			"status.podIP": {}, "status.nominatedNodeName": {}, "status.podIPs": {none: true},
-		}),
-	},
+	{Resource: "pods"}: podStrategy,
 	{Resource: "podtemplates"}: {
 		tracksGeneration: true, updateSkipsObjectMeta: true,
 		validate: validation.PodTemplate, validateUpdate: validation.PodTemplateUpdate,
@@ -33,20 +28,20 @@ var coreStrategies = map[schema.GroupResource]strategy{
 		selectableFields: withNamespace(map[string]selectableField{"spec.clusterIP": {}, "spec.type": {}}),
 	},
 	{Resource: "serviceaccounts"}: {returnsDeletedObject: true},
-	{Resource: "namespaces"}: {
-		returnsDeletedObject: true,
-		selectableFields:     map[string]selectableField{"status.phase": {}},
-		validate:             validation.Namespace,
-		validateSubresource: map[string]func(obj, old validation.Object) field.ErrorList{
-			"status": validation.NamespaceStatus, "finalize": validation.NamespaceFinalize,
-		},
-	},
-	{Resource: "nodes"}: {selectableFields: map[string]selectableField{"spec.unschedulable": {zero: "false"}}},
+	{Resource: "namespaces"}:      namespaceStrategy,
+	{Resource: "nodes"}:           {selectableFields: map[string]selectableField{"spec.unschedulable": {zero: "false"}}},
 	{Resource: "secrets"}: {
 		selectableFields: withNamespace(map[string]selectableField{"type": {}}),
+		normalize:        normalizeSecret,
 		validate:         validation.Secret, validateUpdate: validation.SecretUpdate,
 	},
 	{Resource: "configmaps"}: {validate: validation.ConfigMap, validateUpdate: validation.ConfigMapUpdate},
+	{Resource: "persistentvolumeclaims"}: {
+		validate: validation.PersistentVolumeClaim, validateUpdate: validation.PersistentVolumeClaimUpdate,
+		admitNew: func(s *Server, ctx context.Context, _ *catalog.Resource, _ string, obj object) (func() error, error) {
+			return nil, audit.FromContext(ctx).Ran(mutating("DefaultStorageClass"), s.admitClaim(ctx, obj))
+		},
+	},
 	{Resource: "events"}: {
 		createOnUpdate: true,
 		selectableFields: withNamespace(map[string]selectableField{
@@ -55,9 +50,8 @@ var coreStrategies = map[schema.GroupResource]strategy{
 			"reason": {}, "reportingComponent": {}, "source": {path: "source.component"}, "type": {},
 		}),
 	},
-	{Resource: "persistentvolumeclaims"}: {validate: validation.PersistentVolumeClaim, validateUpdate: validation.PersistentVolumeClaimUpdate},
-	{Resource: "persistentvolumes"}:      {validate: validation.PersistentVolume, validateUpdate: validation.PersistentVolumeUpdate},
-	{Resource: "resourcequotas"}:         {validate: validation.ResourceQuota, validateUpdate: validation.ResourceQuotaUpdate},
-	{Resource: "endpoints"}:              {createOnUpdate: true, validate: validation.Endpoints, validateUpdate: validation.EndpointsUpdate},
-	{Resource: "limitranges"}:            {createOnUpdate: true},
+	{Resource: "endpoints"}:         {createOnUpdate: true, validate: validation.Endpoints, validateUpdate: validation.EndpointsUpdate},
+	{Resource: "persistentvolumes"}: {validate: validation.PersistentVolume, validateUpdate: validation.PersistentVolumeUpdate},
+	{Resource: "resourcequotas"}:    {validate: validation.ResourceQuota, validateUpdate: validation.ResourceQuotaUpdate},
+	{Resource: "limitranges"}:       {createOnUpdate: true},
 }

@@ -9,6 +9,8 @@ import (
 // otherStrategies are the strategies of the other groups' resources that
 // differ from the default, a group per paragraph.
 var otherStrategies = map[schema.GroupResource]strategy{
+	{Group: "autoscaling", Resource: "horizontalpodautoscalers"}: hpaStrategy,
+
 	{Group: "events.k8s.io", Resource: "events"}: {
 		createOnUpdate: true,
 		selectableFields: withNamespace(map[string]selectableField{
@@ -54,7 +56,7 @@ var otherStrategies = map[schema.GroupResource]strategy{
 	{Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicies"}:       {tracksGeneration: true},
 	{Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicybindings"}: {tracksGeneration: true},
 
-	{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}: {tracksGeneration: true, conditionalUpdate: true},
+	crdsGVR.GroupResource(): crdStrategy,
 
 	{Group: "flowcontrol.apiserver.k8s.io", Resource: "flowschemas"}:                 {tracksGeneration: true},
 	{Group: "flowcontrol.apiserver.k8s.io", Resource: "prioritylevelconfigurations"}: {tracksGeneration: true},

@@ -2,7 +2,9 @@ package server
 
 import (
 	"context"
+	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -12,9 +14,10 @@ import (
 
 // A strategy is what is true of one resource's writes and reads beyond
 // what the generic registry does for every resource, as kube-apiserver's
-// rest strategy for the type says it. The strategies live in one file per
-// API group (strategies_<group>.go); a resource without an entry has the
-// zero strategy but for defaultStrategy's facts.
+// rest strategy for the type says it. The facts of the plain resources sit
+// in one table per API group (strategies_<group>.go); a resource with
+// behaviour of its own has a file of its own (strategy_<resource>.go). A
+// resource without an entry has the zero strategy.
 type strategy struct {
 	// createOnUpdate: a PUT of a missing object creates it (else 404).
 	createOnUpdate bool
@@ -24,6 +27,12 @@ type strategy struct {
 	// tracksGeneration: metadata.generation is 1 on create and grows when
 	// anything but metadata and status changes.
 	tracksGeneration bool
+	// annotationsAreDesiredState: a change of annotations outside the
+	// status subresource grows the generation too.
+	annotationsAreDesiredState bool
+	// keepsStatusOnCreate: a new object keeps the status it was given
+	// (else it starts with the type's empty status).
+	keepsStatusOnCreate bool
 	// orphansByDefault: a DELETE naming no propagation policy orphans the
 	// dependents (kept for old clients) instead of deleting them in the
 	// background.
@@ -41,33 +50,74 @@ type strategy struct {
 	// generic rules only, without the core group's rule that a finalizer
 	// without a domain be a standard one.
 	genericFinalizerNames bool
-	// validate, if set, checks what the type requires of a new object
+	// admitChecksName: the type's admit hook checks the name of a new
+	// object with the rest of it, so the generic check reports nothing.
+	admitChecksName bool
+	// isNamespace: the object is a namespace, which admission sees as in
+	// itself, and whose spec.finalizers hold it back from deletion too.
+	isNamespace bool
+
+	// The hooks, nil where the type has nothing of its own.
+
+	// normalize does what decoding the type does beyond its defaults.
+	normalize func(obj object)
+	// prepareForCreate sets what a new object starts with.
+	prepareForCreate func(obj object)
+	// prepareForUpdate carries over what an update of subresource ("" for
+	// the main resource) cannot change.
+	prepareForUpdate func(subresource string, obj, old object)
+	// statusOnly is the object an update of the status subresource
+	// writes, where the type keeps more of it than its status (see
+	// statusOnly).
+	statusOnly func(res *catalog.Resource, obj, old object) object
+	// validate checks what the type requires of a new object
 	// (kube-apiserver's Validate).
 	validate func(obj validation.Object) field.ErrorList
-	// validateUpdate, if set, checks an update of the main resource: what
-	// may not change, and most often the object as new (ValidateUpdate).
+	// validateUpdate checks an update of the main resource: what may not
+	// change, and most often the object as new (ValidateUpdate).
 	validateUpdate func(obj, old validation.Object) field.ErrorList
-	// validateSubresource, by subresource, checks an update of it (the
-	// object as the subresource's update makes it).
-	validateSubresource map[string]func(obj, old validation.Object) field.ErrorList
+	// validateSubresource checks an update of a subresource other than
+	// scale (a namespace's /status and /finalize).
+	validateSubresource func(subresource string, obj, old object) field.ErrorList
+	// admitNew runs the default mutating admission plugins on a new
+	// object in namespace ns; validate is their validating phase.
+	admitNew func(s *Server, ctx context.Context, res *catalog.Resource, ns string, obj object) (validate func() error, err error)
+	// admit checks, and may default, an object about to be written (old
+	// nil on create) against rules that are not the built-in types'
+	// validation: a CRD's and its objects' schemas.
+	admit func(s *Server, ctx context.Context, req *request, obj, old object) error
+	// afterWrite does what follows from a stored write at once, as
+	// kube-apiserver's own controllers do.
+	afterWrite func(s *Server, ctx context.Context, res *catalog.Resource, obj object) error
+
+	// afterDelete does what follows from a request's deletions (not run
+	// for each object, so that it may delete objects itself).
+	afterDelete func(s *Server, ctx context.Context, res *catalog.Resource) error
+	// admitDelete is the admission of a DELETE of the object found.
+	admitDelete func(ctx context.Context, res *catalog.Resource, name string) error
+	// deletePreconditions replaces the generic check of a DELETE's
+	// preconditions, where the type's registry words it otherwise.
+	deletePreconditions func(res *catalog.Resource, name string, md map[string]any, pre *metav1.Preconditions) error
+	// markDeleted replaces the generic deletion: the object is only ever
+	// marked, and its own machinery removes it.
+	markDeleted func(s *Server, ctx context.Context, d *deletion) (int, any, error)
+	// gracefulDelete sets the grace period of a deletion (see
+	// deletion.graceful).
+	gracefulDelete func(d *deletion, now time.Time) (done bool)
 }
 
 // strategies are the built-in resources' strategies, by group resource.
-var strategies = mergeStrategies(coreStrategies, appsStrategies, batchStrategies, rbacStrategies, otherStrategies)
+// They are set in init, as their hooks reach back to what reads them.
+var strategies map[schema.GroupResource]strategy
 
-func mergeStrategies(groups ...map[schema.GroupResource]strategy) map[schema.GroupResource]strategy {
-	out := map[schema.GroupResource]strategy{}
-	for _, g := range groups {
+func init() {
+	strategies = map[schema.GroupResource]strategy{}
+	for _, g := range []map[schema.GroupResource]strategy{coreStrategies, appsStrategies, batchStrategies, rbacStrategies, otherStrategies} {
 		for gr, st := range g {
-			out[gr] = st
+			strategies[gr] = st
 		}
 	}
-	return out
 }
-
-// customStrategy is the strategy of every custom resource: generations
-// tracked, updates conditional.
-var customStrategy = strategy{tracksGeneration: true, conditionalUpdate: true}
 
 // strategyOf returns r's strategy.
 func strategyOf(r *catalog.Resource) strategy {

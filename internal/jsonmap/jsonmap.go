@@ -43,9 +43,13 @@ func List(o Object, path ...string) []any {
 
 // Strings is the strings of the list at path in o, in order, without the
 // entries that are not strings; nil if there are none.
-func Strings(o Object, path ...string) []string {
+func Strings(o Object, path ...string) []string { return StringsOf(value(o, path)) }
+
+// StringsOf is the strings of the list v, as Strings.
+func StringsOf(v any) []string {
+	list, _ := v.([]any)
 	var out []string
-	for _, e := range List(o, path...) {
+	for _, e := range list {
 		if s, ok := e.(string); ok {
 			out = append(out, s)
 		}
@@ -58,4 +62,15 @@ func value(o Object, path []string) any {
 		return o
 	}
 	return Child(o, path[:len(path)-1]...)[path[len(path)-1]]
+}
+
+// Ensure is the object at key in o, which it sets to a new empty one if
+// there is none.
+func Ensure(o Object, key string) Object {
+	if m, ok := o[key].(map[string]any); ok {
+		return m
+	}
+	m := Object{}
+	o[key] = m
+	return m
 }

@@ -1,9 +1,8 @@
-package server
+package conversion
 
 import (
 	"reflect"
 
-	"kubeplay/server/catalog"
 	"kubeplay/server/decoded"
 	"kubeplay/server/structural"
 )
@@ -16,43 +15,34 @@ import (
 // printer column's path is JSONPath in v1beta1, jsonPath in v1; v1beta1's
 // spec.version names the first version; a conversion webhook's client
 // configuration and review versions sit in v1's conversion.webhook.
-func isCRDV1beta1(r *catalog.Resource) bool {
-	return isCRDs(r) && r.Custom == nil && r.Version == "v1beta1"
-}
 
-// storedCRD returns a copy of a CRD of any version in v1, the version the
-// CRD controllers read.
-func storedCRD(res *catalog.Resource, obj object) object {
-	return deepCopyObject(toStorage(res, obj))
-}
-
-// crdVersionParts pairs v1beta1's top-level fields with the per-version
+// CRDVersionParts pairs v1beta1's top-level fields with the per-version
 // fields of the same content, with the words of kube-apiserver's messages.
-var crdVersionParts = []struct{ top, version, what string }{
+var CRDVersionParts = []struct{ Top, Version, What string }{
 	{"validation", "schema", "schemas"},
 	{"subresources", "subresources", "subresources"},
 	{"additionalPrinterColumns", "additionalPrinterColumns", "additionalPrinterColumns"},
 }
 
 // crdToV1 converts a v1beta1 CRD to v1, in place.
-func crdToV1(obj object) {
+func crdToV1(obj Object) {
 	spec := decoded.Child(obj, "spec")
 	if spec == nil {
 		return
 	}
 	delete(spec, "version")
 	versions := decoded.Items(spec["versions"])
-	for _, p := range crdVersionParts {
-		top, ok := spec[p.top]
+	for _, p := range CRDVersionParts {
+		top, ok := spec[p.Top]
 		if !ok {
 			continue
 		}
-		delete(spec, p.top)
+		delete(spec, p.Top)
 		if top == nil {
 			continue
 		}
 		for _, v := range versions {
-			v[p.version] = structural.DeepCopy(top)
+			v[p.Version] = structural.DeepCopy(top)
 		}
 	}
 	for _, v := range versions {
@@ -81,7 +71,7 @@ func crdToV1(obj object) {
 
 // crdFromV1 converts a v1 CRD to v1beta1, in place: what all versions
 // share moves to the top level.
-func crdFromV1(obj object) {
+func crdFromV1(obj Object) {
 	spec := decoded.Child(obj, "spec")
 	if spec == nil {
 		return
@@ -95,13 +85,13 @@ func crdFromV1(obj object) {
 			renameField(c, "jsonPath", "JSONPath")
 		}
 	}
-	for _, p := range crdVersionParts {
-		if !identicalPerVersion(versions, p.version) {
+	for _, p := range CRDVersionParts {
+		if !IdenticalPerVersion(versions, p.Version) {
 			continue
 		}
-		spec[p.top] = versions[0][p.version]
+		spec[p.Top] = versions[0][p.Version]
 		for _, v := range versions {
-			delete(v, p.version)
+			delete(v, p.Version)
 		}
 	}
 	if conv := decoded.Child(spec, "conversion"); conv != nil {
@@ -118,23 +108,23 @@ func crdFromV1(obj object) {
 	}
 }
 
-// identicalPerVersion reports whether every version sets field key, to the
+// IdenticalPerVersion reports whether every version sets field key, to the
 // same value.
-func identicalPerVersion(versions []map[string]any, key string) bool {
+func IdenticalPerVersion(versions []map[string]any, key string) bool {
 	if len(versions) == 0 {
 		return false
 	}
 	for _, v := range versions {
-		if isEmptyPart(v[key]) || !reflect.DeepEqual(v[key], versions[0][key]) {
+		if IsEmptyPart(v[key]) || !reflect.DeepEqual(v[key], versions[0][key]) {
 			return false
 		}
 	}
 	return true
 }
 
-// isEmptyPart reports whether a version's part is unset as kube-apiserver's
+// IsEmptyPart reports whether a version's part is unset as kube-apiserver's
 // types see it: absent, null, or an empty list of columns.
-func isEmptyPart(v any) bool {
+func IsEmptyPart(v any) bool {
 	if l, ok := v.([]any); ok {
 		return len(l) == 0
 	}

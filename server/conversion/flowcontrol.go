@@ -1,20 +1,16 @@
-package server
+package conversion
 
 import (
-	"kubeplay/server/catalog"
 	"kubeplay/server/decoded"
 )
 
 // PriorityLevelConfigurations of flowcontrol.apiserver.k8s.io/v1beta1 and
 // v1beta2 (served until v1.25 and v1.28) are stored as v1, where their
 // limited.assuredConcurrencyShares is nominalConcurrencyShares.
-func isPriorityLevelBeforeV1beta3(r *catalog.Resource) bool {
-	return r.Group == "flowcontrol.apiserver.k8s.io" && (r.Version == "v1beta1" || r.Version == "v1beta2") && r.Resource == "prioritylevelconfigurations"
-}
 
 // renameConcurrencyShares renames the field of a PriorityLevelConfiguration's
 // spec.limited.
-func renameConcurrencyShares(obj object, from, to string) {
+func renameConcurrencyShares(obj Object, from, to string) {
 	if limited := decoded.Child(decoded.Child(obj, "spec"), "limited"); limited != nil {
 		renameField(limited, from, to)
 	}

@@ -1,7 +1,7 @@
-package server
+package conversion
 
 import (
-	"kubeplay/server/catalog"
+	"kubeplay/internal/jsonmap"
 	"kubeplay/server/decoded"
 )
 
@@ -9,10 +9,9 @@ import (
 // stored as v2 too. Their metrics have the shapes autoscaling/v1 keeps in
 // its annotations (metricName, targetAverageValue ...); the behavior,
 // which v2beta1 has no field for, goes to v1's behavior annotation.
-func isAutoscalingV2beta1(r *catalog.Resource) bool { return isHPA(r) && r.Version == "v2beta1" }
 
 // hpaToV2beta1 converts a v2 object, in place, to v2beta1.
-func hpaToV2beta1(obj object) {
+func hpaToV2beta1(obj Object) {
 	if spec := decoded.Child(obj, "spec"); spec != nil {
 		if _, ok := spec["metrics"]; ok {
 			var metrics []any
@@ -38,8 +37,8 @@ func hpaToV2beta1(obj object) {
 }
 
 // hpaFromV2beta1 converts a v2beta1 object, in place, to v2.
-func hpaFromV2beta1(obj object) {
-	annotations := decoded.Child(metadata(obj), "annotations")
+func hpaFromV2beta1(obj Object) {
+	annotations := decoded.Child(jsonmap.Ensure(obj, "metadata"), "annotations")
 	if spec := decoded.Child(obj, "spec"); spec != nil {
 		if _, ok := spec["metrics"]; ok {
 			var metrics []any
@@ -52,7 +51,7 @@ func hpaFromV2beta1(obj object) {
 			spec["metrics"] = metrics
 		}
 		var b hpaBehavior
-		if decodeNumbers([]byte(str(annotations, hpaBehaviorAnnotation)), &b) == nil {
+		if decodeNumbers([]byte(jsonmap.String(annotations, hpaBehaviorAnnotation)), &b) == nil {
 			spec["behavior"] = plainBehavior(b)
 		}
 	}
@@ -70,6 +69,6 @@ func hpaFromV2beta1(obj object) {
 	}
 	delete(annotations, hpaBehaviorAnnotation)
 	if annotations != nil && len(annotations) == 0 {
-		delete(metadata(obj), "annotations")
+		delete(jsonmap.Ensure(obj, "metadata"), "annotations")
 	}
 }

@@ -1,8 +1,9 @@
-package server
+package apiextensions
 
 import (
 	"encoding/json"
 
+	"kubeplay/internal/jsonmap"
 	"kubeplay/server/celtypes"
 )
 
@@ -100,7 +101,7 @@ func versionsDump(spec map[string]any, shared map[string]bool) any {
 	out := []versionDump{}
 	for _, e := range list {
 		v, _ := e.(map[string]any)
-		d := versionDump{Name: str(v, "name")}
+		d := versionDump{Name: jsonmap.String(v, "name")}
 		d.Served, _ = v["served"].(bool)
 		d.Storage, _ = v["storage"].(bool)
 		d.Deprecated, _ = v["deprecated"].(bool)
@@ -117,21 +118,21 @@ func versionsDump(spec map[string]any, shared map[string]bool) any {
 				d.Subresources.Status = &struct{}{}
 			}
 			if sc, ok := subs["scale"].(map[string]any); ok {
-				d.Subresources.Scale = &scaleDump{SpecReplicasPath: str(sc, "specReplicasPath"), StatusReplicasPath: str(sc, "statusReplicasPath"),
+				d.Subresources.Scale = &scaleDump{SpecReplicasPath: jsonmap.String(sc, "specReplicasPath"), StatusReplicasPath: jsonmap.String(sc, "statusReplicasPath"),
 					LabelSelectorPath: optString(sc, "labelSelectorPath")}
 			}
 		}
 		if !shared["additionalPrinterColumns"] {
-			for _, c := range listOf(v, "additionalPrinterColumns") {
+			for _, c := range jsonmap.List(v, "additionalPrinterColumns") {
 				m, _ := c.(map[string]any)
-				d.AdditionalPrinterColumns = append(d.AdditionalPrinterColumns, columnDump{Name: str(m, "name"), Type: str(m, "type"),
-					Format: str(m, "format"), Description: str(m, "description"), Priority: int32(int64Of(m["priority"])), JSONPath: str(m, "jsonPath")})
+				d.AdditionalPrinterColumns = append(d.AdditionalPrinterColumns, columnDump{Name: jsonmap.String(m, "name"), Type: jsonmap.String(m, "type"),
+					Format: jsonmap.String(m, "format"), Description: jsonmap.String(m, "description"), Priority: int32(priority(m)), JSONPath: jsonmap.String(m, "jsonPath")})
 			}
 		}
 		if !shared["selectableFields"] {
-			for _, f := range listOf(v, "selectableFields") {
+			for _, f := range jsonmap.List(v, "selectableFields") {
 				m, _ := f.(map[string]any)
-				d.SelectableFields = append(d.SelectableFields, selectableDump{JSONPath: str(m, "jsonPath")})
+				d.SelectableFields = append(d.SelectableFields, selectableDump{JSONPath: jsonmap.String(m, "jsonPath")})
 			}
 		}
 		out = append(out, d)
@@ -151,8 +152,8 @@ func schemaDump(raw map[string]any) *propsDump {
 	if raw == nil {
 		return nil
 	}
-	d := &propsDump{Ref: optString(raw, "$ref"), Description: str(raw, "description"), Type: str(raw, "type"),
-		Format: str(raw, "format"), Title: str(raw, "title"), Pattern: str(raw, "pattern"),
+	d := &propsDump{Ref: optString(raw, "$ref"), Description: jsonmap.String(raw, "description"), Type: jsonmap.String(raw, "type"),
+		Format: jsonmap.String(raw, "format"), Title: jsonmap.String(raw, "title"), Pattern: jsonmap.String(raw, "pattern"),
 		XListType: optString(raw, "x-kubernetes-list-type"), XMapType: optString(raw, "x-kubernetes-map-type"),
 		Default: raw["default"], Example: raw["example"]}
 	d.ID, _ = raw["id"].(string)
@@ -170,15 +171,15 @@ func schemaDump(raw map[string]any) *propsDump {
 	d.MaxLength, d.MinLength = intOf(raw["maxLength"]), intOf(raw["minLength"])
 	d.MaxItems, d.MinItems = intOf(raw["maxItems"]), intOf(raw["minItems"])
 	d.MaxProperties, d.MinProperties = intOf(raw["maxProperties"]), intOf(raw["minProperties"])
-	d.Enum = listOf(raw, "enum")
-	d.Required = stringsOf(listOf(raw, "required"))
-	d.XListMapKeys = stringsOf(listOf(raw, "x-kubernetes-list-map-keys"))
+	d.Enum = jsonmap.List(raw, "enum")
+	d.Required = jsonmap.Strings(raw, "required")
+	d.XListMapKeys = jsonmap.Strings(raw, "x-kubernetes-list-map-keys")
 	if items, ok := raw["items"].(map[string]any); ok {
 		d.Items = &itemsDump{Schema: schemaDump(items)}
 	}
 	for _, k := range []string{"allOf", "oneOf", "anyOf"} {
 		var list []propsDump
-		for _, e := range listOf(raw, k) {
+		for _, e := range jsonmap.List(raw, k) {
 			m, _ := e.(map[string]any)
 			list = append(list, *schemaDump(m))
 		}
@@ -207,10 +208,10 @@ func schemaDump(raw map[string]any) *propsDump {
 	case map[string]any:
 		d.AdditionalProperties = &boolDump{Allows: true, Schema: schemaDump(ap)}
 	}
-	for _, r := range listOf(raw, "x-kubernetes-validations") {
+	for _, r := range jsonmap.List(raw, "x-kubernetes-validations") {
 		m, _ := r.(map[string]any)
-		rd := celtypes.ValidationRule{Rule: str(m, "rule"), Message: str(m, "message"), MessageExpression: str(m, "messageExpression"),
-			Reason: optString(m, "reason"), FieldPath: str(m, "fieldPath")}
+		rd := celtypes.ValidationRule{Rule: jsonmap.String(m, "rule"), Message: jsonmap.String(m, "message"), MessageExpression: jsonmap.String(m, "messageExpression"),
+			Reason: optString(m, "reason"), FieldPath: jsonmap.String(m, "fieldPath")}
 		if b, ok := m["optionalOldSelf"].(bool); ok {
 			rd.OptionalOldSelf = &b
 		}

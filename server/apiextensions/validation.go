@@ -1,4 +1,4 @@
-package server
+package apiextensions
 
 import (
 	"context"
@@ -10,13 +10,14 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"kubeplay/server/catalog"
+	"kubeplay/internal/jsonmap"
 	"kubeplay/server/celeval"
+	"kubeplay/server/conversion"
 	"kubeplay/server/decoded"
 	"kubeplay/server/structural"
 )
 
-// validateCRD checks a CRD as kube-apiserver does, in its order. Like
+// Validate checks a CRD as kube-apiserver does, in its order. Like
 // kube-apiserver, what all versions share (schema, subresources, printer
 // columns, selectable fields) is checked once and reported at the spec's
 // level (spec.validation, spec.subresources, ...). given is the CRD as an
@@ -25,7 +26,7 @@ import (
 // fields (spec.preserveUnknownFields), and then needs no schema, nor a
 // structural one; so may an update of a CRD that already kept them (old is
 // nil for a create).
-func validateCRD(ctx context.Context, res *catalog.Resource, obj, old, given object) (field.ErrorList, error) {
+func Validate(ctx context.Context, obj, old, given map[string]any, nameErrs field.ErrorList) (field.ErrorList, error) {
 	beta := given != nil
 	spec, _ := obj["spec"].(map[string]any)
 	keepUnknown, _ := spec["preserveUnknownFields"].(bool)
@@ -34,8 +35,8 @@ func validateCRD(ctx context.Context, res *catalog.Resource, obj, old, given obj
 	lenient := keepUnknown && (beta || wasKept)
 	names, _ := spec["names"].(map[string]any)
 	specPath := field.NewPath("spec")
-	name, group, plural := str(metadata(obj), "name"), str(spec, "group"), str(names, "plural")
-	errs := validateName(res, name, field.NewPath("metadata", "name"))
+	name, group, plural := jsonmap.String(obj, "metadata", "name"), jsonmap.String(spec, "group"), jsonmap.String(names, "plural")
+	errs := nameErrs
 	if len(errs) == 0 && name != plural+"."+group {
 		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), name, `must be spec.names.plural+"."+spec.group`))
 	}
@@ -49,14 +50,14 @@ func validateCRD(ctx context.Context, res *catalog.Resource, obj, old, given obj
 			errs = append(errs, field.Invalid(specPath.Child("group"), group, msg))
 		}
 	}
-	switch scope := str(spec, "scope"); scope {
+	switch scope := jsonmap.String(spec, "scope"); scope {
 	case "":
 		errs = append(errs, field.Required(specPath.Child("scope"), ""))
 	case "Namespaced", "Cluster":
 	default:
 		errs = append(errs, field.NotSupported(specPath.Child("scope"), scope, []string{"Cluster", "Namespaced"}))
 	}
-	versions := versionsOf(spec)
+	versions := Versions(spec)
 	if lenient && slices.ContainsFunc(versions, func(v map[string]any) bool {
 		s, _, _ := structural.ParseNonStructural(rawSchema(v), nil)
 		return s.Any(func(n *structural.Schema) bool { return n.HasDefault })
@@ -71,7 +72,7 @@ func validateCRD(ctx context.Context, res *catalog.Resource, obj, old, given obj
 		if b, _ := v["storage"].(bool); b {
 			storage++
 		}
-		vname := str(v, "name")
+		vname := jsonmap.String(v, "name")
 		unique = unique && !seen[vname]
 		seen[vname] = true
 		for _, msg := range validation.IsDNS1035Label(vname) {
@@ -91,19 +92,19 @@ func validateCRD(ctx context.Context, res *catalog.Resource, obj, old, given obj
 		errs = append(errs, validateV1beta1Parts(givenSpec)...)
 	}
 	switch {
-	case beta && str(givenSpec, "version") != "":
-		v := str(givenSpec, "version")
+	case beta && jsonmap.String(givenSpec, "version") != "":
+		v := jsonmap.String(givenSpec, "version")
 		for _, msg := range validation.IsDNS1035Label(v) {
 			errs = append(errs, field.Invalid(specPath.Child("version"), v, msg))
 		}
-		if len(versions) > 0 && str(versions[0], "name") != v {
+		if len(versions) > 0 && jsonmap.String(versions[0], "name") != v {
 			errs = append(errs, field.Invalid(specPath.Child("version"), v, "must match the first version in spec.versions"))
 		}
 	case len(versions) > 0:
 		// kube-apiserver's internal type still has the single spec.version
 		// of v1beta1, set to the first version's name, and checks it too.
-		for _, msg := range validation.IsDNS1035Label(str(versions[0], "name")) {
-			errs = append(errs, field.Invalid(specPath.Child("version"), str(versions[0], "name"), msg))
+		for _, msg := range validation.IsDNS1035Label(jsonmap.String(versions[0], "name")) {
+			errs = append(errs, field.Invalid(specPath.Child("version"), jsonmap.String(versions[0], "name"), msg))
 		}
 	}
 	dump := versionsDump(spec, shared)
@@ -114,14 +115,14 @@ func validateCRD(ctx context.Context, res *catalog.Resource, obj, old, given obj
 		errs = append(errs, field.Invalid(specPath.Child("versions"), dump, "must have exactly one version marked as storage version"))
 	}
 	errs = append(errs, validateNames(names, specPath.Child("names"))...)
-	if s := str(mapAt(spec, "conversion"), "strategy"); keepUnknown && s != "None" {
+	if s := jsonmap.String(jsonmap.Ensure(spec, "conversion"), "strategy"); keepUnknown && s != "None" {
 		errs = append(errs, field.Invalid(specPath.Child("conversion", "strategy"), s, "must be None if spec.preserveUnknownFields is true"))
 	}
 	errs = append(errs, validateConversion(spec, specPath.Child("conversion"))...)
 	if keepUnknown && !beta && !wasKept {
 		errs = append(errs, field.Invalid(specPath.Child("preserveUnknownFields"), true, "cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead"))
 	}
-	if st, _ := obj["status"].(map[string]any); len(listOf(st, "storedVersions")) == 0 {
+	if st, _ := obj["status"].(map[string]any); len(jsonmap.List(st, "storedVersions")) == 0 {
 		errs = append(errs, field.Invalid(field.NewPath("status", "storedVersions"), nil, "must have at least one stored version"))
 	}
 	return errs, nil
@@ -189,9 +190,9 @@ func validateVersionParts(ctx context.Context, v map[string]any, p, specPath *fi
 		errs = append(errs, validateScale(sc, at("subresources").Child("scale"))...)
 	}
 	errs = append(errs, validatePrinterColumns(v, at("additionalPrinterColumns"))...)
-	for i, f := range listOf(v, "selectableFields") {
+	for i, f := range jsonmap.List(v, "selectableFields") {
 		m, _ := f.(map[string]any)
-		path := str(m, "jsonPath")
+		path := jsonmap.String(m, "jsonPath")
 		fp := at("selectableFields").Index(i).Child("jsonPath")
 		if parsed != nil && !selectablePath(parsed, path) {
 			errs = append(errs, field.Invalid(fp, path, "is an invalid path: does not refer to a valid field"))
@@ -223,15 +224,10 @@ func rawSchema(v map[string]any) map[string]any {
 	return raw
 }
 
-func listOf(m map[string]any, key string) []any {
-	l, _ := m[key].([]any)
-	return l
-}
-
 func validateNames(names map[string]any, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for _, k := range []string{"plural", "singular"} {
-		v := str(names, k)
+		v := jsonmap.String(names, k)
 		if v == "" {
 			errs = append(errs, field.Required(path.Child(k), ""))
 			continue
@@ -240,14 +236,14 @@ func validateNames(names map[string]any, path *field.Path) field.ErrorList {
 			errs = append(errs, field.Invalid(path.Child(k), v, msg))
 		}
 	}
-	for i, sn := range listOf(names, "shortNames") {
+	for i, sn := range jsonmap.List(names, "shortNames") {
 		s, _ := sn.(string)
 		for _, msg := range validation.IsDNS1035Label(s) {
 			errs = append(errs, field.Invalid(path.Child("shortNames").Index(i), s, msg))
 		}
 	}
 	for _, k := range []string{"kind", "listKind"} {
-		v := str(names, k)
+		v := jsonmap.String(names, k)
 		if v == "" {
 			errs = append(errs, field.Required(path.Child(k), ""))
 			continue
@@ -256,10 +252,10 @@ func validateNames(names map[string]any, path *field.Path) field.ErrorList {
 			errs = append(errs, field.Invalid(path.Child(k), v, msg))
 		}
 	}
-	if str(names, "kind") != "" && str(names, "kind") == str(names, "listKind") {
-		errs = append(errs, field.Invalid(path.Child("listKind"), str(names, "listKind"), "kind and listKind may not be the same"))
+	if jsonmap.String(names, "kind") != "" && jsonmap.String(names, "kind") == jsonmap.String(names, "listKind") {
+		errs = append(errs, field.Invalid(path.Child("listKind"), jsonmap.String(names, "listKind"), "kind and listKind may not be the same"))
 	}
-	for i, c := range listOf(names, "categories") {
+	for i, c := range jsonmap.List(names, "categories") {
 		s, _ := c.(string)
 		for _, msg := range validation.IsDNS1035Label(s) {
 			errs = append(errs, field.Invalid(path.Child("categories").Index(i), s, msg))
@@ -272,7 +268,7 @@ func validateNames(names map[string]any, path *field.Path) field.ErrorList {
 // versions as strategy None does, even for a CRD asking for a webhook.
 func validateConversion(spec map[string]any, path *field.Path) field.ErrorList {
 	conv, _ := spec["conversion"].(map[string]any)
-	switch strategy := str(conv, "strategy"); strategy {
+	switch strategy := jsonmap.String(conv, "strategy"); strategy {
 	case "None":
 		return nil
 	case "Webhook":
@@ -281,7 +277,7 @@ func validateConversion(spec map[string]any, path *field.Path) field.ErrorList {
 		if _, ok := webhook["clientConfig"]; !ok {
 			errs = append(errs, field.Required(path.Child("webhookClientConfig"), "required when strategy is set to Webhook"))
 		}
-		if len(listOf(webhook, "conversionReviewVersions")) == 0 {
+		if len(jsonmap.List(webhook, "conversionReviewVersions")) == 0 {
 			errs = append(errs, field.Required(path.Child("conversionReviewVersions"), ""))
 		}
 		return errs
@@ -294,7 +290,7 @@ func validateConversion(spec map[string]any, path *field.Path) field.ErrorList {
 func validateScale(sc map[string]any, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	check := func(key string, required bool, under ...string) {
-		v := str(sc, key)
+		v := jsonmap.String(sc, key)
 		switch {
 		case v == "" && required:
 			errs = append(errs, field.Required(path.Child(key), ""))
@@ -323,18 +319,18 @@ var printerColumnTypes = []string{"boolean", "date", "integer", "number", "strin
 
 func validatePrinterColumns(v map[string]any, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	for i, c := range listOf(v, "additionalPrinterColumns") {
+	for i, c := range jsonmap.List(v, "additionalPrinterColumns") {
 		col, _ := c.(map[string]any)
 		p := path.Index(i)
-		if str(col, "name") == "" {
+		if jsonmap.String(col, "name") == "" {
 			errs = append(errs, field.Required(p.Child("name"), ""))
 		}
-		if t := str(col, "type"); t == "" {
+		if t := jsonmap.String(col, "type"); t == "" {
 			errs = append(errs, field.Required(p.Child("type"), ""))
 		} else if !slices.Contains(printerColumnTypes, t) {
 			errs = append(errs, field.Invalid(p.Child("type"), t, "must be one of "+strings.Join(printerColumnTypes, ",")))
 		}
-		switch jp := str(col, "jsonPath"); {
+		switch jp := jsonmap.String(col, "jsonPath"); {
 		case jp == "":
 			errs = append(errs, field.Required(p.Child("JSONPath"), ""))
 		case !strings.HasPrefix(jp, "."):
@@ -349,25 +345,28 @@ func validatePrinterColumns(v map[string]any, path *field.Path) field.ErrorList 
 // the same in every version rather than at the top level.
 func validateV1beta1Parts(spec map[string]any) field.ErrorList {
 	specPath := field.NewPath("spec")
-	versions := versionsOf(spec)
+	versions := Versions(spec)
 	var errs field.ErrorList
-	for _, p := range crdVersionParts {
-		if !isEmptyPart(spec[p.top]) && slices.ContainsFunc(versions, func(v map[string]any) bool { return !isEmptyPart(v[p.version]) }) {
-			errs = append(errs, field.Forbidden(specPath.Child(p.top), "top-level and per-version "+p.what+" are mutually exclusive"))
+	for _, p := range conversion.CRDVersionParts {
+		if !conversion.IsEmptyPart(spec[p.Top]) && slices.ContainsFunc(versions, func(v map[string]any) bool { return !conversion.IsEmptyPart(v[p.Version]) }) {
+			errs = append(errs, field.Forbidden(specPath.Child(p.Top), "top-level and per-version "+p.What+" are mutually exclusive"))
 		}
 	}
 	// The versions are shown as given, their columns' paths in v1's words
 	// as versionsDump reads them.
 	given := structural.DeepCopy(spec).(map[string]any)
-	for _, v := range versionsOf(given) {
+	for _, v := range Versions(given) {
 		for _, c := range decoded.Items(v["additionalPrinterColumns"]) {
-			renameField(c, "JSONPath", "jsonPath")
+			if jp, ok := c["JSONPath"]; ok {
+				c["jsonPath"] = jp
+				delete(c, "JSONPath")
+			}
 		}
 	}
-	for _, p := range crdVersionParts {
-		if identicalPerVersion(versions, p.version) {
+	for _, p := range conversion.CRDVersionParts {
+		if conversion.IdenticalPerVersion(versions, p.Version) {
 			errs = append(errs, field.Invalid(specPath.Child("versions"), versionsDump(given, nil),
-				fmt.Sprintf("per-version %s may not all be set to identical values (top-level %s should be used instead)", p.what, p.top)))
+				fmt.Sprintf("per-version %s may not all be set to identical values (top-level %s should be used instead)", p.What, p.Top)))
 		}
 	}
 	return errs

@@ -1,7 +1,6 @@
-package server
+package conversion
 
 import (
-	"kubeplay/server/catalog"
 	"kubeplay/server/decoded"
 )
 
@@ -11,9 +10,6 @@ import (
 // spec.defaultBackend, and a backend's serviceName and servicePort (a
 // number or a port name) are v1's service.name and service.port.number or
 // service.port.name.
-func isIngressV1beta1(r *catalog.Resource) bool {
-	return r.Custom == nil && r.Resource == "ingresses" && r.Version == "v1beta1"
-}
 
 // ingressBackends calls fn with each backend of an Ingress spec.
 func ingressBackends(spec map[string]any, fn func(backend map[string]any)) {
@@ -28,7 +24,7 @@ func ingressBackends(spec map[string]any, fn func(backend map[string]any)) {
 
 // ingressToV1 converts a v1beta1 Ingress to v1, in place, with v1beta1's
 // default pathType.
-func ingressToV1(obj object) {
+func ingressToV1(obj Object) {
 	spec := decoded.Child(obj, "spec")
 	if spec == nil {
 		return
@@ -67,7 +63,7 @@ func ingressToV1(obj object) {
 }
 
 // ingressFromV1 converts a v1 Ingress to v1beta1, in place.
-func ingressFromV1(obj object) {
+func ingressFromV1(obj Object) {
 	spec := decoded.Child(obj, "spec")
 	if spec == nil {
 		return

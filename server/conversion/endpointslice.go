@@ -1,9 +1,8 @@
-package server
+package conversion
 
 import (
 	"maps"
 
-	"kubeplay/server/catalog"
 	"kubeplay/server/decoded"
 )
 
@@ -18,12 +17,8 @@ const (
 	hostnameLabel = "kubernetes.io/hostname"
 )
 
-func isEndpointSliceV1beta1(r *catalog.Resource) bool {
-	return r.Group == "discovery.k8s.io" && r.Version == "v1beta1" && r.Resource == "endpointslices"
-}
-
 // endpointSliceToV1 converts a v1beta1 object to v1, in place.
-func endpointSliceToV1(obj object) {
+func endpointSliceToV1(obj Object) {
 	for _, ep := range decoded.Items(obj["endpoints"]) {
 		topology := decoded.Child(ep, "topology")
 		if ep == nil || topology == nil {
@@ -46,7 +41,7 @@ func endpointSliceToV1(obj object) {
 }
 
 // endpointSliceFromV1 converts a v1 object to v1beta1, in place.
-func endpointSliceFromV1(obj object) {
+func endpointSliceFromV1(obj Object) {
 	for _, ep := range decoded.Items(obj["endpoints"]) {
 		if ep == nil {
 			continue

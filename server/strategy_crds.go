@@ -1,0 +1,91 @@
+package server
+
+import (
+	"context"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"kubeplay/internal/jsonmap"
+	"kubeplay/server/apiextensions"
+	"kubeplay/server/catalog"
+)
+
+// crdStrategy is the CustomResourceDefinition's: its status comes from its
+// spec, its names are accepted and its resource served once it is stored,
+// and a deleted CRD first loses its objects.
+var crdStrategy = strategy{
+	tracksGeneration:    true,
+	conditionalUpdate:   true,
+	keepsStatusOnCreate: true, // set by admitCRD from the spec
+	admitChecksName:     true, // it must be <plural>.<group>
+	admit:               (*Server).admitCRD,
+	prepareForUpdate: func(subresource string, obj, _ object) {
+		if subresource == "" {
+			apiextensions.AddStoredVersion(obj)
+		}
+	},
+	afterWrite: func(s *Server, ctx context.Context, res *catalog.Resource, obj object) error {
+		if deleting(obj) {
+			return nil
+		}
+		return s.establish(ctx, storedCRD(res, obj))
+	},
+	markDeleted: (*Server).markCRDDeleted,
+}
+
+// admitCRD defaults and validates a CRD about to be written (old nil on
+// create). A v1beta1 CRD is checked as v1, but for what v1beta1 allows or
+// forbids besides.
+func (s *Server) admitCRD(ctx context.Context, req *request, obj, old object) error {
+	if req.subresource != "" {
+		return nil
+	}
+	res := req.res
+	crd, given := obj, object(nil)
+	if isCRDV1beta1(res) {
+		crd, given = toStorage(res, obj), obj
+	}
+	apiextensions.Default(crd, old == nil)
+	if old != nil {
+		crd["status"] = old["status"] // as the update will keep it
+	}
+	obj["status"] = crd["status"]
+	name := str(metadata(obj), "name")
+	errs, err := apiextensions.Validate(ctx, crd, old, given, validateName(res, name, field.NewPath("metadata", "name")))
+	if err != nil {
+		return err
+	}
+	if len(errs) > 0 {
+		return errInvalid(res, name, errs)
+	}
+	return nil
+}
+
+// markCRDDeleted is kube-apiserver's CRD storage on DELETE: the CRD gets
+// the cleanup finalizer and a Terminating condition, and its objects are
+// deleted (cleanupCRD) before it goes.
+func (s *Server) markCRDDeleted(ctx context.Context, d *deletion) (int, any, error) {
+	if d.wasDeleting {
+		return s.deleteMarked(ctx, d)
+	}
+	if list, changed := gcFinalizers(d.res, d.obj, d.opts); changed {
+		setFinalizers(d.obj, list)
+	}
+	now := formatTime(s.now())
+	fs := finalizers(d.obj)
+	if !slices.Contains(fs, apiextensions.CleanupFinalizer) {
+		setFinalizers(d.obj, append(fs, apiextensions.CleanupFinalizer))
+	}
+	st := jsonmap.Ensure(d.obj, "status")
+	st["conditions"] = append(jsonmap.List(st, "conditions"), apiextensions.Condition("Terminating", "True", "InstanceDeletionPending", "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon", now))
+	metadata(d.obj)["deletionTimestamp"] = now
+	code, out, err := s.writeDeleting(ctx, d)
+	if err == nil && !d.dryRun {
+		if o, ok := out.(object); ok {
+			s.setCustom(d.name, apiextensions.Resources(storedCRD(d.res, o)))
+		}
+		err = s.cleanupCRD(ctx, d.name)
+	}
+	return code, out, err
+}

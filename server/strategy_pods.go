@@ -1,0 +1,72 @@
+package server
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"kubeplay/server/validation"
+)
+
+// podStrategy is the Pod's: new pods pass the pod admission plugins, and a
+// DELETE gives a pod bound to a node its grace period to stop.
+var podStrategy = strategy{
+	tracksGeneration: true, returnsDeletedObject: true,
+	validateUpdate: validation.PodUpdate,
+	selectableFields: withNamespace(map[string]selectableField{
+		"spec.nodeName": {}, "spec.restartPolicy": {zero: "Always"}, "spec.schedulerName": {zero: "default-scheduler"},
+		"spec.serviceAccountName": {zero: "default"}, "spec.hostNetwork": {zero: "false"}, "status.phase": {zero: "Pending"},
+		"status.podIP": {}, "status.nominatedNodeName": {}, "status.podIPs": {none: true},
+	}),
+	admitNew:       (*Server).admitPod,
+	gracefulDelete: podGracefulDelete,
+}
+
+// podGracefulDelete marks a pod for deletion after its grace period. A
+// deletion under way changes only when asked for a shorter grace period,
+// which counts from the first request.
+func podGracefulDelete(d *deletion, now time.Time) (done bool) {
+	md := metadata(d.obj)
+	if g, ok := md["deletionGracePeriodSeconds"]; d.wasDeleting && ok && int64Of(g) > 0 {
+		old := int64Of(g)
+		if d.opts.GracePeriodSeconds == nil || *d.opts.GracePeriodSeconds >= old {
+			return true
+		}
+		period := max(*d.opts.GracePeriodSeconds, 0)
+		ts, _ := time.Parse(time.RFC3339, str(md, "deletionTimestamp"))
+		md["deletionTimestamp"] = formatTime(ts.Add(time.Duration(period-old) * time.Second))
+		md["deletionGracePeriodSeconds"] = period
+		d.modified, d.graceful = true, period > 0
+	} else if !d.wasDeleting {
+		period := podGracePeriod(d.obj, d.opts)
+		md["deletionTimestamp"] = formatTime(now.Add(time.Duration(period) * time.Second))
+		md["deletionGracePeriodSeconds"] = period
+		bumpGeneration(md)
+		d.modified, d.graceful = true, period > 0
+	}
+	return false
+}
+
+// podGracePeriod is the grace period of a pod's deletion: the request's, else
+// the pod's terminationGracePeriodSeconds (30 by default); 0 for a pod that is
+// not bound to a node or has finished; negative values become 1.
+func podGracePeriod(pod object, opts *metav1.DeleteOptions) int64 {
+	spec, _ := pod["spec"].(map[string]any)
+	status, _ := pod["status"].(map[string]any)
+	period := int64(30)
+	if opts.GracePeriodSeconds != nil {
+		period = *opts.GracePeriodSeconds
+	} else if v, ok := spec["terminationGracePeriodSeconds"]; ok {
+		period = int64Of(v)
+	}
+	if str(spec, "nodeName") == "" {
+		period = 0
+	}
+	if phase := str(status, "phase"); phase == "Succeeded" || phase == "Failed" {
+		period = 0
+	}
+	if period < 0 {
+		period = 1
+	}
+	return period
+}
