@@ -16,8 +16,9 @@ var metricSources = map[string]string{
 
 var metricSourceTypes = []string{"ContainerResource", "External", "Object", "Pods", "Resource"}
 
-// horizontalPodAutoscaler checks an HPA's bounds, target and metrics.
-func horizontalPodAutoscaler(spec Object) field.ErrorList {
+// horizontalPodAutoscaler checks an HPA's bounds, target and (in the
+// autoscaling/v2 shape, withMetrics) its metrics.
+func horizontalPodAutoscaler(spec Object, withMetrics bool) field.ErrorList {
 	var errs field.ErrorList
 	min, hasMin := decoded.Int(spec["minReplicas"])
 	if hasMin && min < 1 {
@@ -31,6 +32,9 @@ func horizontalPodAutoscaler(spec Object) field.ErrorList {
 		errs = append(errs, field.Invalid(specPath.Child("maxReplicas"), max, "must be greater than or equal to `minReplicas`"))
 	}
 	errs = append(errs, scaleTargetRef(decoded.Child(spec, "scaleTargetRef"), specPath.Child("scaleTargetRef"))...)
+	if !withMetrics {
+		return errs
+	}
 	scalesToZero := true
 	for i, m := range decoded.Items(spec["metrics"]) {
 		errs = append(errs, metric(m, specPath.Child("metrics").Index(i))...)

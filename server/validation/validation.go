@@ -51,7 +51,7 @@ func validateKind(gvk schema.GroupVersionKind, obj Object) field.ErrorList {
 	case schema.GroupKind{Group: "networking.k8s.io", Kind: "Ingress"}:
 		return ingress(spec)
 	case schema.GroupKind{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}:
-		return horizontalPodAutoscaler(spec)
+		return horizontalPodAutoscaler(spec, gvk.Version == "v2")
 	case schema.GroupKind{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicyBinding"}:
 		return policyBinding(spec)
 	}
