@@ -1,7 +1,6 @@
 package validation
 
 import (
-
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"kubeplay/internal/jsonmap"

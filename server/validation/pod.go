@@ -177,7 +177,14 @@ func probe(p Object, path *field.Path, oneSuccess bool) field.ErrorList {
 			errs = append(errs, field.Forbidden(path.Child(h), "may not specify more than 1 handler type"))
 			continue
 		}
-		if _, named := action["port"].(string); h != "exec" && !named {
+		if h == "exec" {
+			continue
+		}
+		if name, named := action["port"].(string); named {
+			for _, msg := range utilvalidation.IsValidPortName(name) {
+				errs = append(errs, field.Invalid(path.Child(h, "port"), name, msg))
+			}
+		} else {
 			errs = append(errs, portRange(path.Child(h, "port"), intOf(action["port"]))...)
 		}
 	}
