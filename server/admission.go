@@ -11,7 +11,6 @@ import (
 	"kubeplay/server/audit"
 	"kubeplay/server/authn"
 	"kubeplay/server/authz"
-	"kubeplay/server/validation"
 )
 
 // admitCreate runs, on an object a request is about to create (dry runs
@@ -48,7 +47,7 @@ func (s *Server) admitCreate(ctx context.Context, req *request, obj object, dryR
 	if prepare := strategyOf(res).prepareForCreateBy; prepare != nil {
 		prepare(ctx, obj)
 	}
-	if errs, err := validation.Create(ctx, res.GroupVersionKind(), obj); err != nil {
+	if errs, err := validateCreate(ctx, res, obj); err != nil {
 		return err
 	} else if len(errs) > 0 {
 		return errInvalid(res, str(metadata(obj), "name"), errs)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -23,11 +22,10 @@ func errUIDPrecondition(r *catalog.Resource, ns, name, uid, stored string) error
 
 // validateUpdate checks, before the update is prepared (so against what the
 // client sent), what an update of the main resource may not change: no new
-// finalizers or grace period on an object being deleted, nothing of an
-// immutable ConfigMap's or Secret's data; and the type's own rules (see
-// package validation). A subresource's update changes only its part,
-// which prepareUpdate takes care of, and which the strategy's
-// validateSubresource checks.
+// finalizers or grace period on an object being deleted; and the type's
+// own rules (see package validation and the strategy's validateUpdate). A
+// subresource's update changes only its part, which prepareUpdate takes
+// care of, and which the strategy's validateSubresource checks.
 func validateUpdate(ctx context.Context, req *request, obj, old object) (field.ErrorList, error) {
 	r := req.res
 	st := strategyOf(r)
@@ -42,23 +40,15 @@ func validateUpdate(ctx context.Context, req *request, obj, old object) (field.E
 		finalizerErrors(ctx, r, obj) // its warnings; the errors are in errs
 	}
 	errs = append(errs, validateDeletingUpdate(obj, old)...)
-	if r.Group == "" && (r.Resource == "configmaps" || r.Resource == "secrets") && old["immutable"] == true {
-		immutable := func(key string) {
-			if !reflect.DeepEqual(obj[key], old[key]) {
-				errs = append(errs, field.Forbidden(field.NewPath(key), "field is immutable when `immutable` is set"))
-			}
-		}
-		immutable("immutable")
-		immutable("data")
-		if r.Resource == "configmaps" {
-			immutable("binaryData")
-		}
-	}
-	kindErrs, err := validation.Update(ctx, r.GroupVersionKind(), obj, old)
+	kindErrs, err := validation.Update(ctx, r.GroupVersionKind(), obj)
 	if err != nil {
 		return nil, err
 	}
-	return append(errs, kindErrs...), nil
+	errs = append(errs, kindErrs...)
+	if st.validateUpdate != nil {
+		errs = append(errs, st.validateUpdate(obj, old)...)
+	}
+	return errs, nil
 }
 
 // errUIDChanged is kube-apiserver's 422 for a patch that changes

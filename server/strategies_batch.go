@@ -1,12 +1,20 @@
 package server
 
-import "k8s.io/apimachinery/pkg/runtime/schema"
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"kubeplay/server/validation"
+)
 
 // batchStrategies are the strategies of the batch group's resources.
 var batchStrategies = map[schema.GroupResource]strategy{
 	{Group: "batch", Resource: "jobs"}: {
 		tracksGeneration: true, orphansByDefault: true,
+		validate: validation.Job, validateUpdate: validation.JobUpdate,
 		selectableFields: withNamespace(map[string]selectableField{"status.successful": {path: "status.succeeded", zero: "0"}}),
 	},
-	{Group: "batch", Resource: "cronjobs"}: {tracksGeneration: true},
+	{Group: "batch", Resource: "cronjobs"}: {
+		tracksGeneration: true, updateSkipsObjectMeta: true,
+		validate: validation.CronJob, validateUpdate: validation.CronJobUpdate,
+	},
 }

@@ -7,18 +7,24 @@ import (
 
 	"kubeplay/server/audit"
 	"kubeplay/server/catalog"
+	"kubeplay/server/validation"
 )
 
 // coreStrategies are the strategies of the core ("") group's resources.
 var coreStrategies = map[schema.GroupResource]strategy{
-	{Resource: "pods"}:         podStrategy,
-	{Resource: "podtemplates"}: {tracksGeneration: true},
+	{Resource: "pods"}: podStrategy,
+	{Resource: "podtemplates"}: {
+		tracksGeneration: true, updateSkipsObjectMeta: true,
+		validate: validation.PodTemplate, validateUpdate: validation.PodTemplateUpdate,
+	},
 	{Resource: "replicationcontrollers"}: {
-		tracksGeneration: true, orphansByDefault: true,
+		tracksGeneration: true, orphansByDefault: true, updateSkipsObjectMeta: true,
+		validate: validation.ReplicationController, validateUpdate: validation.ReplicationControllerUpdate,
 		selectableFields: withNamespace(map[string]selectableField{"status.replicas": {zero: "0"}}),
 	},
 	{Resource: "services"}: {
 		createOnUpdate: true, returnsDeletedObject: true, updateSkipsObjectMeta: true,
+		validate: validation.Service, validateUpdate: validation.ServiceUpdate,
 		selectableFields: withNamespace(map[string]selectableField{"spec.clusterIP": {}, "spec.type": {}}),
 	},
 	{Resource: "serviceaccounts"}: {returnsDeletedObject: true},
@@ -27,8 +33,11 @@ var coreStrategies = map[schema.GroupResource]strategy{
 	{Resource: "secrets"}: {
 		selectableFields: withNamespace(map[string]selectableField{"type": {}}),
 		normalize:        normalizeSecret,
+		validate:         validation.Secret, validateUpdate: validation.SecretUpdate,
 	},
+	{Resource: "configmaps"}: {validate: validation.ConfigMap, validateUpdate: validation.ConfigMapUpdate},
 	{Resource: "persistentvolumeclaims"}: {
+		validate: validation.PersistentVolumeClaim, validateUpdate: validation.PersistentVolumeClaimUpdate,
 		admitNew: func(s *Server, ctx context.Context, _ *catalog.Resource, _ string, obj object) (func() error, error) {
 			return nil, audit.FromContext(ctx).Ran(mutating("DefaultStorageClass"), s.admitClaim(ctx, obj))
 		},
@@ -41,6 +50,8 @@ var coreStrategies = map[schema.GroupResource]strategy{
 			"reason": {}, "reportingComponent": {}, "source": {path: "source.component"}, "type": {},
 		}),
 	},
-	{Resource: "endpoints"}:   {createOnUpdate: true},
-	{Resource: "limitranges"}: {createOnUpdate: true},
+	{Resource: "endpoints"}:         {createOnUpdate: true, validate: validation.Endpoints, validateUpdate: validation.EndpointsUpdate},
+	{Resource: "persistentvolumes"}: {validate: validation.PersistentVolume, validateUpdate: validation.PersistentVolumeUpdate},
+	{Resource: "resourcequotas"}:    {validate: validation.ResourceQuota, validateUpdate: validation.ResourceQuotaUpdate},
+	{Resource: "limitranges"}:       {createOnUpdate: true},
 }

@@ -1,6 +1,10 @@
 package server
 
-import "k8s.io/apimachinery/pkg/runtime/schema"
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"kubeplay/server/validation"
+)
 
 // otherStrategies are the strategies of the other groups' resources that
 // differ from the default, a group per paragraph.
@@ -18,19 +22,34 @@ var otherStrategies = map[schema.GroupResource]strategy{
 
 	{Group: "coordination.k8s.io", Resource: "leases"}: {
 		createOnUpdate: true, conditionalUpdate: true, updateSkipsObjectMeta: true, genericFinalizerNames: true,
+		validate: validation.Lease, validateUpdate: validation.LeaseUpdate,
 	},
 
-	{Group: "node.k8s.io", Resource: "runtimeclasses"}: {createOnUpdate: true, conditionalUpdate: true},
+	{Group: "storage.k8s.io", Resource: "storageclasses"}: {validate: validation.StorageClass, validateUpdate: validation.StorageClassUpdate},
+
+	{Group: "node.k8s.io", Resource: "runtimeclasses"}: {
+		createOnUpdate: true, conditionalUpdate: true, genericFinalizerNames: true,
+		validate: validation.RuntimeClass, validateUpdate: validation.RuntimeClassUpdate,
+	},
 
 	{Group: "storage.k8s.io", Resource: "csidrivers"}: {conditionalUpdate: true},
 
-	{Group: "policy", Resource: "poddisruptionbudgets"}: {tracksGeneration: true, conditionalUpdate: true},
+	{Group: "policy", Resource: "poddisruptionbudgets"}: {
+		tracksGeneration: true, conditionalUpdate: true, genericFinalizerNames: true,
+		validate: validation.PodDisruptionBudget, validateUpdate: validation.PodDisruptionBudgetUpdate,
+	},
 
-	{Group: "networking.k8s.io", Resource: "ingresses"}:       {tracksGeneration: true},
-	{Group: "networking.k8s.io", Resource: "networkpolicies"}: {tracksGeneration: true},
-	{Group: "networking.k8s.io", Resource: "ingressclasses"}:  {tracksGeneration: true},
+	{Group: "networking.k8s.io", Resource: "ingresses"}: {tracksGeneration: true},
+	{Group: "networking.k8s.io", Resource: "networkpolicies"}: {
+		tracksGeneration: true, validate: validation.NetworkPolicy, validateUpdate: validation.NetworkPolicyUpdate,
+	},
+	{Group: "networking.k8s.io", Resource: "ingressclasses"}: {
+		tracksGeneration: true, validate: validation.IngressClass, validateUpdate: validation.IngressClassUpdate,
+	},
 
-	{Group: "scheduling.k8s.io", Resource: "priorityclasses"}: {tracksGeneration: true},
+	{Group: "scheduling.k8s.io", Resource: "priorityclasses"}: {
+		tracksGeneration: true, validate: validation.PriorityClass, validateUpdate: validation.PriorityClassUpdate,
+	},
 
 	{Group: "admissionregistration.k8s.io", Resource: "validatingwebhookconfigurations"}:   {tracksGeneration: true},
 	{Group: "admissionregistration.k8s.io", Resource: "mutatingwebhookconfigurations"}:     {tracksGeneration: true},
@@ -42,7 +61,9 @@ var otherStrategies = map[schema.GroupResource]strategy{
 	{Group: "flowcontrol.apiserver.k8s.io", Resource: "flowschemas"}:                 {tracksGeneration: true, statusOnlyStatus: true, resets: onStatus(metadataPath)},
 	{Group: "flowcontrol.apiserver.k8s.io", Resource: "prioritylevelconfigurations"}: {tracksGeneration: true, statusOnlyStatus: true, resets: onStatus(metadataPath)},
 
-	{Group: "discovery.k8s.io", Resource: "endpointslices"}: {tracksGeneration: true},
+	{Group: "discovery.k8s.io", Resource: "endpointslices"}: {
+		tracksGeneration: true, validate: validation.EndpointSlice, validateUpdate: validation.EndpointSliceUpdate,
+	},
 
 	{Group: "resource.k8s.io", Resource: "deviceclasses"}:  {tracksGeneration: true},
 	{Group: "resource.k8s.io", Resource: "resourceslices"}: {tracksGeneration: true},

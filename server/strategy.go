@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"kubeplay/server/catalog"
+	"kubeplay/server/validation"
 )
 
 // A strategy is what is true of one resource's writes and reads beyond
@@ -89,8 +90,15 @@ type strategy struct {
 	// writes part of the status (/status, a CSR's /approval) writes of the
 	// object sent, after statusOnly, given the stored object and the time.
 	writeThrough func(subresource string, obj, old object, now time.Time) object
-	// validateSubresource checks an update of a subresource (a
-	// namespace's /finalize, a CSR's /status and /approval).
+	// validate checks what the type requires of a new object
+	// (kube-apiserver's Validate).
+	validate func(obj validation.Object) field.ErrorList
+	// validateUpdate checks an update of the main resource: what may not
+	// change, and most often the object as new (ValidateUpdate).
+	validateUpdate func(obj, old validation.Object) field.ErrorList
+	// validateSubresource checks an update of a subresource other than
+	// scale (a namespace's /status and /finalize, a CSR's /status and
+	// /approval).
 	validateSubresource func(subresource string, obj, old object) field.ErrorList
 	// admitNew runs the default mutating admission plugins on a new
 	// object in namespace ns; validate is their validating phase.
@@ -154,3 +162,16 @@ var statusResetMetadata = []string{"labels", "annotations", "finalizers", "owner
 // metadataPath is the whole of an object's metadata, which the status
 // strategies that reset it leave unrecorded.
 var metadataPath = fieldpath.MakePathOrDie("metadata")
+
+// validateCreate validates a new object of r, its metadata.uid set: what
+// package validation checks of every kind, then r's strategy.
+func validateCreate(ctx context.Context, r *catalog.Resource, obj object) (field.ErrorList, error) {
+	errs, err := validation.Create(ctx, r.GroupVersionKind(), obj)
+	if err != nil {
+		return nil, err
+	}
+	if st := strategyOf(r); st.validate != nil {
+		errs = append(errs, st.validate(obj)...)
+	}
+	return errs, nil
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -12,6 +13,7 @@ import (
 
 	"kubeplay/server/audit"
 	"kubeplay/server/catalog"
+	"kubeplay/server/decoded"
 	"kubeplay/server/validation"
 )
 
@@ -24,6 +26,7 @@ var namespaceStrategy = strategy{
 	returnsDeletedObject: true,
 	selectableFields:     map[string]selectableField{"status.phase": {}},
 	isNamespace:          true,
+	validate:             validation.Namespace,
 	normalize: func(obj object) {
 		md := metadata(obj)
 		labels, _ := md["labels"].(map[string]any)
@@ -34,7 +37,13 @@ var namespaceStrategy = strategy{
 		labels["kubernetes.io/metadata.name"] = str(md, "name")
 	},
 	prepareForCreate: func(obj object) {
-		obj["spec"] = map[string]any{"finalizers": []any{"kubernetes"}}
+		// The client's finalizers stay (to be validated), with the
+		// namespace controller's added.
+		list, _ := decoded.Child(obj, "spec")["finalizers"].([]any)
+		if !slices.Contains(list, any("kubernetes")) {
+			list = append(list, "kubernetes")
+		}
+		obj["spec"] = map[string]any{"finalizers": list}
 		obj["status"] = map[string]any{"phase": "Active"}
 	},
 	prepareForUpdate: func(subresource string, obj, old object) {
@@ -43,10 +52,13 @@ var namespaceStrategy = strategy{
 		}
 	},
 	validateSubresource: func(subresource string, obj, _ object) field.ErrorList {
-		if subresource != "finalize" {
-			return nil
+		switch subresource {
+		case "finalize":
+			return validation.NamespaceFinalizers(obj)
+		case "status":
+			return validation.NamespaceStatus(obj)
 		}
-		return validation.NamespaceFinalizers(obj)
+		return nil
 	},
 	admitDelete: func(ctx context.Context, res *catalog.Resource, name string) error {
 		return audit.FromContext(ctx).Ran(audit.Stage{Phase: audit.Mutating, Plugin: "NamespaceLifecycle"}, errImmortalNamespace(res, name))

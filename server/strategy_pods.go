@@ -5,12 +5,15 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"kubeplay/server/validation"
 )
 
 // podStrategy is the Pod's: new pods pass the pod admission plugins, and a
 // DELETE gives a pod bound to a node its grace period to stop.
 var podStrategy = strategy{
-	tracksGeneration: true, returnsDeletedObject: true, updateSkipsObjectMeta: true,
+	tracksGeneration: true, returnsDeletedObject: true,
+	validateUpdate: validation.PodUpdate,
 	selectableFields: withNamespace(map[string]selectableField{
 		"spec.nodeName": {}, "spec.restartPolicy": {zero: "Always"}, "spec.schedulerName": {zero: "default-scheduler"},
 		"spec.serviceAccountName": {zero: "default"}, "spec.hostNetwork": {zero: "false"}, "status.phase": {zero: "Pending"},

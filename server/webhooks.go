@@ -445,11 +445,11 @@ func (s *Server) endpointOf(name string, cc webhook.ClientConfig) (webhook.Endpo
 	return e, err
 }
 
-// resolveService is the address a webhook's service port reaches: one of
-// the ready endpoints its EndpointSlices list (as kube-apiserver resolves
-// with --enable-aggregator-routing). A Service's clusterIP is not tried:
-// no proxy makes kubeplay's simulated addresses reach anything, while an
-// EndpointSlice can name the address a local process listens on.
+// resolveService is the address a webhook's service port reaches: an
+// ExternalName Service's host, else one of the ready endpoints its
+// EndpointSlices list (as kube-apiserver resolves with
+// --enable-aggregator-routing). A Service's clusterIP is not tried: no
+// proxy makes kubeplay's simulated addresses reach anything.
 func (s *Server) resolveService(ctx context.Context, namespace, name string, port int32) (string, error) {
 	svcRes := catalog.LookupBuiltin(servicesGVR)
 	svc, _, err := s.getObject(ctx, svcRes, namespace, name)
@@ -462,6 +462,11 @@ func (s *Server) resolveService(ctx context.Context, namespace, name string, por
 	spec := decoded.Child(svc, "spec")
 	switch t := str(spec, "type"); t {
 	case "", "ClusterIP", "LoadBalancer", "NodePort":
+	case "ExternalName":
+		// The host it names, at the webhook's port, as kube-apiserver
+		// resolves it: how a process outside the cluster (on loopback,
+		// which no EndpointSlice may list) is called by service.
+		return net.JoinHostPort(str(spec, "externalName"), strconv.Itoa(int(port))), nil
 	default:
 		return "", fmt.Errorf("unsupported service type %q", t)
 	}

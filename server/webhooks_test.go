@@ -22,6 +22,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -511,9 +512,9 @@ func TestWebhooks_Matching(t *testing.T) {
 	}
 }
 
-// TestWebhooks_Service checks a webhook called by service: resolved
-// through the Service's EndpointSlices to the test's server, trusted for
-// the service's DNS name.
+// TestWebhooks_Service checks a webhook called by service: not found, no
+// endpoints, then an ExternalName Service that names the test's server,
+// trusted for the service's DNS name.
 func TestWebhooks_Service(t *testing.T) {
 	ws := newWebhookServer(t, testResponder)
 	h := newTestServer(t)
@@ -534,14 +535,28 @@ func TestWebhooks_Service(t *testing.T) {
 	if _, _, message := statusOf(t, w.Body.Bytes()); message != want {
 		t.Errorf("without endpoints: %d %s", w.Code, message)
 	}
-	slice := fmt.Sprintf(`{"apiVersion":"discovery.k8s.io/v1","kind":"EndpointSlice","metadata":{"name":"whsvc-1","labels":{"kubernetes.io/service-name":"whsvc"}},
-"addressType":"IPv4","endpoints":[{"addresses":["127.0.0.1"],"conditions":{"ready":true}}],"ports":[{"name":"https","port":%s,"protocol":"TCP"}]}`, ws.port())
-	if w := serve(h, http.MethodPost, "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices", "application/json", slice); w.Code != http.StatusCreated {
-		t.Fatalf("endpointslice: %d %s", w.Code, w.Body)
+	// EndpointSlices list pods' addresses, never loopback ones; a local
+	// process is reached as kube-apiserver reaches a host outside the
+	// cluster: through an ExternalName Service, at the webhook's port.
+	ext := `{"apiVersion":"v1","kind":"Service","metadata":{"name":"whsvc"},"spec":{"type":"ExternalName","externalName":"localhost"}}`
+	if w := serve(h, http.MethodDelete, "/api/v1/namespaces/default/services/whsvc", "", ""); w.Code != http.StatusOK {
+		t.Fatalf("delete service: %d %s", w.Code, w.Body)
+	}
+	if w := serve(h, http.MethodPost, "/api/v1/namespaces/default/services", "application/json", ext); w.Code != http.StatusCreated {
+		t.Fatalf("external service: %d %s", w.Code, w.Body)
+	}
+	port, err := strconv.Atoi(ws.port())
+	if err != nil {
+		t.Fatal(err)
+	}
+	byService["service"].(map[string]any)["port"] = port
+	configure(t, h, "Validating", "test-external", hook("svc.webhooks.test", byService, nil))
+	if w := serve(h, http.MethodDelete, "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/test", "", ""); w.Code != http.StatusOK {
+		t.Fatalf("delete configuration: %d %s", w.Code, w.Body)
 	}
 	w = serve(h, http.MethodPost, configMapsPath, "application/json", labelledConfigMap("c", ""))
 	if _, _, message := statusOf(t, w.Body.Bytes()); w.Code != http.StatusForbidden || message != `admission webhook "svc.webhooks.test" denied the request: no thanks` {
-		t.Errorf("with endpoints: %d %s", w.Code, message)
+		t.Errorf("by an ExternalName service: %d %s", w.Code, message)
 	}
 }
 

@@ -55,6 +55,7 @@ func Apply(gvk schema.GroupVersionKind, obj Object) {
 		horizontalPodAutoscaler(gvk.Version, spec)
 	case schema.GroupKind{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding"},
 		schema.GroupKind{Group: "rbac.authorization.k8s.io", Kind: "ClusterRoleBinding"}:
+		set(decoded.Child(obj, "roleRef"), "apiGroup", "rbac.authorization.k8s.io")
 		for _, s := range decoded.Items(obj["subjects"]) {
 			if k := s["kind"]; k == "User" || k == "Group" {
 				set(s, "apiGroup", "rbac.authorization.k8s.io")

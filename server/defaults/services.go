@@ -172,7 +172,7 @@ func KeepAllocated(spec, old Object) {
 	if spec == nil || old == nil {
 		return
 	}
-	dropTypeFields(spec, old)
+	DropTypeFields(spec, old)
 	if spec["type"] == "ExternalName" {
 		return
 	}
@@ -200,9 +200,10 @@ func KeepAllocated(spec, old Object) {
 	}
 }
 
-// dropTypeFields drops from a Service that stops being a NodePort or
-// LoadBalancer Service the fields of those types it kept unchanged.
-func dropTypeFields(spec, old Object) {
+// DropTypeFields drops from a Service that stops being a NodePort or
+// LoadBalancer Service the fields of those types it kept unchanged, as
+// kube-apiserver does before validating the update.
+func DropTypeFields(spec, old Object) {
 	external := func(s Object) bool { return s != nil && (s["type"] == "NodePort" || s["type"] == "LoadBalancer") }
 	if !external(old) || external(spec) {
 		return

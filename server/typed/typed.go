@@ -9,6 +9,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -37,13 +38,14 @@ func (e *Error) Error() string { return e.msg }
 // in schemas. It returns an *Error for a body of the wrong shape, and any
 // other error for text that is not JSON.
 func Decode(schemas map[string]*spec.Schema, def string, body []byte) (Result, error) {
-	s, ok := schemas[def]
-	if !ok {
+	if _, ok := schemas[def]; !ok {
 		return Result{}, fmt.Errorf("typed: no schema %q", def)
 	}
 	d := &decoder{schemas: schemas, dec: json.NewDecoder(bytes.NewReader(body))}
 	d.dec.UseNumber()
-	v, err := d.value(s, field{}, structName(def))
+	// A reference to def, so that the object is known by its schema's name.
+	ref := &spec.Schema{SchemaProps: spec.SchemaProps{Ref: spec.MustCreateRef("#/components/schemas/" + def)}}
+	v, err := d.value(ref, field{}, structName(def))
 	if err != nil {
 		return Result{}, err
 	}
@@ -75,16 +77,55 @@ type field struct {
 	structName string
 	goPath     string
 	path       string
+	// goType, when set, is the name Go's decoder gives the value's type
+	// where the schema does not tell it (see goTypes).
+	goType string
 }
 
-func (f field) child(structName, name string) field {
-	return field{structName: structName, goPath: join(f.goPath, name), path: join(f.path, name)}
+// child is the field name of the struct structName, of the schema def.
+func (f field) child(structName, def, name string) field {
+	t := goTypes()[def+"\t"+name]
+	goPath := name
+	if t.via != "" {
+		goPath = t.via + "." + name
+	}
+	return field{structName: structName, goPath: join(f.goPath, goPath), path: join(f.path, name), goType: t.goType}
 }
 
 func (f field) index(i int) field {
 	f.path += "[" + strconv.Itoa(i) + "]"
+	f.goType = elemType(f.goType, "[]")
 	return f
 }
+
+// elemType is the type of the elements of a slice or map type named
+// container ("" if it is not one).
+func elemType(container, prefix string) string {
+	if !strings.HasPrefix(container, prefix) {
+		return ""
+	}
+	if prefix == "map[" {
+		_, elem, _ := strings.Cut(container, "]")
+		return elem
+	}
+	return container[len(prefix):]
+}
+
+// goType is a field's type as Go's decoder names it, and the embedded
+// structs Go names on the way to it.
+type goType struct{ goType, via string }
+
+//go:generate go run ./internal/gen -out zz_generated_gotypes.go
+
+// goTypes reads goTypesTable, by schema name and JSON name.
+var goTypes = sync.OnceValue(func() map[string]goType {
+	out := map[string]goType{}
+	for line := range strings.Lines(goTypesTable) {
+		cols := strings.Split(strings.TrimSuffix(line, "\n"), "\t")
+		out[cols[0]+"\t"+cols[1]] = goType{goType: cols[2], via: cols[3]}
+	}
+	return out
+})
 
 func join(path, name string) string {
 	if path == "" {
@@ -124,6 +165,9 @@ func (d *decoder) fail(format string, args ...any) {
 }
 
 func (d *decoder) typeError(got string, f field, goType string) {
+	if f.goType != "" {
+		goType = f.goType
+	}
 	if f.structName == "" {
 		d.fail("json: cannot unmarshal %s into Go value of type %s", got, goType)
 		return
@@ -165,7 +209,7 @@ func (d *decoder) value(s *spec.Schema, at field, inStruct string) (any, error) 
 		}
 		switch {
 		case len(s.Properties) > 0:
-			return d.object(s, at, inStruct)
+			return d.object(s, at, inStruct, name)
 		case s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil:
 			return d.mapValue(s.AdditionalProperties.Schema, at)
 		}
@@ -263,7 +307,7 @@ func (d *decoder) zero(s *spec.Schema) any {
 }
 
 // object decodes the fields of a Go struct (the '{' is read).
-func (d *decoder) object(s *spec.Schema, at field, inStruct string) (any, error) {
+func (d *decoder) object(s *spec.Schema, at field, inStruct, def string) (any, error) {
 	out := map[string]any{}
 	seen := map[string]bool{}
 	for d.dec.More() {
@@ -273,7 +317,7 @@ func (d *decoder) object(s *spec.Schema, at field, inStruct string) (any, error)
 		}
 		key := tok.(string) // object keys are strings
 		prop, known := s.Properties[key]
-		child := at.child(inStruct, key)
+		child := at.child(inStruct, def, key)
 		if !known {
 			if !seen[key] {
 				d.fieldErrors = append(d.fieldErrors, fmt.Sprintf("unknown field %q", child.path))
@@ -318,7 +362,7 @@ func (d *decoder) mapValue(elem *spec.Schema, at field) (any, error) {
 			d.fieldErrors = append(d.fieldErrors, fmt.Sprintf("duplicate field %q", join(at.path, key)))
 		}
 		seen[key] = true
-		v, err := d.value(elem, field{structName: at.structName, goPath: at.goPath, path: join(at.path, key)}, "")
+		v, err := d.value(elem, field{structName: at.structName, goPath: at.goPath, path: join(at.path, key), goType: elemType(at.goType, "map[")}, "")
 		if err != nil {
 			return nil, err
 		}

@@ -20,20 +20,26 @@ var metadataPath = field.NewPath("metadata")
 // at path: label keys and values, annotation keys. (kube-apiserver walks
 // them in map order; they are checked here in key order.)
 func objectMeta(md Object, path *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	labels := decoded.Child(md, "labels")
-	for _, k := range slices.Sorted(maps.Keys(labels)) {
-		for _, msg := range utilvalidation.IsQualifiedName(k) {
-			errs = append(errs, field.Invalid(path.Child("labels"), k, msg))
-		}
-		v, _ := labels[k].(string)
-		for _, msg := range utilvalidation.IsValidLabelValue(v) {
-			errs = append(errs, field.Invalid(path.Child("labels"), v, msg))
-		}
-	}
+	errs := labelMap(decoded.Child(md, "labels"), path.Child("labels"))
 	for _, k := range slices.Sorted(maps.Keys(decoded.Child(md, "annotations"))) {
 		for _, msg := range utilvalidation.IsQualifiedName(strings.ToLower(k)) {
 			errs = append(errs, field.Invalid(path.Child("annotations"), k, msg))
+		}
+	}
+	return errs
+}
+
+// labelMap checks labels (or a selector of labels) at path: qualified
+// keys, label values.
+func labelMap(labels Object, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		for _, msg := range utilvalidation.IsQualifiedName(k) {
+			errs = append(errs, field.Invalid(path, k, msg))
+		}
+		v, _ := labels[k].(string)
+		for _, msg := range utilvalidation.IsValidLabelValue(v) {
+			errs = append(errs, field.Invalid(path, v, msg))
 		}
 	}
 	return errs

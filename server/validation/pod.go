@@ -3,25 +3,37 @@ package validation
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/util/sets"
+	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"kubeplay/server/decoded"
 )
 
-// podSpec checks a pod's containers and its restart policy, which must be
-// one of restartPolicies.
-func podSpec(spec Object, path *field.Path, restartPolicies ...string) field.ErrorList {
+// podSpec checks a pod's spec: its volumes, containers, tolerations,
+// deadline and restart policy (what any pod may have; a controller's
+// template may allow less).
+func podSpec(spec Object, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	volumes := sets.New[string]()
 	for i, v := range decoded.Items(spec["volumes"]) {
-		name := str(v, "name")
-		if volumes.Has(name) {
-			errs = append(errs, field.Duplicate(path.Child("volumes").Index(i).Child("name"), name))
+		name, namePath := str(v, "name"), path.Child("volumes").Index(i).Child("name")
+		switch {
+		case name == "":
+			errs = append(errs, field.Required(namePath, ""))
+		case volumes.Has(name):
+			errs = append(errs, field.Duplicate(namePath, name))
+		default:
+			errs = append(errs, dnsLabel(namePath, name)...)
+			volumes.Insert(name)
 		}
-		volumes.Insert(name)
+		if claim, ok := v["persistentVolumeClaim"].(map[string]any); ok && str(claim, "claimName") == "" {
+			errs = append(errs, field.Required(path.Child("volumes").Index(i).Child("persistentVolumeClaim", "claimName"), ""))
+		}
 	}
 	names := sets.New[string]()
 	containers := decoded.Items(spec["containers"])
@@ -37,14 +49,16 @@ func podSpec(spec Object, path *field.Path, restartPolicies ...string) field.Err
 	if spec["hostNetwork"] == true {
 		errs = append(errs, hostNetworkPorts(spec, path)...)
 	}
-	policy := str(spec, "restartPolicy")
-	if !sets.New(restartPolicies...).Has(policy) {
-		if len(restartPolicies) == 2 {
-			// A Job's pods: the message names what is wanted.
-			errs = append(errs, field.Required(path.Child("restartPolicy"), `valid values: "OnFailure", "Never"`))
-		} else {
-			errs = append(errs, field.NotSupported(path.Child("restartPolicy"), policy, restartPolicies))
-		}
+	errs = append(errs, validateTolerations(decoded.Items(spec["tolerations"]), path.Child("tolerations"))...)
+	if n, ok := decoded.Int(spec["activeDeadlineSeconds"]); ok && (n < 1 || n > math.MaxInt32) {
+		errs = append(errs, field.Invalid(path.Child("activeDeadlineSeconds"), n, fmt.Sprintf("must be between %d and %d, inclusive", 1, math.MaxInt32)))
+	}
+	switch policy := str(spec, "restartPolicy"); policy {
+	case "Always", "OnFailure", "Never":
+	case "":
+		errs = append(errs, field.Required(path.Child("restartPolicy"), ""))
+	default:
+		errs = append(errs, field.NotSupported(path.Child("restartPolicy"), policy, []string{"Always", "OnFailure", "Never"}))
 	}
 	return errs
 }
@@ -67,8 +81,33 @@ func container(c Object, path *field.Path, names, volumes sets.Set[string]) fiel
 	if str(c, "image") == "" {
 		errs = append(errs, field.Required(path.Child("image"), ""))
 	}
+	switch policy := str(c, "imagePullPolicy"); policy {
+	case "Always", "IfNotPresent", "Never", "": // empty: defaulted
+	default:
+		errs = append(errs, field.NotSupported(path.Child("imagePullPolicy"), policy, []string{"Always", "IfNotPresent", "Never"}))
+	}
+	for i, e := range decoded.Items(c["env"]) {
+		if name, _ := e["name"].(string); name == "" {
+			errs = append(errs, field.Required(path.Child("env").Index(i).Child("name"), ""))
+		} else {
+			for _, msg := range utilvalidation.IsRelaxedEnvVarName(name) {
+				errs = append(errs, field.Invalid(path.Child("env").Index(i).Child("name"), name, msg))
+			}
+		}
+	}
+	portNames := sets.New[string]()
 	for i, p := range decoded.Items(c["ports"]) {
 		pp := path.Child("ports").Index(i)
+		if name, _ := p["name"].(string); name != "" {
+			msgs := utilvalidation.IsValidPortName(name)
+			for _, msg := range msgs {
+				errs = append(errs, field.Invalid(pp.Child("name"), name, msg))
+			}
+			if len(msgs) == 0 && portNames.Has(name) {
+				errs = append(errs, field.Duplicate(pp.Child("name"), name))
+			}
+			portNames.Insert(name)
+		}
 		if n := intOf(p["containerPort"]); n == 0 {
 			errs = append(errs, field.Required(pp.Child("containerPort"), ""))
 		} else {
@@ -82,10 +121,16 @@ func container(c Object, path *field.Path, names, volumes sets.Set[string]) fiel
 	paths := sets.New[string]()
 	for i, m := range decoded.Items(c["volumeMounts"]) {
 		mp := path.Child("volumeMounts").Index(i)
-		if name := str(m, "name"); !volumes.Has(name) {
+		name := str(m, "name")
+		if name == "" {
+			errs = append(errs, field.Required(mp.Child("name"), ""))
+		}
+		if !volumes.Has(name) {
 			errs = append(errs, field.NotFound(mp.Child("name"), name))
 		}
-		if at := str(m, "mountPath"); paths.Has(at) {
+		if at := str(m, "mountPath"); at == "" {
+			errs = append(errs, field.Required(mp.Child("mountPath"), ""))
+		} else if paths.Has(at) {
 			errs = append(errs, field.Invalid(mp.Child("mountPath"), at, "must be unique"))
 		} else {
 			paths.Insert(at)
@@ -96,7 +141,26 @@ func container(c Object, path *field.Path, names, volumes sets.Set[string]) fiel
 			errs = append(errs, probe(p, path.Child(k), k != "readinessProbe")...)
 		}
 	}
+	for _, k := range []string{"limits", "requests"} {
+		for _, name := range slices.Sorted(maps.Keys(decoded.Child(decoded.Child(c, "resources"), k))) {
+			errs = append(errs, containerResourceName(name, path.Child("resources", k).Key(name))...)
+		}
+	}
 	return append(errs, requestsWithinLimits(decoded.Child(c, "resources"), path.Child("resources"))...)
+}
+
+// containerResourceName checks the name of a resource a container
+// requests or limits: a qualified name, a standard resource unless it has
+// a domain.
+func containerResourceName(name string, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, msg := range utilvalidation.IsQualifiedName(name) {
+		errs = append(errs, field.Invalid(path, name, msg))
+	}
+	if !strings.Contains(name, "/") && name != "cpu" && name != "memory" && name != "ephemeral-storage" && !strings.HasPrefix(name, "hugepages-") {
+		errs = append(errs, field.Invalid(path, name, "must be a standard resource for containers"))
+	}
+	return errs
 }
 
 // probe checks a probe: one handler, with a port in range, and a success
@@ -113,12 +177,24 @@ func probe(p Object, path *field.Path, oneSuccess bool) field.ErrorList {
 			errs = append(errs, field.Forbidden(path.Child(h), "may not specify more than 1 handler type"))
 			continue
 		}
-		if _, named := action["port"].(string); h != "exec" && !named {
+		if h == "exec" {
+			continue
+		}
+		if name, named := action["port"].(string); named {
+			for _, msg := range utilvalidation.IsValidPortName(name) {
+				errs = append(errs, field.Invalid(path.Child(h, "port"), name, msg))
+			}
+		} else {
 			errs = append(errs, portRange(path.Child(h, "port"), intOf(action["port"]))...)
 		}
 	}
 	if handlers == 0 {
 		errs = append(errs, field.Required(path, "must specify a handler type"))
+	}
+	for _, k := range []string{"initialDelaySeconds", "timeoutSeconds", "periodSeconds", "successThreshold", "failureThreshold"} {
+		if n := intOf(p[k]); n < 0 {
+			errs = append(errs, field.Invalid(path.Child(k), n, "must be greater than or equal to 0"))
+		}
 	}
 	if n := intOf(p["successThreshold"]); oneSuccess && n != 1 {
 		errs = append(errs, field.Invalid(path.Child("successThreshold"), n, "must be 1"))
@@ -171,4 +247,67 @@ func hostNetworkPorts(spec Object, path *field.Path) field.ErrorList {
 		}
 	}
 	return errs
+}
+
+// validateTolerations checks a pod's tolerations: a qualified key, Exists
+// for all keys, a label value to equal, a known effect.
+func validateTolerations(tolerations []Object, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for i, t := range tolerations {
+		at := path.Index(i)
+		key, op, value, effect := str(t, "key"), str(t, "operator"), str(t, "value"), str(t, "effect")
+		if key != "" {
+			for _, msg := range utilvalidation.IsQualifiedName(key) {
+				errs = append(errs, field.Invalid(at.Child("key"), key, msg))
+			}
+		}
+		if key == "" && op != "Exists" {
+			errs = append(errs, field.Invalid(at.Child("operator"), op, "operator must be Exists when `key` is empty, which means \"match all values and all keys\""))
+		}
+		if _, ok := t["tolerationSeconds"]; ok && effect != "NoExecute" {
+			errs = append(errs, field.Invalid(at.Child("effect"), effect, "effect must be 'NoExecute' when `tolerationSeconds` is set"))
+		}
+		switch op {
+		case "Equal", "":
+			if msgs := utilvalidation.IsValidLabelValue(value); len(msgs) > 0 {
+				// kube-apiserver names the operator for a bad value.
+				errs = append(errs, field.Invalid(at.Child("operator"), value, strings.Join(msgs, ";")))
+			}
+		case "Exists":
+			if value != "" {
+				errs = append(errs, field.Invalid(at.Child("operator"), value, "value must be empty when `operator` is 'Exists'"))
+			}
+		default:
+			errs = append(errs, field.NotSupported(at.Child("operator"), op, []string{"Equal", "Exists"}))
+		}
+		switch effect {
+		case "", "NoSchedule", "PreferNoSchedule", "NoExecute":
+		default:
+			errs = append(errs, field.NotSupported(at.Child("effect"), effect, []string{"NoSchedule", "PreferNoSchedule", "NoExecute"}))
+		}
+	}
+	return errs
+}
+
+// deepCopy copies a decoded JSON object.
+func deepCopy(obj Object) Object {
+	out := make(Object, len(obj))
+	for k, v := range obj {
+		out[k] = deepCopyValue(v)
+	}
+	return out
+}
+
+func deepCopyValue(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		return deepCopy(v)
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = deepCopyValue(e)
+		}
+		return out
+	}
+	return v
 }

@@ -2,15 +2,8 @@ package validation
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"maps"
-	"reflect"
-	"slices"
 	"strings"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -27,221 +20,48 @@ var (
 	selectorPath = specPath.Child("selector")
 )
 
-// Create validates a new object of kind gvk, its metadata.uid set: its
-// labels and annotations (whatever its kind), then what its kind requires.
+// Create validates a new object of kind gvk: its labels and annotations
+// (whatever its kind), then what its kind requires.
 // The error, if any, says why it could not be validated (see package
 // celeval).
 func Create(ctx context.Context, gvk schema.GroupVersionKind, obj Object) (field.ErrorList, error) {
-	md := decoded.Child(obj, "metadata")
-	uid, _ := md["uid"].(string)
-	errs, err := validate(ctx, gvk, obj, uid)
+	errs, err := validate(ctx, gvk, obj)
 	if err != nil {
 		return nil, err
 	}
-	return append(objectMeta(md, field.NewPath("metadata")), errs...), nil
+	return append(objectMeta(decoded.Child(obj, "metadata"), metadataPath), errs...), nil
 }
 
-// validate checks obj, an object of kind gvk with uid.
-func validate(ctx context.Context, gvk schema.GroupVersionKind, obj Object, uid string) (field.ErrorList, error) {
+// validate checks obj, an object of kind gvk.
+func validate(ctx context.Context, gvk schema.GroupVersionKind, obj Object) (field.ErrorList, error) {
 	if gvk.GroupKind() == (schema.GroupKind{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicy"}) {
 		name, _ := decoded.Child(obj, "metadata")["name"].(string)
 		return admissionPolicy(ctx, name, decoded.Child(obj, "spec"))
 	}
-	return validateKind(gvk, obj, uid), nil
+	return validateKind(gvk, obj), nil
 }
 
-// validateKind checks obj, an object of kind gvk with uid, for what needs
-// no CEL.
-func validateKind(gvk schema.GroupVersionKind, obj Object, uid string) field.ErrorList {
+// validateKind checks obj, an object of kind gvk, for what needs no CEL
+// (the kinds whose strategy has no validate hook yet).
+func validateKind(gvk schema.GroupVersionKind, obj Object) field.ErrorList {
 	spec := decoded.Child(obj, "spec")
 	switch gvk.GroupKind() {
 	case schema.GroupKind{Kind: "Pod"}:
-		return podSpec(spec, specPath, "Always", "OnFailure", "Never")
-	case schema.GroupKind{Kind: "ReplicationController"}:
-		sel := labels.SelectorFromSet(stringMap(decoded.Child(spec, "selector")))
-		return append(replicas(spec), controllerTemplate(spec, sel)...)
-	case schema.GroupKind{Group: "apps", Kind: "Deployment"},
-		schema.GroupKind{Group: "apps", Kind: "ReplicaSet"},
-		schema.GroupKind{Group: "apps", Kind: "StatefulSet"}:
-		errs := replicas(spec)
-		if decoded.Child(spec, "selector") == nil {
-			errs = append(errs, field.Required(selectorPath, ""))
-		}
-		errs = append(errs, controllerTemplate(spec, labelSelector(spec["selector"]))...)
-		if gvk.Kind == "Deployment" {
-			errs = append(errs, strategy(decoded.Child(spec, "strategy"))...)
-		}
-		return errs
-	case schema.GroupKind{Group: "apps", Kind: "DaemonSet"}:
-		return controllerTemplate(spec, labelSelector(spec["selector"]))
-	case schema.GroupKind{Group: "batch", Kind: "Job"}:
-		return job(spec, uid)
-	case schema.GroupKind{Group: "batch", Kind: "CronJob"}:
-		return append(schedule(str(spec, "schedule")), jobTemplate(decoded.Child(decoded.Child(decoded.Child(spec, "jobTemplate"), "spec"), "template"), specPath.Child("jobTemplate", "spec", "template"))...)
-	case schema.GroupKind{Kind: "Service"}:
-		return service(spec)
+		return podSpec(spec, specPath)
 	case schema.GroupKind{Group: "networking.k8s.io", Kind: "Ingress"}:
 		return ingress(spec)
 	case schema.GroupKind{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}:
-		return horizontalPodAutoscaler(spec)
-	case schema.GroupKind{Kind: "ConfigMap"}:
-		return configKeys(obj, "data", "binaryData")
+		return horizontalPodAutoscaler(spec, gvk.Version == "v2")
 	case schema.GroupKind{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicyBinding"}:
 		return policyBinding(spec)
-	case schema.GroupKind{Kind: "Secret"}:
-		return configKeys(obj, "data")
 	}
 	return nil
 }
 
-// configKeys checks the keys of a ConfigMap's or Secret's data fields:
-// file names, those of the first field in none of the others.
-func configKeys(obj Object, fields ...string) field.ErrorList {
-	var errs field.ErrorList
-	for i, f := range fields {
-		for _, k := range slices.Sorted(maps.Keys(decoded.Child(obj, f))) {
-			path := field.NewPath(f).Key(k)
-			for _, msg := range utilvalidation.IsConfigMapKey(k) {
-				errs = append(errs, field.Invalid(path, k, msg))
-			}
-			if i > 0 {
-				continue
-			}
-			for _, other := range fields[1:] {
-				if _, dup := decoded.Child(obj, other)[k]; dup {
-					errs = append(errs, field.Invalid(path, k, "duplicate of key present in "+other))
-				}
-			}
-		}
-	}
-	return errs
-}
-
-// Update validates obj replacing old: obj as a new object, then what may
-// not change.
-func Update(ctx context.Context, gvk schema.GroupVersionKind, obj, old Object) (field.ErrorList, error) {
-	uid, _ := decoded.Child(old, "metadata")["uid"].(string)
-	errs, err := validate(ctx, gvk, obj, uid)
-	if err != nil {
-		return nil, err
-	}
-	spec, oldSpec := decoded.Child(obj, "spec"), decoded.Child(old, "spec")
-	immutable := func(path *field.Path, key string) {
-		if !reflect.DeepEqual(spec[key], oldSpec[key]) {
-			errs = append(errs, field.Invalid(path, spec[key], "field is immutable"))
-		}
-	}
-	switch gvk.GroupKind() {
-	case schema.GroupKind{Group: "apps", Kind: "StatefulSet"}:
-		// kube-apiserver names the fields an update may change.
-		fixed := func(s Object) Object {
-			out := maps.Clone(s)
-			for _, k := range []string{"replicas", "ordinals", "template", "updateStrategy", "revisionHistoryLimit", "persistentVolumeClaimRetentionPolicy", "minReadySeconds"} {
-				delete(out, k)
-			}
-			return out
-		}
-		if !reflect.DeepEqual(fixed(spec), fixed(oldSpec)) {
-			errs = append(errs, field.Forbidden(specPath, "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden"))
-		}
-	case schema.GroupKind{Group: "apps", Kind: "Deployment"},
-		schema.GroupKind{Group: "apps", Kind: "ReplicaSet"},
-		schema.GroupKind{Group: "apps", Kind: "DaemonSet"}:
-		immutable(selectorPath, "selector")
-	case schema.GroupKind{Kind: "Service"}:
-		ip, oldIP := str(spec, "clusterIP"), str(oldSpec, "clusterIP")
-		if ip != "" && oldIP != "" && ip != oldIP && spec["type"] != "ExternalName" {
-			errs = append(errs, field.Invalid(specPath.Child("clusterIPs").Index(0), []string{ip}, "may not change once set"))
-		}
-	case schema.GroupKind{Group: "batch", Kind: "Job"}:
-		immutable(selectorPath, "selector")
-		// kube-apiserver matches the template against the selector a
-		// second time on update: its Status lists the error twice in
-		// causes (once in the message).
-		errs = append(errs, templateSelected(spec, labelSelector(spec["selector"]))...)
-		if spec["completionMode"] != "Indexed" {
-			immutable(specPath.Child("completions"), "completions")
-		}
-	}
-	return errs, nil
-}
-
-// controllerTemplate checks that a controller's selector selects its pod
-// template, whose pods must restart in place.
-func controllerTemplate(spec Object, sel labels.Selector) field.ErrorList {
-	errs := templateSelected(spec, sel)
-	template := decoded.Child(spec, "template")
-	// kube-apiserver names the template's metadata fields one level up.
-	errs = append(errs, objectMeta(decoded.Child(template, "metadata"), templatePath)...)
-	return append(errs, podSpec(decoded.Child(template, "spec"), templatePath.Child("spec"), "Always")...)
-}
-
-// templateSelected checks that sel selects the labels of spec's pod
-// template.
-func templateSelected(spec Object, sel labels.Selector) field.ErrorList {
-	tlabels := decoded.Child(decoded.Child(decoded.Child(spec, "template"), "metadata"), "labels")
-	if sel.Matches(labels.Set(stringMap(tlabels))) {
-		return nil
-	}
-	return field.ErrorList{field.Invalid(templatePath.Child("metadata", "labels"), tlabels, "`selector` does not match template `labels`")}
-}
-
-// labelSelector is the selector of a metav1.LabelSelector object; nil or
-// unparsable, it selects nothing.
-func labelSelector(v any) labels.Selector {
-	if v == nil {
-		return labels.Nothing()
-	}
-	var ls metav1.LabelSelector
-	b, err := json.Marshal(v)
-	if err == nil {
-		err = json.Unmarshal(b, &ls)
-	}
-	if err != nil {
-		return labels.Nothing()
-	}
-	sel, err := metav1.LabelSelectorAsSelector(&ls)
-	if err != nil {
-		return labels.Nothing()
-	}
-	return sel
-}
-
-// job checks a Job: a selector the server generated, unless it chose its
-// own, that selects its pod template, whose pods do not restart in place.
-func job(spec Object, uid string) field.ErrorList {
-	var errs field.ErrorList
-	if spec["manualSelector"] != true {
-		want := map[string]any{"matchLabels": map[string]any{"batch.kubernetes.io/controller-uid": uid}}
-		if !reflect.DeepEqual(normalizeSelector(spec["selector"]), want) {
-			errs = append(errs, field.Invalid(selectorPath, spec["selector"], "`selector` not auto-generated"))
-		}
-	}
-	errs = append(errs, templateSelected(spec, labelSelector(spec["selector"]))...)
-	return append(errs, jobTemplate(decoded.Child(spec, "template"), templatePath)...)
-}
-
-// normalizeSelector drops a selector's empty parts, which select nothing
-// more.
-func normalizeSelector(v any) any {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return v
-	}
-	out := map[string]any{}
-	for k, e := range m {
-		if l, ok := e.([]any); ok && len(l) == 0 {
-			continue
-		}
-		out[k] = e
-	}
-	return out
-}
-
-// jobTemplate checks the pod template of a Job at path.
-func jobTemplate(template Object, path *field.Path) field.ErrorList {
-	errs := objectMeta(decoded.Child(template, "metadata"), path)
-	return append(errs, podSpec(decoded.Child(template, "spec"), path.Child("spec"), "OnFailure", "Never")...)
+// Update validates the updated object obj of kind gvk for what its kind
+// requires of any object (the rest is its strategy's validateUpdate).
+func Update(ctx context.Context, gvk schema.GroupVersionKind, obj Object) (field.ErrorList, error) {
+	return validate(ctx, gvk, obj)
 }
 
 func stringMap(m Object) map[string]string {
@@ -271,45 +91,4 @@ func dnsLabel(path *field.Path, name string) field.ErrorList {
 		errs = append(errs, field.Invalid(path, name, msg))
 	}
 	return errs
-}
-
-func replicas(spec Object) field.ErrorList {
-	if n, ok := decoded.Int(spec["replicas"]); ok && n < 0 {
-		return field.ErrorList{field.Invalid(specPath.Child("replicas"), n, "must be greater than or equal to 0")}
-	}
-	return nil
-}
-
-// strategy checks a Deployment's strategy: a rolling update only for the
-// RollingUpdate type, and one that can make progress.
-func strategy(s Object) field.ErrorList {
-	path := specPath.Child("strategy", "rollingUpdate")
-	ru := decoded.Child(s, "rollingUpdate")
-	if s["type"] == "Recreate" && ru != nil {
-		return field.ErrorList{field.Forbidden(path, "may not be specified when strategy `type` is 'Recreate'")}
-	}
-	if zero(ru["maxSurge"]) && zero(ru["maxUnavailable"]) {
-		return field.ErrorList{field.Invalid(path.Child("maxUnavailable"), ru["maxUnavailable"], "may not be 0 when `maxSurge` is 0")}
-	}
-	return nil
-}
-
-// zero reports whether an int-or-string is 0 or 0%.
-func zero(v any) bool {
-	if n, ok := decoded.Int(v); ok {
-		return n == 0
-	}
-	return v == "0%"
-}
-
-// schedule checks a CronJob's schedule: five fields, or a descriptor such
-// as @hourly.
-func schedule(s string) field.ErrorList {
-	if strings.HasPrefix(s, "@") {
-		return nil
-	}
-	if f := strings.Fields(s); len(f) != 5 {
-		return field.ErrorList{field.Invalid(specPath.Child("schedule"), s, fmt.Sprintf("expected exactly 5 fields, found %d: %v", len(f), f))}
-	}
-	return nil
 }

@@ -1,0 +1,198 @@
+package validation
+
+import (
+	"bytes"
+	"reflect"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/diff"
+	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"kubeplay/server/decoded"
+)
+
+var accessModes = []string{"ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"}
+
+// PersistentVolumeClaim checks a claim's spec: access modes, a storage
+// request, the storage class's name and the volume mode.
+func PersistentVolumeClaim(obj Object) field.ErrorList {
+	return claimSpec(decoded.Child(obj, "spec"), specPath)
+}
+
+// claimSpec checks a claim's spec (a claim's, or a claim template's), at
+// path.
+func claimSpec(spec Object, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	list, _ := spec["accessModes"].([]any)
+	if len(list) == 0 {
+		errs = append(errs, field.Required(path.Child("accessModes"), "at least 1 access mode is required"))
+	}
+	for _, m := range list {
+		if s, _ := m.(string); !slices.Contains(accessModes, s) {
+			errs = append(errs, field.NotSupported(path.Child("accessModes"), s, accessModes))
+		}
+	}
+	if _, ok := decoded.Child(decoded.Child(spec, "resources"), "requests")["storage"]; !ok {
+		errs = append(errs, field.Required(path.Child("resources").Key("storage"), ""))
+	}
+	if class, _ := spec["storageClassName"].(string); class != "" {
+		for _, msg := range utilvalidation.IsDNS1123Subdomain(class) {
+			errs = append(errs, field.Invalid(path.Child("storageClassName"), class, msg))
+		}
+	}
+	if mode, ok := spec["volumeMode"].(string); ok && mode != "Block" && mode != "Filesystem" {
+		errs = append(errs, field.NotSupported(path.Child("volumeMode"), mode, []string{"Block", "Filesystem"}))
+	}
+	return errs
+}
+
+// PersistentVolumeClaimUpdate checks what a claim's update may change: its
+// volume's name until bound, its storage request once bound, nothing else
+// of its spec (the message shows the difference as kube-apiserver does,
+// in its internal types).
+func PersistentVolumeClaimUpdate(obj, old Object) field.ErrorList {
+	spec, oldSpec := deepCopy(decoded.Child(obj, "spec")), deepCopy(decoded.Child(old, "spec"))
+	if str(oldSpec, "volumeName") == "" {
+		setOrDelete(oldSpec, "volumeName", spec)
+	}
+	if decoded.Child(obj, "status")["phase"] == "Bound" {
+		if requests := decoded.Child(decoded.Child(spec, "resources"), "requests"); requests != nil {
+			setOrDelete(requests, "storage", decoded.Child(decoded.Child(oldSpec, "resources"), "requests"))
+		}
+		setOrDelete(spec, "volumeAttributesClassName", oldSpec)
+	}
+	errs := PersistentVolumeClaim(obj)
+	was, now := internalJSON("core.PersistentVolumeClaimSpec", oldSpec), internalJSON("core.PersistentVolumeClaimSpec", spec)
+	if !bytes.Equal(was, now) {
+		errs = append(errs, field.Forbidden(specPath, "spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims\n"+diff.Diff(was, now)))
+	}
+	// A request may shrink back to what the volume has (recovering from a
+	// failed expansion), not below.
+	size := func(o Object, fields ...string) resource.Quantity {
+		for _, f := range fields {
+			o = decoded.Child(o, f)
+		}
+		q, _ := decoded.Quantity(o["storage"])
+		return q
+	}
+	newSize := size(obj, "spec", "resources", "requests")
+	if newSize.Cmp(size(old, "spec", "resources", "requests")) < 0 && newSize.Cmp(size(old, "status", "capacity")) <= 0 {
+		errs = append(errs, field.Forbidden(specPath.Child("resources", "requests", "storage"), "field can not be less than status.capacity"))
+	}
+	newSpec, oldSpec := decoded.Child(obj, "spec"), decoded.Child(old, "spec")
+	if !reflect.DeepEqual(newSpec["volumeMode"], oldSpec["volumeMode"]) {
+		// kube-apiserver names the field without its spec.
+		errs = append(errs, field.Invalid(field.NewPath("volumeMode"), newSpec["volumeMode"], "field is immutable"))
+	}
+	return errs
+}
+
+// StorageClass checks a StorageClass: a provisioner, a reclaim policy and
+// a volume binding mode it knows.
+func StorageClass(obj Object) field.ErrorList {
+	var errs field.ErrorList
+	provisioner, _ := obj["provisioner"].(string)
+	if provisioner == "" {
+		errs = append(errs, field.Required(field.NewPath("provisioner"), ""))
+	} else {
+		// kube-apiserver lowercases it first.
+		for _, msg := range utilvalidation.IsQualifiedName(strings.ToLower(provisioner)) {
+			errs = append(errs, field.Invalid(field.NewPath("provisioner"), strings.ToLower(provisioner), msg))
+		}
+	}
+	if policy, _ := obj["reclaimPolicy"].(string); policy != "" && policy != "Delete" && policy != "Retain" {
+		errs = append(errs, field.NotSupported(field.NewPath("reclaimPolicy"), policy, []string{"Delete", "Retain"}))
+	}
+	switch mode, ok := obj["volumeBindingMode"].(string); {
+	case !ok:
+		errs = append(errs, field.Required(field.NewPath("volumeBindingMode"), ""))
+	case mode != "Immediate" && mode != "WaitForFirstConsumer":
+		errs = append(errs, field.NotSupported(field.NewPath("volumeBindingMode"), mode, []string{"Immediate", "WaitForFirstConsumer"}))
+	}
+	return errs
+}
+
+// StorageClassUpdate checks a StorageClass's update: the class as new, and
+// its parameters, provisioner, reclaim policy and binding mode unchanged.
+func StorageClassUpdate(obj, old Object) field.ErrorList {
+	errs := StorageClass(obj)
+	if !reflect.DeepEqual(emptyAsNil(obj["parameters"]), emptyAsNil(old["parameters"])) {
+		errs = append(errs, field.Forbidden(field.NewPath("parameters"), "updates to parameters are forbidden."))
+	}
+	for _, k := range []string{"provisioner", "reclaimPolicy"} {
+		if obj[k] != old[k] {
+			errs = append(errs, field.Forbidden(field.NewPath(k), "updates to "+k+" are forbidden."))
+		}
+	}
+	if obj["volumeBindingMode"] != old["volumeBindingMode"] {
+		errs = append(errs, field.Invalid(field.NewPath("volumeBindingMode"), obj["volumeBindingMode"], "field is immutable"))
+	}
+	return errs
+}
+
+// persistentVolumeSources are the fields of a PersistentVolume's spec
+// that name its volume.
+var persistentVolumeSources = []string{
+	"gcePersistentDisk", "awsElasticBlockStore", "hostPath", "glusterfs", "nfs", "rbd", "iscsi", "cinder",
+	"cephfs", "fc", "flocker", "flexVolume", "azureFile", "vsphereVolume", "quobyte", "azureDisk",
+	"photonPersistentDisk", "portworxVolume", "scaleIO", "local", "storageos", "csi",
+}
+
+// PersistentVolume checks a PersistentVolume's spec: access modes, a
+// storage capacity, a reclaim policy, one volume source.
+func PersistentVolume(obj Object) field.ErrorList {
+	spec := decoded.Child(obj, "spec")
+	var errs field.ErrorList
+	modes := strs(spec["accessModes"])
+	if len(modes) == 0 {
+		errs = append(errs, field.Required(specPath.Child("accessModes"), ""))
+	}
+	for _, m := range modes {
+		if !slices.Contains(accessModes, m) {
+			errs = append(errs, field.NotSupported(specPath.Child("accessModes"), m, accessModes))
+		}
+	}
+	capacity, _ := spec["capacity"].(map[string]any)
+	if len(capacity) == 0 {
+		errs = append(errs, field.Required(specPath.Child("capacity"), ""))
+	}
+	if _, ok := capacity["storage"]; !ok || len(capacity) > 1 {
+		errs = append(errs, field.NotSupported(specPath.Child("capacity"), spec["capacity"], []string{"storage"}))
+	}
+	if policy, ok := spec["persistentVolumeReclaimPolicy"].(string); ok && policy != "Delete" && policy != "Recycle" && policy != "Retain" {
+		errs = append(errs, field.NotSupported(specPath.Child("persistentVolumeReclaimPolicy"), policy, []string{"Delete", "Recycle", "Retain"}))
+	}
+	sources := 0
+	for _, k := range persistentVolumeSources {
+		if _, ok := spec[k].(map[string]any); ok {
+			sources++
+		}
+	}
+	if sources == 0 {
+		errs = append(errs, field.Required(specPath, "must specify a volume type"))
+	}
+	if hostPath, ok := spec["hostPath"].(map[string]any); ok && str(hostPath, "path") == "" {
+		errs = append(errs, field.Required(specPath.Child("hostPath", "path"), ""))
+	}
+	return errs
+}
+
+// PersistentVolumeUpdate checks a PersistentVolume's update as
+// kube-apiserver does: the volume as new twice, its source and volume mode
+// unchanged (the message shows the source's difference in its internal
+// type).
+func PersistentVolumeUpdate(obj, old Object) field.ErrorList {
+	errs := append(PersistentVolume(obj), PersistentVolume(obj)...)
+	spec, oldSpec := decoded.Child(obj, "spec"), decoded.Child(old, "spec")
+	was, now := internalJSON("core.PersistentVolumeSource", oldSpec), internalJSON("core.PersistentVolumeSource", spec)
+	if !bytes.Equal(was, now) {
+		errs = append(errs, field.Forbidden(specPath.Child("persistentvolumesource"), "spec.persistentvolumesource is immutable after creation\n"+diff.Diff(was, now)))
+	}
+	if !reflect.DeepEqual(spec["volumeMode"], oldSpec["volumeMode"]) {
+		errs = append(errs, field.Invalid(field.NewPath("volumeMode"), spec["volumeMode"], "field is immutable"))
+	}
+	return errs
+}
