@@ -2,6 +2,7 @@ package controller_test
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -123,6 +124,21 @@ func runSuite(t *testing.T, e *testEnv) {
 	t.Run("Widget", func(t *testing.T) { testWidget(t, e) })
 	t.Run("NamespaceDeletion", func(t *testing.T) { testNamespaceDeletion(t, e) })
 	t.Run("RBAC", func(t *testing.T) { testRBAC(t, e) })
+	t.Run("Kubectl", func(t *testing.T) { testKubectl(t, e) })
+}
+
+// testKubectl: envtest's kubectl (KUBEBUILDER_ASSETS/kubectl) reaches the
+// API server as the default user.
+func testKubectl(t *testing.T, e *testEnv) {
+	stdout, stderr, err := e.env.ControlPlane.KubeCtl().Run("get", "customresourcedefinitions", "-o", "name")
+	if err != nil {
+		b, _ := io.ReadAll(stderr)
+		t.Fatalf("kubectl: %v: %s", err, b)
+	}
+	b, _ := io.ReadAll(stdout)
+	if got, want := string(b), "customresourcedefinition.apiextensions.k8s.io/widgets.example.kubeplay.dev\n"; got != want {
+		t.Errorf("kubectl get customresourcedefinitions -o name:\n%s\nwant:\n%s", got, want)
+	}
 }
 
 // testWidget: the controller makes the Widget's ConfigMap, owned by it; on
