@@ -1,6 +1,10 @@
 // Package controller is the example project's reconciler: each Widget gets a
 // ConfigMap it owns (deleted with it by the garbage collector), and a
 // finalizer that leaves a tombstone ConfigMap when the Widget is deleted.
+// Its envtest suite (suite_test.go) runs on kubeplay's kube-apiserver; a
+// validating webhook for Widgets, served by the manager and installed by
+// envtest's WebhookInstallOptions, is to come once kubeplay calls admission
+// webhooks.
 package controller
 
 import (
