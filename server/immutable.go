@@ -25,14 +25,18 @@ func errUIDPrecondition(r *catalog.Resource, ns, name, uid, stored string) error
 // client sent), what an update of the main resource may not change: no new
 // finalizers or grace period on an object being deleted, nothing of an
 // immutable ConfigMap's or Secret's data; and the type's own rules (see
-// package validation). A subresource's update changes
-// only its part, which prepareUpdate takes care of.
+// package validation). A subresource's update changes only its part,
+// which prepareUpdate takes care of, and which the strategy's
+// validateSubresource checks.
 func validateUpdate(ctx context.Context, req *request, obj, old object) (field.ErrorList, error) {
-	if req.subresource != "" {
-		return nil, nil
-	}
 	r := req.res
 	st := strategyOf(r)
+	if req.subresource != "" {
+		if st.validateSubresource == nil {
+			return nil, nil
+		}
+		return st.validateSubresource(req.subresource, obj, old), nil
+	}
 	errs := validation.MetadataOnUpdate(obj, !st.updateSkipsObjectMeta && r.Custom == nil, r.Custom == nil && !st.genericFinalizerNames)
 	if r.Custom != nil {
 		finalizerErrors(ctx, r, obj) // its warnings; the errors are in errs

@@ -36,15 +36,13 @@ const (
 
 // patchRequest is a PATCH after its options were checked.
 type patchRequest struct {
-	*request
+	*write
 	// kind describes the patched objects: req.res, or autoscaling/v1 Scale
 	// for the scale subresource.
 	kind      *catalog.Resource
 	patchType string
 	body      []byte
-	manager   string
 	force     bool
-	dryRun    bool
 }
 
 func (s *Server) patch(w http.ResponseWriter, r *http.Request, req *request) {
@@ -57,17 +55,21 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, req *request) {
 }
 
 func (s *Server) patchObject(r *http.Request, req *request) (object, int, error) {
-	pr := &patchRequest{request: req, kind: req.res}
-	if req.subresource == "scale" {
-		pr.kind = scaleKind
-	}
-	var cborApply bool
-	pr.patchType, cborApply = patchTypeOf(r)
-	opts, err := writeOptionsOf(r, "PatchOptions", pr.patchType)
+	patchType, cborApply := patchTypeOf(r)
+	opts, err := writeOptionsOf(r, "PatchOptions", patchType)
 	if err != nil {
 		return nil, 0, err
 	}
-	pr.manager, pr.dryRun, pr.force = opts.manager, opts.dryRun, opts.force
+	applies := patchType == applyPatchType
+	pr := &patchRequest{
+		write:     &write{request: req, manager: opts.manager, dryRun: opts.dryRun, applied: applies, createsMissing: applies},
+		kind:      req.res,
+		patchType: patchType,
+		force:     opts.force,
+	}
+	if req.subresource == "scale" {
+		pr.kind = scaleKind
+	}
 	if pr.body, err = readBytes(r); err != nil {
 		return nil, 0, err
 	}
@@ -79,10 +81,8 @@ func (s *Server) patchObject(r *http.Request, req *request) (object, int, error)
 	if req.subresource == "scale" {
 		return s.patchScale(r.Context(), pr)
 	}
-	wr := &write{request: req, manager: pr.manager, dryRun: pr.dryRun,
-		applied: pr.patchType == applyPatchType, createsMissing: pr.patchType == applyPatchType}
-	return s.updateWith(r.Context(), wr, func(live object, rev int64) (object, error) {
-		return s.patchedObject(r.Context(), pr, wr, live, rev)
+	return s.updateWith(r.Context(), pr.write, func(live object, rev int64) (object, error) {
+		return s.patchedObject(r.Context(), pr, live, rev)
 	})
 }
 
@@ -116,7 +116,7 @@ func (s *Server) checkPatchType(r *http.Request) error {
 
 // patchedObject is the patch applied to live (to nothing, for an apply
 // that creates), checked against it.
-func (s *Server) patchedObject(ctx context.Context, pr *patchRequest, wr *write, live object, rev int64) (object, error) {
+func (s *Server) patchedObject(ctx context.Context, pr *patchRequest, live object, rev int64) (object, error) {
 	res := pr.res
 	creating := live == nil
 	if creating {
@@ -139,7 +139,7 @@ func (s *Server) patchedObject(ctx context.Context, pr *patchRequest, wr *write,
 	if creating {
 		return obj, nil
 	}
-	if err := checkResourceVersion(wr, obj, rev); err != nil {
+	if err := checkResourceVersion(pr.write, obj, rev); err != nil {
 		return nil, err
 	}
 	if uid := str(md, "uid"); uid != str(metadata(live), "uid") {

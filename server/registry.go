@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"kubeplay/server/catalog"
 	"kubeplay/server/encoding"
 	"kubeplay/store"
 )
@@ -31,6 +33,9 @@ type write struct {
 	// createsMissing says a missing object is created from what compute
 	// makes of nothing (a PUT of a type that allows it, an apply).
 	createsMissing bool
+	// policyView, when set, is what admission policies see of the objects
+	// written: the Scales of a write through /scale.
+	policyView func(obj object) object
 }
 
 // maxUpdateAttempts bounds how often an update is recomputed when the
@@ -118,7 +123,11 @@ func (s *Server) commitChange(ctx context.Context, wr *write, obj, live object, 
 			return nil, err
 		}
 	}
-	if err := s.admitPolicies(ctx, wr.request, obj, live, wr.dryRun); err != nil {
+	admitted, was := obj, live
+	if view := wr.policyView; view != nil {
+		admitted, was = view(obj), view(live)
+	}
+	if err := s.admitPolicies(ctx, wr.request, admitted, was, wr.dryRun); err != nil {
 		return nil, err
 	}
 	if wr.subresource == "" {
@@ -221,4 +230,45 @@ func (s *Server) createWith(ctx context.Context, wr *write, obj object) (object,
 	}
 	metadata(obj)["resourceVersion"] = strconv.FormatInt(rev, 10)
 	return obj, s.afterWrite(ctx, wr, obj)
+}
+
+// commitUpdate writes obj over live, the stored object it was computed
+// from. An object being deleted whose last finalizer is gone is deleted
+// instead, unless it is still in its grace period (a pod, which its kubelet
+// deletes). As kube-apiserver, a write that would store the bytes already
+// stored stores nothing: the answer keeps live's resourceVersion and no
+// watcher hears of it, so a client that writes back what it read does not
+// wake every informer.
+func (s *Server) commitUpdate(ctx context.Context, res *catalog.Resource, ns, name string, obj object, live store.KeyValue, isDryRun bool) (object, error) {
+	expected := live.ModRevision
+	key := objectKey(res, ns, name)
+	if deleting(obj) && len(allFinalizers(res, obj)) == 0 && int64Of(metadata(obj)["deletionGracePeriodSeconds"]) == 0 {
+		if !isDryRun {
+			if _, _, err := s.store.Delete(ctx, key, expected); err != nil {
+				return nil, storeError(res, name, err)
+			}
+			s.journalWrite(ctx, res, key, expected, obj, true)
+		}
+		// kube-apiserver answers with the object at the revision it read.
+		metadata(obj)["resourceVersion"] = strconv.FormatInt(expected, 10)
+		return obj, nil
+	}
+	value, err := encodeForStorage(res, obj)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	if isDryRun || bytes.Equal(value, live.Value) {
+		// A dry run answers with the revision it would replace.
+		metadata(obj)["resourceVersion"] = strconv.FormatInt(expected, 10)
+		return obj, nil
+	}
+	rev, err := s.store.Update(ctx, key, value, expected)
+	if err != nil {
+		return nil, storeError(res, name, err)
+	}
+	metadata(obj)["resourceVersion"] = strconv.FormatInt(rev, 10)
+	if deleting(obj) {
+		s.journalWrite(ctx, res, key, expected, obj, false)
+	}
+	return obj, nil
 }

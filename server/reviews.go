@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"kubeplay/internal/jsonmap"
 	"kubeplay/server/authn"
 	"kubeplay/server/authz"
 	"kubeplay/server/catalog"
@@ -69,11 +70,11 @@ func (s *Server) selfSubjectAccessReview(r *http.Request, req *request, obj obje
 // LocalSubjectAccessReview: may the user in the spec make the request?
 func (s *Server) subjectAccessReview(r *http.Request, req *request, obj object) error {
 	spec, _ := obj["spec"].(map[string]any)
-	user := &authn.User{Name: str(spec, "user"), UID: str(spec, "uid"), Groups: stringList(spec["groups"])}
+	user := &authn.User{Name: str(spec, "user"), UID: str(spec, "uid"), Groups: jsonmap.Strings(spec, "groups")}
 	if extra, ok := spec["extra"].(map[string]any); ok {
 		user.Extra = map[string][]string{}
 		for k, v := range extra {
-			user.Extra[k] = stringList(v)
+			user.Extra[k] = jsonmap.StringsOf(v)
 		}
 	}
 	if user.Name == "" && len(user.Groups) == 0 {
@@ -179,7 +180,7 @@ func (s *Server) tokenReview(r *http.Request, req *request, obj object) error {
 	invalid := map[string]any{"user": map[string]any{}, "error": "invalid bearer token"}
 	obj["status"] = invalid
 	// Every token kubeplay accepts is for this API's one audience.
-	if audiences := stringList(spec["audiences"]); len(audiences) > 0 && !slices.Contains(audiences, serviceAccountIssuer) {
+	if audiences := jsonmap.Strings(spec, "audiences"); len(audiences) > 0 && !slices.Contains(audiences, serviceAccountIssuer) {
 		return nil
 	}
 	u, ok, err := s.authn.Token(r.Context(), token)
@@ -205,16 +206,4 @@ func userInfo(u *authn.User) map[string]any {
 		info["extra"] = u.Extra
 	}
 	return info
-}
-
-// stringList reads a JSON list of strings.
-func stringList(v any) []string {
-	list, _ := v.([]any)
-	out := make([]string, 0, len(list))
-	for _, e := range list {
-		if s, ok := e.(string); ok {
-			out = append(out, s)
-		}
-	}
-	return out
 }

@@ -135,7 +135,7 @@ func (s *Server) applyCustomScale(r *http.Request, req *request, obj object, bod
 	if err != nil {
 		return err
 	}
-	pr := &patchRequest{request: req, kind: scaleKind, patchType: applyPatchType, body: body, manager: opts.manager, force: opts.force}
+	pr := &patchRequest{write: &write{request: req, manager: opts.manager}, kind: scaleKind, patchType: applyPatchType, body: body, force: opts.force}
 	applied, err := decodeApplied(r.Context(), pr, true)
 	if err != nil {
 		return err

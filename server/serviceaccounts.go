@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"kubeplay/internal/jsonmap"
 	"kubeplay/server/authn"
 	"kubeplay/server/catalog"
 	"kubeplay/server/encoding"
@@ -198,7 +199,7 @@ func (s *Server) issueToken(ctx context.Context, req *request, obj object) (obje
 	case seconds > 1<<32:
 		return nil, invalid("may not specify a duration larger than 2^32 seconds")
 	}
-	audiences := stringList(spec["audiences"])
+	audiences := jsonmap.Strings(spec, "audiences")
 	if len(audiences) == 0 {
 		audiences = []string{serviceAccountIssuer}
 	}

@@ -6,6 +6,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"kubeplay/server/catalog"
 )
@@ -68,6 +69,9 @@ type strategy struct {
 	// writes, where the type keeps more of it than its status (see
 	// statusOnly).
 	statusOnly func(res *catalog.Resource, obj, old object) object
+	// validateSubresource checks an update of a subresource other than
+	// status and scale (a namespace's /finalize).
+	validateSubresource func(subresource string, obj, old object) field.ErrorList
 	// admitNew runs the default mutating admission plugins on a new
 	// object in namespace ns; validate is their validating phase.
 	admitNew func(s *Server, ctx context.Context, res *catalog.Resource, ns string, obj object) (validate func() error, err error)

@@ -7,10 +7,15 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"kubeplay/server/audit"
 	"kubeplay/server/catalog"
+	"kubeplay/server/validation"
 )
+
+var namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 
 // namespaceStrategy is the Namespace's: a namespace starts Active with the
 // kubernetes finalizer in its spec, which changes only through /finalize,
@@ -32,8 +37,16 @@ var namespaceStrategy = strategy{
 		obj["spec"] = map[string]any{"finalizers": []any{"kubernetes"}}
 		obj["status"] = map[string]any{"phase": "Active"}
 	},
-	prepareForUpdate: func(_ string, obj, old object) {
-		obj["spec"] = old["spec"] // spec.finalizers change only through /finalize
+	prepareForUpdate: func(subresource string, obj, old object) {
+		if subresource != "finalize" {
+			obj["spec"] = old["spec"] // spec.finalizers change only through /finalize
+		}
+	},
+	validateSubresource: func(subresource string, obj, _ object) field.ErrorList {
+		if subresource != "finalize" {
+			return nil
+		}
+		return validation.NamespaceFinalizers(obj)
 	},
 	admitDelete: func(ctx context.Context, res *catalog.Resource, name string) error {
 		return audit.FromContext(ctx).Ran(audit.Stage{Phase: audit.Mutating, Plugin: "NamespaceLifecycle"}, errImmortalNamespace(res, name))

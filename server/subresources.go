@@ -2,9 +2,7 @@ package server
 
 import (
 	"context"
-	"errors"
 	"net/http"
-	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,17 +12,17 @@ import (
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"kubeplay/internal/jsonmap"
 	"kubeplay/server/catalog"
 	"kubeplay/server/encoding"
 	"kubeplay/server/fieldmanager"
-	"kubeplay/store"
 )
 
 // serveSubresource handles a request to a served subresource.
 func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, req *request) {
 	switch {
-	case req.subresource == "finalize":
-		s.finalizeNamespace(w, r, req)
+	case req.subresource == "finalize" && req.verb != "update":
+		encoding.WriteError(w, r, errMethodNotAllowed())
 	case req.subresource == "scale" && req.res.Custom != nil:
 		s.customScale(w, r, req)
 	case req.subresource == "scale" && req.verb == "get":
@@ -135,7 +133,7 @@ func (s *Server) getScale(w http.ResponseWriter, r *http.Request, req *request) 
 }
 
 func (s *Server) updateScale(w http.ResponseWriter, r *http.Request, req *request) {
-	out, err := s.writeScale(w, r, req)
+	out, err := s.writeScale(r, req)
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return
@@ -143,12 +141,12 @@ func (s *Server) updateScale(w http.ResponseWriter, r *http.Request, req *reques
 	encoding.Write(w, r, http.StatusOK, out)
 }
 
-func (s *Server) writeScale(w http.ResponseWriter, r *http.Request, req *request) (object, error) {
+// writeScale is a PUT of a Scale: its replicas replace the object's.
+func (s *Server) writeScale(r *http.Request, req *request) (object, error) {
 	opts, err := writeOptionsOf(r, "UpdateOptions", "")
 	if err != nil {
 		return nil, err
 	}
-	manager, isDryRun := opts.manager, opts.dryRun
 	body, err := readBody(r, scaleKind)
 	if err != nil {
 		return nil, err
@@ -156,69 +154,54 @@ func (s *Server) writeScale(w http.ResponseWriter, r *http.Request, req *request
 	if name := str(metadata(body), "name"); name != req.name {
 		return nil, encoding.BadRequest("the name of the object (%s) does not match the name on the URL (%s)", name, req.name)
 	}
-	for attempt := 1; ; attempt++ {
-		live, kv, err := s.getLive(r.Context(), req.res, req.namespace, req.name)
-		if err != nil {
-			return nil, err
-		}
-		out, err := s.commitScale(r.Context(), req, live, kv, isDryRun, func(f *managedfields.FieldManager, old object) (object, error) {
-			return fieldmanager.Update(f, scaleKind.GroupVersionKind(), old, runtime.DeepCopyJSON(body), manager), nil
+	wr := scaleWrite(req, opts.manager, opts.dryRun)
+	out, _, err := s.updateWith(r.Context(), wr, func(live object, rev int64) (object, error) {
+		return s.scaled(wr, live, rev, func(f *managedfields.FieldManager, old object) (object, error) {
+			return fieldmanager.Update(f, scaleKind.GroupVersionKind(), old, runtime.DeepCopyJSON(body), wr.manager), nil
 		})
-		if errors.Is(err, errRetry) && attempt < maxUpdateAttempts {
-			continue
-		}
-		if errors.Is(err, errRetry) {
-			err = storeError(req.res, req.name, store.ErrConflict)
-		}
-		return out, err
-	}
-}
-
-// patchScale patches the Scale view of an object, computed again when the
-// object changed meanwhile.
-func (s *Server) patchScale(ctx context.Context, pr *patchRequest) (object, int, error) {
-	for attempt := 1; ; attempt++ {
-		obj, code, err := s.tryPatchScale(ctx, pr)
-		if errors.Is(err, errRetry) {
-			if attempt < maxUpdateAttempts {
-				continue
-			}
-			err = storeError(pr.res, pr.name, store.ErrConflict)
-		}
-		return obj, code, err
-	}
-}
-
-// tryPatchScale patches the Scale view of an object and writes the result.
-func (s *Server) tryPatchScale(ctx context.Context, pr *patchRequest) (object, int, error) {
-	live, kv, err := s.getLive(ctx, pr.res, pr.namespace, pr.name)
+	})
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
-	out, err := s.commitScale(ctx, pr.request, live, kv, pr.dryRun, func(f *managedfields.FieldManager, old object) (object, error) {
-		if pr.patchType == applyPatchType {
-			return s.applyConfiguration(ctx, pr, old)
-		}
-		patched, err := mergePatch(ctx, pr, old)
-		if err != nil {
-			return nil, err
-		}
-		return fieldmanager.Update(f, scaleKind.GroupVersionKind(), old, patched, pr.manager), nil
+	return scaleOf(req.res, out), nil
+}
+
+// patchScale patches the Scale view of an object.
+func (s *Server) patchScale(ctx context.Context, pr *patchRequest) (object, int, error) {
+	wr := scaleWrite(pr.request, pr.manager, pr.dryRun)
+	out, _, err := s.updateWith(ctx, wr, func(live object, rev int64) (object, error) {
+		return s.scaled(wr, live, rev, func(f *managedfields.FieldManager, old object) (object, error) {
+			if pr.patchType == applyPatchType {
+				return s.applyConfiguration(ctx, pr, old)
+			}
+			patched, err := mergePatch(ctx, pr, old)
+			if err != nil {
+				return nil, err
+			}
+			return fieldmanager.Update(f, scaleKind.GroupVersionKind(), old, patched, pr.manager), nil
+		})
 	})
 	if err != nil {
 		return nil, 0, err
 	}
-	return out, http.StatusOK, nil
+	return scaleOf(pr.res, out), http.StatusOK, nil
 }
 
-// commitScale writes the replicas of a new Scale (computed by write from
-// the current one, with its managedFields) into live. The managedFields of
-// the Scale translate to and from the object's as kube-apiserver's
-// ScaleHandler does: whoever sets replicas through /scale owns the object's
-// spec.replicas.
-func (s *Server) commitScale(ctx context.Context, req *request, live object, kv store.KeyValue, isDryRun bool,
-	write func(*managedfields.FieldManager, object) (object, error)) (object, error) {
-	res := req.res
+// scaleWrite is the write of an object through its Scale: scaled records
+// its managedFields, and admission policies see the Scales, as in
+// kube-apiserver.
+func scaleWrite(req *request, manager string, dryRun bool) *write {
+	return &write{request: req, manager: manager, dryRun: dryRun, applied: true,
+		policyView: func(obj object) object { return scaleOf(req.res, obj) }}
+}
+
+// scaled is live with the replicas of a new Scale, which write computes
+// from the current one (with its managedFields). The managedFields of the
+// Scale translate to and from the object's as kube-apiserver's
+// ScaleHandler does: whoever sets replicas through /scale owns the
+// object's spec.replicas.
+func (s *Server) scaled(wr *write, live object, rev int64, write func(*managedfields.FieldManager, object) (object, error)) (object, error) {
+	res := wr.res
 	liveU := &unstructured.Unstructured{Object: live}
 	handler := managedfields.NewScaleHandler(liveU.GetManagedFields(), res.GroupVersionKind().GroupVersion(),
 		managedfields.ResourcePathMappings{res.APIVersion(): replicasPath})
@@ -236,11 +219,7 @@ func (s *Server) commitScale(ctx context.Context, req *request, live object, kv 
 	if err != nil {
 		return nil, err
 	}
-	if rv := str(metadata(scale), "resourceVersion"); rv != "" && rv != strconv.FormatInt(kv.ModRevision, 10) {
-		return nil, storeError(res, req.name, store.ErrConflict)
-	}
-	// Policies see the Scales, old and new.
-	if err := s.admitPolicies(ctx, req, scale, old, isDryRun); err != nil {
+	if err := checkResourceVersion(wr, scale, rev); err != nil {
 		return nil, err
 	}
 	parent, err := handler.ToParent((&unstructured.Unstructured{Object: scale}).GetManagedFields())
@@ -248,11 +227,7 @@ func (s *Server) commitScale(ctx context.Context, req *request, live object, kv 
 		return nil, apierrors.NewInternalError(err)
 	}
 	obj := runtime.DeepCopyJSON(live)
-	spec, _ := obj["spec"].(map[string]any)
-	if spec == nil {
-		spec = map[string]any{}
-		obj["spec"] = spec
-	}
+	spec := jsonmap.Ensure(obj, "spec")
 	scaleSpec, _ := scale["spec"].(map[string]any)
 	if n, ok := scaleSpec["replicas"]; ok {
 		spec["replicas"] = n
@@ -260,13 +235,5 @@ func (s *Server) commitScale(ctx context.Context, req *request, live object, kv 
 		delete(spec, "replicas")
 	}
 	(&unstructured.Unstructured{Object: obj}).SetManagedFields(parent)
-	prepareForUpdate(res, "scale", obj, live)
-	out, err := s.commitUpdate(ctx, res, req.namespace, req.name, obj, kv, isDryRun)
-	if apierrors.IsConflict(err) {
-		return nil, errRetry // the object changed since it was read
-	}
-	if err != nil {
-		return nil, err
-	}
-	return scaleOf(res, out), nil
+	return obj, nil
 }

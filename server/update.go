@@ -1,8 +1,6 @@
 package server
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -11,9 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"kubeplay/server/catalog"
 	"kubeplay/server/encoding"
-	"kubeplay/store"
 )
 
 // update serves a PUT: the object sent replaces the live one, or creates
@@ -116,45 +112,4 @@ func finalizers(obj object) []string {
 		}
 	}
 	return out
-}
-
-// commitUpdate writes obj over live, the stored object it was computed
-// from. An object being deleted whose last finalizer is gone is deleted
-// instead, unless it is still in its grace period (a pod, which its kubelet
-// deletes). As kube-apiserver, a write that would store the bytes already
-// stored stores nothing: the answer keeps live's resourceVersion and no
-// watcher hears of it, so a client that writes back what it read does not
-// wake every informer.
-func (s *Server) commitUpdate(ctx context.Context, res *catalog.Resource, ns, name string, obj object, live store.KeyValue, isDryRun bool) (object, error) {
-	expected := live.ModRevision
-	key := objectKey(res, ns, name)
-	if deleting(obj) && len(allFinalizers(res, obj)) == 0 && int64Of(metadata(obj)["deletionGracePeriodSeconds"]) == 0 {
-		if !isDryRun {
-			if _, _, err := s.store.Delete(ctx, key, expected); err != nil {
-				return nil, storeError(res, name, err)
-			}
-			s.journalWrite(ctx, res, key, expected, obj, true)
-		}
-		// kube-apiserver answers with the object at the revision it read.
-		metadata(obj)["resourceVersion"] = strconv.FormatInt(expected, 10)
-		return obj, nil
-	}
-	value, err := encodeForStorage(res, obj)
-	if err != nil {
-		return nil, apierrors.NewInternalError(err)
-	}
-	if isDryRun || bytes.Equal(value, live.Value) {
-		// A dry run answers with the revision it would replace.
-		metadata(obj)["resourceVersion"] = strconv.FormatInt(expected, 10)
-		return obj, nil
-	}
-	rev, err := s.store.Update(ctx, key, value, expected)
-	if err != nil {
-		return nil, storeError(res, name, err)
-	}
-	metadata(obj)["resourceVersion"] = strconv.FormatInt(rev, 10)
-	if deleting(obj) {
-		s.journalWrite(ctx, res, key, expected, obj, false)
-	}
-	return obj, nil
 }

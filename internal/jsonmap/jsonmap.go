@@ -43,9 +43,13 @@ func List(o Object, path ...string) []any {
 
 // Strings is the strings of the list at path in o, in order, without the
 // entries that are not strings; nil if there are none.
-func Strings(o Object, path ...string) []string {
+func Strings(o Object, path ...string) []string { return StringsOf(value(o, path)) }
+
+// StringsOf is the strings of the list v, as Strings.
+func StringsOf(v any) []string {
+	list, _ := v.([]any)
 	var out []string
-	for _, e := range List(o, path...) {
+	for _, e := range list {
 		if s, ok := e.(string); ok {
 			out = append(out, s)
 		}

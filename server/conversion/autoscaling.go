@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 
+	"kubeplay/internal/jsonmap"
 	"kubeplay/server/decoded"
 )
 
@@ -188,7 +189,7 @@ func unzero(v any) any {
 }
 
 func refToV1(v map[string]any) hpaV1Ref {
-	return hpaV1Ref{Kind: str(v, "kind"), Name: str(v, "name"), APIVersion: str(v, "apiVersion")}
+	return hpaV1Ref{Kind: jsonmap.String(v, "kind"), Name: jsonmap.String(v, "name"), APIVersion: jsonmap.String(v, "apiVersion")}
 }
 
 func refFromV1(r hpaV1Ref) map[string]any {
@@ -273,61 +274,61 @@ func scalingRules(r map[string]any) *hpaScalingRules {
 	}
 	out := &hpaScalingRules{StabilizationWindowSeconds: r["stabilizationWindowSeconds"], SelectPolicy: r["selectPolicy"], Tolerance: r["tolerance"]}
 	for _, p := range decoded.Items(r["policies"]) {
-		out.Policies = append(out.Policies, hpaScalingPolicy{Type: str(p, "type"), Value: number(p["value"]), PeriodSeconds: number(p["periodSeconds"])})
+		out.Policies = append(out.Policies, hpaScalingPolicy{Type: jsonmap.String(p, "type"), Value: number(p["value"]), PeriodSeconds: number(p["periodSeconds"])})
 	}
 	return out
 }
 
 func hpaMetricToV1(m map[string]any) hpaV1Metric {
-	out := hpaV1Metric{Type: str(m, "type")}
+	out := hpaV1Metric{Type: jsonmap.String(m, "type")}
 	switch out.Type {
 	case "Resource":
 		src := decoded.Child(m, "resource")
 		t := decoded.Child(src, "target")
-		out.Resource = &hpaV1Resource{Name: str(src, "name"), TargetAverageUtilization: t["averageUtilization"], TargetAverageValue: t["averageValue"]}
+		out.Resource = &hpaV1Resource{Name: jsonmap.String(src, "name"), TargetAverageUtilization: t["averageUtilization"], TargetAverageValue: t["averageValue"]}
 	case "ContainerResource":
 		src := decoded.Child(m, "containerResource")
 		t := decoded.Child(src, "target")
-		out.ContainerResource = &hpaV1Container{Name: str(src, "name"), TargetAverageUtilization: t["averageUtilization"], TargetAverageValue: t["averageValue"], Container: str(src, "container")}
+		out.ContainerResource = &hpaV1Container{Name: jsonmap.String(src, "name"), TargetAverageUtilization: t["averageUtilization"], TargetAverageValue: t["averageValue"], Container: jsonmap.String(src, "container")}
 	case "Pods":
 		src := decoded.Child(m, "pods")
 		metric := decoded.Child(src, "metric")
-		out.Pods = &hpaV1PodsMetric{MetricName: str(metric, "name"), TargetAverageValue: zeroQuantity(decoded.Child(src, "target")["averageValue"]), Selector: raw(metric["selector"])}
+		out.Pods = &hpaV1PodsMetric{MetricName: jsonmap.String(metric, "name"), TargetAverageValue: zeroQuantity(decoded.Child(src, "target")["averageValue"]), Selector: raw(metric["selector"])}
 	case "Object":
 		src := decoded.Child(m, "object")
 		metric, t := decoded.Child(src, "metric"), decoded.Child(src, "target")
-		out.Object = &hpaV1ObjectMetric{Target: refToV1(decoded.Child(src, "describedObject")), MetricName: str(metric, "name"), TargetValue: zeroQuantity(t["value"]), Selector: raw(metric["selector"]), AverageValue: t["averageValue"]}
+		out.Object = &hpaV1ObjectMetric{Target: refToV1(decoded.Child(src, "describedObject")), MetricName: jsonmap.String(metric, "name"), TargetValue: zeroQuantity(t["value"]), Selector: raw(metric["selector"]), AverageValue: t["averageValue"]}
 	case "External":
 		src := decoded.Child(m, "external")
 		metric, t := decoded.Child(src, "metric"), decoded.Child(src, "target")
-		out.External = &hpaV1ExternalMetric{MetricName: str(metric, "name"), MetricSelector: raw(metric["selector"]), TargetValue: t["value"], TargetAverageValue: t["averageValue"]}
+		out.External = &hpaV1ExternalMetric{MetricName: jsonmap.String(metric, "name"), MetricSelector: raw(metric["selector"]), TargetValue: t["value"], TargetAverageValue: t["averageValue"]}
 	}
 	return out
 }
 
 func hpaMetricStatusToV1(m map[string]any) hpaV1MetricStatus {
-	out := hpaV1MetricStatus{Type: str(m, "type")}
+	out := hpaV1MetricStatus{Type: jsonmap.String(m, "type")}
 	switch out.Type {
 	case "Resource":
 		src := decoded.Child(m, "resource")
 		c := decoded.Child(src, "current")
-		out.Resource = &hpaV1ResourceStatus{Name: str(src, "name"), CurrentAverageUtilization: c["averageUtilization"], CurrentAverageValue: zeroQuantity(c["averageValue"])}
+		out.Resource = &hpaV1ResourceStatus{Name: jsonmap.String(src, "name"), CurrentAverageUtilization: c["averageUtilization"], CurrentAverageValue: zeroQuantity(c["averageValue"])}
 	case "ContainerResource":
 		src := decoded.Child(m, "containerResource")
 		c := decoded.Child(src, "current")
-		out.ContainerResource = &hpaV1ContainerStatus{Name: str(src, "name"), CurrentAverageUtilization: c["averageUtilization"], CurrentAverageValue: zeroQuantity(c["averageValue"]), Container: str(src, "container")}
+		out.ContainerResource = &hpaV1ContainerStatus{Name: jsonmap.String(src, "name"), CurrentAverageUtilization: c["averageUtilization"], CurrentAverageValue: zeroQuantity(c["averageValue"]), Container: jsonmap.String(src, "container")}
 	case "Pods":
 		src := decoded.Child(m, "pods")
 		metric := decoded.Child(src, "metric")
-		out.Pods = &hpaV1PodsStatus{MetricName: str(metric, "name"), CurrentAverageValue: zeroQuantity(decoded.Child(src, "current")["averageValue"]), Selector: raw(metric["selector"])}
+		out.Pods = &hpaV1PodsStatus{MetricName: jsonmap.String(metric, "name"), CurrentAverageValue: zeroQuantity(decoded.Child(src, "current")["averageValue"]), Selector: raw(metric["selector"])}
 	case "Object":
 		src := decoded.Child(m, "object")
 		metric, c := decoded.Child(src, "metric"), decoded.Child(src, "current")
-		out.Object = &hpaV1ObjectStatus{Target: refToV1(decoded.Child(src, "describedObject")), MetricName: str(metric, "name"), CurrentValue: zeroQuantity(c["value"]), Selector: raw(metric["selector"]), AverageValue: c["averageValue"]}
+		out.Object = &hpaV1ObjectStatus{Target: refToV1(decoded.Child(src, "describedObject")), MetricName: jsonmap.String(metric, "name"), CurrentValue: zeroQuantity(c["value"]), Selector: raw(metric["selector"]), AverageValue: c["averageValue"]}
 	case "External":
 		src := decoded.Child(m, "external")
 		metric, c := decoded.Child(src, "metric"), decoded.Child(src, "current")
-		out.External = &hpaV1ExternalStatus{MetricName: str(metric, "name"), MetricSelector: raw(metric["selector"]), CurrentValue: zeroQuantity(c["value"]), CurrentAverageValue: c["averageValue"]}
+		out.External = &hpaV1ExternalStatus{MetricName: jsonmap.String(metric, "name"), MetricSelector: raw(metric["selector"]), CurrentValue: zeroQuantity(c["value"]), CurrentAverageValue: c["averageValue"]}
 	}
 	return out
 }
@@ -335,11 +336,11 @@ func hpaMetricStatusToV1(m map[string]any) hpaV1MetricStatus {
 // hpaFromV1 converts a v1 object, in place, to v2, taking back from the
 // annotations what v1 could not hold.
 func hpaFromV1(obj Object) {
-	annotations := decoded.Child(metadata(obj), "annotations")
+	annotations := decoded.Child(jsonmap.Ensure(obj, "metadata"), "annotations")
 	if spec := decoded.Child(obj, "spec"); spec != nil {
 		var metrics []any
 		var others []hpaV1Metric
-		if decodeNumbers([]byte(str(annotations, hpaMetricsAnnotation)), &others) == nil {
+		if decodeNumbers([]byte(jsonmap.String(annotations, hpaMetricsAnnotation)), &others) == nil {
 			for _, m := range others {
 				metrics = append(metrics, hpaMetricFromV1(m))
 			}
@@ -353,7 +354,7 @@ func hpaFromV1(obj Object) {
 			spec["metrics"] = metrics
 		}
 		var b hpaBehavior
-		if decodeNumbers([]byte(str(annotations, hpaBehaviorAnnotation)), &b) == nil {
+		if decodeNumbers([]byte(jsonmap.String(annotations, hpaBehaviorAnnotation)), &b) == nil {
 			spec["behavior"] = plainBehavior(b)
 		}
 	}
@@ -361,7 +362,7 @@ func hpaFromV1(obj Object) {
 		var current []any
 		var fromAnnotation []hpaV1MetricStatus
 		hasCPU := false
-		if decodeNumbers([]byte(str(annotations, hpaCurrentMetricsAnnotation)), &fromAnnotation) == nil {
+		if decodeNumbers([]byte(jsonmap.String(annotations, hpaCurrentMetricsAnnotation)), &fromAnnotation) == nil {
 			for _, m := range fromAnnotation {
 				hasCPU = hasCPU || m.Resource != nil && m.Resource.Name == "cpu"
 				current = append(current, hpaMetricStatusFromV1(m))
@@ -378,7 +379,7 @@ func hpaFromV1(obj Object) {
 			delete(status, "currentReplicas")
 		}
 		var conditions []hpaV1Condition
-		if decodeNumbers([]byte(str(annotations, hpaConditionsAnnotation)), &conditions) == nil {
+		if decodeNumbers([]byte(jsonmap.String(annotations, hpaConditionsAnnotation)), &conditions) == nil {
 			var list []any
 			for _, c := range conditions {
 				list = append(list, nonNil("type", c.Type, "status", c.Status, "lastTransitionTime", c.LastTransitionTime, "reason", c.Reason, "message", c.Message))
@@ -390,7 +391,7 @@ func hpaFromV1(obj Object) {
 		delete(annotations, k)
 	}
 	if annotations != nil && len(annotations) == 0 {
-		delete(metadata(obj), "annotations")
+		delete(jsonmap.Ensure(obj, "metadata"), "annotations")
 	}
 }
 
@@ -474,7 +475,7 @@ func setAnnotation(obj Object, key string, v any) {
 	if err != nil {
 		return
 	}
-	md := metadata(obj)
+	md := jsonmap.Ensure(obj, "metadata")
 	a, _ := md["annotations"].(map[string]any)
 	if a == nil {
 		a = map[string]any{}

@@ -1,6 +1,7 @@
 package conversion
 
 import (
+	"kubeplay/internal/jsonmap"
 	"kubeplay/server/decoded"
 )
 
@@ -37,7 +38,7 @@ func hpaToV2beta1(obj Object) {
 
 // hpaFromV2beta1 converts a v2beta1 object, in place, to v2.
 func hpaFromV2beta1(obj Object) {
-	annotations := decoded.Child(metadata(obj), "annotations")
+	annotations := decoded.Child(jsonmap.Ensure(obj, "metadata"), "annotations")
 	if spec := decoded.Child(obj, "spec"); spec != nil {
 		if _, ok := spec["metrics"]; ok {
 			var metrics []any
@@ -50,7 +51,7 @@ func hpaFromV2beta1(obj Object) {
 			spec["metrics"] = metrics
 		}
 		var b hpaBehavior
-		if decodeNumbers([]byte(str(annotations, hpaBehaviorAnnotation)), &b) == nil {
+		if decodeNumbers([]byte(jsonmap.String(annotations, hpaBehaviorAnnotation)), &b) == nil {
 			spec["behavior"] = plainBehavior(b)
 		}
 	}
@@ -68,6 +69,6 @@ func hpaFromV2beta1(obj Object) {
 	}
 	delete(annotations, hpaBehaviorAnnotation)
 	if annotations != nil && len(annotations) == 0 {
-		delete(metadata(obj), "annotations")
+		delete(jsonmap.Ensure(obj, "metadata"), "annotations")
 	}
 }

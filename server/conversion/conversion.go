@@ -115,18 +115,4 @@ func renameField(obj Object, from, to string) {
 	}
 }
 
-func str(m map[string]any, key string) string {
-	s, _ := m[key].(string)
-	return s
-}
-
-func metadata(obj Object) map[string]any {
-	m, ok := obj["metadata"].(map[string]any)
-	if !ok {
-		m = map[string]any{}
-		obj["metadata"] = m
-	}
-	return m
-}
-
 func deepCopyObject(obj Object) Object { return structural.DeepCopy(obj).(map[string]any) }

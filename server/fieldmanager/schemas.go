@@ -8,6 +8,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"kubeplay/internal/jsonmap"
 )
 
 // schemasJSON holds the components.schemas of the embedded OpenAPI v3
@@ -63,7 +65,7 @@ func toSchema(m map[string]any) (*spec.Schema, error) {
 		case "default":
 			s.Default = v
 		case "required":
-			s.Required = stringList(v)
+			s.Required = jsonmap.StringsOf(v)
 		case "enum":
 			s.Enum, _ = v.([]any)
 		case "allOf":
@@ -129,17 +131,6 @@ func toSchemaAny(v any) (*spec.Schema, error) {
 		return nil, fmt.Errorf("schema %v is not an object", v)
 	}
 	return toSchema(m)
-}
-
-func stringList(v any) []string {
-	list, _ := v.([]any)
-	out := make([]string, 0, len(list))
-	for _, e := range list {
-		if s, ok := e.(string); ok {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 // Definitions maps each kind to the name of its schema in Schemas, from the

@@ -1,6 +1,7 @@
 package fieldmanager
 
 import (
+	"encoding/json"
 	"strings"
 	"sync"
 
@@ -14,7 +15,8 @@ import (
 // give every decoded object: a field held as a struct by value (a
 // Deployment's spec, its pod template's metadata) is present, as {} at
 // least, a slice, map or pointer field without omitempty is present as
-// null, and a scalar one as its zero value. The field manager then sees such fields as always there, as the
+// null, and a scalar one as its zero value; a field with omitempty is
+// absent when empty ("", 0, false, [], {}). The field manager then sees such fields as always there, as the
 // real server's does, and records no "." entry for them.
 func Materialize(gvk schema.GroupVersionKind, obj Object) error {
 	schemas, err := Schemas()
@@ -50,9 +52,10 @@ var (
 // literals they were 0.4 MB of WebAssembly that every start of the engine
 // compiled and ran.
 var (
-	structFields = sync.OnceValue(func() map[string][]string { return parseTable(structFieldsTable) })
-	nullFields   = sync.OnceValue(func() map[string][]string { return parseTable(nullFieldsTable) })
-	zeroFields   = sync.OnceValue(func() map[string][]string { return parseTable(zeroFieldsTable) })
+	structFields  = sync.OnceValue(func() map[string][]string { return parseTable(structFieldsTable) })
+	nullFields    = sync.OnceValue(func() map[string][]string { return parseTable(nullFieldsTable) })
+	zeroFields    = sync.OnceValue(func() map[string][]string { return parseTable(zeroFieldsTable) })
+	omittedFields = sync.OnceValue(func() map[string][]string { return parseTable(omittedFieldsTable) })
 )
 
 // parseTable reads a table of zz_generated_structs.go: one line per schema,
@@ -97,6 +100,17 @@ func materialize(schemas map[string]*spec.Schema, def string, obj map[string]any
 		f, kind, _ := strings.Cut(fk, "=")
 		if _, ok := obj[f]; !ok {
 			obj[f] = zeroOf(kind)
+		}
+	}
+	for _, fk := range omittedFields()[def] {
+		f, kind, _ := strings.Cut(fk, "=")
+		if f == "managedFields" {
+			// An empty list asks the field manager to reset them: it reads
+			// the decoded object, where the list is still there.
+			continue
+		}
+		if v, ok := obj[f]; ok && isEmpty(kind, v) {
+			delete(obj, f)
 		}
 	}
 	s := schemas[def]
@@ -157,4 +171,29 @@ func refName(s *spec.Schema) string {
 		ref = s.AllOf[0].Ref.String()
 	}
 	return strings.TrimPrefix(ref, "#/components/schemas/")
+}
+
+// isEmpty reports whether v is the empty value omitempty leaves out, for
+// a field of kind (see omittedFieldsTable).
+func isEmpty(kind string, v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case string:
+		return x == "" && kind == "string"
+	case bool:
+		return !x && kind == "bool"
+	case json.Number:
+		f, err := x.Float64()
+		return err == nil && f == 0 && (kind == "int" || kind == "float64")
+	case int64:
+		return x == 0 && (kind == "int" || kind == "float64")
+	case float64:
+		return x == 0 && (kind == "int" || kind == "float64")
+	case []any:
+		return len(x) == 0 && kind == "slice"
+	case map[string]any:
+		return len(x) == 0 && kind == "map"
+	}
+	return false
 }

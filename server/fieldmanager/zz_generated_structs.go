@@ -1079,3 +1079,784 @@ io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference	apiVersion=string	kind=strin
 io.k8s.apimachinery.pkg.apis.meta.v1.ServerAddressByClientCIDR	clientCIDR=string	serverAddress=string
 io.k8s.apimachinery.pkg.apis.meta.v1.WatchEvent	type=string
 `
+
+// omittedFieldsTable: the fields omitempty leaves out when empty, as field=kind (string, bool, int, float64, slice, map).
+const omittedFieldsTable = `io.k8s.api.admissionregistration.v1.MatchResources	excludeResourceRules=slice	resourceRules=slice
+io.k8s.api.admissionregistration.v1.MutatingWebhook	matchConditions=slice	rules=slice
+io.k8s.api.admissionregistration.v1.MutatingWebhookConfiguration	apiVersion=string	kind=string	webhooks=slice
+io.k8s.api.admissionregistration.v1.MutatingWebhookConfigurationList	apiVersion=string	kind=string
+io.k8s.api.admissionregistration.v1.NamedRuleWithOperations	apiGroups=slice	apiVersions=slice	operations=slice	resourceNames=slice	resources=slice
+io.k8s.api.admissionregistration.v1.ParamKind	apiVersion=string	kind=string
+io.k8s.api.admissionregistration.v1.ParamRef	name=string	namespace=string
+io.k8s.api.admissionregistration.v1.RuleWithOperations	apiGroups=slice	apiVersions=slice	operations=slice	resources=slice
+io.k8s.api.admissionregistration.v1.TypeChecking	expressionWarnings=slice
+io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicy	apiVersion=string	kind=string
+io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBinding	apiVersion=string	kind=string
+io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBindingList	apiVersion=string	kind=string
+io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBindingSpec	policyName=string	validationActions=slice
+io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyList	apiVersion=string	kind=string
+io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicySpec	auditAnnotations=slice	matchConditions=slice	validations=slice	variables=slice
+io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyStatus	conditions=slice	observedGeneration=int
+io.k8s.api.admissionregistration.v1.ValidatingWebhook	matchConditions=slice	rules=slice
+io.k8s.api.admissionregistration.v1.ValidatingWebhookConfiguration	apiVersion=string	kind=string	webhooks=slice
+io.k8s.api.admissionregistration.v1.ValidatingWebhookConfigurationList	apiVersion=string	kind=string
+io.k8s.api.admissionregistration.v1.Validation	message=string	messageExpression=string
+io.k8s.api.admissionregistration.v1.WebhookClientConfig	caBundle=string
+io.k8s.api.admissionregistration.v1alpha1.ApplyConfiguration	expression=string
+io.k8s.api.admissionregistration.v1alpha1.JSONPatch	expression=string
+io.k8s.api.admissionregistration.v1alpha1.MatchResources	excludeResourceRules=slice	resourceRules=slice
+io.k8s.api.admissionregistration.v1alpha1.MutatingAdmissionPolicy	apiVersion=string	kind=string
+io.k8s.api.admissionregistration.v1alpha1.MutatingAdmissionPolicyBinding	apiVersion=string	kind=string
+io.k8s.api.admissionregistration.v1alpha1.MutatingAdmissionPolicyBindingList	apiVersion=string	kind=string
+io.k8s.api.admissionregistration.v1alpha1.MutatingAdmissionPolicyBindingSpec	policyName=string
+io.k8s.api.admissionregistration.v1alpha1.MutatingAdmissionPolicyList	apiVersion=string	kind=string
+io.k8s.api.admissionregistration.v1alpha1.MutatingAdmissionPolicySpec	matchConditions=slice	mutations=slice	reinvocationPolicy=string	variables=slice
+io.k8s.api.admissionregistration.v1alpha1.NamedRuleWithOperations	apiGroups=slice	apiVersions=slice	operations=slice	resourceNames=slice	resources=slice
+io.k8s.api.admissionregistration.v1alpha1.ParamKind	apiVersion=string	kind=string
+io.k8s.api.admissionregistration.v1alpha1.ParamRef	name=string	namespace=string
+io.k8s.api.admissionregistration.v1alpha1.TypeChecking	expressionWarnings=slice
+io.k8s.api.admissionregistration.v1alpha1.ValidatingAdmissionPolicy	apiVersion=string	kind=string
+io.k8s.api.admissionregistration.v1alpha1.ValidatingAdmissionPolicyBinding	apiVersion=string	kind=string
+io.k8s.api.admissionregistration.v1alpha1.ValidatingAdmissionPolicyBindingList	apiVersion=string	kind=string
+io.k8s.api.admissionregistration.v1alpha1.ValidatingAdmissionPolicyBindingSpec	policyName=string	validationActions=slice
+io.k8s.api.admissionregistration.v1alpha1.ValidatingAdmissionPolicyList	apiVersion=string	kind=string
+io.k8s.api.admissionregistration.v1alpha1.ValidatingAdmissionPolicySpec	auditAnnotations=slice	matchConditions=slice	validations=slice	variables=slice
+io.k8s.api.admissionregistration.v1alpha1.ValidatingAdmissionPolicyStatus	conditions=slice	observedGeneration=int
+io.k8s.api.admissionregistration.v1alpha1.Validation	message=string	messageExpression=string
+io.k8s.api.admissionregistration.v1beta1.ApplyConfiguration	expression=string
+io.k8s.api.admissionregistration.v1beta1.JSONPatch	expression=string
+io.k8s.api.admissionregistration.v1beta1.MatchResources	excludeResourceRules=slice	resourceRules=slice
+io.k8s.api.admissionregistration.v1beta1.MutatingAdmissionPolicy	apiVersion=string	kind=string
+io.k8s.api.admissionregistration.v1beta1.MutatingAdmissionPolicyBinding	apiVersion=string	kind=string
+io.k8s.api.admissionregistration.v1beta1.MutatingAdmissionPolicyBindingList	apiVersion=string	kind=string
+io.k8s.api.admissionregistration.v1beta1.MutatingAdmissionPolicyBindingSpec	policyName=string
+io.k8s.api.admissionregistration.v1beta1.MutatingAdmissionPolicyList	apiVersion=string	kind=string
+io.k8s.api.admissionregistration.v1beta1.MutatingAdmissionPolicySpec	matchConditions=slice	mutations=slice	reinvocationPolicy=string	variables=slice
+io.k8s.api.admissionregistration.v1beta1.MutatingWebhook	admissionReviewVersions=slice	matchConditions=slice	rules=slice
+io.k8s.api.admissionregistration.v1beta1.MutatingWebhookConfiguration	apiVersion=string	kind=string	webhooks=slice
+io.k8s.api.admissionregistration.v1beta1.MutatingWebhookConfigurationList	apiVersion=string	kind=string
+io.k8s.api.admissionregistration.v1beta1.NamedRuleWithOperations	apiGroups=slice	apiVersions=slice	operations=slice	resourceNames=slice	resources=slice
+io.k8s.api.admissionregistration.v1beta1.ParamKind	apiVersion=string	kind=string
+io.k8s.api.admissionregistration.v1beta1.ParamRef	name=string	namespace=string
+io.k8s.api.admissionregistration.v1beta1.TypeChecking	expressionWarnings=slice
+io.k8s.api.admissionregistration.v1beta1.ValidatingAdmissionPolicy	apiVersion=string	kind=string
+io.k8s.api.admissionregistration.v1beta1.ValidatingAdmissionPolicyBinding	apiVersion=string	kind=string
+io.k8s.api.admissionregistration.v1beta1.ValidatingAdmissionPolicyBindingList	apiVersion=string	kind=string
+io.k8s.api.admissionregistration.v1beta1.ValidatingAdmissionPolicyBindingSpec	policyName=string	validationActions=slice
+io.k8s.api.admissionregistration.v1beta1.ValidatingAdmissionPolicyList	apiVersion=string	kind=string
+io.k8s.api.admissionregistration.v1beta1.ValidatingAdmissionPolicySpec	auditAnnotations=slice	matchConditions=slice	validations=slice	variables=slice
+io.k8s.api.admissionregistration.v1beta1.ValidatingAdmissionPolicyStatus	conditions=slice	observedGeneration=int
+io.k8s.api.admissionregistration.v1beta1.ValidatingWebhook	admissionReviewVersions=slice	matchConditions=slice	rules=slice
+io.k8s.api.admissionregistration.v1beta1.ValidatingWebhookConfiguration	apiVersion=string	kind=string	webhooks=slice
+io.k8s.api.admissionregistration.v1beta1.ValidatingWebhookConfigurationList	apiVersion=string	kind=string
+io.k8s.api.admissionregistration.v1beta1.Validation	message=string	messageExpression=string
+io.k8s.api.admissionregistration.v1beta1.WebhookClientConfig	caBundle=string
+io.k8s.api.apiserverinternal.v1alpha1.ServerStorageVersion	apiServerID=string	decodableVersions=slice	encodingVersion=string	servedVersions=slice
+io.k8s.api.apiserverinternal.v1alpha1.StorageVersion	apiVersion=string	kind=string
+io.k8s.api.apiserverinternal.v1alpha1.StorageVersionCondition	message=string	observedGeneration=int
+io.k8s.api.apiserverinternal.v1alpha1.StorageVersionList	apiVersion=string	kind=string
+io.k8s.api.apiserverinternal.v1alpha1.StorageVersionStatus	conditions=slice	storageVersions=slice
+io.k8s.api.apps.v1.ControllerRevision	apiVersion=string	kind=string
+io.k8s.api.apps.v1.ControllerRevisionList	apiVersion=string	kind=string
+io.k8s.api.apps.v1.DaemonSet	apiVersion=string	kind=string
+io.k8s.api.apps.v1.DaemonSetCondition	message=string	reason=string
+io.k8s.api.apps.v1.DaemonSetList	apiVersion=string	kind=string
+io.k8s.api.apps.v1.DaemonSetSpec	minReadySeconds=int
+io.k8s.api.apps.v1.DaemonSetStatus	conditions=slice	numberAvailable=int	numberUnavailable=int	observedGeneration=int	updatedNumberScheduled=int
+io.k8s.api.apps.v1.DaemonSetUpdateStrategy	type=string
+io.k8s.api.apps.v1.Deployment	apiVersion=string	kind=string
+io.k8s.api.apps.v1.DeploymentCondition	message=string	reason=string
+io.k8s.api.apps.v1.DeploymentList	apiVersion=string	kind=string
+io.k8s.api.apps.v1.DeploymentSpec	minReadySeconds=int	paused=bool
+io.k8s.api.apps.v1.DeploymentStatus	availableReplicas=int	conditions=slice	observedGeneration=int	readyReplicas=int	replicas=int	unavailableReplicas=int	updatedReplicas=int
+io.k8s.api.apps.v1.DeploymentStrategy	type=string
+io.k8s.api.apps.v1.ReplicaSet	apiVersion=string	kind=string
+io.k8s.api.apps.v1.ReplicaSetCondition	message=string	reason=string
+io.k8s.api.apps.v1.ReplicaSetList	apiVersion=string	kind=string
+io.k8s.api.apps.v1.ReplicaSetSpec	minReadySeconds=int
+io.k8s.api.apps.v1.ReplicaSetStatus	availableReplicas=int	conditions=slice	fullyLabeledReplicas=int	observedGeneration=int	readyReplicas=int
+io.k8s.api.apps.v1.StatefulSet	apiVersion=string	kind=string
+io.k8s.api.apps.v1.StatefulSetCondition	message=string	reason=string
+io.k8s.api.apps.v1.StatefulSetList	apiVersion=string	kind=string
+io.k8s.api.apps.v1.StatefulSetPersistentVolumeClaimRetentionPolicy	whenDeleted=string	whenScaled=string
+io.k8s.api.apps.v1.StatefulSetSpec	minReadySeconds=int	podManagementPolicy=string	volumeClaimTemplates=slice
+io.k8s.api.apps.v1.StatefulSetStatus	conditions=slice	currentReplicas=int	currentRevision=string	observedGeneration=int	readyReplicas=int	updateRevision=string	updatedReplicas=int
+io.k8s.api.apps.v1.StatefulSetUpdateStrategy	type=string
+io.k8s.api.apps.v1beta1.ControllerRevision	apiVersion=string	kind=string
+io.k8s.api.apps.v1beta1.ControllerRevisionList	apiVersion=string	kind=string
+io.k8s.api.apps.v1beta1.Deployment	apiVersion=string	kind=string
+io.k8s.api.apps.v1beta1.DeploymentCondition	message=string	reason=string
+io.k8s.api.apps.v1beta1.DeploymentList	apiVersion=string	kind=string
+io.k8s.api.apps.v1beta1.DeploymentRollback	apiVersion=string	kind=string	updatedAnnotations=map
+io.k8s.api.apps.v1beta1.DeploymentSpec	minReadySeconds=int	paused=bool
+io.k8s.api.apps.v1beta1.DeploymentStatus	availableReplicas=int	conditions=slice	observedGeneration=int	readyReplicas=int	replicas=int	unavailableReplicas=int	updatedReplicas=int
+io.k8s.api.apps.v1beta1.DeploymentStrategy	type=string
+io.k8s.api.apps.v1beta1.RollbackConfig	revision=int
+io.k8s.api.apps.v1beta1.Scale	apiVersion=string	kind=string
+io.k8s.api.apps.v1beta1.ScaleSpec	replicas=int
+io.k8s.api.apps.v1beta1.ScaleStatus	selector=map	targetSelector=string
+io.k8s.api.apps.v1beta1.StatefulSet	apiVersion=string	kind=string
+io.k8s.api.apps.v1beta1.StatefulSetCondition	message=string	reason=string
+io.k8s.api.apps.v1beta1.StatefulSetList	apiVersion=string	kind=string
+io.k8s.api.apps.v1beta1.StatefulSetPersistentVolumeClaimRetentionPolicy	whenDeleted=string	whenScaled=string
+io.k8s.api.apps.v1beta1.StatefulSetSpec	minReadySeconds=int	podManagementPolicy=string	volumeClaimTemplates=slice
+io.k8s.api.apps.v1beta1.StatefulSetStatus	conditions=slice	currentReplicas=int	currentRevision=string	readyReplicas=int	updateRevision=string	updatedReplicas=int
+io.k8s.api.apps.v1beta1.StatefulSetUpdateStrategy	type=string
+io.k8s.api.apps.v1beta2.ControllerRevision	apiVersion=string	kind=string
+io.k8s.api.apps.v1beta2.ControllerRevisionList	apiVersion=string	kind=string
+io.k8s.api.apps.v1beta2.DaemonSet	apiVersion=string	kind=string
+io.k8s.api.apps.v1beta2.DaemonSetCondition	message=string	reason=string
+io.k8s.api.apps.v1beta2.DaemonSetList	apiVersion=string	kind=string
+io.k8s.api.apps.v1beta2.DaemonSetSpec	minReadySeconds=int
+io.k8s.api.apps.v1beta2.DaemonSetStatus	conditions=slice	numberAvailable=int	numberUnavailable=int	observedGeneration=int	updatedNumberScheduled=int
+io.k8s.api.apps.v1beta2.DaemonSetUpdateStrategy	type=string
+io.k8s.api.apps.v1beta2.Deployment	apiVersion=string	kind=string
+io.k8s.api.apps.v1beta2.DeploymentCondition	message=string	reason=string
+io.k8s.api.apps.v1beta2.DeploymentList	apiVersion=string	kind=string
+io.k8s.api.apps.v1beta2.DeploymentSpec	minReadySeconds=int	paused=bool
+io.k8s.api.apps.v1beta2.DeploymentStatus	availableReplicas=int	conditions=slice	observedGeneration=int	readyReplicas=int	replicas=int	unavailableReplicas=int	updatedReplicas=int
+io.k8s.api.apps.v1beta2.DeploymentStrategy	type=string
+io.k8s.api.apps.v1beta2.ReplicaSet	apiVersion=string	kind=string
+io.k8s.api.apps.v1beta2.ReplicaSetCondition	message=string	reason=string
+io.k8s.api.apps.v1beta2.ReplicaSetList	apiVersion=string	kind=string
+io.k8s.api.apps.v1beta2.ReplicaSetSpec	minReadySeconds=int
+io.k8s.api.apps.v1beta2.ReplicaSetStatus	availableReplicas=int	conditions=slice	fullyLabeledReplicas=int	observedGeneration=int	readyReplicas=int
+io.k8s.api.apps.v1beta2.Scale	apiVersion=string	kind=string
+io.k8s.api.apps.v1beta2.ScaleSpec	replicas=int
+io.k8s.api.apps.v1beta2.ScaleStatus	selector=map	targetSelector=string
+io.k8s.api.apps.v1beta2.StatefulSet	apiVersion=string	kind=string
+io.k8s.api.apps.v1beta2.StatefulSetCondition	message=string	reason=string
+io.k8s.api.apps.v1beta2.StatefulSetList	apiVersion=string	kind=string
+io.k8s.api.apps.v1beta2.StatefulSetPersistentVolumeClaimRetentionPolicy	whenDeleted=string	whenScaled=string
+io.k8s.api.apps.v1beta2.StatefulSetSpec	minReadySeconds=int	podManagementPolicy=string	volumeClaimTemplates=slice
+io.k8s.api.apps.v1beta2.StatefulSetStatus	conditions=slice	currentReplicas=int	currentRevision=string	observedGeneration=int	readyReplicas=int	updateRevision=string	updatedReplicas=int
+io.k8s.api.apps.v1beta2.StatefulSetUpdateStrategy	type=string
+io.k8s.api.authentication.v1.BoundObjectReference	apiVersion=string	kind=string	name=string	uid=string
+io.k8s.api.authentication.v1.SelfSubjectReview	apiVersion=string	kind=string
+io.k8s.api.authentication.v1.TokenRequest	apiVersion=string	kind=string
+io.k8s.api.authentication.v1.TokenReview	apiVersion=string	kind=string
+io.k8s.api.authentication.v1.TokenReviewSpec	audiences=slice	token=string
+io.k8s.api.authentication.v1.TokenReviewStatus	audiences=slice	authenticated=bool	error=string
+io.k8s.api.authentication.v1.UserInfo	extra=map	groups=slice	uid=string	username=string
+io.k8s.api.authentication.v1alpha1.SelfSubjectReview	apiVersion=string	kind=string
+io.k8s.api.authentication.v1beta1.SelfSubjectReview	apiVersion=string	kind=string
+io.k8s.api.authentication.v1beta1.TokenReview	apiVersion=string	kind=string
+io.k8s.api.authentication.v1beta1.TokenReviewSpec	audiences=slice	token=string
+io.k8s.api.authentication.v1beta1.TokenReviewStatus	audiences=slice	authenticated=bool	error=string
+io.k8s.api.authentication.v1beta1.UserInfo	extra=map	groups=slice	uid=string	username=string
+io.k8s.api.authorization.v1.FieldSelectorAttributes	rawSelector=string	requirements=slice
+io.k8s.api.authorization.v1.LabelSelectorAttributes	rawSelector=string	requirements=slice
+io.k8s.api.authorization.v1.LocalSubjectAccessReview	apiVersion=string	kind=string
+io.k8s.api.authorization.v1.NonResourceAttributes	path=string	verb=string
+io.k8s.api.authorization.v1.NonResourceRule	nonResourceURLs=slice
+io.k8s.api.authorization.v1.ResourceAttributes	group=string	name=string	namespace=string	resource=string	subresource=string	verb=string	version=string
+io.k8s.api.authorization.v1.ResourceRule	apiGroups=slice	resourceNames=slice	resources=slice
+io.k8s.api.authorization.v1.SelfSubjectAccessReview	apiVersion=string	kind=string
+io.k8s.api.authorization.v1.SelfSubjectRulesReview	apiVersion=string	kind=string
+io.k8s.api.authorization.v1.SelfSubjectRulesReviewSpec	namespace=string
+io.k8s.api.authorization.v1.SubjectAccessReview	apiVersion=string	kind=string
+io.k8s.api.authorization.v1.SubjectAccessReviewSpec	extra=map	groups=slice	uid=string	user=string
+io.k8s.api.authorization.v1.SubjectAccessReviewStatus	denied=bool	evaluationError=string	reason=string
+io.k8s.api.authorization.v1.SubjectRulesReviewStatus	evaluationError=string
+io.k8s.api.authorization.v1beta1.LocalSubjectAccessReview	apiVersion=string	kind=string
+io.k8s.api.authorization.v1beta1.NonResourceAttributes	path=string	verb=string
+io.k8s.api.authorization.v1beta1.NonResourceRule	nonResourceURLs=slice
+io.k8s.api.authorization.v1beta1.ResourceAttributes	group=string	name=string	namespace=string	resource=string	subresource=string	verb=string	version=string
+io.k8s.api.authorization.v1beta1.ResourceRule	apiGroups=slice	resourceNames=slice	resources=slice
+io.k8s.api.authorization.v1beta1.SelfSubjectAccessReview	apiVersion=string	kind=string
+io.k8s.api.authorization.v1beta1.SelfSubjectRulesReview	apiVersion=string	kind=string
+io.k8s.api.authorization.v1beta1.SelfSubjectRulesReviewSpec	namespace=string
+io.k8s.api.authorization.v1beta1.SubjectAccessReview	apiVersion=string	kind=string
+io.k8s.api.authorization.v1beta1.SubjectAccessReviewSpec	extra=map	group=slice	uid=string	user=string
+io.k8s.api.authorization.v1beta1.SubjectAccessReviewStatus	denied=bool	evaluationError=string	reason=string
+io.k8s.api.authorization.v1beta1.SubjectRulesReviewStatus	evaluationError=string
+io.k8s.api.autoscaling.v1.CrossVersionObjectReference	apiVersion=string
+io.k8s.api.autoscaling.v1.HorizontalPodAutoscaler	apiVersion=string	kind=string
+io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerList	apiVersion=string	kind=string
+io.k8s.api.autoscaling.v1.Scale	apiVersion=string	kind=string
+io.k8s.api.autoscaling.v1.ScaleSpec	replicas=int
+io.k8s.api.autoscaling.v1.ScaleStatus	selector=string
+io.k8s.api.autoscaling.v2.CrossVersionObjectReference	apiVersion=string
+io.k8s.api.autoscaling.v2.HPAScalingRules	policies=slice
+io.k8s.api.autoscaling.v2.HorizontalPodAutoscaler	apiVersion=string	kind=string
+io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerCondition	message=string	reason=string
+io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerList	apiVersion=string	kind=string
+io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerSpec	metrics=slice
+io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerStatus	conditions=slice	currentReplicas=int
+io.k8s.api.autoscaling.v2beta1.CrossVersionObjectReference	apiVersion=string
+io.k8s.api.autoscaling.v2beta1.HorizontalPodAutoscaler	apiVersion=string	kind=string
+io.k8s.api.autoscaling.v2beta1.HorizontalPodAutoscalerCondition	message=string	reason=string
+io.k8s.api.autoscaling.v2beta1.HorizontalPodAutoscalerList	apiVersion=string	kind=string
+io.k8s.api.autoscaling.v2beta1.HorizontalPodAutoscalerSpec	metrics=slice
+io.k8s.api.autoscaling.v2beta2.CrossVersionObjectReference	apiVersion=string
+io.k8s.api.autoscaling.v2beta2.HPAScalingRules	policies=slice
+io.k8s.api.autoscaling.v2beta2.HorizontalPodAutoscaler	apiVersion=string	kind=string
+io.k8s.api.autoscaling.v2beta2.HorizontalPodAutoscalerCondition	message=string	reason=string
+io.k8s.api.autoscaling.v2beta2.HorizontalPodAutoscalerList	apiVersion=string	kind=string
+io.k8s.api.autoscaling.v2beta2.HorizontalPodAutoscalerSpec	metrics=slice
+io.k8s.api.batch.v1.CronJob	apiVersion=string	kind=string
+io.k8s.api.batch.v1.CronJobList	apiVersion=string	kind=string
+io.k8s.api.batch.v1.CronJobSpec	concurrencyPolicy=string
+io.k8s.api.batch.v1.CronJobStatus	active=slice
+io.k8s.api.batch.v1.Job	apiVersion=string	kind=string
+io.k8s.api.batch.v1.JobCondition	message=string	reason=string
+io.k8s.api.batch.v1.JobList	apiVersion=string	kind=string
+io.k8s.api.batch.v1.JobStatus	active=int	completedIndexes=string	conditions=slice	failed=int	succeeded=int
+io.k8s.api.batch.v1.PodFailurePolicyRule	onPodConditions=slice
+io.k8s.api.batch.v1.UncountedTerminatedPods	failed=slice	succeeded=slice
+io.k8s.api.batch.v1beta1.CronJob	apiVersion=string	kind=string
+io.k8s.api.batch.v1beta1.CronJobList	apiVersion=string	kind=string
+io.k8s.api.batch.v1beta1.CronJobSpec	concurrencyPolicy=string
+io.k8s.api.batch.v1beta1.CronJobStatus	active=slice
+io.k8s.api.certificates.v1.CertificateSigningRequest	apiVersion=string	kind=string
+io.k8s.api.certificates.v1.CertificateSigningRequestCondition	message=string	reason=string
+io.k8s.api.certificates.v1.CertificateSigningRequestList	apiVersion=string	kind=string
+io.k8s.api.certificates.v1.CertificateSigningRequestSpec	extra=map	groups=slice	uid=string	usages=slice	username=string
+io.k8s.api.certificates.v1.CertificateSigningRequestStatus	certificate=string	conditions=slice
+io.k8s.api.certificates.v1alpha1.ClusterTrustBundle	apiVersion=string	kind=string
+io.k8s.api.certificates.v1alpha1.ClusterTrustBundleList	apiVersion=string	kind=string
+io.k8s.api.certificates.v1alpha1.ClusterTrustBundleSpec	signerName=string
+io.k8s.api.certificates.v1beta1.CertificateSigningRequest	apiVersion=string	kind=string
+io.k8s.api.certificates.v1beta1.CertificateSigningRequestCondition	message=string	reason=string
+io.k8s.api.certificates.v1beta1.CertificateSigningRequestList	apiVersion=string	kind=string
+io.k8s.api.certificates.v1beta1.CertificateSigningRequestSpec	extra=map	groups=slice	uid=string	usages=slice	username=string
+io.k8s.api.certificates.v1beta1.CertificateSigningRequestStatus	certificate=string	conditions=slice
+io.k8s.api.certificates.v1beta1.ClusterTrustBundle	apiVersion=string	kind=string
+io.k8s.api.certificates.v1beta1.ClusterTrustBundleList	apiVersion=string	kind=string
+io.k8s.api.certificates.v1beta1.ClusterTrustBundleSpec	signerName=string
+io.k8s.api.certificates.v1beta1.PodCertificateRequest	apiVersion=string	kind=string
+io.k8s.api.certificates.v1beta1.PodCertificateRequestList	apiVersion=string	kind=string
+io.k8s.api.certificates.v1beta1.PodCertificateRequestSpec	unverifiedUserAnnotations=map
+io.k8s.api.certificates.v1beta1.PodCertificateRequestStatus	certificateChain=string	conditions=slice
+io.k8s.api.coordination.v1.Lease	apiVersion=string	kind=string
+io.k8s.api.coordination.v1.LeaseList	apiVersion=string	kind=string
+io.k8s.api.coordination.v1alpha2.LeaseCandidate	apiVersion=string	kind=string
+io.k8s.api.coordination.v1alpha2.LeaseCandidateList	apiVersion=string	kind=string
+io.k8s.api.coordination.v1alpha2.LeaseCandidateSpec	emulationVersion=string	strategy=string
+io.k8s.api.coordination.v1beta1.Lease	apiVersion=string	kind=string
+io.k8s.api.coordination.v1beta1.LeaseCandidate	apiVersion=string	kind=string
+io.k8s.api.coordination.v1beta1.LeaseCandidateList	apiVersion=string	kind=string
+io.k8s.api.coordination.v1beta1.LeaseCandidateSpec	emulationVersion=string	strategy=string
+io.k8s.api.coordination.v1beta1.LeaseList	apiVersion=string	kind=string
+io.k8s.api.core.v1.AWSElasticBlockStoreVolumeSource	fsType=string	partition=int	readOnly=bool
+io.k8s.api.core.v1.AzureFilePersistentVolumeSource	readOnly=bool
+io.k8s.api.core.v1.AzureFileVolumeSource	readOnly=bool
+io.k8s.api.core.v1.Binding	apiVersion=string	kind=string
+io.k8s.api.core.v1.CSIPersistentVolumeSource	fsType=string	readOnly=bool	volumeAttributes=map
+io.k8s.api.core.v1.CSIVolumeSource	volumeAttributes=map
+io.k8s.api.core.v1.Capabilities	add=slice	drop=slice
+io.k8s.api.core.v1.CephFSPersistentVolumeSource	path=string	readOnly=bool	secretFile=string	user=string
+io.k8s.api.core.v1.CephFSVolumeSource	path=string	readOnly=bool	secretFile=string	user=string
+io.k8s.api.core.v1.CinderPersistentVolumeSource	fsType=string	readOnly=bool
+io.k8s.api.core.v1.CinderVolumeSource	fsType=string	readOnly=bool
+io.k8s.api.core.v1.ComponentCondition	error=string	message=string
+io.k8s.api.core.v1.ComponentStatus	apiVersion=string	conditions=slice	kind=string
+io.k8s.api.core.v1.ComponentStatusList	apiVersion=string	kind=string
+io.k8s.api.core.v1.ConfigMap	apiVersion=string	binaryData=map	data=map	kind=string
+io.k8s.api.core.v1.ConfigMapEnvSource	name=string
+io.k8s.api.core.v1.ConfigMapKeySelector	name=string
+io.k8s.api.core.v1.ConfigMapList	apiVersion=string	kind=string
+io.k8s.api.core.v1.ConfigMapNodeConfigSource	resourceVersion=string	uid=string
+io.k8s.api.core.v1.ConfigMapProjection	items=slice	name=string
+io.k8s.api.core.v1.ConfigMapVolumeSource	items=slice	name=string
+io.k8s.api.core.v1.Container	args=slice	command=slice	env=slice	envFrom=slice	image=string	imagePullPolicy=string	ports=slice	resizePolicy=slice	restartPolicyRules=slice	stdin=bool	stdinOnce=bool	terminationMessagePath=string	terminationMessagePolicy=string	tty=bool	volumeDevices=slice	volumeMounts=slice	workingDir=string
+io.k8s.api.core.v1.ContainerImage	sizeBytes=int
+io.k8s.api.core.v1.ContainerPort	hostIP=string	hostPort=int	name=string	protocol=string
+io.k8s.api.core.v1.ContainerRestartRule	action=string
+io.k8s.api.core.v1.ContainerRestartRuleOnExitCodes	operator=string	values=slice
+io.k8s.api.core.v1.ContainerStateTerminated	containerID=string	message=string	reason=string	signal=int
+io.k8s.api.core.v1.ContainerStateWaiting	message=string	reason=string
+io.k8s.api.core.v1.ContainerStatus	allocatedResources=map	allocatedResourcesStatus=slice	containerID=string	volumeMounts=slice
+io.k8s.api.core.v1.DownwardAPIProjection	items=slice
+io.k8s.api.core.v1.DownwardAPIVolumeSource	items=slice
+io.k8s.api.core.v1.EmptyDirVolumeSource	medium=string
+io.k8s.api.core.v1.EndpointAddress	hostname=string
+io.k8s.api.core.v1.EndpointPort	name=string	protocol=string
+io.k8s.api.core.v1.EndpointSubset	addresses=slice	notReadyAddresses=slice	ports=slice
+io.k8s.api.core.v1.Endpoints	apiVersion=string	kind=string	subsets=slice
+io.k8s.api.core.v1.EndpointsList	apiVersion=string	kind=string
+io.k8s.api.core.v1.EnvFromSource	prefix=string
+io.k8s.api.core.v1.EnvVar	value=string
+io.k8s.api.core.v1.EphemeralContainer	args=slice	command=slice	env=slice	envFrom=slice	image=string	imagePullPolicy=string	ports=slice	resizePolicy=slice	restartPolicyRules=slice	stdin=bool	stdinOnce=bool	targetContainerName=string	terminationMessagePath=string	terminationMessagePolicy=string	tty=bool	volumeDevices=slice	volumeMounts=slice	workingDir=string
+io.k8s.api.core.v1.Event	action=string	apiVersion=string	count=int	kind=string	message=string	reason=string	type=string
+io.k8s.api.core.v1.EventList	apiVersion=string	kind=string
+io.k8s.api.core.v1.EventSeries	count=int
+io.k8s.api.core.v1.EventSource	component=string	host=string
+io.k8s.api.core.v1.ExecAction	command=slice
+io.k8s.api.core.v1.FCVolumeSource	fsType=string	readOnly=bool	targetWWNs=slice	wwids=slice
+io.k8s.api.core.v1.FlexPersistentVolumeSource	fsType=string	options=map	readOnly=bool
+io.k8s.api.core.v1.FlexVolumeSource	fsType=string	options=map	readOnly=bool
+io.k8s.api.core.v1.FlockerVolumeSource	datasetName=string	datasetUUID=string
+io.k8s.api.core.v1.GCEPersistentDiskVolumeSource	fsType=string	partition=int	readOnly=bool
+io.k8s.api.core.v1.GitRepoVolumeSource	directory=string	revision=string
+io.k8s.api.core.v1.GlusterfsPersistentVolumeSource	readOnly=bool
+io.k8s.api.core.v1.GlusterfsVolumeSource	readOnly=bool
+io.k8s.api.core.v1.HTTPGetAction	host=string	httpHeaders=slice	path=string	scheme=string
+io.k8s.api.core.v1.HostAlias	hostnames=slice
+io.k8s.api.core.v1.ISCSIPersistentVolumeSource	chapAuthDiscovery=bool	chapAuthSession=bool	fsType=string	iscsiInterface=string	portals=slice	readOnly=bool
+io.k8s.api.core.v1.ISCSIVolumeSource	chapAuthDiscovery=bool	chapAuthSession=bool	fsType=string	iscsiInterface=string	portals=slice	readOnly=bool
+io.k8s.api.core.v1.ImageVolumeSource	pullPolicy=string	reference=string
+io.k8s.api.core.v1.LimitRange	apiVersion=string	kind=string
+io.k8s.api.core.v1.LimitRangeItem	default=map	defaultRequest=map	max=map	maxLimitRequestRatio=map	min=map
+io.k8s.api.core.v1.LimitRangeList	apiVersion=string	kind=string
+io.k8s.api.core.v1.LinuxContainerUser	supplementalGroups=slice
+io.k8s.api.core.v1.List	apiVersion=string	kind=string
+io.k8s.api.core.v1.LoadBalancerIngress	hostname=string	ip=string	ports=slice
+io.k8s.api.core.v1.LoadBalancerStatus	ingress=slice
+io.k8s.api.core.v1.LocalObjectReference	name=string
+io.k8s.api.core.v1.ModifyVolumeStatus	targetVolumeAttributesClassName=string
+io.k8s.api.core.v1.NFSVolumeSource	readOnly=bool
+io.k8s.api.core.v1.Namespace	apiVersion=string	kind=string
+io.k8s.api.core.v1.NamespaceCondition	message=string	reason=string
+io.k8s.api.core.v1.NamespaceList	apiVersion=string	kind=string
+io.k8s.api.core.v1.NamespaceSpec	finalizers=slice
+io.k8s.api.core.v1.NamespaceStatus	conditions=slice	phase=string
+io.k8s.api.core.v1.Node	apiVersion=string	kind=string
+io.k8s.api.core.v1.NodeAffinity	preferredDuringSchedulingIgnoredDuringExecution=slice
+io.k8s.api.core.v1.NodeCondition	message=string	reason=string
+io.k8s.api.core.v1.NodeConfigStatus	error=string
+io.k8s.api.core.v1.NodeList	apiVersion=string	kind=string
+io.k8s.api.core.v1.NodeProxyOptions	apiVersion=string	kind=string	path=string
+io.k8s.api.core.v1.NodeSelectorRequirement	values=slice
+io.k8s.api.core.v1.NodeSelectorTerm	matchExpressions=slice	matchFields=slice
+io.k8s.api.core.v1.NodeSpec	externalID=string	podCIDR=string	podCIDRs=slice	providerID=string	taints=slice	unschedulable=bool
+io.k8s.api.core.v1.NodeStatus	addresses=slice	allocatable=map	capacity=map	conditions=slice	declaredFeatures=slice	images=slice	phase=string	runtimeHandlers=slice	volumesAttached=slice	volumesInUse=slice
+io.k8s.api.core.v1.ObjectFieldSelector	apiVersion=string
+io.k8s.api.core.v1.ObjectReference	apiVersion=string	fieldPath=string	kind=string	name=string	namespace=string	resourceVersion=string	uid=string
+io.k8s.api.core.v1.PersistentVolume	apiVersion=string	kind=string
+io.k8s.api.core.v1.PersistentVolumeClaim	apiVersion=string	kind=string
+io.k8s.api.core.v1.PersistentVolumeClaimCondition	message=string	reason=string
+io.k8s.api.core.v1.PersistentVolumeClaimList	apiVersion=string	kind=string
+io.k8s.api.core.v1.PersistentVolumeClaimSpec	accessModes=slice	volumeName=string
+io.k8s.api.core.v1.PersistentVolumeClaimStatus	accessModes=slice	allocatedResourceStatuses=map	allocatedResources=map	capacity=map	conditions=slice	phase=string
+io.k8s.api.core.v1.PersistentVolumeClaimVolumeSource	readOnly=bool
+io.k8s.api.core.v1.PersistentVolumeList	apiVersion=string	kind=string
+io.k8s.api.core.v1.PersistentVolumeSpec	accessModes=slice	capacity=map	mountOptions=slice	persistentVolumeReclaimPolicy=string	storageClassName=string
+io.k8s.api.core.v1.PersistentVolumeStatus	message=string	phase=string	reason=string
+io.k8s.api.core.v1.PhotonPersistentDiskVolumeSource	fsType=string
+io.k8s.api.core.v1.Pod	apiVersion=string	kind=string
+io.k8s.api.core.v1.PodAffinity	preferredDuringSchedulingIgnoredDuringExecution=slice	requiredDuringSchedulingIgnoredDuringExecution=slice
+io.k8s.api.core.v1.PodAffinityTerm	matchLabelKeys=slice	mismatchLabelKeys=slice	namespaces=slice
+io.k8s.api.core.v1.PodAntiAffinity	preferredDuringSchedulingIgnoredDuringExecution=slice	requiredDuringSchedulingIgnoredDuringExecution=slice
+io.k8s.api.core.v1.PodAttachOptions	apiVersion=string	container=string	kind=string	stderr=bool	stdin=bool	stdout=bool	tty=bool
+io.k8s.api.core.v1.PodCertificateProjection	certificateChainPath=string	credentialBundlePath=string	keyPath=string	keyType=string	signerName=string	userAnnotations=map
+io.k8s.api.core.v1.PodCondition	message=string	observedGeneration=int	reason=string
+io.k8s.api.core.v1.PodDNSConfig	nameservers=slice	options=slice	searches=slice
+io.k8s.api.core.v1.PodDNSConfigOption	name=string
+io.k8s.api.core.v1.PodExecOptions	apiVersion=string	container=string	kind=string	stderr=bool	stdin=bool	stdout=bool	tty=bool
+io.k8s.api.core.v1.PodList	apiVersion=string	kind=string
+io.k8s.api.core.v1.PodLogOptions	apiVersion=string	container=string	follow=bool	insecureSkipTLSVerifyBackend=bool	kind=string	previous=bool	timestamps=bool
+io.k8s.api.core.v1.PodPortForwardOptions	apiVersion=string	kind=string	ports=slice
+io.k8s.api.core.v1.PodProxyOptions	apiVersion=string	kind=string	path=string
+io.k8s.api.core.v1.PodSecurityContext	supplementalGroups=slice	sysctls=slice
+io.k8s.api.core.v1.PodSpec	dnsPolicy=string	ephemeralContainers=slice	hostAliases=slice	hostIPC=bool	hostNetwork=bool	hostPID=bool	hostname=string	imagePullSecrets=slice	initContainers=slice	nodeName=string	nodeSelector=map	overhead=map	priorityClassName=string	readinessGates=slice	resourceClaims=slice	restartPolicy=string	schedulerName=string	schedulingGates=slice	serviceAccount=string	serviceAccountName=string	subdomain=string	tolerations=slice	topologySpreadConstraints=slice	volumes=slice
+io.k8s.api.core.v1.PodStatus	allocatedResources=map	conditions=slice	containerStatuses=slice	ephemeralContainerStatuses=slice	hostIP=string	hostIPs=slice	initContainerStatuses=slice	message=string	nominatedNodeName=string	observedGeneration=int	phase=string	podIP=string	podIPs=slice	qosClass=string	reason=string	resize=string	resourceClaimStatuses=slice
+io.k8s.api.core.v1.PodStatusResult	apiVersion=string	kind=string
+io.k8s.api.core.v1.PodTemplate	apiVersion=string	kind=string
+io.k8s.api.core.v1.PodTemplateList	apiVersion=string	kind=string
+io.k8s.api.core.v1.PortworxVolumeSource	fsType=string	readOnly=bool
+io.k8s.api.core.v1.Probe	failureThreshold=int	initialDelaySeconds=int	periodSeconds=int	successThreshold=int	timeoutSeconds=int
+io.k8s.api.core.v1.QuobyteVolumeSource	group=string	readOnly=bool	tenant=string	user=string
+io.k8s.api.core.v1.RBDPersistentVolumeSource	fsType=string	keyring=string	pool=string	readOnly=bool	user=string
+io.k8s.api.core.v1.RBDVolumeSource	fsType=string	keyring=string	pool=string	readOnly=bool	user=string
+io.k8s.api.core.v1.RangeAllocation	apiVersion=string	kind=string
+io.k8s.api.core.v1.ReplicationController	apiVersion=string	kind=string
+io.k8s.api.core.v1.ReplicationControllerCondition	message=string	reason=string
+io.k8s.api.core.v1.ReplicationControllerList	apiVersion=string	kind=string
+io.k8s.api.core.v1.ReplicationControllerSpec	minReadySeconds=int	selector=map
+io.k8s.api.core.v1.ReplicationControllerStatus	availableReplicas=int	conditions=slice	fullyLabeledReplicas=int	observedGeneration=int	readyReplicas=int
+io.k8s.api.core.v1.ResourceClaim	request=string
+io.k8s.api.core.v1.ResourceFieldSelector	containerName=string
+io.k8s.api.core.v1.ResourceHealth	health=string
+io.k8s.api.core.v1.ResourceQuota	apiVersion=string	kind=string
+io.k8s.api.core.v1.ResourceQuotaList	apiVersion=string	kind=string
+io.k8s.api.core.v1.ResourceQuotaSpec	hard=map	scopes=slice
+io.k8s.api.core.v1.ResourceQuotaStatus	hard=map	used=map
+io.k8s.api.core.v1.ResourceRequirements	claims=slice	limits=map	requests=map
+io.k8s.api.core.v1.ResourceStatus	resources=slice
+io.k8s.api.core.v1.SELinuxOptions	level=string	role=string	type=string	user=string
+io.k8s.api.core.v1.ScaleIOPersistentVolumeSource	fsType=string	protectionDomain=string	readOnly=bool	sslEnabled=bool	storageMode=string	storagePool=string	volumeName=string
+io.k8s.api.core.v1.ScaleIOVolumeSource	fsType=string	protectionDomain=string	readOnly=bool	sslEnabled=bool	storageMode=string	storagePool=string	volumeName=string
+io.k8s.api.core.v1.ScopeSelector	matchExpressions=slice
+io.k8s.api.core.v1.ScopedResourceSelectorRequirement	values=slice
+io.k8s.api.core.v1.Secret	apiVersion=string	data=map	kind=string	stringData=map	type=string
+io.k8s.api.core.v1.SecretEnvSource	name=string
+io.k8s.api.core.v1.SecretKeySelector	name=string
+io.k8s.api.core.v1.SecretList	apiVersion=string	kind=string
+io.k8s.api.core.v1.SecretProjection	items=slice	name=string
+io.k8s.api.core.v1.SecretReference	name=string	namespace=string
+io.k8s.api.core.v1.SecretVolumeSource	items=slice	secretName=string
+io.k8s.api.core.v1.SerializedReference	apiVersion=string	kind=string
+io.k8s.api.core.v1.Service	apiVersion=string	kind=string
+io.k8s.api.core.v1.ServiceAccount	apiVersion=string	imagePullSecrets=slice	kind=string	secrets=slice
+io.k8s.api.core.v1.ServiceAccountList	apiVersion=string	kind=string
+io.k8s.api.core.v1.ServiceAccountTokenProjection	audience=string
+io.k8s.api.core.v1.ServiceList	apiVersion=string	kind=string
+io.k8s.api.core.v1.ServicePort	name=string	nodePort=int	protocol=string
+io.k8s.api.core.v1.ServiceProxyOptions	apiVersion=string	kind=string	path=string
+io.k8s.api.core.v1.ServiceSpec	clusterIP=string	clusterIPs=slice	externalIPs=slice	externalName=string	externalTrafficPolicy=string	healthCheckNodePort=int	ipFamilies=slice	loadBalancerIP=string	loadBalancerSourceRanges=slice	ports=slice	publishNotReadyAddresses=bool	selector=map	sessionAffinity=string	type=string
+io.k8s.api.core.v1.ServiceStatus	conditions=slice
+io.k8s.api.core.v1.StorageOSPersistentVolumeSource	fsType=string	readOnly=bool	volumeName=string	volumeNamespace=string
+io.k8s.api.core.v1.StorageOSVolumeSource	fsType=string	readOnly=bool	volumeName=string	volumeNamespace=string
+io.k8s.api.core.v1.TCPSocketAction	host=string
+io.k8s.api.core.v1.Taint	value=string
+io.k8s.api.core.v1.Toleration	effect=string	key=string	operator=string	value=string
+io.k8s.api.core.v1.TopologySelectorTerm	matchLabelExpressions=slice
+io.k8s.api.core.v1.TopologySpreadConstraint	matchLabelKeys=slice
+io.k8s.api.core.v1.VolumeMount	readOnly=bool	subPath=string	subPathExpr=string
+io.k8s.api.core.v1.VolumeMountStatus	readOnly=bool
+io.k8s.api.core.v1.VolumeResourceRequirements	limits=map	requests=map
+io.k8s.api.core.v1.VsphereVirtualDiskVolumeSource	fsType=string	storagePolicyID=string	storagePolicyName=string
+io.k8s.api.core.v1.WorkloadReference	podGroupReplicaKey=string
+io.k8s.api.discovery.v1.Endpoint	deprecatedTopology=map
+io.k8s.api.discovery.v1.EndpointHints	forNodes=slice	forZones=slice
+io.k8s.api.discovery.v1.EndpointSlice	apiVersion=string	kind=string
+io.k8s.api.discovery.v1.EndpointSliceList	apiVersion=string	kind=string
+io.k8s.api.discovery.v1beta1.Endpoint	topology=map
+io.k8s.api.discovery.v1beta1.EndpointHints	forNodes=slice	forZones=slice
+io.k8s.api.discovery.v1beta1.EndpointSlice	apiVersion=string	kind=string
+io.k8s.api.discovery.v1beta1.EndpointSliceList	apiVersion=string	kind=string
+io.k8s.api.events.v1.Event	action=string	apiVersion=string	deprecatedCount=int	kind=string	note=string	reason=string	reportingController=string	reportingInstance=string	type=string
+io.k8s.api.events.v1.EventList	apiVersion=string	kind=string
+io.k8s.api.events.v1beta1.Event	action=string	apiVersion=string	deprecatedCount=int	kind=string	note=string	reason=string	reportingController=string	reportingInstance=string	type=string
+io.k8s.api.events.v1beta1.EventList	apiVersion=string	kind=string
+io.k8s.api.extensions.v1beta1.DaemonSet	apiVersion=string	kind=string
+io.k8s.api.extensions.v1beta1.DaemonSetCondition	message=string	reason=string
+io.k8s.api.extensions.v1beta1.DaemonSetList	apiVersion=string	kind=string
+io.k8s.api.extensions.v1beta1.DaemonSetSpec	minReadySeconds=int	templateGeneration=int
+io.k8s.api.extensions.v1beta1.DaemonSetStatus	conditions=slice	numberAvailable=int	numberUnavailable=int	observedGeneration=int	updatedNumberScheduled=int
+io.k8s.api.extensions.v1beta1.DaemonSetUpdateStrategy	type=string
+io.k8s.api.extensions.v1beta1.Deployment	apiVersion=string	kind=string
+io.k8s.api.extensions.v1beta1.DeploymentCondition	message=string	reason=string
+io.k8s.api.extensions.v1beta1.DeploymentList	apiVersion=string	kind=string
+io.k8s.api.extensions.v1beta1.DeploymentRollback	apiVersion=string	kind=string	updatedAnnotations=map
+io.k8s.api.extensions.v1beta1.DeploymentSpec	minReadySeconds=int	paused=bool
+io.k8s.api.extensions.v1beta1.DeploymentStatus	availableReplicas=int	conditions=slice	observedGeneration=int	readyReplicas=int	replicas=int	unavailableReplicas=int	updatedReplicas=int
+io.k8s.api.extensions.v1beta1.DeploymentStrategy	type=string
+io.k8s.api.extensions.v1beta1.HTTPIngressPath	path=string
+io.k8s.api.extensions.v1beta1.IPBlock	except=slice
+io.k8s.api.extensions.v1beta1.Ingress	apiVersion=string	kind=string
+io.k8s.api.extensions.v1beta1.IngressBackend	serviceName=string
+io.k8s.api.extensions.v1beta1.IngressList	apiVersion=string	kind=string
+io.k8s.api.extensions.v1beta1.IngressLoadBalancerIngress	hostname=string	ip=string	ports=slice
+io.k8s.api.extensions.v1beta1.IngressLoadBalancerStatus	ingress=slice
+io.k8s.api.extensions.v1beta1.IngressRule	host=string
+io.k8s.api.extensions.v1beta1.IngressSpec	rules=slice	tls=slice
+io.k8s.api.extensions.v1beta1.IngressTLS	hosts=slice	secretName=string
+io.k8s.api.extensions.v1beta1.NetworkPolicy	apiVersion=string	kind=string
+io.k8s.api.extensions.v1beta1.NetworkPolicyEgressRule	ports=slice	to=slice
+io.k8s.api.extensions.v1beta1.NetworkPolicyIngressRule	from=slice	ports=slice
+io.k8s.api.extensions.v1beta1.NetworkPolicyList	apiVersion=string	kind=string
+io.k8s.api.extensions.v1beta1.NetworkPolicySpec	egress=slice	ingress=slice	policyTypes=slice
+io.k8s.api.extensions.v1beta1.ReplicaSet	apiVersion=string	kind=string
+io.k8s.api.extensions.v1beta1.ReplicaSetCondition	message=string	reason=string
+io.k8s.api.extensions.v1beta1.ReplicaSetList	apiVersion=string	kind=string
+io.k8s.api.extensions.v1beta1.ReplicaSetSpec	minReadySeconds=int
+io.k8s.api.extensions.v1beta1.ReplicaSetStatus	availableReplicas=int	conditions=slice	fullyLabeledReplicas=int	observedGeneration=int	readyReplicas=int
+io.k8s.api.extensions.v1beta1.RollbackConfig	revision=int
+io.k8s.api.extensions.v1beta1.Scale	apiVersion=string	kind=string
+io.k8s.api.extensions.v1beta1.ScaleSpec	replicas=int
+io.k8s.api.extensions.v1beta1.ScaleStatus	selector=map	targetSelector=string
+io.k8s.api.flowcontrol.v1.FlowSchema	apiVersion=string	kind=string
+io.k8s.api.flowcontrol.v1.FlowSchemaCondition	message=string	reason=string	status=string	type=string
+io.k8s.api.flowcontrol.v1.FlowSchemaList	apiVersion=string	kind=string
+io.k8s.api.flowcontrol.v1.FlowSchemaSpec	rules=slice
+io.k8s.api.flowcontrol.v1.FlowSchemaStatus	conditions=slice
+io.k8s.api.flowcontrol.v1.PolicyRulesWithSubjects	nonResourceRules=slice	resourceRules=slice
+io.k8s.api.flowcontrol.v1.PriorityLevelConfiguration	apiVersion=string	kind=string
+io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationCondition	message=string	reason=string	status=string	type=string
+io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationList	apiVersion=string	kind=string
+io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationStatus	conditions=slice
+io.k8s.api.flowcontrol.v1.ResourcePolicyRule	clusterScope=bool
+io.k8s.api.flowcontrol.v1beta1.FlowSchema	apiVersion=string	kind=string
+io.k8s.api.flowcontrol.v1beta1.FlowSchemaCondition	message=string	reason=string	status=string	type=string
+io.k8s.api.flowcontrol.v1beta1.FlowSchemaList	apiVersion=string	kind=string
+io.k8s.api.flowcontrol.v1beta1.FlowSchemaSpec	rules=slice
+io.k8s.api.flowcontrol.v1beta1.FlowSchemaStatus	conditions=slice
+io.k8s.api.flowcontrol.v1beta1.PolicyRulesWithSubjects	nonResourceRules=slice	resourceRules=slice
+io.k8s.api.flowcontrol.v1beta1.PriorityLevelConfiguration	apiVersion=string	kind=string
+io.k8s.api.flowcontrol.v1beta1.PriorityLevelConfigurationCondition	message=string	reason=string	status=string	type=string
+io.k8s.api.flowcontrol.v1beta1.PriorityLevelConfigurationList	apiVersion=string	kind=string
+io.k8s.api.flowcontrol.v1beta1.PriorityLevelConfigurationStatus	conditions=slice
+io.k8s.api.flowcontrol.v1beta1.ResourcePolicyRule	clusterScope=bool
+io.k8s.api.flowcontrol.v1beta2.FlowSchema	apiVersion=string	kind=string
+io.k8s.api.flowcontrol.v1beta2.FlowSchemaCondition	message=string	reason=string	status=string	type=string
+io.k8s.api.flowcontrol.v1beta2.FlowSchemaList	apiVersion=string	kind=string
+io.k8s.api.flowcontrol.v1beta2.FlowSchemaSpec	rules=slice
+io.k8s.api.flowcontrol.v1beta2.FlowSchemaStatus	conditions=slice
+io.k8s.api.flowcontrol.v1beta2.PolicyRulesWithSubjects	nonResourceRules=slice	resourceRules=slice
+io.k8s.api.flowcontrol.v1beta2.PriorityLevelConfiguration	apiVersion=string	kind=string
+io.k8s.api.flowcontrol.v1beta2.PriorityLevelConfigurationCondition	message=string	reason=string	status=string	type=string
+io.k8s.api.flowcontrol.v1beta2.PriorityLevelConfigurationList	apiVersion=string	kind=string
+io.k8s.api.flowcontrol.v1beta2.PriorityLevelConfigurationStatus	conditions=slice
+io.k8s.api.flowcontrol.v1beta2.ResourcePolicyRule	clusterScope=bool
+io.k8s.api.flowcontrol.v1beta3.FlowSchema	apiVersion=string	kind=string
+io.k8s.api.flowcontrol.v1beta3.FlowSchemaCondition	message=string	reason=string	status=string	type=string
+io.k8s.api.flowcontrol.v1beta3.FlowSchemaList	apiVersion=string	kind=string
+io.k8s.api.flowcontrol.v1beta3.FlowSchemaSpec	rules=slice
+io.k8s.api.flowcontrol.v1beta3.FlowSchemaStatus	conditions=slice
+io.k8s.api.flowcontrol.v1beta3.PolicyRulesWithSubjects	nonResourceRules=slice	resourceRules=slice
+io.k8s.api.flowcontrol.v1beta3.PriorityLevelConfiguration	apiVersion=string	kind=string
+io.k8s.api.flowcontrol.v1beta3.PriorityLevelConfigurationCondition	message=string	reason=string	status=string	type=string
+io.k8s.api.flowcontrol.v1beta3.PriorityLevelConfigurationList	apiVersion=string	kind=string
+io.k8s.api.flowcontrol.v1beta3.PriorityLevelConfigurationStatus	conditions=slice
+io.k8s.api.flowcontrol.v1beta3.ResourcePolicyRule	clusterScope=bool
+io.k8s.api.networking.v1.HTTPIngressPath	path=string
+io.k8s.api.networking.v1.IPAddress	apiVersion=string	kind=string
+io.k8s.api.networking.v1.IPAddressList	apiVersion=string	kind=string
+io.k8s.api.networking.v1.IPBlock	except=slice
+io.k8s.api.networking.v1.Ingress	apiVersion=string	kind=string
+io.k8s.api.networking.v1.IngressClass	apiVersion=string	kind=string
+io.k8s.api.networking.v1.IngressClassList	apiVersion=string	kind=string
+io.k8s.api.networking.v1.IngressClassSpec	controller=string
+io.k8s.api.networking.v1.IngressList	apiVersion=string	kind=string
+io.k8s.api.networking.v1.IngressLoadBalancerIngress	hostname=string	ip=string	ports=slice
+io.k8s.api.networking.v1.IngressLoadBalancerStatus	ingress=slice
+io.k8s.api.networking.v1.IngressRule	host=string
+io.k8s.api.networking.v1.IngressSpec	rules=slice	tls=slice
+io.k8s.api.networking.v1.IngressTLS	hosts=slice	secretName=string
+io.k8s.api.networking.v1.NetworkPolicy	apiVersion=string	kind=string
+io.k8s.api.networking.v1.NetworkPolicyEgressRule	ports=slice	to=slice
+io.k8s.api.networking.v1.NetworkPolicyIngressRule	from=slice	ports=slice
+io.k8s.api.networking.v1.NetworkPolicyList	apiVersion=string	kind=string
+io.k8s.api.networking.v1.NetworkPolicySpec	egress=slice	ingress=slice	policyTypes=slice
+io.k8s.api.networking.v1.ParentReference	group=string	name=string	namespace=string	resource=string
+io.k8s.api.networking.v1.ServiceBackendPort	name=string	number=int
+io.k8s.api.networking.v1.ServiceCIDR	apiVersion=string	kind=string
+io.k8s.api.networking.v1.ServiceCIDRList	apiVersion=string	kind=string
+io.k8s.api.networking.v1.ServiceCIDRSpec	cidrs=slice
+io.k8s.api.networking.v1.ServiceCIDRStatus	conditions=slice
+io.k8s.api.networking.v1beta1.HTTPIngressPath	path=string
+io.k8s.api.networking.v1beta1.IPAddress	apiVersion=string	kind=string
+io.k8s.api.networking.v1beta1.IPAddressList	apiVersion=string	kind=string
+io.k8s.api.networking.v1beta1.Ingress	apiVersion=string	kind=string
+io.k8s.api.networking.v1beta1.IngressBackend	serviceName=string
+io.k8s.api.networking.v1beta1.IngressClass	apiVersion=string	kind=string
+io.k8s.api.networking.v1beta1.IngressClassList	apiVersion=string	kind=string
+io.k8s.api.networking.v1beta1.IngressClassSpec	controller=string
+io.k8s.api.networking.v1beta1.IngressList	apiVersion=string	kind=string
+io.k8s.api.networking.v1beta1.IngressLoadBalancerIngress	hostname=string	ip=string	ports=slice
+io.k8s.api.networking.v1beta1.IngressLoadBalancerStatus	ingress=slice
+io.k8s.api.networking.v1beta1.IngressRule	host=string
+io.k8s.api.networking.v1beta1.IngressSpec	rules=slice	tls=slice
+io.k8s.api.networking.v1beta1.IngressTLS	hosts=slice	secretName=string
+io.k8s.api.networking.v1beta1.ParentReference	group=string	name=string	namespace=string	resource=string
+io.k8s.api.networking.v1beta1.ServiceCIDR	apiVersion=string	kind=string
+io.k8s.api.networking.v1beta1.ServiceCIDRList	apiVersion=string	kind=string
+io.k8s.api.networking.v1beta1.ServiceCIDRSpec	cidrs=slice
+io.k8s.api.networking.v1beta1.ServiceCIDRStatus	conditions=slice
+io.k8s.api.node.v1.Overhead	podFixed=map
+io.k8s.api.node.v1.RuntimeClass	apiVersion=string	kind=string
+io.k8s.api.node.v1.RuntimeClassList	apiVersion=string	kind=string
+io.k8s.api.node.v1.Scheduling	nodeSelector=map	tolerations=slice
+io.k8s.api.node.v1alpha1.Overhead	podFixed=map
+io.k8s.api.node.v1alpha1.RuntimeClass	apiVersion=string	kind=string
+io.k8s.api.node.v1alpha1.RuntimeClassList	apiVersion=string	kind=string
+io.k8s.api.node.v1alpha1.Scheduling	nodeSelector=map	tolerations=slice
+io.k8s.api.node.v1beta1.Overhead	podFixed=map
+io.k8s.api.node.v1beta1.RuntimeClass	apiVersion=string	kind=string
+io.k8s.api.node.v1beta1.RuntimeClassList	apiVersion=string	kind=string
+io.k8s.api.node.v1beta1.Scheduling	nodeSelector=map	tolerations=slice
+io.k8s.api.policy.v1.Eviction	apiVersion=string	kind=string
+io.k8s.api.policy.v1.PodDisruptionBudget	apiVersion=string	kind=string
+io.k8s.api.policy.v1.PodDisruptionBudgetList	apiVersion=string	kind=string
+io.k8s.api.policy.v1.PodDisruptionBudgetStatus	conditions=slice	disruptedPods=map	observedGeneration=int
+io.k8s.api.policy.v1beta1.Eviction	apiVersion=string	kind=string
+io.k8s.api.policy.v1beta1.PodDisruptionBudget	apiVersion=string	kind=string
+io.k8s.api.policy.v1beta1.PodDisruptionBudgetList	apiVersion=string	kind=string
+io.k8s.api.policy.v1beta1.PodDisruptionBudgetStatus	conditions=slice	disruptedPods=map	observedGeneration=int
+io.k8s.api.rbac.v1.AggregationRule	clusterRoleSelectors=slice
+io.k8s.api.rbac.v1.ClusterRole	apiVersion=string	kind=string
+io.k8s.api.rbac.v1.ClusterRoleBinding	apiVersion=string	kind=string	subjects=slice
+io.k8s.api.rbac.v1.ClusterRoleBindingList	apiVersion=string	kind=string
+io.k8s.api.rbac.v1.ClusterRoleList	apiVersion=string	kind=string
+io.k8s.api.rbac.v1.PolicyRule	apiGroups=slice	nonResourceURLs=slice	resourceNames=slice	resources=slice
+io.k8s.api.rbac.v1.Role	apiVersion=string	kind=string
+io.k8s.api.rbac.v1.RoleBinding	apiVersion=string	kind=string	subjects=slice
+io.k8s.api.rbac.v1.RoleBindingList	apiVersion=string	kind=string
+io.k8s.api.rbac.v1.RoleList	apiVersion=string	kind=string
+io.k8s.api.rbac.v1.Subject	apiGroup=string	namespace=string
+io.k8s.api.rbac.v1alpha1.AggregationRule	clusterRoleSelectors=slice
+io.k8s.api.rbac.v1alpha1.ClusterRole	apiVersion=string	kind=string
+io.k8s.api.rbac.v1alpha1.ClusterRoleBinding	apiVersion=string	kind=string	subjects=slice
+io.k8s.api.rbac.v1alpha1.ClusterRoleBindingList	apiVersion=string	kind=string
+io.k8s.api.rbac.v1alpha1.ClusterRoleList	apiVersion=string	kind=string
+io.k8s.api.rbac.v1alpha1.PolicyRule	apiGroups=slice	nonResourceURLs=slice	resourceNames=slice	resources=slice
+io.k8s.api.rbac.v1alpha1.Role	apiVersion=string	kind=string
+io.k8s.api.rbac.v1alpha1.RoleBinding	apiVersion=string	kind=string	subjects=slice
+io.k8s.api.rbac.v1alpha1.RoleBindingList	apiVersion=string	kind=string
+io.k8s.api.rbac.v1alpha1.RoleList	apiVersion=string	kind=string
+io.k8s.api.rbac.v1alpha1.Subject	apiVersion=string	namespace=string
+io.k8s.api.rbac.v1beta1.AggregationRule	clusterRoleSelectors=slice
+io.k8s.api.rbac.v1beta1.ClusterRole	apiVersion=string	kind=string
+io.k8s.api.rbac.v1beta1.ClusterRoleBinding	apiVersion=string	kind=string	subjects=slice
+io.k8s.api.rbac.v1beta1.ClusterRoleBindingList	apiVersion=string	kind=string
+io.k8s.api.rbac.v1beta1.ClusterRoleList	apiVersion=string	kind=string
+io.k8s.api.rbac.v1beta1.PolicyRule	apiGroups=slice	nonResourceURLs=slice	resourceNames=slice	resources=slice
+io.k8s.api.rbac.v1beta1.Role	apiVersion=string	kind=string
+io.k8s.api.rbac.v1beta1.RoleBinding	apiVersion=string	kind=string	subjects=slice
+io.k8s.api.rbac.v1beta1.RoleBindingList	apiVersion=string	kind=string
+io.k8s.api.rbac.v1beta1.RoleList	apiVersion=string	kind=string
+io.k8s.api.rbac.v1beta1.Subject	apiGroup=string	namespace=string
+io.k8s.api.resource.v1.CapacityRequestPolicy	validValues=slice
+io.k8s.api.resource.v1.CapacityRequirements	requests=map
+io.k8s.api.resource.v1.CounterSet	counters=map
+io.k8s.api.resource.v1.Device	attributes=map	bindingConditions=slice	bindingFailureConditions=slice	capacity=map	consumesCounters=slice	taints=slice
+io.k8s.api.resource.v1.DeviceAllocationConfiguration	requests=slice
+io.k8s.api.resource.v1.DeviceAllocationResult	config=slice	results=slice
+io.k8s.api.resource.v1.DeviceClaim	config=slice	constraints=slice
+io.k8s.api.resource.v1.DeviceClaimConfiguration	requests=slice
+io.k8s.api.resource.v1.DeviceClass	apiVersion=string	kind=string
+io.k8s.api.resource.v1.DeviceClassList	apiVersion=string	kind=string
+io.k8s.api.resource.v1.DeviceClassSpec	config=slice	selectors=slice
+io.k8s.api.resource.v1.DeviceConstraint	requests=slice
+io.k8s.api.resource.v1.DeviceCounterConsumption	counters=map
+io.k8s.api.resource.v1.DeviceRequest	firstAvailable=slice
+io.k8s.api.resource.v1.DeviceRequestAllocationResult	bindingConditions=slice	bindingFailureConditions=slice	consumedCapacity=map	tolerations=slice
+io.k8s.api.resource.v1.DeviceSubRequest	allocationMode=string	count=int	selectors=slice	tolerations=slice
+io.k8s.api.resource.v1.DeviceTaint	value=string
+io.k8s.api.resource.v1.DeviceToleration	effect=string	key=string	operator=string	value=string
+io.k8s.api.resource.v1.ExactDeviceRequest	allocationMode=string	count=int	selectors=slice	tolerations=slice
+io.k8s.api.resource.v1.NetworkDeviceData	hardwareAddress=string	interfaceName=string	ips=slice
+io.k8s.api.resource.v1.ResourceClaim	apiVersion=string	kind=string
+io.k8s.api.resource.v1.ResourceClaimConsumerReference	apiGroup=string
+io.k8s.api.resource.v1.ResourceClaimList	apiVersion=string	kind=string
+io.k8s.api.resource.v1.ResourceClaimStatus	devices=slice	reservedFor=slice
+io.k8s.api.resource.v1.ResourceClaimTemplate	apiVersion=string	kind=string
+io.k8s.api.resource.v1.ResourceClaimTemplateList	apiVersion=string	kind=string
+io.k8s.api.resource.v1.ResourceSlice	apiVersion=string	kind=string
+io.k8s.api.resource.v1.ResourceSliceList	apiVersion=string	kind=string
+io.k8s.api.resource.v1.ResourceSliceSpec	devices=slice	sharedCounters=slice
+io.k8s.api.resource.v1alpha3.DeviceTaint	value=string
+io.k8s.api.resource.v1alpha3.DeviceTaintRule	apiVersion=string	kind=string
+io.k8s.api.resource.v1alpha3.DeviceTaintRuleList	apiVersion=string	kind=string
+io.k8s.api.resource.v1alpha3.DeviceTaintRuleStatus	conditions=slice
+io.k8s.api.resource.v1beta1.BasicDevice	attributes=map	bindingConditions=slice	bindingFailureConditions=slice	capacity=map	consumesCounters=slice	taints=slice
+io.k8s.api.resource.v1beta1.CapacityRequestPolicy	validValues=slice
+io.k8s.api.resource.v1beta1.CapacityRequirements	requests=map
+io.k8s.api.resource.v1beta1.CounterSet	counters=map
+io.k8s.api.resource.v1beta1.DeviceAllocationConfiguration	requests=slice
+io.k8s.api.resource.v1beta1.DeviceAllocationResult	config=slice	results=slice
+io.k8s.api.resource.v1beta1.DeviceClaim	config=slice	constraints=slice
+io.k8s.api.resource.v1beta1.DeviceClaimConfiguration	requests=slice
+io.k8s.api.resource.v1beta1.DeviceClass	apiVersion=string	kind=string
+io.k8s.api.resource.v1beta1.DeviceClassList	apiVersion=string	kind=string
+io.k8s.api.resource.v1beta1.DeviceClassSpec	config=slice	selectors=slice
+io.k8s.api.resource.v1beta1.DeviceConstraint	requests=slice
+io.k8s.api.resource.v1beta1.DeviceCounterConsumption	counters=map
+io.k8s.api.resource.v1beta1.DeviceRequest	allocationMode=string	count=int	firstAvailable=slice	selectors=slice	tolerations=slice
+io.k8s.api.resource.v1beta1.DeviceRequestAllocationResult	bindingConditions=slice	bindingFailureConditions=slice	consumedCapacity=map	tolerations=slice
+io.k8s.api.resource.v1beta1.DeviceSubRequest	allocationMode=string	count=int	selectors=slice	tolerations=slice
+io.k8s.api.resource.v1beta1.DeviceTaint	value=string
+io.k8s.api.resource.v1beta1.DeviceToleration	effect=string	key=string	operator=string	value=string
+io.k8s.api.resource.v1beta1.NetworkDeviceData	hardwareAddress=string	interfaceName=string	ips=slice
+io.k8s.api.resource.v1beta1.ResourceClaim	apiVersion=string	kind=string
+io.k8s.api.resource.v1beta1.ResourceClaimConsumerReference	apiGroup=string
+io.k8s.api.resource.v1beta1.ResourceClaimList	apiVersion=string	kind=string
+io.k8s.api.resource.v1beta1.ResourceClaimStatus	devices=slice	reservedFor=slice
+io.k8s.api.resource.v1beta1.ResourceClaimTemplate	apiVersion=string	kind=string
+io.k8s.api.resource.v1beta1.ResourceClaimTemplateList	apiVersion=string	kind=string
+io.k8s.api.resource.v1beta1.ResourceSlice	apiVersion=string	kind=string
+io.k8s.api.resource.v1beta1.ResourceSliceList	apiVersion=string	kind=string
+io.k8s.api.resource.v1beta1.ResourceSliceSpec	allNodes=bool	devices=slice	nodeName=string	sharedCounters=slice
+io.k8s.api.resource.v1beta2.CapacityRequestPolicy	validValues=slice
+io.k8s.api.resource.v1beta2.CapacityRequirements	requests=map
+io.k8s.api.resource.v1beta2.CounterSet	counters=map
+io.k8s.api.resource.v1beta2.Device	attributes=map	bindingConditions=slice	bindingFailureConditions=slice	capacity=map	consumesCounters=slice	taints=slice
+io.k8s.api.resource.v1beta2.DeviceAllocationConfiguration	requests=slice
+io.k8s.api.resource.v1beta2.DeviceAllocationResult	config=slice	results=slice
+io.k8s.api.resource.v1beta2.DeviceClaim	config=slice	constraints=slice
+io.k8s.api.resource.v1beta2.DeviceClaimConfiguration	requests=slice
+io.k8s.api.resource.v1beta2.DeviceClass	apiVersion=string	kind=string
+io.k8s.api.resource.v1beta2.DeviceClassList	apiVersion=string	kind=string
+io.k8s.api.resource.v1beta2.DeviceClassSpec	config=slice	selectors=slice
+io.k8s.api.resource.v1beta2.DeviceConstraint	requests=slice
+io.k8s.api.resource.v1beta2.DeviceCounterConsumption	counters=map
+io.k8s.api.resource.v1beta2.DeviceRequest	firstAvailable=slice
+io.k8s.api.resource.v1beta2.DeviceRequestAllocationResult	bindingConditions=slice	bindingFailureConditions=slice	consumedCapacity=map	tolerations=slice
+io.k8s.api.resource.v1beta2.DeviceSubRequest	allocationMode=string	count=int	selectors=slice	tolerations=slice
+io.k8s.api.resource.v1beta2.DeviceTaint	value=string
+io.k8s.api.resource.v1beta2.DeviceToleration	effect=string	key=string	operator=string	value=string
+io.k8s.api.resource.v1beta2.ExactDeviceRequest	allocationMode=string	count=int	selectors=slice	tolerations=slice
+io.k8s.api.resource.v1beta2.NetworkDeviceData	hardwareAddress=string	interfaceName=string	ips=slice
+io.k8s.api.resource.v1beta2.ResourceClaim	apiVersion=string	kind=string
+io.k8s.api.resource.v1beta2.ResourceClaimConsumerReference	apiGroup=string
+io.k8s.api.resource.v1beta2.ResourceClaimList	apiVersion=string	kind=string
+io.k8s.api.resource.v1beta2.ResourceClaimStatus	devices=slice	reservedFor=slice
+io.k8s.api.resource.v1beta2.ResourceClaimTemplate	apiVersion=string	kind=string
+io.k8s.api.resource.v1beta2.ResourceClaimTemplateList	apiVersion=string	kind=string
+io.k8s.api.resource.v1beta2.ResourceSlice	apiVersion=string	kind=string
+io.k8s.api.resource.v1beta2.ResourceSliceList	apiVersion=string	kind=string
+io.k8s.api.resource.v1beta2.ResourceSliceSpec	devices=slice	sharedCounters=slice
+io.k8s.api.scheduling.v1.PriorityClass	apiVersion=string	description=string	globalDefault=bool	kind=string
+io.k8s.api.scheduling.v1.PriorityClassList	apiVersion=string	kind=string
+io.k8s.api.scheduling.v1alpha1.PriorityClass	apiVersion=string	description=string	globalDefault=bool	kind=string
+io.k8s.api.scheduling.v1alpha1.PriorityClassList	apiVersion=string	kind=string
+io.k8s.api.scheduling.v1alpha1.TypedLocalObjectReference	apiGroup=string
+io.k8s.api.scheduling.v1alpha1.Workload	apiVersion=string	kind=string
+io.k8s.api.scheduling.v1alpha1.WorkloadList	apiVersion=string	kind=string
+io.k8s.api.scheduling.v1beta1.PriorityClass	apiVersion=string	description=string	globalDefault=bool	kind=string
+io.k8s.api.scheduling.v1beta1.PriorityClassList	apiVersion=string	kind=string
+io.k8s.api.storage.v1.CSIDriver	apiVersion=string	kind=string
+io.k8s.api.storage.v1.CSIDriverList	apiVersion=string	kind=string
+io.k8s.api.storage.v1.CSIDriverSpec	tokenRequests=slice	volumeLifecycleModes=slice
+io.k8s.api.storage.v1.CSINode	apiVersion=string	kind=string
+io.k8s.api.storage.v1.CSINodeList	apiVersion=string	kind=string
+io.k8s.api.storage.v1.CSIStorageCapacity	apiVersion=string	kind=string
+io.k8s.api.storage.v1.CSIStorageCapacityList	apiVersion=string	kind=string
+io.k8s.api.storage.v1.StorageClass	allowedTopologies=slice	apiVersion=string	kind=string	mountOptions=slice	parameters=map
+io.k8s.api.storage.v1.StorageClassList	apiVersion=string	kind=string
+io.k8s.api.storage.v1.VolumeAttachment	apiVersion=string	kind=string
+io.k8s.api.storage.v1.VolumeAttachmentList	apiVersion=string	kind=string
+io.k8s.api.storage.v1.VolumeAttachmentStatus	attachmentMetadata=map
+io.k8s.api.storage.v1.VolumeAttributesClass	apiVersion=string	kind=string	parameters=map
+io.k8s.api.storage.v1.VolumeAttributesClassList	apiVersion=string	kind=string
+io.k8s.api.storage.v1.VolumeError	message=string
+io.k8s.api.storage.v1alpha1.CSIStorageCapacity	apiVersion=string	kind=string
+io.k8s.api.storage.v1alpha1.CSIStorageCapacityList	apiVersion=string	kind=string
+io.k8s.api.storage.v1alpha1.VolumeAttachment	apiVersion=string	kind=string
+io.k8s.api.storage.v1alpha1.VolumeAttachmentList	apiVersion=string	kind=string
+io.k8s.api.storage.v1alpha1.VolumeAttachmentStatus	attachmentMetadata=map
+io.k8s.api.storage.v1alpha1.VolumeAttributesClass	apiVersion=string	kind=string	parameters=map
+io.k8s.api.storage.v1alpha1.VolumeAttributesClassList	apiVersion=string	kind=string
+io.k8s.api.storage.v1alpha1.VolumeError	message=string
+io.k8s.api.storage.v1beta1.CSIDriver	apiVersion=string	kind=string
+io.k8s.api.storage.v1beta1.CSIDriverList	apiVersion=string	kind=string
+io.k8s.api.storage.v1beta1.CSIDriverSpec	tokenRequests=slice	volumeLifecycleModes=slice
+io.k8s.api.storage.v1beta1.CSINode	apiVersion=string	kind=string
+io.k8s.api.storage.v1beta1.CSINodeList	apiVersion=string	kind=string
+io.k8s.api.storage.v1beta1.CSIStorageCapacity	apiVersion=string	kind=string
+io.k8s.api.storage.v1beta1.CSIStorageCapacityList	apiVersion=string	kind=string
+io.k8s.api.storage.v1beta1.StorageClass	allowedTopologies=slice	apiVersion=string	kind=string	mountOptions=slice	parameters=map
+io.k8s.api.storage.v1beta1.StorageClassList	apiVersion=string	kind=string
+io.k8s.api.storage.v1beta1.VolumeAttachment	apiVersion=string	kind=string
+io.k8s.api.storage.v1beta1.VolumeAttachmentList	apiVersion=string	kind=string
+io.k8s.api.storage.v1beta1.VolumeAttachmentStatus	attachmentMetadata=map
+io.k8s.api.storage.v1beta1.VolumeAttributesClass	apiVersion=string	kind=string	parameters=map
+io.k8s.api.storage.v1beta1.VolumeAttributesClassList	apiVersion=string	kind=string
+io.k8s.api.storage.v1beta1.VolumeError	message=string
+io.k8s.api.storagemigration.v1beta1.StorageVersionMigration	apiVersion=string	kind=string
+io.k8s.api.storagemigration.v1beta1.StorageVersionMigrationList	apiVersion=string	kind=string
+io.k8s.api.storagemigration.v1beta1.StorageVersionMigrationStatus	conditions=slice	resourceVersion=string
+io.k8s.apimachinery.pkg.apis.meta.v1.APIGroup	apiVersion=string	kind=string	serverAddressByClientCIDRs=slice
+io.k8s.apimachinery.pkg.apis.meta.v1.APIGroupList	apiVersion=string	kind=string
+io.k8s.apimachinery.pkg.apis.meta.v1.APIResource	categories=slice	group=string	shortNames=slice	storageVersionHash=string	version=string
+io.k8s.apimachinery.pkg.apis.meta.v1.APIResourceList	apiVersion=string	kind=string
+io.k8s.apimachinery.pkg.apis.meta.v1.APIVersions	apiVersion=string	kind=string
+io.k8s.apimachinery.pkg.apis.meta.v1.Condition	observedGeneration=int
+io.k8s.apimachinery.pkg.apis.meta.v1.CreateOptions	apiVersion=string	dryRun=slice	fieldManager=string	fieldValidation=string	kind=string
+io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions	apiVersion=string	dryRun=slice	kind=string
+io.k8s.apimachinery.pkg.apis.meta.v1.FieldSelectorRequirement	values=slice
+io.k8s.apimachinery.pkg.apis.meta.v1.GetOptions	apiVersion=string	kind=string	resourceVersion=string
+io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector	matchExpressions=slice	matchLabels=map
+io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelectorRequirement	values=slice
+io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta	continue=string	resourceVersion=string	selfLink=string
+io.k8s.apimachinery.pkg.apis.meta.v1.ListOptions	allowWatchBookmarks=bool	apiVersion=string	continue=string	fieldSelector=string	kind=string	labelSelector=string	limit=int	resourceVersion=string	resourceVersionMatch=string	watch=bool
+io.k8s.apimachinery.pkg.apis.meta.v1.ManagedFieldsEntry	apiVersion=string	fieldsType=string	manager=string	operation=string	subresource=string
+io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta	annotations=map	finalizers=slice	generateName=string	generation=int	labels=map	managedFields=slice	name=string	namespace=string	ownerReferences=slice	resourceVersion=string	selfLink=string	uid=string
+io.k8s.apimachinery.pkg.apis.meta.v1.PatchOptions	apiVersion=string	dryRun=slice	fieldManager=string	fieldValidation=string	kind=string
+io.k8s.apimachinery.pkg.apis.meta.v1.Status	apiVersion=string	code=int	kind=string	message=string	reason=string	status=string
+io.k8s.apimachinery.pkg.apis.meta.v1.StatusCause	field=string	message=string	reason=string
+io.k8s.apimachinery.pkg.apis.meta.v1.StatusDetails	causes=slice	group=string	kind=string	name=string	retryAfterSeconds=int	uid=string
+io.k8s.apimachinery.pkg.apis.meta.v1.UpdateOptions	apiVersion=string	dryRun=slice	fieldManager=string	fieldValidation=string	kind=string
+`
