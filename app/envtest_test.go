@@ -160,12 +160,18 @@ func TestKubeAPIServer_EnvtestCommandLine(t *testing.T) {
 func TestKubeAPIServer_Warnings(t *testing.T) {
 	var stderr strings.Builder
 	startServing(t, []string{"kube-apiserver", "--bind-address=127.0.0.1", "--secure-port=" + freePort(t), "--cert-dir=" + t.TempDir(),
-		"--audit-log-path=/tmp/audit", "--profiling=false", "--no-such-flag", "--authorization-mode=Node,RBAC"}, &stderr)
+		"--audit-log-path=/tmp/audit", "--profiling=false", "--no-such-flag", "--authorization-mode=Node,RBAC",
+		"--feature-gates=WatchList=true,InPlacePodVerticalScaling=true"}, &stderr)
 	want := "kubeplay: ignoring flags kube-apiserver v1.35.4 does not have: --no-such-flag\n" +
 		"kubeplay: ignoring kube-apiserver flags kubeplay does not implement: --audit-log-path, --profiling\n" +
-		"kubeplay: ignoring --authorization-mode Node is not implemented: RBAC decides\n"
+		"kubeplay: ignoring --authorization-mode Node is not implemented: RBAC decides\n" +
+		"kubeplay: ignoring feature gates kubeplay does not follow: InPlacePodVerticalScaling=true\n"
 	if stderr.String() != want {
 		t.Errorf("stderr:\n%s\nwant:\n%s", &stderr, want)
+	}
+	err := Run(t.Context(), []string{"kube-apiserver", "--feature-gates=WatchList=maybe"}, io.Discard, io.Discard)
+	if err == nil || err.Error() != "--feature-gates: invalid value of WatchList=maybe: want true or false" {
+		t.Errorf("a gate that is neither true nor false: %v", err)
 	}
 }
 

@@ -170,7 +170,7 @@ type kubeAPIServerSettings struct {
 func kubeAPIServerConfig(cl *commandLine, stderr io.Writer) (*kubeAPIServerSettings, error) {
 	cfg := &kubeAPIServerSettings{data: cl.value("kubeplay-data")}
 	if len(cl.args) > 0 {
-		return nil, fmt.Errorf("unknown command %q for \"kube-apiserver\"", cl.args[0])
+		return nil, fmt.Errorf("%q does not take any arguments, got %q", "kube-apiserver", cl.args)
 	}
 	var notes []string
 	if len(cl.unknown) > 0 {
@@ -243,11 +243,18 @@ func kubeAPIServerConfig(cl *commandLine, stderr io.Writer) (*kubeAPIServerSetti
 			return nil, fmt.Errorf("--authorization-mode %s: kubeplay implements RBAC only", mode)
 		}
 	}
-	if opts.RuntimeConfig, err = server.ParseRuntimeConfig(strings.Join(cl.values["runtime-config"], ",")); err != nil {
+	var skipped []string
+	if opts.RuntimeConfig, skipped, err = parseSwitches(cl.list("runtime-config"), server.ParseRuntimeConfig); err != nil {
 		return nil, fmt.Errorf("--runtime-config: %w", err)
 	}
-	if opts.FeatureGates, err = server.ParseFeatureGates(strings.Join(cl.values["feature-gates"], ",")); err != nil {
+	if len(skipped) > 0 {
+		notes = append(notes, "--runtime-config entries kubeplay does not serve: "+strings.Join(skipped, ", "))
+	}
+	if opts.FeatureGates, skipped, err = parseSwitches(cl.list("feature-gates"), server.ParseFeatureGates); err != nil {
 		return nil, fmt.Errorf("--feature-gates: %w", err)
+	}
+	if len(skipped) > 0 {
+		notes = append(notes, "feature gates kubeplay does not follow: "+strings.Join(skipped, ", "))
 	}
 	if v := cl.value("emulated-version"); v != "" {
 		// kube-apiserver's value may name components: kube=1.33.
@@ -276,6 +283,29 @@ func kubeAPIServerConfig(cl *commandLine, stderr io.Writer) (*kubeAPIServerSetti
 		fmt.Fprintln(stderr, "kubeplay: ignoring", note)
 	}
 	return cfg, nil
+}
+
+// parseSwitches reads the key=bool entries of --runtime-config or
+// --feature-gates one at a time with parse, so that an entry kube-apiserver
+// takes and kubeplay does not know is skipped (and reported) rather than
+// fatal. A value that is not a bool is an error, as for kube-apiserver.
+func parseSwitches[M ~map[string]bool](entries []string, parse func(string) (M, error)) (M, []string, error) {
+	out := M{}
+	var skipped []string
+	for _, entry := range entries {
+		if key, value, ok := strings.Cut(entry, "="); ok {
+			if _, err := strconv.ParseBool(value); err != nil {
+				return nil, nil, fmt.Errorf("invalid value of %s=%s: want true or false", key, value)
+			}
+		}
+		m, err := parse(entry)
+		if err != nil {
+			skipped = append(skipped, entry)
+			continue
+		}
+		maps.Copy(out, m)
+	}
+	return out, skipped, nil
 }
 
 // assetsArgs reads the flags envtest-assets left beside the running
