@@ -112,7 +112,7 @@ func TestEnvironment(t *testing.T) {
 // TestEnvironment_EightInParallel starts eight environments at once, each
 // running the suite.
 func TestEnvironment_EightInParallel(t *testing.T) {
-	// A group, whose time is that of its eight parallel subtests.
+	// In a group, so that the test lasts as long as the eight do.
 	t.Run("all", func(t *testing.T) {
 		for i := range 8 {
 			t.Run(string(rune('a'+i)), func(t *testing.T) {
