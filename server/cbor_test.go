@@ -52,8 +52,7 @@ func TestJSONToCBOR_ByteForByte(t *testing.T) {
 }
 
 // With the gate on, kube-apiserver names CBOR among what it serves and
-// reads (and protobuf, which kubeplay does not serve, so it is left out of
-// the 406 messages); with it off, CBOR is refused as before. The gate
+// reads (and protobuf, natively); with it off, CBOR is refused as before. The gate
 // switches without a restart.
 func TestCBORServingAndStorage_Gate(t *testing.T) {
 	srv := newTestServerWith(t, server.Options{}).(*server.Server)
@@ -69,9 +68,9 @@ func TestCBORServingAndStorage_Gate(t *testing.T) {
 		t.Fatal(err)
 	}
 	const (
-		object       = "406: Not Acceptable\n\nAvailable representations: application/json, application/yaml"
-		only         = "only the following media types are accepted: application/json, application/yaml"
-		unknownBody  = "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf"
+		object       = "406: Not Acceptable\n\nAvailable representations: " + servedTypes
+		only         = "only the following media types are accepted: " + servedTypes
+		unknownBody  = "the body of the request was in an unknown format - accepted media types include: " + servedTypes
 		patchRefused = "415: Unsupported Media Type"
 	)
 	type check struct {
@@ -81,19 +80,19 @@ func TestCBORServingAndStorage_Gate(t *testing.T) {
 	}
 	on := []check{
 		{"object 406", "GET", cms + "/cm", "", "text/plain", "", 406, object + ", application/cbor"},
-		{"collection 406", "GET", cms, "", "text/plain", "", 406, object + ", application/cbor, application/json;stream=watch, application/cbor-seq"},
+		{"collection 406", "GET", cms, "", "text/plain", "", 406, object + ", application/cbor, " + servedStreamTypes + ", application/cbor-seq"},
 		{"table in cbor", "GET", cms, "", "application/cbor;as=Table;g=meta.k8s.io;v=v1", "", 406, only + ", application/cbor"},
 		{"cbor-seq object", "GET", cms + "/cm", "", "application/cbor-seq", "", 406, object + ", application/cbor"},
 		{"cbor-seq list", "GET", cms, "", "application/cbor-seq", "", 406, only + ", application/cbor"},
 		{"cbor-seq watch", "GET", cms + "?watch=true", "", "application/cbor-seq", "", 406, only + ", application/cbor"},
-		{"yaml watch", "GET", cms + "?watch=true", "", "application/yaml", "", 406, "only the following media types are accepted: application/json;stream=watch, application/cbor-seq"},
+		{"yaml watch", "GET", cms + "?watch=true", "", "application/yaml", "", 406, "only the following media types are accepted: " + servedStreamTypes + ", application/cbor-seq"},
 		{"unknown body", "POST", cms, "text/plain", "", "x", 415, unknownBody + ", application/cbor"},
 		{"merge patch in cbor", "PATCH", cms + "/cm", "application/merge-patch+cbor", "text/plain", string(cborBody), 415, patchRefused},
 		{"cbor body", "POST", cms, "application/cbor", "", string(cborBody), 201, ""},
 	}
 	off := []check{
 		{"cbor answer", "GET", cms + "/cm", "", "application/cbor", "", 406, object},
-		{"cbor-seq list", "GET", cms, "", "application/cbor-seq", "", 406, object + ", application/json;stream=watch"},
+		{"cbor-seq list", "GET", cms, "", "application/cbor-seq", "", 406, object + ", " + servedStreamTypes},
 		{"cbor body", "POST", cms, "application/cbor", "", string(cborBody), 415, unknownBody},
 		{"apply in cbor", "PATCH", cms + "/cm?fieldManager=m", "application/apply-patch+cbor", "", string(cborBody), 415, patchRefused},
 	}

@@ -47,6 +47,8 @@ func deleteOptions(r *http.Request) (*metav1.DeleteOptions, error) {
 		switch {
 		case err != nil && mt == encoding.CBOR:
 			return nil, encoding.BadRequest("unable to determine group/version/kind: %v", err)
+		case err != nil && mt == encoding.Protobuf:
+			return nil, encoding.BadRequest("%v", err)
 		case err != nil:
 			return nil, encoding.BadRequest("couldn't get version/kind; json parse error: %v", err)
 		}

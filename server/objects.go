@@ -101,7 +101,7 @@ func readBody(r *http.Request, res *catalog.Resource) (object, error) {
 	obj, err := encoding.DecodeObject(mt, body)
 	var yamlErr *encoding.YAMLSyntaxError
 	switch {
-	case errors.As(err, &yamlErr):
+	case errors.As(err, &yamlErr), err != nil && mt == encoding.Protobuf:
 		return nil, encoding.BadRequest("the object provided is unrecognized (must be of type %s): %v (%s)", res.Kind, err, excerpt(body))
 	case err != nil:
 		return nil, encoding.BadRequest("the object provided is unrecognized (must be of type %s): couldn't get version/kind; json parse error: %v (%s)", res.Kind, err, excerpt(body))
@@ -115,12 +115,15 @@ func readBody(r *http.Request, res *catalog.Resource) (object, error) {
 		kind = res.Kind
 	}
 	version := apiVersion[strings.LastIndex(apiVersion, "/")+1:]
+	// kube-apiserver decodes a protobuf body of any built-in kind, and then
+	// fails to convert it.
+	decodable := mt == encoding.Protobuf && encoding.HasProtobuf(apiVersion, kind)
 	switch {
 	case apiVersion != res.APIVersion() && res.Custom != nil:
 		return nil, encoding.BadRequest("the API version in the data (%s) does not match the expected API version (%s)", apiVersion, res.APIVersion())
-	case apiVersion != res.APIVersion():
+	case apiVersion != res.APIVersion() && !decodable:
 		return nil, encoding.BadRequest("%s in version %q cannot be handled as a %s: no kind %q is registered for version %q in scheme \"pkg/runtime/scheme.go:111\"", kind, version, res.Kind, kind, apiVersion)
-	case kind != res.Kind:
+	case kind != res.Kind || apiVersion != res.APIVersion():
 		return nil, encoding.BadRequest("%s in version %q cannot be handled as a %s: converting (%s.%s) to (%s.%s): unknown conversion", kind, version, res.Kind, version, kind, internalPackage(res.Group), res.Kind)
 	}
 	// Protobuf bodies are typed already; custom objects are pruned and

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"kubeplay/server"
+	"kubeplay/server/encoding"
 	"kubeplay/store"
 )
 
@@ -81,9 +82,16 @@ func statusMessage(t *testing.T, body []byte) string {
 	return st.Message
 }
 
-// The messages are kube-apiserver's (v1.35), which also lists protobuf: it
-// serves protobuf, kubeplay does not (the issue: 406 when protobuf is the
-// only acceptable type), so kubeplay names what it serves.
+// The media types of a built-in resource's objects and of its watch streams
+// as kube-apiserver v1.35 names them in a 406 or 415 message (the browser
+// build too, though it does not serve protobuf).
+const (
+	servedTypes       = "application/json, application/yaml, application/vnd.kubernetes.protobuf"
+	servedStreamTypes = "application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch"
+)
+
+// The messages are kube-apiserver's (v1.35); a build that does not serve
+// protobuf (the browser's) names it all the same, and refuses it.
 func TestNegotiate_NotAcceptable(t *testing.T) {
 	srv := &target{URL: httptest.NewServer(newTestServer(t)).URL}
 	const cms = "/api/v1/namespaces/default/configmaps"
@@ -91,23 +99,26 @@ func TestNegotiate_NotAcceptable(t *testing.T) {
 		t.Fatalf("create: %d %s", resp.StatusCode, b)
 	}
 	const (
-		object     = "406: Not Acceptable\n\nAvailable representations: application/json, application/yaml"
-		collection = object + ", application/json;stream=watch"
-		only       = "only the following media types are accepted: application/json, application/yaml"
+		object     = "406: Not Acceptable\n\nAvailable representations: " + servedTypes
+		collection = object + ", " + servedStreamTypes
+		only       = "only the following media types are accepted: " + servedTypes
 	)
-	for _, tc := range []struct {
-		name, method, path, accept, want string
-	}{
-		{"protobuf get", "GET", cms + "/cm", "application/vnd.kubernetes.protobuf", object},
-		{"protobuf list", "GET", cms, "application/vnd.kubernetes.protobuf", collection},
-		{"protobuf watch", "GET", cms + "?watch=true", "application/vnd.kubernetes.protobuf", collection},
-		{"protobuf create", "POST", cms, "application/vnd.kubernetes.protobuf", collection},
+	type check struct{ name, method, path, accept, want string }
+	checks := []check{
 		{"cbor get", "GET", cms + "/cm", "application/cbor", object},
 		{"html get", "GET", cms + "/cm", "text/html", object},
 		{"unknown as", "GET", cms, "application/json;as=Foo;g=meta.k8s.io;v=v1", only},
-		{"protobuf table", "GET", cms, "application/vnd.kubernetes.protobuf;as=Table;g=meta.k8s.io;v=v1", collection},
-		{"yaml watch", "GET", cms + "?watch=true", "application/yaml", "only the following media types are accepted: application/json;stream=watch"},
-	} {
+		{"yaml watch", "GET", cms + "?watch=true", "application/yaml", "only the following media types are accepted: " + servedStreamTypes},
+		{"protobuf table", "GET", cms, "application/vnd.kubernetes.protobuf;as=Table;g=meta.k8s.io;v=v1", only}, // no Table in protobuf
+	}
+	if !encoding.ProtobufServed {
+		checks = append(checks,
+			check{"protobuf get", "GET", cms + "/cm", "application/vnd.kubernetes.protobuf", object},
+			check{"protobuf list", "GET", cms, "application/vnd.kubernetes.protobuf", collection},
+			check{"protobuf watch", "GET", cms + "?watch=true", "application/vnd.kubernetes.protobuf", collection},
+			check{"protobuf create", "POST", cms, "application/vnd.kubernetes.protobuf", collection})
+	}
+	for _, tc := range checks {
 		t.Run(tc.name, func(t *testing.T) {
 			body := ""
 			if tc.method == "POST" {
@@ -131,10 +142,12 @@ func TestNegotiate_NotAcceptable(t *testing.T) {
 	if resp, _ := call(t, srv, "GET", cms+"/other", ""); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("object created despite the 406: %d", resp.StatusCode)
 	}
-	// With JSON also acceptable, JSON it is.
-	resp, _ := call(t, srv, "GET", cms+"/cm", "", "Accept", "application/vnd.kubernetes.protobuf, application/json")
-	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" {
-		t.Errorf("protobuf and JSON: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	// With JSON also acceptable and protobuf not served, JSON it is.
+	if !encoding.ProtobufServed {
+		resp, _ := call(t, srv, "GET", cms+"/cm", "", "Accept", "application/vnd.kubernetes.protobuf, application/json")
+		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" {
+			t.Errorf("protobuf and JSON: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
 	}
 }
 
@@ -299,14 +312,14 @@ func TestTable_AgesUseServerClock(t *testing.T) {
 
 // TestNegotiate_Discovery checks the media types of the discovery documents
 // and /version against what kube-apiserver v1.35 answers, each by rules of
-// its own (messages without protobuf, which kubeplay does not serve), and
+// its own, and
 // kube-apiserver's order of preference among Accept's media types, which
 // puts a concrete type before a wildcard whatever their qualities.
 func TestNegotiate_Discovery(t *testing.T) {
 	srv := &target{URL: httptest.NewServer(newTestServer(t)).URL}
 	const (
-		available = "406: Not Acceptable\n\nAvailable representations: application/json, application/yaml"
-		only      = "only the following media types are accepted: application/json, application/yaml"
+		available = "406: Not Acceptable\n\nAvailable representations: " + servedTypes
+		only      = "only the following media types are accepted: " + servedTypes
 		versionNA = "406: Not Acceptable\n\nAvailable representations: application/json"
 		table     = "application/json;as=Table;g=meta.k8s.io;v=v1"
 		notAllow  = "the server does not allow this method on the requested resource"
@@ -354,7 +367,7 @@ func TestNegotiate_Discovery(t *testing.T) {
 		{"GET", "/api/v1/namespaces", "*/*;q=0.2, application/yaml;q=0.1", 200, "application/yaml", "NamespaceList"},
 		{"GET", "/api/v1/namespaces", "application/json;q=0.1, application/yaml;q=0.2, " + table + ";q=0.3", 200, "application/json", "Table"},
 		{"GET", "/api/v1/namespaces", table + ";q=0.1, application/json;q=0.2", 200, "application/json", "NamespaceList"},
-		{"GET", "/api/v1/namespaces", "application/*", 406, "application/json", available + ", application/json;stream=watch"},
+		{"GET", "/api/v1/namespaces", "application/*", 406, "application/json", available + ", " + servedStreamTypes},
 	} {
 		t.Run(tc.method+" "+tc.path+" "+tc.accept, func(t *testing.T) {
 			resp, b := call(t, srv, tc.method, tc.path, "", "Accept", tc.accept)

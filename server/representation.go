@@ -79,17 +79,7 @@ func (s *Server) newConverter(r *http.Request, req *request) (*converter, error)
 		return nil, err
 	}
 	if req.verb == "watch" && as.MediaType == encoding.YAML {
-		// Watch events stream as JSON (or CBOR) only (kube-apiserver's
-		// message also names protobuf, which it streams and kubeplay does
-		// not).
-		msg := "only the following media types are accepted: application/json;stream=watch"
-		if encoding.CBORServed(r) {
-			msg += ", " + encoding.CBORSeq
-		}
-		return nil, &apierrors.StatusError{ErrStatus: metav1.Status{
-			Status: metav1.StatusFailure, Code: http.StatusNotAcceptable, Reason: metav1.StatusReasonNotAcceptable,
-			Message: msg,
-		}}
+		return nil, encoding.NotAcceptableStream(r) // watch events have no YAML form
 	}
 	c := &converter{as: as, res: req.res, now: s.now}
 	if as.As == encoding.AsTable {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"crypto/tls"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"flag"
@@ -21,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	"kubeplay/server"
@@ -61,9 +63,12 @@ type step struct {
 	RawBody string          `json:"rawBody,omitempty"`
 	// CBORBody is sent as self-described CBOR (the encoding kube-apiserver
 	// writes); HexBody as the bytes it spells.
-	CBORBody    json.RawMessage `json:"cborBody,omitempty"`
-	HexBody     string          `json:"hexBody,omitempty"`
-	ContentType string          `json:"contentType,omitempty"`
+	CBORBody json.RawMessage `json:"cborBody,omitempty"`
+	HexBody  string          `json:"hexBody,omitempty"`
+	// ProtobufBody is sent in protobuf, as kube-apiserver writes the
+	// object it spells (built-in kinds only; natively only).
+	ProtobufBody json.RawMessage `json:"protobufBody,omitempty"`
+	ContentType  string          `json:"contentType,omitempty"`
 	// Headers are extra request headers: Accept, Accept-Encoding, ...,
 	// Authorization with one of the tokens of testdata/auth-tokens.csv, or
 	// Impersonate-User. Without an Authorization header the oracle is sent
@@ -137,17 +142,23 @@ type response struct {
 	Body    json.RawMessage   `json:"body"`
 	// CBOR is the hex of a CBOR body with sorted maps (step.CheckBytes).
 	CBOR string `json:"cbor,omitempty"`
+	// Protobuf is the hex of a protobuf body (step.CheckBytes).
+	Protobuf string `json:"protobuf,omitempty"`
 }
 
-func TestScenarios(t *testing.T) {
-	inputs, err := filepath.Glob("testdata/scenarios/*.json")
+func TestScenarios(t *testing.T) { runScenarios(t, "scenarios") }
+
+// runScenarios records or replays the scenarios of testdata/<set>, whose
+// recordings are in testdata/oracle/<set>.
+func runScenarios(t *testing.T, set string) {
+	inputs, err := filepath.Glob(filepath.Join("testdata", set, "*.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, in := range inputs {
 		name := strings.TrimSuffix(filepath.Base(in), ".json")
 		t.Run(name, func(t *testing.T) {
-			golden := filepath.Join("testdata", "oracle", "scenarios", name+".json")
+			golden := filepath.Join("testdata", "oracle", set, name+".json")
 			if *oracleURL != "" {
 				record(t, in, golden)
 				return
@@ -195,6 +206,19 @@ func (st step) request(t *testing.T, base string, answers []*response) *http.Req
 			t.Fatal(err)
 		}
 		body = bytes.NewReader(b)
+	case st.ProtobufBody != nil:
+		var obj map[string]any
+		if err := json.Unmarshal(st.ProtobufBody, &obj); err != nil {
+			t.Fatal(err)
+		}
+		b, err := encoding.MarshalProtobuf(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body = bytes.NewReader(b)
+		if ct == "" {
+			ct = encoding.Protobuf
+		}
 	case st.HexBody != "":
 		b, err := hex.DecodeString(st.HexBody)
 		if err != nil {
@@ -261,9 +285,9 @@ func record(t *testing.T, in, golden string) {
 }
 
 // readResponse reads a response: a JSON (or YAML) body compacted, a stream of JSON
-// values (a watch) as an array of them, CBOR as the JSON it stands for
-// (with its bytes when checkBytes), anything else as a string; a gzip body
-// is decompressed first.
+// values (a watch) as an array of them, CBOR and protobuf as the JSON they
+// stand for (with their bytes when checkBytes), anything else as a string;
+// a gzip body is decompressed first.
 func readResponse(t *testing.T, resp *http.Response, headers []string, checkBytes bool) *response {
 	t.Helper()
 	b := readBody(t, resp)
@@ -278,6 +302,13 @@ func readResponse(t *testing.T, resp *http.Response, headers []string, checkByte
 		r.Body = cborAsJSON(t, b, strings.HasPrefix(ct, "application/cbor-seq"))
 		if checkBytes {
 			r.CBOR = sortedCBORHex(t, b)
+		}
+		return r
+	}
+	if ct := resp.Header.Get("Content-Type"); strings.HasPrefix(ct, encoding.Protobuf) {
+		r.Body = protobufAsJSON(t, b, ct == encoding.ProtobufWatch)
+		if checkBytes {
+			r.Protobuf = hex.EncodeToString(b)
 		}
 		return r
 	}
@@ -363,6 +394,9 @@ func replay(t *testing.T, golden string) {
 		}
 		if got.CBOR != st.Response.CBOR {
 			t.Errorf("%s: CBOR bytes differ from the oracle's\n got: %s\nwant: %s", label, got.CBOR, st.Response.CBOR)
+		}
+		if got.Protobuf != st.Response.Protobuf {
+			t.Errorf("%s: protobuf bytes differ from the oracle's\n got: %s\nwant: %s", label, got.Protobuf, st.Response.Protobuf)
 		}
 		g, w := normalize(t, sc.withoutGeneratedNames(got.Body)), normalize(t, sc.withoutGeneratedNames(st.Response.Body))
 		if st.Pending != "" {
@@ -524,4 +558,37 @@ func subset(got, want any, path string) (string, bool) {
 		return "", true
 	}
 	return path, reflect.DeepEqual(got, want)
+}
+
+// protobufAsJSON returns a protobuf body as the JSON of the object it
+// holds, a watch stream (length-prefixed WatchEvents) as a JSON array of
+// its events.
+func protobufAsJSON(t *testing.T, b []byte, stream bool) json.RawMessage {
+	t.Helper()
+	decode := func(b []byte) map[string]any {
+		obj, err := encoding.DecodeObject(encoding.Protobuf, b)
+		if err != nil {
+			t.Fatalf("protobuf answer: %v (%x)", err, b)
+		}
+		return obj
+	}
+	if !stream {
+		j, _ := json.Marshal(decode(b))
+		return j
+	}
+	events := []any{}
+	for len(b) > 0 {
+		if len(b) < 4 || len(b) < 4+int(binary.BigEndian.Uint32(b)) {
+			t.Fatalf("protobuf watch: a truncated frame (%x)", b)
+		}
+		n := binary.BigEndian.Uint32(b)
+		var ev metav1.WatchEvent
+		if err := ev.Unmarshal(b[4 : 4+n]); err != nil {
+			t.Fatalf("protobuf watch event: %v", err)
+		}
+		events = append(events, map[string]any{"type": ev.Type, "object": decode(ev.Object.Raw)})
+		b = b[4+n:]
+	}
+	j, _ := json.Marshal(events)
+	return j
 }

@@ -298,6 +298,9 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, gv schema
 		}
 	}
 	r = s.withCBOR(r)
+	if res.Custom != nil {
+		r = encoding.ForCustomResource(r)
+	}
 	// Like kube-apiserver, refuse a response nothing acceptable can carry
 	// before acting on the request.
 	if err := encoding.Acceptable(r, name == ""); err != nil {

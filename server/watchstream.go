@@ -47,9 +47,9 @@ func isWebSocket(r *http.Request) bool {
 }
 
 // encodeEvent encodes one event as the JSON object a watch sends (or in
-// CBOR, when negotiated), its object converted as the client asked (a Table
-// of one row, metadata only). Status objects of ERROR events are sent as
-// they are.
+// CBOR or protobuf, when negotiated; a protobuf event is not framed yet),
+// its object converted as the client asked (a Table of one row, metadata
+// only). Status objects of ERROR events are sent as they are.
 func (c *converter) encodeEvent(ev watchEvent) ([]byte, error) {
 	if ev.encoded != nil {
 		return ev.encoded, nil
@@ -63,6 +63,13 @@ func (c *converter) encodeEvent(ev watchEvent) ([]byte, error) {
 		if c.as.As == encoding.AsTable {
 			c.columnsSent = true
 		}
+	}
+	if c.as.MediaType == encoding.Protobuf {
+		body, err := encoding.MarshalProtobuf(o)
+		if err != nil {
+			return nil, err
+		}
+		return encoding.WatchEventProtobuf(ev.Type, body)
 	}
 	body, err := encoding.Marshal(o)
 	if err != nil {
@@ -81,7 +88,8 @@ func (c *converter) encodeEvent(ev watchEvent) ([]byte, error) {
 }
 
 // chunkedStream writes watch events as a stream of JSON objects, one per
-// line, or as a CBOR sequence, flushing each.
+// line, as a CBOR sequence, or as length-prefixed protobuf frames, flushing
+// each.
 type chunkedStream struct {
 	w       http.ResponseWriter
 	flusher http.Flusher
@@ -95,8 +103,11 @@ func (e *chunkedStream) start() {
 	}
 	e.started = true
 	mt := encoding.JSON
-	if e.conv.as.MediaType == encoding.CBOR {
+	switch e.conv.as.MediaType {
+	case encoding.CBOR:
 		mt = encoding.CBORSeq
+	case encoding.Protobuf:
+		mt = encoding.ProtobufWatch
 	}
 	e.w.Header().Set("Content-Type", mt)
 	e.w.Header().Set("Cache-Control", "no-cache, private")
@@ -125,10 +136,13 @@ func (e *chunkedStream) send(ev watchEvent) bool {
 	if err != nil {
 		return false
 	}
+	if e.conv.as.MediaType == encoding.Protobuf {
+		b = encoding.ProtobufFrame(b)
+	}
 	if _, err := e.w.Write(b); err != nil {
 		return false
 	}
-	if e.conv.as.MediaType != encoding.CBOR {
+	if e.conv.as.MediaType == encoding.JSON {
 		if _, err := e.w.Write(newline); err != nil {
 			return false
 		}

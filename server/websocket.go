@@ -89,8 +89,8 @@ func (s *webSocketStream) send(ev watchEvent) bool {
 	if err != nil {
 		return false
 	}
-	if s.conv.as.MediaType == encoding.CBOR {
-		return s.conn.WriteMessage(websocket.BinaryMessage, b) == nil // one CBOR event per message
+	if s.conv.as.MediaType == encoding.CBOR || s.conv.as.MediaType == encoding.Protobuf {
+		return s.conn.WriteMessage(websocket.BinaryMessage, b) == nil // one event per message
 	}
 	return s.conn.WriteMessage(websocket.TextMessage, append(b, '\n')) == nil
 }

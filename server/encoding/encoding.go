@@ -29,11 +29,10 @@ const (
 	Protobuf = "application/vnd.kubernetes.protobuf"
 )
 
-// AcceptedBodyTypes is the list the real server names when it rejects a body.
-const AcceptedBodyTypes = "application/json, application/yaml, application/vnd.kubernetes.protobuf"
-
 // BodyMediaType returns the media type of r's body, or an
-// UnsupportedMediaType Status. CBOR is read when r was marked WithCBOR.
+// UnsupportedMediaType Status: JSON, YAML, protobuf (for built-in resources;
+// the browser build then refuses it as it decodes), CBOR when r was marked
+// WithCBOR.
 func BodyMediaType(r *http.Request) (string, error) {
 	contentType := r.Header.Get("Content-Type")
 	if contentType == "" {
@@ -41,10 +40,16 @@ func BodyMediaType(r *http.Request) (string, error) {
 	}
 	cbor := CBORServed(r)
 	mt, _, err := mime.ParseMediaType(contentType)
-	if err == nil && (mt == JSON || mt == YAML || mt == Protobuf || cbor && mt == CBOR) {
+	if err == nil && (mt == JSON || mt == YAML || mt == Protobuf && !customResource(r) || mt == CBOR && cbor) {
 		return mt, nil
 	}
-	accepted := AcceptedBodyTypes
+	accepted := JSON + ", " + YAML
+	// kube-apiserver's CRD handler names protobuf too, then panics on a
+	// custom object sent in it (the client sees its connection reset):
+	// kubeplay refuses it, naming the types it reads.
+	if mt != Protobuf {
+		accepted += ", " + Protobuf
+	}
 	if cbor {
 		accepted += ", " + CBOR
 	}
@@ -263,14 +268,27 @@ func Write(w http.ResponseWriter, r *http.Request, code int, v any) {
 	WriteAs(w, r, code, v, ResponseMediaType(r))
 }
 
-// WriteAs sends v with status code in media type mt (JSON, YAML or CBOR).
+// WriteAs sends v with status code in media type mt (JSON, YAML, protobuf
+// or CBOR). A value that has no protobuf form (a custom object) goes as
+// JSON, as kube-apiserver falls back for a client that also takes JSON.
 func WriteAs(w http.ResponseWriter, r *http.Request, code int, v any, mt string) {
-	body, err := Marshal(v)
+	var body []byte
+	var err error
+	if mt == Protobuf {
+		var ok bool
+		if body, ok, err = encodeProtobuf(v); err == nil && !ok {
+			mt = JSON
+		}
+	}
+	if mt != Protobuf {
+		body, err = Marshal(v)
+	}
 	if err != nil {
 		WriteError(w, r, apierrors.NewInternalError(err))
 		return
 	}
 	switch {
+	case mt == Protobuf:
 	case mt == CBOR:
 		if body, err = JSONToCBOR(body); err != nil {
 			WriteError(w, r, apierrors.NewInternalError(err))
@@ -293,7 +311,7 @@ func WriteAs(w http.ResponseWriter, r *http.Request, code int, v any, mt string)
 	// The threshold applies to the encoded object, without the newline that
 	// ends a compact JSON body.
 	size := len(body)
-	if mt != CBOR {
+	if mt != CBOR && mt != Protobuf {
 		size = len(bytes.TrimSuffix(body, []byte("\n")))
 	}
 	if gzipped(w, r, size) {
@@ -409,10 +427,11 @@ func StatusOf(err error) metav1.Status {
 	return st
 }
 
-// WriteError sends err as a Status.
+// WriteError sends err as a Status, in the media type kube-apiserver
+// writes errors in (statusMediaType).
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	st := StatusOf(err)
-	Write(w, r, int(st.Code), &st)
+	WriteAs(w, r, int(st.Code), &st, statusMediaType(r))
 }
 
 // BadRequest returns a 400 Status with message.

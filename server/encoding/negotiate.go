@@ -1,6 +1,7 @@
 package encoding
 
 import (
+	"context"
 	"mime"
 	"net/http"
 	"slices"
@@ -18,13 +19,47 @@ const (
 	AsPartialObjectMetadata      = "PartialObjectMetadata"
 	AsPartialObjectMetadataList  = "PartialObjectMetadataList"
 	metaGroup                    = "meta.k8s.io"
-	servedTypes                  = "application/json, application/yaml"
-	servedStreamTypes            = ", application/json;stream=watch"
-	servedCBOR                   = ", " + CBOR
-	servedCBORStream             = ", " + CBORSeq
 	onlyAcceptedPrefix           = "only the following media types are accepted: "
 	notAcceptableRepresentations = "406: Not Acceptable\n\nAvailable representations: "
 )
+
+// servedTypes lists the media types of the objects of r's resource, as
+// kube-apiserver names them in a 406: JSON, YAML, protobuf, then CBOR when r
+// was marked WithCBOR. The browser build names protobuf too, so that its
+// messages are kube-apiserver's, though it never answers in it.
+func servedTypes(r *http.Request) string {
+	served := JSON + ", " + YAML + ", " + Protobuf
+	if CBORServed(r) {
+		served += ", " + CBOR
+	}
+	return served
+}
+
+// servedStreamTypes lists the media types of r's watch streams, in the
+// order of servedTypes.
+func servedStreamTypes(r *http.Request) string {
+	served := JSON + ";stream=watch, " + ProtobufWatch
+	if CBORServed(r) {
+		served += ", " + CBORSeq
+	}
+	return served
+}
+
+type customResourceKey struct{}
+
+// ForCustomResource marks a request for a custom resource, whose objects
+// kube-apiserver's CRD handler serves in JSON and YAML (and CBOR) but not in
+// protobuf: a client that also accepts JSON gets JSON, and every 406 is "only
+// the following media types are accepted", naming protobuf all the same. Its
+// Status errors are still written in protobuf for a client that asks.
+func ForCustomResource(r *http.Request) *http.Request {
+	return r.WithContext(context.WithValue(r.Context(), customResourceKey{}, true))
+}
+
+func customResource(r *http.Request) bool {
+	on, _ := r.Context().Value(customResourceKey{}).(bool)
+	return on
+}
 
 // conversions are all the conversions the server knows.
 var conversions = []string{AsTable, AsPartialObjectMetadata, AsPartialObjectMetadataList}
@@ -38,7 +73,7 @@ func Acceptable(r *http.Request, collection bool) error {
 
 // Negotiated is the representation chosen for a response.
 type Negotiated struct {
-	// MediaType is JSON, YAML or CBOR.
+	// MediaType is JSON, YAML, Protobuf or CBOR.
 	MediaType string
 	// As is the conversion asked for (AsTable, ...), empty for the object
 	// itself; Version is its meta.k8s.io version (v1 or v1beta1).
@@ -47,13 +82,13 @@ type Negotiated struct {
 
 // Negotiate picks the representation of a response from r's Accept header,
 // as kube-apiserver does: the media types in its order of preference (see
-// acceptClauses), the first one served wins. Protobuf is not served, nor
-// CBOR unless r was marked WithCBOR, so a client that accepts only them gets
-// 406 Not Acceptable; one that also accepts JSON gets JSON. A media type
-// asking for a conversion (as=Table) is chosen only when the conversion is
-// one of conversions (and no Table in CBOR, as kube-apiserver); collection
-// says whether the endpoint also serves watch streams (named in the 406
-// message).
+// acceptClauses), the first one served wins. Protobuf is served natively for
+// built-in resources only, CBOR only when r was marked WithCBOR, so a client
+// that accepts only them gets 406 Not Acceptable otherwise; one that also
+// accepts JSON gets JSON. A media type asking for a conversion (as=Table) is
+// chosen only when the conversion is one of conversions (and no Table in
+// CBOR or protobuf, as kube-apiserver); collection says whether the endpoint
+// also serves watch streams (named in the 406 message).
 func Negotiate(r *http.Request, collection bool, conversions ...string) (Negotiated, error) {
 	accept := r.Header.Get("Accept")
 	cbor := CBORServed(r)
@@ -67,6 +102,13 @@ func Negotiate(r *http.Request, collection bool, conversions ...string) (Negotia
 		case "*/*":
 			mt = JSON
 		case JSON, YAML:
+		case Protobuf:
+			// Custom objects have no protobuf form; the browser build
+			// has none at all, and refuses it as kube-apiserver refuses
+			// a form it cannot convert to.
+			if customResource(r) || !ProtobufServed && c.params["as"] == "" {
+				continue
+			}
 		case CBOR:
 			if !cbor {
 				continue
@@ -86,25 +128,45 @@ func Negotiate(r *http.Request, collection bool, conversions ...string) (Negotia
 		servable = true
 		v := c.params["v"]
 		if c.params["g"] == metaGroup && (v == "v1" || v == "v1beta1") && slices.Contains(conversions, as) &&
-			(mt != CBOR || as != AsTable) {
+			(mt != CBOR && mt != Protobuf || as != AsTable) && (mt != Protobuf || ProtobufServed) {
 			return Negotiated{MediaType: mt, As: as, Version: v}, nil
 		}
 	}
-	served := servedTypes
-	if cbor {
-		served += servedCBOR
+	if servable || customResource(r) {
+		return Negotiated{}, notAcceptable(onlyAcceptedPrefix+servedTypes(r), nil)
 	}
-	if servable {
-		return Negotiated{}, notAcceptable(onlyAcceptedPrefix+served, nil)
-	}
-	msg := notAcceptableRepresentations + served
+	msg := notAcceptableRepresentations + servedTypes(r)
 	if collection {
-		msg += servedStreamTypes
-		if cbor {
-			msg += servedCBORStream
-		}
+		msg += ", " + servedStreamTypes(r)
 	}
 	return Negotiated{}, notAcceptable(msg, &metav1.StatusDetails{})
+}
+
+// statusMediaType is the media type of a Status answering r with an error:
+// kube-apiserver writes it in the first media type the client accepts
+// without a conversion (a clause with as= cannot carry a Status), protobuf
+// included whatever the resource, and in JSON when there is none.
+func statusMediaType(r *http.Request) string {
+	for _, c := range acceptClauses(r.Header.Get("Accept")) {
+		if c.params["as"] != "" {
+			continue
+		}
+		switch c.mediaType {
+		case "*/*", JSON:
+			return JSON
+		case YAML:
+			return YAML
+		case Protobuf:
+			if ProtobufServed {
+				return Protobuf
+			}
+		case CBOR:
+			if CBORServed(r) {
+				return CBOR
+			}
+		}
+	}
+	return JSON
 }
 
 // NegotiateGroups picks the media type of /apis and /apis/<group>, which
@@ -124,9 +186,13 @@ func NegotiateGroups(r *http.Request) (string, error) {
 			return JSON, nil
 		case YAML:
 			return YAML, nil
+		case Protobuf:
+			if ProtobufServed {
+				return Protobuf, nil
+			}
 		}
 	}
-	return "", notAcceptable(onlyAcceptedPrefix+servedTypes, nil)
+	return "", notAcceptable(onlyAcceptedPrefix+servedTypes(r), nil)
 }
 
 // NegotiateVersion checks that the client of /version accepts its only
@@ -187,4 +253,10 @@ func notAcceptable(msg string, details *metav1.StatusDetails) error {
 		Status: metav1.StatusFailure, Code: http.StatusNotAcceptable,
 		Reason: metav1.StatusReasonNotAcceptable, Message: msg, Details: details,
 	}}
+}
+
+// NotAcceptableStream is the 406 for a watch asked for in a media type
+// that has no stream form (YAML).
+func NotAcceptableStream(r *http.Request) error {
+	return notAcceptable(onlyAcceptedPrefix+servedStreamTypes(r), nil)
 }
