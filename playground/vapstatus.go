@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -19,6 +20,7 @@ import (
 	"kubeplay/server/celtypes"
 	"kubeplay/server/inproc"
 	"kubeplay/server/openapi"
+	"kubeplay/server/structural"
 	"kubeplay/store"
 )
 
@@ -167,8 +169,7 @@ func (c *policyStatusController) update(ctx context.Context, p statusPolicy) err
 	var params *celtypes.CheckedType
 	if pk := p.Spec.ParamKind; pk != nil {
 		if gv, err := schema.ParseGroupVersion(pk.APIVersion); err == nil {
-			params, err = builtinKind(gv.WithKind(pk.Kind))
-			if err != nil {
+			if params, err = c.paramsKind(gv.WithKind(pk.Kind)); err != nil {
 				return err
 			}
 		}
@@ -213,8 +214,9 @@ func (c *policyStatusController) update(ctx context.Context, p statusPolicy) err
 // group, version and resource are checked; kube-controller-manager skips a
 // rule with a "*" in its apiGroups or apiVersions, a "*" or a subresource
 // in its resources, and stops at the tenth kind one rule resolves to
-// (combinations naming no resource do not count; custom resources do). As
-// the documentation says, custom resources are not checked.
+// (combinations naming no resource do not count). Custom resources are
+// checked against the schema their CRD publishes, as
+// kube-controller-manager resolves them from the OpenAPI documents.
 func (c *policyStatusController) policyTypes(p statusPolicy) ([]celtypes.CheckedType, error) {
 	if p.Spec.MatchConstraints == nil {
 		return nil, nil
@@ -237,12 +239,11 @@ func (c *policyStatusController) policyTypes(p statusPolicy) ([]celtypes.Checked
 					if r == nil {
 						continue
 					}
-					// A custom resource counts, but has no schema here.
-					t, err := builtinKind(r.GroupVersionKind())
+					t, err := kindOf(r)
 					if err != nil {
 						return nil, err
 					}
-					if t != nil && r.Custom == nil && !slices.Contains(out, *t) {
+					if t != nil && !slices.Contains(out, *t) {
 						out = append(out, *t)
 					}
 					if count++; count == maxCheckedTypes {
@@ -262,9 +263,28 @@ func sortTypes(list []celtypes.CheckedType) []celtypes.CheckedType {
 	return list
 }
 
-// builtinKind is the kind gvk with its schema, or nil for a kind kubeplay
-// has no built-in schema of.
-func builtinKind(gvk schema.GroupVersionKind) (*celtypes.CheckedType, error) {
+// kindOf is the kind of r's objects with its schema, or nil for a kind
+// kubeplay has no schema of: a built-in kind's from the OpenAPI documents,
+// a custom kind's as its CRD publishes it, with apiVersion, kind and the
+// whole of the object metadata.
+func kindOf(r *catalog.Resource) (*celtypes.CheckedType, error) {
+	gvk := r.GroupVersionKind()
+	t := &celtypes.CheckedType{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind}
+	if r.Custom != nil {
+		meta, err := objectMetaSchema()
+		if err != nil || r.Custom.Schema == nil {
+			return nil, err
+		}
+		s := *r.Custom.Schema
+		s.Properties = maps.Clone(s.Properties)
+		if s.Properties == nil {
+			s.Properties = map[string]*structural.Schema{}
+		}
+		s.Properties["apiVersion"], s.Properties["kind"] = &structural.Schema{Type: "string"}, &structural.Schema{Type: "string"}
+		s.Properties["metadata"] = meta
+		t.Schema = &s
+		return t, nil
+	}
 	s, ok, err := openapi.Structural(gvk)
 	if err != nil {
 		return nil, fmt.Errorf("schema of %v: %w", gvk, err)
@@ -272,5 +292,28 @@ func builtinKind(gvk schema.GroupVersionKind) (*celtypes.CheckedType, error) {
 	if !ok {
 		return nil, nil
 	}
-	return &celtypes.CheckedType{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Schema: s}, nil
+	t.Schema = s
+	return t, nil
+}
+
+// paramsKind is the kind gvk of a policy's params with its schema (see
+// kindOf), or nil.
+func (c *policyStatusController) paramsKind(gvk schema.GroupVersionKind) (*celtypes.CheckedType, error) {
+	for _, r := range c.catalog.Resources(gvk.GroupVersion()) {
+		if r.Kind == gvk.Kind {
+			return kindOf(r)
+		}
+	}
+	return kindOf(&catalog.Resource{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind})
+}
+
+// objectMetaSchema is the schema of an object's metadata (ObjectMeta), as
+// the OpenAPI documents give it for every kind.
+func objectMetaSchema() (*structural.Schema, error) {
+	gvk := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+	s, _, err := openapi.Structural(gvk)
+	if err != nil {
+		return nil, fmt.Errorf("schema of %v: %w", gvk, err)
+	}
+	return s.Properties["metadata"], nil
 }

@@ -164,7 +164,8 @@ func kindsIn(warning string) []string {
 
 // At most ten kinds of a resource rule are checked, the first by group,
 // version and resource (a resource that does not exist does not count);
-// custom resources are not checked, nor typed as params.
+// custom resources are checked, and typed as params, by the schema their
+// CRD publishes (for gadgets: apiVersion, kind and metadata only).
 func TestValidatingAdmissionPolicyStatus_Limits(t *testing.T) {
 	sb := openSandbox(t)
 	h := sb.Handler()
@@ -196,15 +197,49 @@ func TestValidatingAdmissionPolicyStatus_Limits(t *testing.T) {
 	custom := map[string]any{"paramKind": map[string]any{"apiVersion": "example.com/v1", "kind": "Gadget"},
 		"validations": validations("object.nosuchfield == params.nosuchfield")}
 	mustDo(t, h, 201, "POST", policiesPath, groupPolicyBody("custom", "example.com", []string{"gadgets"}, custom))
-	if tc := typeChecked(t, h, "custom"); tc == nil || len(tc) != 0 {
-		t.Errorf("custom: typeChecking %v, want {}", tc)
+	const customWarning = "example.com/v1, Kind=Gadget: ERROR: <input>:1:7: undefined field 'nosuchfield'\n" +
+		" | object.nosuchfield == params.nosuchfield\n | ......^\n" +
+		"ERROR: <input>:1:29: undefined field 'nosuchfield'\n | object.nosuchfield == params.nosuchfield\n | ............................^\n"
+	if got, want := warningsOf(typeChecked(t, h, "custom")), map[string]string{"spec.validations[0].expression": customWarning}; !reflect.DeepEqual(got, want) {
+		t.Errorf("custom: warnings %q, want %q", got, want)
 	}
-	// A built-in kind checked with custom params: params stay untyped.
+	// A built-in kind checked with custom params.
 	mixed := map[string]any{"paramKind": map[string]any{"apiVersion": "example.com/v1", "kind": "Gadget"},
-		"validations": validations("object.spec.replicas == params.nosuchfield")}
+		"validations": validations("object.metadata.name == params.metadata.name", "object.spec.replicas == params.nosuchfield")}
 	mustDo(t, h, 201, "POST", policiesPath, policyBody("mixed", []string{"deployments"}, mixed))
-	if tc := typeChecked(t, h, "mixed"); tc == nil || len(tc) != 0 {
-		t.Errorf("mixed: typeChecking %v, want {}", tc)
+	if got := warningsOf(typeChecked(t, h, "mixed")); len(got) != 1 || !strings.Contains(got["spec.validations[1].expression"], "undefined field 'nosuchfield'") {
+		t.Errorf("mixed: warnings %q, want one on params.nosuchfield", got)
+	}
+}
+
+// The conformance suite's check of a policy on a custom resource: its
+// CRD's schema types the object.
+func TestValidatingAdmissionPolicyStatus_CustomResource(t *testing.T) {
+	sb := openSandbox(t)
+	h := sb.Handler()
+	const crontabs = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"crontabs.stable.example.com"},
+"spec":{"group":"stable.example.com","scope":"Namespaced","names":{"plural":"crontabs","singular":"crontab","kind":"CronTab","shortNames":["ct"]},
+"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","properties":{"spec":{"type":"object",
+"properties":{"cronSpec":{"type":"string"},"image":{"type":"string"},"replicas":{"type":"integer"}}}}}}}]}}`
+	mustDo(t, h, 201, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crontabs)
+	correct := map[string]any{"validations": validations("object.spec.replicas > 1", "object.metadata.labels['a'] == object.spec.image")}
+	mustDo(t, h, 201, "POST", policiesPath, groupPolicyBody("correct", "stable.example.com", []string{"crontabs"}, correct))
+	if tc := typeChecked(t, h, "correct"); tc == nil || len(tc) != 0 {
+		t.Errorf("correct: typeChecking %v, want {}", tc)
+	}
+	confused := map[string]any{"validations": validations("object.spec.replicas > '1'", "object.spec.maxRetries < 10")}
+	mustDo(t, h, 201, "POST", policiesPath, groupPolicyBody("confused", "stable.example.com", []string{"crontabs"}, confused))
+	got := warningsOf(typeChecked(t, h, "confused"))
+	for ref, want := range map[string]string{
+		"spec.validations[0].expression": "found no matching overload for '_>_' applied to '(int, string)'",
+		"spec.validations[1].expression": "undefined field 'maxRetries'",
+	} {
+		if !strings.Contains(got[ref], want) {
+			t.Errorf("confused: %s warning %q, want it to contain %q", ref, got[ref], want)
+		}
+	}
+	if len(got) != 2 {
+		t.Errorf("confused: warnings %q, want two", got)
 	}
 }
 

@@ -16,7 +16,13 @@ var checkLine = regexp.MustCompile(`^\[[+-]\](\S+) `)
 
 // kubeplayChecks are the checks kubeplay keeps of kube-apiserver's (see
 // Server.healthChecks for why the others are left out).
-var kubeplayChecks = map[string]bool{"ping": true, "log": true, "etcd": true, "etcd-readiness": true}
+var kubeplayChecks = map[string]bool{
+	"ping": true, "log": true, "etcd": true, "etcd-readiness": true, "informer-sync": true,
+	"poststarthook/start-apiserver-admission-initializer": true, "poststarthook/generic-apiserver-start-informers": true,
+	"poststarthook/start-apiextensions-informers": true, "poststarthook/start-apiextensions-controllers": true,
+	"poststarthook/crd-informer-synced": true, "poststarthook/start-system-namespaces-controller": true,
+	"poststarthook/start-service-ip-repair-controllers": true, "poststarthook/bootstrap-controller": true,
+}
 
 // TestHealth_MatchesOracle replays health requests recorded from
 // kube-apiserver v1.35.4. Status codes and headers must be the oracle's;
@@ -29,6 +35,9 @@ func TestHealth_MatchesOracle(t *testing.T) {
 		"/livez?verbose&exclude=etcd&exclude=zz&exclude=nope&exclude=zz", "/readyz?exclude=ping", "/readyz?verbose&exclude=etcd-readiness",
 		"/healthz?verbose&exclude=etcd,ping", "/livez/ping", "/livez/etcd", "/livez/log?verbose", "/readyz/etcd-readiness",
 		"/healthz/etcd", "/livez/", "/livez/nonexistent", "/readyz/ping/", "/healthz/etcd-readiness",
+		"/readyz/informer-sync", "/livez/informer-sync", "/healthz/poststarthook/start-system-namespaces-controller",
+		"/livez/poststarthook/crd-informer-synced?verbose", "/readyz/poststarthook/bootstrap-controller",
+		"/livez/poststarthook", "/livez/poststarthook/", "/readyz?verbose&exclude=poststarthook/bootstrap-controller&exclude=informer-sync",
 	} {
 		requests = append(requests, exchange{Method: http.MethodGet, Path: p})
 	}
@@ -66,13 +75,18 @@ func TestHealth_StoreDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.Close()
+	// The post-start hooks ran when the server started.
+	const hooksOK = "[+]poststarthook/start-apiserver-admission-initializer ok\n[+]poststarthook/generic-apiserver-start-informers ok\n" +
+		"[+]poststarthook/start-apiextensions-informers ok\n[+]poststarthook/start-apiextensions-controllers ok\n" +
+		"[+]poststarthook/crd-informer-synced ok\n[+]poststarthook/start-system-namespaces-controller ok\n" +
+		"[+]poststarthook/start-service-ip-repair-controllers ok\n[+]poststarthook/bootstrap-controller ok\n"
 	for _, tc := range []struct {
 		path string
 		code int
 		body string
 	}{
-		{"/livez", 500, "[+]ping ok\n[+]log ok\n[-]etcd failed: reason withheld\nlivez check failed\n"},
-		{"/readyz?verbose", 500, "[+]ping ok\n[+]log ok\n[-]etcd failed: reason withheld\n[-]etcd-readiness failed: reason withheld\nreadyz check failed\n"},
+		{"/livez", 500, "[+]ping ok\n[+]log ok\n[-]etcd failed: reason withheld\n" + hooksOK + "livez check failed\n"},
+		{"/readyz?verbose", 500, "[+]ping ok\n[+]log ok\n[-]etcd failed: reason withheld\n[-]etcd-readiness failed: reason withheld\n[+]informer-sync ok\n" + hooksOK + "readyz check failed\n"},
 		{"/livez?exclude=etcd", 200, "ok"},
 		{"/livez/ping", 200, "ok"},
 	} {

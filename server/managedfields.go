@@ -68,12 +68,14 @@ func errInvalidOptions(optionsKind string, errs field.ErrorList) error {
 
 // fieldManager returns the field manager of res written through subresource.
 func (s *Server) fieldManager(res *catalog.Resource, subresource string) (*managedfields.FieldManager, error) {
+	// The status is written elsewhere, so not recorded here.
+	statusElsewhere := hasStatus(res) && !writesStatus(res, subresource)
 	if res.Custom != nil {
 		tc, err := s.customTypeConverter(res)
 		if err != nil {
 			return nil, apierrors.NewInternalError(err)
 		}
-		f, err := s.fields.ForType(tc, res.GroupVersionKind(), subresource, hasStatus(res))
+		f, err := s.fields.ForType(tc, res.GroupVersionKind(), subresource, statusElsewhere, strategyOf(res).resets[subresource])
 		if err != nil {
 			return nil, apierrors.NewInternalError(err)
 		}
@@ -82,9 +84,9 @@ func (s *Server) fieldManager(res *catalog.Resource, subresource string) (*manag
 	var f *managedfields.FieldManager
 	var err error
 	if catalog.SharesStorage(res) {
-		f, err = s.fields.ForVersions(res.GroupVersionKind(), subresource, hasStatus(res), convertVersion)
+		f, err = s.fields.ForVersions(res.GroupVersionKind(), subresource, statusElsewhere, strategyOf(res).resets[subresource], convertVersion)
 	} else {
-		f, err = s.fields.For(res.GroupVersionKind(), subresource, hasStatus(res))
+		f, err = s.fields.For(res.GroupVersionKind(), subresource, statusElsewhere, strategyOf(res).resets[subresource])
 	}
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)

@@ -94,15 +94,23 @@ func checkResourceVersion(wr *write, obj object, rev int64) error {
 // in live's place, in kube-apiserver's order.
 func (s *Server) commitChange(ctx context.Context, wr *write, obj, live object, kv store.KeyValue) (object, error) {
 	res := wr.res
-	if wr.subresource == "status" {
-		// Only the status changes: the rest is checked as stored.
-		obj = statusOnly(res, obj, live)
-	}
 	if err := applyDefaults(res, obj); err != nil {
 		return nil, err
 	}
+	sent := obj
+	// What the subresource does not write is checked as stored.
+	obj = s.subresourceWrite(wr.request, obj, live)
 	if admit := strategyOf(res).admit; admit != nil {
 		if err := admit(s, ctx, wr.request, obj, live); err != nil {
+			return nil, err
+		}
+	}
+	var unmutated object
+	if wr.policyView == nil {
+		// Mutating webhooks patch what they see; a write through a view
+		// (/scale) is not mutated by them yet.
+		var err error
+		if unmutated, err = s.admitMutatingWebhooks(ctx, wr.request, obj, live, wr.dryRun, s.recordedManagedFields(wr, live, obj)); err != nil {
 			return nil, err
 		}
 	}
@@ -116,18 +124,30 @@ func (s *Server) commitChange(ctx context.Context, wr *write, obj, live object, 
 	}
 	// After the validation, which compares what the client sent with the
 	// stored object (a changed deletionGracePeriodSeconds, say).
-	obj = prepareUpdate(wr.request, obj, live)
+	obj = s.prepareUpdate(wr.request, obj, live)
 	if !wr.applied {
-		var err error
-		if obj, err = s.trackUpdate(res, wr.subresource, live, obj, wr.manager); err != nil {
+		// managedFields are recorded on the object as the request made it:
+		// before mutating webhooks (what they changed is nobody's), with
+		// the metadata a status write sent.
+		recorded := obj
+		if unmutated != nil {
+			recorded = s.prepareUpdate(wr.request, unmutated, live)
+		}
+		tracked, err := s.trackUpdate(res, wr.subresource, live, withSentMetadata(wr.request, recorded, sent), wr.manager)
+		if err != nil {
 			return nil, err
+		}
+		if mf, ok := metadata(tracked)["managedFields"]; ok {
+			metadata(obj)["managedFields"] = mf
+		} else {
+			delete(metadata(obj), "managedFields")
 		}
 	}
 	admitted, was := obj, live
 	if view := wr.policyView; view != nil {
 		admitted, was = view(obj), view(live)
 	}
-	if err := s.admitPolicies(ctx, wr.request, admitted, was, wr.dryRun); err != nil {
+	if err := s.admitValidating(ctx, wr.request, admitted, was, wr.dryRun); err != nil {
 		return nil, err
 	}
 	if wr.subresource == "" {
@@ -151,6 +171,22 @@ func (s *Server) afterWrite(ctx context.Context, wr *write, obj object) error {
 		return hook(s, ctx, wr.res, deepCopyObject(obj))
 	}
 	return nil
+}
+
+// recordedManagedFields gives the managedFields an update of live to obj
+// will record (nil: an apply's, already recorded in obj), for mutating
+// webhooks to see them as kube-apiserver's see them.
+func (s *Server) recordedManagedFields(wr *write, live, obj object) func() (any, error) {
+	if wr.applied {
+		return nil
+	}
+	return func() (any, error) {
+		tracked, err := s.trackUpdate(wr.res, wr.subresource, deepCopyObject(live), s.prepareUpdate(wr.request, deepCopyObject(obj), live), wr.manager)
+		if err != nil {
+			return nil, err
+		}
+		return metadata(tracked)["managedFields"], nil
+	}
 }
 
 // createWith is the one create: of a POST, of a PUT or an apply of a
@@ -222,7 +258,7 @@ func (s *Server) createWith(ctx context.Context, wr *write, obj object) (object,
 	}
 	value, err := encodeForStorage(res, obj)
 	if err != nil {
-		return nil, apierrors.NewInternalError(err)
+		return nil, err
 	}
 	rev, err := s.store.Create(ctx, objectKey(res, wr.namespace, name), value)
 	if err != nil {
@@ -255,7 +291,7 @@ func (s *Server) commitUpdate(ctx context.Context, res *catalog.Resource, ns, na
 	}
 	value, err := encodeForStorage(res, obj)
 	if err != nil {
-		return nil, apierrors.NewInternalError(err)
+		return nil, err
 	}
 	if isDryRun || bytes.Equal(value, live.Value) {
 		// A dry run answers with the revision it would replace.

@@ -4,10 +4,12 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"kubeplay/server/catalog"
+	"kubeplay/server/encoding"
 )
 
 // request is an API request after its URL has been parsed.
@@ -113,4 +115,56 @@ func queryBool(q url.Values, name string) bool {
 // splitPath splits a URL path into its non-empty segments.
 func splitPath(p string) []string {
 	return strings.FieldsFunc(p, func(r rune) bool { return r == '/' })
+}
+
+// longRunningSubresources are the subresources kube-apiserver serves as
+// long-running requests, without a deadline.
+var longRunningSubresources = map[string]bool{"attach": true, "exec": true, "log": true, "portforward": true, "proxy": true}
+
+// longRunning reports whether r is a request kube-apiserver sets no
+// deadline for: a watch (by ?watch on a collection or the /watch/ path),
+// a proxy, or a stream from a pod.
+func longRunning(r *http.Request) bool {
+	parts := splitPath(r.URL.Path)
+	switch {
+	case len(parts) >= 2 && parts[0] == "api":
+		parts = parts[2:]
+	case len(parts) >= 3 && parts[0] == "apis":
+		parts = parts[3:]
+	default:
+		return false
+	}
+	if len(parts) > 0 && (parts[0] == "watch" || parts[0] == "proxy") {
+		return true
+	}
+	subAt := 2 // resource, name, subresource
+	if len(parts) > 0 && parts[0] == "namespaces" && !(len(parts) > 2 && namespaceSubresources[parts[2]]) {
+		subAt = 4
+	}
+	if len(parts) > subAt+1 {
+		parts = parts[:subAt+1] // a proxy's path goes on after the subresource
+	}
+	_, _, name, sub, ok := parsePath(parts)
+	if !ok {
+		return false
+	}
+	if longRunningSubresources[sub] {
+		return true
+	}
+	get := r.Method == http.MethodGet || r.Method == http.MethodHead
+	return get && name == "" && queryBool(r.URL.Query(), "watch")
+}
+
+// checkTimeout answers 400 for a request whose timeout parameter is not a
+// duration, as kube-apiserver does for every request it sets a deadline
+// for, before it authenticates it.
+func checkTimeout(r *http.Request) error {
+	t := r.URL.Query().Get("timeout")
+	if t == "" || longRunning(r) {
+		return nil
+	}
+	if _, err := time.ParseDuration(t); err != nil {
+		return encoding.BadRequest("invalid timeout specified in the request URL - %v", err)
+	}
+	return nil
 }

@@ -33,6 +33,13 @@ func isReview(r *catalog.Resource) bool { return reviews[r.GroupResource()] != n
 // review answers the creation of a review: the object sent, with its
 // status filled in, and nothing stored.
 func (s *Server) review(w http.ResponseWriter, r *http.Request, req *request) {
+	// Reviews have no Table conversion (kube-apiserver's review storages
+	// have no table convertor): refused before the review is read.
+	as, err := encoding.Negotiate(r, false, encoding.AsPartialObjectMetadata, encoding.AsPartialObjectMetadataList)
+	if err != nil {
+		encoding.WriteError(w, r, err)
+		return
+	}
 	obj, err := readBody(r, req.res)
 	if err != nil {
 		encoding.WriteError(w, r, err)
@@ -54,7 +61,13 @@ func (s *Server) review(w http.ResponseWriter, r *http.Request, req *request) {
 		encoding.WriteError(w, r, err)
 		return
 	}
-	encoding.Write(w, r, http.StatusCreated, obj)
+	conv := &converter{as: as, res: req.res, now: s.now}
+	out, err := conv.object(obj)
+	if err != nil {
+		encoding.WriteError(w, r, err)
+		return
+	}
+	encoding.Write(w, r, http.StatusCreated, out)
 }
 
 func errInvalidReview(group string, errs field.ErrorList) error {

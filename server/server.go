@@ -48,6 +48,10 @@ type Options struct {
 	OnDeletion func(DeletionEvent)
 	// Access says who may do what.
 	Access
+	// NoWebhookCalls makes every call to an admission or conversion
+	// webhook fail as a call to an unreachable one does (for a hosted
+	// playground: see webhook.ErrCallsOff).
+	NoWebhookCalls bool
 }
 
 // Access configures authentication; RBAC then decides what each user may do.
@@ -87,8 +91,10 @@ type Server struct {
 	decodeReads bool
 
 	onDeletion func(DeletionEvent)
-	apiMu      sync.Mutex // serializes changes of api
-	api        atomic.Pointer[apiSettings]
+	// noWebhookCalls: see Options.NoWebhookCalls.
+	noWebhookCalls bool
+	apiMu          sync.Mutex // serializes changes of api
+	api            atomic.Pointer[apiSettings]
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -100,7 +106,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Store == nil {
 		return nil, errors.New("server: no store")
 	}
-	s := &Server{store: opts.Store, catalog: catalog.New(catalog.Builtin(served)), now: opts.Now, onDeletion: opts.OnDeletion}
+	s := &Server{store: opts.Store, catalog: catalog.New(catalog.Builtin(served)), now: opts.Now, onDeletion: opts.OnDeletion, noWebhookCalls: opts.NoWebhookCalls}
 	s.api.Store(&apiSettings{minor: releases.Newest})
 	s.saTokens = &serviceAccountTokens{s: s}
 	s.authn = newAuthenticator(opts, s.saTokens)
@@ -160,6 +166,8 @@ func subresourceServed(r *catalog.Resource, sub string) bool {
 		return r.Group == "" && r.Resource == "serviceaccounts"
 	case "status", "scale":
 		return true
+	case "approval":
+		return isCSRs(r)
 	}
 	return false
 }
@@ -172,6 +180,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// kube-apiserver marks every response private and uncached unless the
 	// handler says otherwise (aggregated discovery, hashed OpenAPI documents).
 	w.Header().Set("Cache-Control", "no-cache, private")
+	if err := checkTimeout(r); err != nil {
+		encoding.WriteError(w, r, err)
+		return
+	}
 	r, ok := s.authenticate(w, r)
 	if !ok {
 		return

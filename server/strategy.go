@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"kubeplay/server/catalog"
 )
@@ -55,6 +56,19 @@ type strategy struct {
 	// isNamespace: the object is a namespace, which admission sees as in
 	// itself, and whose spec.finalizers hold it back from deletion too.
 	isNamespace bool
+	// statusOnlyStatus: a write through /status changes the status alone
+	// (and the managedFields that track it); the rest stays as stored.
+	statusOnlyStatus bool
+	// statusIgnoresMetadata are the metadata fields a write through /status
+	// leaves as stored; it changes every other (the spec never).
+	statusIgnoresMetadata []string
+	// resets are the fields, by subresource ("" for the main resource),
+	// whose changes managedFields do not record besides the status through
+	// the main resource and the spec through /status (kube-apiserver's
+	// strategies' reset fields). They need not be what a write ignores: a
+	// custom resource's /status ignores the metadata yet records its
+	// changes, a CustomResourceDefinition's keeps them unrecorded.
+	resets map[string][]fieldpath.Path
 
 	// The hooks, nil where the type has nothing of its own.
 
@@ -62,15 +76,21 @@ type strategy struct {
 	normalize func(obj object)
 	// prepareForCreate sets what a new object starts with.
 	prepareForCreate func(obj object)
+	// prepareForCreateBy sets what a new object records of its request
+	// (the user asking).
+	prepareForCreateBy func(ctx context.Context, obj object)
 	// prepareForUpdate carries over what an update of subresource ("" for
 	// the main resource) cannot change.
 	prepareForUpdate func(subresource string, obj, old object)
 	// statusOnly is the object an update of the status subresource
-	// writes, where the type keeps more of it than its status (see
-	// statusOnly).
+	// writes, where the type's rules are not statusOnly's.
 	statusOnly func(res *catalog.Resource, obj, old object) object
-	// validateSubresource checks an update of a subresource other than
-	// status and scale (a namespace's /finalize).
+	// writeThrough, when set, is what an update through a subresource that
+	// writes part of the status (/status, a CSR's /approval) writes of the
+	// object sent, after statusOnly, given the stored object and the time.
+	writeThrough func(subresource string, obj, old object, now time.Time) object
+	// validateSubresource checks an update of a subresource (a
+	// namespace's /finalize, a CSR's /status and /approval).
 	validateSubresource func(subresource string, obj, old object) field.ErrorList
 	// admitNew runs the default mutating admission plugins on a new
 	// object in namespace ns; validate is their validating phase.
@@ -119,3 +139,18 @@ func strategyOf(r *catalog.Resource) strategy {
 	}
 	return strategies[r.GroupResource()]
 }
+
+// onStatus are resets of /status.
+func onStatus(paths ...fieldpath.Path) map[string][]fieldpath.Path {
+	return map[string][]fieldpath.Path{"status": paths}
+}
+
+// statusResetMetadata are the metadata fields the status strategies that
+// reset the object's metadata leave as stored (kube-apiserver's
+// ResetObjectMetaForStatus; deletionTimestamp and generation no update
+// changes anyway).
+var statusResetMetadata = []string{"labels", "annotations", "finalizers", "ownerReferences"}
+
+// metadataPath is the whole of an object's metadata, which the status
+// strategies that reset it leave unrecorded.
+var metadataPath = fieldpath.MakePathOrDie("metadata")

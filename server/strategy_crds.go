@@ -19,7 +19,10 @@ var crdStrategy = strategy{
 	conditionalUpdate:   true,
 	keepsStatusOnCreate: true, // set by admitCRD from the spec
 	admitChecksName:     true, // it must be <plural>.<group>
-	admit:               (*Server).admitCRD,
+	// Its /status means to reset the metadata, but resets it to the new
+	// object's: the changes are kept, not recorded.
+	resets: onStatus(metadataPath),
+	admit:  (*Server).admitCRD,
 	prepareForUpdate: func(subresource string, obj, _ object) {
 		if subresource == "" {
 			apiextensions.AddStoredVersion(obj)
@@ -83,7 +86,7 @@ func (s *Server) markCRDDeleted(ctx context.Context, d *deletion) (int, any, err
 	code, out, err := s.writeDeleting(ctx, d)
 	if err == nil && !d.dryRun {
 		if o, ok := out.(object); ok {
-			s.setCustom(d.name, apiextensions.Resources(storedCRD(d.res, o)))
+			s.setCustom(d.name, s.customResources(storedCRD(d.res, o)))
 		}
 		err = s.cleanupCRD(ctx, d.name)
 	}

@@ -22,6 +22,7 @@ func init() {
 		tracksGeneration:    true,
 		conditionalUpdate:   true,
 		keepsStatusOnCreate: true,
+		statusOnlyStatus:    true,
 		// A new custom object has no status.
 		prepareForCreate: func(obj object) { delete(obj, "status") },
 		admit:            (*Server).admitCustom,

@@ -1,6 +1,6 @@
 package server
 
-import "kubeplay/server/catalog"
+import "sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 // deploymentStrategy is the Deployment's: its annotations count as desired
 // state (they once carried rollback requests), and they and its finalizers
@@ -8,15 +8,6 @@ import "kubeplay/server/catalog"
 // writes the revision annotation this way.
 var deploymentStrategy = strategy{
 	tracksGeneration: true, updateSkipsObjectMeta: true, annotationsAreDesiredState: true,
-	statusOnly: func(res *catalog.Resource, obj, old object) object {
-		out, was := deepCopyObject(obj), deepCopyObject(old)
-		out["spec"] = was["spec"]
-		if labels, ok := metadata(was)["labels"]; ok {
-			metadata(out)["labels"] = labels
-		} else {
-			delete(metadata(out), "labels")
-		}
-		prepareForUpdate(res, "status", out, old)
-		return out
-	},
+	statusIgnoresMetadata: []string{"labels"},
+	resets:                onStatus(fieldpath.MakePathOrDie("metadata", "labels")),
 }

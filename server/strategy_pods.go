@@ -4,6 +4,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
 // podStrategy is the Pod's: new pods pass the pod admission plugins, and a
@@ -15,8 +16,11 @@ var podStrategy = strategy{
 		"spec.serviceAccountName": {zero: "default"}, "spec.hostNetwork": {zero: "false"}, "status.phase": {zero: "Pending"},
 		"status.podIP": {}, "status.nominatedNodeName": {}, "status.podIPs": {none: true},
 	}),
-	admitNew:       (*Server).admitPod,
-	gracefulDelete: podGracefulDelete,
+	// Old kubelets corrupted ownerReferences through /status.
+	statusIgnoresMetadata: []string{"ownerReferences"},
+	resets:                onStatus(fieldpath.MakePathOrDie("metadata", "deletionTimestamp"), fieldpath.MakePathOrDie("metadata", "ownerReferences")),
+	admitNew:              (*Server).admitPod,
+	gracefulDelete:        podGracefulDelete,
 }
 
 // podGracefulDelete marks a pod for deletion after its grace period. A

@@ -101,7 +101,7 @@ func compileNode(p *provider, s *structural.Schema, path *field.Path, name strin
 				}
 				envs[r.OptionalOldSelf] = env
 			}
-			compiled, e := compileRule(env, s, r, path.Child("x-kubernetes-validations").Index(i), times, costs)
+			compiled, e := compileRule(env, s, r, path.Child("x-kubernetes-validations").Index(i), timesRun(s, times), costs)
 			errs = append(errs, e...)
 			if compiled != nil {
 				n.rules = append(n.rules, compiled)

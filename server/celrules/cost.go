@@ -21,9 +21,10 @@ const (
 	maxRequestBytes = 3 * 1024 * 1024
 )
 
-// estimator sizes the values a rule reads from the schema's maxLength,
-// maxItems and maxProperties, or, where unbounded, from the largest
-// request kube-apiserver accepts.
+// estimator sizes the values a rule reads as kube-apiserver's declared
+// types size them: strings, lists and maps from the schema's maxLength,
+// maxItems and maxProperties, or, where unbounded, from the largest request
+// kube-apiserver accepts; scalars and objects have no size.
 type estimator struct {
 	self *structural.Schema
 }
@@ -43,7 +44,8 @@ func (e estimator) EstimateSize(n checker.AstNode) *checker.SizeEstimate {
 		case p == "@values":
 			s = s.AdditionalProperties
 		case p == "@keys":
-			return &checker.SizeEstimate{Min: 0, Max: maxRequestBytes - 2}
+			// A map's keys are strings of no declared size.
+			return &checker.SizeEstimate{Min: 0, Max: 0}
 		default:
 			s = propertyNamed(s, p)
 		}
@@ -73,44 +75,118 @@ func propertyNamed(s *structural.Schema, name string) *structural.Schema {
 	return nil
 }
 
-// maxSize is the most characters, items or entries a value of s can have.
+// The largest JSON a date-time or a duration can take, quotes included.
+const maxDateTimeJSON, maxDurationJSON, dateJSON = 32, 32, 12
+
+// maxSize is the most elements a value of s can have, as kube-apiserver
+// counts them: a string's bytes (four a character of maxLength), a list's
+// items, a map's entries; none for scalars and objects.
 func maxSize(s *structural.Schema) uint64 {
+	unboundedString := uint64(maxRequestBytes - 2)
 	switch {
-	case s.Type == "string" && s.MaxLength != nil:
-		return uint64(*s.MaxLength)
+	case s.IntOrString && s.MaxLength != nil:
+		return 4 * nonNegative(*s.MaxLength)
+	case s.IntOrString:
+		return unboundedString
 	case s.Type == "array" && s.MaxItems != nil:
-		return uint64(*s.MaxItems)
-	case s.Type == "object" && s.MaxProperties != nil:
-		return uint64(*s.MaxProperties)
+		return nonNegative(*s.MaxItems)
 	case s.Type == "array" && s.Items != nil:
-		return (maxRequestBytes - 2) / (minJSONSize(s.Items) + 1)
+		return (maxRequestBytes - 2) / (minSize(s.Items) + 1)
+	case s.Type == "object" && s.AdditionalProperties != nil && s.MaxProperties != nil:
+		return nonNegative(*s.MaxProperties)
 	case s.Type == "object" && s.AdditionalProperties != nil:
-		return (maxRequestBytes - 2) / (minJSONSize(s.AdditionalProperties) + 4)
+		return (maxRequestBytes - 2) / (minSize(s.AdditionalProperties) + 6)
+	case s.Type != "string":
+		return 0
 	}
-	return maxRequestBytes - 2
+	switch s.Format {
+	case "byte":
+		if s.MaxLength != nil {
+			return nonNegative(*s.MaxLength)
+		}
+		return unboundedString
+	case "duration":
+		return maxDurationJSON
+	case "date":
+		return dateJSON
+	case "date-time":
+		return maxDateTimeJSON
+	}
+	switch {
+	case s.MaxLength != nil:
+		return 4 * nonNegative(*s.MaxLength)
+	case len(s.Enum) > 0:
+		var longest uint64
+		for _, v := range s.Enum {
+			if str, ok := v.(string); ok {
+				longest = max(longest, uint64(len(str)))
+			}
+		}
+		return longest
+	}
+	return unboundedString
 }
 
-// minJSONSize is the fewest bytes a value of s takes in JSON.
-func minJSONSize(s *structural.Schema) uint64 {
-	switch s.Type {
-	case "string", "object", "array":
-		return 2 // "", {}, []
-	case "boolean":
-		return 4 // true
+// minSize is the fewest bytes a value of s takes in JSON, as kube-apiserver
+// counts them: an object's braces and its required properties that have no
+// default.
+func minSize(s *structural.Schema) uint64 {
+	switch {
+	case s.IntOrString:
+		return 1
+	case s.Type == "object" && s.AdditionalProperties == nil:
+		size := uint64(2)
+		for _, name := range s.Required {
+			if prop, ok := s.Properties[name]; ok && !prop.HasDefault {
+				size += uint64(len(name)) + minSize(prop) + 4
+			}
+		}
+		return size
+	case s.Type == "boolean":
+		return 4 // false
+	case s.Type == "integer", s.Type == "number":
+		return 1
+	case s.Type == "string" && s.Format == "duration":
+		return 3 // "0"
+	case s.Type == "string" && s.Format == "date":
+		return dateJSON
+	case s.Type == "string" && s.Format == "date-time":
+		return 21 // "YYYY-MM-DDTHH:MM:SS"
 	}
-	return 1
+	return 2 // "", [], {}
 }
 
-// cardinality is how many times a node's rules can run in one object.
+func nonNegative(n int64) uint64 { return uint64(max(n, 0)) }
+
+// unbounded is the cardinality of a node below a list or a map of no
+// declared size.
+const unbounded = math.MaxUint64
+
+// cardinality is how many times a node's rules can run in one object: the
+// product of the sizes of the lists and maps above it (parent's) and s's
+// own when list, unbounded once one is.
 func cardinality(parent uint64, s *structural.Schema, list bool) uint64 {
-	if !list {
+	if !list || parent == unbounded {
 		return parent
 	}
+	if s.Type == "array" && s.MaxItems == nil || s.Type == "object" && s.MaxProperties == nil {
+		return unbounded
+	}
 	n := maxSize(s)
-	if parent > math.MaxUint64/max(n, 1) {
-		return math.MaxUint64
+	if n != 0 && parent >= (math.MaxUint64-1)/n {
+		return math.MaxUint64 - 1
 	}
 	return parent * n
+}
+
+// timesRun is how many times the rules of s, of the given cardinality, can
+// run: below an unbounded list or map, as many values of s as the largest
+// request holds.
+func timesRun(s *structural.Schema, cardinality uint64) uint64 {
+	if cardinality != unbounded {
+		return cardinality
+	}
+	return maxRequestBytes / (minSize(s) + 1)
 }
 
 func costMessage(what string, cost, limit uint64) string {

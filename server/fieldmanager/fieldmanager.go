@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"unicode"
@@ -63,15 +64,17 @@ func CustomTypeConverter(schemas map[string]any, preserveUnknownFields bool) (ma
 
 // For returns the field manager of objects of kind gvk written through
 // subresource ("" for the main resource, "status", "scale" for
-// autoscaling/v1 Scale objects). hasStatus says whether
-// the kind has a status subresource, whose fields the main resource's apply
-// then leaves alone (and the other way round).
-func (m *Managers) For(gvk schema.GroupVersionKind, subresource string, hasStatus bool) (*managedfields.FieldManager, error) {
+// autoscaling/v1 Scale objects). statusElsewhere says whether the kind's
+// status is written through another subresource, so that writes through
+// this one do not record it; a write through /status does not record the
+// spec. Nor do they record resets (the kind's other reset fields through
+// subresource).
+func (m *Managers) For(gvk schema.GroupVersionKind, subresource string, statusElsewhere bool, resets []fieldpath.Path) (*managedfields.FieldManager, error) {
 	tc, err := typeConverter()
 	if err != nil {
 		return nil, err
 	}
-	return m.forType(tc, unversioned{}, gvk, subresource, hasStatus)
+	return m.forType(tc, unversioned{}, gvk, subresource, statusElsewhere, resets)
 }
 
 // Converter converts an object to another version of its kind.
@@ -80,43 +83,38 @@ type Converter func(obj Object, to schema.GroupVersion) (Object, error)
 // ForVersions is For with a kind served in several versions, which convert
 // converts between: managedFields entries of another version then count
 // (an apply conflicts with a manager of another version, as
-// kube-apiserver's does). Its status writes reset the spec only, as
-// kube-apiserver's HorizontalPodAutoscalers' do: they record changes of
-// the metadata too.
-func (m *Managers) ForVersions(gvk schema.GroupVersionKind, subresource string, hasStatus bool, convert Converter) (*managedfields.FieldManager, error) {
+// kube-apiserver's does).
+func (m *Managers) ForVersions(gvk schema.GroupVersionKind, subresource string, statusElsewhere bool, resets []fieldpath.Path, convert Converter) (*managedfields.FieldManager, error) {
 	tc, err := typeConverter()
 	if err != nil {
 		return nil, err
 	}
-	return m.forType(tc, versions{convert: convert}, gvk, subresource, hasStatus)
+	return m.forType(tc, versions{convert: convert}, gvk, subresource, statusElsewhere, resets)
 }
 
 // ForType is For with the objects of a custom kind, typed by tc.
-func (m *Managers) ForType(tc managedfields.TypeConverter, gvk schema.GroupVersionKind, subresource string, hasStatus bool) (*managedfields.FieldManager, error) {
-	return m.forType(tc, customVersions{}, gvk, subresource, hasStatus)
+func (m *Managers) ForType(tc managedfields.TypeConverter, gvk schema.GroupVersionKind, subresource string, statusElsewhere bool, resets []fieldpath.Path) (*managedfields.FieldManager, error) {
+	return m.forType(tc, customVersions{}, gvk, subresource, statusElsewhere, resets)
 }
 
-func (m *Managers) forType(tc managedfields.TypeConverter, conv runtime.ObjectConvertor, gvk schema.GroupVersionKind, subresource string, hasStatus bool) (*managedfields.FieldManager, error) {
+// forType builds the field manager; the filters it records changes through
+// are a function of gvk and subresource, so it is cached by them.
+func (m *Managers) forType(tc managedfields.TypeConverter, conv runtime.ObjectConvertor, gvk schema.GroupVersionKind, subresource string, statusElsewhere bool, resets []fieldpath.Path) (*managedfields.FieldManager, error) {
 	k := key{tc, gvk, subresource}
 	if f, ok := m.byKey.Load(k); ok {
 		return f.(*managedfields.FieldManager), nil
 	}
 	var reset map[fieldpath.APIVersion]fieldpath.Filter
 	apiVersion := fieldpath.APIVersion(gvk.GroupVersion().String())
-	_, specOnly := conv.(versions)
+	untracked := slices.Clone(resets)
 	switch {
-	case subresource == "status" && specOnly:
-		reset = map[fieldpath.APIVersion]fieldpath.Filter{apiVersion: fieldpath.NewExcludeSetFilter(fieldpath.NewSet(fieldpath.MakePathOrDie("spec")))}
-	case subresource == "status" && gvk.Group == "apps" && gvk.Kind == "Deployment":
-		// A Deployment's /status writes its annotations and finalizers
-		// too, as kube-apiserver's does.
-		reset = map[fieldpath.APIVersion]fieldpath.Filter{apiVersion: fieldpath.NewExcludeSetFilter(fieldpath.NewSet(
-			fieldpath.MakePathOrDie("spec"), fieldpath.MakePathOrDie("metadata", "labels")))}
 	case subresource == "status":
-		// /status writes nothing but the status.
-		reset = map[fieldpath.APIVersion]fieldpath.Filter{apiVersion: fieldpath.NewIncludeMatcherFilter(fieldpath.MakePrefixMatcherOrDie("status"))}
-	case hasStatus:
-		reset = map[fieldpath.APIVersion]fieldpath.Filter{apiVersion: fieldpath.NewExcludeSetFilter(fieldpath.NewSet(fieldpath.MakePathOrDie("status")))}
+		untracked = append(untracked, fieldpath.MakePathOrDie("spec"))
+	case statusElsewhere:
+		untracked = append(untracked, fieldpath.MakePathOrDie("status"))
+	}
+	if len(untracked) > 0 {
+		reset = map[fieldpath.APIVersion]fieldpath.Filter{apiVersion: fieldpath.NewExcludeSetFilter(fieldpath.NewSet(untracked...))}
 	}
 	f, err := managedfields.NewDefaultFieldManager(tc, conv, unversioned{}, unversioned{}, gvk, gvk.GroupVersion(), subresource, reset)
 	if err != nil {
