@@ -3,8 +3,7 @@
 // finalizer that leaves a tombstone ConfigMap when the Widget is deleted.
 // Its envtest suite (suite_test.go) runs on kubeplay's kube-apiserver; a
 // validating webhook for Widgets, served by the manager and installed by
-// envtest's WebhookInstallOptions, is to come once kubeplay calls admission
-// webhooks.
+// envtest's WebhookInstallOptions, is the next thing to show.
 package controller
 
 import (
