@@ -16,7 +16,7 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := app.Run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+	if err := app.Run(ctx, app.CommandLine(os.Args), os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "kubeplay:", err)
 		os.Exit(1)
 	}

@@ -37,7 +37,29 @@ Usage:
   kubeplay kubeconfig [--server URL] [--token TOKEN]    print a kubeconfig for kubectl and client-go
         [--certificate-authority FILE]                  the CA to trust for an https server (DIR/tls.crt)
   kubeplay export-site DIR                              write the browser mode as a static site into DIR
+  kubeplay kube-apiserver [flags]                       serve one cluster's API as kube-apiserver does, with
+                                                        its flags (--help lists them), in memory; also
+                                                        what the binary does when named kube-apiserver
+  kubeplay etcd [flags]                                 a stand-in for etcd that stores nothing (--help); also
+                                                        what the binary does when named etcd
+  kubeplay envtest-assets [--controllers=false] [--simulate-workloads] DIR
+                                                        write kube-apiserver, etcd and kubectl into DIR for
+                                                        controller-runtime's envtest: KUBEBUILDER_ASSETS=DIR
 `
+
+// CommandLine returns the arguments of Run for the program started with
+// argv: argv[1:], or, for the binary named kube-apiserver or etcd (as
+// envtest-assets writes them), the command of that name and argv[1:].
+func CommandLine(argv []string) []string {
+	if len(argv) == 0 {
+		return nil
+	}
+	switch name := filepath.Base(argv[0]); name {
+	case "kube-apiserver", "etcd":
+		return append([]string{name}, argv[1:]...)
+	}
+	return argv[1:]
+}
 
 // Run runs the kubeplay command line args (without the program's name),
 // writing to stdout and stderr, until it is done or, for serve, until ctx
@@ -56,6 +78,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runScenarios(ctx, args[1:], stdout, stderr)
 	case "export-site":
 		return exportSite(args[1:], stdout)
+	case "kube-apiserver":
+		return kubeAPIServer(ctx, args[1:], stdout, stderr)
+	case "etcd":
+		return etcdStandIn(ctx, args[1:], stdout, stderr)
+	case "envtest-assets":
+		return envtestAssets(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

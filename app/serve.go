@@ -124,29 +124,14 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveConfig, error) {
 	default:
 		return nil, fmt.Errorf("--anonymous: want admin, rbac or deny, not %q", *anonymous)
 	}
-	if *clientCA != "" {
-		if !cfg.tls {
-			return nil, errors.New("--client-ca-file needs --tls")
-		}
-		pem, err := os.ReadFile(*clientCA)
-		if err != nil {
-			return nil, err
-		}
-		opts.Access.ClientCAs = x509.NewCertPool()
-		if !opts.Access.ClientCAs.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("%s: no PEM certificate", *clientCA)
-		}
+	if *clientCA != "" && !cfg.tls {
+		return nil, errors.New("--client-ca-file needs --tls")
 	}
-	if *tokenFile != "" {
-		f, err := os.Open(*tokenFile)
-		if err != nil {
-			return nil, err
-		}
-		opts.Access.Tokens, err = authn.ParseTokenFile(f)
-		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", *tokenFile, err)
-		}
+	if opts.Access.ClientCAs, err = readClientCAs(*clientCA); err != nil {
+		return nil, err
+	}
+	if opts.Access.Tokens, err = readTokenFile(*tokenFile); err != nil {
+		return nil, err
 	}
 	if *adminTokenFile != "" {
 		b, err := os.ReadFile(*adminTokenFile)
@@ -213,7 +198,7 @@ func listen(cfg *serveConfig) (*listener, error) {
 	if !cfg.tls {
 		return l, nil
 	}
-	cert, err := serverCertificate(cfg.data)
+	cert, err := serverCertificate(filepath.Join(cfg.data, "tls.crt"), filepath.Join(cfg.data, "tls.key"))
 	if err != nil {
 		ln.Close()
 		return nil, err
@@ -253,4 +238,38 @@ func serveUntilDone(ctx context.Context, srv *http.Server, l *listener) error {
 	}
 	slog.Info("kubeplay stopped")
 	return nil
+}
+
+// readClientCAs reads the CA certificates of --client-ca-file; nil for no
+// file.
+func readClientCAs(file string) (*x509.CertPool, error) {
+	if file == "" {
+		return nil, nil
+	}
+	pem, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("%s: no PEM certificate", file)
+	}
+	return pool, nil
+}
+
+// readTokenFile reads the tokens of --token-auth-file; nil for no file.
+func readTokenFile(file string) (map[string]authn.User, error) {
+	if file == "" {
+		return nil, nil
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	tokens, err := authn.ParseTokenFile(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return tokens, nil
 }

@@ -13,17 +13,15 @@ import (
 	"math/big"
 	"net"
 	"os"
-	"path/filepath"
 	"time"
 )
 
-// serverCertificate returns the TLS certificate kubeplay serves with
-// --tls: the one in dir (tls.crt, tls.key) or, the first time, a new
-// self-signed one for 127.0.0.1, ::1 and localhost, written there so that
-// kubeconfigs trusting it stay valid across restarts. kubectl sends bearer
-// tokens only over TLS, so tokens need it.
-func serverCertificate(dir string) (tls.Certificate, error) {
-	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+// serverCertificate returns the TLS certificate kubeplay serves (with
+// --tls, or as kube-apiserver): the one in certFile and keyFile or, the
+// first time, a new self-signed one for 127.0.0.1, ::1 and localhost,
+// written there so that kubeconfigs trusting it stay valid across
+// restarts. kubectl sends bearer tokens only over TLS, so tokens need it.
+func serverCertificate(certFile, keyFile string) (tls.Certificate, error) {
 	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
 	if !errors.Is(err, fs.ErrNotExist) {
 		return cert, err

@@ -37,7 +37,7 @@ const (
 	serviceAccountIssuer = "https://kubernetes.default.svc.cluster.local"
 	signingKeyKey        = "/kubeplay/serviceaccount-signing-key"
 	// credentialIDExtra is the user extra naming the token a request used.
-	credentialIDExtra = "authentication.kubernetes.io/credential-id"
+	credentialIDExtra = authn.CredentialIDExtra
 )
 
 var serviceAccountsGVR = schema.GroupVersionResource{Version: "v1", Resource: "serviceaccounts"}

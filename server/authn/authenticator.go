@@ -2,8 +2,11 @@ package authn
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/x509"
+	"encoding/asn1"
 	"encoding/csv"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -59,23 +62,30 @@ func New(opts Options) *Authenticator {
 var ErrUnauthorized = errors.New("Unauthorized")
 
 // Authenticate returns the user a request comes from: the user of its TLS
-// client certificate, else that of its bearer token (plus system:authenticated), or system:anonymous (in
-// system:unauthenticated) when it carries no token and anonymous requests
-// are allowed. A token that is not known is ErrUnauthorized even when
-// anonymous requests are allowed, as kube-apiserver does.
+// client certificate, else that of its bearer token (plus
+// system:authenticated), or system:anonymous (in system:unauthenticated)
+// when it carries neither and anonymous requests are allowed. Credentials
+// that are not valid are ErrUnauthorized, even when anonymous requests are
+// allowed, unless other credentials of the request are: kube-apiserver
+// tries its authenticators in turn, client certificates first.
 func (a *Authenticator) Authenticate(r *http.Request) (*User, error) {
+	var certErr error
 	if r.TLS != nil && len(r.TLS.PeerCertificates) > 0 && a.clientCAs != nil {
-		return a.certificateUser(r.TLS.PeerCertificates)
+		u, ok, err := a.certificateUser(r.TLS.PeerCertificates)
+		if ok {
+			return u, nil
+		}
+		certErr = err
 	}
 	h := strings.TrimSpace(r.Header.Get("Authorization"))
-	if h == "" {
-		return a.anonymousUser()
-	}
 	scheme, token, _ := strings.Cut(h, " ")
 	token = strings.TrimSpace(token)
 	if !strings.EqualFold(scheme, "bearer") || token == "" {
 		// kube-apiserver ignores other schemes (a request with only Basic
 		// credentials is anonymous when no authenticator takes it).
+		if certErr != nil {
+			return nil, ErrUnauthorized
+		}
 		return a.anonymousUser()
 	}
 	u, ok, err := a.Token(r.Context(), token)
@@ -104,18 +114,53 @@ func (a *Authenticator) Token(ctx context.Context, token string) (*User, bool, e
 	return WithAuthenticatedGroup(u), true, nil
 }
 
-// certificateUser authenticates a client certificate chain, which comes
-// before any token, as in kube-apiserver.
-func (a *Authenticator) certificateUser(chain []*x509.Certificate) (*User, error) {
+// CredentialIDExtra is the user extra naming the credential a request was
+// authenticated with.
+const CredentialIDExtra = "authentication.kubernetes.io/credential-id"
+
+// uidAttribute is the subject attribute of a client certificate that holds
+// the user's uid (LDAP's UID, RFC 4519), which kube-apiserver reads with the
+// AllowParsingUserUIDFromCertAuth feature, on by default since 1.33.
+var uidAttribute = asn1.ObjectIdentifier{0, 9, 2342, 19200300, 100, 1, 1}
+
+// certificateUser authenticates a client certificate chain as
+// kube-apiserver does: the user is its common name, with its organizations
+// as groups, its subject's UID attribute as uid, and the certificate's
+// SHA-256 as credential id. A chain that does not verify is an error; a
+// certificate without a common name is no one (false) and leaves the
+// request to the other credentials.
+func (a *Authenticator) certificateUser(chain []*x509.Certificate) (*User, bool, error) {
 	intermediates := x509.NewCertPool()
 	for _, c := range chain[1:] {
 		intermediates.AddCert(c)
 	}
-	_, err := chain[0].Verify(x509.VerifyOptions{Roots: a.clientCAs, Intermediates: intermediates, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
-	if err != nil || chain[0].Subject.CommonName == "" {
-		return nil, ErrUnauthorized
+	leaf := chain[0]
+	if _, err := leaf.Verify(x509.VerifyOptions{Roots: a.clientCAs, Intermediates: intermediates, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
+		return nil, false, err
 	}
-	return WithAuthenticatedGroup(&User{Name: chain[0].Subject.CommonName, Groups: chain[0].Subject.Organization}), nil
+	if leaf.Subject.CommonName == "" {
+		return nil, false, nil
+	}
+	var uids []string
+	for _, name := range leaf.Subject.Names {
+		if name.Type.Equal(uidAttribute) {
+			uid, ok := name.Value.(string)
+			if !ok || uid == "" {
+				return nil, false, errors.New("x509: the certificate's UID is not a string")
+			}
+			uids = append(uids, uid)
+		}
+	}
+	if len(uids) > 1 {
+		return nil, false, errors.New("x509: the certificate has more than one UID")
+	}
+	sum := sha256.Sum256(leaf.Raw)
+	u := &User{Name: leaf.Subject.CommonName, Groups: leaf.Subject.Organization,
+		Extra: map[string][]string{CredentialIDExtra: {"X509SHA256=" + hex.EncodeToString(sum[:])}}}
+	if len(uids) == 1 {
+		u.UID = uids[0]
+	}
+	return WithAuthenticatedGroup(u), true, nil
 }
 
 func (a *Authenticator) anonymousUser() (*User, error) {
