@@ -133,7 +133,7 @@ func applyDefaults(r *catalog.Resource, obj object) error {
 // applies the type's own rules for new objects.
 func (s *Server) prepareForCreate(r *catalog.Resource, obj object) {
 	md := metadata(obj)
-	for _, k := range []string{"uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"} {
+	for _, k := range []string{"uid", "generation", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"} {
 		delete(md, k)
 	}
 	md["uid"] = string(uuid.NewUUID())

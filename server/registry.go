@@ -203,8 +203,9 @@ func (s *Server) recordedManagedFields(wr *write, live, obj object) func() (any,
 func (s *Server) createWith(ctx context.Context, wr *write, obj object) (object, error) {
 	res := wr.res
 	md := metadata(obj)
-	if str(md, "resourceVersion") != "" {
-		// kube-apiserver answers this with a 500; it is the client's mistake.
+	if str(md, "resourceVersion") != "" && !wr.dryRun {
+		// kube-apiserver's storage refuses it with a 500 (a dry run never
+		// gets there); it is the client's mistake.
 		return nil, encoding.BadRequest("resourceVersion should not be set on objects to be created")
 	}
 	if res.Namespaced {
