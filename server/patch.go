@@ -51,7 +51,7 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, req *request) {
 		encoding.WriteError(w, r, err)
 		return
 	}
-	encoding.Write(w, r, code, obj)
+	s.writeObject(w, r, req, code, obj)
 }
 
 func (s *Server) patchObject(r *http.Request, req *request) (object, int, error) {
