@@ -10,10 +10,9 @@ import (
 	"strconv"
 	"strings"
 
-	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
-
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 
@@ -64,10 +63,20 @@ func decodeStored(r *catalog.Resource, kv store.KeyValue) (object, error) {
 	return obj, nil
 }
 
+// omitEmpty drops from a built-in object, as its Go type does when it is
+// encoded, the fields with omitempty that are empty: the answer to a write
+// is what was stored.
+func omitEmpty(r *catalog.Resource, obj object) {
+	if r.Custom == nil {
+		_ = fieldmanager.OmitEmpty(r.GroupVersionKind(), obj) // an error means the embedded schemas are broken
+	}
+}
+
 // encodeForStorage serialises obj in r's storage version, without the
 // resourceVersion (which is the store's revision). Its error is an API
 // error.
 func encodeForStorage(r *catalog.Resource, obj object) ([]byte, error) {
+	omitEmpty(r, obj)
 	if c := r.Custom; c != nil && c.Convert != nil && c.StorageVersion != r.Version {
 		return encodeConverted(r, obj)
 	}

@@ -264,6 +264,7 @@ func (s *Server) createWith(ctx context.Context, wr *write, obj object) (object,
 		return nil, err
 	}
 	if wr.dryRun {
+		omitEmpty(res, obj)
 		return obj, nil
 	}
 	value, err := encodeForStorage(res, obj)
@@ -295,7 +296,9 @@ func (s *Server) commitUpdate(ctx context.Context, res *catalog.Resource, ns, na
 			}
 			s.journalWrite(ctx, res, key, expected, obj, true)
 		}
-		// kube-apiserver answers with the object at the revision it read.
+		// kube-apiserver answers with the object at the revision it read,
+		// as its Go type encodes it.
+		omitEmpty(res, obj)
 		metadata(obj)["resourceVersion"] = strconv.FormatInt(expected, 10)
 		return obj, nil
 	}

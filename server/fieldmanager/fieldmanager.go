@@ -143,10 +143,25 @@ func Update(f *managedfields.FieldManager, gvk schema.GroupVersionKind, live, ob
 	if live == nil {
 		live = NewObject(gvk)
 	}
-	liveObj := &unstructured.Unstructured{Object: live}
 	PlainNumbers(live)
-	out := f.UpdateNoErrors(liveObj, &unstructured.Unstructured{Object: obj}, manager)
-	return out.(*unstructured.Unstructured).Object
+	// It compares the objects as kube-apiserver's converts its Go types:
+	// without the empty fields omitempty leaves out, which obj keeps for
+	// validation until it is stored.
+	seen, was := runtime.DeepCopyJSON(obj), runtime.DeepCopyJSON(live)
+	_ = OmitEmpty(gvk, seen) // an error means the embedded schemas are broken
+	_ = OmitEmpty(gvk, was)
+	out := f.UpdateNoErrors(&unstructured.Unstructured{Object: was}, &unstructured.Unstructured{Object: seen}, manager)
+	md, _ := obj["metadata"].(map[string]any)
+	if md == nil {
+		md = map[string]any{}
+		obj["metadata"] = md
+	}
+	if mf, ok := out.(*unstructured.Unstructured).Object["metadata"].(map[string]any)["managedFields"]; ok {
+		md["managedFields"] = mf
+	} else {
+		delete(md, "managedFields")
+	}
+	return obj
 }
 
 // NewObject is the zero value of kind gvk that a create starts from, shaped

@@ -15,8 +15,8 @@ import (
 // give every decoded object: a field held as a struct by value (a
 // Deployment's spec, its pod template's metadata) is present, as {} at
 // least, a slice, map or pointer field without omitempty is present as
-// null, and a scalar one as its zero value; a field with omitempty is
-// absent when empty ("", 0, false, [], {}). The field manager then sees such fields as always there, as the
+// null, and a scalar one as its zero value; a scalar field with omitempty
+// holding its zero value is absent. The field manager then sees such fields as always there, as the
 // real server's does, and records no "." entry for them.
 func Materialize(gvk schema.GroupVersionKind, obj Object) error {
 	schemas, err := Schemas()
@@ -86,33 +86,64 @@ func nullFieldsOf(def string) []string {
 }
 
 func materialize(schemas map[string]*spec.Schema, def string, obj map[string]any) {
-	for _, f := range structFieldsOf(def) {
-		if _, ok := obj[f]; !ok {
-			obj[f] = map[string]any{}
+	walkTyped(schemas, def, obj, func(def string, obj map[string]any) {
+		for _, f := range structFieldsOf(def) {
+			if _, ok := obj[f]; !ok {
+				obj[f] = map[string]any{}
+			}
 		}
+		for _, f := range nullFieldsOf(def) {
+			if _, ok := obj[f]; !ok {
+				obj[f] = nil
+			}
+		}
+		for _, fk := range zeroFields()[def] {
+			f, kind, _ := strings.Cut(fk, "=")
+			if _, ok := obj[f]; !ok {
+				obj[f] = zeroOf(kind)
+			}
+		}
+		// A scalar field with omitempty holds its zero value as if unset
+		// (its defaults apply), so it is unset; an empty list or map stays
+		// until the object is encoded (see OmitEmpty).
+		for _, fk := range omittedFields()[def] {
+			f, kind, _ := strings.Cut(fk, "=")
+			if v, ok := obj[f]; ok && kind != "slice" && kind != "map" && isEmpty(kind, v) {
+				delete(obj, f)
+			}
+		}
+	})
+}
+
+// OmitEmpty removes from obj, of kind gvk, the fields with omitempty that
+// are empty ("", 0, false, [], {}), as kube-apiserver's Go types leave them
+// out when they are encoded: for storage, and for its field manager, which
+// sees objects so converted. (Its validation sees them still.) An empty
+// metadata.managedFields stays: it asks the field manager to reset them.
+func OmitEmpty(gvk schema.GroupVersionKind, obj Object) error {
+	schemas, err := Schemas()
+	if err != nil {
+		return err
 	}
-	for _, f := range nullFieldsOf(def) {
-		if _, ok := obj[f]; !ok {
-			obj[f] = nil
-		}
+	defs, err := Definitions()
+	if err != nil {
+		return err
 	}
-	for _, fk := range zeroFields()[def] {
-		f, kind, _ := strings.Cut(fk, "=")
-		if _, ok := obj[f]; !ok {
-			obj[f] = zeroOf(kind)
+	walkTyped(schemas, defs[gvk], obj, func(def string, obj map[string]any) {
+		for _, fk := range omittedFields()[def] {
+			f, kind, _ := strings.Cut(fk, "=")
+			if v, ok := obj[f]; ok && f != "managedFields" && isEmpty(kind, v) {
+				delete(obj, f)
+			}
 		}
-	}
-	for _, fk := range omittedFields()[def] {
-		f, kind, _ := strings.Cut(fk, "=")
-		if f == "managedFields" {
-			// An empty list asks the field manager to reset them: it reads
-			// the decoded object, where the list is still there.
-			continue
-		}
-		if v, ok := obj[f]; ok && isEmpty(kind, v) {
-			delete(obj, f)
-		}
-	}
+	})
+	return nil
+}
+
+// walkTyped calls visit with obj, of schema def, then with each object in
+// it that has a schema of its own, depth first.
+func walkTyped(schemas map[string]*spec.Schema, def string, obj map[string]any, visit func(def string, obj map[string]any)) {
+	visit(def, obj)
 	s := schemas[def]
 	if s == nil {
 		return
@@ -125,12 +156,12 @@ func materialize(schemas map[string]*spec.Schema, def string, obj map[string]any
 		switch x := v.(type) {
 		case map[string]any:
 			if ref := refName(&p); ref != "" {
-				materialize(schemas, ref, x)
+				walkTyped(schemas, ref, x, visit)
 			} else if p.AdditionalProperties != nil && p.AdditionalProperties.Schema != nil {
 				if ref := refName(p.AdditionalProperties.Schema); ref != "" {
 					for _, e := range x {
 						if m, ok := e.(map[string]any); ok {
-							materialize(schemas, ref, m)
+							walkTyped(schemas, ref, m, visit)
 						}
 					}
 				}
@@ -142,7 +173,7 @@ func materialize(schemas map[string]*spec.Schema, def string, obj map[string]any
 			if ref := refName(p.Items.Schema); ref != "" {
 				for _, e := range x {
 					if m, ok := e.(map[string]any); ok {
-						materialize(schemas, ref, m)
+						walkTyped(schemas, ref, m, visit)
 					}
 				}
 			}
