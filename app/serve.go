@@ -157,12 +157,16 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveConfig, error) {
 		if mopts.AdminToken = strings.TrimSpace(string(b)); mopts.AdminToken == "" {
 			return nil, fmt.Errorf("%s: no token", *adminTokenFile)
 		}
+		// A hosted playground's visitors must not make it send requests
+		// wherever they like.
+		opts.NoWebhookCalls = true
 	}
 	mopts.Dir = filepath.Join(cfg.data, "sandboxes")
 	mopts.Sandbox.Access = opts.Access
 	mopts.Sandbox.RuntimeConfig = opts.RuntimeConfig
 	mopts.Sandbox.Version = opts.Version
 	mopts.Sandbox.FeatureGates = opts.FeatureGates
+	mopts.Sandbox.NoWebhookCalls = opts.NoWebhookCalls
 	return cfg, nil
 }
 

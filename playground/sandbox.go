@@ -39,6 +39,8 @@ type Options struct {
 	// clock should be the same, so that the history it keeps is measured
 	// on it.
 	Clock *Clock
+	// NoWebhookCalls: see server.Options.NoWebhookCalls.
+	NoWebhookCalls bool
 }
 
 // Controllers switches off controllers a sandbox would otherwise run, to
@@ -138,7 +140,8 @@ func Open(ctx context.Context, opts Options) (*Sandbox, error) {
 		clock = &Clock{}
 	}
 	api, err := server.New(ctx, server.Options{Store: opts.Store, OnDeletion: deletions.record, Now: clock.Now,
-		FeatureGates: opts.FeatureGates, RuntimeConfig: opts.RuntimeConfig, Version: opts.Version, Access: opts.Access})
+		FeatureGates: opts.FeatureGates, RuntimeConfig: opts.RuntimeConfig, Version: opts.Version, Access: opts.Access,
+		NoWebhookCalls: opts.NoWebhookCalls})
 	if err != nil {
 		return nil, err
 	}

@@ -20,15 +20,15 @@ import (
 //
 //  1. Mutating admission (after NamespaceLifecycle, which the callers run
 //     first): the plugins of the resource's strategy (admitNew): on a new
-//     Pod, a new claim.
+//     Pod, a new claim; then the mutating webhooks.
 //  2. The resource's own policy: for roles and bindings, the RBAC
 //     escalation check (kube-apiserver's RBAC storage makes it after
 //     mutating admission).
 //  3. The type's validation, on the object with its server-set metadata.
 //  4. For a create by PUT or by apply, the authorization of the create
 //     verb besides the request's own.
-//  5. Validating admission (the validating phase of those plugins,
-//     then ValidatingAdmissionPolicy), which may only reject or warn.
+//  5. Validating admission (the validating phase of those plugins, then
+//     admitValidating's), which may only reject or warn.
 func (s *Server) admitCreate(ctx context.Context, req *request, obj object, dryRun bool) error {
 	res := req.res
 	var validate func() error
@@ -37,6 +37,9 @@ func (s *Server) admitCreate(ctx context.Context, req *request, obj object, dryR
 		if validate, err = admitNew(s, ctx, res, req.namespace, obj); err != nil {
 			return err
 		}
+	}
+	if _, err := s.admitMutatingWebhooks(ctx, req, obj, nil, dryRun, nil); err != nil {
+		return err
 	}
 	if err := s.confirmNoEscalation(ctx, req, obj, nil); err != nil {
 		return err
@@ -57,7 +60,27 @@ func (s *Server) admitCreate(ctx context.Context, req *request, obj object, dryR
 			return err
 		}
 	}
-	return s.admitPolicies(ctx, req, obj, nil, dryRun)
+	return s.admitValidating(ctx, req, obj, nil, dryRun)
+}
+
+// admitValidating is the validating admission of kube-apiserver's default
+// plugins that applies to every resource, in their order, on a create (old
+// nil), an update or a delete (obj nil): ValidatingAdmissionPolicy, then
+// the validating webhooks.
+func (s *Server) admitValidating(ctx context.Context, req *request, obj, old object, dryRun bool) error {
+	if err := s.admitPolicies(ctx, req, obj, old, dryRun); err != nil {
+		return err
+	}
+	return s.admitValidatingWebhooks(ctx, req, obj, old, dryRun)
+}
+
+// admitDeletion is the admission of a delete of obj: the mutating webhooks
+// (which may not change it), then admitValidating.
+func (s *Server) admitDeletion(ctx context.Context, req *request, obj object, dryRun bool) error {
+	if _, err := s.admitMutatingWebhooks(ctx, req, nil, obj, dryRun, nil); err != nil {
+		return err
+	}
+	return s.admitValidating(ctx, req, nil, obj, dryRun)
 }
 
 // authorizeCreate is kube-apiserver's second authorization of a PUT or an

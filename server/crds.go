@@ -68,7 +68,7 @@ func (s *Server) establish(ctx context.Context, crd object) error {
 	}
 	st["conditions"] = conds
 	if reflect.DeepEqual(old["status"], crd["status"]) {
-		s.setCustom(name, apiextensions.Resources(crd))
+		s.setCustom(name, s.customResources(crd))
 		return nil
 	}
 	out, err := s.trackUpdate(res, "status", old, crd, "kube-apiserver")
@@ -82,7 +82,7 @@ func (s *Server) establish(ctx context.Context, crd object) error {
 	if out, err = s.commitUpdate(ctx, res, "", name, out, kv, false); err != nil {
 		return err
 	}
-	s.setCustom(name, apiextensions.Resources(out))
+	s.setCustom(name, s.customResources(out))
 	return nil
 }
 
@@ -158,7 +158,7 @@ func (s *Server) loadCRDs(ctx context.Context) error {
 	}
 	for _, kv := range list.Items {
 		if crd, err := decodeStored(res, kv); err == nil {
-			s.setCustom(str(metadata(crd), "name"), apiextensions.Resources(crd))
+			s.setCustom(str(metadata(crd), "name"), s.customResources(crd))
 		}
 	}
 	return nil

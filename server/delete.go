@@ -329,7 +329,7 @@ func (s *Server) deleteObjectOnce(ctx context.Context, res *catalog.Resource, ns
 	}
 	d := &deletion{res: res, ns: ns, name: name, obj: obj, live: kv, opts: opts, dryRun: len(opts.DryRun) > 0, wasDeleting: deleting(obj), code: http.StatusOK}
 	ar := &request{res: res, namespace: ns, name: name, verb: "delete", deleteOptions: opts}
-	if err := s.admitPolicies(ctx, ar, nil, obj, d.dryRun); err != nil {
+	if err := s.admitDeletion(ctx, ar, obj, d.dryRun); err != nil {
 		return 0, nil, err
 	}
 	s.journal(ctx, res, obj, DeletionEvent{Phase: PhaseDeleteRequested, Options: opts})
@@ -377,7 +377,7 @@ func (s *Server) deleteMarked(ctx context.Context, d *deletion) (int, any, error
 	if !d.dryRun && d.modified {
 		value, err := encodeForStorage(d.res, d.obj)
 		if err != nil {
-			return 0, nil, apierrors.NewInternalError(err)
+			return 0, nil, err
 		}
 		if rev, err = s.store.Update(ctx, key, value, rev); err != nil {
 			return 0, nil, storeError(d.res, d.name, err)

@@ -138,6 +138,9 @@ func (s *Server) journalWrite(ctx context.Context, res *catalog.Resource, key st
 // gate it reports a corrupt object (which the unsafe deletion can remove);
 // without, only the decoder's complaint.
 func (s *Server) corruptError(kv store.KeyValue, decodeErr error) error {
+	if _, ok := decodeErr.(apierrors.APIStatus); ok {
+		return decodeErr // a conversion webhook failed: the object is sound
+	}
 	cause := decodeErr
 	if errors.Unwrap(decodeErr) != nil {
 		cause = errors.Unwrap(decodeErr)

@@ -314,6 +314,9 @@ func (s *Server) listObjects(ctx context.Context, res *catalog.Resource, ns stri
 				continue
 			}
 			obj, err := decodeStored(res, kv)
+			if _, ok := err.(apierrors.APIStatus); ok {
+				return nil, err // a conversion webhook failed
+			}
 			if err != nil {
 				return nil, apierrors.NewInternalError(err)
 			}

@@ -52,14 +52,25 @@ func decodeStored(r *catalog.Resource, kv store.KeyValue) (object, error) {
 	if err != nil {
 		return nil, fmt.Errorf("stored object %s is corrupt: %w", kv.Key, err)
 	}
+	if c := r.Custom; c != nil && c.Convert != nil && str(obj, "apiVersion") != r.APIVersion() {
+		// A conversion webhook is called outside any request's context
+		// here, bounded by its own timeout.
+		if obj, err = c.Convert(context.Background(), obj, r.APIVersion()); err != nil {
+			return nil, err
+		}
+	}
 	fromStorage(r, obj)
 	metadata(obj)["resourceVersion"] = strconv.FormatInt(kv.ModRevision, 10)
 	return obj, nil
 }
 
 // encodeForStorage serialises obj in r's storage version, without the
-// resourceVersion (which is the store's revision).
+// resourceVersion (which is the store's revision). Its error is an API
+// error.
 func encodeForStorage(r *catalog.Resource, obj object) ([]byte, error) {
+	if c := r.Custom; c != nil && c.Convert != nil && c.StorageVersion != r.Version {
+		return encodeConverted(r, obj)
+	}
 	if r.Custom != nil && r.Custom.StorageVersion != r.Version {
 		// Stored in another version, what that version's schema does not
 		// know is dropped, in obj too: as kube-apiserver's, the answer is
@@ -68,7 +79,38 @@ func encodeForStorage(r *catalog.Resource, obj object) ([]byte, error) {
 	}
 	stored := toStorage(r, obj)
 	delete(metadata(stored), "resourceVersion")
-	return encoding.MarshalObject(stored)
+	value, err := encoding.MarshalObject(stored)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	return value, nil
+}
+
+// encodeConverted is encodeForStorage for a custom resource whose CRD has
+// a conversion webhook: the webhook converts obj to the storage version,
+// and what was stored back, for the answer (in obj), as kube-apiserver
+// answers what it stored.
+func encodeConverted(r *catalog.Resource, obj object) ([]byte, error) {
+	st := catalog.StorageOf(r)
+	sent := deepCopyObject(obj)
+	sent["apiVersion"], sent["kind"] = r.APIVersion(), r.Kind
+	delete(metadata(sent), "resourceVersion")
+	stored, err := r.Custom.Convert(context.Background(), sent, schemaAPIVersion(st.Group, st.Version))
+	if err != nil {
+		return nil, err
+	}
+	r.Custom.StorageSchema.Prune(stored)
+	value, err := encoding.MarshalObject(stored)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	back, err := r.Custom.Convert(context.Background(), deepCopyObject(stored), r.APIVersion())
+	if err != nil {
+		return nil, err
+	}
+	fromStorage(r, back)
+	replaceObject(obj, back)
+	return value, nil
 }
 
 // readBody reads and decodes a request body into an object of kind r.Kind,

@@ -106,6 +106,15 @@ func (s *Server) commitChange(ctx context.Context, wr *write, obj, live object, 
 			return nil, err
 		}
 	}
+	var unmutated object
+	if wr.policyView == nil {
+		// Mutating webhooks patch what they see; a write through a view
+		// (/scale) is not mutated by them yet.
+		var err error
+		if unmutated, err = s.admitMutatingWebhooks(ctx, wr.request, obj, live, wr.dryRun, s.recordedManagedFields(wr, live, obj)); err != nil {
+			return nil, err
+		}
+	}
 	if err := s.confirmNoEscalation(ctx, wr.request, obj, live); err != nil {
 		return nil, err
 	}
@@ -119,7 +128,7 @@ func (s *Server) commitChange(ctx context.Context, wr *write, obj, live object, 
 	obj = prepareUpdate(wr.request, obj, live)
 	if !wr.applied {
 		var err error
-		if obj, err = s.trackUpdate(res, wr.subresource, live, obj, wr.manager); err != nil {
+		if obj, err = s.trackUnmutated(wr, live, obj, unmutated); err != nil {
 			return nil, err
 		}
 	}
@@ -127,7 +136,7 @@ func (s *Server) commitChange(ctx context.Context, wr *write, obj, live object, 
 	if view := wr.policyView; view != nil {
 		admitted, was = view(obj), view(live)
 	}
-	if err := s.admitPolicies(ctx, wr.request, admitted, was, wr.dryRun); err != nil {
+	if err := s.admitValidating(ctx, wr.request, admitted, was, wr.dryRun); err != nil {
 		return nil, err
 	}
 	if wr.subresource == "" {
@@ -151,6 +160,38 @@ func (s *Server) afterWrite(ctx context.Context, wr *write, obj object) error {
 		return hook(s, ctx, wr.res, deepCopyObject(obj))
 	}
 	return nil
+}
+
+// trackUnmutated records managedFields on obj, an update of live, as the
+// request made it: kube-apiserver records them before mutating admission,
+// so what webhooks changed (unmutated, the object before, nil if they
+// changed nothing) is nobody's.
+func (s *Server) trackUnmutated(wr *write, live, obj, unmutated object) (object, error) {
+	if unmutated == nil {
+		return s.trackUpdate(wr.res, wr.subresource, live, obj, wr.manager)
+	}
+	tracked, err := s.trackUpdate(wr.res, wr.subresource, live, prepareUpdate(wr.request, unmutated, live), wr.manager)
+	if err != nil {
+		return nil, err
+	}
+	metadata(obj)["managedFields"] = metadata(tracked)["managedFields"]
+	return obj, nil
+}
+
+// recordedManagedFields gives the managedFields an update of live to obj
+// will record (nil: an apply's, already recorded in obj), for mutating
+// webhooks to see them as kube-apiserver's see them.
+func (s *Server) recordedManagedFields(wr *write, live, obj object) func() (any, error) {
+	if wr.applied {
+		return nil
+	}
+	return func() (any, error) {
+		tracked, err := s.trackUpdate(wr.res, wr.subresource, deepCopyObject(live), prepareUpdate(wr.request, deepCopyObject(obj), live), wr.manager)
+		if err != nil {
+			return nil, err
+		}
+		return metadata(tracked)["managedFields"], nil
+	}
 }
 
 // createWith is the one create: of a POST, of a PUT or an apply of a
@@ -222,7 +263,7 @@ func (s *Server) createWith(ctx context.Context, wr *write, obj object) (object,
 	}
 	value, err := encodeForStorage(res, obj)
 	if err != nil {
-		return nil, apierrors.NewInternalError(err)
+		return nil, err
 	}
 	rev, err := s.store.Create(ctx, objectKey(res, wr.namespace, name), value)
 	if err != nil {
@@ -255,7 +296,7 @@ func (s *Server) commitUpdate(ctx context.Context, res *catalog.Resource, ns, na
 	}
 	value, err := encodeForStorage(res, obj)
 	if err != nil {
-		return nil, apierrors.NewInternalError(err)
+		return nil, err
 	}
 	if isDryRun || bytes.Equal(value, live.Value) {
 		// A dry run answers with the revision it would replace.

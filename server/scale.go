@@ -61,7 +61,7 @@ func (s *Server) customScale(w http.ResponseWriter, r *http.Request, req *reques
 	}
 	manager, isDryRun := opts.manager, opts.dryRun
 	// Policies see the Scales, old and new.
-	if err := s.admitPolicies(r.Context(), req, scale, customScaleOf(obj, paths.SpecReplicasPath, paths.StatusReplicasPath, paths.LabelSelectorPath), isDryRun); err != nil {
+	if err := s.admitValidating(r.Context(), req, scale, customScaleOf(obj, paths.SpecReplicasPath, paths.StatusReplicasPath, paths.LabelSelectorPath), isDryRun); err != nil {
 		encoding.WriteError(w, r, err)
 		return
 	}

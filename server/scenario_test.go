@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,7 +54,10 @@ type scenario struct {
 	// GeneratedNames are generateName prefixes whose random completions
 	// answers quote (in messages too): compared as prefix+"XXXXX".
 	GeneratedNames []string `json:"generatedNames,omitempty"`
-	Steps          []step   `json:"steps"`
+	// NativeOnly, when set, says why the browser engine answers otherwise
+	// (it calls no webhooks): the scenario is not replayed under GOOS=js.
+	NativeOnly string `json:"nativeOnly,omitempty"`
+	Steps      []step `json:"steps"`
 }
 
 type step struct {
@@ -370,6 +374,9 @@ func jsonStream(b []byte) (json.RawMessage, bool) {
 
 func replay(t *testing.T, golden string) {
 	sc := readScenario(t, golden)
+	if sc.NativeOnly != "" && runtime.GOOS == "js" {
+		t.Skip(sc.NativeOnly)
+	}
 	gates, err := server.ParseFeatureGates(sc.FeatureGates)
 	if err != nil {
 		t.Fatal(err)

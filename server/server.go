@@ -48,6 +48,10 @@ type Options struct {
 	OnDeletion func(DeletionEvent)
 	// Access says who may do what.
 	Access
+	// NoWebhookCalls makes every call to an admission or conversion
+	// webhook fail as a call to an unreachable one does (for a hosted
+	// playground: see webhook.ErrCallsOff).
+	NoWebhookCalls bool
 }
 
 // Access configures authentication; RBAC then decides what each user may do.
@@ -87,8 +91,10 @@ type Server struct {
 	decodeReads bool
 
 	onDeletion func(DeletionEvent)
-	apiMu      sync.Mutex // serializes changes of api
-	api        atomic.Pointer[apiSettings]
+	// noWebhookCalls: see Options.NoWebhookCalls.
+	noWebhookCalls bool
+	apiMu          sync.Mutex // serializes changes of api
+	api            atomic.Pointer[apiSettings]
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -100,7 +106,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Store == nil {
 		return nil, errors.New("server: no store")
 	}
-	s := &Server{store: opts.Store, catalog: catalog.New(catalog.Builtin(served)), now: opts.Now, onDeletion: opts.OnDeletion}
+	s := &Server{store: opts.Store, catalog: catalog.New(catalog.Builtin(served)), now: opts.Now, onDeletion: opts.OnDeletion, noWebhookCalls: opts.NoWebhookCalls}
 	s.api.Store(&apiSettings{minor: releases.Newest})
 	s.saTokens = &serviceAccountTokens{s: s}
 	s.authn = newAuthenticator(opts, s.saTokens)

@@ -170,41 +170,51 @@ func TestStoredAnswers_SameAsDecoded(t *testing.T) {
 		}
 	}
 
-	// Watches, replayed from history or from the initial state, side by side.
-	watches := []string{
-		fmt.Sprintf("%s?watch=1&resourceVersion=%d", cms, start),
-		fmt.Sprintf("%s?watch=1&resourceVersion=%d&labelSelector=app%%3Da", cms, start),
-		fmt.Sprintf("%s?watch=1&resourceVersion=%d&fieldSelector=metadata.name%%3Dcm0", cms, start),
-		fmt.Sprintf("/api/v1/namespaces/eq/pods?watch=1&resourceVersion=%d", start),
-		fmt.Sprintf("/apis/example.com/v1/namespaces/eq/things?watch=1&resourceVersion=%d", start),
-		cms + "?watch=1", cms + "?watch=1&labelSelector=app%3Da&allowWatchBookmarks=true",
-		fmt.Sprintf("%s?watch=1&resourceVersion=%d", cms, end-2),
-		"/api/v1/namespaces/eq-bad/configmaps?watch=1",
+	// Watches, replayed from history or from the initial state, side by
+	// side. Last writes (named to come last in the initial state too) end
+	// what each has to send: a watch is read until it sent its marker, so
+	// that both servers' answers are whole whatever the machine's load.
+	send("PUT", cms+"/cm0", "application/json", `{"metadata":{"name":"cm0","labels":{"app":"a"},"annotations":{"end":"cm0-end"}},"data":{"a":"4"}}`)
+	send("POST", cms, "application/json", `{"metadata":{"name":"zz-end","labels":{"app":"a"}}}`)
+	send("POST", "/api/v1/namespaces/eq-bad/configmaps", "application/json", `{"metadata":{"name":"zz-end"}}`)
+	send("POST", "/api/v1/namespaces/eq/pods", "application/json", `{"metadata":{"name":"zz-end"},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`)
+	send("POST", "/apis/example.com/v1/namespaces/eq/things", "application/json", `{"apiVersion":"example.com/v1","kind":"Thing","metadata":{"name":"zz-end"}}`)
+	watches := []struct{ path, marker string }{
+		{fmt.Sprintf("%s?watch=1&resourceVersion=%d", cms, start), "zz-end"},
+		{fmt.Sprintf("%s?watch=1&resourceVersion=%d&labelSelector=app%%3Da", cms, start), "zz-end"},
+		{fmt.Sprintf("%s?watch=1&resourceVersion=%d&fieldSelector=metadata.name%%3Dcm0", cms, start), "cm0-end"},
+		{fmt.Sprintf("/api/v1/namespaces/eq/pods?watch=1&resourceVersion=%d", start), "zz-end"},
+		{fmt.Sprintf("/apis/example.com/v1/namespaces/eq/things?watch=1&resourceVersion=%d", start), "zz-end"},
+		{cms + "?watch=1", "zz-end"},
+		{cms + "?watch=1&labelSelector=app%3Da&allowWatchBookmarks=true", "zz-end"},
+		{fmt.Sprintf("%s?watch=1&resourceVersion=%d", cms, end-2), "zz-end"},
+		{"/api/v1/namespaces/eq-bad/configmaps?watch=1", "zz-end"},
 	}
 	var wg sync.WaitGroup
 	// (Not Table, whose ages change from one second to the next.)
 	accepts := []string{"", "application/cbor", partial}
 	answers := make([][][2]*httptest.ResponseRecorder, len(watches))
-	for i, path := range watches {
+	for i, w := range watches {
 		answers[i] = make([][2]*httptest.ResponseRecorder, len(accepts))
 		for a, accept := range accepts {
 			for j, h := range []http.Handler{fast, slow} {
 				wg.Go(func() {
-					ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+					ctx, cancel := context.WithCancel(t.Context())
 					defer cancel()
-					rec := httptest.NewRecorder()
-					req := httptest.NewRequest("GET", path, nil).WithContext(ctx)
+					rec := &untilWriter{ResponseRecorder: httptest.NewRecorder(), marker: []byte(w.marker), done: cancel}
+					req := httptest.NewRequest("GET", w.path, nil).WithContext(ctx)
 					if accept != "" {
 						req.Header.Set("Accept", accept)
 					}
 					h.ServeHTTP(rec, req)
-					answers[i][a][j] = rec
+					answers[i][a][j] = rec.ResponseRecorder
 				})
 			}
 		}
 	}
 	wg.Wait()
-	for i, path := range watches {
+	for i, w := range watches {
+		path := w.path
 		for a, accept := range accepts {
 			f, s := answers[i][a][0], answers[i][a][1]
 			if f.Code != s.Code || f.Body.String() != s.Body.String() {
@@ -265,16 +275,38 @@ func revisionOf(t *testing.T, h http.Handler, path string) int64 {
 	return n
 }
 
-// waitServed waits until h serves path (a custom resource being set up).
+// untilWriter records a watch until it has sent marker, then ends it
+// (done) and records nothing more.
+type untilWriter struct {
+	*httptest.ResponseRecorder
+	marker []byte
+	done   func()
+	ended  bool
+}
+
+func (w *untilWriter) Write(b []byte) (int, error) {
+	if w.ended {
+		return len(b), nil
+	}
+	n, err := w.ResponseRecorder.Write(b)
+	if bytes.Contains(w.Body.Bytes(), w.marker) {
+		w.ended = true
+		w.done()
+	}
+	return n, err
+}
+
+// waitServed waits until h serves path (a custom resource being set up),
+// as long as the test may run.
 func waitServed(t *testing.T, h http.Handler, path string) {
 	t.Helper()
-	for range 200 {
-		if get(t, h, "GET", path, nil).Code == http.StatusOK {
-			return
+	for get(t, h, "GET", path, nil).Code != http.StatusOK {
+		select {
+		case <-t.Context().Done():
+			t.Fatalf("%s is not served", path)
+		case <-time.After(10 * time.Millisecond):
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
-	t.Fatalf("%s is not served", path)
 }
 
 // The items of a built-in list come in the field order kube-apiserver

@@ -83,7 +83,7 @@ func (s *Server) markCRDDeleted(ctx context.Context, d *deletion) (int, any, err
 	code, out, err := s.writeDeleting(ctx, d)
 	if err == nil && !d.dryRun {
 		if o, ok := out.(object); ok {
-			s.setCustom(d.name, apiextensions.Resources(storedCRD(d.res, o)))
+			s.setCustom(d.name, s.customResources(storedCRD(d.res, o)))
 		}
 		err = s.cleanupCRD(ctx, d.name)
 	}

@@ -525,7 +525,9 @@ func (a *attributes) match(m *matchResources, binding bool) *catalog.Resource {
 	if m == nil {
 		return nil
 	}
-	if !selects(m.ObjectSelector, metadata(a.subject)) {
+	// The object selector matches the object or, on an update or a
+	// delete, the old one.
+	if m.ObjectSelector != nil && !slices.ContainsFunc([]object{a.obj, a.old}, func(o object) bool { return o != nil && selects(m.ObjectSelector, metadata(o)) }) {
 		return nil
 	}
 	// A namespace matches namespaceSelector itself; a cluster-scoped

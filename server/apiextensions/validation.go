@@ -264,8 +264,7 @@ func validateNames(names map[string]any, path *field.Path) field.ErrorList {
 	return errs
 }
 
-// validateConversion checks spec.conversion. kubeplay converts between
-// versions as strategy None does, even for a CRD asking for a webhook.
+// validateConversion checks spec.conversion.
 func validateConversion(spec map[string]any, path *field.Path) field.ErrorList {
 	conv, _ := spec["conversion"].(map[string]any)
 	switch strategy := jsonmap.String(conv, "strategy"); strategy {

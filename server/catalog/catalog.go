@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"maps"
@@ -60,6 +61,10 @@ type Custom struct {
 	// Terminating is set once the CRD is deleted: its objects are being
 	// deleted, and no new one may be created.
 	Terminating bool
+	// Convert, for a CRD whose conversion strategy is Webhook, converts
+	// one of its objects to apiVersion by calling the webhook; its error
+	// is the request's. Nil for strategy None: only apiVersion changes.
+	Convert func(ctx context.Context, obj map[string]any, apiVersion string) (map[string]any, error)
 }
 
 // PrinterColumn is one of a CRD's additionalPrinterColumns.
