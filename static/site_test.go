@@ -175,6 +175,13 @@ func TestExportedSite(t *testing.T) {
 		t.Errorf("the watch page did not show the new ConfigMap: %v", err)
 	}
 	browsertest.Screenshot(t, ctx, "/tmp/kubeplay-site-watch.png")
+	// Back to the log, where the console's steps below start.
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`location.hash = "#/ui/requests"`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, browsertest.Poll(`document.querySelector("section.requests")?.dataset.live === "on"`)); err != nil {
+		t.Fatalf("the request log never went live again: %v", err)
+	}
 
 	// The console: kubectl syntax, run by the engine; a watch streams until
 	// stopped; its requests are in the log.
