@@ -46,14 +46,15 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	play := api.New(sandboxes)
 	play.CACert = l.caCert
+	play.Addresses = sandboxAddresses(l)
 	srv := &http.Server{
-		Handler: website.New(website.Options{
+		Handler: play.RefuseSandboxTokens(website.New(website.Options{
 			Sandbox:    root,
 			Playground: play,
 			Browser:    static.Handler(),
 			Anonymous:  cfg.root.Access.Anonymous,
 			Hosted:     cfg.sandboxes.AdminToken != "",
-		}),
+		})),
 		ReadHeaderTimeout: 10 * time.Second,
 		TLSConfig:         l.tls,
 	}

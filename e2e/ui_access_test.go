@@ -57,8 +57,9 @@ func TestUI_requestAs(t *testing.T) {
 	}
 	browsertest.Screenshot(t, ctx, "/tmp/kubeplay-ui-request-as-alice.png")
 
-	// The log, filtered by user: the UI's requests as bob, the list forbidden.
-	do(t, ctx, chromedp.Navigate(server+"/ui/requests?user=bob"), chromedp.WaitVisible(`section.requests[data-live="on"]`))
+	// The log, filtered by user: the UI's requests as bob (its reads, shown
+	// on request), the list forbidden.
+	do(t, ctx, chromedp.Navigate(server+"/ui/requests?user=bob&ui=show"), chromedp.WaitVisible(`section.requests[data-live="on"]`))
 	var log struct {
 		Users     []string
 		Forbidden string

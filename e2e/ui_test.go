@@ -45,7 +45,7 @@ func TestUI_requestLog(t *testing.T) {
 		};
 	})()`, &got)
 	browsertest.Screenshot(t, ctx, "/tmp/kubeplay-ui-requests.png")
-	if !strings.HasPrefix(got.Target, "/api/v1/namespaces/default/configmaps?") || got.Client != "kubectl" ||
+	if !strings.HasPrefix(got.Target, "/api/v1/namespaces/default/configmaps?") || got.Client != "kubectl create configmap" ||
 		!strings.HasPrefix(got.Kubectl, "echo '") || !strings.Contains(got.Kubectl, "| kubectl create -f - -n default") {
 		t.Errorf("entry %+v", got)
 	}

@@ -111,8 +111,8 @@ data:
 	do(t, ctx, chromedp.Click(`#pause`))
 	poll(t, ctx, `document.querySelector("li.wev-DELETED") !== null`)
 
-	// The watch itself is in the request log, as the UI's.
-	do(t, ctx, chromedp.Navigate(server+"/ui/requests?verb=watch&client=kubeplay-ui"), chromedp.WaitVisible(`section.requests`))
+	// The watch itself is in the request log, among the UI's reads.
+	do(t, ctx, chromedp.Navigate(server+"/ui/requests?verb=watch&client=kubeplay-ui&ui=show"), chromedp.WaitVisible(`section.requests`))
 	poll(t, ctx, `[...document.querySelectorAll("li.entry .target")].some(e => e.textContent.startsWith("/api/v1/namespaces/default/configmaps?") && e.textContent.includes("watch=1"))`)
 
 	// Usable at 1280×720 and on a narrow screen: nothing wider than the window.

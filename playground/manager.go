@@ -388,6 +388,11 @@ type Managed struct {
 
 	// token is the sandbox's own bearer token (hosted mode only).
 	token string
+	// onClose runs once the sandbox is deleted or its manager closed;
+	// closed says that happened.
+	onCloseMu sync.Mutex
+	onClose   []func()
+	closed    bool
 
 	// mu guards the sandbox against reset and restore: requests hold it
 	// shared for a moment to take the current sandbox, never for long.
@@ -418,6 +423,20 @@ func (ms *Managed) SetRetention(d time.Duration) {
 	if ms.db != nil {
 		ms.db.SetRetention(d)
 	}
+}
+
+// OnClose has fn run when the sandbox is deleted (or expires) or its
+// manager closes, before that returns, so that what serves the sandbox
+// alone stops with it; at once if that happened already.
+func (ms *Managed) OnClose(fn func()) {
+	ms.onCloseMu.Lock()
+	if !ms.closed {
+		ms.onClose = append(ms.onClose, fn)
+		ms.onCloseMu.Unlock()
+		return
+	}
+	ms.onCloseMu.Unlock()
+	fn()
 }
 
 // Token returns the bearer token of the sandbox's API in hosted mode
@@ -683,6 +702,13 @@ func (ms *Managed) closeLocked() error {
 
 // close stops the sandbox, deleting its database if remove.
 func (ms *Managed) close(remove bool) error {
+	ms.onCloseMu.Lock()
+	hooks := ms.onClose
+	ms.onClose, ms.closed = nil, true
+	ms.onCloseMu.Unlock()
+	for _, fn := range hooks {
+		fn()
+	}
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	err := ms.closeLocked()

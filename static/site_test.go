@@ -160,6 +160,29 @@ func TestExportedSite(t *testing.T) {
 	}
 	browsertest.Screenshot(t, ctx, "/tmp/kubeplay-site-requests.png")
 
+	// The watch page is live too, over the same in-page channel.
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`location.hash = "#/ui/watch?r=v1/configmaps&ns=default"`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, browsertest.Poll(`document.querySelector("section.watch")?.dataset.live === "on"`)); err != nil {
+		t.Fatalf("the watch page never went live: %v", err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`kubeplay.fetch("/api/v1/namespaces/default/configmaps", {method: "POST",
+		headers: {"Content-Type": "application/json"}, body: JSON.stringify({metadata: {name: "seen-on-the-watch-page"}})})`, chromedp.EvalAwaitPromise)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, browsertest.Poll(`document.querySelector("#events")?.textContent.includes("seen-on-the-watch-page")`)); err != nil {
+		t.Errorf("the watch page did not show the new ConfigMap: %v", err)
+	}
+	browsertest.Screenshot(t, ctx, "/tmp/kubeplay-site-watch.png")
+	// Back to the log, where the console's steps below start.
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`location.hash = "#/ui/requests"`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, browsertest.Poll(`document.querySelector("section.requests")?.dataset.live === "on"`)); err != nil {
+		t.Fatalf("the request log never went live again: %v", err)
+	}
+
 	// The console: kubectl syntax, run by the engine; a watch streams until
 	// stopped; its requests are in the log.
 	run := func(line string) {

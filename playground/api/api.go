@@ -45,6 +45,9 @@ type Handler struct {
 	// CACert is the PEM of the certificate the server presents over
 	// HTTPS, for the kubeconfigs it hands out (nil: the system's roots).
 	CACert []byte
+	// Addresses, when set, gives each sandbox a port of its own for the
+	// kubeconfigs (nil: they name /sandboxes/<id> here).
+	Addresses *Addresses
 }
 
 // New returns the handler of m's sandboxes. Mount it at "/playground/v1/"
@@ -304,20 +307,22 @@ func (h *Handler) reset(w http.ResponseWriter, r *http.Request, ms *playground.M
 	writeJSON(w, http.StatusOK, h.describe(r.Context(), ms))
 }
 
-// kubeconfig answers a kubeconfig whose server is the sandbox's URL as the
-// client reached this server; its user's token is the sandbox's in hosted
-// mode, else the bearer token the request carried, if any.
+// kubeconfig answers a kubeconfig whose server is the sandbox's own address
+// (or its URL here) as the client reached this server; its user's token is
+// the sandbox's in hosted mode, else the bearer token the request carried,
+// if any.
 func (h *Handler) kubeconfig(w http.ResponseWriter, r *http.Request, ms *playground.Managed) {
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
+	server, err := h.serverURL(r, ms)
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, "opening the sandbox's address: %v", err)
+		return
 	}
 	token, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if ms.Token() != "" {
 		token = ms.Token()
 	}
 	w.Header().Set("Content-Type", "application/yaml")
-	o := playground.KubeconfigOptions{Server: scheme + "://" + r.Host + "/sandboxes/" + ms.ID(), Token: strings.TrimSpace(token)}
+	o := playground.KubeconfigOptions{Server: server, Token: strings.TrimSpace(token)}
 	if r.TLS != nil {
 		o.CAData = h.CACert
 	}

@@ -42,7 +42,7 @@ function fragment(html) {
 function apply(m) {
 	lastSeq = Math.max(lastSeq, m.seq);
 	if (m.hidden) {
-		countHidden();
+		countHidden(m.hidden);
 	} else if (m.html) {
 		const el = fragment(m.html);
 		const old = document.getElementById(el.id);
@@ -56,22 +56,33 @@ function apply(m) {
 			insert(el);
 		}
 		document.getElementById("no-entries")?.remove();
+		group();
 	} else if (m.eventHTML) {
 		const list = document.querySelector(`ol.events[data-seq="${m.seq}"]`);
 		if (list && !list.querySelector(`li[data-index="${m.index}"]`)) list.append(fragment(m.eventHTML));
 	}
 }
 
-// countHidden counts one more controller's request the filter hides
-// (?controllers=hide), so that none is hidden silently.
-function countHidden() {
-	const note = document.getElementById("controllers-hidden");
+// countHidden counts one more request the filter hides as sent by who
+// ("controllers" or "ui"), so that none is hidden silently.
+function countHidden(who) {
+	const note = document.getElementById("hidden-" + who);
 	if (!note) return;
 	const n = (Number(note.dataset.count) || 0) + 1;
 	note.dataset.count = String(n);
 	note.querySelector(".count").textContent = String(n);
-	note.querySelector(".noun").textContent = n === 1 ? "controller request" : "controller requests";
+	const noun = note.querySelector(".noun");
+	noun.textContent = n === 1 ? noun.dataset.one : noun.dataset.many;
 	note.hidden = false;
+}
+
+// group draws the requests of one kubectl command together: an entry whose
+// newer neighbour came from the same run joins it (no line between them).
+function group() {
+	for (const li of log.children) {
+		const s = li.dataset.session;
+		li.classList.toggle("same-command", !!s && li.previousElementSibling?.dataset.session === s);
+	}
 }
 
 // insert keeps the list newest first.
@@ -98,5 +109,6 @@ document.addEventListener("click", async (e) => {
 	setTimeout(() => (button.textContent = "copy"), 1500);
 });
 
+group();
 if (inPage || ("WebSocket" in window && location.protocol.startsWith("http"))) connect();
 else if (state) state.textContent += " (not live here)";

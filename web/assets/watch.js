@@ -13,16 +13,23 @@ let held = [];
 let retry = 500;
 let stopped = false;
 
+// In browser mode the engine runs in the tab: window.kubeplay gives this
+// page's URL and a WebSocket class carrying the same messages in memory (as
+// for requests.js).
+const inPage = globalThis.kubeplay?.WebSocket ? globalThis.kubeplay : null;
+const here = new URL(inPage?.pageURL ?? location.href);
+const Socket = inPage?.WebSocket ?? globalThis.WebSocket;
+
 function connect() {
-	const url = new URL("/ui/watch/live", location.href);
-	url.protocol = location.protocol === "https:" ? "wss:" : "ws:";
-	for (const [k, v] of new URLSearchParams(location.search)) url.searchParams.set(k, v);
+	const url = new URL("/ui/watch/live", here);
+	url.protocol = here.protocol === "https:" ? "wss:" : "ws:";
+	for (const [k, v] of here.searchParams) url.searchParams.set(k, v);
 	if (lastRV) {
 		// Resume: the initial state was already shown.
 		url.searchParams.set("resourceVersion", lastRV);
 		url.searchParams.delete("sendInitialEvents");
 	}
-	const ws = new WebSocket(url);
+	const ws = new Socket(url);
 	window.kubeplayWatch = ws; // for tests and the console: the connection
 	ws.onopen = () => {
 		retry = 500;

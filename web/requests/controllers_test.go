@@ -69,10 +69,10 @@ func TestHandler_controllers(t *testing.T) {
 	targets := func(doc htmltest.Node) string {
 		return strings.Join(htmltest.Texts(doc.All("span", "class", "target")), " | ")
 	}
-	hideBox := func(t *testing.T, doc htmltest.Node) bool {
+	showBox := func(t *testing.T, doc htmltest.Node) bool {
 		t.Helper()
 		box := doc.One(t, "input", "name", "controllers")
-		if v, _ := box.Attr("value"); v != "hide" {
+		if v, _ := box.Attr("value"); v != "show" {
 			t.Errorf("the toggle sends controllers=%s", v)
 		}
 		_, checked := box.Attr("checked")
@@ -80,7 +80,7 @@ func TestHandler_controllers(t *testing.T) {
 	}
 
 	t.Run("shown, as controllers' requests", func(t *testing.T) {
-		doc := page(t, "")
+		doc := page(t, "?controllers=show")
 		want := "/api/v1/namespaces/default/pods/p/status | /api/v1/namespaces/gone/configmaps | /api/v1/namespaces/gone/configmaps"
 		if got := targets(doc); got != want {
 			t.Errorf("targets %q, want %q", got, want)
@@ -118,20 +118,20 @@ func TestHandler_controllers(t *testing.T) {
 				t.Errorf("%s: sent by %q, want %q", id, sender, tt.sender)
 			}
 		}
-		if doc.Has("", "id", "controllers-hidden") {
+		if doc.Has("", "id", "hidden-controllers") {
 			t.Errorf("the page says controllers' requests are hidden")
 		}
-		if hideBox(t, doc) {
-			t.Errorf("the hide toggle is on")
+		if !showBox(t, doc) {
+			t.Errorf("the show toggle is off")
 		}
 	})
 
 	for _, tt := range []struct {
 		query, targets, hidden, show string
 	}{
-		{"?controllers=hide", "/api/v1/namespaces/gone/configmaps", "2 controller requests hidden — show", "/ui/requests"},
-		{"?controllers=hide&verb=deletecollection", "", "1 controller request hidden — show", "/ui/requests?verb=deletecollection"},
-		{"?controllers=hide&resource=pods&status=2xx", "", "1 controller request hidden — show", "/ui/requests?resource=pods&status=2xx"},
+		{"", "/api/v1/namespaces/gone/configmaps", "2 controller requests hidden — show", "/ui/requests?controllers=show"},
+		{"?verb=deletecollection", "", "1 controller request hidden — show", "/ui/requests?controllers=show&verb=deletecollection"},
+		{"?resource=pods&status=2xx", "", "1 controller request hidden — show", "/ui/requests?controllers=show&resource=pods&status=2xx"},
 	} {
 		t.Run(tt.query, func(t *testing.T) {
 			doc := page(t, tt.query)
@@ -141,7 +141,7 @@ func TestHandler_controllers(t *testing.T) {
 			if doc.Has("span", "class", "controller") {
 				t.Errorf("a controller's request is shown")
 			}
-			note := doc.One(t, "p", "id", "controllers-hidden")
+			note := doc.One(t, "p", "id", "hidden-controllers")
 			if got := note.Text(); got != tt.hidden {
 				t.Errorf("note %q, want %q", got, tt.hidden)
 			}
@@ -151,22 +151,19 @@ func TestHandler_controllers(t *testing.T) {
 			if href, _ := note.One(t, "a").Attr("href"); href != tt.show {
 				t.Errorf("show links to %s, want %s", href, tt.show)
 			}
-			if !hideBox(t, doc) {
-				t.Errorf("the hide toggle is off")
-			}
-			if !doc.Has("a", "href", "/ui/requests") {
-				t.Errorf("no link clears the filter")
+			if showBox(t, doc) {
+				t.Errorf("the show toggle is on")
 			}
 		})
 	}
 
 	t.Run("none to hide", func(t *testing.T) {
-		doc := page(t, "?controllers=hide&client=kubectl")
+		doc := page(t, "?client=kubectl")
 		if got := targets(doc); got != "/api/v1/namespaces/gone/configmaps" {
 			t.Errorf("targets %q", got)
 		}
 		// There, for live updates to count into, but not shown.
-		note := doc.One(t, "p", "id", "controllers-hidden")
+		note := doc.One(t, "p", "id", "hidden-controllers")
 		if _, hidden := note.Attr("hidden"); !hidden {
 			t.Errorf("the note %q is shown", note.Text())
 		}
@@ -180,22 +177,22 @@ func TestHandler_liveHidesControllers(t *testing.T) {
 	send(t, h, "GET", "/api/v1/namespaces", namespaceController, "") // seq 1, counted by the page
 	srv := httptest.NewServer(requests.New(j))
 	defer srv.Close()
-	wsURL := "ws" + strings.TrimPrefix(srv.URL, "http") + "/ui/requests/live?after=1&controllers=hide"
+	wsURL := "ws" + strings.TrimPrefix(srv.URL, "http") + "/ui/requests/live?after=1"
 	next := dialLive(t, srv.URL, wsURL)
 
 	send(t, h, "DELETE", "/api/v1/namespaces/gone/configmaps", namespaceController, "") // seq 2
-	if m := next(); m.Seq != 2 || !m.Hidden || m.HTML != "" {
+	if m := next(); m.Seq != 2 || m.Hidden != "controllers" || m.HTML != "" {
 		t.Fatalf("a controller's request: %+v, want it counted as hidden", m)
 	}
 	send(t, h, "GET", "/api/v1/pods", "kubectl/v1.35.0", "") // seq 3
-	if m := next(); m.Seq != 3 || m.Hidden || !strings.Contains(m.HTML, `id="entry-3"`) {
+	if m := next(); m.Seq != 3 || m.Hidden != "" || !strings.Contains(m.HTML, `id="entry-3"`) {
 		t.Fatalf("kubectl's request: %+v", m)
 	}
 
 	// A controller's watch is counted once: not again as it ends, and its
 	// events are not sent.
 	go send(t, h, "GET", "/api/v1/namespaces/default/pods?watch=1", kubelet, "") // seq 4
-	if m := next(); m.Seq != 4 || !m.Hidden {
+	if m := next(); m.Seq != 4 || m.Hidden != "controllers" {
 		t.Fatalf("a kubelet's watch: %+v, want it counted as hidden", m)
 	}
 	events <- `{"type":"ADDED","object":{"kind":"Pod","metadata":{"name":"p","namespace":"default","resourceVersion":"9"}}}`
@@ -210,7 +207,7 @@ func TestHandler_liveHidesControllers(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	send(t, h, "GET", "/api/v1/configmaps", "kubectl/v1.35.0", "") // seq 5
-	if m := next(); m.Seq != 5 || m.Hidden || !strings.Contains(m.HTML, `id="entry-5"`) {
+	if m := next(); m.Seq != 5 || m.Hidden != "" || !strings.Contains(m.HTML, `id="entry-5"`) {
 		t.Fatalf("after the watch ended: %+v, want kubectl's next request", m)
 	}
 }

@@ -33,9 +33,16 @@ type EntryProps struct {
 	// kubeplay's stand-ins rather than what kube-controller-manager runs.
 	Controller string
 	Simulated  bool
-	Done       bool
-	Request    MessageProps
-	Response   MessageProps
+	// UIRead says this UI sent it to draw a page (a read; what a person
+	// writes through the UI is theirs).
+	UIRead bool
+	// Command is the kubectl command that sent it ("kubectl apply") and
+	// Session that command's run, from kubectl's Kubectl-Command and
+	// Kubectl-Session headers, which newer kubectl versions send).
+	Command, Session string
+	Done             bool
+	Request          MessageProps
+	Response         MessageProps
 	// Events are a watch's events; Watch says the response is a watch stream.
 	Watch         bool
 	Events        []EventProps
@@ -113,6 +120,8 @@ func entryProps(e journal.Entry, host string) EntryProps {
 	}
 	auditProps(&p, e.Audit)
 	p.Controller, p.Simulated = controller(e.UserAgent, e.Audit)
+	p.UIRead = p.Client == uiAgent && e.Method == "GET"
+	p.Command, p.Session = e.Request.Header.Get("Kubectl-Command"), e.Request.Header.Get("Kubectl-Session")
 	if e.Watch != nil {
 		p.Watch, p.DroppedEvents = true, e.Watch.Dropped
 		for _, ev := range e.Watch.Events {
@@ -177,6 +186,9 @@ func client(userAgent string) string {
 	}
 	return name
 }
+
+// uiAgent is the User-Agent product of this UI's own requests.
+const uiAgent = "kubeplay-ui"
 
 // controllerAgents are the User-Agent products of the cluster's own
 // components, and whether kubeplay simulates each: its kubelets have no

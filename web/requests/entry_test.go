@@ -204,8 +204,8 @@ func TestFilterURL(t *testing.T) {
 		want string
 	}{
 		{Filter{}, "/ui/requests"},
-		{Filter{HideControllers: true}, "/ui/requests?controllers=hide"},
-		{Filter{Verb: "watch", User: "a&b", HideControllers: true}, "/ui/requests?controllers=hide&user=a%26b&verb=watch"},
+		{Filter{ShowControllers: true}, "/ui/requests?controllers=show"},
+		{Filter{Verb: "watch", User: "a&b", Session: "s1", ShowControllers: true, ShowUI: true}, "/ui/requests?controllers=show&session=s1&ui=show&user=a%26b&verb=watch"},
 	}
 	for _, tt := range tests {
 		if got := tt.f.URL(); got != tt.want {
@@ -215,9 +215,9 @@ func TestFilterURL(t *testing.T) {
 			t.Errorf("%s reads as %+v, want %+v", tt.want, got, tt.f)
 		}
 	}
-	for _, v := range []string{"", "show", "yes"} {
-		if filterFrom(url.Values{"controllers": {v}}).HideControllers {
-			t.Errorf("controllers=%s hides the controllers' requests; only hide does", v)
+	for _, v := range []string{"", "hide", "yes"} {
+		if f := filterFrom(url.Values{"controllers": {v}, "ui": {v}}); f.ShowControllers || f.ShowUI {
+			t.Errorf("controllers=%s&ui=%[1]s shows the requests of controllers or the UI; only show does", v)
 		}
 	}
 }

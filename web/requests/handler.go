@@ -37,33 +37,43 @@ type Filter struct {
 	// User matches the user a request ran as, the user who impersonated
 	// it, or one of its groups.
 	User string
-	// HideControllers hides the requests of the cluster's controllers
-	// (?controllers=hide); the page says how many it hid.
-	HideControllers bool
+	// Session matches the requests of one kubectl command (its
+	// Kubectl-Session header).
+	Session string
+	// By default the log shows what a person or their client sent: the
+	// requests of the cluster's controllers (?controllers=show) and the
+	// reads this UI makes to draw its pages (?ui=show) are hidden, and the
+	// page says how many of each it hid.
+	ShowControllers bool
+	ShowUI          bool
 }
 
 func filterFrom(q url.Values) Filter {
 	return Filter{
-		Verb:     strings.TrimSpace(q.Get("verb")),
-		Resource: strings.TrimSpace(q.Get("resource")),
-		Status:   strings.TrimSpace(q.Get("status")),
-		Client:   strings.TrimSpace(q.Get("client")),
-		User:     strings.TrimSpace(q.Get("user")),
-		// Any other value shows them, as today's default does.
-		HideControllers: strings.TrimSpace(q.Get("controllers")) == "hide",
+		Verb:            strings.TrimSpace(q.Get("verb")),
+		Resource:        strings.TrimSpace(q.Get("resource")),
+		Status:          strings.TrimSpace(q.Get("status")),
+		Client:          strings.TrimSpace(q.Get("client")),
+		User:            strings.TrimSpace(q.Get("user")),
+		Session:         strings.TrimSpace(q.Get("session")),
+		ShowControllers: strings.TrimSpace(q.Get("controllers")) == "show",
+		ShowUI:          strings.TrimSpace(q.Get("ui")) == "show",
 	}
 }
 
 // URL is the log filtered by f.
 func (f Filter) URL() string {
 	q := url.Values{}
-	for _, p := range [][2]string{{"verb", f.Verb}, {"resource", f.Resource}, {"status", f.Status}, {"client", f.Client}, {"user", f.User}} {
+	for _, p := range [][2]string{{"verb", f.Verb}, {"resource", f.Resource}, {"status", f.Status}, {"client", f.Client}, {"user", f.User}, {"session", f.Session}} {
 		if p[1] != "" {
 			q.Set(p[0], p[1])
 		}
 	}
-	if f.HideControllers {
-		q.Set("controllers", "hide")
+	if f.ShowControllers {
+		q.Set("controllers", "show")
+	}
+	if f.ShowUI {
+		q.Set("ui", "show")
 	}
 	if len(q) == 0 {
 		return Path
@@ -73,13 +83,33 @@ func (f Filter) URL() string {
 
 func (f Filter) empty() bool { return f == Filter{} }
 
+// Who sent a request, as far as the filter hides it.
+const (
+	hiddenController = "controllers"
+	hiddenUI         = "ui"
+)
+
 func (f Filter) matches(e EntryProps) bool {
-	return !(f.HideControllers && e.Controller != "") && f.matchesRequest(e)
+	return f.hiddenAs(e) == "" && f.matchesRequest(e)
 }
 
-// hides says whether the filter hides e only because a controller sent it.
-func (f Filter) hides(e EntryProps) bool {
-	return f.HideControllers && e.Controller != "" && f.matchesRequest(e)
+// hides says whether the filter hides e only because of who sent it, and
+// as what: hiddenController or hiddenUI ("" when it does not).
+func (f Filter) hides(e EntryProps) string {
+	if !f.matchesRequest(e) {
+		return ""
+	}
+	return f.hiddenAs(e)
+}
+
+func (f Filter) hiddenAs(e EntryProps) string {
+	switch {
+	case !f.ShowControllers && e.Controller != "":
+		return hiddenController
+	case !f.ShowUI && e.UIRead:
+		return hiddenUI
+	}
+	return ""
 }
 
 // matchesRequest matches e by everything but who sent it.
@@ -89,7 +119,8 @@ func (f Filter) matchesRequest(e EntryProps) bool {
 		(f.Resource == "" || f.Resource == e.Resource || f.Resource == resource) &&
 		(f.Status == "" || f.Status == e.StatusClass()) &&
 		(f.Client == "" || strings.EqualFold(f.Client, e.Client)) &&
-		(f.User == "" || slices.Contains(e.Names, f.User) || slices.Contains(e.Groups, f.User))
+		(f.User == "" || slices.Contains(e.Names, f.User) || slices.Contains(e.Groups, f.User)) &&
+		(f.Session == "" || f.Session == e.Session)
 }
 
 // ServeHTTP serves the page at Path and live updates at LivePath.
@@ -113,10 +144,16 @@ func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 	p := Props{Filter: filter, Held: len(entries)}
 	for _, e := range slices.Backward(entries) {
 		p.LastSeq = max(p.LastSeq, e.Seq)
-		switch props := entryProps(e, r.Host); {
-		case filter.hides(props):
+		props := entryProps(e, r.Host)
+		switch filter.hides(props) {
+		case hiddenController:
 			p.HiddenControllers++
-		case len(p.Entries) < pageEntries && filter.matches(props):
+			continue
+		case hiddenUI:
+			p.HiddenUI++
+			continue
+		}
+		if len(p.Entries) < pageEntries && filter.matches(props) {
 			p.Entries = append(p.Entries, props)
 		}
 	}

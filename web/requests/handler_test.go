@@ -90,7 +90,7 @@ type liveMessage struct {
 	HTML      string
 	EventHTML string
 	Index     int
-	Hidden    bool
+	Hidden    string
 }
 
 // dialLive opens the live log at wsURL as a page of origin would, and

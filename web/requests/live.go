@@ -16,9 +16,9 @@ import (
 // first gets every matching entry after that, then each new or changed
 // entry and each watch event as it happens. Entries come as rendered HTML
 // (the same Entry component as the page) so the page needs no template of
-// its own. A new request the filter hides only because a controller sent
-// it (?controllers=hide) comes as its seq with hidden set, so that the page
-// counts it: nothing is hidden silently.
+// its own. A new request the filter hides only because of who sent it (a
+// controller, or this UI drawing a page) comes as its seq with hidden
+// saying which, so that the page counts it: nothing is hidden silently.
 //
 // Slow clients: the journal subscription buffers a bounded number of
 // updates; a client that lets it fill is disconnected (close code 1013,
@@ -32,8 +32,9 @@ type liveMessage struct {
 	// position, so a repeat can be recognised).
 	EventHTML string `json:"eventHTML,omitempty"`
 	Index     int    `json:"index"`
-	// ... or, when Hidden, a controller's request the page hides.
-	Hidden bool `json:"hidden,omitempty"`
+	// ... or, when Hidden is set, a request the page hides, as sent by
+	// "controllers" or "ui".
+	Hidden string `json:"hidden,omitempty"`
 }
 
 func (h *Handler) live(w http.ResponseWriter, r *http.Request) {
@@ -80,22 +81,22 @@ type liveSession struct {
 	conn   *livesocket.Conn
 	filter Filter
 	host   string
-	// after is the newest entry the page knew of: it counted the
-	// controllers' requests it hid up to there.
+	// after is the newest entry the page knew of: it counted the requests
+	// it hid up to there.
 	after  int64
 	shown  map[int64]bool // entries sent, whose events follow
-	hidden map[int64]bool // controllers' requests counted as hidden
+	hidden map[int64]bool // requests counted as hidden
 }
 
 func (s *liveSession) sendEntry(ctx context.Context, e journal.Entry) bool {
 	props := entryProps(e, s.host)
-	if s.filter.hides(props) {
+	if as := s.filter.hides(props); as != "" {
 		// Counted once, even when a watch's entry comes again as it ends.
 		if e.Seq <= s.after || s.hidden[e.Seq] || s.shown[e.Seq] {
 			return true
 		}
 		s.hidden[e.Seq] = true
-		return s.write(liveMessage{Seq: e.Seq, Hidden: true})
+		return s.write(liveMessage{Seq: e.Seq, Hidden: as})
 	}
 	if !s.filter.matches(props) {
 		return true
