@@ -253,12 +253,21 @@ func TestBrowser(t *testing.T) {
 			const list = await (await kubeplay.fetch(cms)).json();
 			// The watch's events come one write each, unread until the end:
 			// past the window the engine must wait for the page to read.
-			const res = await kubeplay.fetch(cms + "?watch=1&timeoutSeconds=2&resourceVersion=" + list.metadata.resourceVersion);
+			const abort = new AbortController();
+			const res = await kubeplay.fetch(cms + "?watch=1&resourceVersion=" + list.metadata.resourceVersion, {signal: abort.signal});
 			for (const name of ["big-1", "big-2", "big-3"]) {
 				const c = await kubeplay.fetch(cms, {method: "POST", headers: json, body: JSON.stringify({metadata: {name}, data: {big}})});
 				if (c.status !== 201) throw new Error("create " + name + ": " + c.status);
 			}
-			const text = await res.text();
+			// Read until the three events are in, however long they take.
+			const reader = res.body.getReader(), decoder = new TextDecoder();
+			let text = "";
+			while (text.split("\n").length <= 3) {
+				const {value, done} = await reader.read();
+				if (done) break;
+				text += decoder.decode(value, {stream: true});
+			}
+			abort.abort();
 			const events = text.trim().split("\n").map((l) => JSON.parse(l));
 			return {Items: events.filter((e) => e.type === "ADDED" && e.object.data.big.length === 600000).length, Bytes: text.length};
 		})()`, &got)
