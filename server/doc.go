@@ -21,6 +21,13 @@
 // write allows it through the one create, createWith). The registry admits,
 // validates, records managedFields and stores once; a write that would
 // store the bytes already stored stores nothing. What differs by resource
-// is asked of its strategy (strategy.go, strategies_<group>.go). Warnings
-// travel in the request's context (warnings.go) to its response headers.
+// is asked of its strategy: the facts of each resource in a table per API
+// group (strategies_<group>.go), the behaviour of those with their own in
+// hooks (strategy_<resource>.go; strategy_custom.go for every custom
+// resource). Deletion (delete.go) is one generic path the strategies join.
+// Mutating and validating webhooks are called from the registry, in
+// kube-apiserver's order (webhooks.go, package webhook). Warnings travel in
+// the request's context (warnings.go) to its response headers. The CRD
+// machinery that needs no store is package apiextensions; conversions
+// between a built-in resource's versions are package conversion.
 package server
