@@ -9,9 +9,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/uuid"
 
+	"kubeplay/internal/jsonmap"
 	"kubeplay/server/apiextensions"
 	"kubeplay/server/catalog"
-	"kubeplay/server/decoded"
 	"kubeplay/server/webhook"
 )
 
@@ -19,7 +19,7 @@ import (
 // its objects converted by its conversion webhook if it has one.
 func (s *Server) customResources(crd object) []catalog.Resource {
 	out := apiextensions.Resources(crd)
-	if convert := s.conversionOf(decoded.Child(crd, "spec")); convert != nil {
+	if convert := s.conversionOf(jsonmap.Child(crd, "spec")); convert != nil {
 		for _, r := range out {
 			r.Custom.Convert = convert
 		}
@@ -30,7 +30,7 @@ func (s *Server) customResources(crd object) []catalog.Resource {
 // conversionOf is the Convert of the custom resources of a CRD with spec:
 // a call to its conversion webhook, or nil for strategy None.
 func (s *Server) conversionOf(spec map[string]any) func(context.Context, map[string]any, string) (map[string]any, error) {
-	conv := decoded.Child(spec, "conversion")
+	conv := jsonmap.Child(spec, "conversion")
 	if str(conv, "strategy") != "Webhook" {
 		return nil
 	}
@@ -93,7 +93,7 @@ func (s *Server) convertByWebhook(ctx context.Context, cc webhook.ClientConfig, 
 	if k := str(out, "kind"); k != in.Kind {
 		return nil, fail("returned invalid object at index 0: invalid kind (expected %v, received %v)", in.Kind, k)
 	}
-	md, outMD := metadata(obj), decoded.Child(out, "metadata")
+	md, outMD := metadata(obj), jsonmap.Child(out, "metadata")
 	for _, k := range []string{"name", "namespace", "uid"} {
 		if str(md, k) != str(outMD, k) {
 			return nil, fail("returned invalid object: must have the same %s: %v != %v", k, str(md, k), str(outMD, k))

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"kubeplay/internal/jsonmap"
 	"kubeplay/server/catalog"
 	"kubeplay/server/encoding"
 	"kubeplay/server/validation"
@@ -241,19 +242,10 @@ func setFinalizers(obj object, list []string) {
 
 func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
-// int64Of reads an integer field of a decoded object: a json.Number as
-// decoded from a body, an int64 as the server sets it (0 otherwise).
+// int64Of reads an integer field of a decoded object (0 if it is none).
 func int64Of(v any) int64 {
-	switch n := v.(type) {
-	case json.Number:
-		i, _ := n.Int64()
-		return i
-	case float64:
-		return int64(n)
-	case int64:
-		return n
-	}
-	return 0
+	n, _ := jsonmap.IntOf(v)
+	return n
 }
 
 // deleteObject deletes one object as kube-apiserver's registry does: an

@@ -16,7 +16,6 @@ import (
 	"kubeplay/internal/jsonmap"
 	"kubeplay/server/authn"
 	"kubeplay/server/catalog"
-	"kubeplay/server/decoded"
 )
 
 // csrStrategy is the CertificateSigningRequest's. A request is written
@@ -101,7 +100,7 @@ func prepareSigningRequestWrite(sub string, obj, old object, now time.Time) obje
 // conditionsOf returns the status conditions of a CertificateSigningRequest
 // (nil for an entry that is no object).
 func conditionsOf(obj object) []map[string]any {
-	return decoded.Items(jsonmap.List(obj, "status", "conditions"))
+	return jsonmap.Items(jsonmap.List(obj, "status", "conditions"))
 }
 
 // keepConditions puts old's conditions of type typ back in obj's places of
@@ -110,7 +109,7 @@ func keepConditions(obj, old object, typ string) {
 	oldConds := slices.DeleteFunc(conditionsOf(old), func(c map[string]any) bool { return str(c, "type") != typ })
 	list := jsonmap.List(obj, "status", "conditions")
 	var at []int
-	for i, c := range decoded.Items(list) {
+	for i, c := range jsonmap.Items(list) {
 		if str(c, "type") == typ {
 			at = append(at, i)
 		}

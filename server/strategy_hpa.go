@@ -1,9 +1,9 @@
 package server
 
 import (
+	"kubeplay/internal/jsonmap"
 	"kubeplay/server/catalog"
 	"kubeplay/server/conversion"
-	"kubeplay/server/decoded"
 )
 
 // hpaStrategy is the HorizontalPodAutoscaler's: an update of its status
@@ -17,8 +17,8 @@ func hpaStatusOnly(res *catalog.Resource, obj, old object) object {
 	out := deepCopyObject(obj)
 	out["spec"] = deepCopyObject(old)["spec"]
 	prepareForUpdate(res, "status", out, old)
-	annotations := decoded.Child(metadata(out), "annotations")
-	oldAnnotations := decoded.Child(metadata(old), "annotations")
+	annotations := jsonmap.Child(metadata(out), "annotations")
+	oldAnnotations := jsonmap.Child(metadata(old), "annotations")
 	for _, k := range conversion.HPASpecAnnotations {
 		if v, ok := oldAnnotations[k]; ok {
 			if annotations == nil {

@@ -11,9 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"kubeplay/internal/jsonmap"
 	"kubeplay/server/audit"
 	"kubeplay/server/catalog"
-	"kubeplay/server/decoded"
 	"kubeplay/server/validation"
 )
 
@@ -39,7 +39,7 @@ var namespaceStrategy = strategy{
 	prepareForCreate: func(obj object) {
 		// The client's finalizers stay (to be validated), with the
 		// namespace controller's added.
-		list, _ := decoded.Child(obj, "spec")["finalizers"].([]any)
+		list, _ := jsonmap.Child(obj, "spec")["finalizers"].([]any)
 		if !slices.Contains(list, any("kubernetes")) {
 			list = append(list, "kubernetes")
 		}

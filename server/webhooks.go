@@ -18,11 +18,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/uuid"
 
+	"kubeplay/internal/jsonmap"
 	"kubeplay/server/audit"
 	"kubeplay/server/catalog"
 	"kubeplay/server/celeval"
 	"kubeplay/server/celtypes"
-	"kubeplay/server/decoded"
 	"kubeplay/server/encoding"
 	"kubeplay/server/webhook"
 )
@@ -459,7 +459,7 @@ func (s *Server) resolveService(ctx context.Context, namespace, name string, por
 	if err != nil {
 		return "", err
 	}
-	spec := decoded.Child(svc, "spec")
+	spec := jsonmap.Child(svc, "spec")
 	switch t := str(spec, "type"); t {
 	case "", "ClusterIP", "LoadBalancer", "NodePort":
 	case "ExternalName":
@@ -471,8 +471,8 @@ func (s *Server) resolveService(ctx context.Context, namespace, name string, por
 		return "", fmt.Errorf("unsupported service type %q", t)
 	}
 	portName, found := "", false
-	for _, p := range decoded.Items(spec["ports"]) {
-		if n, ok := decoded.Int(p["port"]); ok && n == int64(port) {
+	for _, p := range jsonmap.Items(spec["ports"]) {
+		if n, ok := jsonmap.IntOf(p["port"]); ok && n == int64(port) {
 			portName, found = str(p, "name"), true
 			break
 		}
@@ -490,22 +490,22 @@ func (s *Server) resolveService(ctx context.Context, namespace, name string, por
 		if err != nil {
 			return "", apierrors.NewInternalError(err)
 		}
-		if str(decoded.Child(metadata(slice), "labels"), "kubernetes.io/service-name") != name {
+		if str(jsonmap.Child(metadata(slice), "labels"), "kubernetes.io/service-name") != name {
 			continue
 		}
-		for _, p := range decoded.Items(slice["ports"]) {
+		for _, p := range jsonmap.Items(slice["ports"]) {
 			// A port without a name is no service port's.
 			if n, ok := p["name"].(string); !ok || n != portName || p["port"] == nil {
 				continue
 			}
-			for _, ep := range decoded.Items(slice["endpoints"]) {
-				ready, ok := decoded.Child(ep, "conditions")["ready"].(bool)
+			for _, ep := range jsonmap.Items(slice["endpoints"]) {
+				ready, ok := jsonmap.Child(ep, "conditions")["ready"].(bool)
 				addresses, _ := ep["addresses"].([]any)
 				if ok && !ready || len(addresses) == 0 {
 					continue
 				}
 				ip, _ := addresses[0].(string)
-				n, _ := decoded.Int(p["port"])
+				n, _ := jsonmap.IntOf(p["port"])
 				return net.JoinHostPort(ip, strconv.FormatInt(n, 10)), nil
 			}
 		}

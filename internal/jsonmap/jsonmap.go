@@ -1,6 +1,10 @@
 package jsonmap
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+)
 
 // Object is a JSON object decoded into a map, such as a Kubernetes object.
 type Object = map[string]any
@@ -22,17 +26,43 @@ func String(o Object, path ...string) string {
 
 // Int is the integer at path in o, whatever its Go representation (a
 // fraction is cut); ok is false if there is none.
-func Int(o Object, path ...string) (n int64, ok bool) {
-	switch v := value(o, path).(type) {
+func Int(o Object, path ...string) (n int64, ok bool) { return IntOf(value(o, path)) }
+
+// IntOf reads the integer v, whatever its Go representation: a
+// json.Number as decoded from a body, an int64 as the server sets it, a
+// float64 as encoding/json decodes it (a fraction is cut).
+func IntOf(v any) (int64, bool) {
+	switch x := v.(type) {
 	case float64:
-		return int64(v), true
+		return int64(x), true
 	case int64:
-		return v, true
+		return x, true
 	case json.Number:
-		n, err := v.Int64()
+		n, err := x.Int64()
 		return n, err == nil
 	}
 	return 0, false
+}
+
+// Items is the list v as objects, index for index: an entry that is no
+// object is nil.
+func Items(v any) []map[string]any {
+	l, _ := v.([]any)
+	out := make([]map[string]any, len(l))
+	for i, e := range l {
+		out[i], _ = e.(map[string]any)
+	}
+	return out
+}
+
+// Quantity reads a resource quantity ("500m", "1Gi").
+func Quantity(v any) (resource.Quantity, bool) {
+	s, ok := v.(string)
+	if !ok {
+		return resource.Quantity{}, false
+	}
+	q, err := resource.ParseQuantity(s)
+	return q, err == nil
 }
 
 // List is the list at path in o, nil if there is none.

@@ -13,7 +13,6 @@ import (
 	"kubeplay/internal/jsonmap"
 	"kubeplay/server/celeval"
 	"kubeplay/server/conversion"
-	"kubeplay/server/decoded"
 	"kubeplay/server/structural"
 )
 
@@ -355,7 +354,7 @@ func validateV1beta1Parts(spec map[string]any) field.ErrorList {
 	// as versionsDump reads them.
 	given := structural.DeepCopy(spec).(map[string]any)
 	for _, v := range Versions(given) {
-		for _, c := range decoded.Items(v["additionalPrinterColumns"]) {
+		for _, c := range jsonmap.Items(v["additionalPrinterColumns"]) {
 			if jp, ok := c["JSONPath"]; ok {
 				c["jsonPath"] = jp
 				delete(c, "JSONPath")

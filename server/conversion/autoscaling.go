@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 
 	"kubeplay/internal/jsonmap"
-	"kubeplay/server/decoded"
 )
 
 // HorizontalPodAutoscalers are stored as autoscaling/v2 and served as v1 too.
@@ -218,11 +217,11 @@ func metricIdentifier(name string, selector json.RawMessage) map[string]any {
 // hpaToV1 converts a stored (v2) Object, in place, to v1, moving what v1
 // cannot express into annotations.
 func hpaToV1(obj Object) {
-	if spec := decoded.Child(obj, "spec"); spec != nil {
+	if spec := jsonmap.Child(obj, "spec"); spec != nil {
 		var others []hpaV1Metric
-		for _, m := range decoded.Items(spec["metrics"]) {
-			res := decoded.Child(m, "resource")
-			target := decoded.Child(res, "target")
+		for _, m := range jsonmap.Items(spec["metrics"]) {
+			res := jsonmap.Child(m, "resource")
+			target := jsonmap.Child(res, "target")
 			if m["type"] == "Resource" && res["name"] == "cpu" && target["type"] == "Utilization" && spec["targetCPUUtilizationPercentage"] == nil {
 				spec["targetCPUUtilizationPercentage"] = target["averageUtilization"]
 				continue
@@ -233,19 +232,19 @@ func hpaToV1(obj Object) {
 		if len(others) > 0 {
 			setAnnotation(obj, hpaMetricsAnnotation, others)
 		}
-		if b := decoded.Child(spec, "behavior"); b != nil {
-			setAnnotation(obj, hpaBehaviorAnnotation, hpaBehavior{ScaleUp: scalingRules(decoded.Child(b, "scaleUp")), ScaleDown: scalingRules(decoded.Child(b, "scaleDown"))})
+		if b := jsonmap.Child(spec, "behavior"); b != nil {
+			setAnnotation(obj, hpaBehaviorAnnotation, hpaBehavior{ScaleUp: scalingRules(jsonmap.Child(b, "scaleUp")), ScaleDown: scalingRules(jsonmap.Child(b, "scaleDown"))})
 			delete(spec, "behavior")
 		}
 	}
-	status := decoded.Child(obj, "status")
+	status := jsonmap.Child(obj, "status")
 	if status == nil {
 		return
 	}
 	var current []hpaV1MetricStatus
-	for _, m := range decoded.Items(status["currentMetrics"]) {
-		res := decoded.Child(m, "resource")
-		if u := decoded.Child(res, "current")["averageUtilization"]; m["type"] == "Resource" && res["name"] == "cpu" && u != nil {
+	for _, m := range jsonmap.Items(status["currentMetrics"]) {
+		res := jsonmap.Child(m, "resource")
+		if u := jsonmap.Child(res, "current")["averageUtilization"]; m["type"] == "Resource" && res["name"] == "cpu" && u != nil {
 			status["currentCPUUtilizationPercentage"] = u
 		}
 		current = append(current, hpaMetricStatusToV1(m))
@@ -255,7 +254,7 @@ func hpaToV1(obj Object) {
 		setAnnotation(obj, hpaCurrentMetricsAnnotation, current)
 	}
 	var conditions []hpaV1Condition
-	for _, c := range decoded.Items(status["conditions"]) {
+	for _, c := range jsonmap.Items(status["conditions"]) {
 		conditions = append(conditions, hpaV1Condition{Type: c["type"], Status: c["status"], LastTransitionTime: c["lastTransitionTime"], Reason: c["reason"], Message: c["message"]})
 	}
 	delete(status, "conditions")
@@ -273,7 +272,7 @@ func scalingRules(r map[string]any) *hpaScalingRules {
 		return nil
 	}
 	out := &hpaScalingRules{StabilizationWindowSeconds: r["stabilizationWindowSeconds"], SelectPolicy: r["selectPolicy"], Tolerance: r["tolerance"]}
-	for _, p := range decoded.Items(r["policies"]) {
+	for _, p := range jsonmap.Items(r["policies"]) {
 		out.Policies = append(out.Policies, hpaScalingPolicy{Type: jsonmap.String(p, "type"), Value: number(p["value"]), PeriodSeconds: number(p["periodSeconds"])})
 	}
 	return out
@@ -283,24 +282,24 @@ func hpaMetricToV1(m map[string]any) hpaV1Metric {
 	out := hpaV1Metric{Type: jsonmap.String(m, "type")}
 	switch out.Type {
 	case "Resource":
-		src := decoded.Child(m, "resource")
-		t := decoded.Child(src, "target")
+		src := jsonmap.Child(m, "resource")
+		t := jsonmap.Child(src, "target")
 		out.Resource = &hpaV1Resource{Name: jsonmap.String(src, "name"), TargetAverageUtilization: t["averageUtilization"], TargetAverageValue: t["averageValue"]}
 	case "ContainerResource":
-		src := decoded.Child(m, "containerResource")
-		t := decoded.Child(src, "target")
+		src := jsonmap.Child(m, "containerResource")
+		t := jsonmap.Child(src, "target")
 		out.ContainerResource = &hpaV1Container{Name: jsonmap.String(src, "name"), TargetAverageUtilization: t["averageUtilization"], TargetAverageValue: t["averageValue"], Container: jsonmap.String(src, "container")}
 	case "Pods":
-		src := decoded.Child(m, "pods")
-		metric := decoded.Child(src, "metric")
-		out.Pods = &hpaV1PodsMetric{MetricName: jsonmap.String(metric, "name"), TargetAverageValue: zeroQuantity(decoded.Child(src, "target")["averageValue"]), Selector: raw(metric["selector"])}
+		src := jsonmap.Child(m, "pods")
+		metric := jsonmap.Child(src, "metric")
+		out.Pods = &hpaV1PodsMetric{MetricName: jsonmap.String(metric, "name"), TargetAverageValue: zeroQuantity(jsonmap.Child(src, "target")["averageValue"]), Selector: raw(metric["selector"])}
 	case "Object":
-		src := decoded.Child(m, "object")
-		metric, t := decoded.Child(src, "metric"), decoded.Child(src, "target")
-		out.Object = &hpaV1ObjectMetric{Target: refToV1(decoded.Child(src, "describedObject")), MetricName: jsonmap.String(metric, "name"), TargetValue: zeroQuantity(t["value"]), Selector: raw(metric["selector"]), AverageValue: t["averageValue"]}
+		src := jsonmap.Child(m, "object")
+		metric, t := jsonmap.Child(src, "metric"), jsonmap.Child(src, "target")
+		out.Object = &hpaV1ObjectMetric{Target: refToV1(jsonmap.Child(src, "describedObject")), MetricName: jsonmap.String(metric, "name"), TargetValue: zeroQuantity(t["value"]), Selector: raw(metric["selector"]), AverageValue: t["averageValue"]}
 	case "External":
-		src := decoded.Child(m, "external")
-		metric, t := decoded.Child(src, "metric"), decoded.Child(src, "target")
+		src := jsonmap.Child(m, "external")
+		metric, t := jsonmap.Child(src, "metric"), jsonmap.Child(src, "target")
 		out.External = &hpaV1ExternalMetric{MetricName: jsonmap.String(metric, "name"), MetricSelector: raw(metric["selector"]), TargetValue: t["value"], TargetAverageValue: t["averageValue"]}
 	}
 	return out
@@ -310,24 +309,24 @@ func hpaMetricStatusToV1(m map[string]any) hpaV1MetricStatus {
 	out := hpaV1MetricStatus{Type: jsonmap.String(m, "type")}
 	switch out.Type {
 	case "Resource":
-		src := decoded.Child(m, "resource")
-		c := decoded.Child(src, "current")
+		src := jsonmap.Child(m, "resource")
+		c := jsonmap.Child(src, "current")
 		out.Resource = &hpaV1ResourceStatus{Name: jsonmap.String(src, "name"), CurrentAverageUtilization: c["averageUtilization"], CurrentAverageValue: zeroQuantity(c["averageValue"])}
 	case "ContainerResource":
-		src := decoded.Child(m, "containerResource")
-		c := decoded.Child(src, "current")
+		src := jsonmap.Child(m, "containerResource")
+		c := jsonmap.Child(src, "current")
 		out.ContainerResource = &hpaV1ContainerStatus{Name: jsonmap.String(src, "name"), CurrentAverageUtilization: c["averageUtilization"], CurrentAverageValue: zeroQuantity(c["averageValue"]), Container: jsonmap.String(src, "container")}
 	case "Pods":
-		src := decoded.Child(m, "pods")
-		metric := decoded.Child(src, "metric")
-		out.Pods = &hpaV1PodsStatus{MetricName: jsonmap.String(metric, "name"), CurrentAverageValue: zeroQuantity(decoded.Child(src, "current")["averageValue"]), Selector: raw(metric["selector"])}
+		src := jsonmap.Child(m, "pods")
+		metric := jsonmap.Child(src, "metric")
+		out.Pods = &hpaV1PodsStatus{MetricName: jsonmap.String(metric, "name"), CurrentAverageValue: zeroQuantity(jsonmap.Child(src, "current")["averageValue"]), Selector: raw(metric["selector"])}
 	case "Object":
-		src := decoded.Child(m, "object")
-		metric, c := decoded.Child(src, "metric"), decoded.Child(src, "current")
-		out.Object = &hpaV1ObjectStatus{Target: refToV1(decoded.Child(src, "describedObject")), MetricName: jsonmap.String(metric, "name"), CurrentValue: zeroQuantity(c["value"]), Selector: raw(metric["selector"]), AverageValue: c["averageValue"]}
+		src := jsonmap.Child(m, "object")
+		metric, c := jsonmap.Child(src, "metric"), jsonmap.Child(src, "current")
+		out.Object = &hpaV1ObjectStatus{Target: refToV1(jsonmap.Child(src, "describedObject")), MetricName: jsonmap.String(metric, "name"), CurrentValue: zeroQuantity(c["value"]), Selector: raw(metric["selector"]), AverageValue: c["averageValue"]}
 	case "External":
-		src := decoded.Child(m, "external")
-		metric, c := decoded.Child(src, "metric"), decoded.Child(src, "current")
+		src := jsonmap.Child(m, "external")
+		metric, c := jsonmap.Child(src, "metric"), jsonmap.Child(src, "current")
 		out.External = &hpaV1ExternalStatus{MetricName: jsonmap.String(metric, "name"), MetricSelector: raw(metric["selector"]), CurrentValue: zeroQuantity(c["value"]), CurrentAverageValue: c["averageValue"]}
 	}
 	return out
@@ -336,8 +335,8 @@ func hpaMetricStatusToV1(m map[string]any) hpaV1MetricStatus {
 // hpaFromV1 converts a v1 object, in place, to v2, taking back from the
 // annotations what v1 could not hold.
 func hpaFromV1(obj Object) {
-	annotations := decoded.Child(jsonmap.Ensure(obj, "metadata"), "annotations")
-	if spec := decoded.Child(obj, "spec"); spec != nil {
+	annotations := jsonmap.Child(jsonmap.Ensure(obj, "metadata"), "annotations")
+	if spec := jsonmap.Child(obj, "spec"); spec != nil {
 		var metrics []any
 		var others []hpaV1Metric
 		if decodeNumbers([]byte(jsonmap.String(annotations, hpaMetricsAnnotation)), &others) == nil {
@@ -358,7 +357,7 @@ func hpaFromV1(obj Object) {
 			spec["behavior"] = plainBehavior(b)
 		}
 	}
-	if status := decoded.Child(obj, "status"); status != nil {
+	if status := jsonmap.Child(obj, "status"); status != nil {
 		var current []any
 		var fromAnnotation []hpaV1MetricStatus
 		hasCPU := false
@@ -375,7 +374,7 @@ func hpaFromV1(obj Object) {
 		// v2 serializes currentMetrics always (null when there are none)
 		// and currentReplicas only when not 0.
 		status["currentMetrics"] = current
-		if n, _ := decoded.Int(status["currentReplicas"]); n == 0 {
+		if n, _ := jsonmap.IntOf(status["currentReplicas"]); n == 0 {
 			delete(status, "currentReplicas")
 		}
 		var conditions []hpaV1Condition

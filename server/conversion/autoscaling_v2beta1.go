@@ -2,7 +2,6 @@ package conversion
 
 import (
 	"kubeplay/internal/jsonmap"
-	"kubeplay/server/decoded"
 )
 
 // HorizontalPodAutoscalers of autoscaling/v2beta1 (served until v1.24) are
@@ -12,23 +11,23 @@ import (
 
 // hpaToV2beta1 converts a v2 object, in place, to v2beta1.
 func hpaToV2beta1(obj Object) {
-	if spec := decoded.Child(obj, "spec"); spec != nil {
+	if spec := jsonmap.Child(obj, "spec"); spec != nil {
 		if _, ok := spec["metrics"]; ok {
 			var metrics []any
-			for _, m := range decoded.Items(spec["metrics"]) {
+			for _, m := range jsonmap.Items(spec["metrics"]) {
 				metrics = append(metrics, plain(raw(hpaMetricToV1(m))))
 			}
 			spec["metrics"] = metrics
 		}
-		if b := decoded.Child(spec, "behavior"); b != nil {
-			setAnnotation(obj, hpaBehaviorAnnotation, hpaBehavior{ScaleUp: scalingRules(decoded.Child(b, "scaleUp")), ScaleDown: scalingRules(decoded.Child(b, "scaleDown"))})
+		if b := jsonmap.Child(spec, "behavior"); b != nil {
+			setAnnotation(obj, hpaBehaviorAnnotation, hpaBehavior{ScaleUp: scalingRules(jsonmap.Child(b, "scaleUp")), ScaleDown: scalingRules(jsonmap.Child(b, "scaleDown"))})
 			delete(spec, "behavior")
 		}
 	}
-	if status := decoded.Child(obj, "status"); status != nil {
+	if status := jsonmap.Child(obj, "status"); status != nil {
 		if _, ok := status["currentMetrics"]; ok {
 			var current []any
-			for _, m := range decoded.Items(status["currentMetrics"]) {
+			for _, m := range jsonmap.Items(status["currentMetrics"]) {
 				current = append(current, plain(raw(hpaMetricStatusToV1(m))))
 			}
 			status["currentMetrics"] = current
@@ -38,11 +37,11 @@ func hpaToV2beta1(obj Object) {
 
 // hpaFromV2beta1 converts a v2beta1 object, in place, to v2.
 func hpaFromV2beta1(obj Object) {
-	annotations := decoded.Child(jsonmap.Ensure(obj, "metadata"), "annotations")
-	if spec := decoded.Child(obj, "spec"); spec != nil {
+	annotations := jsonmap.Child(jsonmap.Ensure(obj, "metadata"), "annotations")
+	if spec := jsonmap.Child(obj, "spec"); spec != nil {
 		if _, ok := spec["metrics"]; ok {
 			var metrics []any
-			for _, m := range decoded.Items(spec["metrics"]) {
+			for _, m := range jsonmap.Items(spec["metrics"]) {
 				var v1 hpaV1Metric
 				if decodeNumbers(raw(m), &v1) == nil {
 					metrics = append(metrics, hpaMetricFromV1(v1))
@@ -55,10 +54,10 @@ func hpaFromV2beta1(obj Object) {
 			spec["behavior"] = plainBehavior(b)
 		}
 	}
-	if status := decoded.Child(obj, "status"); status != nil {
+	if status := jsonmap.Child(obj, "status"); status != nil {
 		if _, ok := status["currentMetrics"]; ok {
 			var current []any
-			for _, m := range decoded.Items(status["currentMetrics"]) {
+			for _, m := range jsonmap.Items(status["currentMetrics"]) {
 				var v1 hpaV1MetricStatus
 				if decodeNumbers(raw(m), &v1) == nil {
 					current = append(current, hpaMetricStatusFromV1(v1))

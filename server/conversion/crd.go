@@ -3,7 +3,7 @@ package conversion
 import (
 	"reflect"
 
-	"kubeplay/server/decoded"
+	"kubeplay/internal/jsonmap"
 	"kubeplay/server/structural"
 )
 
@@ -26,12 +26,12 @@ var CRDVersionParts = []struct{ Top, Version, What string }{
 
 // crdToV1 converts a v1beta1 CRD to v1, in place.
 func crdToV1(obj Object) {
-	spec := decoded.Child(obj, "spec")
+	spec := jsonmap.Child(obj, "spec")
 	if spec == nil {
 		return
 	}
 	delete(spec, "version")
-	versions := decoded.Items(spec["versions"])
+	versions := jsonmap.Items(spec["versions"])
 	for _, p := range CRDVersionParts {
 		top, ok := spec[p.Top]
 		if !ok {
@@ -46,11 +46,11 @@ func crdToV1(obj Object) {
 		}
 	}
 	for _, v := range versions {
-		for _, c := range decoded.Items(v["additionalPrinterColumns"]) {
+		for _, c := range jsonmap.Items(v["additionalPrinterColumns"]) {
 			renameField(c, "JSONPath", "jsonPath")
 		}
 	}
-	if conv := decoded.Child(spec, "conversion"); conv != nil {
+	if conv := jsonmap.Child(spec, "conversion"); conv != nil {
 		webhook := map[string]any{}
 		renameField(conv, "webhookClientConfig", "clientConfig")
 		for _, k := range []string{"clientConfig", "conversionReviewVersions"} {
@@ -72,16 +72,16 @@ func crdToV1(obj Object) {
 // crdFromV1 converts a v1 CRD to v1beta1, in place: what all versions
 // share moves to the top level.
 func crdFromV1(obj Object) {
-	spec := decoded.Child(obj, "spec")
+	spec := jsonmap.Child(obj, "spec")
 	if spec == nil {
 		return
 	}
-	versions := decoded.Items(spec["versions"])
+	versions := jsonmap.Items(spec["versions"])
 	if len(versions) > 0 {
 		spec["version"] = versions[0]["name"]
 	}
 	for _, v := range versions {
-		for _, c := range decoded.Items(v["additionalPrinterColumns"]) {
+		for _, c := range jsonmap.Items(v["additionalPrinterColumns"]) {
 			renameField(c, "jsonPath", "JSONPath")
 		}
 	}
@@ -94,8 +94,8 @@ func crdFromV1(obj Object) {
 			delete(v, p.Version)
 		}
 	}
-	if conv := decoded.Child(spec, "conversion"); conv != nil {
-		if webhook := decoded.Child(conv, "webhook"); webhook != nil {
+	if conv := jsonmap.Child(spec, "conversion"); conv != nil {
+		if webhook := jsonmap.Child(conv, "webhook"); webhook != nil {
 			delete(conv, "webhook")
 			renameField(webhook, "clientConfig", "webhookClientConfig")
 			for k, v := range webhook {

@@ -3,7 +3,7 @@ package conversion
 import (
 	"maps"
 
-	"kubeplay/server/decoded"
+	"kubeplay/internal/jsonmap"
 )
 
 // EndpointSlices of discovery.k8s.io/v1beta1 (served until v1.24) are
@@ -19,8 +19,8 @@ const (
 
 // endpointSliceToV1 converts a v1beta1 object to v1, in place.
 func endpointSliceToV1(obj Object) {
-	for _, ep := range decoded.Items(obj["endpoints"]) {
-		topology := decoded.Child(ep, "topology")
+	for _, ep := range jsonmap.Items(obj["endpoints"]) {
+		topology := jsonmap.Child(ep, "topology")
 		if ep == nil || topology == nil {
 			delete(ep, "topology")
 			continue
@@ -42,11 +42,11 @@ func endpointSliceToV1(obj Object) {
 
 // endpointSliceFromV1 converts a v1 object to v1beta1, in place.
 func endpointSliceFromV1(obj Object) {
-	for _, ep := range decoded.Items(obj["endpoints"]) {
+	for _, ep := range jsonmap.Items(obj["endpoints"]) {
 		if ep == nil {
 			continue
 		}
-		deprecated := decoded.Child(ep, "deprecatedTopology")
+		deprecated := jsonmap.Child(ep, "deprecatedTopology")
 		zone, hasZone := ep["zone"]
 		node, hasNode := ep["nodeName"]
 		delete(ep, "deprecatedTopology")

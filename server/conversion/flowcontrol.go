@@ -1,7 +1,7 @@
 package conversion
 
 import (
-	"kubeplay/server/decoded"
+	"kubeplay/internal/jsonmap"
 )
 
 // PriorityLevelConfigurations of flowcontrol.apiserver.k8s.io/v1beta1 and
@@ -11,7 +11,7 @@ import (
 // renameConcurrencyShares renames the field of a PriorityLevelConfiguration's
 // spec.limited.
 func renameConcurrencyShares(obj Object, from, to string) {
-	if limited := decoded.Child(decoded.Child(obj, "spec"), "limited"); limited != nil {
+	if limited := jsonmap.Child(jsonmap.Child(obj, "spec"), "limited"); limited != nil {
 		renameField(limited, from, to)
 	}
 }

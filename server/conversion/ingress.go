@@ -1,7 +1,7 @@
 package conversion
 
 import (
-	"kubeplay/server/decoded"
+	"kubeplay/internal/jsonmap"
 )
 
 // Ingresses of extensions/v1beta1 and networking.k8s.io/v1beta1 (served
@@ -13,9 +13,9 @@ import (
 
 // ingressBackends calls fn with each backend of an Ingress spec.
 func ingressBackends(spec map[string]any, fn func(backend map[string]any)) {
-	for _, rule := range decoded.Items(spec["rules"]) {
-		for _, path := range decoded.Items(decoded.Child(rule, "http")["paths"]) {
-			if b := decoded.Child(path, "backend"); b != nil {
+	for _, rule := range jsonmap.Items(spec["rules"]) {
+		for _, path := range jsonmap.Items(jsonmap.Child(rule, "http")["paths"]) {
+			if b := jsonmap.Child(path, "backend"); b != nil {
 				fn(b)
 			}
 		}
@@ -25,13 +25,13 @@ func ingressBackends(spec map[string]any, fn func(backend map[string]any)) {
 // ingressToV1 converts a v1beta1 Ingress to v1, in place, with v1beta1's
 // default pathType.
 func ingressToV1(obj Object) {
-	spec := decoded.Child(obj, "spec")
+	spec := jsonmap.Child(obj, "spec")
 	if spec == nil {
 		return
 	}
 	renameField(spec, "backend", "defaultBackend")
-	for _, rule := range decoded.Items(spec["rules"]) {
-		for _, path := range decoded.Items(decoded.Child(rule, "http")["paths"]) {
+	for _, rule := range jsonmap.Items(spec["rules"]) {
+		for _, path := range jsonmap.Items(jsonmap.Child(rule, "http")["paths"]) {
 			if _, ok := path["pathType"]; path != nil && !ok {
 				path["pathType"] = "ImplementationSpecific"
 			}
@@ -56,7 +56,7 @@ func ingressToV1(obj Object) {
 		}
 		b["service"] = svc
 	}
-	if b := decoded.Child(spec, "defaultBackend"); b != nil {
+	if b := jsonmap.Child(spec, "defaultBackend"); b != nil {
 		toV1(b)
 	}
 	ingressBackends(spec, toV1)
@@ -64,13 +64,13 @@ func ingressToV1(obj Object) {
 
 // ingressFromV1 converts a v1 Ingress to v1beta1, in place.
 func ingressFromV1(obj Object) {
-	spec := decoded.Child(obj, "spec")
+	spec := jsonmap.Child(obj, "spec")
 	if spec == nil {
 		return
 	}
 	renameField(spec, "defaultBackend", "backend")
 	fromV1 := func(b map[string]any) {
-		svc := decoded.Child(b, "service")
+		svc := jsonmap.Child(b, "service")
 		if svc == nil {
 			return
 		}
@@ -78,14 +78,14 @@ func ingressFromV1(obj Object) {
 		if name, ok := svc["name"]; ok {
 			b["serviceName"] = name
 		}
-		port := decoded.Child(svc, "port")
+		port := jsonmap.Child(svc, "port")
 		if n, ok := port["number"]; ok {
 			b["servicePort"] = n
 		} else if n, ok := port["name"]; ok {
 			b["servicePort"] = n
 		}
 	}
-	if b := decoded.Child(spec, "backend"); b != nil {
+	if b := jsonmap.Child(spec, "backend"); b != nil {
 		fromV1(b)
 	}
 	ingressBackends(spec, fromV1)

@@ -3,7 +3,7 @@ package defaults
 import (
 	"fmt"
 
-	"kubeplay/server/decoded"
+	"kubeplay/internal/jsonmap"
 )
 
 // Pod admission: what kube-apiserver's default mutating admission plugins
@@ -56,7 +56,7 @@ func AdmitPod(spec Object, automount bool, tokenVolume string) string {
 func mountToken(spec Object, volume string) {
 	mounted := false
 	for _, list := range []string{"initContainers", "containers"} {
-		for _, c := range decoded.Items(spec[list]) {
+		for _, c := range jsonmap.Items(spec[list]) {
 			if c == nil || hasMountAt(c, tokenMountPath) {
 				continue
 			}
@@ -80,7 +80,7 @@ func mountToken(spec Object, volume string) {
 }
 
 func hasMountAt(c Object, path string) bool {
-	for _, m := range decoded.Items(c["volumeMounts"]) {
+	for _, m := range jsonmap.Items(c["volumeMounts"]) {
 		if m["mountPath"] == path {
 			return true
 		}
@@ -121,7 +121,7 @@ func setPriority(spec Object) string {
 	class, _ := spec["priorityClassName"].(string)
 	priority := builtinPriorities[class]
 	const policy = "PreemptLowerPriority"
-	if p, ok := decoded.Int(spec["priority"]); ok && p != priority {
+	if p, ok := jsonmap.IntOf(spec["priority"]); ok && p != priority {
 		return fmt.Sprintf("the integer value of priority (%d) must not be provided in pod spec; priority admission controller computed %d from the given PriorityClass name", p, priority)
 	}
 	if p, ok := spec["preemptionPolicy"].(string); ok && p != "" && p != policy {

@@ -3,7 +3,7 @@ package defaults
 import (
 	"strings"
 
-	"kubeplay/server/decoded"
+	"kubeplay/internal/jsonmap"
 )
 
 // webhook defaults an admission webhook of a Validating- or
@@ -12,7 +12,7 @@ func webhook(w Object, mutating bool) {
 	set(w, "failurePolicy", "Fail")
 	set(w, "timeoutSeconds", num(10))
 	matchResources(w)
-	if svc := decoded.Child(decoded.Child(w, "clientConfig"), "service"); svc != nil {
+	if svc := jsonmap.Child(jsonmap.Child(w, "clientConfig"), "service"); svc != nil {
 		set(svc, "port", num(443))
 	}
 	if mutating {
@@ -42,7 +42,7 @@ func matchResources(m Object) {
 	setObject(m, "namespaceSelector")
 	setObject(m, "objectSelector")
 	for _, list := range []string{"rules", "resourceRules", "excludeResourceRules"} {
-		for _, r := range decoded.Items(m[list]) {
+		for _, r := range jsonmap.Items(m[list]) {
 			set(r, "scope", "*")
 		}
 	}
@@ -67,7 +67,7 @@ func crdV1beta1(spec Object) {
 		return
 	}
 	set(spec, "scope", "Namespaced")
-	versions := decoded.Items(spec["versions"])
+	versions := jsonmap.Items(spec["versions"])
 	if v, _ := spec["version"].(string); v != "" && len(versions) == 0 {
 		spec["versions"] = []any{map[string]any{"name": v, "served": true, "storage": true}}
 	} else if len(versions) > 0 {
@@ -77,14 +77,14 @@ func crdV1beta1(spec Object) {
 	if unset(spec, "conversion") {
 		spec["conversion"] = map[string]any{"strategy": "None"}
 	}
-	conv := decoded.Child(spec, "conversion")
+	conv := jsonmap.Child(spec, "conversion")
 	if conv["strategy"] == "Webhook" {
 		set(conv, "conversionReviewVersions", []any{"v1beta1"})
 	}
-	if svc := decoded.Child(decoded.Child(conv, "webhookClientConfig"), "service"); svc != nil {
+	if svc := jsonmap.Child(jsonmap.Child(conv, "webhookClientConfig"), "service"); svc != nil {
 		set(svc, "port", num(443))
 	}
-	if names := decoded.Child(spec, "names"); names != nil {
+	if names := jsonmap.Child(spec, "names"); names != nil {
 		if kind, _ := names["kind"].(string); kind != "" {
 			set(names, "listKind", kind+"List")
 			set(names, "singular", strings.ToLower(kind))

@@ -9,7 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"kubeplay/server/decoded"
+	"kubeplay/internal/jsonmap"
 )
 
 // PrepareForCreate sets what the storage of kind gvk sets on a new object
@@ -18,11 +18,11 @@ import (
 // PersistentVolumeClaim's protection finalizer). obj has its metadata.uid;
 // now is the creation time.
 func PrepareForCreate(gvk schema.GroupVersionKind, obj Object, now time.Time) {
-	md := decoded.Child(obj, "metadata")
+	md := jsonmap.Child(obj, "metadata")
 	switch gvk.GroupKind() {
 	case schema.GroupKind{Kind: "Pod"}:
-		status := map[string]any{"phase": "Pending", "qosClass": qosClass(decoded.Child(obj, "spec"))}
-		if gates, _ := decoded.Child(obj, "spec")["schedulingGates"].([]any); len(gates) > 0 {
+		status := map[string]any{"phase": "Pending", "qosClass": qosClass(jsonmap.Child(obj, "spec"))}
+		if gates, _ := jsonmap.Child(obj, "spec")["schedulingGates"].([]any); len(gates) > 0 {
 			// The scheduler leaves a gated pod alone; kube-apiserver says why.
 			status["conditions"] = []any{map[string]any{"type": "PodScheduled", "status": "False", "reason": "SchedulingGated",
 				"message": "Scheduling is blocked due to non-empty scheduling gates", "lastProbeTime": nil,
@@ -44,7 +44,7 @@ func PrepareForCreate(gvk schema.GroupVersionKind, obj Object, now time.Time) {
 	case schema.GroupKind{Group: "apps", Kind: "DaemonSet"}:
 		setObject(md, "annotations")[templateGeneration] = "1"
 	case schema.GroupKind{Group: "batch", Kind: "Job"}:
-		generateJobSelector(md, decoded.Child(obj, "spec"))
+		generateJobSelector(md, jsonmap.Child(obj, "spec"))
 	}
 }
 
@@ -71,7 +71,7 @@ func generateJobSelector(md, spec Object) {
 	setObject(setObject(spec, "selector"), "matchLabels")["batch.kubernetes.io/controller-uid"] = uid
 	tmd := setObject(setObject(spec, "template"), "metadata")
 	labels := setObject(tmd, "labels")
-	shared := len(decoded.Child(md, "labels")) == 0 || maps.Equal(decoded.Child(md, "labels"), labels)
+	shared := len(jsonmap.Child(md, "labels")) == 0 || maps.Equal(jsonmap.Child(md, "labels"), labels)
 	for _, prefix := range []string{"batch.kubernetes.io/", ""} {
 		labels[prefix+"controller-uid"] = uid
 		labels[prefix+"job-name"] = name
@@ -87,9 +87,9 @@ func generateJobSelector(md, spec Object) {
 func qosClass(spec Object) string {
 	some, guaranteed := false, true
 	for _, list := range []string{"initContainers", "containers"} {
-		for _, c := range decoded.Items(spec[list]) {
-			res := decoded.Child(c, "resources")
-			requests, limits := decoded.Child(res, "requests"), decoded.Child(res, "limits")
+		for _, c := range jsonmap.Items(spec[list]) {
+			res := jsonmap.Child(c, "resources")
+			requests, limits := jsonmap.Child(res, "requests"), jsonmap.Child(res, "limits")
 			for _, r := range []string{"cpu", "memory"} {
 				req, hasReq := requests[r]
 				lim, hasLim := limits[r]
@@ -119,11 +119,11 @@ func PrepareForUpdate(gvk schema.GroupVersionKind, obj, old Object) {
 	if gvk.GroupKind() != (schema.GroupKind{Group: "apps", Kind: "DaemonSet"}) {
 		return
 	}
-	gen, _ := strconv.ParseInt(fmt.Sprint(decoded.Child(decoded.Child(old, "metadata"), "annotations")[templateGeneration]), 10, 64)
-	if !reflect.DeepEqual(decoded.Child(decoded.Child(obj, "spec"), "template"), decoded.Child(decoded.Child(old, "spec"), "template")) {
+	gen, _ := strconv.ParseInt(fmt.Sprint(jsonmap.Child(jsonmap.Child(old, "metadata"), "annotations")[templateGeneration]), 10, 64)
+	if !reflect.DeepEqual(jsonmap.Child(jsonmap.Child(obj, "spec"), "template"), jsonmap.Child(jsonmap.Child(old, "spec"), "template")) {
 		gen++
 	}
-	if md := decoded.Child(obj, "metadata"); md != nil {
+	if md := jsonmap.Child(obj, "metadata"); md != nil {
 		setObject(md, "annotations")[templateGeneration] = strconv.FormatInt(gen, 10)
 	}
 }

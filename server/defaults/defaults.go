@@ -6,7 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"kubeplay/server/decoded"
+	"kubeplay/internal/jsonmap"
 )
 
 // Object is a decoded Kubernetes object.
@@ -14,19 +14,19 @@ type Object = map[string]any
 
 // Apply fills in the defaults of kind gvk on obj, in place.
 func Apply(gvk schema.GroupVersionKind, obj Object) {
-	spec := decoded.Child(obj, "spec")
+	spec := jsonmap.Child(obj, "spec")
 	switch gvk.GroupKind() {
 	case schema.GroupKind{Kind: "Pod"}:
 		pod(spec)
 	case schema.GroupKind{Kind: "PodTemplate"}:
-		podTemplate(decoded.Child(obj, "template"))
+		podTemplate(jsonmap.Child(obj, "template"))
 	case schema.GroupKind{Kind: "ReplicationController"}:
 		replicationController(obj, spec)
 	case schema.GroupKind{Kind: "Service"}:
 		service(spec)
 	case schema.GroupKind{Kind: "Endpoints"}:
-		for _, s := range decoded.Items(obj["subsets"]) {
-			for _, p := range decoded.Items(s["ports"]) {
+		for _, s := range jsonmap.Items(obj["subsets"]) {
+			for _, p := range jsonmap.Items(s["ports"]) {
 				set(p, "protocol", "TCP")
 			}
 		}
@@ -40,11 +40,11 @@ func Apply(gvk schema.GroupVersionKind, obj Object) {
 		deployment(spec)
 	case schema.GroupKind{Group: "apps", Kind: "ReplicaSet"}:
 		set(spec, "replicas", num(1))
-		podTemplate(decoded.Child(spec, "template"))
+		podTemplate(jsonmap.Child(spec, "template"))
 	case schema.GroupKind{Group: "apps", Kind: "StatefulSet"}:
 		statefulSet(spec)
 	case schema.GroupKind{Group: "apps", Kind: "DaemonSet"}:
-		daemonSet(decoded.Child(obj, "metadata"), spec)
+		daemonSet(jsonmap.Child(obj, "metadata"), spec)
 	case schema.GroupKind{Group: "batch", Kind: "Job"}:
 		job(obj, spec)
 	case schema.GroupKind{Group: "batch", Kind: "CronJob"}:
@@ -55,15 +55,15 @@ func Apply(gvk schema.GroupVersionKind, obj Object) {
 		horizontalPodAutoscaler(gvk.Version, spec)
 	case schema.GroupKind{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding"},
 		schema.GroupKind{Group: "rbac.authorization.k8s.io", Kind: "ClusterRoleBinding"}:
-		set(decoded.Child(obj, "roleRef"), "apiGroup", "rbac.authorization.k8s.io")
-		for _, s := range decoded.Items(obj["subjects"]) {
+		set(jsonmap.Child(obj, "roleRef"), "apiGroup", "rbac.authorization.k8s.io")
+		for _, s := range jsonmap.Items(obj["subjects"]) {
 			if k := s["kind"]; k == "User" || k == "Group" {
 				set(s, "apiGroup", "rbac.authorization.k8s.io")
 			}
 		}
 	case schema.GroupKind{Group: "admissionregistration.k8s.io", Kind: "ValidatingWebhookConfiguration"},
 		schema.GroupKind{Group: "admissionregistration.k8s.io", Kind: "MutatingWebhookConfiguration"}:
-		for _, w := range decoded.Items(obj["webhooks"]) {
+		for _, w := range jsonmap.Items(obj["webhooks"]) {
 			if gvk.Version == "v1beta1" {
 				webhookV1beta1(w)
 			}
@@ -81,15 +81,15 @@ func Apply(gvk schema.GroupVersionKind, obj Object) {
 		}
 	case schema.GroupKind{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicy"}:
 		set(spec, "failurePolicy", "Fail")
-		matchResources(decoded.Child(spec, "matchConstraints"))
+		matchResources(jsonmap.Child(spec, "matchConstraints"))
 	case schema.GroupKind{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicyBinding"}:
-		matchResources(decoded.Child(spec, "matchResources"))
+		matchResources(jsonmap.Child(spec, "matchResources"))
 	case schema.GroupKind{Group: "flowcontrol.apiserver.k8s.io", Kind: "FlowSchema"}:
-		if n, ok := decoded.Int(spec["matchingPrecedence"]); spec != nil && (!ok || n == 0) {
+		if n, ok := jsonmap.IntOf(spec["matchingPrecedence"]); spec != nil && (!ok || n == 0) {
 			spec["matchingPrecedence"] = num(1000)
 		}
 	case schema.GroupKind{Group: "flowcontrol.apiserver.k8s.io", Kind: "PriorityLevelConfiguration"}:
-		limited := decoded.Child(spec, "limited")
+		limited := jsonmap.Child(spec, "limited")
 		set(limited, "nominalConcurrencyShares", num(30))
 		set(limited, "lendablePercent", num(0))
 	case schema.GroupKind{Group: "scheduling.k8s.io", Kind: "PriorityClass"}:
@@ -97,7 +97,7 @@ func Apply(gvk schema.GroupVersionKind, obj Object) {
 	case schema.GroupKind{Group: "storage.k8s.io", Kind: "CSIDriver"}:
 		csiDriver(spec)
 	case schema.GroupKind{Group: "discovery.k8s.io", Kind: "EndpointSlice"}:
-		for _, p := range decoded.Items(obj["ports"]) {
+		for _, p := range jsonmap.Items(obj["ports"]) {
 			set(p, "protocol", "TCP")
 			if p != nil {
 				if _, ok := p["name"]; !ok {
@@ -133,7 +133,7 @@ func setObject(obj Object, k string) Object {
 	if unset(obj, k) {
 		obj[k] = map[string]any{}
 	}
-	return decoded.Child(obj, k)
+	return jsonmap.Child(obj, k)
 }
 
 // num is an integer as decoded JSON holds it (as requests and stored

@@ -5,7 +5,7 @@ import (
 	"net/netip"
 	"testing"
 
-	"kubeplay/server/decoded"
+	"kubeplay/internal/jsonmap"
 )
 
 // The pull policies kube-apiserver v1.35 gave containers naming these
@@ -43,8 +43,8 @@ func TestAllocateService(t *testing.T) {
 		if !serviceCIDR.Contains(addr) || addr == serviceCIDR.Addr() || addr == serviceCIDR.Addr().Next() || used.IPs[ip] {
 			t.Fatalf("allocated cluster IP %s", ip)
 		}
-		for _, p := range decoded.Items(spec["ports"]) {
-			n, _ := decoded.Int(p["nodePort"])
+		for _, p := range jsonmap.Items(spec["ports"]) {
+			n, _ := jsonmap.IntOf(p["nodePort"])
 			if n < minNodePort || n > maxNodePort || used.NodePorts[n] {
 				t.Fatalf("allocated node port %d", n)
 			}

@@ -8,7 +8,7 @@ import (
 
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 
-	"kubeplay/server/decoded"
+	"kubeplay/internal/jsonmap"
 )
 
 // LimitPod is the LimitRanger admission plugin on a new Pod (metadata md,
@@ -19,7 +19,7 @@ import (
 func LimitPod(md, spec Object, limitRanges []Object) error {
 	var errs []error
 	for _, lr := range limitRanges {
-		for _, item := range decoded.Items(decoded.Child(lr, "spec")["limits"]) {
+		for _, item := range jsonmap.Items(jsonmap.Child(lr, "spec")["limits"]) {
 			if item == nil || item["type"] != "Container" {
 				continue
 			}
@@ -40,17 +40,17 @@ var containerLists = []struct{ field, noun string }{{"containers", "container"},
 func defaultResources(spec, item Object) string {
 	var notes []string
 	for _, list := range containerLists {
-		for _, c := range decoded.Items(spec[list.field]) {
+		for _, c := range jsonmap.Items(spec[list.field]) {
 			if c == nil {
 				continue
 			}
 			res := setObject(c, "resources")
 			for _, kind := range []struct{ field, from, noun string }{{"requests", "defaultRequest", "request"}, {"limits", "default", "limit"}} {
 				var set []string
-				for _, name := range slices.Sorted(maps.Keys(decoded.Child(item, kind.from))) {
+				for _, name := range slices.Sorted(maps.Keys(jsonmap.Child(item, kind.from))) {
 					target := setObject(res, kind.field)
 					if _, ok := target[name]; !ok {
-						target[name] = decoded.Child(item, kind.from)[name]
+						target[name] = jsonmap.Child(item, kind.from)[name]
 						set = append(set, name)
 					}
 				}
@@ -68,12 +68,12 @@ func defaultResources(spec, item Object) string {
 func boundResources(spec, item Object) []error {
 	var errs []error
 	for _, list := range containerLists {
-		for _, c := range decoded.Items(spec[list.field]) {
-			res := decoded.Child(c, "resources")
+		for _, c := range jsonmap.Items(spec[list.field]) {
+			res := jsonmap.Child(c, "resources")
 			for _, b := range []struct{ bound, field, noun string }{{"min", "requests", "request"}, {"max", "limits", "limit"}} {
-				for _, name := range slices.Sorted(maps.Keys(decoded.Child(item, b.bound))) {
-					bound, ok := decoded.Quantity(decoded.Child(item, b.bound)[name])
-					got, has := decoded.Quantity(decoded.Child(res, b.field)[name])
+				for _, name := range slices.Sorted(maps.Keys(jsonmap.Child(item, b.bound))) {
+					bound, ok := jsonmap.Quantity(jsonmap.Child(item, b.bound)[name])
+					got, has := jsonmap.Quantity(jsonmap.Child(res, b.field)[name])
 					if !ok || !has {
 						continue
 					}

@@ -1,6 +1,6 @@
 package defaults
 
-import "kubeplay/server/decoded"
+import "kubeplay/internal/jsonmap"
 
 func service(spec Object) {
 	if spec == nil {
@@ -11,9 +11,9 @@ func service(spec Object) {
 	if spec["sessionAffinity"] == "ClientIP" {
 		set(setObject(setObject(spec, "sessionAffinityConfig"), "clientIP"), "timeoutSeconds", num(10800))
 	}
-	for _, p := range decoded.Items(spec["ports"]) {
+	for _, p := range jsonmap.Items(spec["ports"]) {
 		set(p, "protocol", "TCP")
-		if n, ok := decoded.Int(p["targetPort"]); p != nil && (unset(p, "targetPort") || ok && n == 0) {
+		if n, ok := jsonmap.IntOf(p["targetPort"]); p != nil && (unset(p, "targetPort") || ok && n == 0) {
 			p["targetPort"] = p["port"]
 		}
 	}
@@ -32,19 +32,19 @@ func service(spec Object) {
 func persistentVolume(spec Object) {
 	set(spec, "persistentVolumeReclaimPolicy", "Retain")
 	set(spec, "volumeMode", "Filesystem")
-	set(decoded.Child(spec, "hostPath"), "type", "")
+	set(jsonmap.Child(spec, "hostPath"), "type", "")
 }
 
 // limitRange defaults a container's limits to the maximum and its
 // requests to the default limits, or else to the minimum.
 func limitRange(spec Object) {
-	for _, l := range decoded.Items(spec["limits"]) {
+	for _, l := range jsonmap.Items(spec["limits"]) {
 		if l["type"] != "Container" {
 			continue
 		}
-		fill(l, "default", decoded.Child(l, "max"))
-		fill(l, "defaultRequest", decoded.Child(l, "default"))
-		fill(l, "defaultRequest", decoded.Child(l, "min"))
+		fill(l, "default", jsonmap.Child(l, "max"))
+		fill(l, "defaultRequest", jsonmap.Child(l, "default"))
+		fill(l, "defaultRequest", jsonmap.Child(l, "min"))
 	}
 }
 
@@ -68,8 +68,8 @@ func networkPolicy(spec Object) {
 		return
 	}
 	for _, dir := range []string{"ingress", "egress"} {
-		for _, rule := range decoded.Items(spec[dir]) {
-			for _, p := range decoded.Items(rule["ports"]) {
+		for _, rule := range jsonmap.Items(spec[dir]) {
+			for _, p := range jsonmap.Items(rule["ports"]) {
 				set(p, "protocol", "TCP")
 			}
 		}
@@ -98,7 +98,7 @@ func horizontalPodAutoscaler(version string, spec Object) {
 				},
 			}}
 		}
-		if b := decoded.Child(spec, "behavior"); b != nil {
+		if b := jsonmap.Child(spec, "behavior"); b != nil {
 			up := setObject(b, "scaleUp")
 			set(up, "stabilizationWindowSeconds", num(0))
 			set(up, "selectPolicy", "Max")

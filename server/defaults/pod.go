@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	"kubeplay/server/decoded"
+	"kubeplay/internal/jsonmap"
 )
 
 // pod defaults a Pod's spec: a pod template's defaults, then what only a
@@ -14,13 +14,13 @@ func pod(spec Object) {
 	podSpec(spec)
 	set(spec, "enableServiceLinks", true)
 	for _, list := range []string{"containers", "initContainers"} {
-		for _, c := range decoded.Items(spec[list]) {
-			requestsFromLimits(decoded.Child(c, "resources"))
+		for _, c := range jsonmap.Items(spec[list]) {
+			requestsFromLimits(jsonmap.Child(c, "resources"))
 			if spec["hostNetwork"] != true {
 				continue
 			}
-			for _, p := range decoded.Items(c["ports"]) {
-				if n, ok := decoded.Int(p["hostPort"]); p != nil && (!ok || n == 0) {
+			for _, p := range jsonmap.Items(c["ports"]) {
+				if n, ok := jsonmap.IntOf(p["hostPort"]); p != nil && (!ok || n == 0) {
 					p["hostPort"] = p["containerPort"]
 				}
 			}
@@ -31,7 +31,7 @@ func pod(spec Object) {
 // requestsFromLimits makes a container request what it limits, for each
 // resource it limits and does not request.
 func requestsFromLimits(res Object) {
-	limits := decoded.Child(res, "limits")
+	limits := jsonmap.Child(res, "limits")
 	if len(limits) == 0 {
 		return
 	}
@@ -44,7 +44,7 @@ func requestsFromLimits(res Object) {
 }
 
 // podTemplate defaults a PodTemplateSpec.
-func podTemplate(t Object) { podSpec(decoded.Child(t, "spec")) }
+func podTemplate(t Object) { podSpec(jsonmap.Child(t, "spec")) }
 
 func podSpec(spec Object) {
 	if spec == nil {
@@ -56,11 +56,11 @@ func podSpec(spec Object) {
 	setObject(spec, "securityContext")
 	set(spec, "terminationGracePeriodSeconds", num(30))
 	for _, list := range []string{"containers", "initContainers", "ephemeralContainers"} {
-		for _, c := range decoded.Items(spec[list]) {
+		for _, c := range jsonmap.Items(spec[list]) {
 			container(c)
 		}
 	}
-	for _, v := range decoded.Items(spec["volumes"]) {
+	for _, v := range jsonmap.Items(spec["volumes"]) {
 		volume(v)
 	}
 }
@@ -69,11 +69,11 @@ func container(c Object) {
 	set(c, "imagePullPolicy", pullPolicy(c["image"]))
 	set(c, "terminationMessagePath", "/dev/termination-log")
 	set(c, "terminationMessagePolicy", "File")
-	for _, p := range decoded.Items(c["ports"]) {
+	for _, p := range jsonmap.Items(c["ports"]) {
 		set(p, "protocol", "TCP")
 	}
 	for _, k := range []string{"livenessProbe", "readinessProbe", "startupProbe"} {
-		if p := decoded.Child(c, k); p != nil {
+		if p := jsonmap.Child(c, k); p != nil {
 			set(p, "timeoutSeconds", num(1))
 			set(p, "periodSeconds", num(10))
 			set(p, "successThreshold", num(1))
@@ -81,14 +81,14 @@ func container(c Object) {
 			handler(p)
 		}
 	}
-	if l := decoded.Child(c, "lifecycle"); l != nil {
-		handler(decoded.Child(l, "postStart"))
-		handler(decoded.Child(l, "preStop"))
+	if l := jsonmap.Child(c, "lifecycle"); l != nil {
+		handler(jsonmap.Child(l, "postStart"))
+		handler(jsonmap.Child(l, "preStop"))
 	}
-	for _, e := range decoded.Items(c["env"]) {
-		if from := decoded.Child(e, "valueFrom"); from != nil {
-			fieldRef(decoded.Child(from, "fieldRef"))
-			resourceFieldRef(decoded.Child(from, "resourceFieldRef"))
+	for _, e := range jsonmap.Items(c["env"]) {
+		if from := jsonmap.Child(e, "valueFrom"); from != nil {
+			fieldRef(jsonmap.Child(from, "fieldRef"))
+			resourceFieldRef(jsonmap.Child(from, "resourceFieldRef"))
 		}
 	}
 }
@@ -110,11 +110,11 @@ func pullPolicy(image any) string {
 
 // handler defaults a probe's or a lifecycle hook's action.
 func handler(h Object) {
-	if g := decoded.Child(h, "httpGet"); g != nil {
+	if g := jsonmap.Child(h, "httpGet"); g != nil {
 		set(g, "path", "/")
 		set(g, "scheme", "HTTP")
 	}
-	if g := decoded.Child(h, "grpc"); g != nil {
+	if g := jsonmap.Child(h, "grpc"); g != nil {
 		set(g, "service", "")
 	}
 }
@@ -128,33 +128,33 @@ const defaultMode = json.Number("420")
 
 func volume(v Object) {
 	for _, k := range []string{"configMap", "secret", "projected"} {
-		set(decoded.Child(v, k), "defaultMode", defaultMode)
+		set(jsonmap.Child(v, k), "defaultMode", defaultMode)
 	}
-	if d := decoded.Child(v, "downwardAPI"); d != nil {
+	if d := jsonmap.Child(v, "downwardAPI"); d != nil {
 		set(d, "defaultMode", defaultMode)
 		downwardAPIItems(d)
 	}
-	if p := decoded.Child(v, "projected"); p != nil {
-		for _, s := range decoded.Items(p["sources"]) {
-			downwardAPIItems(decoded.Child(s, "downwardAPI"))
-			set(decoded.Child(s, "serviceAccountToken"), "expirationSeconds", num(3600))
+	if p := jsonmap.Child(v, "projected"); p != nil {
+		for _, s := range jsonmap.Items(p["sources"]) {
+			downwardAPIItems(jsonmap.Child(s, "downwardAPI"))
+			set(jsonmap.Child(s, "serviceAccountToken"), "expirationSeconds", num(3600))
 		}
 	}
-	set(decoded.Child(v, "hostPath"), "type", "")
-	set(decoded.Child(v, "iscsi"), "iscsiInterface", "default")
-	if r := decoded.Child(v, "rbd"); r != nil {
+	set(jsonmap.Child(v, "hostPath"), "type", "")
+	set(jsonmap.Child(v, "iscsi"), "iscsiInterface", "default")
+	if r := jsonmap.Child(v, "rbd"); r != nil {
 		set(r, "pool", "rbd")
 		set(r, "user", "admin")
 		set(r, "keyring", "/etc/ceph/keyring")
 	}
-	if e := decoded.Child(v, "ephemeral"); e != nil {
-		set(decoded.Child(decoded.Child(e, "volumeClaimTemplate"), "spec"), "volumeMode", "Filesystem")
+	if e := jsonmap.Child(v, "ephemeral"); e != nil {
+		set(jsonmap.Child(jsonmap.Child(e, "volumeClaimTemplate"), "spec"), "volumeMode", "Filesystem")
 	}
 }
 
 func downwardAPIItems(d Object) {
-	for _, it := range decoded.Items(d["items"]) {
-		fieldRef(decoded.Child(it, "fieldRef"))
-		resourceFieldRef(decoded.Child(it, "resourceFieldRef"))
+	for _, it := range jsonmap.Items(d["items"]) {
+		fieldRef(jsonmap.Child(it, "fieldRef"))
+		resourceFieldRef(jsonmap.Child(it, "resourceFieldRef"))
 	}
 }

@@ -8,7 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"kubeplay/server/decoded"
+	"kubeplay/internal/jsonmap"
 )
 
 // The address ranges of Services, as the reference server is configured
@@ -35,8 +35,8 @@ func (a *Allocated) Add(spec Object) {
 	if ip, _ := spec["clusterIP"].(string); ip != "" {
 		a.IPs[ip] = true
 	}
-	for _, p := range decoded.Items(spec["ports"]) {
-		if n, ok := decoded.Int(p["nodePort"]); ok && n != 0 {
+	for _, p := range jsonmap.Items(spec["ports"]) {
+		if n, ok := jsonmap.IntOf(p["nodePort"]); ok && n != 0 {
 			a.NodePorts[n] = true
 		}
 	}
@@ -58,7 +58,7 @@ func AllocateService(spec Object, used Allocated, dryRun bool) field.ErrorList {
 		ip = ips[0]
 	}
 	headless := ip == "None"
-	if headless && len(decoded.Child(spec, "selector")) == 0 {
+	if headless && len(jsonmap.Child(spec, "selector")) == 0 {
 		// Headless without a selector: endpoints of any family may serve.
 		set(spec, "ipFamilyPolicy", "RequireDualStack")
 		set(spec, "ipFamilies", []any{"IPv4", "IPv6"})
@@ -81,8 +81,8 @@ func AllocateService(spec Object, used Allocated, dryRun bool) field.ErrorList {
 	}
 	taken := map[int64]bool{}
 	next := int64(maxNodePort + 1)
-	for i, p := range decoded.Items(spec["ports"]) {
-		n, ok := decoded.Int(p["nodePort"])
+	for i, p := range jsonmap.Items(spec["ports"]) {
+		n, ok := jsonmap.IntOf(p["nodePort"])
 		switch {
 		case ok && n != 0:
 			path := field.NewPath("spec", "ports").Index(i).Child("nodePort")
@@ -186,13 +186,13 @@ func KeepAllocated(spec, old Object) {
 	if t := spec["type"]; t != "NodePort" && t != "LoadBalancer" {
 		return
 	}
-	for _, p := range decoded.Items(spec["ports"]) {
-		if n, _ := decoded.Int(p["nodePort"]); p == nil || n != 0 {
+	for _, p := range jsonmap.Items(spec["ports"]) {
+		if n, _ := jsonmap.IntOf(p["nodePort"]); p == nil || n != 0 {
 			continue
 		}
-		for _, o := range decoded.Items(old["ports"]) {
+		for _, o := range jsonmap.Items(old["ports"]) {
 			if o != nil && fmt.Sprint(o["port"]) == fmt.Sprint(p["port"]) && o["protocol"] == p["protocol"] {
-				if n, _ := decoded.Int(o["nodePort"]); n != 0 {
+				if n, _ := jsonmap.IntOf(o["nodePort"]); n != 0 {
 					p["nodePort"] = o["nodePort"]
 				}
 			}
@@ -213,8 +213,8 @@ func DropTypeFields(spec, old Object) {
 			delete(spec, k)
 		}
 	}
-	for _, p := range decoded.Items(spec["ports"]) {
-		if n, ok := decoded.Int(p["nodePort"]); ok && n != 0 {
+	for _, p := range jsonmap.Items(spec["ports"]) {
+		if n, ok := jsonmap.IntOf(p["nodePort"]); ok && n != 0 {
 			delete(p, "nodePort")
 		}
 	}

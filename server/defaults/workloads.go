@@ -3,7 +3,7 @@ package defaults
 import (
 	"maps"
 
-	"kubeplay/server/decoded"
+	"kubeplay/internal/jsonmap"
 )
 
 func deployment(spec Object) {
@@ -17,7 +17,7 @@ func deployment(spec Object) {
 	}
 	set(spec, "revisionHistoryLimit", num(10))
 	set(spec, "progressDeadlineSeconds", num(600))
-	podTemplate(decoded.Child(spec, "template"))
+	podTemplate(jsonmap.Child(spec, "template"))
 }
 
 func statefulSet(spec Object) {
@@ -32,13 +32,13 @@ func statefulSet(spec Object) {
 	retention := setObject(spec, "persistentVolumeClaimRetentionPolicy")
 	set(retention, "whenDeleted", "Retain")
 	set(retention, "whenScaled", "Retain")
-	for _, pvc := range decoded.Items(spec["volumeClaimTemplates"]) {
+	for _, pvc := range jsonmap.Items(spec["volumeClaimTemplates"]) {
 		set(pvc, "apiVersion", "v1")
 		set(pvc, "kind", "PersistentVolumeClaim")
 		set(setObject(pvc, "spec"), "volumeMode", "Filesystem")
 		set(setObject(pvc, "status"), "phase", "Pending")
 	}
-	podTemplate(decoded.Child(spec, "template"))
+	podTemplate(jsonmap.Child(spec, "template"))
 }
 
 // templateGeneration is the annotation in which a DaemonSet keeps the
@@ -59,19 +59,19 @@ func daemonSet(md, spec Object) {
 		set(ru, "maxSurge", num(0))
 	}
 	set(spec, "revisionHistoryLimit", num(10))
-	podTemplate(decoded.Child(spec, "template"))
+	podTemplate(jsonmap.Child(spec, "template"))
 }
 
 // replicationController defaults an RC, whose selector and labels are
 // its template's when it names none.
 func replicationController(obj, spec Object) {
-	template := decoded.Child(spec, "template")
-	labels := decoded.Child(decoded.Child(template, "metadata"), "labels")
+	template := jsonmap.Child(spec, "template")
+	labels := jsonmap.Child(jsonmap.Child(template, "metadata"), "labels")
 	if len(labels) > 0 {
-		if len(decoded.Child(spec, "selector")) == 0 {
+		if len(jsonmap.Child(spec, "selector")) == 0 {
 			spec["selector"] = maps.Clone(labels)
 		}
-		if md := decoded.Child(obj, "metadata"); len(decoded.Child(md, "labels")) == 0 {
+		if md := jsonmap.Child(obj, "metadata"); len(jsonmap.Child(md, "labels")) == 0 {
 			md["labels"] = maps.Clone(labels)
 		}
 	}
@@ -98,9 +98,9 @@ func job(obj, spec Object) {
 	} else {
 		set(spec, "podReplacementPolicy", "Failed")
 	}
-	template := decoded.Child(spec, "template")
-	labels := decoded.Child(decoded.Child(template, "metadata"), "labels")
-	if md := decoded.Child(obj, "metadata"); len(labels) > 0 && len(decoded.Child(md, "labels")) == 0 {
+	template := jsonmap.Child(spec, "template")
+	labels := jsonmap.Child(jsonmap.Child(template, "metadata"), "labels")
+	if md := jsonmap.Child(obj, "metadata"); len(labels) > 0 && len(jsonmap.Child(md, "labels")) == 0 {
 		md["labels"] = maps.Clone(labels)
 	}
 	podTemplate(template)
@@ -111,5 +111,5 @@ func cronJob(spec Object) {
 	set(spec, "suspend", false)
 	set(spec, "successfulJobsHistoryLimit", num(3))
 	set(spec, "failedJobsHistoryLimit", num(1))
-	podTemplate(decoded.Child(decoded.Child(decoded.Child(spec, "jobTemplate"), "spec"), "template"))
+	podTemplate(jsonmap.Child(jsonmap.Child(jsonmap.Child(spec, "jobTemplate"), "spec"), "template"))
 }

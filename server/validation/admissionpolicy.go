@@ -8,9 +8,9 @@ import (
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"kubeplay/internal/jsonmap"
 	"kubeplay/server/celeval"
 	"kubeplay/server/celtypes"
-	"kubeplay/server/decoded"
 )
 
 // admissionPolicy checks a ValidatingAdmissionPolicy's spec: what it must
@@ -21,19 +21,19 @@ func admissionPolicy(ctx context.Context, name string, spec Object) (field.Error
 		return s
 	}
 	var p celtypes.Policy
-	matchConditions := decoded.Items(spec["matchConditions"])
+	matchConditions := jsonmap.Items(spec["matchConditions"])
 	for _, m := range matchConditions {
 		p.MatchConditions = append(p.MatchConditions, celtypes.NamedExpression{Name: expr(m, "name"), Expression: expr(m, "expression")})
 	}
-	variables := decoded.Items(spec["variables"])
+	variables := jsonmap.Items(spec["variables"])
 	for _, v := range variables {
 		p.Variables = append(p.Variables, celtypes.NamedExpression{Name: expr(v, "name"), Expression: expr(v, "expression")})
 	}
-	validations := decoded.Items(spec["validations"])
+	validations := jsonmap.Items(spec["validations"])
 	for _, v := range validations {
 		p.Validations = append(p.Validations, celtypes.Validation{Expression: expr(v, "expression"), MessageExpression: expr(v, "messageExpression")})
 	}
-	auditAnnotations := decoded.Items(spec["auditAnnotations"])
+	auditAnnotations := jsonmap.Items(spec["auditAnnotations"])
 	for _, a := range auditAnnotations {
 		p.AuditAnnotations = append(p.AuditAnnotations, celtypes.AuditAnnotation{Key: expr(a, "key"), ValueExpression: expr(a, "valueExpression")})
 	}

@@ -12,18 +12,18 @@ import (
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"kubeplay/server/decoded"
+	"kubeplay/internal/jsonmap"
 )
 
 // Deployment checks a Deployment: its replicas, selector and pod
 // template, strategy and the numbers of its rollout.
 func Deployment(obj Object) field.ErrorList {
-	spec := decoded.Child(obj, "spec")
+	spec := jsonmap.Child(obj, "spec")
 	errs := nonNegative(spec, specPath, "replicas")
 	errs = append(errs, replicaSetTemplate(spec, "deployment", "ReplicaSet")...)
-	errs = append(errs, strategy(decoded.Child(spec, "strategy"))...)
+	errs = append(errs, strategy(jsonmap.Child(spec, "strategy"))...)
 	errs = append(errs, nonNegative(spec, specPath, "minReadySeconds", "revisionHistoryLimit")...)
-	if n, ok := decoded.Int(spec["progressDeadlineSeconds"]); ok {
+	if n, ok := jsonmap.IntOf(spec["progressDeadlineSeconds"]); ok {
 		errs = append(errs, nonNegative(spec, specPath, "progressDeadlineSeconds")...)
 		if n <= intOf(spec["minReadySeconds"]) {
 			errs = append(errs, field.Invalid(specPath.Child("progressDeadlineSeconds"), n, "must be greater than minReadySeconds"))
@@ -40,7 +40,7 @@ func DeploymentUpdate(obj, old Object) field.ErrorList {
 
 // ReplicaSet checks a ReplicaSet: its replicas, selector and pod template.
 func ReplicaSet(obj Object) field.ErrorList {
-	spec := decoded.Child(obj, "spec")
+	spec := jsonmap.Child(obj, "spec")
 	errs := nonNegative(spec, specPath, "replicas", "minReadySeconds")
 	return append(errs, replicaSetTemplate(spec, "deployment", "ReplicaSet")...)
 }
@@ -54,10 +54,10 @@ func ReplicaSetUpdate(obj, old Object) field.ErrorList {
 // DaemonSet checks a DaemonSet: its selector, pod template and update
 // strategy.
 func DaemonSet(obj Object) field.ErrorList {
-	spec := decoded.Child(obj, "spec")
+	spec := jsonmap.Child(obj, "spec")
 	ls, _ := labelSelectorOf(spec["selector"])
 	errs := metav1validation.ValidateLabelSelector(ls, metav1validation.LabelSelectorValidationOptions{}, selectorPath)
-	template := decoded.Child(spec, "template")
+	template := jsonmap.Child(spec, "template")
 	if sel, err := metav1.LabelSelectorAsSelector(ls); err == nil {
 		errs = append(errs, templateMatches(template, sel)...)
 	}
@@ -66,7 +66,7 @@ func DaemonSet(obj Object) field.ErrorList {
 	}
 	errs = append(errs, alwaysRestarting(template, "DaemonSet")...)
 	errs = append(errs, nonNegative(spec, specPath, "minReadySeconds", "templateGeneration")...)
-	errs = append(errs, daemonSetUpdateStrategy(decoded.Child(spec, "updateStrategy"))...)
+	errs = append(errs, daemonSetUpdateStrategy(jsonmap.Child(spec, "updateStrategy"))...)
 	return append(errs, nonNegative(spec, specPath, "revisionHistoryLimit")...)
 }
 
@@ -85,7 +85,7 @@ func StatefulSet(obj Object) field.ErrorList { return statefulSet(obj, false) }
 // then its service name and claim templates, which cannot change, are
 // not checked again.
 func statefulSet(obj Object, update bool) field.ErrorList {
-	spec := decoded.Child(obj, "spec")
+	spec := jsonmap.Child(obj, "spec")
 	var errs field.ErrorList
 	switch policy := str(spec, "podManagementPolicy"); policy {
 	case "OrderedReady", "Parallel":
@@ -94,8 +94,8 @@ func statefulSet(obj Object, update bool) field.ErrorList {
 	default:
 		errs = append(errs, field.Invalid(specPath.Child("podManagementPolicy"), policy, "must be 'OrderedReady' or 'Parallel'"))
 	}
-	us := decoded.Child(spec, "updateStrategy")
-	rolling := decoded.Child(us, "rollingUpdate")
+	us := jsonmap.Child(spec, "updateStrategy")
+	rolling := jsonmap.Child(us, "rollingUpdate")
 	switch str(us, "type") {
 	case "":
 		errs = append(errs, field.Required(specPath.Child("updateStrategy"), ""))
@@ -118,10 +118,10 @@ func statefulSet(obj Object, update bool) field.ErrorList {
 	default:
 		errs = append(errs, field.Invalid(specPath.Child("updateStrategy"), internalJSON("apps.StatefulSetUpdateStrategy", us), "must be 'RollingUpdate' or 'OnDelete'"))
 	}
-	claims := decoded.Items(spec["volumeClaimTemplates"])
+	claims := jsonmap.Items(spec["volumeClaimTemplates"])
 	if !update {
 		for i, c := range claims {
-			errs = append(errs, claimSpec(decoded.Child(c, "spec"), specPath.Child("volumeClaimTemplates").Index(i).Child("spec"))...)
+			errs = append(errs, claimSpec(jsonmap.Child(c, "spec"), specPath.Child("volumeClaimTemplates").Index(i).Child("spec"))...)
 		}
 	}
 	errs = append(errs, nonNegative(spec, specPath, "replicas", "minReadySeconds")...)
@@ -133,23 +133,23 @@ func statefulSet(obj Object, update bool) field.ErrorList {
 	if err != nil {
 		return append(errs, field.Invalid(selectorPath, ls, ""))
 	}
-	template := decoded.Child(spec, "template")
+	template := jsonmap.Child(spec, "template")
 	if !sel.Empty() {
 		errs = append(errs, templateMatches(template, sel)...)
 	}
 	// The pods get a volume per claim template, validated with theirs;
 	// their metadata is checked twice, as kube-apiserver does.
-	podSpecWithClaims := deepCopy(decoded.Child(template, "spec"))
+	podSpecWithClaims := deepCopy(jsonmap.Child(template, "spec"))
 	volumes := []any{}
 	names := map[string]bool{}
 	for _, c := range claims {
-		name := str(decoded.Child(c, "metadata"), "name")
+		name := str(jsonmap.Child(c, "metadata"), "name")
 		if !names[name] {
 			volumes = append(volumes, map[string]any{"name": name, "persistentVolumeClaim": map[string]any{"claimName": name}})
 		}
 		names[name] = true
 	}
-	for _, v := range decoded.Items(podSpecWithClaims["volumes"]) {
+	for _, v := range jsonmap.Items(podSpecWithClaims["volumes"]) {
 		if !names[str(v, "name")] {
 			volumes = append(volumes, v)
 		}
@@ -157,7 +157,7 @@ func statefulSet(obj Object, update bool) field.ErrorList {
 	if len(claims) > 0 {
 		podSpecWithClaims["volumes"] = volumes
 	}
-	md := decoded.Child(template, "metadata")
+	md := jsonmap.Child(template, "metadata")
 	errs = append(errs, objectMeta(md, templatePath)...)
 	errs = append(errs, podSpec(podSpecWithClaims, templatePath.Child("spec"))...)
 	return append(errs, objectMeta(md, templatePath)...)
@@ -178,7 +178,7 @@ func StatefulSetUpdate(obj, old Object) field.ErrorList {
 		return out
 	}
 	errs := statefulSet(obj, true)
-	if !reflect.DeepEqual(fixed(decoded.Child(obj, "spec")), fixed(decoded.Child(old, "spec"))) {
+	if !reflect.DeepEqual(fixed(jsonmap.Child(obj, "spec")), fixed(jsonmap.Child(old, "spec"))) {
 		errs = append(errs, field.Forbidden(specPath, "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden"))
 	}
 	return errs
@@ -192,7 +192,7 @@ func replicaSetTemplate(spec Object, kind, owner string) field.ErrorList {
 	if err != nil {
 		return append(errs, field.Invalid(selectorPath, ls, "invalid label selector"))
 	}
-	template := decoded.Child(spec, "template")
+	template := jsonmap.Child(spec, "template")
 	if !sel.Empty() {
 		errs = append(errs, templateMatches(template, sel)...)
 	}
@@ -227,8 +227,8 @@ func labelSelectorOf(v any) (*metav1.LabelSelector, bool) {
 
 // immutableSelector checks that an update keeps spec.selector.
 func immutableSelector(obj, old Object) field.ErrorList {
-	ls, _ := labelSelectorOf(decoded.Child(obj, "spec")["selector"])
-	was, _ := labelSelectorOf(decoded.Child(old, "spec")["selector"])
+	ls, _ := labelSelectorOf(jsonmap.Child(obj, "spec")["selector"])
+	was, _ := labelSelectorOf(jsonmap.Child(old, "spec")["selector"])
 	if reflect.DeepEqual(ls, was) {
 		return nil
 	}
@@ -237,7 +237,7 @@ func immutableSelector(obj, old Object) field.ErrorList {
 
 // templateMatches checks that sel selects the labels of a pod template.
 func templateMatches(template Object, sel labels.Selector) field.ErrorList {
-	tlabels := decoded.Child(decoded.Child(template, "metadata"), "labels")
+	tlabels := jsonmap.Child(jsonmap.Child(template, "metadata"), "labels")
 	if sel.Matches(labels.Set(stringMap(tlabels))) {
 		return nil
 	}
@@ -248,8 +248,8 @@ func templateMatches(template Object, sel labels.Selector) field.ErrorList {
 // pods run until deleted: a valid template, restarting always, with no
 // deadline.
 func alwaysRestarting(template Object, owner string) field.ErrorList {
-	errs := objectMeta(decoded.Child(template, "metadata"), templatePath)
-	spec := decoded.Child(template, "spec")
+	errs := objectMeta(jsonmap.Child(template, "metadata"), templatePath)
+	spec := jsonmap.Child(template, "spec")
 	errs = append(errs, podSpec(spec, templatePath.Child("spec"))...)
 	if policy := str(spec, "restartPolicy"); policy != "Always" {
 		errs = append(errs, field.NotSupported(templatePath.Child("spec", "restartPolicy"), policy, []string{"Always"}))
@@ -366,7 +366,7 @@ func notOver100Percent(v any, path *field.Path) field.ErrorList {
 func nonNegative(obj Object, path *field.Path, fields ...string) field.ErrorList {
 	var errs field.ErrorList
 	for _, f := range fields {
-		if n, ok := decoded.Int(obj[f]); ok && n < 0 {
+		if n, ok := jsonmap.IntOf(obj[f]); ok && n < 0 {
 			errs = append(errs, field.Invalid(path.Child(f), n, "must be greater than or equal to 0"))
 		}
 	}

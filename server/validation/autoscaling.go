@@ -5,7 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"kubeplay/server/decoded"
+	"kubeplay/internal/jsonmap"
 )
 
 // metricSources are the metric source types an HPA knows, each with the
@@ -20,7 +20,7 @@ var metricSourceTypes = []string{"ContainerResource", "External", "Object", "Pod
 // autoscaling/v2 shape, withMetrics) its metrics.
 func horizontalPodAutoscaler(spec Object, withMetrics bool) field.ErrorList {
 	var errs field.ErrorList
-	min, hasMin := decoded.Int(spec["minReplicas"])
+	min, hasMin := jsonmap.IntOf(spec["minReplicas"])
 	if hasMin && min < 1 {
 		errs = append(errs, field.Invalid(specPath.Child("minReplicas"), min, "must be greater than or equal to 1"))
 	}
@@ -31,12 +31,12 @@ func horizontalPodAutoscaler(spec Object, withMetrics bool) field.ErrorList {
 	if hasMin && max < min {
 		errs = append(errs, field.Invalid(specPath.Child("maxReplicas"), max, "must be greater than or equal to `minReplicas`"))
 	}
-	errs = append(errs, scaleTargetRef(decoded.Child(spec, "scaleTargetRef"), specPath.Child("scaleTargetRef"))...)
+	errs = append(errs, scaleTargetRef(jsonmap.Child(spec, "scaleTargetRef"), specPath.Child("scaleTargetRef"))...)
 	if !withMetrics {
 		return errs
 	}
 	scalesToZero := true
-	for i, m := range decoded.Items(spec["metrics"]) {
+	for i, m := range jsonmap.Items(spec["metrics"]) {
 		errs = append(errs, metric(m, specPath.Child("metrics").Index(i))...)
 		if t := str(m, "type"); t == "Object" || t == "External" {
 			scalesToZero = false
@@ -114,7 +114,7 @@ func resourceMetric(src Object, at *field.Path) field.ErrorList {
 	if str(src, "name") == "" {
 		errs = append(errs, field.Required(at.Child("name"), "must specify a resource name"))
 	}
-	target := decoded.Child(src, "target")
+	target := jsonmap.Child(src, "target")
 	tp := at.Child("target")
 	typ := str(target, "type")
 	if typ == "" {
@@ -124,11 +124,11 @@ func resourceMetric(src Object, at *field.Path) field.ErrorList {
 		errs = append(errs, field.Invalid(tp.Child("type"), typ, "must be either Utilization, Value, or AverageValue"))
 	}
 	for _, k := range []string{"value", "averageValue"} {
-		if q, ok := decoded.Quantity(target[k]); ok && q.Sign() != 1 {
+		if q, ok := jsonmap.Quantity(target[k]); ok && q.Sign() != 1 {
 			errs = append(errs, field.Invalid(tp.Child(k), q.String(), "must be positive"))
 		}
 	}
-	utilization, hasUtilization := decoded.Int(target["averageUtilization"])
+	utilization, hasUtilization := jsonmap.IntOf(target["averageUtilization"])
 	if hasUtilization && utilization < 1 {
 		errs = append(errs, field.Invalid(tp.Child("averageUtilization"), utilization, "must be greater than 0"))
 	}

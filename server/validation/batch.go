@@ -7,29 +7,28 @@ import (
 	"strings"
 	"time"
 
+	"github.com/robfig/cron/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/robfig/cron/v3"
-
-	"kubeplay/server/decoded"
+	"kubeplay/internal/jsonmap"
 )
 
 // Job checks a new Job: a selector the server generated (unless the Job
 // chose its own), and its spec.
 func Job(obj Object) field.ErrorList {
-	return append(generatedSelector(obj), jobSpecWithSelector(decoded.Child(obj, "spec"))...)
+	return append(generatedSelector(obj), jobSpecWithSelector(jsonmap.Child(obj, "spec"))...)
 }
 
 // JobUpdate checks a Job's update as kube-apiserver does: the Job as new,
 // its spec once more, then what may not change (its completions unless
 // indexed, selector, pod template, completion mode and policies).
 func JobUpdate(obj, old Object) field.ErrorList {
-	spec, oldSpec := decoded.Child(obj, "spec"), decoded.Child(old, "spec")
+	spec, oldSpec := jsonmap.Child(obj, "spec"), jsonmap.Child(old, "spec")
 	// The selector generated for it names the stored Job's uid.
 	md := deepCopy(obj)
-	decoded.Child(md, "metadata")["uid"] = decoded.Child(old, "metadata")["uid"]
+	jsonmap.Child(md, "metadata")["uid"] = jsonmap.Child(old, "metadata")["uid"]
 	errs := append(Job(md), jobSpecWithSelector(spec)...)
 	if spec["completionMode"] != "Indexed" {
 		errs = append(errs, immutableField(spec, oldSpec, "completions")...)
@@ -38,8 +37,8 @@ func JobUpdate(obj, old Object) field.ErrorList {
 	if was, _ := labelSelectorOf(oldSpec["selector"]); !reflect.DeepEqual(ls, was) {
 		errs = append(errs, field.Invalid(selectorPath, ls, "field is immutable"))
 	}
-	template := internalJSON("core.PodTemplateSpec", decoded.Child(spec, "template"))
-	if !bytes.Equal(template, internalJSON("core.PodTemplateSpec", decoded.Child(oldSpec, "template"))) {
+	template := internalJSON("core.PodTemplateSpec", jsonmap.Child(spec, "template"))
+	if !bytes.Equal(template, internalJSON("core.PodTemplateSpec", jsonmap.Child(oldSpec, "template"))) {
 		errs = append(errs, field.Invalid(templatePath, template, "field is immutable"))
 	}
 	for _, f := range []string{"completionMode", "podFailurePolicy", "backoffLimitPerIndex", "managedBy", "successPolicy"} {
@@ -59,11 +58,11 @@ func immutableField(spec, oldSpec Object, f string) field.ErrorList {
 // generatedSelector checks that a Job that did not choose its selector
 // has the one the server generated from its uid.
 func generatedSelector(obj Object) field.ErrorList {
-	spec := decoded.Child(obj, "spec")
+	spec := jsonmap.Child(obj, "spec")
 	if spec["manualSelector"] == true {
 		return nil
 	}
-	uid, _ := decoded.Child(obj, "metadata")["uid"].(string)
+	uid, _ := jsonmap.Child(obj, "metadata")["uid"].(string)
 	want := map[string]any{"matchLabels": map[string]any{"batch.kubernetes.io/controller-uid": uid}}
 	if !reflect.DeepEqual(normalizeSelector(spec["selector"]), want) {
 		return field.ErrorList{field.Invalid(selectorPath, spec["selector"], "`selector` not auto-generated")}
@@ -82,7 +81,7 @@ func jobSpecWithSelector(spec Object) field.ErrorList {
 		errs = append(errs, metav1validation.ValidateLabelSelector(ls, metav1validation.LabelSelectorValidationOptions{}, selectorPath)...)
 	}
 	if sel, err := metav1.LabelSelectorAsSelector(ls); err == nil {
-		errs = append(errs, templateMatches(decoded.Child(spec, "template"), sel)...)
+		errs = append(errs, templateMatches(jsonmap.Child(spec, "template"), sel)...)
 	}
 	return errs
 }
@@ -100,7 +99,7 @@ func jobSpec(spec Object, path *field.Path) field.ErrorList {
 	default:
 		errs = append(errs, field.NotSupported(path.Child("completionMode"), mode, []string{"NonIndexed", "Indexed"}))
 	}
-	return append(errs, jobTemplate(decoded.Child(spec, "template"), path.Child("template"))...)
+	return append(errs, jobTemplate(jsonmap.Child(spec, "template"), path.Child("template"))...)
 }
 
 // normalizeSelector drops a selector's empty parts, which select nothing
@@ -123,8 +122,8 @@ func normalizeSelector(v any) any {
 // jobTemplate checks the pod template of a Job at path: its pods end,
 // restarting on failure at most.
 func jobTemplate(template Object, path *field.Path) field.ErrorList {
-	errs := objectMeta(decoded.Child(template, "metadata"), path)
-	spec := decoded.Child(template, "spec")
+	errs := objectMeta(jsonmap.Child(template, "metadata"), path)
+	spec := jsonmap.Child(template, "spec")
 	errs = append(errs, podSpec(spec, path.Child("spec"))...)
 	switch policy := str(spec, "restartPolicy"); policy {
 	case "OnFailure", "Never":
@@ -145,7 +144,7 @@ func CronJobUpdate(obj, old Object) field.ErrorList { return cronJob(obj, old) }
 // cronJob checks a CronJob replacing old (nil on create): its schedule,
 // time zone, concurrency policy, job template and history limits.
 func cronJob(obj, old Object) field.ErrorList {
-	spec, oldSpec := decoded.Child(obj, "spec"), decoded.Child(old, "spec")
+	spec, oldSpec := jsonmap.Child(obj, "spec"), jsonmap.Child(old, "spec")
 	path := specPath.Child("schedule")
 	var errs field.ErrorList
 	if s, _ := spec["schedule"].(string); s == "" {
@@ -165,7 +164,7 @@ func cronJob(obj, old Object) field.ErrorList {
 		errs = append(errs, field.NotSupported(specPath.Child("concurrencyPolicy"), policy, []string{"Allow", "Forbid", "Replace"}))
 	}
 	jobTemplatePath := specPath.Child("jobTemplate")
-	jobSpecOf := decoded.Child(decoded.Child(spec, "jobTemplate"), "spec")
+	jobSpecOf := jsonmap.Child(jsonmap.Child(spec, "jobTemplate"), "spec")
 	errs = append(errs, jobSpec(jobSpecOf, jobTemplatePath.Child("spec"))...)
 	if ls, present := labelSelectorOf(jobSpecOf["selector"]); present {
 		errs = append(errs, field.Invalid(jobTemplatePath.Child("spec", "selector"), ls, "`selector` will be auto-generated"))

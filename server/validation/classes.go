@@ -9,7 +9,7 @@ import (
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"kubeplay/server/decoded"
+	"kubeplay/internal/jsonmap"
 )
 
 // The cluster-wide classes and small objects of several groups, and what
@@ -39,7 +39,7 @@ func PriorityClassUpdate(obj, old Object) field.ErrorList {
 // IngressClass checks an IngressClass's controller: a domain-prefixed
 // path.
 func IngressClass(obj Object) field.ErrorList {
-	controller := str(decoded.Child(obj, "spec"), "controller")
+	controller := str(jsonmap.Child(obj, "spec"), "controller")
 	path := specPath.Child("controller")
 	if controller == "" {
 		return field.ErrorList{field.Required(path, "")}
@@ -51,7 +51,7 @@ func IngressClass(obj Object) field.ErrorList {
 // its controller unchanged.
 func IngressClassUpdate(obj, old Object) field.ErrorList {
 	errs := IngressClass(obj)
-	if c := str(decoded.Child(obj, "spec"), "controller"); c != str(decoded.Child(old, "spec"), "controller") {
+	if c := str(jsonmap.Child(obj, "spec"), "controller"); c != str(jsonmap.Child(old, "spec"), "controller") {
 		errs = append(errs, field.Invalid(specPath.Child("controller"), c, "field is immutable"))
 	}
 	return errs
@@ -91,7 +91,7 @@ var standardQuotaResources = []string{
 // names, standard ones unless they have a domain.
 func ResourceQuota(obj Object) field.ErrorList {
 	var errs field.ErrorList
-	hard := decoded.Child(decoded.Child(obj, "spec"), "hard")
+	hard := jsonmap.Child(jsonmap.Child(obj, "spec"), "hard")
 	for _, name := range slices.Sorted(maps.Keys(hard)) {
 		path := specPath.Child("hard").Key(name)
 		for _, msg := range utilvalidation.IsQualifiedName(name) {

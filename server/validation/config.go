@@ -10,7 +10,7 @@ import (
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"kubeplay/server/decoded"
+	"kubeplay/internal/jsonmap"
 )
 
 // ConfigMap checks a ConfigMap's keys: file names, none in both data and
@@ -39,12 +39,12 @@ var secretKeys = map[string][]string{
 // JSON object), the service account a token is for.
 func Secret(obj Object) field.ErrorList {
 	errs := configKeys(obj, "data")
-	data := decoded.Child(obj, "data")
+	data := jsonmap.Child(obj, "data")
 	dataPath := field.NewPath("data")
 	switch typ, _ := obj["type"].(string); typ {
 	case "kubernetes.io/service-account-token":
 		const key = "kubernetes.io/service-account.name"
-		if str(decoded.Child(decoded.Child(obj, "metadata"), "annotations"), key) == "" {
+		if str(jsonmap.Child(jsonmap.Child(obj, "metadata"), "annotations"), key) == "" {
 			errs = append(errs, field.Required(field.NewPath("metadata", "annotations").Key(key), ""))
 		}
 	case "kubernetes.io/basic-auth":
@@ -121,7 +121,7 @@ func emptyAsNil(v any) any {
 func configKeys(obj Object, fields ...string) field.ErrorList {
 	var errs field.ErrorList
 	for i, f := range fields {
-		for _, k := range slices.Sorted(maps.Keys(decoded.Child(obj, f))) {
+		for _, k := range slices.Sorted(maps.Keys(jsonmap.Child(obj, f))) {
 			path := field.NewPath(f).Key(k)
 			for _, msg := range utilvalidation.IsConfigMapKey(k) {
 				errs = append(errs, field.Invalid(path, k, msg))
@@ -130,7 +130,7 @@ func configKeys(obj Object, fields ...string) field.ErrorList {
 				continue
 			}
 			for _, other := range fields[1:] {
-				if _, dup := decoded.Child(obj, other)[k]; dup {
+				if _, dup := jsonmap.Child(obj, other)[k]; dup {
 					errs = append(errs, field.Invalid(path, k, "duplicate of key present in "+other))
 				}
 			}

@@ -5,15 +5,15 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"kubeplay/server/decoded"
+	"kubeplay/internal/jsonmap"
 )
 
 // ReplicationController checks a ReplicationController: its numbers, a
 // selector (a label map, required, not itself validated) and its pod template (required).
 func ReplicationController(obj Object) field.ErrorList {
-	spec := decoded.Child(obj, "spec")
+	spec := jsonmap.Child(obj, "spec")
 	errs := nonNegative(spec, specPath, "minReadySeconds")
-	selector := decoded.Child(spec, "selector")
+	selector := jsonmap.Child(spec, "selector")
 	if len(selector) == 0 {
 		errs = append(errs, field.Required(selectorPath, ""))
 	}
@@ -40,9 +40,9 @@ func ReplicationControllerUpdate(obj, _ Object) field.ErrorList {
 
 // PodTemplate checks a PodTemplate's template: its metadata and pod spec.
 func PodTemplate(obj Object) field.ErrorList {
-	template := decoded.Child(obj, "template")
+	template := jsonmap.Child(obj, "template")
 	path := field.NewPath("template")
-	return append(objectMeta(decoded.Child(template, "metadata"), path), podSpec(decoded.Child(template, "spec"), path.Child("spec"))...)
+	return append(objectMeta(jsonmap.Child(template, "metadata"), path), podSpec(jsonmap.Child(template, "spec"), path.Child("spec"))...)
 }
 
 // PodTemplateUpdate checks a PodTemplate's update: its template as new.
@@ -51,7 +51,7 @@ func PodTemplateUpdate(obj, _ Object) field.ErrorList { return PodTemplate(obj) 
 // PodDisruptionBudget checks a PodDisruptionBudget: one of minAvailable and
 // maxUnavailable, each a count or a percentage, and a valid selector.
 func PodDisruptionBudget(obj Object) field.ErrorList {
-	spec := decoded.Child(obj, "spec")
+	spec := jsonmap.Child(obj, "spec")
 	var errs field.ErrorList
 	_, hasMin := spec["minAvailable"]
 	_, hasMax := spec["maxUnavailable"]

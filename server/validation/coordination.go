@@ -3,15 +3,15 @@ package validation
 import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"kubeplay/server/decoded"
+	"kubeplay/internal/jsonmap"
 )
 
 // Lease checks a Lease's spec: a positive duration, transitions counted
 // from 0.
 func Lease(obj Object) field.ErrorList {
-	spec := decoded.Child(obj, "spec")
+	spec := jsonmap.Child(obj, "spec")
 	var errs field.ErrorList
-	if n, ok := decoded.Int(spec["leaseDurationSeconds"]); ok && n <= 0 {
+	if n, ok := jsonmap.IntOf(spec["leaseDurationSeconds"]); ok && n <= 0 {
 		errs = append(errs, field.Invalid(specPath.Child("leaseDurationSeconds"), n, "must be greater than 0"))
 	}
 	return append(errs, nonNegative(spec, specPath, "leaseTransitions")...)

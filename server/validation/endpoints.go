@@ -9,16 +9,16 @@ import (
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"kubeplay/server/decoded"
+	"kubeplay/internal/jsonmap"
 )
 
 // Endpoints checks an Endpoints object's subsets: addresses that are IPs
 // a Service may route to, ports named (when more than one) and in range.
 func Endpoints(obj Object) field.ErrorList {
 	var errs field.ErrorList
-	for i, ss := range decoded.Items(obj["subsets"]) {
+	for i, ss := range jsonmap.Items(obj["subsets"]) {
 		at := field.NewPath("subsets").Index(i)
-		addresses, notReady := decoded.Items(ss["addresses"]), decoded.Items(ss["notReadyAddresses"])
+		addresses, notReady := jsonmap.Items(ss["addresses"]), jsonmap.Items(ss["notReadyAddresses"])
 		if len(addresses) == 0 && len(notReady) == 0 {
 			errs = append(errs, field.Required(at, "must specify `addresses` or `notReadyAddresses`"))
 		}
@@ -27,7 +27,7 @@ func Endpoints(obj Object) field.ErrorList {
 				errs = append(errs, endpointAddress(a, at.Child(list).Index(j))...)
 			}
 		}
-		ports := decoded.Items(ss["ports"])
+		ports := jsonmap.Items(ss["ports"])
 		for j, p := range ports {
 			pp := at.Child("ports").Index(j)
 			if name := str(p, "name"); name == "" && len(ports) > 1 {
@@ -112,7 +112,7 @@ func endpointSliceMeta(obj Object) field.ErrorList {
 		errs = append(errs, field.NotSupported(field.NewPath("addressType"), typ, []string{"FQDN", "IPv4", "IPv6"}))
 	}
 	var names []string
-	for i, p := range decoded.Items(obj["ports"]) {
+	for i, p := range jsonmap.Items(obj["ports"]) {
 		at := field.NewPath("ports").Index(i)
 		name := str(p, "name")
 		if name != "" {
@@ -137,7 +137,7 @@ func endpointSliceMeta(obj Object) field.ErrorList {
 func endpointSliceEndpoints(obj Object) field.ErrorList {
 	var errs field.ErrorList
 	typ := str(obj, "addressType")
-	for i, e := range decoded.Items(obj["endpoints"]) {
+	for i, e := range jsonmap.Items(obj["endpoints"]) {
 		at := field.NewPath("endpoints").Index(i).Child("addresses")
 		addresses := strs(e["addresses"])
 		if len(addresses) == 0 {

@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	"kubeplay/server/decoded"
+	"kubeplay/internal/jsonmap"
 )
 
 //go:generate go run ./internal/gen -out zz_generated_internal.go
@@ -174,7 +174,7 @@ func writeScalar(b *bytes.Buffer, typ string, v any) {
 	case "bool":
 		writeGo(b, v == true, true)
 	case "int", "int32", "int64", "uint", "uint32", "uint64", "float64":
-		n, _ := decoded.Int(v)
+		n, _ := jsonmap.IntOf(v)
 		writeGo(b, n, true)
 	default:
 		out := goValue(typ)

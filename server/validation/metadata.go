@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"kubeplay/internal/jsonmap"
-	"kubeplay/server/decoded"
 )
 
 var metadataPath = field.NewPath("metadata")
@@ -20,8 +19,8 @@ var metadataPath = field.NewPath("metadata")
 // at path: label keys and values, annotation keys. (kube-apiserver walks
 // them in map order; they are checked here in key order.)
 func objectMeta(md Object, path *field.Path) field.ErrorList {
-	errs := labelMap(decoded.Child(md, "labels"), path.Child("labels"))
-	for _, k := range slices.Sorted(maps.Keys(decoded.Child(md, "annotations"))) {
+	errs := labelMap(jsonmap.Child(md, "labels"), path.Child("labels"))
+	for _, k := range slices.Sorted(maps.Keys(jsonmap.Child(md, "annotations"))) {
 		for _, msg := range utilvalidation.IsQualifiedName(strings.ToLower(k)) {
 			errs = append(errs, field.Invalid(path.Child("annotations"), k, msg))
 		}
@@ -87,7 +86,7 @@ func KubeFinalizerNames(obj Object) field.ErrorList {
 // more, finalizers included; kubeFinalizers adds KubeFinalizerNames to
 // each of the type's passes.
 func MetadataOnUpdate(obj Object, revalidates, kubeFinalizers bool) field.ErrorList {
-	md := decoded.Child(obj, "metadata")
+	md := jsonmap.Child(obj, "metadata")
 	generic := objectMeta(md, metadataPath)
 	typed := append(objectMeta(md, metadataPath), Finalizers(obj)...)
 	if kubeFinalizers {

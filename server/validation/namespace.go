@@ -4,7 +4,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"kubeplay/internal/jsonmap"
-	"kubeplay/server/decoded"
 )
 
 // Namespace checks a new Namespace's spec.finalizers (reported without
@@ -21,8 +20,8 @@ func Namespace(obj Object) field.ErrorList {
 // until it is being deleted, Terminating after.
 func NamespaceStatus(obj Object) field.ErrorList {
 	path := field.NewPath("status", "Phase") // the Go field's name, as kube-apiserver says it
-	phase, _ := decoded.Child(obj, "status")["phase"].(string)
-	if _, deleting := decoded.Child(obj, "metadata")["deletionTimestamp"]; deleting {
+	phase, _ := jsonmap.Child(obj, "status")["phase"].(string)
+	if _, deleting := jsonmap.Child(obj, "metadata")["deletionTimestamp"]; deleting {
 		if phase != "Terminating" {
 			return field.ErrorList{field.Invalid(path, phase, "may only be 'Terminating' if `deletionTimestamp` is not empty")}
 		}

@@ -7,7 +7,7 @@ import (
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"kubeplay/server/decoded"
+	"kubeplay/internal/jsonmap"
 )
 
 // ingress checks an Ingress: a default backend or rules, hosts that are
@@ -15,8 +15,8 @@ import (
 // name.
 func ingress(spec Object) field.ErrorList {
 	var errs field.ErrorList
-	rules := decoded.Items(spec["rules"])
-	if decoded.Child(spec, "defaultBackend") == nil && len(rules) == 0 {
+	rules := jsonmap.Items(spec["rules"])
+	if jsonmap.Child(spec, "defaultBackend") == nil && len(rules) == 0 {
 		errs = append(errs, field.Invalid(specPath, spec["rules"], "either `defaultBackend` or `rules` must be specified"))
 	}
 	if backend, ok := spec["defaultBackend"].(map[string]any); ok {
@@ -33,7 +33,7 @@ func ingress(spec Object) field.ErrorList {
 		if !ok {
 			continue
 		}
-		paths := decoded.Items(http["paths"])
+		paths := jsonmap.Items(http["paths"])
 		if len(paths) == 0 {
 			errs = append(errs, field.Required(rp.Child("http", "paths"), ""))
 		}
@@ -80,7 +80,7 @@ func ingressPath(p Object, path *field.Path) field.ErrorList {
 	default:
 		errs = append(errs, field.NotSupported(path.Child("pathType"), typ, []string{"Exact", "ImplementationSpecific", "Prefix"}))
 	}
-	return append(errs, ingressBackend(decoded.Child(p, "backend"), path.Child("backend"))...)
+	return append(errs, ingressBackend(jsonmap.Child(p, "backend"), path.Child("backend"))...)
 }
 
 // ingressBackend checks an Ingress backend: a resource or a service (a
@@ -104,7 +104,7 @@ func ingressBackend(b Object, path *field.Path) field.ErrorList {
 			errs = append(errs, field.Invalid(path.Child("service", "name"), name, msg))
 		}
 	}
-	port := decoded.Child(svc, "port")
+	port := jsonmap.Child(svc, "port")
 	name, number := str(port, "name"), intOf(port["number"])
 	switch {
 	case name != "" && number != 0:
@@ -124,16 +124,16 @@ func ingressBackend(b Object, path *field.Path) field.ErrorList {
 // NetworkPolicy checks a NetworkPolicy's spec: its selectors, ports,
 // peers and policy types.
 func NetworkPolicy(obj Object) field.ErrorList {
-	spec := decoded.Child(obj, "spec")
+	spec := jsonmap.Child(obj, "spec")
 	ls, _ := labelSelectorOf(spec["podSelector"])
 	errs := metav1validation.ValidateLabelSelector(ls, metav1validation.LabelSelectorValidationOptions{}, specPath.Child("podSelector"))
 	for _, dir := range []struct{ rules, peers string }{{"ingress", "from"}, {"egress", "to"}} {
-		for i, r := range decoded.Items(spec[dir.rules]) {
+		for i, r := range jsonmap.Items(spec[dir.rules]) {
 			at := specPath.Child(dir.rules).Index(i)
-			for j, p := range decoded.Items(r["ports"]) {
+			for j, p := range jsonmap.Items(r["ports"]) {
 				errs = append(errs, networkPolicyPort(p, at.Child("ports").Index(j))...)
 			}
-			for j, p := range decoded.Items(r[dir.peers]) {
+			for j, p := range jsonmap.Items(r[dir.peers]) {
 				errs = append(errs, networkPolicyPeer(p, at.Child(dir.peers).Index(j))...)
 			}
 		}

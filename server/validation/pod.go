@@ -11,7 +11,7 @@ import (
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"kubeplay/server/decoded"
+	"kubeplay/internal/jsonmap"
 )
 
 // podSpec checks a pod's spec: its volumes, containers, tolerations,
@@ -20,7 +20,7 @@ import (
 func podSpec(spec Object, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	volumes := sets.New[string]()
-	for i, v := range decoded.Items(spec["volumes"]) {
+	for i, v := range jsonmap.Items(spec["volumes"]) {
 		name, namePath := str(v, "name"), path.Child("volumes").Index(i).Child("name")
 		switch {
 		case name == "":
@@ -36,21 +36,21 @@ func podSpec(spec Object, path *field.Path) field.ErrorList {
 		}
 	}
 	names := sets.New[string]()
-	containers := decoded.Items(spec["containers"])
+	containers := jsonmap.Items(spec["containers"])
 	if len(containers) == 0 {
 		errs = append(errs, field.Required(path.Child("containers"), ""))
 	}
 	for i, c := range containers {
 		errs = append(errs, container(c, path.Child("containers").Index(i), names, volumes)...)
 	}
-	for i, c := range decoded.Items(spec["initContainers"]) {
+	for i, c := range jsonmap.Items(spec["initContainers"]) {
 		errs = append(errs, container(c, path.Child("initContainers").Index(i), names, volumes)...)
 	}
 	if spec["hostNetwork"] == true {
 		errs = append(errs, hostNetworkPorts(spec, path)...)
 	}
-	errs = append(errs, validateTolerations(decoded.Items(spec["tolerations"]), path.Child("tolerations"))...)
-	if n, ok := decoded.Int(spec["activeDeadlineSeconds"]); ok && (n < 1 || n > math.MaxInt32) {
+	errs = append(errs, validateTolerations(jsonmap.Items(spec["tolerations"]), path.Child("tolerations"))...)
+	if n, ok := jsonmap.IntOf(spec["activeDeadlineSeconds"]); ok && (n < 1 || n > math.MaxInt32) {
 		errs = append(errs, field.Invalid(path.Child("activeDeadlineSeconds"), n, fmt.Sprintf("must be between %d and %d, inclusive", 1, math.MaxInt32)))
 	}
 	switch policy := str(spec, "restartPolicy"); policy {
@@ -86,7 +86,7 @@ func container(c Object, path *field.Path, names, volumes sets.Set[string]) fiel
 	default:
 		errs = append(errs, field.NotSupported(path.Child("imagePullPolicy"), policy, []string{"Always", "IfNotPresent", "Never"}))
 	}
-	for i, e := range decoded.Items(c["env"]) {
+	for i, e := range jsonmap.Items(c["env"]) {
 		if name, _ := e["name"].(string); name == "" {
 			errs = append(errs, field.Required(path.Child("env").Index(i).Child("name"), ""))
 		} else {
@@ -96,7 +96,7 @@ func container(c Object, path *field.Path, names, volumes sets.Set[string]) fiel
 		}
 	}
 	portNames := sets.New[string]()
-	for i, p := range decoded.Items(c["ports"]) {
+	for i, p := range jsonmap.Items(c["ports"]) {
 		pp := path.Child("ports").Index(i)
 		if name, _ := p["name"].(string); name != "" {
 			msgs := utilvalidation.IsValidPortName(name)
@@ -119,7 +119,7 @@ func container(c Object, path *field.Path, names, volumes sets.Set[string]) fiel
 		errs = append(errs, protocol(pp.Child("protocol"), p)...)
 	}
 	paths := sets.New[string]()
-	for i, m := range decoded.Items(c["volumeMounts"]) {
+	for i, m := range jsonmap.Items(c["volumeMounts"]) {
 		mp := path.Child("volumeMounts").Index(i)
 		name := str(m, "name")
 		if name == "" {
@@ -137,16 +137,16 @@ func container(c Object, path *field.Path, names, volumes sets.Set[string]) fiel
 		}
 	}
 	for _, k := range []string{"livenessProbe", "readinessProbe", "startupProbe"} {
-		if p := decoded.Child(c, k); p != nil {
+		if p := jsonmap.Child(c, k); p != nil {
 			errs = append(errs, probe(p, path.Child(k), k != "readinessProbe")...)
 		}
 	}
 	for _, k := range []string{"limits", "requests"} {
-		for _, name := range slices.Sorted(maps.Keys(decoded.Child(decoded.Child(c, "resources"), k))) {
+		for _, name := range slices.Sorted(maps.Keys(jsonmap.Child(jsonmap.Child(c, "resources"), k))) {
 			errs = append(errs, containerResourceName(name, path.Child("resources", k).Key(name))...)
 		}
 	}
-	return append(errs, requestsWithinLimits(decoded.Child(c, "resources"), path.Child("resources"))...)
+	return append(errs, requestsWithinLimits(jsonmap.Child(c, "resources"), path.Child("resources"))...)
 }
 
 // containerResourceName checks the name of a resource a container
@@ -169,7 +169,7 @@ func probe(p Object, path *field.Path, oneSuccess bool) field.ErrorList {
 	var errs field.ErrorList
 	handlers := 0
 	for _, h := range []string{"exec", "httpGet", "tcpSocket", "grpc"} {
-		action := decoded.Child(p, h)
+		action := jsonmap.Child(p, h)
 		if action == nil {
 			continue
 		}
@@ -206,10 +206,10 @@ func probe(p Object, path *field.Path, oneSuccess bool) field.ErrorList {
 // container requests no more than it limits.
 func requestsWithinLimits(res Object, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	requests, limits := decoded.Child(res, "requests"), decoded.Child(res, "limits")
+	requests, limits := jsonmap.Child(res, "requests"), jsonmap.Child(res, "limits")
 	for _, name := range slices.Sorted(maps.Keys(requests)) {
-		req, okReq := decoded.Quantity(requests[name])
-		lim, okLim := decoded.Quantity(limits[name])
+		req, okReq := jsonmap.Quantity(requests[name])
+		lim, okLim := jsonmap.Quantity(limits[name])
 		if okReq && okLim && req.Cmp(lim) > 0 {
 			errs = append(errs, field.Invalid(path.Child("requests"), req.String(), fmt.Sprintf("must be less than or equal to %s limit of %s", name, lim.String())))
 		}
@@ -238,8 +238,8 @@ func protocol(path *field.Path, port Object) field.ErrorList {
 func hostNetworkPorts(spec Object, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for _, list := range []string{"containers", "initContainers"} {
-		for i, c := range decoded.Items(spec[list]) {
-			for j, p := range decoded.Items(c["ports"]) {
+		for i, c := range jsonmap.Items(spec[list]) {
+			for j, p := range jsonmap.Items(c["ports"]) {
 				if host := intOf(p["hostPort"]); host != 0 && host != intOf(p["containerPort"]) {
 					errs = append(errs, field.Invalid(path.Child(list).Index(i).Child("ports").Index(j).Child("hostPort"), host, "must match `containerPort` when `hostNetwork` is true"))
 				}

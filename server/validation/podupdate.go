@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/diff"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"kubeplay/server/decoded"
+	"kubeplay/internal/jsonmap"
 )
 
 // podUpdatable are the fields of a Pod's spec an update may change, as
@@ -28,12 +28,12 @@ var podUpdatable = []string{
 // added; and nothing else of its spec (the message shows the difference
 // as kube-apiserver does, in its internal types).
 func PodUpdate(obj, old Object) field.ErrorList {
-	spec, oldSpec := decoded.Child(obj, "spec"), decoded.Child(old, "spec")
+	spec, oldSpec := jsonmap.Child(obj, "spec"), jsonmap.Child(old, "spec")
 	var errs field.ErrorList
 	for _, list := range []string{"containers", "initContainers"} {
-		containers := decoded.Items(spec[list])
+		containers := jsonmap.Items(spec[list])
 		path := specPath.Child(list)
-		if len(containers) != len(decoded.Items(oldSpec[list])) {
+		if len(containers) != len(jsonmap.Items(oldSpec[list])) {
 			return append(errs, field.Forbidden(path, "pod updates may not add or remove containers"))
 		}
 		for i, c := range containers {
@@ -47,17 +47,17 @@ func PodUpdate(obj, old Object) field.ErrorList {
 		}
 	}
 	deadline := specPath.Child("activeDeadlineSeconds")
-	if n, ok := decoded.Int(spec["activeDeadlineSeconds"]); ok {
+	if n, ok := jsonmap.IntOf(spec["activeDeadlineSeconds"]); ok {
 		if n < 0 || n > math.MaxInt32 {
 			return append(errs, field.Invalid(deadline, n, fmt.Sprintf("must be between %d and %d, inclusive", 0, math.MaxInt32)))
 		}
-		if was, ok := decoded.Int(oldSpec["activeDeadlineSeconds"]); ok && was < n {
+		if was, ok := jsonmap.IntOf(oldSpec["activeDeadlineSeconds"]); ok && was < n {
 			return append(errs, field.Invalid(deadline, n, "must be less than or equal to previous value"))
 		}
 	} else if _, was := oldSpec["activeDeadlineSeconds"]; was {
 		errs = append(errs, field.Invalid(deadline, nil, "must not update from a positive integer to nil value"))
 	}
-	errs = append(errs, onlyAddedTolerations(decoded.Items(spec["tolerations"]), decoded.Items(oldSpec["tolerations"]))...)
+	errs = append(errs, onlyAddedTolerations(jsonmap.Items(spec["tolerations"]), jsonmap.Items(oldSpec["tolerations"]))...)
 	// Compared as kube-apiserver compares them, in its internal types
 	// (which lack, say, the deprecated serviceAccount).
 	was, now := internalJSON("core.PodSpec", oldSpec), internalJSON("core.PodSpec", mungedPodSpec(spec, oldSpec))
@@ -71,15 +71,15 @@ func PodUpdate(obj, old Object) field.ErrorList {
 func mungedPodSpec(spec, oldSpec Object) Object {
 	munged := deepCopy(spec)
 	for _, list := range []string{"containers", "initContainers"} {
-		old := decoded.Items(oldSpec[list])
-		for i, c := range decoded.Items(munged[list]) {
+		old := jsonmap.Items(oldSpec[list])
+		for i, c := range jsonmap.Items(munged[list]) {
 			setOrDelete(c, "image", old[i])
 		}
 	}
 	for _, k := range []string{"activeDeadlineSeconds", "tolerations", "schedulingGates"} {
 		setOrDelete(munged, k, oldSpec)
 	}
-	if was, _ := decoded.Int(oldSpec["terminationGracePeriodSeconds"]); was < 0 && intOf(munged["terminationGracePeriodSeconds"]) == 1 {
+	if was, _ := jsonmap.IntOf(oldSpec["terminationGracePeriodSeconds"]); was < 0 && intOf(munged["terminationGracePeriodSeconds"]) == 1 {
 		munged["terminationGracePeriodSeconds"] = oldSpec["terminationGracePeriodSeconds"]
 	}
 	return munged

@@ -5,7 +5,7 @@ import (
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"kubeplay/server/decoded"
+	"kubeplay/internal/jsonmap"
 )
 
 const rbacGroup = "rbac.authorization.k8s.io"
@@ -26,7 +26,7 @@ func ClusterRoleUpdate(obj, _ Object) field.ErrorList { return ClusterRole(obj) 
 // either resources of API groups or non-resource URLs (not in a Role).
 func policyRules(obj Object, namespaced bool) field.ErrorList {
 	var errs field.ErrorList
-	for i, r := range decoded.Items(obj["rules"]) {
+	for i, r := range jsonmap.Items(obj["rules"]) {
 		at := field.NewPath("rules").Index(i)
 		if len(strs(r["verbs"])) == 0 {
 			errs = append(errs, field.Required(at.Child("verbs"), "verbs must contain at least one value"))
@@ -82,7 +82,7 @@ func ClusterRoleBindingUpdate(obj, old Object) field.ErrorList {
 
 func roleBinding(obj Object, namespaced bool) field.ErrorList {
 	var errs field.ErrorList
-	ref := decoded.Child(obj, "roleRef")
+	ref := jsonmap.Child(obj, "roleRef")
 	refPath := field.NewPath("roleRef")
 	if group := str(ref, "apiGroup"); group != rbacGroup {
 		errs = append(errs, field.NotSupported(refPath.Child("apiGroup"), group, []string{rbacGroup}))
@@ -101,7 +101,7 @@ func roleBinding(obj Object, namespaced bool) field.ErrorList {
 			errs = append(errs, field.Invalid(refPath.Child("name"), name, msg))
 		}
 	}
-	for i, s := range decoded.Items(obj["subjects"]) {
+	for i, s := range jsonmap.Items(obj["subjects"]) {
 		errs = append(errs, subject(s, namespaced, field.NewPath("subjects").Index(i))...)
 	}
 	return errs
@@ -144,7 +144,7 @@ type roleRef struct{ APIGroup, Kind, Name string }
 // sameRoleRef checks that an update keeps a binding's role.
 func sameRoleRef(obj, old Object) field.ErrorList {
 	refOf := func(o Object) roleRef {
-		r := decoded.Child(o, "roleRef")
+		r := jsonmap.Child(o, "roleRef")
 		return roleRef{APIGroup: str(r, "apiGroup"), Kind: str(r, "kind"), Name: str(r, "name")}
 	}
 	if ref := refOf(obj); ref != refOf(old) {

@@ -7,20 +7,20 @@ import (
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"kubeplay/server/decoded"
+	"kubeplay/internal/jsonmap"
 	"kubeplay/server/defaults"
 )
 
 // Service checks a Service: its ports (required unless it is headless or
 // an external name; named when more than one), selector, type and what
 // each type allows.
-func Service(obj Object) field.ErrorList { return service(decoded.Child(obj, "spec")) }
+func Service(obj Object) field.ErrorList { return service(jsonmap.Child(obj, "spec")) }
 
 // ServiceUpdate checks a Service's update: the Service as new, once the
 // fields of a type it no longer has are dropped (as kube-apiserver drops
 // them first), and its cluster IP unchanged.
 func ServiceUpdate(obj, old Object) field.ErrorList {
-	spec, oldSpec := deepCopy(decoded.Child(obj, "spec")), decoded.Child(old, "spec")
+	spec, oldSpec := deepCopy(jsonmap.Child(obj, "spec")), jsonmap.Child(old, "spec")
 	defaults.DropTypeFields(spec, oldSpec)
 	errs := service(spec)
 	ip, oldIP := str(spec, "clusterIP"), str(oldSpec, "clusterIP")
@@ -46,7 +46,7 @@ func service(spec Object) field.ErrorList {
 	if (typ == "NodePort" || typ == "LoadBalancer") && str(spec, "clusterIP") == "None" {
 		errs = append(errs, field.Invalid(specPath.Child("clusterIPs").Index(0), "None", "may not be set to 'None' for "+typ+" services"))
 	}
-	ports := decoded.Items(spec["ports"])
+	ports := jsonmap.Items(spec["ports"])
 	names, keys := sets.New[string](), sets.New[servicePortKey]()
 	if len(ports) == 0 && str(spec, "clusterIP") != "None" && typ != "ExternalName" {
 		errs = append(errs, field.Required(specPath.Child("ports"), ""))
@@ -80,7 +80,7 @@ func service(spec Object) field.ErrorList {
 		}
 		keys.Insert(key)
 	}
-	errs = append(errs, labelMap(decoded.Child(spec, "selector"), specPath.Child("selector"))...)
+	errs = append(errs, labelMap(jsonmap.Child(spec, "selector"), specPath.Child("selector"))...)
 	if affinity, ok := spec["sessionAffinity"].(string); ok && affinity != "ClientIP" && affinity != "None" {
 		errs = append(errs, field.NotSupported(specPath.Child("sessionAffinity"), affinity, []string{"ClientIP", "None"}))
 	}

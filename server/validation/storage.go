@@ -11,7 +11,7 @@ import (
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"kubeplay/server/decoded"
+	"kubeplay/internal/jsonmap"
 )
 
 var accessModes = []string{"ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"}
@@ -19,7 +19,7 @@ var accessModes = []string{"ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "Re
 // PersistentVolumeClaim checks a claim's spec: access modes, a storage
 // request, the storage class's name and the volume mode.
 func PersistentVolumeClaim(obj Object) field.ErrorList {
-	return claimSpec(decoded.Child(obj, "spec"), specPath)
+	return claimSpec(jsonmap.Child(obj, "spec"), specPath)
 }
 
 // claimSpec checks a claim's spec (a claim's, or a claim template's), at
@@ -35,7 +35,7 @@ func claimSpec(spec Object, path *field.Path) field.ErrorList {
 			errs = append(errs, field.NotSupported(path.Child("accessModes"), s, accessModes))
 		}
 	}
-	if _, ok := decoded.Child(decoded.Child(spec, "resources"), "requests")["storage"]; !ok {
+	if _, ok := jsonmap.Child(jsonmap.Child(spec, "resources"), "requests")["storage"]; !ok {
 		errs = append(errs, field.Required(path.Child("resources").Key("storage"), ""))
 	}
 	if class, _ := spec["storageClassName"].(string); class != "" {
@@ -54,13 +54,13 @@ func claimSpec(spec Object, path *field.Path) field.ErrorList {
 // of its spec (the message shows the difference as kube-apiserver does,
 // in its internal types).
 func PersistentVolumeClaimUpdate(obj, old Object) field.ErrorList {
-	spec, oldSpec := deepCopy(decoded.Child(obj, "spec")), deepCopy(decoded.Child(old, "spec"))
+	spec, oldSpec := deepCopy(jsonmap.Child(obj, "spec")), deepCopy(jsonmap.Child(old, "spec"))
 	if str(oldSpec, "volumeName") == "" {
 		setOrDelete(oldSpec, "volumeName", spec)
 	}
-	if decoded.Child(obj, "status")["phase"] == "Bound" {
-		if requests := decoded.Child(decoded.Child(spec, "resources"), "requests"); requests != nil {
-			setOrDelete(requests, "storage", decoded.Child(decoded.Child(oldSpec, "resources"), "requests"))
+	if jsonmap.Child(obj, "status")["phase"] == "Bound" {
+		if requests := jsonmap.Child(jsonmap.Child(spec, "resources"), "requests"); requests != nil {
+			setOrDelete(requests, "storage", jsonmap.Child(jsonmap.Child(oldSpec, "resources"), "requests"))
 		}
 		setOrDelete(spec, "volumeAttributesClassName", oldSpec)
 	}
@@ -73,16 +73,16 @@ func PersistentVolumeClaimUpdate(obj, old Object) field.ErrorList {
 	// failed expansion), not below.
 	size := func(o Object, fields ...string) resource.Quantity {
 		for _, f := range fields {
-			o = decoded.Child(o, f)
+			o = jsonmap.Child(o, f)
 		}
-		q, _ := decoded.Quantity(o["storage"])
+		q, _ := jsonmap.Quantity(o["storage"])
 		return q
 	}
 	newSize := size(obj, "spec", "resources", "requests")
 	if newSize.Cmp(size(old, "spec", "resources", "requests")) < 0 && newSize.Cmp(size(old, "status", "capacity")) <= 0 {
 		errs = append(errs, field.Forbidden(specPath.Child("resources", "requests", "storage"), "field can not be less than status.capacity"))
 	}
-	newSpec, oldSpec := decoded.Child(obj, "spec"), decoded.Child(old, "spec")
+	newSpec, oldSpec := jsonmap.Child(obj, "spec"), jsonmap.Child(old, "spec")
 	if !reflect.DeepEqual(newSpec["volumeMode"], oldSpec["volumeMode"]) {
 		// kube-apiserver names the field without its spec.
 		errs = append(errs, field.Invalid(field.NewPath("volumeMode"), newSpec["volumeMode"], "field is immutable"))
@@ -144,7 +144,7 @@ var persistentVolumeSources = []string{
 // PersistentVolume checks a PersistentVolume's spec: access modes, a
 // storage capacity, a reclaim policy, one volume source.
 func PersistentVolume(obj Object) field.ErrorList {
-	spec := decoded.Child(obj, "spec")
+	spec := jsonmap.Child(obj, "spec")
 	var errs field.ErrorList
 	modes := strs(spec["accessModes"])
 	if len(modes) == 0 {
@@ -186,7 +186,7 @@ func PersistentVolume(obj Object) field.ErrorList {
 // type).
 func PersistentVolumeUpdate(obj, old Object) field.ErrorList {
 	errs := append(PersistentVolume(obj), PersistentVolume(obj)...)
-	spec, oldSpec := decoded.Child(obj, "spec"), decoded.Child(old, "spec")
+	spec, oldSpec := jsonmap.Child(obj, "spec"), jsonmap.Child(old, "spec")
 	was, now := internalJSON("core.PersistentVolumeSource", oldSpec), internalJSON("core.PersistentVolumeSource", spec)
 	if !bytes.Equal(was, now) {
 		errs = append(errs, field.Forbidden(specPath.Child("persistentvolumesource"), "spec.persistentvolumesource is immutable after creation\n"+diff.Diff(was, now)))

@@ -8,7 +8,7 @@ import (
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"kubeplay/server/decoded"
+	"kubeplay/internal/jsonmap"
 )
 
 // Object is a decoded Kubernetes object.
@@ -29,14 +29,14 @@ func Create(ctx context.Context, gvk schema.GroupVersionKind, obj Object) (field
 	if err != nil {
 		return nil, err
 	}
-	return append(objectMeta(decoded.Child(obj, "metadata"), metadataPath), errs...), nil
+	return append(objectMeta(jsonmap.Child(obj, "metadata"), metadataPath), errs...), nil
 }
 
 // validate checks obj, an object of kind gvk.
 func validate(ctx context.Context, gvk schema.GroupVersionKind, obj Object) (field.ErrorList, error) {
 	if gvk.GroupKind() == (schema.GroupKind{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicy"}) {
-		name, _ := decoded.Child(obj, "metadata")["name"].(string)
-		return admissionPolicy(ctx, name, decoded.Child(obj, "spec"))
+		name, _ := jsonmap.Child(obj, "metadata")["name"].(string)
+		return admissionPolicy(ctx, name, jsonmap.Child(obj, "spec"))
 	}
 	return validateKind(gvk, obj), nil
 }
@@ -44,7 +44,7 @@ func validate(ctx context.Context, gvk schema.GroupVersionKind, obj Object) (fie
 // validateKind checks obj, an object of kind gvk, for what needs no CEL
 // (the kinds whose strategy has no validate hook yet).
 func validateKind(gvk schema.GroupVersionKind, obj Object) field.ErrorList {
-	spec := decoded.Child(obj, "spec")
+	spec := jsonmap.Child(obj, "spec")
 	switch gvk.GroupKind() {
 	case schema.GroupKind{Kind: "Pod"}:
 		return podSpec(spec, specPath)
@@ -80,7 +80,7 @@ func str(obj Object, k string) string {
 
 // intOf reads an integer field, 0 when it is absent.
 func intOf(v any) int64 {
-	n, _ := decoded.Int(v)
+	n, _ := jsonmap.IntOf(v)
 	return n
 }
 
