@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"kubeplay/internal/copyfile"
 )
 
 // envtestAssets writes a KUBEBUILDER_ASSETS directory: kube-apiserver and
@@ -88,18 +90,5 @@ func linkOrCopy(src, dst string) error {
 	if os.Link(src, dst) == nil {
 		return nil
 	}
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
+	return copyfile.Executable(dst, src)
 }

@@ -2,7 +2,6 @@ package e2e_test
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -57,23 +56,7 @@ func TestKubectl_Defaults(t *testing.T) {
 		}
 		return out
 	}
-	if *oracleKubeconfig != "" {
-		b, err := json.MarshalIndent(objects(""), "", " ")
-		if err == nil {
-			err = os.WriteFile(golden, append(b, '\n'), 0o644)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	raw, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want map[string]any
-	if err := json.Unmarshal(raw, &want); err != nil {
-		t.Fatal(err)
-	}
+	want := jsonGolden(t, golden, objects)
 	got := objects(e2e.Start(t, t.TempDir()).URL)
 	for _, o := range defaultsObjects {
 		if !reflect.DeepEqual(got[o], want[o]) {

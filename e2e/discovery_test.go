@@ -25,6 +25,31 @@ import (
 // The flag serves every kubectl golden test of this package.
 var oracleKubeconfig = flag.String("oracle-kubeconfig", "", "record kubectl's outputs against the kube-apiserver of this kubeconfig")
 
+// jsonGolden is the recorded answer of objects, what a test reads through
+// kubectl from the server at a URL: with -oracle-kubeconfig it is first
+// recorded from the oracle (objects("")) into the JSON file golden.
+func jsonGolden(t *testing.T, golden string, objects func(url string) map[string]any) map[string]any {
+	t.Helper()
+	if *oracleKubeconfig != "" {
+		b, err := json.MarshalIndent(objects(""), "", " ")
+		if err == nil {
+			err = os.WriteFile(golden, append(b, '\n'), 0o644)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want map[string]any
+	if err := json.Unmarshal(raw, &want); err != nil {
+		t.Fatal(err)
+	}
+	return want
+}
+
 // discoveryCommands are the kubectl commands compared, by golden file name.
 var discoveryCommands = map[string][]string{
 	"api-resources":            {"api-resources"},

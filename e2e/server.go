@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"kubeplay/internal/copyfile"
 )
 
 // Server is a `kubeplay serve` process a test started. It stops when the
@@ -127,7 +128,7 @@ func kubeplayBinary(tb testing.TB) string {
 			return
 		}
 		path := filepath.Join(binary.dir, "kubeplay")
-		if binary.err = copyFile(path, linked); binary.err == nil {
+		if binary.err = copyfile.Executable(path, linked); binary.err == nil {
 			binary.path = path
 			binary.err = os.Remove(linked)
 		}
@@ -136,23 +137,6 @@ func kubeplayBinary(tb testing.TB) string {
 		tb.Fatal(binary.err)
 	}
 	return binary.path
-}
-
-func copyFile(dst, src string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }
 
 // WaitLimit bounds a wait for something that must happen. It only ends a

@@ -2,7 +2,6 @@ package e2e_test
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -31,23 +30,7 @@ func TestKubectl_Autoscale(t *testing.T) {
 		}
 		return out
 	}
-	if *oracleKubeconfig != "" {
-		b, err := json.MarshalIndent(objects(""), "", " ")
-		if err == nil {
-			err = os.WriteFile(golden, append(b, '\n'), 0o644)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	raw, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want map[string]any
-	if err := json.Unmarshal(raw, &want); err != nil {
-		t.Fatal(err)
-	}
+	want := jsonGolden(t, golden, objects)
 	got := objects(e2e.Start(t, t.TempDir()).URL)
 	if !reflect.DeepEqual(got, want) {
 		g, _ := json.Marshal(got)

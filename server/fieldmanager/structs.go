@@ -19,15 +19,11 @@ import (
 // holding its zero value is absent. The field manager then sees such fields as always there, as the
 // real server's does, and records no "." entry for them.
 func Materialize(gvk schema.GroupVersionKind, obj Object) error {
-	schemas, err := Schemas()
+	schemas, def, err := schemaOf(gvk)
 	if err != nil {
 		return err
 	}
-	defs, err := Definitions()
-	if err != nil {
-		return err
-	}
-	materialize(schemas, defs[gvk], obj)
+	materialize(schemas, def, obj)
 	return nil
 }
 
@@ -121,15 +117,11 @@ func materialize(schemas map[string]*spec.Schema, def string, obj map[string]any
 // sees objects so converted. (Its validation sees them still.) An empty
 // metadata.managedFields stays: it asks the field manager to reset them.
 func OmitEmpty(gvk schema.GroupVersionKind, obj Object) error {
-	schemas, err := Schemas()
+	schemas, def, err := schemaOf(gvk)
 	if err != nil {
 		return err
 	}
-	defs, err := Definitions()
-	if err != nil {
-		return err
-	}
-	walkTyped(schemas, defs[gvk], obj, func(def string, obj map[string]any) {
+	walkTyped(schemas, def, obj, func(def string, obj map[string]any) {
 		for _, fk := range omittedFields()[def] {
 			f, kind, _ := strings.Cut(fk, "=")
 			if v, ok := obj[f]; ok && f != "managedFields" && isEmpty(kind, v) {
@@ -138,6 +130,19 @@ func OmitEmpty(gvk schema.GroupVersionKind, obj Object) error {
 		}
 	})
 	return nil
+}
+
+// schemaOf is the schemas and the name of kind gvk's among them.
+func schemaOf(gvk schema.GroupVersionKind) (map[string]*spec.Schema, string, error) {
+	schemas, err := Schemas()
+	if err != nil {
+		return nil, "", err
+	}
+	defs, err := Definitions()
+	if err != nil {
+		return nil, "", err
+	}
+	return schemas, defs[gvk], nil
 }
 
 // walkTyped calls visit with obj, of schema def, then with each object in
