@@ -147,7 +147,7 @@ func remoteSandbox(t *scenario.Target) {
 	t.AdvanceClock = func(d time.Duration) error { return call("POST", "clock", fmt.Sprintf(`{"advance":%q}`, d.String())) }
 	t.Compact = func() error { return call("POST", "compact", "") }
 	t.SetControllers = func(a scenario.ControllerAction) error {
-		b, _ := json.Marshal(map[string]any{"controllers": a.ControllerSwitches, "finalizerBots": a.FinalizerBots})
+		b, _ := json.Marshal(map[string]any{"controllers": a.Switches, "finalizerBots": a.FinalizerBots})
 		return call("PATCH", "settings", string(b))
 	}
 	t.SetEmulatedVersion = func(v string) error {

@@ -88,7 +88,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveConfig, error) {
 	adminTokenFile := fs.String("playground-admin-token-file", "", "hosted mode: the playground API accepts only the bearer token in this file (every sandbox too); each sandbox gets a token of its own, the only other one it accepts")
 	emulated := fs.String("emulated-version", "", "the Kubernetes release whose API to serve, 1.16 to 1.35 (default 1.35), as kube-apiserver's flag; for the root cluster and new sandboxes")
 	featureGates := fs.String("feature-gates", "", "switch kube-apiserver's feature gates kubeplay follows, as its flag: comma-separated Name=true|false of AllowUnsafeMalformedObjectDeletion, CBORServingAndStorage, WatchList; default as in the emulated release; for the root cluster and new sandboxes")
-	simulate := fs.Bool("simulate-workloads", false, "run the simulated Deployment, ReplicaSet and Job controllers and kubelets in the root cluster too (sandboxes of the playground API run them unless switched off)")
+	simulate := fs.Bool("simulate-workloads", false, "run the simulated parts of a cluster (nodes, kubelets, the scheduler) in the root cluster too (sandboxes of the playground API run them unless switched off)")
 	mopts := &cfg.sandboxes
 	fs.IntVar(&mopts.MaxSandboxes, "max-sandboxes", 100, "most sandboxes the playground API keeps at once")
 	fs.DurationVar(&mopts.IdleExpiry, "sandbox-idle-expiry", time.Hour, "delete a sandbox after this long without a request (negative: never)")
@@ -102,7 +102,9 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveConfig, error) {
 	}
 
 	opts := &cfg.root
-	opts.Controllers.DisableWorkloads = !*simulate
+	if !*simulate {
+		opts.Controllers = opts.Controllers.Without(playground.SimulatedControllers()...)
+	}
 	var err error
 	if opts.RuntimeConfig, err = server.ParseRuntimeConfig(*runtimeConfig); err != nil {
 		return nil, fmt.Errorf("--runtime-config: %w", err)

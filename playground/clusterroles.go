@@ -28,11 +28,13 @@ import (
 // package) serves admin, edit and view with no rules, and a sandbox, which
 // simulates the whole cluster, fills them in the way a cluster does.
 
-// aggregationControllerUser is who the controller acts as: the
-// ServiceAccount the default RBAC roles grant escalate on ClusterRoles.
-var aggregationControllerUser = controllerUser("clusterrole-aggregation-controller")
-
-const aggregationControllerAgent = "kube-controller-manager/v1.35.4 (linux/amd64) kubernetes/7b8c6cf/system:serviceaccount:kube-system:clusterrole-aggregation-controller"
+// The controller acts as its ServiceAccount, which the default RBAC roles
+// grant escalate on ClusterRoles.
+func init() {
+	registerController(controllerDef{name: "clusterRoleAggregation", title: "clusterrole aggregation controller",
+		serviceAccount: "clusterrole-aggregation-controller",
+		start:          func(sb *Sandbox) reconciler { return newClusterRoleAggregator(sb.handler, sb.store) }})
+}
 
 // clusterRoleAggregator keeps the rules of every ClusterRole with an
 // aggregationRule equal to the rules of the ClusterRoles its selectors
@@ -52,7 +54,7 @@ type clusterRoleAggregator struct {
 var _ reconciler = (*clusterRoleAggregator)(nil)
 
 func newClusterRoleAggregator(api http.Handler, st store.Store) *clusterRoleAggregator {
-	return &clusterRoleAggregator{api: inproc.New(api, aggregationControllerAgent), store: st, roles: map[string]clusterRole{}}
+	return &clusterRoleAggregator{api: inproc.New(api, controllerAgent("clusterrole-aggregation-controller")), store: st, roles: map[string]clusterRole{}}
 }
 
 // clusterRoleKeyPrefix is where the store keeps ClusterRoles.

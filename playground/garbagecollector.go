@@ -24,8 +24,15 @@ import (
 )
 
 // garbageCollectorAgent is how kube-controller-manager's garbage collector
-// identifies itself to the API server.
-const garbageCollectorAgent = "kube-controller-manager/v1.35.4 (linux/amd64) kubernetes/7b8c6cf/system:serviceaccount:kube-system:generic-garbage-collector"
+// identifies itself.
+var garbageCollectorAgent = controllerAgent("generic-garbage-collector")
+
+func init() {
+	registerController(controllerDef{name: "garbageCollector", title: "garbage collector", serviceAccount: "generic-garbage-collector",
+		start: func(sb *Sandbox) reconciler {
+			return newGarbageCollector(sb.handler, sb.api.Catalog(), sb.store, sb.deletions)
+		}})
+}
 
 // garbageCollector does what kube-controller-manager's garbage collector
 // does, through the API: it deletes objects all of whose owners are gone

@@ -232,7 +232,7 @@ func TestGarbageCollector_Cycle(t *testing.T) {
 }
 
 func TestGarbageCollector_Disabled(t *testing.T) {
-	h := openSandboxWith(t, playground.Options{Controllers: playground.Controllers{DisableGarbageCollector: true}}).Handler()
+	h := openSandboxWith(t, playground.Options{Controllers: playground.Controllers{}.Without("garbageCollector")}).Handler()
 	owner := createCM(t, h, "default", "owner", "")
 	createCM(t, h, "default", "dep", `"ownerReferences":[`+ownerRef("owner", uidOf(owner), true)+`]`)
 	out := mustDo(t, h, 200, "DELETE", cmPath("default", "owner"), `{"propagationPolicy":"Foreground"}`)

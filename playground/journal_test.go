@@ -14,7 +14,7 @@ import (
 
 func TestDeletionJournal_RequestsAndActors(t *testing.T) {
 	// Without the garbage collector, which would remove foregroundDeletion.
-	sb := openSandboxWith(t, playground.Options{Controllers: playground.Controllers{DisableGarbageCollector: true}})
+	sb := openSandboxWith(t, playground.Options{Controllers: playground.Controllers{}.Without("garbageCollector")})
 	h := sb.Handler()
 	cm := createCM(t, h, "default", "j", `"finalizers":["example.com/a","example.com/b"]`)
 

@@ -28,8 +28,7 @@ func TestManager_lifecycle(t *testing.T) {
 	dir := t.TempDir()
 	m := newManager(t, playground.ManagerOptions{Dir: dir})
 	// No controllers: nothing writes but the test.
-	quiet := playground.CreateOptions{Controllers: playground.Controllers{DisableNamespace: true,
-		DisableGarbageCollector: true, DisableKubelet: true, DisableClusterRoleAggregation: true}}
+	quiet := playground.CreateOptions{Controllers: playground.Controllers{}.Without(playground.ControllerNames()...)}
 	a, err := m.Create(t.Context(), quiet)
 	if err != nil {
 		t.Fatal(err)

@@ -80,7 +80,7 @@ func TestManager_idleExpiry(t *testing.T) {
 
 func TestManaged_SetControllers(t *testing.T) {
 	m := newManager(t, playground.ManagerOptions{InMemory: true})
-	ms, err := m.Create(t.Context(), playground.CreateOptions{Controllers: playground.Controllers{DisableNamespace: true}})
+	ms, err := m.Create(t.Context(), playground.CreateOptions{Controllers: playground.Controllers{}.Without("namespace")})
 	if err != nil {
 		t.Fatal(err)
 	}

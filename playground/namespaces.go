@@ -20,12 +20,10 @@ import (
 	"kubeplay/store"
 )
 
-// namespaceControllerAgent is how kube-controller-manager's namespace
-// controller identifies itself to the API server.
-const namespaceControllerAgent = "kube-controller-manager/v1.35.4 (linux/amd64) kubernetes/7b8c6cf/system:serviceaccount:kube-system:namespace-controller"
-
-// namespaceControllerUser is who the namespace controller acts as.
-var namespaceControllerUser = controllerUser("namespace-controller")
+func init() {
+	registerController(controllerDef{name: "namespace", title: "namespace controller", serviceAccount: "namespace-controller",
+		start: func(sb *Sandbox) reconciler { return newNamespaceController(sb.handler, sb.api.Catalog()) }})
+}
 
 // namespaceController does what kube-controller-manager's namespace
 // controller does: when a namespace is being deleted, it deletes everything
@@ -45,7 +43,7 @@ type namespaceController struct {
 }
 
 func newNamespaceController(api http.Handler, cat *catalog.Catalog) *namespaceController {
-	return &namespaceController{api: inproc.New(api, namespaceControllerAgent), catalog: cat, keys: newStoreKeys(cat)}
+	return &namespaceController{api: inproc.New(api, controllerAgent("namespace-controller")), catalog: cat, keys: newStoreKeys(cat)}
 }
 
 // namespaceKeyPrefix is where the store keeps namespaces.

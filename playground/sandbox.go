@@ -43,72 +43,6 @@ type Options struct {
 	NoWebhookCalls bool
 }
 
-// Controllers switches off controllers a sandbox would otherwise run, to
-// show what the API server alone does (objects stay Terminating).
-type Controllers struct {
-	// DisableNamespace: kube-controller-manager's namespace controller.
-	DisableNamespace bool
-	// DisableGarbageCollector: kube-controller-manager's garbage collector.
-	DisableGarbageCollector bool
-	// DisableKubelet: the stand-in for the nodes' kubelets that removes
-	// gracefully deleted pods when their grace period ends.
-	DisableKubelet bool
-	// DisableClusterRoleAggregation: kube-controller-manager's controller
-	// that fills in the rules of aggregated ClusterRoles (admin, edit, view).
-	DisableClusterRoleAggregation bool
-	// DisableWorkloads: the simulated Deployment, ReplicaSet and Job
-	// controllers, scheduler and kubelets that make pods and move them
-	// through Pending, Running and (a Job's) Succeeded (see workloads.go).
-	DisableWorkloads bool
-	// DisableValidatingAdmissionPolicyStatus: kube-controller-manager's
-	// controller that type-checks ValidatingAdmissionPolicies into their
-	// status.
-	DisableValidatingAdmissionPolicyStatus bool
-	// FinalizerBots are simulated actors that remove a finalizer some time
-	// after an object's deletion was requested.
-	FinalizerBots []FinalizerBot
-}
-
-// ControllerSwitches switch a sandbox's controllers on (true) or off
-// (false); a nil field leaves its controller as it is. It is how the
-// playground API and scenarios spell Controllers.
-type ControllerSwitches struct {
-	Namespace              *bool `json:"namespace,omitempty"`
-	GarbageCollector       *bool `json:"garbageCollector,omitempty"`
-	Kubelet                *bool `json:"kubelet,omitempty"`
-	ClusterRoleAggregation *bool `json:"clusterRoleAggregation,omitempty"`
-	// Workloads: the simulated Deployment, ReplicaSet and Job controllers,
-	// scheduler and kubelets.
-	Workloads *bool `json:"workloads,omitempty"`
-	// ValidatingAdmissionPolicyStatus: the controller that type-checks
-	// ValidatingAdmissionPolicies into their status.
-	ValidatingAdmissionPolicyStatus *bool `json:"validatingAdmissionPolicyStatus,omitempty"`
-}
-
-// SwitchesOf says of every controller whether c runs it.
-func SwitchesOf(c Controllers) ControllerSwitches {
-	on := func(disabled bool) *bool { v := !disabled; return &v }
-	return ControllerSwitches{Namespace: on(c.DisableNamespace), GarbageCollector: on(c.DisableGarbageCollector),
-		Kubelet: on(c.DisableKubelet), ClusterRoleAggregation: on(c.DisableClusterRoleAggregation), Workloads: on(c.DisableWorkloads),
-		ValidatingAdmissionPolicyStatus: on(c.DisableValidatingAdmissionPolicyStatus)}
-}
-
-// Apply switches the controllers s names, leaving the others as c has them.
-func (s ControllerSwitches) Apply(c Controllers) Controllers {
-	set := func(disabled *bool, on *bool) {
-		if on != nil {
-			*disabled = !*on
-		}
-	}
-	set(&c.DisableNamespace, s.Namespace)
-	set(&c.DisableGarbageCollector, s.GarbageCollector)
-	set(&c.DisableKubelet, s.Kubelet)
-	set(&c.DisableClusterRoleAggregation, s.ClusterRoleAggregation)
-	set(&c.DisableWorkloads, s.Workloads)
-	set(&c.DisableValidatingAdmissionPolicyStatus, s.ValidatingAdmissionPolicyStatus)
-	return c
-}
-
 // Sandbox is one isolated cluster: an API server and its controllers.
 type Sandbox struct {
 	store   store.Store
@@ -207,38 +141,14 @@ func (sb *Sandbox) SetControllers(c Controllers) {
 		sb.running = append(sb.running, ctl)
 		done.Go(func() { ctl.run(ctx) })
 	}
-	simCtx := authn.WithUser(ctx, simulatorUser)
-	if !c.DisableNamespace {
-		nc := newNamespaceController(sb.handler, api.Catalog())
-		nsCtx := authn.WithUser(ctx, namespaceControllerUser)
-		start(nsCtx, "namespace controller", nc)
-	}
-	if !c.DisableGarbageCollector {
-		gc := newGarbageCollector(sb.handler, api.Catalog(), st, sb.deletions)
-		gcCtx := authn.WithUser(ctx, controllerUser("generic-garbage-collector"))
-		start(gcCtx, "garbage collector", gc)
-	}
-	if !c.DisableKubelet {
-		k := newKubelet(sb.handler, sb.clock.Now)
-		start(simCtx, "kubelet", k)
-	}
-	if !c.DisableWorkloads {
-		wl := newWorkloads(sb.handler, sb.clock.Now)
-		start(simCtx, "simulated workload controllers", wl)
-	}
-	if !c.DisableValidatingAdmissionPolicyStatus {
-		ps := newPolicyStatusController(sb.handler, api.Catalog())
-		psCtx := authn.WithUser(ctx, policyStatusControllerUser)
-		start(psCtx, "validatingadmissionpolicy status controller", ps)
+	for _, name := range ControllerNames() {
+		if d := controllerDefs[name]; c.Running(name) {
+			start(authn.WithUser(ctx, d.user()), d.title, d.start(sb))
+		}
 	}
 	if len(c.FinalizerBots) > 0 {
 		bots := newFinalizerBots(c.FinalizerBots, sb.handler, api.Catalog(), st, sb.clock.Now)
-		start(simCtx, "finalizer bot", bots)
-	}
-	if !c.DisableClusterRoleAggregation {
-		agg := newClusterRoleAggregator(sb.handler, st)
-		aggCtx := authn.WithUser(ctx, aggregationControllerUser)
-		start(aggCtx, "clusterrole aggregation controller", agg)
+		start(authn.WithUser(ctx, simulatorUser), "finalizer bot", bots)
 	}
 }
 

@@ -32,9 +32,11 @@ import (
 // documentation and, where that is silent or loose, what
 // kube-controller-manager does (see celeval.TypeCheck and policyTypes).
 
-var policyStatusControllerUser = controllerUser("validatingadmissionpolicy-status-controller")
-
-const policyStatusControllerAgent = "kube-controller-manager/v1.35.4 (linux/amd64) kubernetes/7b8c6cf/system:serviceaccount:kube-system:validatingadmissionpolicy-status-controller"
+func init() {
+	registerController(controllerDef{name: "validatingAdmissionPolicyStatus", title: "validatingadmissionpolicy status controller",
+		serviceAccount: "validatingadmissionpolicy-status-controller",
+		start:          func(sb *Sandbox) reconciler { return newPolicyStatusController(sb.handler, sb.api.Catalog()) }})
+}
 
 // policyStatusFieldManager is the field manager of the status the
 // controller applies.
@@ -63,7 +65,7 @@ type policyStatusController struct {
 var _ reconciler = (*policyStatusController)(nil)
 
 func newPolicyStatusController(api http.Handler, cat *catalog.Catalog) *policyStatusController {
-	return &policyStatusController{api: inproc.New(api, policyStatusControllerAgent), catalog: cat}
+	return &policyStatusController{api: inproc.New(api, controllerAgent("validatingadmissionpolicy-status-controller")), catalog: cat}
 }
 
 // statusPolicy is what the controller reads of a policy.

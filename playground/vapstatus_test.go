@@ -244,7 +244,7 @@ func TestValidatingAdmissionPolicyStatus_CustomResource(t *testing.T) {
 }
 
 func TestValidatingAdmissionPolicyStatus_Disabled(t *testing.T) {
-	sb := openSandboxWith(t, playground.Options{Controllers: playground.Controllers{DisableValidatingAdmissionPolicyStatus: true}})
+	sb := openSandboxWith(t, playground.Options{Controllers: playground.Controllers{}.Without("validatingAdmissionPolicyStatus")})
 	h := sb.Handler()
 	mustDo(t, h, 201, "POST", policiesPath, policyBody("one", []string{"deployments"}, map[string]any{"validations": validations("object.replicas > 1")}))
 	if status, _ := mustDo(t, h, 200, "GET", policiesPath+"/one", "")["status"].(map[string]any); len(status) != 0 {

@@ -104,7 +104,7 @@ func TestWorkloads_disabled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sb, err := playground.Open(t.Context(), playground.Options{Store: st, Controllers: playground.Controllers{DisableWorkloads: true}})
+	sb, err := playground.Open(t.Context(), playground.Options{Store: st, Controllers: playground.Controllers{}.Without("deployment")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestWorkloads_disabled(t *testing.T) {
 	mustDo(t, sb.Handler(), 201, "POST", "/apis/apps/v1/namespaces/default/deployments", deploymentJSON)
 	waitIdle(t, sb)
 	if rss := items(t, sb.Handler(), "/apis/apps/v1/namespaces/default/replicasets"); len(rss) != 0 {
-		t.Errorf("%d ReplicaSets with the workload controllers off", len(rss))
+		t.Errorf("%d ReplicaSets with the deployment controller off", len(rss))
 	}
 }
 

@@ -454,7 +454,10 @@ func (s Settings) version() (int, error) {
 
 // controllers are the controllers s asks for, starting from c.
 func (s Settings) controllers(c playground.Controllers) (playground.Controllers, error) {
-	c = s.Controllers.Apply(c)
+	c, err := s.Controllers.Apply(c)
+	if err != nil {
+		return c, err
+	}
 	if s.Clock != nil {
 		return c, errors.New("clock: advance it with POST .../clock")
 	}

@@ -95,7 +95,7 @@ type apiError struct {
 func TestAPI_lifecycle(t *testing.T) {
 	base := serve(t, playground.ManagerOptions{InMemory: true})
 	a, b := createSandbox(t, base), createSandbox(t, base)
-	if a.Usage.Objects == 0 || a.Usage.Revision == 0 || !*a.Settings.Controllers.Namespace || a.Limits.BodyBytes != 3<<20 {
+	if a.Usage.Objects == 0 || a.Usage.Revision == 0 || !a.Settings.Controllers["namespace"] || a.Limits.BodyBytes != 3<<20 {
 		t.Errorf("a new sandbox: %+v", a)
 	}
 	var list struct{ Items []api.Sandbox }
@@ -161,18 +161,18 @@ func TestAPI_settings(t *testing.T) {
 	base := serve(t, playground.ManagerOptions{InMemory: true})
 	var sb api.Sandbox
 	call(t, "POST", base+"/playground/v1/sandboxes", "application/json", []byte(`{"controllers":{"namespace":false}}`), 201, &sb)
-	if *sb.Settings.Controllers.Namespace || !*sb.Settings.Controllers.GarbageCollector {
+	if sb.Settings.Controllers["namespace"] || !sb.Settings.Controllers["garbageCollector"] {
 		t.Errorf("created with %+v", sb.Settings.Controllers)
 	}
 	settings := base + "/playground/v1/sandboxes/" + sb.ID + "/settings"
 	var s api.Settings
 	call(t, "PATCH", settings, "application/json", []byte(`{"controllers":{"namespace":true,"kubelet":false}}`), 200, &s)
-	if !*s.Controllers.Namespace || *s.Controllers.Kubelet || !*s.Controllers.GarbageCollector {
+	if !s.Controllers["namespace"] || s.Controllers["kubelet"] || !s.Controllers["garbageCollector"] {
 		t.Errorf("patched: %+v", s.Controllers)
 	}
 	var e apiError
-	call(t, "PATCH", settings, "application/json", []byte(`{"controllers":{"scheduler":true}}`), 400, &e)
-	if !strings.Contains(e.Error.Message, `unknown field "scheduler"`) {
+	call(t, "PATCH", settings, "application/json", []byte(`{"controllers":{"cloudController":true}}`), 400, &e)
+	if !strings.Contains(e.Error.Message, `controllers: unknown cloudController (known: `) {
 		t.Errorf("unknown controller: %+v", e)
 	}
 }

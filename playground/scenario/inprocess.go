@@ -20,7 +20,10 @@ func SandboxTarget(ms *playground.Managed) Target {
 			return err
 		},
 		SetControllers: func(a ControllerAction) error {
-			c := a.Apply(ms.Controllers())
+			c, err := a.Switches.Apply(ms.Controllers())
+			if err != nil {
+				return err
+			}
 			if a.FinalizerBots != nil {
 				c.FinalizerBots = nil
 				for _, b := range *a.FinalizerBots {

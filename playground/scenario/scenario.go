@@ -88,10 +88,44 @@ type Step struct {
 }
 
 // ControllerAction switches the controllers it names (true: run) and, if
-// FinalizerBots is set, replaces the finalizer bots.
+// FinalizerBots is set, replaces the finalizer bots. In a scenario both sit
+// side by side: {deployment: false, finalizerBots: [...]}.
 type ControllerAction struct {
-	playground.ControllerSwitches
-	FinalizerBots *[]FinalizerBot `json:"finalizerBots,omitempty"`
+	Switches      playground.ControllerSwitches
+	FinalizerBots *[]FinalizerBot
+}
+
+func (a ControllerAction) MarshalJSON() ([]byte, error) {
+	fields := map[string]any{}
+	for name, on := range a.Switches {
+		fields[name] = on
+	}
+	if a.FinalizerBots != nil {
+		fields["finalizerBots"] = a.FinalizerBots
+	}
+	return json.Marshal(fields)
+}
+
+func (a *ControllerAction) UnmarshalJSON(b []byte) error {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(b, &fields); err != nil {
+		return err
+	}
+	*a = ControllerAction{Switches: playground.ControllerSwitches{}}
+	for name, v := range fields {
+		if name == "finalizerBots" {
+			if err := json.Unmarshal(v, &a.FinalizerBots); err != nil {
+				return fmt.Errorf("finalizerBots: %w", err)
+			}
+			continue
+		}
+		var on bool
+		if err := json.Unmarshal(v, &on); err != nil {
+			return fmt.Errorf("controller %s: want true or false, not %s", name, v)
+		}
+		a.Switches[name] = on
+	}
+	return nil
 }
 
 // Request is an HTTP request; Body is sent as JSON unless it is a string
@@ -183,6 +217,9 @@ func Parse(data []byte) (*Scenario, error) {
 		if st.Controllers != nil {
 			if !sc.Sandbox {
 				return nil, fmt.Errorf("step %d (%s): controllers need a sandbox: set sandbox: true", i+1, st.Name)
+			}
+			if _, err := st.Controllers.Switches.Apply(playground.Controllers{}); err != nil {
+				return nil, fmt.Errorf("step %d (%s): %w", i+1, st.Name, err)
 			}
 			if st.Controllers.FinalizerBots != nil {
 				if err := checkBots(*st.Controllers.FinalizerBots); err != nil {

@@ -48,6 +48,17 @@ func (c *Client) Get(ctx context.Context, path string, out any) error {
 // Do sends method path with in (if not nil) encoded as a JSON body and
 // decodes a 2xx answer into out (if not nil); errors as for Get.
 func (c *Client) Do(ctx context.Context, method, path string, in, out any) error {
+	return c.send(ctx, method, path, "application/json", in, out)
+}
+
+// Patch sends a PATCH of path with patch, of patchType (a patch media type
+// such as "application/strategic-merge-patch+json"), encoded as JSON;
+// answers as for Do.
+func (c *Client) Patch(ctx context.Context, path, patchType string, patch, out any) error {
+	return c.send(ctx, http.MethodPatch, path, patchType, patch, out)
+}
+
+func (c *Client) send(ctx context.Context, method, path, contentType string, in, out any) error {
 	var body io.Reader
 	if in != nil {
 		b, err := json.Marshal(in)
@@ -58,7 +69,7 @@ func (c *Client) Do(ctx context.Context, method, path string, in, out any) error
 	}
 	header := http.Header{"Accept": {"application/json"}}
 	if in != nil {
-		header.Set("Content-Type", "application/json")
+		header.Set("Content-Type", contentType)
 	}
 	rec, err := c.exchange(ctx, method, path, header, body)
 	if err != nil {

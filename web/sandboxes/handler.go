@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"kubeplay/playground"
 	"kubeplay/server/releases"
 
 	"kubeplay/server/inproc"
@@ -117,15 +118,11 @@ func (h *Handler) load(ctx context.Context, p *Props) {
 	}
 }
 
-// simulated are the controllers kubeplay stands in for with simulations of
-// its own (the others do what kube-controller-manager's do).
-var simulated = map[string]bool{"kubelet": true, "workloads": true}
-
 func sandboxProps(s sandbox) SandboxProps {
 	sp := SandboxProps{ID: s.ID, Created: s.Created.UTC().Format(time.DateTime), Objects: s.Usage.Objects, Revision: s.Usage.Revision}
-	for _, name := range []string{"namespace", "garbageCollector", "clusterRoleAggregation", "kubelet", "workloads"} {
+	for _, name := range slices.Sorted(maps.Keys(s.Settings.Controllers)) {
 		if s.Settings.Controllers[name] {
-			sp.Controllers = append(sp.Controllers, ControllerProps{Name: name, Simulated: simulated[name]})
+			sp.Controllers = append(sp.Controllers, ControllerProps{Name: name, Simulated: playground.IsSimulated(name)})
 		}
 	}
 	for _, b := range s.Settings.FinalizerBots {

@@ -79,7 +79,7 @@ func TestHandler_lifecycle(t *testing.T) {
 		t.Errorf("notice %q names another sandbox than %s", notice, id)
 	}
 	// Its controllers, the simulated ones marked.
-	if ctrl := rows[0].One(t, "td", "class", "controllers").Text(); !strings.Contains(ctrl, "workloads simulated") || !strings.Contains(ctrl, "garbageCollector") {
+	if ctrl := rows[0].One(t, "td", "class", "controllers").Text(); !strings.Contains(ctrl, "kubelet simulated") || !strings.Contains(ctrl, "garbageCollector") {
 		t.Errorf("controllers %q", ctrl)
 	}
 	links := map[string]bool{}

@@ -1,0 +1,144 @@
+package playground
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+
+	"kubeplay/server/authn"
+)
+
+// A controllerDef is one controller a sandbox can run: a controller of
+// kube-controller-manager, or a simulated part of the cluster (nodes,
+// kubelets, the scheduler) that stands in for what cannot run here. Each
+// file that implements one registers it from its init.
+type controllerDef struct {
+	// name switches it in Controllers.Off and in the playground API's
+	// settings ("namespace", "garbageCollector", "serviceAccount"...).
+	name string
+	// title names it in logs and in the UI.
+	title string
+	// simulated marks a stand-in rather than kube-controller-manager's
+	// controller: the root cluster runs these only when asked to
+	// (serve --simulate-workloads), and the UI labels them simulated.
+	simulated bool
+	// serviceAccount is the kube-system ServiceAccount the controller acts
+	// as, as kube-controller-manager's do with --use-service-account-credentials;
+	// "" acts as simulatorUser.
+	serviceAccount string
+	// start makes the controller's reconciler for sb.
+	start func(sb *Sandbox) reconciler
+}
+
+// controllerDefs are the registered controllers, by name.
+var controllerDefs = map[string]controllerDef{}
+
+// registerController adds d to the controllers a sandbox can run; called
+// from init.
+func registerController(d controllerDef) {
+	if _, dup := controllerDefs[d.name]; dup {
+		panic("playground: controller " + d.name + " registered twice")
+	}
+	controllerDefs[d.name] = d
+}
+
+// user is who the controller's requests are made as.
+func (d controllerDef) user() *authn.User {
+	if d.serviceAccount == "" {
+		return simulatorUser
+	}
+	return controllerUser(d.serviceAccount)
+}
+
+// ControllerNames lists the controllers a sandbox can run, sorted.
+func ControllerNames() []string { return slices.Sorted(maps.Keys(controllerDefs)) }
+
+// SimulatedControllers lists the controllers that stand in for the parts of
+// a cluster that cannot run here (nodes, kubelets, the scheduler, workloads).
+func SimulatedControllers() []string {
+	var names []string
+	for _, name := range ControllerNames() {
+		if controllerDefs[name].simulated {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// IsSimulated reports whether the controller name is a simulated stand-in.
+func IsSimulated(name string) bool { return controllerDefs[name].simulated }
+
+// controllerAgent is the user agent kube-controller-manager's controller
+// sends when it acts as the ServiceAccount serviceAccount.
+func controllerAgent(serviceAccount string) string {
+	return "kube-controller-manager/v1.35.4 (linux/amd64) kubernetes/7b8c6cf/system:serviceaccount:kube-system:" + serviceAccount
+}
+
+// Controllers says which controllers a sandbox runs: all but those switched
+// off.
+type Controllers struct {
+	// Off names the controllers switched off (see ControllerNames), to show
+	// what the API server alone does (objects stay Terminating).
+	Off map[string]bool
+	// FinalizerBots are simulated actors that remove a finalizer some time
+	// after an object's deletion was requested.
+	FinalizerBots []FinalizerBot
+}
+
+// Running reports whether the controller name runs.
+func (c Controllers) Running(name string) bool { return !c.Off[name] }
+
+// Without returns c with the controllers names switched off too.
+func (c Controllers) Without(names ...string) Controllers {
+	off := maps.Clone(c.Off)
+	if off == nil {
+		off = map[string]bool{}
+	}
+	for _, name := range names {
+		off[name] = true
+	}
+	c.Off = off
+	return c
+}
+
+// ControllerSwitches switch a sandbox's controllers on (true) or off
+// (false), by name; a controller not named stays as it is. It is how the
+// playground API and scenarios spell Controllers.
+type ControllerSwitches map[string]bool
+
+// SwitchesOf says of every controller whether c runs it.
+func SwitchesOf(c Controllers) ControllerSwitches {
+	s := ControllerSwitches{}
+	for name := range controllerDefs {
+		s[name] = c.Running(name)
+	}
+	return s
+}
+
+// Apply switches the controllers s names, leaving the others as c has them.
+func (s ControllerSwitches) Apply(c Controllers) (Controllers, error) {
+	var unknown []string
+	off := maps.Clone(c.Off)
+	if off == nil {
+		off = map[string]bool{}
+	}
+	for name, on := range s {
+		if _, ok := controllerDefs[name]; !ok {
+			unknown = append(unknown, name)
+			continue
+		}
+		if on {
+			delete(off, name)
+		} else {
+			off[name] = true
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return c, fmt.Errorf("controllers: unknown %s (known: %s)", strings.Join(unknown, ", "), strings.Join(ControllerNames(), ", "))
+	}
+	c.Off = off
+	return c, nil
+}
