@@ -52,7 +52,9 @@ func init() {
 	registerController(controllerDef{name: "replicaSet", title: "replicaset controller", serviceAccount: "replicaset-controller",
 		start: func(sb *Sandbox) reconciler { return newReplicaManager(sb, "replicaset-controller", replicaSetKind) }})
 	registerController(controllerDef{name: "replicationController", title: "replication controller", serviceAccount: "replication-controller",
-		start: func(sb *Sandbox) reconciler { return newReplicaManager(sb, "replication-controller", replicationControllerKind) }})
+		start: func(sb *Sandbox) reconciler {
+			return newReplicaManager(sb, "replication-controller", replicationControllerKind)
+		}})
 }
 
 func newReplicaManager(sb *Sandbox, component string, kind replicaKind) *replicaManager {
