@@ -323,3 +323,103 @@ func TestDeployment_minReadySeconds(t *testing.T) {
 	sb.AdvanceClock(time.Hour)
 	waitFor(t, "available pods", func() bool { return rolledOut(t, h, 2, "nginx") })
 }
+
+const statefulSetJSON = `{"metadata":{"name":"db"},"spec":{"replicas":3,"serviceName":"db","selector":{"matchLabels":{"app":"db"}},
+	"template":{"metadata":{"labels":{"app":"db"}},"spec":{"containers":[{"name":"nginx","image":"nginx"}]}},
+	"volumeClaimTemplates":[{"metadata":{"name":"data"},"spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}}}}]}}`
+
+// statefulPods are the StatefulSet db's pods: name to revision label.
+func statefulPods(t *testing.T, h http.Handler) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, p := range items(t, h, "/api/v1/namespaces/default/pods") {
+		md := p["metadata"].(map[string]any)
+		if md["deletionTimestamp"] == nil && p["status"].(map[string]any)["phase"] == "Running" {
+			out[md["name"].(string)] = md["labels"].(map[string]any)["controller-revision-hash"].(string)
+		}
+	}
+	return out
+}
+
+// A StatefulSet makes its pods one by one in order, each with its claim,
+// scales down from the highest ordinal, and rolls a new template from the
+// highest ordinal down to its partition.
+func TestStatefulSet_orderedPodsClaimsAndRollingUpdate(t *testing.T) {
+	sb := openSandbox(t)
+	h := sb.Handler()
+	mustDo(t, h, 201, "POST", "/apis/apps/v1/namespaces/default/statefulsets", statefulSetJSON)
+	path := "/apis/apps/v1/namespaces/default/statefulsets/db"
+	waitFor(t, "three ready pods", func() bool {
+		st := status(t, h, path)
+		return st["readyReplicas"] == 3.0 && st["currentReplicas"] == 3.0 && st["availableReplicas"] == 3.0
+	})
+	st := status(t, h, path)
+	rev1 := st["updateRevision"].(string)
+	if st["currentRevision"] != rev1 || !strings.HasPrefix(rev1, "db-") || st["collisionCount"] != 0.0 || st["observedGeneration"] != 1.0 {
+		t.Errorf("status %s", jsonOf(st))
+	}
+	want := []string{
+		"Create Claim data-db-0 Pod db-0 in StatefulSet db success", "create Pod db-0 in StatefulSet db successful",
+		"Create Claim data-db-1 Pod db-1 in StatefulSet db success", "create Pod db-1 in StatefulSet db successful",
+		"Create Claim data-db-2 Pod db-2 in StatefulSet db success", "create Pod db-2 in StatefulSet db successful"}
+	for i := range want {
+		want[i] = strings.ToUpper(want[i][:1]) + want[i][1:]
+	}
+	if got := eventMessages(t, h, "default", "StatefulSet", "db", "SuccessfulCreate"); jsonOf(got) != jsonOf(want) {
+		t.Errorf("events\n%q\nwant\n%q", got, want)
+	}
+	p := mustDo(t, h, 200, "GET", "/api/v1/namespaces/default/pods/db-1", "")
+	if l := jsonOf(p["metadata"].(map[string]any)["labels"]); l != `{"app":"db","apps.kubernetes.io/pod-index":"1","controller-revision-hash":"`+rev1+`","statefulset.kubernetes.io/pod-name":"db-1"}` {
+		t.Errorf("labels %s", l)
+	}
+	if spec := p["spec"].(map[string]any); spec["hostname"] != "db-1" || spec["subdomain"] != "db" ||
+		!strings.Contains(jsonOf(spec["volumes"]), `{"name":"data","persistentVolumeClaim":{"claimName":"data-db-1"}}`) {
+		t.Errorf("spec %s", jsonOf(spec))
+	}
+	pvc := mustDo(t, h, 200, "GET", "/api/v1/namespaces/default/persistentvolumeclaims/data-db-2", "")
+	if jsonOf(pvc["metadata"].(map[string]any)["labels"]) != `{"app":"db"}` {
+		t.Errorf("claim %s", jsonOf(pvc["metadata"]))
+	}
+	revs := items(t, h, "/apis/apps/v1/namespaces/default/controllerrevisions")
+	if len(revs) != 1 || revs[0]["metadata"].(map[string]any)["name"] != rev1 || revs[0]["revision"] != 1.0 {
+		t.Errorf("revisions %s", jsonOf(revs))
+	}
+
+	// A new template above partition 1: db-2 then db-1 are replaced.
+	mergePatch(t, h, path, `{"spec":{"updateStrategy":{"rollingUpdate":{"partition":1}},"template":{"spec":{"containers":[{"name":"nginx","image":"nginx:2"}]}}}}`)
+	var rev2 string
+	waitFor(t, "db-1 and db-2 updated", func() bool {
+		st := status(t, h, path)
+		rev2, _ = st["updateRevision"].(string)
+		pods := statefulPods(t, h)
+		return rev2 != rev1 && st["updatedReplicas"] == 2.0 && st["readyReplicas"] == 3.0 && len(pods) == 3 && pods["db-0"] == rev1 && pods["db-1"] == rev2 && pods["db-2"] == rev2
+	})
+	if st := status(t, h, path); st["currentRevision"] != rev1 || st["currentReplicas"] != 1.0 {
+		t.Errorf("status within the partition %s", jsonOf(st))
+	}
+	del := eventMessages(t, h, "default", "StatefulSet", "db", "SuccessfulDelete")
+	if jsonOf(del) != jsonOf([]string{"Delete Pod db-2 in StatefulSet db successful", "Delete Pod db-1 in StatefulSet db successful"}) {
+		t.Errorf("delete events %q", del)
+	}
+	mergePatch(t, h, path, `{"spec":{"updateStrategy":{"rollingUpdate":{"partition":0}}}}`)
+	waitFor(t, "all updated and current", func() bool {
+		st := status(t, h, path)
+		return st["currentRevision"] == rev2 && st["currentReplicas"] == 3.0 && statefulPods(t, h)["db-0"] == rev2
+	})
+
+	// Scaling down goes from the highest ordinal; the claims stay.
+	mergePatch(t, h, path+"/scale", `{"spec":{"replicas":1}}`)
+	waitFor(t, "one pod", func() bool {
+		return status(t, h, path)["replicas"] == 1.0 && len(statefulPods(t, h)) == 1 && statefulPods(t, h)["db-0"] != ""
+	})
+	// The deletions repeat those of the update: counted on the same Events.
+	for _, e := range items(t, h, "/api/v1/namespaces/default/events?fieldSelector=reason%3DSuccessfulDelete") {
+		if msg := e["message"].(string); msg != "Delete Pod db-0 in StatefulSet db successful" && e["count"] != 2.0 {
+			t.Errorf("%q counted %v", msg, e["count"])
+		}
+	}
+	if n := len(items(t, h, "/api/v1/namespaces/default/persistentvolumeclaims")); n != 3 {
+		t.Errorf("%d claims after scaling down", n)
+	}
+	waitIdle(t, sb)
+}
