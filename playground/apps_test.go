@@ -423,3 +423,68 @@ func TestStatefulSet_orderedPodsClaimsAndRollingUpdate(t *testing.T) {
 	}
 	waitIdle(t, sb)
 }
+
+// A DaemonSet runs one pod on each node whose taints it tolerates, pinned
+// there by node affinity, and rolls a new template node by node.
+func TestDaemonSet_podPerNodeAndRollingUpdate(t *testing.T) {
+	sb := openSandbox(t)
+	h := sb.Handler()
+	// Nodes made with the API are not ready, tainted so (as a kubelet's
+	// are until they report ready): the taints set here replace that one.
+	for name, taints := range map[string]string{"n1": `[]`, "n2": `[{"key":"dedicated","value":"db","effect":"NoSchedule"}]`,
+		"n3": `[{"key":"node.kubernetes.io/unschedulable","effect":"NoSchedule"}]`} {
+		mustDo(t, h, 201, "POST", "/api/v1/nodes", `{"metadata":{"name":"`+name+`"}}`)
+		mergePatch(t, h, "/api/v1/nodes/"+name, `{"spec":{"taints":`+taints+`}}`)
+	}
+	mustDo(t, h, 201, "POST", "/apis/apps/v1/namespaces/default/daemonsets", `{"metadata":{"name":"agent"},"spec":{"selector":{"matchLabels":{"app":"agent"}},
+		"template":{"metadata":{"labels":{"app":"agent"}},"spec":{"containers":[{"name":"c","image":"agent"}]}}}}`)
+	path := "/apis/apps/v1/namespaces/default/daemonsets/agent"
+	waitFor(t, "two available pods", func() bool {
+		st := status(t, h, path)
+		return st["numberAvailable"] == 2.0 && st["desiredNumberScheduled"] == 2.0 && st["updatedNumberScheduled"] == 2.0
+	})
+	if st := status(t, h, path); jsonOf(st) != `{"currentNumberScheduled":2,"desiredNumberScheduled":2,"numberAvailable":2,"numberMisscheduled":0,"numberReady":2,"observedGeneration":1,"updatedNumberScheduled":2}` {
+		t.Errorf("status %s", jsonOf(st))
+	}
+	revs := items(t, h, "/apis/apps/v1/namespaces/default/controllerrevisions")
+	if len(revs) != 1 {
+		t.Fatalf("revisions %s", jsonOf(revs))
+	}
+	hash := revs[0]["metadata"].(map[string]any)["labels"].(map[string]any)["controller-revision-hash"].(string)
+	nodes := map[string]bool{}
+	for _, p := range items(t, h, "/api/v1/namespaces/default/pods") {
+		spec := p["spec"].(map[string]any)
+		terms := jsonOf(spec["affinity"])
+		node := strings.TrimSuffix(strings.TrimPrefix(terms, `{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchFields":[{"key":"metadata.name","operator":"In","values":["`), `"]}]}]}}}`)
+		nodes[node] = true
+		if !strings.Contains(jsonOf(spec["tolerations"]), `{"effect":"NoSchedule","key":"node.kubernetes.io/unschedulable","operator":"Exists"}`) ||
+			p["metadata"].(map[string]any)["labels"].(map[string]any)["controller-revision-hash"] != hash {
+			t.Errorf("pod %s", jsonOf(p))
+		}
+	}
+	if jsonOf(nodes) != `{"n1":true,"n3":true}` {
+		t.Errorf("pods on nodes %v", nodes)
+	}
+
+	mergePatch(t, h, path, `{"spec":{"template":{"spec":{"containers":[{"name":"c","image":"agent:2"}]}}}}`)
+	waitFor(t, "the new template on both nodes", func() bool {
+		st := status(t, h, path)
+		pods := items(t, h, "/api/v1/namespaces/default/pods")
+		return st["observedGeneration"] == 2.0 && st["updatedNumberScheduled"] == 2.0 && st["numberAvailable"] == 2.0 && len(pods) == 2 &&
+			!strings.Contains(jsonOf(pods), `"image":"agent"`)
+	})
+	if revs := items(t, h, "/apis/apps/v1/namespaces/default/controllerrevisions"); len(revs) != 2 {
+		t.Errorf("%d revisions", len(revs))
+	}
+	if got := eventMessages(t, h, "default", "DaemonSet", "agent", "SuccessfulDelete"); len(got) != 2 {
+		t.Errorf("delete events %q", got)
+	}
+
+	// A node tainted NoExecute loses its pod.
+	mergePatch(t, h, "/api/v1/nodes/n1", `{"spec":{"taints":[{"key":"dedicated","value":"db","effect":"NoExecute"}]}}`)
+	waitFor(t, "one pod", func() bool {
+		st := status(t, h, path)
+		return st["desiredNumberScheduled"] == 1.0 && st["currentNumberScheduled"] == 1.0 && len(items(t, h, "/api/v1/namespaces/default/pods")) == 1
+	})
+	waitIdle(t, sb)
+}
