@@ -85,9 +85,8 @@ func (h *Handler) props(ctx context.Context, p *Props) int {
 		}
 		return fail(err)
 	}
-	if md, ok := obj["metadata"].(map[string]any); ok {
-		_, p.Terminating = md["deletionTimestamp"]
-	}
+	md, _ := obj["metadata"].(map[string]any)
+	_, p.Terminating = md["deletionTimestamp"]
 	if p.Tab == TabDeletion {
 		return http.StatusOK
 	}
@@ -99,6 +98,9 @@ func (h *Handler) props(ctx context.Context, p *Props) int {
 		// The YAML view leaves managedFields in, as kubectl get -o yaml shows them.
 		for _, l := range yamlview.Lines(obj, yamlview.ByIndex) {
 			p.Lines = append(p.Lines, LineProps{Tokens: l.Tokens})
+		}
+		if uid, _ := md["uid"].(string); uid != "" && t.Kind != "Event" {
+			p.Events = h.events(ctx, p.Namespace, uid)
 		}
 		return http.StatusOK
 	}
