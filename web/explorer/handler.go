@@ -59,6 +59,8 @@ func (h *Handler) props(ctx context.Context, ref, ns string) (Props, int) {
 	if ref != "" {
 		sel, c := h.selection(ctx, groups, ref, ns)
 		p.Selection, code = &sel, c
+	} else {
+		p.EventsServed, p.RecentEvents, p.RecentEventsError = h.recentEvents(ctx, groups)
 	}
 
 	current := ""
@@ -92,6 +94,38 @@ func (h *Handler) props(ctx context.Context, ref, ns string) (Props, int) {
 		p.Groups = append(p.Groups, gp)
 	}
 	return p, code
+}
+
+// recentEventsShown is how many of the newest Events the page shows.
+const recentEventsShown = 10
+
+// recentEvents are the newest Events of the cluster (of the first page of
+// them, as a list has no order but name), each linked to its object's page.
+func (h *Handler) recentEvents(ctx context.Context, groups []apitypes.Group) (served bool, _ []object.ObjectEventProps, _ *ErrorProps) {
+	refs := map[[2]string]apitypes.Type{} // by apiVersion and kind
+	for _, g := range groups {
+		for _, t := range g.Types {
+			refs[[2]string{t.GVR.GroupVersion().String(), t.Kind}] = t
+		}
+	}
+	if _, ok := refs[[2]string{"v1", "Event"}]; !ok {
+		return false, nil, nil
+	}
+	items, err := object.Events(ctx, h.api, "/api/v1/events?limit="+strconv.Itoa(listLimit))
+	if err != nil {
+		return true, nil, errorProps(err)
+	}
+	items = items[max(len(items)-recentEventsShown, 0):]
+	for i, e := range items {
+		if t, ok := refs[[2]string{e.Regarding.APIVersion, e.Regarding.Kind}]; ok {
+			ns := e.Regarding.Namespace
+			if !t.Namespaced {
+				ns = ""
+			}
+			items[i].Href = object.URL(apitypes.FormatRef(t.GVR), ns, e.Regarding.Name, object.TabYAML)
+		}
+	}
+	return true, items, nil
 }
 
 // selection lists the objects of the type ref names.

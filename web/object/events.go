@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"sort"
 	"time"
+
+	"kubeplay/server/inproc"
 )
 
 // EventsProps is what the object page shows of the Events about an object,
@@ -21,6 +23,17 @@ type ObjectEventProps struct {
 	// Last is when it last happened (RFC 3339), Count how often.
 	Last  string
 	Count int64
+	// Regarding is the object it is about; Href its page, when known.
+	Regarding EventObject
+	Href      string
+}
+
+// EventObject is the object an Event is about.
+type EventObject struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Namespace  string `json:"namespace"`
+	Name       string `json:"name"`
 }
 
 // apiEvent is what the page reads of an Event through the core API, which
@@ -28,12 +41,13 @@ type ObjectEventProps struct {
 type apiEvent struct {
 	Type, Reason, Message string
 	Source                struct{ Component, Host string }
-	ReportingComponent    string `json:"reportingComponent"`
-	ReportingInstance     string `json:"reportingInstance"`
-	FirstTimestamp        string `json:"firstTimestamp"`
-	LastTimestamp         string `json:"lastTimestamp"`
-	EventTime             string `json:"eventTime"`
-	Count                 int64  `json:"count"`
+	ReportingComponent    string      `json:"reportingComponent"`
+	ReportingInstance     string      `json:"reportingInstance"`
+	FirstTimestamp        string      `json:"firstTimestamp"`
+	LastTimestamp         string      `json:"lastTimestamp"`
+	EventTime             string      `json:"eventTime"`
+	Count                 int64       `json:"count"`
+	InvolvedObject        EventObject `json:"involvedObject"`
 	Series                *struct {
 		Count            int64  `json:"count"`
 		LastObservedTime string `json:"lastObservedTime"`
@@ -48,20 +62,29 @@ func (h *Handler) events(ctx context.Context, namespace, uid string) *EventsProp
 	if namespace != "" {
 		path = "/api/v1/namespaces/" + url.PathEscape(namespace) + "/events"
 	}
-	var list struct{ Items []apiEvent }
-	if err := h.api.Get(ctx, path+"?fieldSelector="+url.QueryEscape("involvedObject.uid="+uid), &list); err != nil {
+	items, err := Events(ctx, h.api, path+"?fieldSelector="+url.QueryEscape("involvedObject.uid="+uid))
+	if err != nil {
 		return &EventsProps{Error: err.Error()}
 	}
-	ep := &EventsProps{}
-	for _, e := range list.Items {
-		ep.Items = append(ep.Items, describeEvent(e))
+	return &EventsProps{Items: items}
+}
+
+// Events lists the Events a list request path answers, oldest first.
+func Events(ctx context.Context, api *inproc.Client, path string) ([]ObjectEventProps, error) {
+	var list struct{ Items []apiEvent }
+	if err := api.Get(ctx, path, &list); err != nil {
+		return nil, err
 	}
-	sort.SliceStable(ep.Items, func(i, j int) bool { return parseTime(ep.Items[i].Last).Before(parseTime(ep.Items[j].Last)) })
-	return ep
+	var items []ObjectEventProps
+	for _, e := range list.Items {
+		items = append(items, describeEvent(e))
+	}
+	sort.SliceStable(items, func(i, j int) bool { return parseTime(items[i].Last).Before(parseTime(items[j].Last)) })
+	return items, nil
 }
 
 func describeEvent(e apiEvent) ObjectEventProps {
-	row := ObjectEventProps{Type: e.Type, Reason: e.Reason, Message: e.Message, Count: max(e.Count, 1), Last: e.LastTimestamp}
+	row := ObjectEventProps{Type: e.Type, Reason: e.Reason, Message: e.Message, Count: max(e.Count, 1), Last: e.LastTimestamp, Regarding: e.InvolvedObject}
 	if row.Last == "" {
 		row.Last = e.EventTime
 	}
