@@ -1,9 +1,11 @@
 package web
 
 import (
+	"math"
 	"mime"
 	"net/http"
 	"strings"
+	"time"
 
 	"kubeplay/playground"
 	"kubeplay/playground/journal"
@@ -65,7 +67,7 @@ func NewWithPlayground(sb Sandbox, play http.Handler) http.Handler {
 		api:       api,
 		as:        &requestas.Switch{},
 		explorer:  explorer.New(uiAPI),
-		object:    object.New(uiAPI, deletions),
+		object:    withHistory(object.New(uiAPI, deletions), sb),
 		watch:     watch.New(uiAPI),
 		editor:    editor.New(uiAPI),
 		requests:  requests.New(sb.Journal()),
@@ -174,4 +176,29 @@ func isAPIClient(r *http.Request) bool {
 		}
 	}
 	return specific
+}
+
+// withHistory gives the object page its History tab when sb keeps one (a
+// playground sandbox does), naming the request behind each version from
+// sb's request log.
+func withHistory(h *object.Handler, sb Sandbox) *object.Handler {
+	hist, ok := sb.(object.Historian)
+	if !ok {
+		return h
+	}
+	j := sb.Journal()
+	return h.WithHistory(hist, func() map[int64]object.Writer {
+		entries, _ := j.Page(0, math.MaxInt)
+		writers := map[int64]object.Writer{}
+		for _, e := range entries {
+			for _, rev := range e.Audit.Revisions {
+				w := object.Writer{Time: e.Time.UTC().Format(time.RFC3339), UserAgent: e.UserAgent, Method: e.Method, Path: e.Path}
+				if u := e.Audit.User; u != nil {
+					w.User = u.Name
+				}
+				writers[rev] = w
+			}
+		}
+		return writers
+	})
 }

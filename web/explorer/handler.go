@@ -42,14 +42,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	props, code := h.props(r.Context(), q.Get("r"), q.Get("ns"))
+	props, code := h.props(r.Context(), q.Get("r"), q.Get("ns"), q.Get("rv"))
 
 	layout.Write(w, r, code, Page(props))
 }
 
 // props gathers what the page shows for the type ref (empty: none selected)
-// in namespace ns (empty: all namespaces).
-func (h *Handler) props(ctx context.Context, ref, ns string) (Props, int) {
+// in namespace ns (empty: all namespaces), as of revision rv (empty: now).
+func (h *Handler) props(ctx context.Context, ref, ns, rv string) (Props, int) {
 	var p Props
 	groups, errs := apitypes.Discover(ctx, h.api)
 	for _, err := range errs {
@@ -57,7 +57,7 @@ func (h *Handler) props(ctx context.Context, ref, ns string) (Props, int) {
 	}
 	code := http.StatusOK
 	if ref != "" {
-		sel, c := h.selection(ctx, groups, ref, ns)
+		sel, c := h.selection(ctx, groups, ref, ns, rv)
 		p.Selection, code = &sel, c
 	} else {
 		p.EventsServed, p.RecentEvents, p.RecentEventsError = h.recentEvents(ctx, groups)
@@ -129,8 +129,16 @@ func (h *Handler) recentEvents(ctx context.Context, groups []apitypes.Group) (se
 }
 
 // selection lists the objects of the type ref names.
-func (h *Handler) selection(ctx context.Context, groups []apitypes.Group, ref, ns string) (SelectionProps, int) {
+func (h *Handler) selection(ctx context.Context, groups []apitypes.Group, ref, ns, rv string) (SelectionProps, int) {
 	s := SelectionProps{Ref: ref, Namespace: ns}
+	if rv != "" {
+		n, err := strconv.ParseInt(rv, 10, 64)
+		if err != nil || n <= 0 {
+			s.Error = errorProps(apierrors.NewBadRequest(fmt.Sprintf("invalid rv %q: want a resourceVersion, a positive integer", rv)))
+			return s, http.StatusBadRequest
+		}
+		s.AtRevision = n
+	}
 	gvr, err := apitypes.ParseRef(ref)
 	if err != nil {
 		s.Error = errorProps(apierrors.NewBadRequest(err.Error()))
@@ -169,6 +177,11 @@ func (h *Handler) selection(ctx context.Context, groups []apitypes.Group, ref, n
 	}
 
 	s.APIPath = apitypes.ListPath(t, s.Namespace) + "?limit=" + strconv.Itoa(listLimit)
+	if s.AtRevision > 0 {
+		// The list as the store held it then, which it can serve until
+		// compaction drops that revision (410 Gone after).
+		s.APIPath += "&resourceVersion=" + strconv.FormatInt(s.AtRevision, 10) + "&resourceVersionMatch=Exact"
+	}
 	resp, err := h.api.Raw(ctx, http.MethodGet, s.APIPath, http.Header{"Accept": {tableMediaType}}, nil)
 	if err == nil {
 		err = resp.Err(http.MethodGet, s.APIPath)
@@ -206,7 +219,11 @@ func (h *Handler) selection(ctx context.Context, groups []apitypes.Group, ref, n
 			}
 		}
 		if md.Name != "" {
-			o.Href = object.URL(s.Ref, md.Namespace, md.Name, "")
+			tab := ""
+			if s.AtRevision > 0 {
+				tab = object.TabHistory // where the object's versions are
+			}
+			o.Href = object.URL(s.Ref, md.Namespace, md.Name, tab)
 		}
 		s.Objects = append(s.Objects, o)
 	}
