@@ -9,11 +9,13 @@ import (
 
 	"kubeplay/playground"
 	"kubeplay/playground/journal"
+	"kubeplay/playground/scenario"
 	"kubeplay/web/assets"
 	"kubeplay/web/editor"
 	"kubeplay/web/emulation"
 	"kubeplay/web/emulation/header"
 	"kubeplay/web/explorer"
+	"kubeplay/web/lessons"
 	"kubeplay/web/object"
 	"kubeplay/web/requestas"
 	"kubeplay/web/requests"
@@ -71,6 +73,7 @@ func NewWithPlayground(sb Sandbox, play http.Handler) http.Handler {
 		watch:     watch.New(uiAPI),
 		editor:    editor.New(uiAPI),
 		requests:  requests.New(sb.Journal()),
+		lessons:   lessons.New(lessonTarget(sb), sb.Journal()),
 		sandboxes: sandboxes.New(play),
 		assets:    assets.NewHandler(),
 	}
@@ -86,6 +89,7 @@ type site struct {
 	watch     http.Handler
 	editor    http.Handler
 	requests  http.Handler
+	lessons   http.Handler
 	sandboxes http.Handler
 	assets    http.Handler
 }
@@ -127,6 +131,9 @@ func (s *site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case p == emulation.Path && s.emulation != nil:
 		pageHeaders(w.Header())
 		s.emulation.ServeHTTP(w, r)
+	case p == lessons.Path:
+		pageHeaders(w.Header())
+		s.lessons.ServeHTTP(w, r)
 	case p == sandboxes.Path:
 		pageHeaders(w.Header())
 		s.sandboxes.ServeHTTP(w, r)
@@ -176,6 +183,15 @@ func isAPIClient(r *http.Request) bool {
 		}
 	}
 	return specific
+}
+
+// lessonTarget is where lessons run: sb itself, with its clock and
+// controllers when it is a sandbox of this process.
+func lessonTarget(sb Sandbox) scenario.Target {
+	if l, ok := sb.(scenario.Local); ok {
+		return scenario.LocalTarget(l)
+	}
+	return scenario.Target{Server: "http://sandbox", Client: scenario.HandlerClient(sb.Handler())}
 }
 
 // withHistory gives the object page its History tab when sb keeps one (a
