@@ -96,12 +96,13 @@ var commands = map[string]command{
 	"label":         (*Console).label,
 	"annotate":      (*Console).annotate,
 	"scale":         (*Console).scale,
+	"run":           (*Console).runPod,
 	"explain":       (*Console).explain,
 	"api-resources": (*Console).apiResources,
 }
 
 func commandNames() []string {
-	return []string{"get", "describe", "create", "apply", "delete", "patch", "label", "annotate", "scale", "explain", "api-resources", "GET|POST|PUT|PATCH|DELETE /path"}
+	return []string{"get", "describe", "create", "apply", "delete", "patch", "label", "annotate", "scale", "run", "explain", "api-resources", "GET|POST|PUT|PATCH|DELETE /path"}
 }
 
 // usageError is a mistake in the command line, printed as "error: ...".

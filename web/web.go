@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"kubeplay/cli"
 	"kubeplay/playground"
 	"kubeplay/playground/journal"
 	"kubeplay/playground/scenario"
@@ -68,7 +69,7 @@ func NewWithPlayground(sb Sandbox, play http.Handler) http.Handler {
 		emulation: emu,
 		api:       api,
 		as:        &requestas.Switch{},
-		explorer:  explorer.New(uiAPI),
+		explorer:  explorer.New(uiAPI).WithStart(cli.New(uiAPI), featuredLessons()),
 		object:    withHistory(object.New(uiAPI, deletions), sb),
 		watch:     watch.New(uiAPI),
 		editor:    editor.New(uiAPI),
@@ -84,7 +85,7 @@ type site struct {
 	emulation http.Handler
 	api       http.Handler
 	as        *requestas.Switch
-	explorer  http.Handler
+	explorer  *explorer.Handler
 	object    http.Handler
 	watch     http.Handler
 	editor    http.Handler
@@ -110,6 +111,9 @@ func (s *site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Add("Vary", "Accept")
 		pageHeaders(w.Header())
 		s.explorer.ServeHTTP(w, r)
+	case p == explorer.ConsolePath:
+		pageHeaders(w.Header())
+		s.explorer.Console(w, r)
 	case strings.HasPrefix(p, assets.Prefix):
 		assetHeaders(w.Header())
 		s.assets.ServeHTTP(w, r)
@@ -183,6 +187,14 @@ func isAPIClient(r *http.Request) bool {
 		}
 	}
 	return specific
+}
+
+func featuredLessons() []explorer.Link {
+	var links []explorer.Link
+	for _, name := range lessons.Featured {
+		links = append(links, explorer.Link{Label: name, Href: lessons.LessonURL(name, 0)})
+	}
+	return links
 }
 
 // lessonTarget is where lessons run: sb itself, with its clock and

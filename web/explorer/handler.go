@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"kubeplay/cli"
 	"kubeplay/server/inproc"
 	"kubeplay/web/internal/apitypes"
 	"kubeplay/web/internal/status"
@@ -25,7 +26,9 @@ const listLimit = 500
 // Handler serves the explorer page. It reads everything it shows from the
 // Kubernetes API it was given, through in-memory requests.
 type Handler struct {
-	api *inproc.Client
+	api     *inproc.Client
+	console *cli.Console // nil: the start page has no console
+	lessons []Link
 }
 
 // New returns the explorer page handler for api.
@@ -61,6 +64,7 @@ func (h *Handler) props(ctx context.Context, ref, ns, rv string) (Props, int) {
 		p.Selection, code = &sel, c
 	} else {
 		p.EventsServed, p.RecentEvents, p.RecentEventsError = h.recentEvents(ctx, groups)
+		p.Start = h.start(ctx)
 	}
 
 	current := ""

@@ -78,6 +78,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// Featured are the lessons a newcomer might start with, in order.
+var Featured = []string{"resource-versions", "list-and-watch", "ssa-conflicts", "foreground-deletion", "deployment-rollout"}
+
 // LessonURL is the page of lesson name, open at step (1-based; 0 for none).
 func LessonURL(name string, step int) string {
 	u := Path + "?name=" + url.QueryEscape(name)

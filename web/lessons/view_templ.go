@@ -65,11 +65,11 @@ type RequestProps struct {
 func (s StepProps) class() string {
 	switch {
 	case s.Ran && !s.OK:
-		return "step failed"
+		return "step step-failed"
 	case s.Ran:
-		return "step passed"
+		return "step step-passed"
 	case s.Next:
-		return "step next"
+		return "step step-next"
 	}
 	return "step"
 }
@@ -649,7 +649,7 @@ func result(s StepProps) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		if s.OK {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 47, "<p class=\"passed\">Passed ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 47, "<p class=\"verdict-passed\">Passed ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -677,7 +677,7 @@ func result(s StepProps) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		} else {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 51, "<div class=\"failed\" role=\"alert\"><p>Not as expected ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 51, "<div class=\"verdict-failed\" role=\"alert\"><p>Not as expected ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
