@@ -928,7 +928,7 @@ func atRevision(s SelectionProps) templ.Component {
 			templ_7745c5c3_Var39 = templ.NopComponent
 		}
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 67, "<nav class=\"timeline\" aria-label=\"revisions\">The ")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 67, "<nav class=\"revision-steps\" aria-label=\"revisions\">The ")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
