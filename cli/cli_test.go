@@ -189,7 +189,7 @@ func TestConsole_RunRawRedirects(t *testing.T) {
 				var out [2]strings.Builder
 				for i, console := range []*cli.Console{
 					cli.New(redirecting(code, &direct)),
-					cli.NewClient("http://kubeplay", &http.Client{Transport: recorderTransport{redirecting(code, &client)}}, ""),
+					cli.NewClient("http://kubeplay", (&http.Client{Transport: recorderTransport{redirecting(code, &client)}}).Do, ""),
 				} {
 					if err := console.Run(t.Context(), method+" /a", `{"data":{}}`, &out[i]); err != nil {
 						t.Fatal(err)

@@ -80,9 +80,11 @@ func switchControllers(get func() playground.Controllers, set func(playground.Co
 	}
 }
 
-// HandlerClient returns an HTTP client whose requests h serves in process,
+// HandlerClient returns a Doer whose requests h serves in process,
 // streaming included (a watch's events arrive as h writes them), so that a
 // scenario runs against a sandbox without a network round trip.
-func HandlerClient(h http.Handler) *http.Client {
-	return &http.Client{Transport: handlertransport.Transport{Handler: h}}
-}
+func HandlerClient(h http.Handler) Doer { return handlerDoer{handlertransport.Transport{Handler: h}} }
+
+type handlerDoer struct{ rt handlertransport.Transport }
+
+func (d handlerDoer) Do(req *http.Request) (*http.Response, error) { return d.rt.RoundTrip(req) }

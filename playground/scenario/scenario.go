@@ -266,11 +266,18 @@ func Builtin() ([]*Scenario, error) {
 	return out, nil
 }
 
+// Doer sends a request: an *http.Client, or HandlerClient's in process
+// (which, unlike an http.Client, links no network transport: the browser
+// build runs lessons with it).
+type Doer interface {
+	Do(*http.Request) (*http.Response, error)
+}
+
 // Target is the API a scenario runs against.
 type Target struct {
 	// Server is the API's URL (a sandbox's includes its /sandboxes/<id>).
 	Server string
-	Client *http.Client
+	Client Doer
 	// Token, if set, is sent as a bearer token.
 	Token string
 	// AdvanceClock advances a sandbox's clock, Compact drops its history
@@ -337,7 +344,7 @@ func NewSession(sc *Scenario, t Target) (*Session, error) {
 			return nil, err
 		}
 	}
-	r := &runner{t: t, vars: map[string]string{"RUN": runID()}, console: cli.NewClient(t.Server, t.Client, t.Token)}
+	r := &runner{t: t, vars: map[string]string{"RUN": runID()}, console: cli.NewClient(t.Server, t.Client.Do, t.Token)}
 	return &Session{sc: sc, r: r}, nil
 }
 
