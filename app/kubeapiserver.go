@@ -267,28 +267,11 @@ func kubeAPIServerConfig(cl *commandLine, stderr io.Writer) (*kubeAPIServerSetti
 	if err != nil {
 		return nil, err
 	}
-	opts.Controllers = envtestControllers(controllers, workloads)
+	opts.Controllers = playground.BasicControllers(controllers, workloads)
 	for _, note := range notes {
 		fmt.Fprintln(stderr, "kubeplay: ignoring", note)
 	}
 	return cfg, nil
-}
-
-// envtestBasics are the controllers a test environment runs unless told
-// not to: those whose absence envtest users work around (namespaces that
-// never finish deleting, no cascading deletion) and those that keep the
-// API's own objects as a cluster has them. The workload controllers and the
-// simulated nodes run only when asked for.
-var envtestBasics = []string{"namespace", "garbageCollector", "clusterRoleAggregation", "validatingAdmissionPolicyStatus"}
-
-func envtestControllers(basics, workloads bool) playground.Controllers {
-	var off []string
-	for _, name := range playground.ControllerNames() {
-		if slices.Contains(envtestBasics, name) && !basics || !slices.Contains(envtestBasics, name) && !workloads {
-			off = append(off, name)
-		}
-	}
-	return playground.Controllers{}.Without(off...)
 }
 
 // parseSwitches reads the key=bool entries of --runtime-config or
