@@ -26,13 +26,12 @@ import (
 
 // The Deployment's labels and annotations on its ReplicaSets.
 const (
-	podTemplateHashLabel        = "pod-template-hash"
-	revisionAnnotation          = "deployment.kubernetes.io/revision"
-	revisionHistoryAnnotation   = "deployment.kubernetes.io/revision-history"
-	desiredReplicasAnnotation   = "deployment.kubernetes.io/desired-replicas"
-	maxReplicasAnnotation       = "deployment.kubernetes.io/max-replicas"
-	maxRevisionHistoryChars     = 2000
-	deploymentProgressingReason = "ReplicaSetUpdated"
+	podTemplateHashLabel      = "pod-template-hash"
+	revisionAnnotation        = "deployment.kubernetes.io/revision"
+	revisionHistoryAnnotation = "deployment.kubernetes.io/revision-history"
+	desiredReplicasAnnotation = "deployment.kubernetes.io/desired-replicas"
+	maxReplicasAnnotation     = "deployment.kubernetes.io/max-replicas"
+	maxRevisionHistoryChars   = 2000
 )
 
 // deploymentController is kube-controller-manager's Deployment controller:
@@ -970,7 +969,7 @@ func (s *deploymentSync) syncRolloutStatus(ctx context.Context, all []*appsv1.Re
 		case deploymentComplete(d, &st):
 			s.setCondition(&st, appsv1.DeploymentProgressing, corev1.ConditionTrue, "NewReplicaSetAvailable", what+" has successfully progressed.")
 		case progressing(d, &st):
-			c := appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: deploymentProgressingReason,
+			c := appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "ReplicaSetUpdated",
 				Message: what + " is progressing.", LastUpdateTime: s.now, LastTransitionTime: s.now}
 			if cur != nil {
 				if cur.Status == corev1.ConditionTrue {

@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 
 	"kubeplay/internal/jsonmap"
 	"kubeplay/server/inproc"
@@ -371,14 +370,4 @@ func decodeInto(o jsonmap.Object, out any) error {
 		return err
 	}
 	return json.Unmarshal(b, out)
-}
-
-// deleteWithUID deletes the object at path if it is still the one of uid.
-func deleteWithUID(ctx context.Context, c *inproc.Client, path string, uid types.UID) error {
-	opts := metav1.DeleteOptions{TypeMeta: metav1.TypeMeta{Kind: "DeleteOptions", APIVersion: "v1"}, Preconditions: &metav1.Preconditions{UID: &uid}}
-	err := c.Do(ctx, "DELETE", path, opts, nil)
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	return err
 }
