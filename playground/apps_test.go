@@ -422,6 +422,7 @@ func TestStatefulSet_orderedPodsClaimsAndRollingUpdate(t *testing.T) {
 		t.Errorf("%d claims after scaling down", n)
 	}
 	waitIdle(t, sb)
+	assertStaysIdle(t, sb)
 }
 
 // A DaemonSet runs one pod on each node whose taints it tolerates, pinned
@@ -487,4 +488,5 @@ func TestDaemonSet_podPerNodeAndRollingUpdate(t *testing.T) {
 		return st["desiredNumberScheduled"] == 1.0 && st["currentNumberScheduled"] == 1.0 && len(items(t, h, "/api/v1/namespaces/default/pods")) == 1
 	})
 	waitIdle(t, sb)
+	assertStaysIdle(t, sb)
 }
