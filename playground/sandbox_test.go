@@ -93,6 +93,7 @@ func TestSandbox_JournalAudit(t *testing.T) {
 		t.Errorf("denied: %d, went through %q, want %q", denied.Status, got, want)
 	}
 
+	waitForDefaultServiceAccount(t, h, "default")
 	pod := httptest.NewRequest("POST", "/api/v1/namespaces/default/pods", strings.NewReader(`{"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`))
 	pod.Header.Set("Content-Type", "application/json")
 	h.ServeHTTP(httptest.NewRecorder(), pod)

@@ -46,14 +46,14 @@ func newPerNamespace(res schema.GroupVersionResource, name string) *perNamespace
 	return &perNamespace{prefix: builtinKeyPrefix(res), name: name}
 }
 
-// informersUser is who kube-controller-manager's shared informers list
-// and watch as: its own credentials, whatever the controllers' roles grant.
+// informersUser is kube-controller-manager's own identity, which its shared
+// informers list and watch as, whatever the controllers' roles grant.
 var informersUser = &authn.User{Name: "system:kube-controller-manager", Groups: []string{authn.Authenticated}}
 
 // resync reads every namespace and every object of the name, as the
 // shared informers do, and names the active namespaces.
 func (p *perNamespace) resync(ctx context.Context, h http.Handler, res schema.GroupVersionResource) ([]string, error) {
-	c := inproc.New(h, controllerAgent("shared-informers"))
+	c := inproc.New(h, rootAgent("shared-informers"))
 	ctx = authn.WithUser(ctx, informersUser)
 	namespaces, err := list(ctx, c, "/api/v1/namespaces")
 	if err != nil {

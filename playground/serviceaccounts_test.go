@@ -2,8 +2,10 @@ package playground_test
 
 import (
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/pem"
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -82,4 +84,47 @@ func TestServiceAccountController_DefaultAndRootCA(t *testing.T) {
 		t.Errorf("a terminating namespace's default ServiceAccount: %d", code)
 	}
 	assertStaysIdle(t, sb)
+}
+
+// A service-account-token Secret gets a token the API accepts, the CA and
+// the namespace; it goes with its ServiceAccount, and its token with it.
+func TestServiceAccountTokenController(t *testing.T) {
+	sb := openSandbox(t)
+	h := sb.Handler()
+	mustDo(t, h, 201, "POST", "/api/v1/namespaces/default/serviceaccounts", `{"metadata":{"name":"robot"}}`)
+	secret := "/api/v1/namespaces/default/secrets/robot-token"
+	mustDo(t, h, 201, "POST", "/api/v1/namespaces/default/secrets",
+		`{"metadata":{"name":"robot-token","annotations":{"kubernetes.io/service-account.name":"robot"}},"type":"kubernetes.io/service-account-token"}`)
+	var data map[string]any
+	waitFor(t, "the token", func() bool {
+		_, s := do(t, h, "GET", secret, "")
+		data, _ = s["data"].(map[string]any)
+		return data["token"] != nil
+	})
+	decode := func(k string) string {
+		b, err := base64.StdEncoding.DecodeString(data[k].(string))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	if ns := decode("namespace"); ns != "default" {
+		t.Errorf("namespace %q", ns)
+	}
+	if !strings.HasPrefix(decode("ca.crt"), "-----BEGIN CERTIFICATE-----") {
+		t.Errorf("ca.crt %q", decode("ca.crt"))
+	}
+	review := func() map[string]any {
+		out := mustDo(t, h, 201, "POST", "/apis/authentication.k8s.io/v1/tokenreviews", `{"spec":{"token":"`+decode("token")+`"}}`)
+		return out["status"].(map[string]any)
+	}
+	status := review()
+	if user, _ := status["user"].(map[string]any); status["authenticated"] != true || user["username"] != "system:serviceaccount:default:robot" {
+		t.Errorf("token review: %v", status)
+	}
+	mustDo(t, h, 200, "DELETE", "/api/v1/namespaces/default/serviceaccounts/robot", "")
+	waitFor(t, "the Secret to go with its ServiceAccount", gone(t, h, secret))
+	if status := review(); status["authenticated"] == true {
+		t.Errorf("the token of a deleted Secret: %v", status)
+	}
 }
