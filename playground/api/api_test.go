@@ -453,8 +453,8 @@ func TestAPI_run(t *testing.T) {
 	var out []byte
 	h := call(t, "POST", runURL+"?builtin=graceful-pod-deletion", "", nil, 200, &out)
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if h.Get("Content-Type") != "application/x-ndjson" || len(lines) != 7 || lines[6] != `{"passed":true}` ||
-		!strings.HasPrefix(lines[0], `{"step":1,"name":"create a pod bound to a node","status":201,`) {
+	if h.Get("Content-Type") != "application/x-ndjson" || len(lines) != 8 || lines[7] != `{"passed":true}` ||
+		!strings.HasPrefix(lines[1], `{"step":2,"name":"create a pod bound to a node","status":201,`) {
 		t.Errorf("run:\n%s", out)
 	}
 	scenario := `apiVersion: kubeplay.dev/v1
