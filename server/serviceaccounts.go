@@ -30,8 +30,9 @@ import (
 )
 
 // ServiceAccount tokens are JWTs signed by a key the server creates on the
-// first TokenRequest and keeps in its store (outside /registry/, so no API
-// serves it), so tokens stay valid across restarts of a persistent sandbox.
+// first TokenRequest (or the first token of a service-account-token
+// Secret) and keeps in its store (outside /registry/, so no API serves it),
+// so tokens stay valid across restarts of a persistent sandbox.
 
 const (
 	// serviceAccountIssuer is the tokens' iss, and their default and only
