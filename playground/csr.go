@@ -37,7 +37,10 @@ func init() {
 		}})
 }
 
-var csrsGVR = schema.GroupVersionResource{Group: "certificates.k8s.io", Version: "v1", Resource: "certificatesigningrequests"}
+var (
+	csrsGVR       = schema.GroupVersionResource{Group: "certificates.k8s.io", Version: "v1", Resource: "certificatesigningrequests"}
+	csrsKeyPrefix = builtinKeyPrefix(csrsGVR)
+)
 
 // The built-in signers the signer signs for.
 const (
@@ -65,7 +68,7 @@ func (k csrKeys) resync(ctx context.Context, done func(jsonmap.Object) bool) ([]
 }
 
 func (k csrKeys) keysOf(ev store.Event, q queue) {
-	if name, ok := strings.CutPrefix(ev.KV.Key, builtinKeyPrefix(csrsGVR)); ok && ev.Type != store.Deleted {
+	if name, ok := strings.CutPrefix(ev.KV.Key, csrsKeyPrefix); ok && ev.Type != store.Deleted {
 		q.Add(name)
 	}
 }
