@@ -120,7 +120,9 @@ func csrCondition(csr jsonmap.Object, t string) bool {
 }
 
 // usages are the request's spec.usages.
-func usages(csr jsonmap.Object) []string { return jsonmap.Strings(jsonmap.Child(csr, "spec"), "usages") }
+func usages(csr jsonmap.Object) []string {
+	return jsonmap.Strings(jsonmap.Child(csr, "spec"), "usages")
+}
 
 // sameUsages reports whether got holds the usages of one of wants, in any
 // order.
