@@ -265,15 +265,16 @@ func TestConsole_Generators(t *testing.T) {
 		}
 		return out.String()
 	}
-	for line, want := range map[string]string{
-		"create deployment web --image=registry.k8s.io/nginx:1.27 --replicas=2 --port=80": "deployment.apps/web created\n",
-		"create configmap settings --from-literal=color=blue --from-literal=size=m":       "configmap/settings created\n",
-		"create secret generic token --from-literal=t=s3cret":                             "secret/token created\n",
-		"create namespace team-a":             "namespace/team-a created\n",
-		"run probe --image=busybox -n team-a": "pod/probe created\n",
+	// In order: the pod goes into the namespace made before it.
+	for _, tt := range []struct{ line, want string }{
+		{"create deployment web --image=registry.k8s.io/nginx:1.27 --replicas=2 --port=80", "deployment.apps/web created\n"},
+		{"create configmap settings --from-literal=color=blue --from-literal=size=m", "configmap/settings created\n"},
+		{"create secret generic token --from-literal=t=s3cret", "secret/token created\n"},
+		{"create namespace team-a", "namespace/team-a created\n"},
+		{"run probe --image=busybox -n team-a", "pod/probe created\n"},
 	} {
-		if got := run(line); got != want {
-			t.Errorf("%s: %q, want %q", line, got, want)
+		if got := run(tt.line); got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.line, got, tt.want)
 		}
 	}
 	for line, want := range map[string][]string{

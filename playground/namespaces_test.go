@@ -12,6 +12,10 @@ import (
 	"kubeplay/store"
 )
 
+// openSandbox opens a sandbox running every controller, once its default
+// namespace has what the controllers give every namespace (the default
+// ServiceAccount, which pods need, and kube-root-ca.crt), as a cluster's
+// has by the time anyone uses it.
 func openSandbox(t *testing.T) *playground.Sandbox {
 	t.Helper()
 	st, err := store.Open(t.Context(), ":memory:", store.Options{})
@@ -23,6 +27,11 @@ func openSandbox(t *testing.T) *playground.Sandbox {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sb.Close() })
+	waitForDefaultServiceAccount(t, sb.Handler(), "default")
+	waitFor(t, "kube-root-ca.crt in default", func() bool {
+		code, _ := do(t, sb.Handler(), "GET", "/api/v1/namespaces/default/configmaps/kube-root-ca.crt", "")
+		return code == 200
+	})
 	return sb
 }
 
