@@ -94,6 +94,7 @@ type Server struct {
 	// noWebhookCalls: see Options.NoWebhookCalls.
 	noWebhookCalls bool
 	apiMu          sync.Mutex // serializes changes of api
+	quotaMu        sync.Mutex // serializes quota admission (admitQuota)
 	api            atomic.Pointer[apiSettings]
 }
 
