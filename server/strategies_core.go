@@ -53,5 +53,5 @@ var coreStrategies = map[schema.GroupResource]strategy{
 	{Resource: "endpoints"}:         {createOnUpdate: true, validate: validation.Endpoints, validateUpdate: validation.EndpointsUpdate},
 	{Resource: "persistentvolumes"}: {validate: validation.PersistentVolume, validateUpdate: validation.PersistentVolumeUpdate},
 	{Resource: "resourcequotas"}:    {validate: validation.ResourceQuota, validateUpdate: validation.ResourceQuotaUpdate},
-	{Resource: "limitranges"}:       {createOnUpdate: true},
+	{Resource: "limitranges"}:       {createOnUpdate: true, validate: validation.LimitRange, validateUpdate: validation.LimitRangeUpdate},
 }

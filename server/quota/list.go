@@ -1,13 +1,13 @@
 package quota
 
 import (
-	"encoding/json"
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"kubeplay/internal/jsonmap"
 )
 
 // A List is a ResourceList: quantities by resource name (a quota's hard
@@ -24,18 +24,7 @@ func ListOf(v any) List {
 	}
 	out := make(List, len(m))
 	for name, x := range m {
-		var s string
-		switch x := x.(type) {
-		case string:
-			s = x
-		case json.Number:
-			s = x.String()
-		case float64, int64:
-			s = fmt.Sprint(x)
-		default:
-			continue
-		}
-		if q, err := resource.ParseQuantity(s); err == nil {
+		if q, ok := jsonmap.Quantity(x); ok {
 			out[name] = q
 		}
 	}
