@@ -90,8 +90,11 @@ func (rq *resourceQuotaController) keysOf(ev store.Event, q queue) {
 			rq.track(ns, name, nil)
 		} else if obj := decode(ev.KV.Value); obj != nil {
 			rq.track(ns, name, obj)
-			// Its own status writes say nothing new.
-			if ev.Prev == nil || !jsonEqual(jsonmap.Child(obj, "spec"), jsonmap.Child(decode(ev.Prev.Value), "spec")) {
+			// Status writes that agree with the spec (its own, admission's)
+			// say nothing new; one that sets other hard limits is undone at
+			// once (kube-controller-manager waits for its periodic resync).
+			qu := quota.Of(obj)
+			if ev.Prev == nil || !jsonEqual(jsonmap.Child(obj, "spec"), jsonmap.Child(decode(ev.Prev.Value), "spec")) || !quota.Equal(qu.Hard, qu.SpecHard) {
 				q.Add(ns + "/" + name)
 			}
 		}

@@ -6,10 +6,10 @@ import (
 	"testing"
 )
 
-// quotaUsed is the status.used of the quota ns/name, "" before it has one.
-func quotaUsed(t *testing.T, sb interface{ Handler() http.Handler }, path string) string {
+// quotaUsed is the status.used of the quota at path, "" before it has one.
+func quotaUsed(t *testing.T, h http.Handler, path string) string {
 	t.Helper()
-	q := mustDo(t, sb.Handler(), 200, "GET", path, "")
+	q := mustDo(t, h, 200, "GET", path, "")
 	st, _ := q["status"].(map[string]any)
 	if st == nil || st["used"] == nil {
 		return ""
@@ -31,7 +31,7 @@ func TestResourceQuota_usage(t *testing.T) {
 	var cms string
 	waitFor(t, "the quota's usage", func() bool {
 		cms = fmt.Sprint(len(items(t, h, "/api/v1/namespaces/default/configmaps")))
-		return quotaUsed(t, sb, qPath) == `{"configmaps":"`+cms+`","count/deployments.apps":"0","pods":"0","requests.memory":"0"}`
+		return quotaUsed(t, h, qPath) == `{"configmaps":"`+cms+`","count/deployments.apps":"0","pods":"0","requests.memory":"0"}`
 	})
 	q := mustDo(t, h, 200, "GET", qPath, "")
 	if hard := jsonOf(q["status"].(map[string]any)["hard"]); hard != `{"configmaps":"3","count/deployments.apps":"1","pods":"2","requests.memory":"1Gi"}` {
@@ -40,13 +40,13 @@ func TestResourceQuota_usage(t *testing.T) {
 	pod := `{"metadata":{"name":"%s"},"spec":{"containers":[{"name":"c","image":"nginx","resources":{"requests":{"memory":"400Mi"}}}]}}`
 	mustDo(t, h, 201, "POST", "/api/v1/namespaces/default/pods", fmt.Sprintf(pod, "a"))
 	mustDo(t, h, 201, "POST", "/api/v1/namespaces/default/pods", fmt.Sprintf(pod, "b"))
-	if used := quotaUsed(t, sb, qPath); used != `{"configmaps":"`+cms+`","count/deployments.apps":"0","pods":"2","requests.memory":"800Mi"}` {
+	if used := quotaUsed(t, h, qPath); used != `{"configmaps":"`+cms+`","count/deployments.apps":"0","pods":"2","requests.memory":"800Mi"}` {
 		t.Errorf("used after two pods %s", used)
 	}
 	mustDo(t, h, 403, "POST", "/api/v1/namespaces/default/pods", fmt.Sprintf(pod, "c"))
 	mustDo(t, h, 200, "DELETE", "/api/v1/namespaces/default/pods/a?gracePeriodSeconds=0", "")
 	waitFor(t, "the pod's usage released", func() bool {
-		return quotaUsed(t, sb, qPath) == `{"configmaps":"`+cms+`","count/deployments.apps":"0","pods":"1","requests.memory":"400Mi"}`
+		return quotaUsed(t, h, qPath) == `{"configmaps":"`+cms+`","count/deployments.apps":"0","pods":"1","requests.memory":"400Mi"}`
 	})
 	mustDo(t, h, 201, "POST", "/api/v1/namespaces/default/pods", fmt.Sprintf(pod, "c"))
 
@@ -55,8 +55,25 @@ func TestResourceQuota_usage(t *testing.T) {
 	q["spec"].(map[string]any)["hard"].(map[string]any)["secrets"] = "5"
 	mustDo(t, h, 200, "PUT", qPath, jsonOf(q))
 	waitFor(t, "the secrets counted", func() bool {
-		return quotaUsed(t, sb, qPath) == `{"configmaps":"`+cms+`","count/deployments.apps":"0","pods":"2","requests.memory":"800Mi","secrets":"0"}`
+		return quotaUsed(t, h, qPath) == `{"configmaps":"`+cms+`","count/deployments.apps":"0","pods":"2","requests.memory":"800Mi","secrets":"0"}`
 	})
 	waitIdle(t, sb)
 	assertStaysIdle(t, sb)
+}
+
+// Hard limits written into the status by hand are set back to the spec's.
+func TestResourceQuota_statusReset(t *testing.T) {
+	sb := openSandbox(t)
+	h := sb.Handler()
+	const qPath = "/api/v1/namespaces/default/resourcequotas/q"
+	mustDo(t, h, 201, "POST", "/api/v1/namespaces/default/resourcequotas", `{"metadata":{"name":"q"},"spec":{"hard":{"cpu":"1"}}}`)
+	waitFor(t, "the quota's status", func() bool { return quotaUsed(t, h, qPath) == `{"cpu":"0"}` })
+	q := mustDo(t, h, 200, "GET", qPath, "")
+	q["status"].(map[string]any)["hard"] = map[string]any{"cpu": "2"}
+	mustDo(t, h, 200, "PUT", qPath+"/status", jsonOf(q))
+	waitFor(t, "the status reset", func() bool {
+		q := mustDo(t, h, 200, "GET", qPath, "")
+		return jsonOf(q["status"].(map[string]any)["hard"]) == `{"cpu":"1"}`
+	})
+	waitIdle(t, sb)
 }
