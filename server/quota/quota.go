@@ -106,10 +106,11 @@ func Charge(quotas []Quota, ev Evaluator, subresource string, obj, old jsonmap.O
 	charged := map[int]List{}
 	for _, i := range applying {
 		q := quotas[i]
-		requested := Mask(RemoveZeros(deltas[i]), q.Hard.Names())
-		if len(RemoveZeros(deltas[i])) == 0 {
+		delta := RemoveZeros(deltas[i])
+		if len(delta) == 0 {
 			continue
 		}
+		requested := Mask(delta, q.Hard.Names())
 		used := Add(q.Used, requested)
 		if Equal(used, q.Used) {
 			continue
