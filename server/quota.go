@@ -36,8 +36,8 @@ func (s *Server) admitQuota(ctx context.Context, req *request, obj, old object, 
 	if ev == nil || !ev.Handles(req.subresource, obj, old) {
 		return nil
 	}
-	// Writes in one namespace are charged one at a time, as
-	// kube-apiserver's quota evaluator does.
+	// Writes are charged one at a time (kube-apiserver's quota evaluator
+	// takes those of a namespace one at a time).
 	s.quotaMu.Lock()
 	defer s.quotaMu.Unlock()
 	var err error
