@@ -91,7 +91,7 @@ func TestSandbox_JournalAudit(t *testing.T) {
 		admitted.Audit.ImpersonatedBy != nil || admitted.Audit.Decision != "allow" {
 		t.Errorf("admitted: %d %+v", admitted.Status, admitted.Audit)
 	}
-	want := []string{"mutating NamespaceLifecycle", "validating ValidatingAdmissionPolicy no-blue/no-blue-everywhere"}
+	want := []string{"mutating NamespaceLifecycle", "validating ValidatingAdmissionPolicy no-blue/no-blue-everywhere", "validating ResourceQuota"}
 	if got := stages(admitted); !slices.Equal(got, want) {
 		t.Errorf("admitted went through %q, want %q", got, want)
 	}
@@ -105,7 +105,7 @@ func TestSandbox_JournalAudit(t *testing.T) {
 	pod.Header.Set("Content-Type", "application/json")
 	h.ServeHTTP(httptest.NewRecorder(), pod)
 	want = []string{"mutating NamespaceLifecycle", "mutating LimitRanger", "mutating ServiceAccount", "mutating Priority",
-		"mutating DefaultTolerationSeconds", "validating LimitRanger", "validating ValidatingAdmissionPolicy"}
+		"mutating DefaultTolerationSeconds", "validating LimitRanger", "validating ValidatingAdmissionPolicy", "validating ResourceQuota"}
 	if got := stages(lastEntry(t, sb.Journal(), "POST", pod.URL.Path)); !slices.Equal(got, want) {
 		t.Errorf("a pod went through %q, want %q", got, want)
 	}

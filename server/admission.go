@@ -67,13 +67,16 @@ func (s *Server) admitCreate(ctx context.Context, req *request, obj object, dryR
 
 // admitValidating is the validating admission of kube-apiserver's default
 // plugins that applies to every resource, in their order, on a create (old
-// nil), an update or a delete (obj nil): ValidatingAdmissionPolicy, then
-// the validating webhooks.
+// nil), an update or a delete (obj nil): ValidatingAdmissionPolicy, the
+// validating webhooks, then ResourceQuota.
 func (s *Server) admitValidating(ctx context.Context, req *request, obj, old object, dryRun bool) error {
 	if err := s.admitPolicies(ctx, req, obj, old, dryRun); err != nil {
 		return err
 	}
-	return s.admitValidatingWebhooks(ctx, req, obj, old, dryRun)
+	if err := s.admitValidatingWebhooks(ctx, req, obj, old, dryRun); err != nil {
+		return err
+	}
+	return s.admitQuota(ctx, req, obj, old, dryRun)
 }
 
 // admitDeletion is the admission of a delete of obj: the mutating webhooks

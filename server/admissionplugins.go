@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"kubeplay/internal/jsonmap"
 	"kubeplay/server/audit"
 	"kubeplay/server/catalog"
 	"kubeplay/server/defaults"
@@ -68,6 +69,26 @@ func (s *Server) admitPod(ctx context.Context, res *catalog.Resource, ns string,
 }
 
 func mutating(plugin string) audit.Stage { return audit.Stage{Phase: audit.Mutating, Plugin: plugin} }
+
+// admitNewClaim runs the DefaultStorageClass plugin on a new claim, and
+// LimitRanger's bounds in the validating phase.
+func (s *Server) admitNewClaim(ctx context.Context, res *catalog.Resource, ns string, obj object) (func() error, error) {
+	rec := audit.FromContext(ctx)
+	if err := rec.Ran(mutating("DefaultStorageClass"), s.admitClaim(ctx, obj)); err != nil {
+		return nil, err
+	}
+	validate := func() error {
+		ranges, err := s.limitRanges(ctx, ns)
+		if err != nil {
+			return err
+		}
+		if err = defaults.LimitClaim(jsonmap.Child(obj, "spec"), ranges); err != nil {
+			err = apierrors.NewForbidden(res.GroupResource(), str(metadata(obj), "name"), err)
+		}
+		return rec.Ran(audit.Stage{Phase: audit.Validating, Plugin: "LimitRanger"}, err)
+	}
+	return validate, nil
+}
 
 var storageClassesGVR = schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1", Resource: "storageclasses"}
 

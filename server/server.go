@@ -108,6 +108,7 @@ type Server struct {
 	// noServiceAccountAdmission: see Options.NoServiceAccountAdmission.
 	noServiceAccountAdmission bool
 	apiMu                     sync.Mutex // serializes changes of api
+	quotaMu                   sync.Mutex // serializes quota admission (admitQuota)
 	api                       atomic.Pointer[apiSettings]
 }
 

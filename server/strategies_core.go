@@ -1,12 +1,8 @@
 package server
 
 import (
-	"context"
-
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"kubeplay/server/audit"
-	"kubeplay/server/catalog"
 	"kubeplay/server/validation"
 )
 
@@ -38,9 +34,7 @@ var coreStrategies = map[schema.GroupResource]strategy{
 	{Resource: "configmaps"}: {validate: validation.ConfigMap, validateUpdate: validation.ConfigMapUpdate},
 	{Resource: "persistentvolumeclaims"}: {
 		validate: validation.PersistentVolumeClaim, validateUpdate: validation.PersistentVolumeClaimUpdate,
-		admitNew: func(s *Server, ctx context.Context, _ *catalog.Resource, _ string, obj object) (func() error, error) {
-			return nil, audit.FromContext(ctx).Ran(mutating("DefaultStorageClass"), s.admitClaim(ctx, obj))
-		},
+		admitNew: (*Server).admitNewClaim,
 	},
 	{Resource: "events"}: {
 		createOnUpdate: true,
@@ -53,5 +47,5 @@ var coreStrategies = map[schema.GroupResource]strategy{
 	{Resource: "endpoints"}:         {createOnUpdate: true, validate: validation.Endpoints, validateUpdate: validation.EndpointsUpdate},
 	{Resource: "persistentvolumes"}: {validate: validation.PersistentVolume, validateUpdate: validation.PersistentVolumeUpdate},
 	{Resource: "resourcequotas"}:    {validate: validation.ResourceQuota, validateUpdate: validation.ResourceQuotaUpdate},
-	{Resource: "limitranges"}:       {createOnUpdate: true},
+	{Resource: "limitranges"}:       {createOnUpdate: true, validate: validation.LimitRange, validateUpdate: validation.LimitRangeUpdate},
 }

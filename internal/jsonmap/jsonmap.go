@@ -2,6 +2,7 @@ package jsonmap
 
 import (
 	"encoding/json"
+	"strconv"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 )
@@ -55,10 +56,20 @@ func Items(v any) []map[string]any {
 	return out
 }
 
-// Quantity reads a resource quantity ("500m", "1Gi").
+// Quantity reads a resource quantity ("500m", "1Gi"), or a number, which
+// kube-apiserver reads as a quantity too.
 func Quantity(v any) (resource.Quantity, bool) {
-	s, ok := v.(string)
-	if !ok {
+	var s string
+	switch x := v.(type) {
+	case string:
+		s = x
+	case json.Number:
+		s = x.String()
+	case float64:
+		s = strconv.FormatFloat(x, 'f', -1, 64)
+	case int64:
+		s = strconv.FormatInt(x, 10)
+	default:
 		return resource.Quantity{}, false
 	}
 	q, err := resource.ParseQuantity(s)
