@@ -1064,7 +1064,9 @@ func completionIndex(p *corev1.Pod) int {
 	return n
 }
 
-func hasTrackingFinalizer(p *corev1.Pod) bool { return slices.Contains(p.Finalizers, jobTrackingFinalizer) }
+func hasTrackingFinalizer(p *corev1.Pod) bool {
+	return slices.Contains(p.Finalizers, jobTrackingFinalizer)
+}
 
 func podTerminal(p *corev1.Pod) bool {
 	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
