@@ -1037,12 +1037,8 @@ func findJobCondition(job *batchv1.Job, t batchv1.JobConditionType) *batchv1.Job
 
 // jobFinished reports whether job is Complete or Failed.
 func jobFinished(job *batchv1.Job) bool {
-	for _, c := range job.Status.Conditions {
-		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
-			return true
-		}
-	}
-	return false
+	finished, _ := jobFinishedCondition(job)
+	return finished
 }
 
 func jobSuspended(job *batchv1.Job) bool { return ptrOr(job.Spec.Suspend, false) }
