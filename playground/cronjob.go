@@ -96,17 +96,17 @@ func (cc *cronJobController) sync(ctx context.Context, cj *batchv1.CronJob, jobs
 	for _, j := range jobs {
 		children[j.UID] = true
 		active := inActiveList(cj, j.UID)
-		finished, cond := jobFinishedCondition(j)
+		finished := jobFinishedCondition(j)
 		switch {
-		case !active && !finished:
+		case !active && finished == nil:
 			cc.event(ctx, cj, corev1.EventTypeWarning, "UnexpectedJob", "Saw a job that the controller did not create or forgot: "+j.Name)
-		case finished:
+		case finished != nil:
 			if active {
 				cj.Status.Active = slices.DeleteFunc(cj.Status.Active, func(r corev1.ObjectReference) bool { return r.UID == j.UID })
-				cc.event(ctx, cj, corev1.EventTypeNormal, "SawCompletedJob", fmt.Sprintf("Saw completed job: %s, condition: %v", j.Name, cond))
+				cc.event(ctx, cj, corev1.EventTypeNormal, "SawCompletedJob", fmt.Sprintf("Saw completed job: %s, condition: %v", j.Name, finished.Type))
 				changed = true
 			}
-			if cond == batchv1.JobComplete && j.Status.CompletionTime != nil &&
+			if finished.Type == batchv1.JobComplete && j.Status.CompletionTime != nil &&
 				(cj.Status.LastSuccessfulTime == nil || j.Status.CompletionTime.After(cj.Status.LastSuccessfulTime.Time)) {
 				cj.Status.LastSuccessfulTime = j.Status.CompletionTime
 				changed = true
@@ -309,10 +309,12 @@ func jobFor(cj *batchv1.CronJob, scheduled time.Time, name string) (*batchv1.Job
 func (cc *cronJobController) cleanupFinished(ctx context.Context, cj *batchv1.CronJob, jobs []*batchv1.Job) bool {
 	var succeeded, failed []*batchv1.Job
 	for _, j := range jobs {
-		switch _, cond := jobFinishedCondition(j); cond {
-		case batchv1.JobComplete:
+		finished := jobFinishedCondition(j)
+		switch {
+		case finished == nil:
+		case finished.Type == batchv1.JobComplete:
 			succeeded = append(succeeded, j)
-		case batchv1.JobFailed:
+		default:
 			failed = append(failed, j)
 		}
 	}
@@ -369,13 +371,13 @@ func inActiveList(cj *batchv1.CronJob, uid types.UID) bool {
 	return slices.ContainsFunc(cj.Status.Active, func(r corev1.ObjectReference) bool { return r.UID == uid })
 }
 
-// jobFinishedCondition says whether j is finished, and how (Complete or
-// Failed).
-func jobFinishedCondition(j *batchv1.Job) (bool, batchv1.JobConditionType) {
-	for _, c := range j.Status.Conditions {
+// jobFinishedCondition is j's Complete or Failed condition if it is
+// finished, nil while it runs.
+func jobFinishedCondition(j *batchv1.Job) *batchv1.JobCondition {
+	for i, c := range j.Status.Conditions {
 		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
-			return true, c.Type
+			return &j.Status.Conditions[i]
 		}
 	}
-	return false, ""
+	return nil
 }

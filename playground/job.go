@@ -1036,10 +1036,7 @@ func findJobCondition(job *batchv1.Job, t batchv1.JobConditionType) *batchv1.Job
 }
 
 // jobFinished reports whether job is Complete or Failed.
-func jobFinished(job *batchv1.Job) bool {
-	finished, _ := jobFinishedCondition(job)
-	return finished
-}
+func jobFinished(job *batchv1.Job) bool { return jobFinishedCondition(job) != nil }
 
 func jobSuspended(job *batchv1.Job) bool { return ptrOr(job.Spec.Suspend, false) }
 

@@ -394,3 +394,20 @@ func TestJob_deletedJobReleasesPods(t *testing.T) {
 	waitFor(t, "the pods to go", func() bool { return len(items(t, h, "/api/v1/namespaces/default/pods")) == 0 })
 	waitIdle(t, sb)
 }
+
+// A finished Job with ttlSecondsAfterFinished goes, with its pods, once
+// that time has passed on the sandbox clock; until then nothing runs.
+func TestJob_ttlAfterFinished(t *testing.T) {
+	sb := openSandbox(t)
+	h := sb.Handler()
+	createJob(t, h, "brief", `"ttlSecondsAfterFinished":600,`)
+	waitJobCondition(t, h, "brief", "Complete=True CompletionsReached: Reached expected number of succeeded pods")
+	if idle, _ := sb.Idle(t.Context()); idle {
+		t.Error("no look scheduled for the Job's expiry")
+	}
+	sb.AdvanceClock(10 * time.Minute)
+	waitFor(t, "the Job and its pod to go", func() bool {
+		return len(items(t, h, jobsPath)) == 0 && len(items(t, h, "/api/v1/namespaces/default/pods")) == 0
+	})
+	waitIdle(t, sb)
+}
