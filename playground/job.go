@@ -768,7 +768,7 @@ func (b jobBackoff) remaining(now time.Time) time.Duration {
 }
 
 // podFinishTime is when p's containers last ended, else when it stopped
-// being ready or was deleted, else its creation.
+// being ready or was deleted, else when it was created.
 func podFinishTime(p *corev1.Pod) time.Time {
 	var t time.Time
 	for _, cs := range append(slices.Clone(p.Status.ContainerStatuses), p.Status.InitContainerStatuses...) {
@@ -785,7 +785,8 @@ func podFinishTime(p *corev1.Pod) time.Time {
 		}
 	}
 	if p.DeletionTimestamp != nil {
-		return p.DeletionTimestamp.Time
+		// When it was deleted: the timestamp is when its grace period ends.
+		return p.DeletionTimestamp.Add(-time.Duration(ptrOr(p.DeletionGracePeriodSeconds, 0)) * time.Second)
 	}
 	return p.CreationTimestamp.Time
 }
