@@ -159,7 +159,9 @@ func TestJob_completionsAndParallelism(t *testing.T) {
 	if n := countPrefix(jobEvents(t, h, "three"), "Normal SuccessfulCreate: Created pod: three-"); n != 3 {
 		t.Errorf("%d SuccessfulCreate events: %q", n, jobEvents(t, h, "three"))
 	}
+	// A finished Job costs nothing.
 	waitIdle(t, sb)
+	assertStaysIdle(t, sb)
 }
 
 func TestJob_indexed(t *testing.T) {
