@@ -20,7 +20,7 @@ const (
 	failed     = "failed"
 	impossible = "impossible" // failed, and listed in impossible.txt
 	skipped    = "skipped"    // the suite skipped it (no feature, provider, enough nodes...)
-	notRun     = "not run"    // selected, but the run's timeout came first
+	notRun     = "not run"    // selected, but the run's timeout came first, or interrupted it
 )
 
 var outcomes = []string{passed, failed, impossible, skipped, notRun}
@@ -94,7 +94,7 @@ func readResults(path string, focus, skip *regexp.Regexp, rules []impossibleRule
 				continue
 			case spec.State == types.SpecStatePassed:
 				r.outcome, r.listedImpossible = passed, reason
-			case spec.State == types.SpecStateSkipped && r.detail == "":
+			case spec.State == types.SpecStateSkipped && r.detail == "", spec.State == types.SpecStateInterrupted:
 				r.outcome = notRun
 			case spec.State == types.SpecStateSkipped:
 				r.outcome = skipped
