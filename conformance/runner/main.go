@@ -76,7 +76,7 @@ func main() {
 	}
 }
 
-func runAll(o options) error {
+func runAll(o options) (err error) {
 	rules, err := readImpossible(o.impossible)
 	if err != nil {
 		return err
@@ -107,6 +107,12 @@ func runAll(o options) error {
 		if err := execute(ctx, o, runs); err != nil {
 			return err
 		}
+		// Interrupted, the report still says what ran.
+		defer func() {
+			if err == nil {
+				err = context.Cause(ctx)
+			}
+		}()
 	}
 	for _, rn := range runs {
 		if err := rn.collect(filepath.Join(o.out, rn.name), rules); err != nil {
@@ -153,7 +159,7 @@ func execute(ctx context.Context, o options, runs []*run) error {
 	}
 	for _, rn := range runs {
 		if ctx.Err() != nil {
-			return ctx.Err()
+			break
 		}
 		dir := filepath.Join(o.out, rn.name)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
