@@ -32,6 +32,7 @@ type options struct {
 	timeout              time.Duration
 	contentType          string
 	verifySA, deleteNS   bool
+	skipImpossible       bool
 	impossible, out      string
 	reportOnly           bool
 }
@@ -52,6 +53,7 @@ func main() {
 	flag.BoolVar(&o.verifySA, "verify-sa", true, "wait for the default ServiceAccount and kube-root-ca.crt in each test namespace, as the suite does by default")
 	flag.BoolVar(&o.deleteNS, "delete-ns", true, "delete each test's namespace after it (false for a server with no namespace controller, such as a bare kube-apiserver)")
 	flag.StringVar(&o.impossible, "impossible", "impossible.txt", "the tests that cannot pass here, and why")
+	flag.BoolVar(&o.skipImpossible, "skip-impossible", true, "do not run the tests impossible.txt lists (most wait minutes for what never comes); they are reported as impossible, not run. false runs them too, which checks the list")
 	flag.StringVar(&o.out, "out", "", "output directory: one directory per run (the suite's log, ginkgo's JSON and JUnit reports), report.md, results.tsv and summary.txt")
 	flag.BoolVar(&o.reportOnly, "report-only", false, "do not run: write the report again from the runs in -out (after editing impossible.txt, say)")
 	flag.Parse()
@@ -104,7 +106,7 @@ func runAll(o options) (err error) {
 		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
-		if err := execute(ctx, o, runs); err != nil {
+		if err := execute(ctx, o, runs, rules); err != nil {
 			return err
 		}
 		// Interrupted, the report still says what ran.
@@ -144,7 +146,7 @@ func plannedRuns(o options) []*run {
 
 // execute starts kubeplay (unless -kubeconfig names a cluster) and does the
 // runs one after the other, each in a new sandbox.
-func execute(ctx context.Context, o options, runs []*run) error {
+func execute(ctx context.Context, o options, runs []*run, rules []impossibleRule) error {
 	var kp *kubeplay
 	if o.kubeconfig == "" {
 		if o.kubeplay == "" {
@@ -175,7 +177,7 @@ func execute(ctx context.Context, o options, runs []*run) error {
 			}
 		}
 		log.Printf("%s: running %q (skip %q), %d processes, timeout %s; log in %s", rn.name, rn.focus, rn.skip, o.procs, o.timeout, filepath.Join(dir, "e2e.log"))
-		if err := rn.execute(ctx, o, kubeconfig, dir); err != nil {
+		if err := rn.execute(ctx, o, rules, kubeconfig, dir); err != nil {
 			return err
 		}
 		if err := rn.save(dir); err != nil {
@@ -193,7 +195,7 @@ func execute(ctx context.Context, o options, runs []*run) error {
 // execute runs the suite once with the ginkgo CLI, as the suite is run
 // against a real cluster: a skeleton provider (no cloud), not waiting for
 // nodes or system pods to be ready (tests that need nodes look for them).
-func (rn *run) execute(ctx context.Context, o options, kubeconfig, dir string) error {
+func (rn *run) execute(ctx context.Context, o options, rules []impossibleRule, kubeconfig, dir string) error {
 	ginkgoFlags := []string{
 		"--procs=" + fmt.Sprint(o.procs),
 		"--focus=" + rn.focus,
@@ -207,6 +209,11 @@ func (rn *run) execute(ctx context.Context, o options, kubeconfig, dir string) e
 	}
 	if rn.skip != "" {
 		ginkgoFlags = append(ginkgoFlags, "--skip="+rn.skip)
+	}
+	if o.skipImpossible {
+		for _, r := range rules {
+			ginkgoFlags = append(ginkgoFlags, "--skip="+ginkgoPattern(r.re.String()))
+		}
 	}
 	e2eFlags := []string{
 		"--kubeconfig=" + kubeconfig,
@@ -250,6 +257,19 @@ func (rn *run) execute(ctx context.Context, o options, kubeconfig, dir string) e
 		return err
 	}
 	return nil
+}
+
+// suiteDescription is the e2e suite's name, which ginkgo puts before a
+// test's full name when it matches --focus and --skip.
+const suiteDescription = "Kubernetes e2e suite"
+
+// ginkgoPattern is a regexp of impossible.txt, which matches the test's
+// full name, as a ginkgo skip.
+func ginkgoPattern(re string) string {
+	if rest, ok := strings.CutPrefix(re, "^"); ok {
+		return "^" + regexp.QuoteMeta(suiteDescription) + " " + rest
+	}
+	return re
 }
 
 // runRecord is what run.json keeps of a run, for -report-only.
@@ -331,6 +351,10 @@ func reportHeader(o options) string {
 		target = "the cluster of " + o.kubeconfig
 	}
 	host, _ := os.Hostname()
-	return fmt.Sprintf("%s, against %s; on %s (%d CPUs); %d processes, timeout %s per run, content type %s, verify-sa %t.",
-		time.Now().UTC().Format("2006-01-02 15:04 MST"), target, host, runtime.NumCPU(), o.procs, o.timeout, o.contentType, o.verifySA)
+	skipping := "the tests impossible.txt lists not run"
+	if !o.skipImpossible {
+		skipping = "the tests impossible.txt lists run too"
+	}
+	return fmt.Sprintf("%s, against %s; on %s (%d CPUs); %d processes, timeout %s per run, content type %s, verify-sa %t; %s.",
+		time.Now().UTC().Format("2006-01-02 15:04 MST"), target, host, runtime.NumCPU(), o.procs, o.timeout, o.contentType, o.verifySA, skipping)
 }

@@ -18,7 +18,7 @@ import (
 const (
 	passed     = "passed"
 	failed     = "failed"
-	impossible = "impossible" // failed, and listed in impossible.txt
+	impossible = "impossible" // listed in impossible.txt, and failed or not run
 	skipped    = "skipped"    // the suite skipped it (no feature, provider, enough nodes...)
 	notRun     = "not run"    // selected, but the run's timeout came first, or interrupted it
 )
@@ -94,12 +94,18 @@ func readResults(path string, focus, skip *regexp.Regexp, rules []impossibleRule
 				continue
 			case spec.State == types.SpecStatePassed:
 				r.outcome, r.listedImpossible = passed, reason
-			case spec.State == types.SpecStateSkipped && r.detail == "", spec.State == types.SpecStateInterrupted:
-				r.outcome = notRun
-			case spec.State == types.SpecStateSkipped:
+			case spec.State == types.SpecStateSkipped && r.detail != "":
 				r.outcome = skipped
 			case reason != "":
-				r.outcome, r.detail = impossible, reason+" ("+r.detail+")"
+				// Failed, or not run: left out by -skip-impossible
+				// or by the timeout.
+				why := r.detail
+				if spec.State.Is(types.SpecStateSkipped | types.SpecStateInterrupted) {
+					why = "not run"
+				}
+				r.outcome, r.detail = impossible, reason+" ("+why+")"
+			case spec.State.Is(types.SpecStateSkipped | types.SpecStateInterrupted):
+				r.outcome = notRun
 			default:
 				r.outcome = failed
 			}

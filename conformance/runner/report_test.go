@@ -66,6 +66,7 @@ func TestReadResults(t *testing.T) {
 			spec("should pass though listed", types.SpecStatePassed, ""),
 			spec("should be skipped", types.SpecStateSkipped, "Only supported for providers [gce]"),
 			spec("should not run", types.SpecStateSkipped, ""),
+			spec("should not run as listed", types.SpecStateSkipped, ""),
 			spec("should time out", types.SpecStateTimedout, "A spec timeout occurred"),
 			spec("should be interrupted", types.SpecStateInterrupted, "Interrupted by Timeout"),
 			{LeafNodeText: "not conformance", LeafNodeType: types.NodeTypeIt, State: types.SpecStateSkipped},
@@ -77,7 +78,7 @@ func TestReadResults(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := writeFile(t, t.TempDir(), "report.json", b)
-	rules := []impossibleRule{{regexp.MustCompile(`exit code|though listed`), "runs the image's command"}}
+	rules := []impossibleRule{{regexp.MustCompile(`exit code|though listed|as listed`), "runs the image's command"}}
 	results, suiteErrors, err := readResults(path, regexp.MustCompile(`\[Conformance\]`), nil, rules)
 	if err != nil {
 		t.Fatal(err)
@@ -93,6 +94,7 @@ func TestReadResults(t *testing.T) {
 		"sig-apps|passed|should pass though listed [Conformance]||runs the image's command",
 		"sig-apps|skipped|should be skipped [Conformance]|Only supported for providers [gce]|",
 		"sig-apps|not run|should not run [Conformance]||",
+		"sig-apps|impossible|should not run as listed [Conformance]|runs the image's command (not run)|",
 		"sig-apps|failed|should time out [Conformance]|A spec timeout occurred|",
 		"sig-apps|not run|should be interrupted [Conformance]|Interrupted by Timeout|",
 	}
@@ -105,7 +107,7 @@ func TestReadResults(t *testing.T) {
 
 	var summary strings.Builder
 	writeSummary(&summary, []*run{{results: results}})
-	if want := "sig-apps:              2 passed, 2 failed, 1 impossible, 1 skipped, 2 not run of 8\n"; !strings.HasPrefix(summary.String(), want) {
+	if want := "sig-apps:              2 passed, 2 failed, 2 impossible, 1 skipped, 2 not run of 9\n"; !strings.HasPrefix(summary.String(), want) {
 		t.Errorf("summary:\n%s\nwant it to start with:\n%s", summary.String(), want)
 	}
 }
@@ -117,5 +119,16 @@ func TestPlannedRuns(t *testing.T) {
 	}
 	if want := `\[sig-apps\].*(?:\[Conformance\])`; runs[1].focus != want || runs[1].skip != `\[Slow\]` {
 		t.Errorf("focus, skip = %q, %q; want %q, \\[Slow\\]", runs[1].focus, runs[1].skip, want)
+	}
+}
+
+func TestGinkgoPattern(t *testing.T) {
+	for re, want := range map[string]string{
+		`^\[sig-a\] Webhook`: `^Kubernetes e2e suite \[sig-a\] Webhook`,
+		`DNS should`:         `DNS should`,
+	} {
+		if got := ginkgoPattern(re); got != want {
+			t.Errorf("ginkgoPattern(%q) = %q, want %q", re, got, want)
+		}
 	}
 }
