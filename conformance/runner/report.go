@@ -89,6 +89,9 @@ func readResults(path string, focus, skip *regexp.Regexp, rules []impossibleRule
 			}
 			r := result{sig: sigOf(name), name: name, seconds: spec.RunTime.Seconds(), detail: firstLine(spec.Failure.Message)}
 			reason := impossibleReason(rules, name)
+			// A test the run's timeout cut short did not run to its end.
+			cutShort := spec.State.Is(types.SpecStateSkipped|types.SpecStateInterrupted) ||
+				spec.State == types.SpecStateTimedout && strings.HasPrefix(r.detail, "A suite timeout occurred")
 			switch {
 			case spec.State == types.SpecStatePending:
 				continue
@@ -100,11 +103,11 @@ func readResults(path string, focus, skip *regexp.Regexp, rules []impossibleRule
 				// Failed, or not run: left out by -skip-impossible
 				// or by the timeout.
 				why := r.detail
-				if spec.State.Is(types.SpecStateSkipped | types.SpecStateInterrupted) {
+				if cutShort {
 					why = "not run"
 				}
 				r.outcome, r.detail = impossible, reason+" ("+why+")"
-			case spec.State.Is(types.SpecStateSkipped | types.SpecStateInterrupted):
+			case cutShort:
 				r.outcome = notRun
 			default:
 				r.outcome = failed

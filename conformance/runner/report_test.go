@@ -69,6 +69,7 @@ func TestReadResults(t *testing.T) {
 			spec("should not run as listed", types.SpecStateSkipped, ""),
 			spec("should time out", types.SpecStateTimedout, "A spec timeout occurred"),
 			spec("should be interrupted", types.SpecStateInterrupted, "Interrupted by Timeout"),
+			spec("should be cut short", types.SpecStateTimedout, "A suite timeout occurred"),
 			{LeafNodeText: "not conformance", LeafNodeType: types.NodeTypeIt, State: types.SpecStateSkipped},
 			{LeafNodeType: types.NodeTypeSynchronizedBeforeSuite, State: types.SpecStateFailed, Failure: types.Failure{Message: "no cluster"}},
 		},
@@ -97,6 +98,7 @@ func TestReadResults(t *testing.T) {
 		"sig-apps|impossible|should not run as listed [Conformance]|runs the image's command (not run)|",
 		"sig-apps|failed|should time out [Conformance]|A spec timeout occurred|",
 		"sig-apps|not run|should be interrupted [Conformance]|Interrupted by Timeout|",
+		"sig-apps|not run|should be cut short [Conformance]|A suite timeout occurred|",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("results:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -107,7 +109,7 @@ func TestReadResults(t *testing.T) {
 
 	var summary strings.Builder
 	writeSummary(&summary, []*run{{results: results}})
-	if want := "sig-apps:              2 passed, 2 failed, 2 impossible, 1 skipped, 2 not run of 9\n"; !strings.HasPrefix(summary.String(), want) {
+	if want := "sig-apps:              2 passed, 2 failed, 2 impossible, 1 skipped, 3 not run of 10\n"; !strings.HasPrefix(summary.String(), want) {
 		t.Errorf("summary:\n%s\nwant it to start with:\n%s", summary.String(), want)
 	}
 }
