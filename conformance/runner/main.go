@@ -20,6 +20,7 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -28,7 +29,7 @@ type options struct {
 	e2e, ginkgo, kubectl string
 	kubeplay, kubeconfig string
 	focus, skip, sigs    string
-	procs                int
+	procs, runsAtOnce    int
 	timeout              time.Duration
 	contentType          string
 	verifySA, deleteNS   bool
@@ -47,6 +48,7 @@ func main() {
 	flag.StringVar(&o.focus, "focus", `\[Conformance\]`, "ginkgo focus: the tests to run")
 	flag.StringVar(&o.skip, "skip", "", "ginkgo skip: tests of the focus not to run")
 	flag.StringVar(&o.sigs, "sigs", "", "comma-separated SIGs (api-machinery,apps,...): one run per SIG, of its tests the focus selects, each with its own sandbox and timeout; empty: one run")
+	flag.IntVar(&o.runsAtOnce, "runs-at-once", 1, "with -sigs, how many SIGs run at the same time (each with -procs processes)")
 	flag.IntVar(&o.procs, "procs", 4, "parallel test processes (tests tagged [Serial] still run alone, at the end)")
 	flag.DurationVar(&o.timeout, "timeout", 40*time.Minute, "timeout of each run; the tests it keeps from running are reported as not run")
 	flag.StringVar(&o.contentType, "content-type", "application/vnd.kubernetes.protobuf", "the content type of the suite's clients (protobuf is its default)")
@@ -145,7 +147,7 @@ func plannedRuns(o options) []*run {
 }
 
 // execute starts kubeplay (unless -kubeconfig names a cluster) and does the
-// runs one after the other, each in a new sandbox.
+// runs, -runs-at-once at a time, each in a new sandbox.
 func execute(ctx context.Context, o options, runs []*run, rules []impossibleRule) error {
 	var kp *kubeplay
 	if o.kubeconfig == "" {
@@ -159,34 +161,57 @@ func execute(ctx context.Context, o options, runs []*run, rules []impossibleRule
 		defer kp.stop()
 		log.Printf("kubeplay serving on %s", kp.url)
 	}
+	// Runs at once share the kubeplay, each with its sandbox.
+	slots := make(chan struct{}, max(o.runsAtOnce, 1))
+	errs := make(chan error, len(runs))
+	var wg sync.WaitGroup
 	for _, rn := range runs {
+		slots <- struct{}{}
 		if ctx.Err() != nil {
 			break
 		}
-		dir := filepath.Join(o.out, rn.name)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		wg.Go(func() {
+			defer func() { <-slots }()
+			errs <- rn.inSandbox(ctx, o, rules, kp)
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
 			return err
 		}
-		kubeconfig := o.kubeconfig
-		var sandbox string
-		if kp != nil {
-			kubeconfig = filepath.Join(dir, "kubeconfig")
-			var err error
-			if sandbox, err = kp.newSandbox(ctx, kubeconfig); err != nil {
-				return err
-			}
-		}
-		log.Printf("%s: running %q (skip %q), %d processes, timeout %s; log in %s", rn.name, rn.focus, rn.skip, o.procs, o.timeout, filepath.Join(dir, "e2e.log"))
-		if err := rn.execute(ctx, o, rules, kubeconfig, dir); err != nil {
+	}
+	return nil
+}
+
+// inSandbox does the run in a new sandbox of kp, or against -kubeconfig's
+// cluster when kp is nil.
+func (rn *run) inSandbox(ctx context.Context, o options, rules []impossibleRule, kp *kubeplay) error {
+	dir := filepath.Join(o.out, rn.name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	kubeconfig := o.kubeconfig
+	var sandbox string
+	if kp != nil {
+		kubeconfig = filepath.Join(dir, "kubeconfig")
+		var err error
+		if sandbox, err = kp.newSandbox(ctx, kubeconfig); err != nil {
 			return err
 		}
-		if err := rn.save(dir); err != nil {
-			return err
-		}
-		if sandbox != "" {
-			if err := kp.deleteSandbox(context.WithoutCancel(ctx), sandbox); err != nil {
-				log.Printf("%s: deleting sandbox %s: %v", rn.name, sandbox, err)
-			}
+	}
+	log.Printf("%s: running %q (skip %q), %d processes, timeout %s; log in %s", rn.name, rn.focus, rn.skip, o.procs, o.timeout, filepath.Join(dir, "e2e.log"))
+	if err := rn.execute(ctx, o, rules, kubeconfig, dir); err != nil {
+		return err
+	}
+	log.Printf("%s: done after %s", rn.name, rn.wall.Round(time.Second))
+	if err := rn.save(dir); err != nil {
+		return err
+	}
+	if sandbox != "" {
+		if err := kp.deleteSandbox(context.WithoutCancel(ctx), sandbox); err != nil {
+			log.Printf("%s: deleting sandbox %s: %v", rn.name, sandbox, err)
 		}
 	}
 	return nil
@@ -355,6 +380,6 @@ func reportHeader(o options) string {
 	if !o.skipImpossible {
 		skipping = "the tests impossible.txt lists run too"
 	}
-	return fmt.Sprintf("%s, against %s; on %s (%d CPUs); %d processes, timeout %s per run, content type %s, verify-sa %t; %s.",
-		time.Now().UTC().Format("2006-01-02 15:04 MST"), target, host, runtime.NumCPU(), o.procs, o.timeout, o.contentType, o.verifySA, skipping)
+	return fmt.Sprintf("%s, against %s; on %s (%d CPUs); %d processes, %d run(s) at once, timeout %s per run, content type %s, verify-sa %t; %s.",
+		time.Now().UTC().Format("2006-01-02 15:04 MST"), target, host, runtime.NumCPU(), o.procs, max(o.runsAtOnce, 1), o.timeout, o.contentType, o.verifySA, skipping)
 }
