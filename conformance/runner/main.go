@@ -57,7 +57,7 @@ func main() {
 	flag.StringVar(&o.impossible, "impossible", "impossible.txt", "the tests that cannot pass here, and why")
 	flag.BoolVar(&o.skipImpossible, "skip-impossible", true, "do not run the tests impossible.txt lists (most wait minutes for what never comes); they are reported as impossible, not run. false runs them too, which checks the list")
 	flag.StringVar(&o.out, "out", "", "output directory: one directory per run (the suite's log, ginkgo's JSON and JUnit reports), report.md, results.tsv and summary.txt")
-	flag.BoolVar(&o.reportOnly, "report-only", false, "do not run: write the report again from the runs in -out (after editing impossible.txt, say)")
+	flag.BoolVar(&o.reportOnly, "report-only", false, "do not run: write the report again from the runs in -out, every directory with a run.json (after editing impossible.txt, say)")
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("conformance: ")
@@ -89,6 +89,11 @@ func runAll(o options) (err error) {
 		return err
 	}
 	runs := plannedRuns(o)
+	if o.reportOnly {
+		if runs, err = recordedRuns(o.out); err != nil {
+			return err
+		}
+	}
 	// The report's header says what ran, when: a report written again
 	// keeps the run's.
 	header := reportHeader(o)
@@ -144,6 +149,22 @@ func plannedRuns(o options) []*run {
 		runs = append(runs, &run{name: "sig-" + sig, focus: focus, skip: o.skip})
 	}
 	return runs
+}
+
+// recordedRuns is a run for each directory of out holding a run.json.
+func recordedRuns(out string) ([]*run, error) {
+	records, err := filepath.Glob(filepath.Join(out, "*", "run.json"))
+	if err != nil {
+		return nil, err
+	}
+	if len(records) == 0 {
+		return nil, fmt.Errorf("no run in %s (no */run.json)", out)
+	}
+	var runs []*run
+	for _, rec := range records {
+		runs = append(runs, &run{name: filepath.Base(filepath.Dir(rec))})
+	}
+	return runs, nil
 }
 
 // execute starts kubeplay (unless -kubeconfig names a cluster) and does the
