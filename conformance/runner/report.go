@@ -261,11 +261,23 @@ func tableCode(s string) string {
 	return "`" + strings.ReplaceAll(s, "|", `\|`) + "`"
 }
 
-// allResults is the runs' results in SIG, then name order.
+// allResults is the runs' results in SIG, then name order. A test in
+// several runs (a run of what an earlier one did not get to) counts once:
+// the last run that ran it decides.
 func allResults(runs []*run) []result {
 	var all []result
+	seen := map[string]int{}
 	for _, rn := range runs {
-		all = append(all, rn.results...)
+		for _, r := range rn.results {
+			i, ok := seen[r.name]
+			switch {
+			case !ok:
+				seen[r.name] = len(all)
+				all = append(all, r)
+			case r.outcome != notRun || all[i].outcome == notRun:
+				all[i] = r
+			}
+		}
 	}
 	slices.SortFunc(all, func(a, b result) int {
 		if c := strings.Compare(a.sig, b.sig); c != 0 {

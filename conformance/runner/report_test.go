@@ -134,3 +134,22 @@ func TestGinkgoPattern(t *testing.T) {
 		}
 	}
 }
+
+func TestAllResultsCountsATestOnce(t *testing.T) {
+	first := &run{results: []result{
+		{sig: "sig-a", name: "[sig-a] x", outcome: passed},
+		{sig: "sig-a", name: "[sig-a] y", outcome: notRun},
+		{sig: "sig-a", name: "[sig-a] z", outcome: failed},
+	}}
+	second := &run{results: []result{
+		{sig: "sig-a", name: "[sig-a] y", outcome: failed},
+		{sig: "sig-a", name: "[sig-a] z", outcome: notRun},
+	}}
+	var got []string
+	for _, r := range allResults([]*run{first, second}) {
+		got = append(got, r.name+" "+r.outcome)
+	}
+	if want := "[sig-a] x passed,[sig-a] y failed,[sig-a] z failed"; strings.Join(got, ",") != want {
+		t.Errorf("allResults = %q, want %q", strings.Join(got, ","), want)
+	}
+}
