@@ -1,12 +1,8 @@
 package server
 
 import (
-	"context"
-
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"kubeplay/server/audit"
-	"kubeplay/server/catalog"
 	"kubeplay/server/validation"
 )
 
@@ -37,10 +33,8 @@ var coreStrategies = map[schema.GroupResource]strategy{
 	},
 	{Resource: "configmaps"}: {validate: validation.ConfigMap, validateUpdate: validation.ConfigMapUpdate},
 	{Resource: "persistentvolumeclaims"}: {
+		returnsDeletedObject: true, admitNew: (*Server).admitClaim,
 		validate: validation.PersistentVolumeClaim, validateUpdate: validation.PersistentVolumeClaimUpdate,
-		admitNew: func(s *Server, ctx context.Context, _ *catalog.Resource, _ string, obj object) (func() error, error) {
-			return nil, audit.FromContext(ctx).Ran(mutating("DefaultStorageClass"), s.admitClaim(ctx, obj))
-		},
 	},
 	{Resource: "events"}: {
 		createOnUpdate: true,
@@ -50,8 +44,11 @@ var coreStrategies = map[schema.GroupResource]strategy{
 			"reason": {}, "reportingComponent": {}, "source": {path: "source.component"}, "type": {},
 		}),
 	},
-	{Resource: "endpoints"}:         {createOnUpdate: true, validate: validation.Endpoints, validateUpdate: validation.EndpointsUpdate},
-	{Resource: "persistentvolumes"}: {validate: validation.PersistentVolume, validateUpdate: validation.PersistentVolumeUpdate},
-	{Resource: "resourcequotas"}:    {validate: validation.ResourceQuota, validateUpdate: validation.ResourceQuotaUpdate},
-	{Resource: "limitranges"}:       {createOnUpdate: true},
+	{Resource: "endpoints"}: {createOnUpdate: true, validate: validation.Endpoints, validateUpdate: validation.EndpointsUpdate},
+	{Resource: "persistentvolumes"}: {
+		returnsDeletedObject: true, admitNew: admitVolume,
+		validate: validation.PersistentVolume, validateUpdate: validation.PersistentVolumeUpdate,
+	},
+	{Resource: "resourcequotas"}: {validate: validation.ResourceQuota, validateUpdate: validation.ResourceQuotaUpdate},
+	{Resource: "limitranges"}:    {createOnUpdate: true},
 }
