@@ -2,11 +2,14 @@ package playground
 
 import (
 	"context"
+	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"kubeplay/internal/jsonmap"
 	"kubeplay/server/inproc"
@@ -14,14 +17,16 @@ import (
 )
 
 // The protection controllers of kube-controller-manager keep a claim a pod
-// uses, and a volume bound to a claim, from going away under them: the
-// StorageObjectInUseProtection admission plugin gives every new claim and
-// volume a finalizer, which they remove once the object is being deleted
-// and no longer in use (and add to an object that lacks it).
+// uses, a volume bound to a claim, and a VolumeAttributesClass a claim or
+// a volume names, from going away under them: the
+// StorageObjectInUseProtection admission plugin gives each new one a
+// finalizer, which they remove once the object is being deleted and no
+// longer in use (and add to an object that lacks it).
 
 const (
 	pvcProtectionFinalizer = "kubernetes.io/pvc-protection"
 	pvProtectionFinalizer  = "kubernetes.io/pv-protection"
+	vacProtectionFinalizer = "kubernetes.io/vac-protection"
 )
 
 func init() {
@@ -33,7 +38,13 @@ func init() {
 		start: func(sb *Sandbox) reconciler {
 			return &pvProtection{c: inproc.New(sb.handler, controllerAgent("pv-protection-controller"))}
 		}})
+	registerController(controllerDef{name: "vacProtection", title: "volumeattributesclass-protection controller", serviceAccount: vacProtectionSA,
+		start: func(sb *Sandbox) reconciler {
+			return &vacProtection{c: inproc.New(sb.handler, controllerAgent(vacProtectionSA))}
+		}})
 }
+
+const vacProtectionSA = "volumeattributesclass-protection-controller"
 
 // protectionWork reports whether o needs its protection controller: it
 // lacks the finalizer, or it is being deleted and has it.
@@ -194,4 +205,84 @@ func (p *pvProtection) reconcile(ctx context.Context, name string) (time.Duratio
 		return 0, nil
 	}
 	return 0, setFinalizer(ctx, p.c, path, pv, pvProtectionFinalizer, false)
+}
+
+var (
+	vacsV1         = schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1", Resource: "volumeattributesclasses"}
+	vacKeyPrefix   = builtinKeyPrefix(vacsV1)
+	vacNamePattern = regexp.MustCompile(`"(?:volumeAttributesClassName|currentVolumeAttributesClassName|targetVolumeAttributesClassName)":"([^"]*)"`)
+)
+
+// vacProtection removes a deleted VolumeAttributesClass's finalizer once no
+// claim and no volume names it. Its keys are class names.
+type vacProtection struct {
+	c *inproc.Client
+}
+
+func (p *vacProtection) resync(ctx context.Context, _ int64) ([]string, error) {
+	vacs, err := list(ctx, p.c, allPath(vacsV1))
+	if err != nil {
+		return nil, err
+	}
+	var keys []string
+	for _, vac := range vacs {
+		if protectionWork(vac, vacProtectionFinalizer) {
+			keys = append(keys, jsonmap.String(vac, "metadata", "name"))
+		}
+	}
+	return keys, nil
+}
+
+func (p *vacProtection) keysOf(ev store.Event, q queue) {
+	if name, ok := strings.CutPrefix(ev.KV.Key, vacKeyPrefix); ok {
+		if ev.Type != store.Deleted {
+			q.Add(name)
+		}
+		return
+	}
+	if !strings.HasPrefix(ev.KV.Key, claimKeyPrefix) && !strings.HasPrefix(ev.KV.Key, volumeKeyPrefix) {
+		return
+	}
+	// A claim or a volume that named a class may have freed it.
+	if ev.Prev != nil {
+		for _, m := range vacNamePattern.FindAllSubmatch(ev.Prev.Value, -1) {
+			q.Add(string(m[1]))
+		}
+	}
+}
+
+func (p *vacProtection) reconcile(ctx context.Context, name string) (time.Duration, error) {
+	path := allPath(vacsV1) + "/" + url.PathEscape(name)
+	vac, err := get(ctx, p.c, path)
+	if err != nil || vac == nil || !protectionWork(vac, vacProtectionFinalizer) {
+		return 0, err
+	}
+	if !deleting(vac) {
+		return 0, setFinalizer(ctx, p.c, path, vac, vacProtectionFinalizer, true)
+	}
+	for _, collection := range []string{"/api/v1/persistentvolumes", "/api/v1/persistentvolumeclaims"} {
+		objs, err := list(ctx, p.c, collection)
+		if err != nil {
+			return 0, err
+		}
+		for _, o := range objs {
+			if slices.Contains(vacNames(o), name) {
+				return 0, nil
+			}
+		}
+	}
+	return 0, setFinalizer(ctx, p.c, path, vac, vacProtectionFinalizer, false)
+}
+
+// vacNames are the VolumeAttributesClasses a claim or a volume names: in
+// its spec, as its current class, or as the target of a modification.
+func vacNames(o jsonmap.Object) []string {
+	var names []string
+	for _, n := range []string{jsonmap.String(o, "spec", "volumeAttributesClassName"), jsonmap.String(o, "status", "currentVolumeAttributesClassName"),
+		jsonmap.String(o, "status", "modifyVolumeStatus", "targetVolumeAttributesClassName")} {
+		if n != "" {
+			names = append(names, n)
+		}
+	}
+	return names
 }

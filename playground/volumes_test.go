@@ -162,3 +162,23 @@ func TestVolumes_noDefaultClassWithoutProvisioner(t *testing.T) {
 		t.Errorf("%d StorageClasses", len(classes))
 	}
 }
+
+// A VolumeAttributesClass a claim names stays, once deleted, until the
+// claim is gone.
+func TestVolumes_attributesClassProtection(t *testing.T) {
+	sb := openSandbox(t)
+	h := sb.Handler()
+	mustDo(t, h, 201, "POST", "/apis/storage.k8s.io/v1/volumeattributesclasses", `{"metadata":{"name":"fast"},"driverName":"example.com/csi","parameters":{"iops":"100"}}`)
+	createClaim(t, h, "tuned", `"storageClassName":"","volumeAttributesClassName":"fast",`)
+	mustDo(t, h, 200, "DELETE", "/apis/storage.k8s.io/v1/volumeattributesclasses/fast", "")
+	waitIdle(t, sb)
+	vac := mustDo(t, h, 200, "GET", "/apis/storage.k8s.io/v1/volumeattributesclasses/fast", "")
+	if jsonOf(child(vac, "metadata")["finalizers"]) != `["kubernetes.io/vac-protection"]` {
+		t.Fatalf("class in use: %s", jsonOf(vac))
+	}
+	mustDo(t, h, 200, "DELETE", "/api/v1/namespaces/default/persistentvolumeclaims/tuned", "")
+	waitFor(t, "the class to be gone", func() bool {
+		code, _ := do(t, h, "GET", "/apis/storage.k8s.io/v1/volumeattributesclasses/fast", "")
+		return code == 404
+	})
+}
