@@ -221,6 +221,9 @@ type vacProtection struct {
 
 func (p *vacProtection) resync(ctx context.Context, _ int64) ([]string, error) {
 	vacs, err := list(ctx, p.c, allPath(vacsV1))
+	if apierrors.IsNotFound(err) {
+		return nil, nil // a release before v1.34 serves no v1 classes
+	}
 	if err != nil {
 		return nil, err
 	}
