@@ -90,8 +90,10 @@ func Open(ctx context.Context, opts Options) (*Sandbox, error) {
 	if rev == 0 && opts.Controllers.Running("provisioner") {
 		// A new cluster with the simulated provisioner has its class, as a
 		// kind cluster has; a cluster without it (envtest, the root
-		// cluster by default) has none, as kube-apiserver alone.
-		c := inproc.New(sb.handler, installerAgent)
+		// cluster by default) has none, as kube-apiserver alone. Made
+		// before the cluster is handed out, it is no request of the
+		// journal, as the server's own start-up objects.
+		c := inproc.New(sb.api, installerAgent)
 		if err := createDefaultStorageClass(authn.WithUser(ctx, simulatorUser), c); err != nil {
 			return nil, err
 		}
