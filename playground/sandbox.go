@@ -102,9 +102,10 @@ func Open(ctx context.Context, opts Options) (*Sandbox, error) {
 	return sb, nil
 }
 
-// installerAgent is who installs what a new cluster starts with, as kind's
-// node image does with kubectl.
-const installerAgent = "kubectl/v1.35.4 (linux/amd64) kubernetes/7b8c6cf"
+// installerAgent is who installs what a new cluster starts with (what
+// kind's node image applies with kubectl), and so the field manager of
+// what it makes, which static/state.js knows as the sandbox's own.
+const installerAgent = "kubeplay-cluster-setup"
 
 // SetRuntimeConfig switches the sandbox's group versions and resources at
 // once, without a restart: objects of a type switched off stay stored.
