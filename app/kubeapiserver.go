@@ -28,20 +28,21 @@ import (
 // kubeAPIServerHonoured are the kube-apiserver flags kubeplay's
 // kube-apiserver does what kube-apiserver does with, and what that is.
 var kubeAPIServerHonoured = map[string]string{
-	"secure-port":          "port to serve HTTPS on (default 6443)",
-	"bind-address":         "address to listen on (default 0.0.0.0)",
-	"cert-dir":             "directory of apiserver.crt and apiserver.key, the serving certificate, made self-signed if missing (default /var/run/kubernetes)",
-	"tls-cert-file":        "serving certificate (PEM), instead of the one in --cert-dir",
-	"tls-private-key-file": "key of --tls-cert-file",
-	"client-ca-file":       "authenticate client certificates signed by these CAs: user = common name, groups = organizations",
-	"token-auth-file":      "bearer tokens: token,user,uid[,\"group1,group2\"] per line",
-	"anonymous-auth":       "requests without credentials run as system:anonymous, whom RBAC grants discovery, /healthz, /readyz, /livez and /version (default true)",
-	"authorization-mode":   "RBAC (the default) and AlwaysAllow (every request RBAC does not allow is allowed); Node is ignored: RBAC decides for kubelets",
-	"runtime-config":       "switch group versions and resources on and off: api/all, api/ga, group/version or group/version/resource = true|false",
-	"feature-gates":        "kube-apiserver's feature gates kubeplay follows: AllowUnsafeMalformedObjectDeletion, CBORServingAndStorage, WatchList",
-	"emulated-version":     "the release whose API to serve, 1.16 to 1.35",
-	"help":                 "print this help",
-	"version":              "print the version",
+	"secure-port":               "port to serve HTTPS on (default 6443)",
+	"bind-address":              "address to listen on (default 0.0.0.0)",
+	"cert-dir":                  "directory of apiserver.crt and apiserver.key, the serving certificate, made self-signed if missing (default /var/run/kubernetes)",
+	"tls-cert-file":             "serving certificate (PEM), instead of the one in --cert-dir",
+	"tls-private-key-file":      "key of --tls-cert-file",
+	"client-ca-file":            "authenticate client certificates signed by these CAs: user = common name, groups = organizations",
+	"disable-admission-plugins": "ServiceAccount switches off the ServiceAccount plugin (as envtest does: nothing makes a namespace's default ServiceAccount unless --kubeplay-simulate-workloads); other plugins are accepted and stay on",
+	"token-auth-file":           "bearer tokens: token,user,uid[,\"group1,group2\"] per line",
+	"anonymous-auth":            "requests without credentials run as system:anonymous, whom RBAC grants discovery, /healthz, /readyz, /livez and /version (default true)",
+	"authorization-mode":        "RBAC (the default) and AlwaysAllow (every request RBAC does not allow is allowed); Node is ignored: RBAC decides for kubelets",
+	"runtime-config":            "switch group versions and resources on and off: api/all, api/ga, group/version or group/version/resource = true|false",
+	"feature-gates":             "kube-apiserver's feature gates kubeplay follows: AllowUnsafeMalformedObjectDeletion, CBORServingAndStorage, WatchList",
+	"emulated-version":          "the release whose API to serve, 1.16 to 1.35",
+	"help":                      "print this help",
+	"version":                   "print the version",
 }
 
 // kubeAPIServerAccepted are the kube-apiserver flags a command line may
@@ -57,8 +58,7 @@ var kubeAPIServerAccepted = map[string]string{
 	"service-account-signing-key-file": "accepted, as --service-account-issuer",
 	"api-audiences":                    "accepted, as --service-account-issuer",
 	"allow-privileged":                 "accepted; privileged containers are always allowed",
-	"enable-admission-plugins":         "accepted; kubeplay runs its own chain: NamespaceLifecycle, LimitRanger, ServiceAccount (which admits pods whose service account does not exist), Priority, DefaultTolerationSeconds, DefaultStorageClass, StorageObjectInUseProtection, ValidatingAdmissionPolicy",
-	"disable-admission-plugins":        "accepted, as --enable-admission-plugins",
+	"enable-admission-plugins":         "accepted; kubeplay runs its own chain: NamespaceLifecycle, LimitRanger, ServiceAccount, Priority, DefaultTolerationSeconds, DefaultStorageClass, StorageObjectInUseProtection, ValidatingAdmissionPolicy",
 	"admission-control":                "accepted, as --enable-admission-plugins",
 	"v":                                "accepted; kubeplay logs little",
 	"vmodule":                          "accepted, as --v",
@@ -229,6 +229,7 @@ func kubeAPIServerConfig(cl *commandLine, stderr io.Writer) (*kubeAPIServerSetti
 	if !anonymous {
 		opts.Access.Anonymous = server.AnonymousDenied
 	}
+	opts.NoServiceAccountAdmission = slices.Contains(cl.list("disable-admission-plugins"), "ServiceAccount")
 	modes := cl.list("authorization-mode")
 	for _, mode := range modes {
 		switch mode {
@@ -277,6 +278,13 @@ func kubeAPIServerConfig(cl *commandLine, stderr io.Writer) (*kubeAPIServerSetti
 		return nil, err
 	}
 	opts.Controllers = playground.BasicControllers(controllers, workloads)
+	if !workloads {
+		// envtest runs no kube-controller-manager (and switches the
+		// ServiceAccount plugin off so that pods need none): no default
+		// ServiceAccounts or kube-root-ca.crt ConfigMaps appear that a
+		// test would not see there.
+		opts.Controllers = opts.Controllers.Without(playground.ServiceAccountControllers()...)
+	}
 	for _, note := range notes {
 		fmt.Fprintln(stderr, "kubeplay: ignoring", note)
 	}

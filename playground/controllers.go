@@ -28,6 +28,11 @@ type controllerDef struct {
 	// as, as kube-controller-manager's do with --use-service-account-credentials;
 	// "" acts as simulatorUser.
 	serviceAccount string
+	// rootCredentials marks a controller kube-controller-manager runs with
+	// its own credentials rather than a ServiceAccount's (the
+	// serviceaccount-token controller): it acts as
+	// system:kube-controller-manager.
+	rootCredentials bool
 	// start makes the controller's reconciler for sb.
 	start func(sb *Sandbox) reconciler
 }
@@ -46,6 +51,9 @@ func registerController(d controllerDef) {
 
 // user is who the controller's requests are made as.
 func (d controllerDef) user() *authn.User {
+	if d.rootCredentials {
+		return informersUser
+	}
 	if d.serviceAccount == "" {
 		return simulatorUser
 	}
@@ -59,8 +67,10 @@ func ControllerNames() []string { return slices.Sorted(maps.Keys(controllerDefs)
 // told otherwise (the root cluster of serve, a test environment): those
 // that keep the API's own objects as a cluster has them and whose absence
 // people work around (namespaces that never finish deleting, no cascading
-// deletion). The rest make workloads run and run only when asked for.
-var basicControllers = []string{"namespace", "garbageCollector", "clusterRoleAggregation", "validatingAdmissionPolicyStatus"}
+// deletion, no default ServiceAccount for a pod). The rest make workloads
+// run and run only when asked for.
+var basicControllers = append([]string{"namespace", "garbageCollector", "clusterRoleAggregation", "validatingAdmissionPolicyStatus"},
+	ServiceAccountControllers()...)
 
 // BasicControllers returns Controllers running the basic controllers (if
 // basics) and the others (if workloads).
@@ -81,6 +91,12 @@ func IsSimulated(name string) bool { return controllerDefs[name].simulated }
 // sends when it acts as the ServiceAccount serviceAccount.
 func controllerAgent(serviceAccount string) string {
 	return "kube-controller-manager/v1.35.4 (linux/amd64) kubernetes/7b8c6cf/system:serviceaccount:kube-system:" + serviceAccount
+}
+
+// rootAgent is the user agent of kube-controller-manager's client named
+// name that acts with its own credentials.
+func rootAgent(name string) string {
+	return "kube-controller-manager/v1.35.4 (linux/amd64) kubernetes/7b8c6cf/" + name
 }
 
 // Controllers says which controllers a sandbox runs: all but those switched

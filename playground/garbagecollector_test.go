@@ -256,6 +256,7 @@ func TestGarbageCollector_Disabled(t *testing.T) {
 func TestKubelet_RemovesGracefullyDeletedPods(t *testing.T) {
 	sb := openSandboxWith(t, playground.Options{})
 	h := sb.Handler()
+	waitForDefaultServiceAccount(t, h, "default")
 	pod := mustDo(t, h, 201, "POST", "/api/v1/namespaces/default/pods", `{"metadata":{"name":"p"},"spec":{"nodeName":"node-1","terminationGracePeriodSeconds":1,"containers":[{"name":"c","image":"nginx"}]}}`)
 	out := mustDo(t, h, 200, "DELETE", "/api/v1/namespaces/default/pods/p", "")
 	if g := out["metadata"].(map[string]any)["deletionGracePeriodSeconds"]; g != float64(1) {

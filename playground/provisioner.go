@@ -78,7 +78,7 @@ func (p *localPathProvisioner) resync(ctx context.Context, _ int64) ([]string, e
 	var keys []string
 	for _, claim := range claims {
 		if wantsLocalPath(claim) {
-			keys = append(keys, "claim/"+claimName(claim))
+			keys = append(keys, "claim/"+claimKey(claim))
 		}
 	}
 	for _, pv := range pvs {

@@ -42,6 +42,8 @@ type Options struct {
 	Clock *Clock
 	// NoWebhookCalls: see server.Options.NoWebhookCalls.
 	NoWebhookCalls bool
+	// NoServiceAccountAdmission: see server.Options.NoServiceAccountAdmission.
+	NoServiceAccountAdmission bool
 }
 
 // Sandbox is one isolated cluster: an API server and its controllers.
@@ -80,7 +82,7 @@ func Open(ctx context.Context, opts Options) (*Sandbox, error) {
 	}
 	api, err := server.New(ctx, server.Options{Store: opts.Store, OnDeletion: deletions.record, Now: clock.Now,
 		FeatureGates: opts.FeatureGates, RuntimeConfig: opts.RuntimeConfig, Version: opts.Version, Access: opts.Access,
-		NoWebhookCalls: opts.NoWebhookCalls})
+		NoWebhookCalls: opts.NoWebhookCalls, NoServiceAccountAdmission: opts.NoServiceAccountAdmission})
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package playground_test
 
 import (
+	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -48,6 +49,13 @@ func TestSandbox_Journal(t *testing.T) {
 func TestSandbox_JournalAudit(t *testing.T) {
 	sb := openSandbox(t)
 	h := sb.Handler()
+	// Once the controllers have written what a new namespace gets, the
+	// last request to each path below is the test's.
+	waitForDefaultServiceAccount(t, h, "default")
+	waitFor(t, "kube-root-ca.crt", func() bool {
+		code, _ := do(t, h, "GET", "/api/v1/namespaces/default/configmaps/kube-root-ca.crt", "")
+		return code == http.StatusOK
+	})
 	do(t, h, "POST", "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies", `{"metadata":{"name":"no-blue"},
 		"spec":{"matchConstraints":{"resourceRules":[{"apiGroups":[""],"apiVersions":["v1"],"operations":["CREATE"],"resources":["configmaps"]}]},
 		"validations":[{"expression":"!has(object.data) || !('color' in object.data) || object.data.color != 'blue'"}]}}`)

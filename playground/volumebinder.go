@@ -340,14 +340,15 @@ func (b *volumeBinder) syncClaimOfVolume(ctx context.Context, claim jsonmap.Obje
 	default:
 		b.claimEvent(ctx, claim, "Warning", "FailedBinding", fmt.Sprintf("volume %q already bound to a different claim.", volumeName))
 		if hasAnnotation(claim, annBoundByController) {
-			return fmt.Errorf("invalid binding of claim %q to volume %q: volume already claimed by %q", claimName(claim), volumeName,
+			return fmt.Errorf("invalid binding of claim %q to volume %q: volume already claimed by %q", claimKey(claim), volumeName,
 				jsonmap.String(claimRef(pv), "namespace")+"/"+jsonmap.String(claimRef(pv), "name"))
 		}
 		return b.putClaimStatus(ctx, claim, "Pending", nil)
 	}
 }
 
-func claimName(claim jsonmap.Object) string {
+// claimKey is "<namespace>/<name>" of a claim.
+func claimKey(claim jsonmap.Object) string {
 	return jsonmap.String(claim, "metadata", "namespace") + "/" + jsonmap.String(claim, "metadata", "name")
 }
 

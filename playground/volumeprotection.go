@@ -88,7 +88,7 @@ func (p *pvcProtection) resync(ctx context.Context, _ int64) ([]string, error) {
 	var keys []string
 	for _, claim := range claims {
 		if protectionWork(claim, pvcProtectionFinalizer) {
-			keys = append(keys, claimName(claim))
+			keys = append(keys, claimKey(claim))
 		}
 	}
 	return keys, nil

@@ -285,14 +285,6 @@ func stringMap(m map[string]any) map[string]string {
 	return out
 }
 
-func decodeInto(in any, out any) error {
-	b, err := json.Marshal(in)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(b, out)
-}
-
 // podClaims are the names of the claims pod uses: those its volumes name,
 // and those its ephemeral volumes make (named "<pod>-<volume>").
 func podClaims(pod jsonmap.Object) []string {

@@ -51,6 +51,7 @@ func TestVolumes_dynamicProvisioning(t *testing.T) {
 	waitFor(t, "the WaitForFirstConsumer event", func() bool {
 		return strings.Contains(strings.Join(reasons(t, h, "data"), ","), "WaitForFirstConsumer")
 	})
+	waitForDefaultServiceAccount(t, h, "default")
 	mustDo(t, h, 201, "POST", "/api/v1/namespaces/default/pods", `{"metadata":{"name":"user"},"spec":{"nodeName":"node-a",
 		"containers":[{"name":"c","image":"busybox"}],"volumes":[{"name":"v","persistentVolumeClaim":{"claimName":"data"}}]}}`)
 	var got map[string]any

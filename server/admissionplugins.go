@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -17,9 +18,9 @@ import (
 // defaults.LimitPod and defaults.AdmitPod). LimitRanger sets the defaults
 // now and bounds the resources in the validating phase, as kube-apiserver
 // does, so a pod the Priority plugin or validation rejects is rejected
-// for that. Unlike kube-apiserver, it admits a pod whose service account
-// does not exist: nothing creates a namespace's default service account
-// here yet.
+// for that. The ServiceAccount plugin refuses a pod whose ServiceAccount
+// does not exist, as kube-apiserver's: in a namespace just created, until
+// the serviceaccount controller has made its default one.
 func (s *Server) admitPod(ctx context.Context, res *catalog.Resource, ns string, obj object) (func() error, error) {
 	spec, _ := obj["spec"].(map[string]any)
 	ranges, err := s.limitRanges(ctx, ns)
@@ -27,29 +28,38 @@ func (s *Server) admitPod(ctx context.Context, res *catalog.Resource, ns string,
 		return nil, err
 	}
 	rec := audit.FromContext(ctx)
+	name := str(metadata(obj), "name")
 	var beyondLimits error
 	if err := defaults.LimitPod(metadata(obj), spec, ranges); err != nil {
-		beyondLimits = apierrors.NewForbidden(res.GroupResource(), str(metadata(obj), "name"), err)
+		beyondLimits = apierrors.NewForbidden(res.GroupResource(), name, err)
 	}
 	rec.Ran(mutating("LimitRanger"), nil)
 	validate := func() error {
 		return rec.Ran(audit.Stage{Phase: audit.Validating, Plugin: "LimitRanger"}, beyondLimits)
 	}
-	automount := true
-	sa, _, err := s.getObject(ctx, catalog.LookupBuiltin(serviceAccountsGVR), ns, defaults.PodServiceAccount(spec))
-	switch {
-	case err == nil:
+	automount := false
+	if !s.noServiceAccountAdmission {
+		saName := defaults.PodServiceAccount(spec)
+		sa, _, err := s.getObject(ctx, catalog.LookupBuiltin(serviceAccountsGVR), ns, saName)
+		switch {
+		case apierrors.IsNotFound(err):
+			return nil, rec.Ran(mutating("ServiceAccount"), apierrors.NewForbidden(res.GroupResource(), name,
+				fmt.Errorf("error looking up service account %s/%s: serviceaccount %q not found", ns, saName, saName)))
+		case err != nil:
+			return nil, err
+		}
+		automount = true
 		if v, ok := sa["automountServiceAccountToken"].(bool); ok {
 			automount = v
 		}
-	case !apierrors.IsNotFound(err):
-		return nil, err
 	}
 	msg := defaults.AdmitPod(spec, automount, GenerateName("kube-api-access-"))
 	// AdmitPod runs the three plugins; only Priority rejects.
-	rec.Ran(mutating("ServiceAccount"), nil)
+	if !s.noServiceAccountAdmission {
+		rec.Ran(mutating("ServiceAccount"), nil)
+	}
 	if msg != "" {
-		return nil, rec.Ran(mutating("Priority"), apierrors.NewForbidden(res.GroupResource(), str(metadata(obj), "name"), errors.New(msg)))
+		return nil, rec.Ran(mutating("Priority"), apierrors.NewForbidden(res.GroupResource(), name, errors.New(msg)))
 	}
 	rec.Ran(mutating("Priority"), nil)
 	rec.Ran(mutating("DefaultTolerationSeconds"), nil)

@@ -61,7 +61,9 @@ func send(t *testing.T, base, method, path, body string) int {
 // stored (finalizer included), as kube-apiserver's does. A pod deleted at once is first MODIFIED
 // (deletionTimestamp), then DELETED, as with kube-apiserver.
 func TestDelete_WatchEvents(t *testing.T) {
-	srv := httptest.NewServer(newTestServer(t))
+	h := newTestServer(t)
+	createDefaultServiceAccount(t, h, "default")
+	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close) // after the watches' bodies are closed
 	next := watchEvents(t, srv.URL, "/api/v1/namespaces/default/configmaps?watch=1")
 	send(t, srv.URL, "POST", "/api/v1/namespaces/default/configmaps", `{"metadata":{"name":"held","finalizers":["example.com/a"]}}`)

@@ -106,6 +106,7 @@ func TestServer_VersionServesCatalog(t *testing.T) {
 // its own types whether or not the release serves them.
 func TestServer_EveryVersion(t *testing.T) {
 	srv := newTestServerWith(t, server.Options{Version: releases.Oldest}).(*server.Server)
+	createDefaultServiceAccount(t, srv, "default")
 	for minor := releases.Oldest; minor <= releases.Newest; minor++ {
 		srv.SetVersion(minor)
 		for path, body := range map[string]string{

@@ -28,6 +28,7 @@ func FuzzServer(f *testing.F) {
 	f.Add("POST", "/apis/apps/v1/namespaces/default/deployments", "application/json", `{"metadata":{"name":"d"},"spec":{"selector":{"matchExpressions":[{"key":"a","operator":"Bad"}]},"template":{"spec":{"containers":[{}]}}}}`, "")
 	f.Fuzz(func(t *testing.T, method, path, contentType, body, query string) {
 		h := newTestServer(t)
+		createDefaultServiceAccount(t, h, "default")
 		if !strings.HasPrefix(path, "/") {
 			path = "/" + path
 		}

@@ -18,6 +18,7 @@ import (
 // on the error channel, as a failed exec does, then a closed connection.
 func TestPodStreams_SimulatedKubelet(t *testing.T) {
 	h := newTestServer(t)
+	createDefaultServiceAccount(t, h, "default")
 	do := func(method, path, contentType, body string) *httptest.ResponseRecorder {
 		t.Helper()
 		req := httptest.NewRequest(method, path, strings.NewReader(body))

@@ -65,6 +65,7 @@ func BenchmarkList_CBOR(b *testing.B) {
 // createPods creates n pods in the default namespace.
 func createPods(b *testing.B, srv http.Handler, n int) {
 	b.Helper()
+	createDefaultServiceAccount(b, srv, "default")
 	for i := range n {
 		body := fmt.Sprintf(`{"metadata":{"name":"p%04d","labels":{"app":"web"}},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`, i)
 		req := httptest.NewRequest("POST", "/api/v1/namespaces/default/pods", strings.NewReader(body))

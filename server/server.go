@@ -52,6 +52,13 @@ type Options struct {
 	// webhook fail as a call to an unreachable one does (for a hosted
 	// playground: see webhook.ErrCallsOff).
 	NoWebhookCalls bool
+	// NoServiceAccountAdmission switches the ServiceAccount admission plugin
+	// off, as kube-apiserver's --disable-admission-plugins=ServiceAccount
+	// (which envtest passes, having no controller to make a namespace's
+	// default ServiceAccount): a pod then names no ServiceAccount unless it
+	// says so, gets no API credentials volume, and is admitted whether its
+	// ServiceAccount exists or not.
+	NoServiceAccountAdmission bool
 }
 
 // Access configures authentication; RBAC then decides what each user may do.
@@ -80,6 +87,8 @@ type Server struct {
 	authn    *authn.Authenticator
 	authz    *authz.Authorizer
 	saTokens *serviceAccountTokens
+	// clusterCA is the cluster's CA (see ClusterCA).
+	clusterCA clusterCAHolder
 	// customTypes holds the type converter of each custom resource
 	// (*catalog.Custom -> managedfields.TypeConverter).
 	customTypes sync.Map
@@ -96,8 +105,10 @@ type Server struct {
 	onDeletion func(DeletionEvent)
 	// noWebhookCalls: see Options.NoWebhookCalls.
 	noWebhookCalls bool
-	apiMu          sync.Mutex // serializes changes of api
-	api            atomic.Pointer[apiSettings]
+	// noServiceAccountAdmission: see Options.NoServiceAccountAdmission.
+	noServiceAccountAdmission bool
+	apiMu                     sync.Mutex // serializes changes of api
+	api                       atomic.Pointer[apiSettings]
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -109,7 +120,8 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Store == nil {
 		return nil, errors.New("server: no store")
 	}
-	s := &Server{store: auditedStore{opts.Store}, catalog: catalog.New(catalog.Builtin(served)), now: opts.Now, onDeletion: opts.OnDeletion, noWebhookCalls: opts.NoWebhookCalls}
+	s := &Server{store: auditedStore{opts.Store}, catalog: catalog.New(catalog.Builtin(served)), now: opts.Now, onDeletion: opts.OnDeletion, noWebhookCalls: opts.NoWebhookCalls,
+		noServiceAccountAdmission: opts.NoServiceAccountAdmission}
 	s.api.Store(&apiSettings{minor: releases.Newest})
 	s.saTokens = &serviceAccountTokens{s: s}
 	s.authn = newAuthenticator(opts, s.saTokens)

@@ -69,3 +69,14 @@ func newTestServerWith(t testing.TB, opts server.Options) http.Handler {
 	}
 	return srv
 }
+
+// createDefaultServiceAccount makes namespace ns's default ServiceAccount,
+// without which the ServiceAccount admission plugin refuses a pod there: in
+// a cluster the serviceaccount controller makes it; the bare server runs
+// none.
+func createDefaultServiceAccount(t testing.TB, h http.Handler, ns string) {
+	t.Helper()
+	if code, body := callAPI(t, h, "POST", "/api/v1/namespaces/"+ns+"/serviceaccounts", `{"metadata":{"name":"default"}}`); code != http.StatusCreated {
+		t.Fatalf("create the default ServiceAccount of %s: %d %s", ns, code, body)
+	}
+}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
+	"crypto/subtle"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
@@ -28,8 +30,9 @@ import (
 )
 
 // ServiceAccount tokens are JWTs signed by a key the server creates on the
-// first TokenRequest and keeps in its store (outside /registry/, so no API
-// serves it), so tokens stay valid across restarts of a persistent sandbox.
+// first TokenRequest (or the first token of a service-account-token
+// Secret) and keeps in its store (outside /registry/, so no API serves it),
+// so tokens stay valid across restarts of a persistent sandbox.
 
 const (
 	// serviceAccountIssuer is the tokens' iss, and their default and only
@@ -113,8 +116,68 @@ type tokenClaims struct {
 	Subject   string `json:"sub"`
 }
 
+// legacyIssuer is the iss of the tokens of service-account-token Secrets.
+const legacyIssuer = "kubernetes/serviceaccount"
+
+// legacyClaims are those of a token kube-controller-manager's
+// serviceaccount-token controller puts in a Secret: no audience, no expiry;
+// valid while the Secret holds it and the ServiceAccount exists.
+type legacyClaims struct {
+	Issuer             string `json:"iss"`
+	Namespace          string `json:"kubernetes.io/serviceaccount/namespace"`
+	SecretName         string `json:"kubernetes.io/serviceaccount/secret.name"`
+	ServiceAccountName string `json:"kubernetes.io/serviceaccount/service-account.name"`
+	ServiceAccountUID  string `json:"kubernetes.io/serviceaccount/service-account.uid"`
+	Subject            string `json:"sub"`
+}
+
+// LegacyServiceAccountToken signs the token of the service-account-token
+// Secret secretName of the ServiceAccount name (of uid uid) in namespace.
+func (s *Server) LegacyServiceAccountToken(ctx context.Context, namespace, name, uid, secretName string) (string, error) {
+	signer, err := s.saTokens.signerFor(ctx, true)
+	if err != nil {
+		return "", err
+	}
+	return signer.Sign(legacyClaims{Issuer: legacyIssuer, Namespace: namespace, SecretName: secretName,
+		ServiceAccountName: name, ServiceAccountUID: uid, Subject: authn.ServiceAccountPrefix + namespace + ":" + name})
+}
+
+var secretsGVR = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+
+// verifyLegacy accepts a Secret's token while the Secret still holds it and
+// its ServiceAccount is the one it was issued for.
+func (t *serviceAccountTokens) verifyLegacy(ctx context.Context, token string, c legacyClaims) (*authn.User, bool, error) {
+	ns, name := c.Namespace, c.ServiceAccountName
+	if ns == "" || name == "" || c.SecretName == "" || c.ServiceAccountUID == "" || c.Subject != authn.ServiceAccountPrefix+ns+":"+name {
+		return nil, false, nil
+	}
+	secret, _, err := t.s.getObject(ctx, catalog.LookupBuiltin(secretsGVR), ns, c.SecretName)
+	if apierrors.IsNotFound(err) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	held, _ := base64.StdEncoding.DecodeString(jsonmap.String(secret, "data", "token"))
+	if subtle.ConstantTimeCompare(held, []byte(token)) != 1 {
+		return nil, false, nil
+	}
+	sa, _, err := t.s.getObject(ctx, catalog.LookupBuiltin(serviceAccountsGVR), ns, name)
+	if apierrors.IsNotFound(err) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	if str(metadata(sa), "uid") != c.ServiceAccountUID {
+		return nil, false, nil
+	}
+	return &authn.User{Name: c.Subject, UID: c.ServiceAccountUID, Groups: authn.ServiceAccountGroups(ns)}, true, nil
+}
+
 // Verify accepts a token this server issued, for this API, not expired,
-// whose ServiceAccount still exists (the same one: same uid).
+// whose ServiceAccount still exists (the same one: same uid); or the
+// token of a service-account-token Secret (see verifyLegacy).
 func (t *serviceAccountTokens) Verify(ctx context.Context, token string) (*authn.User, bool, error) {
 	if strings.Count(token, ".") != 2 {
 		return nil, false, nil
@@ -123,8 +186,16 @@ func (t *serviceAccountTokens) Verify(ctx context.Context, token string) (*authn
 	if err != nil || signer == nil {
 		return nil, false, err
 	}
+	var raw json.RawMessage
+	if signer.Verify(token, &raw) != nil {
+		return nil, false, nil
+	}
+	var legacy legacyClaims
+	if json.Unmarshal(raw, &legacy) == nil && legacy.Issuer == legacyIssuer {
+		return t.verifyLegacy(ctx, token, legacy)
+	}
 	var c tokenClaims
-	if signer.Verify(token, &c) != nil {
+	if json.Unmarshal(raw, &c) != nil {
 		return nil, false, nil
 	}
 	now := t.s.now().Unix()

@@ -52,6 +52,7 @@ func TestStoredAnswers_SameAsDecoded(t *testing.T) {
 	for _, ns := range []string{"eq", "eq-big", "eq-bad"} {
 		send("POST", "/api/v1/namespaces", "application/json", `{"metadata":{"name":"`+ns+`"}}`)
 	}
+	createDefaultServiceAccount(t, fast, "eq")
 	start := revisionOf(t, fast, "/api/v1/namespaces/eq/configmaps")
 
 	for i, data := range []string{

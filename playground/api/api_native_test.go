@@ -52,7 +52,7 @@ func TestAPI_snapshot(t *testing.T) {
 func TestIsolation_webSocket(t *testing.T) {
 	base := serve(t, playground.ManagerOptions{InMemory: true})
 	a, b := createSandbox(t, base), createSandbox(t, base)
-	ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(base, "http")+a.Server+"/api/v1/namespaces/default/configmaps?watch=true",
+	ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(base, "http")+a.Server+"/api/v1/namespaces/default/configmaps?watch=true&"+notRootCA,
 		http.Header{"Origin": {base}})
 	if err != nil {
 		t.Fatal(err)

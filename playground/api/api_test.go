@@ -193,6 +193,10 @@ func TestAPI_compact(t *testing.T) {
 	call(t, "GET", base+sb.Server+"/api/v1/namespaces/default/configmaps?resourceVersion="+cm.Metadata.ResourceVersion+"&resourceVersionMatch=Exact", "", nil, 410, nil)
 }
 
+// notRootCA selects every ConfigMap but the kube-root-ca.crt that the
+// root-ca-cert-publisher puts in every namespace.
+const notRootCA = "fieldSelector=metadata.name%21%3Dkube-root-ca.crt"
+
 func TestAPI_journal(t *testing.T) {
 	base := serve(t, playground.ManagerOptions{InMemory: true})
 	sb := createSandbox(t, base)
@@ -209,8 +213,10 @@ func TestAPI_journal(t *testing.T) {
 		Oldest int64
 	}
 	call(t, "GET", jurl+"?limit=1000", "", nil, 200, &page)
-	i := slices.IndexFunc(page.Items, func(e journal.Entry) bool { return e.Method == "POST" && e.Status == 201 })
-	if i < 0 || page.Items[i].Path != "/api/v1/namespaces/default/configmaps" || !strings.Contains(string(page.Items[i].Request.Body), "journaled") {
+	i := slices.IndexFunc(page.Items, func(e journal.Entry) bool {
+		return e.Method == "POST" && e.Status == 201 && strings.Contains(string(e.Request.Body), "journaled")
+	})
+	if i < 0 || page.Items[i].Path != "/api/v1/namespaces/default/configmaps" {
 		t.Fatalf("journal: no POST of the configmap in %d entries", len(page.Items))
 	}
 	var next struct{ Items []journal.Entry }
@@ -314,7 +320,7 @@ func TestIsolation(t *testing.T) {
 	for s, r := range runs {
 		ready.Add(1)
 		wg.Go(func() { // the watcher: every configmap event until it has seen them all
-			resp, err := http.Get(base + r.sb.Server + "/api/v1/namespaces/default/configmaps?watch=true")
+			resp, err := http.Get(base + r.sb.Server + "/api/v1/namespaces/default/configmaps?watch=true&" + notRootCA)
 			ready.Done()
 			if err != nil {
 				t.Error(err)
@@ -366,7 +372,7 @@ func TestIsolation(t *testing.T) {
 				Data     map[string]string
 			}
 		}
-		call(t, "GET", base+r.sb.Server+"/api/v1/namespaces/default/configmaps", "", nil, 200, &list)
+		call(t, "GET", base+r.sb.Server+"/api/v1/namespaces/default/configmaps?"+notRootCA, "", nil, 200, &list)
 		var got []string
 		for _, it := range list.Items {
 			got = append(got, it.Metadata.Name)
@@ -447,8 +453,8 @@ func TestAPI_run(t *testing.T) {
 	var out []byte
 	h := call(t, "POST", runURL+"?builtin=graceful-pod-deletion", "", nil, 200, &out)
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if h.Get("Content-Type") != "application/x-ndjson" || len(lines) != 7 || lines[6] != `{"passed":true}` ||
-		!strings.HasPrefix(lines[0], `{"step":1,"name":"create a pod bound to a node","status":201,`) {
+	if h.Get("Content-Type") != "application/x-ndjson" || len(lines) != 8 || lines[7] != `{"passed":true}` ||
+		!strings.HasPrefix(lines[1], `{"step":2,"name":"create a pod bound to a node","status":201,`) {
 		t.Errorf("run:\n%s", out)
 	}
 	scenario := `apiVersion: kubeplay.dev/v1

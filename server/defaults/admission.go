@@ -25,6 +25,18 @@ func PodServiceAccount(spec Object) string {
 	return name
 }
 
+// syncServiceAccount makes a pod spec's serviceAccountName and its
+// deprecated alias serviceAccount agree when either is set (the name, else
+// the alias), as the API's conversion does before the field manager and
+// admission see the object.
+func syncServiceAccount(spec Object) {
+	if spec == nil || unset(spec, "serviceAccountName") && unset(spec, "serviceAccount") {
+		return
+	}
+	set(spec, "serviceAccountName", spec["serviceAccount"])
+	spec["serviceAccount"] = spec["serviceAccountName"]
+}
+
 // tokenMountPath is where the ServiceAccount plugin mounts a pod's API
 // credentials.
 const tokenMountPath = "/var/run/secrets/kubernetes.io/serviceaccount"

@@ -55,6 +55,7 @@ func podSpec(spec Object) {
 	set(spec, "schedulerName", "default-scheduler")
 	setObject(spec, "securityContext")
 	set(spec, "terminationGracePeriodSeconds", num(30))
+	syncServiceAccount(spec)
 	for _, list := range []string{"containers", "initContainers", "ephemeralContainers"} {
 		for _, c := range jsonmap.Items(spec[list]) {
 			container(c)

@@ -120,7 +120,15 @@ func decodeProtobuf(body []byte) (map[string]any, error) {
 		return nil, fmt.Errorf("converting %s: %w", gvk, err)
 	}
 	u["apiVersion"], u["kind"] = gvk.GroupVersion().String(), gvk.Kind
-	return u, nil
+	// Read again as a JSON body is read (numbers as json.Number, embedded
+	// objects such as a ControllerRevision's data decoded the same way), so
+	// that an object sent in protobuf compares equal to the same object
+	// sent in JSON or read from storage.
+	j, err := json.Marshal(u)
+	if err != nil {
+		return nil, fmt.Errorf("converting %s: %w", gvk, err)
+	}
+	return DecodeObject(JSON, j)
 }
 
 // HasProtobuf reports whether objects of apiVersion and kind have a
