@@ -58,7 +58,7 @@ var kubeAPIServerAccepted = map[string]string{
 	"service-account-signing-key-file": "accepted, as --service-account-issuer",
 	"api-audiences":                    "accepted, as --service-account-issuer",
 	"allow-privileged":                 "accepted; privileged containers are always allowed",
-	"enable-admission-plugins":         "accepted; kubeplay runs its own chain: NamespaceLifecycle, LimitRanger, ServiceAccount, Priority, DefaultTolerationSeconds, DefaultStorageClass, ValidatingAdmissionPolicy",
+	"enable-admission-plugins":         "accepted; kubeplay runs its own chain: NamespaceLifecycle, LimitRanger, ServiceAccount, Priority, DefaultTolerationSeconds, DefaultStorageClass, StorageObjectInUseProtection, ValidatingAdmissionPolicy",
 	"admission-control":                "accepted, as --enable-admission-plugins",
 	"v":                                "accepted; kubeplay logs little",
 	"vmodule":                          "accepted, as --v",

@@ -1078,7 +1078,6 @@ func samePtr[T comparable](a, b *T) bool {
 	return (a == nil) == (b == nil) && (a == nil || *a == *b)
 }
 
-
 // getAs reads one object into a T; nil if there is none.
 func getAs[T any](ctx context.Context, c *inproc.Client, path string) (*T, error) {
 	var o T

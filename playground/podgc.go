@@ -64,7 +64,6 @@ const (
 	terminatedKey    = "terminated"
 )
 
-
 // gcPod is what podGC reads of a stored pod.
 type gcPod struct {
 	Metadata struct {

@@ -13,6 +13,7 @@ import (
 	"kubeplay/playground/journal"
 	"kubeplay/server"
 	"kubeplay/server/authn"
+	"kubeplay/server/inproc"
 	"kubeplay/store"
 )
 
@@ -75,6 +76,10 @@ func Open(ctx context.Context, opts Options) (*Sandbox, error) {
 	if clock == nil {
 		clock = &Clock{}
 	}
+	rev, err := opts.Store.CurrentRevision(ctx)
+	if err != nil {
+		return nil, err
+	}
 	api, err := server.New(ctx, server.Options{Store: opts.Store, OnDeletion: deletions.record, Now: clock.Now,
 		FeatureGates: opts.FeatureGates, RuntimeConfig: opts.RuntimeConfig, Version: opts.Version, Access: opts.Access,
 		NoWebhookCalls: opts.NoWebhookCalls, NoServiceAccountAdmission: opts.NoServiceAccountAdmission})
@@ -84,9 +89,25 @@ func Open(ctx context.Context, opts Options) (*Sandbox, error) {
 	j := journal.New(journal.Limits{}, nil)
 	sb := &Sandbox{store: opts.Store, api: api, journal: j, handler: j.Handler(api), deletions: deletions,
 		clock: clock, ctx: context.WithoutCancel(ctx), gates: maps.Clone(opts.FeatureGates)}
+	if rev == 0 && opts.Controllers.Running("provisioner") {
+		// A new cluster with the simulated provisioner has its class, as a
+		// kind cluster has; a cluster without it (envtest, the root
+		// cluster by default) has none, as kube-apiserver alone. Made
+		// before the cluster is handed out, it is no request of the
+		// journal, as the server's own start-up objects.
+		c := inproc.New(sb.api, installerAgent)
+		if err := createDefaultStorageClass(authn.WithUser(ctx, simulatorUser), c); err != nil {
+			return nil, err
+		}
+	}
 	sb.SetControllers(opts.Controllers)
 	return sb, nil
 }
+
+// installerAgent is who installs what a new cluster starts with (what
+// kind's node image applies with kubectl), and so the field manager of
+// what it makes, which static/state.js knows as the sandbox's own.
+const installerAgent = "kubeplay-cluster-setup"
 
 // SetRuntimeConfig switches the sandbox's group versions and resources at
 // once, without a restart: objects of a type switched off stay stored.

@@ -2,14 +2,12 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"kubeplay/internal/jsonmap"
 	"kubeplay/server/audit"
 	"kubeplay/server/catalog"
 	"kubeplay/server/defaults"
@@ -69,64 +67,6 @@ func (s *Server) admitPod(ctx context.Context, res *catalog.Resource, ns string,
 }
 
 func mutating(plugin string) audit.Stage { return audit.Stage{Phase: audit.Mutating, Plugin: plugin} }
-
-// admitNewClaim runs the DefaultStorageClass plugin on a new claim, and
-// LimitRanger's bounds in the validating phase.
-func (s *Server) admitNewClaim(ctx context.Context, res *catalog.Resource, ns string, obj object) (func() error, error) {
-	rec := audit.FromContext(ctx)
-	if err := rec.Ran(mutating("DefaultStorageClass"), s.admitClaim(ctx, obj)); err != nil {
-		return nil, err
-	}
-	validate := func() error {
-		ranges, err := s.limitRanges(ctx, ns)
-		if err != nil {
-			return err
-		}
-		if err = defaults.LimitClaim(jsonmap.Child(obj, "spec"), ranges); err != nil {
-			err = apierrors.NewForbidden(res.GroupResource(), str(metadata(obj), "name"), err)
-		}
-		return rec.Ran(audit.Stage{Phase: audit.Validating, Plugin: "LimitRanger"}, err)
-	}
-	return validate, nil
-}
-
-var storageClassesGVR = schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1", Resource: "storageclasses"}
-
-// admitClaim gives a new claim that names no storage class the default
-// one: of those annotated as default, the newest.
-func (s *Server) admitClaim(ctx context.Context, obj object) error {
-	spec, _ := obj["spec"].(map[string]any)
-	if _, named := spec["storageClassName"]; spec == nil || named {
-		return nil
-	}
-	res := catalog.LookupBuiltin(storageClassesGVR)
-	list, err := s.store.List(ctx, collectionPrefix(res, ""), "", 0, 0)
-	if err != nil {
-		return storeError(res, "", err)
-	}
-	var name, newest string
-	for _, kv := range list.Items {
-		var sc struct {
-			Metadata struct {
-				Name              string            `json:"name"`
-				CreationTimestamp string            `json:"creationTimestamp"`
-				Annotations       map[string]string `json:"annotations"`
-			} `json:"metadata"`
-		}
-		if err := json.Unmarshal(kv.Value, &sc); err != nil {
-			return apierrors.NewInternalError(fmt.Errorf("stored object %s is corrupt: %w", kv.Key, err))
-		}
-		md := sc.Metadata
-		isDefault := md.Annotations["storageclass.kubernetes.io/is-default-class"] == "true" || md.Annotations["storageclass.beta.kubernetes.io/is-default-class"] == "true"
-		if isDefault && md.CreationTimestamp >= newest {
-			name, newest = md.Name, md.CreationTimestamp
-		}
-	}
-	if name != "" {
-		spec["storageClassName"] = name
-	}
-	return nil
-}
 
 var limitRangesGVR = schema.GroupVersionResource{Version: "v1", Resource: "limitranges"}
 

@@ -33,8 +33,8 @@ var coreStrategies = map[schema.GroupResource]strategy{
 	},
 	{Resource: "configmaps"}: {validate: validation.ConfigMap, validateUpdate: validation.ConfigMapUpdate},
 	{Resource: "persistentvolumeclaims"}: {
+		returnsDeletedObject: true, admitNew: (*Server).admitClaim,
 		validate: validation.PersistentVolumeClaim, validateUpdate: validation.PersistentVolumeClaimUpdate,
-		admitNew: (*Server).admitNewClaim,
 	},
 	{Resource: "events"}: {
 		createOnUpdate: true,
@@ -44,8 +44,11 @@ var coreStrategies = map[schema.GroupResource]strategy{
 			"reason": {}, "reportingComponent": {}, "source": {path: "source.component"}, "type": {},
 		}),
 	},
-	{Resource: "endpoints"}:         {createOnUpdate: true, validate: validation.Endpoints, validateUpdate: validation.EndpointsUpdate},
-	{Resource: "persistentvolumes"}: {validate: validation.PersistentVolume, validateUpdate: validation.PersistentVolumeUpdate},
-	{Resource: "resourcequotas"}:    {validate: validation.ResourceQuota, validateUpdate: validation.ResourceQuotaUpdate},
-	{Resource: "limitranges"}:       {createOnUpdate: true, validate: validation.LimitRange, validateUpdate: validation.LimitRangeUpdate},
+	{Resource: "endpoints"}: {createOnUpdate: true, validate: validation.Endpoints, validateUpdate: validation.EndpointsUpdate},
+	{Resource: "persistentvolumes"}: {
+		returnsDeletedObject: true, admitNew: admitVolume,
+		validate: validation.PersistentVolume, validateUpdate: validation.PersistentVolumeUpdate,
+	},
+	{Resource: "resourcequotas"}: {validate: validation.ResourceQuota, validateUpdate: validation.ResourceQuotaUpdate},
+	{Resource: "limitranges"}:    {createOnUpdate: true, validate: validation.LimitRange, validateUpdate: validation.LimitRangeUpdate},
 }

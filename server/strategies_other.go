@@ -25,14 +25,18 @@ var otherStrategies = map[schema.GroupResource]strategy{
 		validate: validation.Lease, validateUpdate: validation.LeaseUpdate,
 	},
 
-	{Group: "storage.k8s.io", Resource: "storageclasses"}: {validate: validation.StorageClass, validateUpdate: validation.StorageClassUpdate},
+	{Group: "storage.k8s.io", Resource: "storageclasses"}: {
+		returnsDeletedObject: true, validate: validation.StorageClass, validateUpdate: validation.StorageClassUpdate,
+	},
+	{Group: "storage.k8s.io", Resource: "volumeattributesclasses"}: {returnsDeletedObject: true, admitNew: admitVolumeAttributesClass},
+	{Group: "storage.k8s.io", Resource: "csinodes"}:                {returnsDeletedObject: true},
 
 	{Group: "node.k8s.io", Resource: "runtimeclasses"}: {
 		createOnUpdate: true, conditionalUpdate: true, genericFinalizerNames: true,
 		validate: validation.RuntimeClass, validateUpdate: validation.RuntimeClassUpdate,
 	},
 
-	{Group: "storage.k8s.io", Resource: "csidrivers"}: {conditionalUpdate: true},
+	{Group: "storage.k8s.io", Resource: "csidrivers"}: {conditionalUpdate: true, returnsDeletedObject: true},
 
 	{Group: "policy", Resource: "poddisruptionbudgets"}: {
 		tracksGeneration: true, conditionalUpdate: true, genericFinalizerNames: true,
@@ -70,7 +74,7 @@ var otherStrategies = map[schema.GroupResource]strategy{
 	{Group: "resource.k8s.io", Resource: "resourceclaims"}: {statusIgnoresMetadata: statusResetMetadata, resets: onStatus(metadataPath)},
 
 	{Group: "networking.k8s.io", Resource: "servicecidrs"}:     {statusIgnoresMetadata: statusResetMetadata, resets: onStatus(metadataPath)},
-	{Group: "storage.k8s.io", Resource: "volumeattachments"}:   {statusIgnoresMetadata: statusResetMetadata, resets: onStatus(metadataPath)},
+	{Group: "storage.k8s.io", Resource: "volumeattachments"}:   {statusIgnoresMetadata: statusResetMetadata, resets: onStatus(metadataPath), returnsDeletedObject: true},
 	{Group: "apiregistration.k8s.io", Resource: "apiservices"}: {statusIgnoresMetadata: statusResetMetadata, resets: onStatus(metadataPath)},
 
 	{Group: "certificates.k8s.io", Resource: "certificatesigningrequests"}: csrStrategy,

@@ -14,9 +14,7 @@ import (
 
 // PrepareForCreate sets what the storage of kind gvk sets on a new object
 // after the field manager has recorded its writer's fields, so that no
-// manager owns them, and what the built-in admission plugins add (a
-// PersistentVolumeClaim's protection finalizer). obj has its metadata.uid;
-// now is the creation time.
+// manager owns them. obj has its metadata.uid; now is the creation time.
 func PrepareForCreate(gvk schema.GroupVersionKind, obj Object, now time.Time) {
 	md := jsonmap.Child(obj, "metadata")
 	switch gvk.GroupKind() {
@@ -30,10 +28,8 @@ func PrepareForCreate(gvk schema.GroupVersionKind, obj Object, now time.Time) {
 		}
 		obj["status"] = status
 	case schema.GroupKind{Kind: "PersistentVolumeClaim"}:
-		addFinalizer(md, "kubernetes.io/pvc-protection")
 		obj["status"] = map[string]any{"phase": "Pending"}
 	case schema.GroupKind{Kind: "PersistentVolume"}:
-		addFinalizer(md, "kubernetes.io/pv-protection")
 		obj["status"] = map[string]any{"phase": "Pending", "lastPhaseTransitionTime": now.UTC().Format(time.RFC3339)}
 	case schema.GroupKind{Kind: "Node"}:
 		// The TaintNodesByCondition admission plugin: a new node is not
@@ -46,16 +42,6 @@ func PrepareForCreate(gvk schema.GroupVersionKind, obj Object, now time.Time) {
 	case schema.GroupKind{Group: "batch", Kind: "Job"}:
 		generateJobSelector(md, jsonmap.Child(obj, "spec"))
 	}
-}
-
-func addFinalizer(md Object, f string) {
-	list, _ := md["finalizers"].([]any)
-	for _, e := range list {
-		if e == f {
-			return
-		}
-	}
-	md["finalizers"] = append(list, f)
 }
 
 // generateJobSelector gives a Job that does not choose its own selector one

@@ -192,13 +192,15 @@ const uiAgent = "kubeplay-ui"
 
 // controllerAgents are the User-Agent products of the cluster's own
 // components, and whether kubeplay simulates each: its kubelets have no
-// containers behind them, and its finalizer bots stand in for whatever
-// controller owns a finalizer.
+// containers behind them, its finalizer bots stand in for whatever
+// controller owns a finalizer, and its local-path provisioner makes no
+// directory.
 var controllerAgents = map[string]bool{
 	"kube-controller-manager": false,
 	"kube-scheduler":          false,
 	"kubelet":                 true,
 	"kubeplay-finalizer-bot":  true,
+	"local-path-provisioner":  true,
 }
 
 const (
