@@ -84,7 +84,7 @@ func (sc *endpointSliceController) reconcile(ctx context.Context, key string) (t
 	if svc.Spec.Type == corev1.ServiceTypeExternalName || svc.Spec.Selector == nil {
 		return 0, nil
 	}
-	svcRef := objectRef{APIVersion: "v1", Kind: "Service", Namespace: svc.Namespace, Name: svc.Name, UID: string(svc.UID), ResourceVersion: svc.ResourceVersion}
+	svcRef := metaRef("v1", "Service", svc.ObjectMeta)
 	pods, err := selectedPods(ctx, sc.c, svc)
 	if err != nil {
 		sc.events.event(ctx, svcRef, "Warning", "FailedToListPods", fmt.Sprintf("Error listing Pods for Service %s/%s: %v", svc.Namespace, svc.Name, err))

@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -25,36 +26,46 @@ var (
 	nodeKeyPrefix    = builtinKeyPrefix(coreV1("nodes"))
 )
 
-// serviceSelectors follows the Services' selectors as the controllers'
-// informer caches do, so that a change of a pod names the Services that
-// select it. Only the event goroutine uses it (resync and keysOf).
-type serviceSelectors struct {
-	// byNamespace holds, per namespace, every Service by name, with its
-	// selector (nil for a Service without one).
-	byNamespace map[string]map[string]labels.Selector
+// selectorIndex holds the label selectors of one resource's objects, by
+// namespace and name, as a controller's informer cache would, so that a
+// change of a pod names the objects that select it. Only the event
+// goroutine uses it (resync and keysOf).
+type selectorIndex map[string]map[string]labels.Selector
+
+// set records the selector of ns/name (nil: it selects nothing).
+func (x selectorIndex) set(ns, name string, sel labels.Selector) {
+	if x[ns] == nil {
+		x[ns] = map[string]labels.Selector{}
+	}
+	x[ns][name] = sel
 }
 
-// reset forgets every Service and learns those of list.
-func (s *serviceSelectors) reset(services []corev1.Service) []string {
-	s.byNamespace = map[string]map[string]labels.Selector{}
-	var keys []string
-	for i := range services {
-		svc := &services[i]
-		s.set(svc.Namespace, svc.Name, svc)
-		keys = append(keys, svc.Namespace+"/"+svc.Name)
+func (x selectorIndex) remove(ns, name string) { delete(x[ns], name) }
+
+// queueSelecting queues the key ("<namespace>/<name>") of every object
+// whose selector matches the stored pod before or after its change.
+func (x selectorIndex) queueSelecting(ev store.Event, ns string, q queue) {
+	podLabels := labelsOf(ev.KV.Value)
+	var prevLabels labels.Set
+	if ev.Prev != nil {
+		prevLabels = labelsOf(ev.Prev.Value)
 	}
-	return keys
+	for name, sel := range x[ns] {
+		if sel != nil && (sel.Matches(podLabels) || prevLabels != nil && sel.Matches(prevLabels)) {
+			q.Add(ns + "/" + name)
+		}
+	}
 }
 
-func (s *serviceSelectors) set(ns, name string, svc *corev1.Service) {
-	if s.byNamespace[ns] == nil {
-		s.byNamespace[ns] = map[string]labels.Selector{}
-	}
+// serviceSelectors follows the Services' selectors.
+type serviceSelectors struct{ index selectorIndex }
+
+func (s *serviceSelectors) set(svc *corev1.Service) {
 	var sel labels.Selector
 	if svc.Spec.Selector != nil {
 		sel = labels.Set(svc.Spec.Selector).AsSelectorPreValidated()
 	}
-	s.byNamespace[ns][name] = sel
+	s.index.set(svc.Namespace, svc.Name, sel)
 }
 
 // resync lists every Service and returns their keys.
@@ -63,7 +74,13 @@ func (s *serviceSelectors) resync(ctx context.Context, c *inproc.Client) ([]stri
 	if err := c.Get(ctx, "/api/v1/services", &l); err != nil {
 		return nil, err
 	}
-	return s.reset(l.Items), nil
+	s.index = selectorIndex{}
+	var keys []string
+	for i := range l.Items {
+		s.set(&l.Items[i])
+		keys = append(keys, l.Items[i].Namespace+"/"+l.Items[i].Name)
+	}
+	return keys, nil
 }
 
 // keysOf queues the Service a change of a Service names, and the Services
@@ -73,33 +90,25 @@ func (s *serviceSelectors) keysOf(ev store.Event, q queue) {
 	if rest, ok := strings.CutPrefix(ev.KV.Key, serviceKeyPrefix); ok {
 		ns, name, _ := strings.Cut(rest, "/")
 		if ev.Type == store.Deleted {
-			delete(s.byNamespace[ns], name)
+			s.index.remove(ns, name)
 		} else {
 			var svc corev1.Service
 			if json.Unmarshal(ev.KV.Value, &svc) != nil {
 				return
 			}
-			s.set(ns, name, &svc)
+			svc.Namespace, svc.Name = ns, name
+			s.set(&svc)
 		}
 		q.Add(rest)
 		return
 	}
 	if rest, ok := strings.CutPrefix(ev.KV.Key, podKeyPrefix); ok {
 		ns, _, _ := strings.Cut(rest, "/")
-		podLabels := labelsOf(ev.KV.Value)
-		var prevLabels labels.Set
-		if ev.Prev != nil {
-			prevLabels = labelsOf(ev.Prev.Value)
-		}
-		for name, sel := range s.byNamespace[ns] {
-			if sel != nil && (sel.Matches(podLabels) || prevLabels != nil && sel.Matches(prevLabels)) {
-				q.Add(ns + "/" + name)
-			}
-		}
+		s.index.queueSelecting(ev, ns, q)
 		return
 	}
 	if strings.HasPrefix(ev.KV.Key, nodeKeyPrefix) && nodeChangeMatters(ev) {
-		for ns, services := range s.byNamespace {
+		for ns, services := range s.index {
 			for name, sel := range services {
 				if sel != nil {
 					q.Add(ns + "/" + name)
@@ -271,4 +280,10 @@ func (t triggerTimes) compute(key string, svc *corev1.Service, pods []corev1.Pod
 		return svc.CreationTimestamp.Time
 	}
 	return earliest
+}
+
+// metaRef refers an Event to the typed object of apiVersion and kind whose
+// metadata is m.
+func metaRef(apiVersion, kind string, m metav1.ObjectMeta) objectRef {
+	return objectRef{APIVersion: apiVersion, Kind: kind, Namespace: m.Namespace, Name: m.Name, UID: string(m.UID), ResourceVersion: m.ResourceVersion}
 }
