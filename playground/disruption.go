@@ -124,7 +124,10 @@ func (dc *disruptionController) reconcile(ctx context.Context, key string) (time
 	if werr := dc.putStatus(ctx, failed); werr != nil {
 		return 0, werr
 	}
-	return 0, err
+	// What failed (a pod whose controller is gone, a target without
+	// /scale) fails again until the budget or its pods change, which
+	// queues it anyway: no retry.
+	return 0, nil
 }
 
 // sync writes pdb's status; it returns when to look again, if a recorded

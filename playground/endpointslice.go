@@ -192,6 +192,7 @@ type portGroup struct {
 // Service with no endpoint at all keeps one empty placeholder.
 func (sc *endpointSliceController) planFamily(svc *corev1.Service, family discoveryv1.AddressType, existing []discoveryv1.EndpointSlice, desired map[string]*portGroup, changes *sliceChanges) {
 	wantLabels := endpointSliceLabels(svc)
+	removedBefore := len(changes.remove)
 	byPorts := map[string][]discoveryv1.EndpointSlice{}
 	for _, s := range existing {
 		if ownedByService(&s, svc) {
@@ -200,7 +201,6 @@ func (sc *endpointSliceController) planFamily(svc *corev1.Service, family discov
 			changes.remove = append(changes.remove, s)
 		}
 	}
-	removedBefore := len(changes.remove)
 	created := 0
 	for _, k := range slices.Sorted(maps.Keys(desired)) {
 		group := desired[k]

@@ -2,6 +2,7 @@ package playground
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -126,11 +127,19 @@ func (hc *horizontalController) reconcile(ctx context.Context, key string) (time
 	}
 	before := hpa.Status.DeepCopy()
 	after, err := hc.sync(ctx, key, &hpa)
-	if werr := hc.putStatus(ctx, &hpa, before); werr != nil && err == nil {
-		err = werr
+	if werr := hc.putStatus(ctx, &hpa, before); werr != nil {
+		return 0, werr
+	}
+	if errors.Is(err, errUntilChange) {
+		// Said in the status and events; it fails again until the HPA,
+		// its target or their pods change, which queues it anyway.
+		return 0, nil
 	}
 	return after, err
 }
+
+// errUntilChange marks a failure that retrying cannot mend.
+var errUntilChange = errors.New("fails until something changes")
 
 func (hc *horizontalController) putStatus(ctx context.Context, hpa *autoscalingv2.HorizontalPodAutoscaler, before *autoscalingv2.HorizontalPodAutoscalerStatus) error {
 	if reflect.DeepEqual(before, &hpa.Status) {
@@ -144,17 +153,19 @@ func (hc *horizontalController) putStatus(ctx context.Context, hpa *autoscalingv
 func (hc *horizontalController) sync(ctx context.Context, key string, hpa *autoscalingv2.HorizontalPodAutoscaler) (time.Duration, error) {
 	ref := metaRef("autoscaling/v2", "HorizontalPodAutoscaler", hpa.ObjectMeta)
 	target := hpa.Spec.ScaleTargetRef
-	hpa.Status.ObservedGeneration = &hpa.Generation
 	gvr, err := resourceFor(ctx, hc.c, target.APIVersion, target.Kind)
 	if err != nil {
 		hc.events.event(ctx, ref, "Warning", "FailedGetScale", err.Error())
 		hc.setCondition(hpa, autoscalingv2.AbleToScale, corev1.ConditionFalse, "FailedGetScale", "the HPA controller was unable to get the target's current scale: %v", err)
-		return 0, err
+		return 0, errors.Join(err, errUntilChange)
 	}
 	scale, err := getScale(ctx, hc.c, gvr, hpa.Namespace, target.Name)
 	if err != nil {
 		hc.events.event(ctx, ref, "Warning", "FailedGetScale", err.Error())
 		hc.setCondition(hpa, autoscalingv2.AbleToScale, corev1.ConditionFalse, "FailedGetScale", "the HPA controller was unable to get the target's current scale: %v", err)
+		if apierrors.IsNotFound(err) {
+			err = errors.Join(err, errUntilChange)
+		}
 		return 0, err
 	}
 	hc.setCondition(hpa, autoscalingv2.AbleToScale, corev1.ConditionTrue, "SucceededGetScale", "the HPA controller was able to get the target's current scale")
@@ -181,7 +192,7 @@ func (hc *horizontalController) sync(ctx context.Context, key string, hpa *autos
 		if err != nil {
 			hpa.Status.CurrentReplicas = current
 			hc.events.event(ctx, ref, "Warning", "FailedComputeMetricsReplicas", err.Error())
-			return 0, fmt.Errorf("failed to compute desired number of replicas based on listed metrics for %s/%s/%s: %v", target.Kind, hpa.Namespace, target.Name, err)
+			return 0, fmt.Errorf("failed to compute desired number of replicas based on listed metrics for %s/%s/%s: %v: %w", target.Kind, hpa.Namespace, target.Name, err, errUntilChange)
 		}
 		desired = proposed
 		switch {

@@ -1,6 +1,9 @@
 package playground_test
 
 import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -30,12 +33,13 @@ func TestHorizontalPodAutoscaler_scalesOnSimulatedLoad(t *testing.T) {
 			t.Errorf("no event %q in %s", msg, events)
 		}
 	}
+	// Five ready pods share the load: 60% each.
 	waitFor(t, "the status at five replicas", func() bool {
 		hpa = mustDo(t, h, 200, "GET", hpas+"/web", "")
-		return strings.Contains(jsonOf(hpa["status"]), `"currentReplicas":5`)
+		return strings.Contains(jsonOf(hpa["status"]), `"averageUtilization":60`)
 	})
 	st := jsonOf(hpa["status"])
-	for _, want := range []string{`"averageUtilization":60`, `"averageValue":"60m"`, `"reason":"ValidMetricFound"`, `"reason":"TooManyReplicas"`} {
+	for _, want := range []string{`"currentReplicas":5`, `"averageValue":"60m"`, `"reason":"ValidMetricFound"`, `"reason":"TooManyReplicas"`} {
 		if !strings.Contains(st, want) {
 			t.Errorf("status lacks %s: %s", want, st)
 		}
@@ -43,12 +47,26 @@ func TestHorizontalPodAutoscaler_scalesOnSimulatedLoad(t *testing.T) {
 	waitIdle(t, sb)
 
 	// Less load: the scale-down waits for the stabilization window.
-	hpa["metadata"].(map[string]any)["annotations"].(map[string]any)["simulated.kubeplay.dev/cpu-usage"] = "100m"
-	mustDo(t, h, 200, "PUT", hpas+"/web", jsonOf(hpa))
+	code, out := doPatch(t, h, hpas+"/web", `{"metadata":{"annotations":{"simulated.kubeplay.dev/cpu-usage":"100m"}}}`)
+	if code != 200 {
+		t.Fatalf("annotating the HPA: %d %v", code, out)
+	}
 	waitFor(t, "the scale-down held back", func() bool {
 		return strings.Contains(jsonOf(mustDo(t, h, 200, "GET", hpas+"/web", "")["status"]), `"reason":"ScaleDownStabilized"`)
 	})
 	sb.AdvanceClock(6 * time.Minute)
 	waitFor(t, "two replicas", func() bool { return rolledOut(t, h, 2, "nginx") })
 	waitIdle(t, sb)
+}
+
+// doPatch sends a JSON merge patch.
+func doPatch(t testing.TB, h http.Handler, path, patch string) (int, map[string]any) {
+	t.Helper()
+	req := httptest.NewRequest("PATCH", path, strings.NewReader(patch))
+	req.Header.Set("Content-Type", "application/merge-patch+json")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	var out map[string]any
+	json.Unmarshal(rec.Body.Bytes(), &out)
+	return rec.Code, out
 }
