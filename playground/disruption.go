@@ -40,13 +40,15 @@ type disruptionController struct {
 	// budgets holds the budgets' selectors, so that a pod's change names
 	// its budgets.
 	budgets selectorIndex
+	served  func() bool
 }
 
 func init() {
 	registerController(controllerDef{name: "disruption", title: "disruption controller", serviceAccount: "disruption-controller",
 		start: func(sb *Sandbox) reconciler {
 			c := inproc.New(sb.handler, controllerAgent("disruption-controller"))
-			return &disruptionController{c: c, reads: inproc.New(sb.handler, informerAgent), events: newEventRecorder(c, "controllermanager", "", sb.clock.Now), now: sb.clock.Now}
+			return &disruptionController{c: c, reads: inproc.New(sb.handler, informerAgent), events: newEventRecorder(c, "controllermanager", "", sb.clock.Now), now: sb.clock.Now,
+				served: servedIn(sb, pdbGVR)}
 		}})
 }
 
@@ -60,11 +62,14 @@ var (
 )
 
 func (dc *disruptionController) resync(ctx context.Context, _ int64) ([]string, error) {
+	dc.budgets = selectorIndex{}
+	if !dc.served() {
+		return nil, nil
+	}
 	var l policyv1.PodDisruptionBudgetList
 	if err := dc.c.Get(ctx, allPath(pdbGVR), &l); err != nil {
 		return nil, err
 	}
-	dc.budgets = selectorIndex{}
 	var keys []string
 	for i := range l.Items {
 		dc.budgets.set(l.Items[i].Namespace, l.Items[i].Name, budgetSelector(&l.Items[i]))

@@ -33,13 +33,15 @@ type endpointSliceController struct {
 	events   *eventRecorder
 	services serviceSelectors
 	triggers triggerTimes
+	served   func() bool
 }
 
 func init() {
 	registerController(controllerDef{name: "endpointSlice", title: "endpointslice controller", serviceAccount: "endpointslice-controller",
 		start: func(sb *Sandbox) reconciler {
 			c := inproc.New(sb.handler, controllerAgent("endpointslice-controller"))
-			return &endpointSliceController{c: c, events: newEventRecorder(c, "endpoint-slice-controller", "", sb.clock.Now), triggers: triggerTimes{}}
+			return &endpointSliceController{c: c, events: newEventRecorder(c, "endpoint-slice-controller", "", sb.clock.Now), triggers: triggerTimes{},
+				served: servedIn(sb, endpointSliceGVR)}
 		}})
 }
 
@@ -52,9 +54,16 @@ const (
 	maxEndpointsPerSlice = 100
 )
 
-var endpointSliceKeyPrefix = builtinKeyPrefix(schema.GroupVersionResource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"})
+var (
+	endpointSliceGVR       = schema.GroupVersionResource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"}
+	endpointSliceKeyPrefix = builtinKeyPrefix(endpointSliceGVR)
+)
 
 func (sc *endpointSliceController) resync(ctx context.Context, _ int64) ([]string, error) {
+	if !sc.served() {
+		sc.services.index = selectorIndex{}
+		return nil, nil
+	}
 	return sc.services.resync(ctx, sc.c)
 }
 

@@ -36,6 +36,7 @@ type horizontalController struct {
 	events  *eventRecorder
 	now     func() time.Time
 	metrics bool // whether the simulated metrics source runs
+	served  func() bool
 	// byNamespace names the HPAs of each namespace, for the event goroutine.
 	byNamespace map[string]map[string]bool
 	// recommendations remembers each HPA's recent recommendations, for its
@@ -53,7 +54,7 @@ func init() {
 		start: func(sb *Sandbox) reconciler {
 			c := inproc.New(sb.handler, controllerAgent("horizontal-pod-autoscaler"))
 			return &horizontalController{c: c, events: newEventRecorder(c, "horizontal-pod-autoscaler", "", sb.clock.Now), now: sb.clock.Now,
-				metrics: sb.controllers.Running("metrics"), recommendations: map[string][]recommendation{}}
+				metrics: sb.controllers.Running("metrics"), served: servedIn(sb, hpaGVR), recommendations: map[string][]recommendation{}}
 		}})
 }
 
@@ -72,11 +73,14 @@ var (
 )
 
 func (hc *horizontalController) resync(ctx context.Context, _ int64) ([]string, error) {
+	hc.byNamespace = map[string]map[string]bool{}
+	if !hc.served() {
+		return nil, nil
+	}
 	var l autoscalingv2.HorizontalPodAutoscalerList
 	if err := hc.c.Get(ctx, allPath(hpaGVR), &l); err != nil {
 		return nil, err
 	}
-	hc.byNamespace = map[string]map[string]bool{}
 	var keys []string
 	for _, h := range l.Items {
 		hc.note(h.Namespace, h.Name, true)

@@ -25,6 +25,14 @@ var informerUser = &authn.User{Name: "system:kube-controller-manager", Groups: [
 
 const informerAgent = "kube-controller-manager/v1.35.4 (linux/amd64) kubernetes/7b8c6cf/shared-informers"
 
+// servedIn reports whether sb serves gvr: an emulated release may not (no
+// autoscaling/v2 before v1.23), and then its kube-controller-manager has no
+// such controller to run: the controller sends no request.
+func servedIn(sb *Sandbox, gvr schema.GroupVersionResource) func() bool {
+	cat := sb.api.Catalog()
+	return func() bool { return cat.Lookup(gvr) != nil }
+}
+
 // resourceFor is the resource of kind in the group version apiVersion, as
 // discovery lists it.
 func resourceFor(ctx context.Context, c *inproc.Client, apiVersion, kind string) (schema.GroupVersionResource, error) {
