@@ -21,10 +21,7 @@ import (
 // What the endpoints and EndpointSlice controllers share: which Services
 // select a pod, and which of a Service's pods serve it on which ports.
 
-var (
-	serviceKeyPrefix = builtinKeyPrefix(coreV1("services"))
-	nodeKeyPrefix    = builtinKeyPrefix(coreV1("nodes"))
-)
+var serviceKeyPrefix = builtinKeyPrefix(coreV1("services"))
 
 // selectorIndex holds the label selectors of one resource's objects, by
 // namespace and name, as a controller's informer cache would, so that a
