@@ -33,8 +33,9 @@ const (
 // once its grace period ends, as a node's kubelet does when it has stopped
 // the pod's containers. Its keys are "<namespace>/<name>" of pods.
 type kubelet struct {
-	api *inproc.Client
-	now func() time.Time
+	api   *inproc.Client
+	now   func() time.Time
+	names []string
 	// podIPs numbers the pod IPs handed out.
 	podIPs atomic.Uint32
 }
@@ -42,7 +43,7 @@ type kubelet struct {
 func init() {
 	registerController(controllerDef{name: "kubelet", title: "kubelets and scheduler", simulated: true,
 		start: func(sb *Sandbox) reconciler {
-			return &kubelet{api: inproc.New(sb.handler, kubeletAgent), now: sb.clock.Now}
+			return &kubelet{api: inproc.New(sb.handler, kubeletAgent), now: sb.clock.Now, names: sb.nodeNames()}
 		}})
 }
 
@@ -85,6 +86,9 @@ func (k *kubelet) reconcile(ctx context.Context, key string) (time.Duration, err
 	if deleting(p) {
 		return k.stop(ctx, p)
 	}
+	if nodeIndex(k.names, jsonmap.String(p, "spec", "nodeName")) < 0 {
+		return 0, nil
+	}
 	return k.syncPod(ctx, p)
 }
 
@@ -124,11 +128,6 @@ func (k *kubelet) syncPod(ctx context.Context, p jsonmap.Object) (time.Duration,
 	}
 	var due time.Duration
 	switch jsonmap.String(p, "status", "phase") {
-	case "":
-		status["phase"] = "Pending"
-		status["qosClass"] = "BestEffort"
-		status["conditions"] = []any{map[string]any{"type": "PodScheduled", "status": "True", "lastProbeTime": nil, "lastTransitionTime": ts}}
-		due = startDelay
 	case "Pending":
 		started := since(now, jsonmap.String(p, "metadata", "creationTimestamp"))
 		if started < startDelay {
@@ -186,7 +185,8 @@ func (k *kubelet) run(p, status jsonmap.Object, ts string) {
 	n := k.podIPs.Add(1)
 	ip := fmt.Sprintf("10.244.%d.%d", n/250, n%250+2)
 	status["phase"] = "Running"
-	status["hostIP"], status["hostIPs"] = "10.0.0.2", []any{map[string]any{"ip": "10.0.0.2"}}
+	hostIP := nodeIP(nodeIndex(k.names, jsonmap.String(p, "spec", "nodeName")))
+	status["hostIP"], status["hostIPs"] = hostIP, []any{map[string]any{"ip": hostIP}}
 	status["podIP"], status["podIPs"] = ip, []any{map[string]any{"ip": ip}}
 	status["startTime"] = ts
 	var conds []any
