@@ -52,6 +52,11 @@ type Options struct {
 	// webhook fail as a call to an unreachable one does (for a hosted
 	// playground: see webhook.ErrCallsOff).
 	NoWebhookCalls bool
+	// ContainerLog, if set, is what a pod's container has written to its
+	// log, or wrote in its previous run (previous), as the node's kubelet
+	// would answer pods/log: the simulated kubelets' output. "" for
+	// nothing, which the answer then says.
+	ContainerLog func(pod map[string]any, container string, previous bool) string
 }
 
 // Access configures authentication; RBAC then decides what each user may do.
@@ -93,8 +98,10 @@ type Server struct {
 	onDeletion func(DeletionEvent)
 	// noWebhookCalls: see Options.NoWebhookCalls.
 	noWebhookCalls bool
-	apiMu          sync.Mutex // serializes changes of api
-	api            atomic.Pointer[apiSettings]
+	// containerLog: see Options.ContainerLog.
+	containerLog func(pod map[string]any, container string, previous bool) string
+	apiMu        sync.Mutex // serializes changes of api
+	api          atomic.Pointer[apiSettings]
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -106,7 +113,8 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Store == nil {
 		return nil, errors.New("server: no store")
 	}
-	s := &Server{store: opts.Store, catalog: catalog.New(catalog.Builtin(served)), now: opts.Now, onDeletion: opts.OnDeletion, noWebhookCalls: opts.NoWebhookCalls}
+	s := &Server{store: opts.Store, catalog: catalog.New(catalog.Builtin(served)), now: opts.Now, onDeletion: opts.OnDeletion, noWebhookCalls: opts.NoWebhookCalls,
+		containerLog: opts.ContainerLog}
 	s.api.Store(&apiSettings{minor: releases.Newest})
 	s.saTokens = &serviceAccountTokens{s: s}
 	s.authn = newAuthenticator(opts, s.saTokens)
