@@ -299,3 +299,39 @@ func newTestClientCert(t *testing.T, ca *x509.Certificate, caKey *ecdsa.PrivateK
 	}
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
 }
+
+// TestKubeAPIServer_AlwaysAllow: with AlwaysAllow after RBAC, a user no role
+// grants anything may do anything, as with kube-apiserver; with RBAC alone
+// it may not.
+func TestKubeAPIServer_AlwaysAllow(t *testing.T) {
+	for _, tt := range []struct {
+		modes string
+		want  int
+	}{{"RBAC", http.StatusForbidden}, {"RBAC,AlwaysAllow", http.StatusOK}} {
+		dir := t.TempDir()
+		ca, caKey := newTestCA(t, "envtest-environment")
+		os.WriteFile(filepath.Join(dir, "ca.crt"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Raw}), 0o640)
+		port := freePort(t)
+		base := startServing(t, []string{"kube-apiserver", "--authorization-mode=" + tt.modes, "--bind-address=127.0.0.1",
+			"--cert-dir=" + dir, "--client-ca-file=" + filepath.Join(dir, "ca.crt"), "--secure-port=" + port}, io.Discard)
+		cert := newTestClientCert(t, ca, caKey, "alice")
+		c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true, Certificates: []tls.Certificate{cert}}}}
+		res, err := c.Get(base + "/api/v1/secrets")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != tt.want {
+			t.Errorf("--authorization-mode=%s: alice lists secrets: %d, want %d", tt.modes, res.StatusCode, tt.want)
+		}
+		// With AlwaysAllow, kube-apiserver turns anonymous requests away.
+		anonymous := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+		if res, err = anonymous.Get(base + "/api/v1/secrets"); err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if want := map[bool]int{false: http.StatusForbidden, true: http.StatusUnauthorized}[tt.want == http.StatusOK]; res.StatusCode != want {
+			t.Errorf("--authorization-mode=%s: anonymous lists secrets: %d, want %d", tt.modes, res.StatusCode, want)
+		}
+	}
+}

@@ -36,7 +36,7 @@ var kubeAPIServerHonoured = map[string]string{
 	"client-ca-file":       "authenticate client certificates signed by these CAs: user = common name, groups = organizations",
 	"token-auth-file":      "bearer tokens: token,user,uid[,\"group1,group2\"] per line",
 	"anonymous-auth":       "requests without credentials run as system:anonymous, whom RBAC grants discovery, /healthz, /readyz, /livez and /version (default true)",
-	"authorization-mode":   "RBAC (the default); Node is ignored, and so is AlwaysAllow: RBAC decides",
+	"authorization-mode":   "RBAC (the default) and AlwaysAllow (every request RBAC does not allow is allowed); Node is ignored: RBAC decides for kubelets",
 	"runtime-config":       "switch group versions and resources on and off: api/all, api/ga, group/version or group/version/resource = true|false",
 	"feature-gates":        "kube-apiserver's feature gates kubeplay follows: AllowUnsafeMalformedObjectDeletion, CBORServingAndStorage, WatchList",
 	"emulated-version":     "the release whose API to serve, 1.16 to 1.35",
@@ -233,7 +233,16 @@ func kubeAPIServerConfig(cl *commandLine, stderr io.Writer) (*kubeAPIServerSetti
 	for _, mode := range modes {
 		switch mode {
 		case "RBAC":
-		case "Node", "AlwaysAllow":
+		case "AlwaysAllow":
+			// kube-apiserver then refuses anonymous requests, whatever
+			// --anonymous-auth says ("AnonymousAuth is not allowed with
+			// the AlwaysAllow authorizer").
+			opts.Access.AlwaysAllow = true
+			if opts.Access.Anonymous != server.AnonymousDenied {
+				notes = append(notes, "AnonymousAuth is not allowed with the AlwaysAllow authorizer. Resetting AnonymousAuth to false. You should use a different authorizer")
+				opts.Access.Anonymous = server.AnonymousDenied
+			}
+		case "Node":
 			notes = append(notes, "--authorization-mode "+mode+" is not implemented: RBAC decides")
 		default:
 			return nil, fmt.Errorf("--authorization-mode %s: kubeplay implements RBAC only", mode)
@@ -267,28 +276,11 @@ func kubeAPIServerConfig(cl *commandLine, stderr io.Writer) (*kubeAPIServerSetti
 	if err != nil {
 		return nil, err
 	}
-	opts.Controllers = envtestControllers(controllers, workloads)
+	opts.Controllers = playground.BasicControllers(controllers, workloads)
 	for _, note := range notes {
 		fmt.Fprintln(stderr, "kubeplay: ignoring", note)
 	}
 	return cfg, nil
-}
-
-// envtestBasics are the controllers a test environment runs unless told
-// not to: those whose absence envtest users work around (namespaces that
-// never finish deleting, no cascading deletion) and those that keep the
-// API's own objects as a cluster has them. The workload controllers and the
-// simulated nodes run only when asked for.
-var envtestBasics = []string{"namespace", "garbageCollector", "clusterRoleAggregation", "validatingAdmissionPolicyStatus"}
-
-func envtestControllers(basics, workloads bool) playground.Controllers {
-	var off []string
-	for _, name := range playground.ControllerNames() {
-		if slices.Contains(envtestBasics, name) && !basics || !slices.Contains(envtestBasics, name) && !workloads {
-			off = append(off, name)
-		}
-	}
-	return playground.Controllers{}.Without(off...)
 }
 
 // parseSwitches reads the key=bool entries of --runtime-config or

@@ -88,7 +88,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveConfig, error) {
 	adminTokenFile := fs.String("playground-admin-token-file", "", "hosted mode: the playground API accepts only the bearer token in this file (every sandbox too); each sandbox gets a token of its own, the only other one it accepts")
 	emulated := fs.String("emulated-version", "", "the Kubernetes release whose API to serve, 1.16 to 1.35 (default 1.35), as kube-apiserver's flag; for the root cluster and new sandboxes")
 	featureGates := fs.String("feature-gates", "", "switch kube-apiserver's feature gates kubeplay follows, as its flag: comma-separated Name=true|false of AllowUnsafeMalformedObjectDeletion, CBORServingAndStorage, WatchList; default as in the emulated release; for the root cluster and new sandboxes")
-	simulate := fs.Bool("simulate-workloads", false, "run the simulated parts of a cluster (nodes, kubelets, the scheduler) in the root cluster too (sandboxes of the playground API run them unless switched off)")
+	simulate := fs.Bool("simulate-workloads", false, "run the workload controllers and the simulated nodes, scheduler and kubelets in the root cluster too, as sandboxes of the playground API do (without it, the root cluster runs the namespace, garbage collector, ClusterRole aggregation and ValidatingAdmissionPolicy status controllers only, as a bare control plane)")
 	mopts := &cfg.sandboxes
 	fs.IntVar(&mopts.MaxSandboxes, "max-sandboxes", 100, "most sandboxes the playground API keeps at once")
 	fs.DurationVar(&mopts.IdleExpiry, "sandbox-idle-expiry", time.Hour, "delete a sandbox after this long without a request (negative: never)")
@@ -102,9 +102,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveConfig, error) {
 	}
 
 	opts := &cfg.root
-	if !*simulate {
-		opts.Controllers = opts.Controllers.Without(playground.SimulatedControllers()...)
-	}
+	opts.Controllers = playground.BasicControllers(true, *simulate)
 	var err error
 	if opts.RuntimeConfig, err = server.ParseRuntimeConfig(*runtimeConfig); err != nil {
 		return nil, fmt.Errorf("--runtime-config: %w", err)

@@ -37,10 +37,10 @@ func New(api http.Handler) *Console {
 }
 
 // NewClient returns a Console whose requests go to the API at server (a
-// URL, such as a sandbox's .../sandboxes/<id>) through client, with token
-// (if set) as a bearer token.
-func NewClient(server string, client *http.Client, token string) *Console {
-	return &Console{send: client.Do, server: strings.TrimSuffix(server, "/"), token: token}
+// URL, such as a sandbox's .../sandboxes/<id>) through send (an
+// http.Client's Do), with token (if set) as a bearer token.
+func NewClient(server string, send func(*http.Request) (*http.Response, error), token string) *Console {
+	return &Console{send: send, server: strings.TrimSuffix(server, "/"), token: token}
 }
 
 // Run runs line (kubectl's syntax, with or without "kubectl" in front; or a
@@ -96,12 +96,13 @@ var commands = map[string]command{
 	"label":         (*Console).label,
 	"annotate":      (*Console).annotate,
 	"scale":         (*Console).scale,
+	"run":           (*Console).runPod,
 	"explain":       (*Console).explain,
 	"api-resources": (*Console).apiResources,
 }
 
 func commandNames() []string {
-	return []string{"get", "describe", "create", "apply", "delete", "patch", "label", "annotate", "scale", "explain", "api-resources", "GET|POST|PUT|PATCH|DELETE /path"}
+	return []string{"get", "describe", "create", "apply", "delete", "patch", "label", "annotate", "scale", "run", "explain", "api-resources", "GET|POST|PUT|PATCH|DELETE /path"}
 }
 
 // usageError is a mistake in the command line, printed as "error: ...".

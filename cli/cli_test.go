@@ -189,7 +189,7 @@ func TestConsole_RunRawRedirects(t *testing.T) {
 				var out [2]strings.Builder
 				for i, console := range []*cli.Console{
 					cli.New(redirecting(code, &direct)),
-					cli.NewClient("http://kubeplay", &http.Client{Transport: recorderTransport{redirecting(code, &client)}}, ""),
+					cli.NewClient("http://kubeplay", (&http.Client{Transport: recorderTransport{redirecting(code, &client)}}).Do, ""),
 				} {
 					if err := console.Run(t.Context(), method+" /a", `{"data":{}}`, &out[i]); err != nil {
 						t.Fatal(err)
@@ -250,4 +250,47 @@ func (t recorderTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	res := rec.Result()
 	res.Request = req
 	return res, nil
+}
+
+// The generators make what kubectl's make: a Deployment labelled app=NAME
+// whose container is named after its image, a ConfigMap from literals, a
+// pod labelled run=NAME, each with kubectl's field manager.
+func TestConsole_Generators(t *testing.T) {
+	c := newConsole(t)
+	run := func(line string) string {
+		t.Helper()
+		var out strings.Builder
+		if err := c.Run(t.Context(), line, "", &out); err != nil {
+			t.Fatalf("%s: %v\n%s", line, err, out.String())
+		}
+		return out.String()
+	}
+	for line, want := range map[string]string{
+		"create deployment web --image=registry.k8s.io/nginx:1.27 --replicas=2 --port=80": "deployment.apps/web created\n",
+		"create configmap settings --from-literal=color=blue --from-literal=size=m":       "configmap/settings created\n",
+		"create secret generic token --from-literal=t=s3cret":                             "secret/token created\n",
+		"create namespace team-a":             "namespace/team-a created\n",
+		"run probe --image=busybox -n team-a": "pod/probe created\n",
+	} {
+		if got := run(line); got != want {
+			t.Errorf("%s: %q, want %q", line, got, want)
+		}
+	}
+	for line, want := range map[string][]string{
+		"get deployment web -o yaml":                            {"app: web", "replicas: 2", "- containerPort: 80", "image: registry.k8s.io/nginx:1.27", "name: nginx", "matchLabels:"},
+		"get cm settings -o yaml":                               {"color: blue", "size: m"},
+		"get pod probe -n team-a -o yaml --show-managed-fields": {"run: probe", "name: probe", "image: busybox", "manager: kubectl-run"},
+		"get deployment web -o yaml --show-managed-fields":      {"manager: kubectl-create"},
+	} {
+		got := run(line)
+		for _, w := range want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: no %q in\n%s", line, w, got)
+			}
+		}
+	}
+	var out strings.Builder
+	if err := c.Run(t.Context(), "create deployment web2", "", &out); err == nil || !strings.Contains(out.String(), `required flag(s) "image" not set`) {
+		t.Errorf("create deployment without --image: %v %q", err, out.String())
+	}
 }

@@ -77,6 +77,10 @@ type flags struct {
 	overwrite     bool
 	// showManagedFields: -o yaml|json keep metadata.managedFields.
 	showManagedFields bool
+	// What create deployment|configmap|secret and run make objects of.
+	images       []string // --image, repeatable
+	fromLiterals []string // --from-literal key=value, repeatable
+	port         int      // --port, 0: none
 }
 
 // valued are the flags that take a value, by every spelling.
@@ -88,8 +92,11 @@ var valued = map[string]string{
 	"--field-manager": "field-manager",
 	"--cascade":       "cascade",
 	"-p":              "patch", "--patch": "patch",
-	"--type":     "type",
-	"--replicas": "replicas",
+	"--type":         "type",
+	"--replicas":     "replicas",
+	"--image":        "image",
+	"--from-literal": "from-literal",
+	"--port":         "port",
 }
 
 var switches = map[string]string{
@@ -166,6 +173,16 @@ func parseFlags(words []string) (flags, []string, error) {
 			f.patch = value
 		case "type":
 			f.patchType = value
+		case "image":
+			f.images = append(f.images, value)
+		case "from-literal":
+			f.fromLiterals = append(f.fromLiterals, value)
+		case "port":
+			n, err := strconv.Atoi(value)
+			if err != nil || n <= 0 || n > 65535 {
+				return f, nil, usageError(fmt.Sprintf("invalid argument %q for \"--port\" flag", value))
+			}
+			f.port = n
 		case "replicas":
 			n, err := strconv.Atoi(value)
 			if err != nil || n < 0 {
@@ -178,7 +195,7 @@ func parseFlags(words []string) (flags, []string, error) {
 }
 
 func knownFlags() string {
-	return "-n -A -l -o -w -f --server-side --force-conflicts --field-manager --cascade -p --type --replicas --overwrite --show-managed-fields"
+	return "-n -A -l -o -w -f --server-side --force-conflicts --field-manager --cascade -p --type --replicas --overwrite --show-managed-fields --image --from-literal --port"
 }
 
 // ns is the namespace to use: -n, else "default".

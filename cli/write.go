@@ -67,7 +67,10 @@ func (c *Console) objects(ctx context.Context, f flags, file string) ([]object, 
 	return out, nil
 }
 
-func (c *Console) create(ctx context.Context, f flags, _ []string, file string, out io.Writer) error {
+func (c *Console) create(ctx context.Context, f flags, args []string, file string, out io.Writer) error {
+	if len(args) > 0 && f.filename == "" {
+		return c.createGenerated(ctx, f, args, out)
+	}
 	objs, err := c.objects(ctx, f, file)
 	if err != nil {
 		return err

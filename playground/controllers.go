@@ -61,16 +61,23 @@ func (d controllerDef) user() *authn.User {
 // ControllerNames lists the controllers a sandbox can run, sorted.
 func ControllerNames() []string { return slices.Sorted(maps.Keys(controllerDefs)) }
 
-// SimulatedControllers lists the controllers that stand in for the parts of
-// a cluster that cannot run here (nodes, kubelets, the scheduler, workloads).
-func SimulatedControllers() []string {
-	var names []string
+// basicControllers are the controllers a bare control plane runs unless
+// told otherwise (the root cluster of serve, a test environment): those
+// that keep the API's own objects as a cluster has them and whose absence
+// people work around (namespaces that never finish deleting, no cascading
+// deletion). The rest make workloads run and run only when asked for.
+var basicControllers = []string{"namespace", "garbageCollector", "clusterRoleAggregation", "validatingAdmissionPolicyStatus"}
+
+// BasicControllers returns Controllers running the basic controllers (if
+// basics) and the others (if workloads).
+func BasicControllers(basics, workloads bool) Controllers {
+	var off []string
 	for _, name := range ControllerNames() {
-		if controllerDefs[name].simulated {
-			names = append(names, name)
+		if basic := slices.Contains(basicControllers, name); basic && !basics || !basic && !workloads {
+			off = append(off, name)
 		}
 	}
-	return names
+	return Controllers{}.Without(off...)
 }
 
 // IsSimulated reports whether the controller name is a simulated stand-in.

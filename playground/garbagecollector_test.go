@@ -15,13 +15,17 @@ import (
 	"kubeplay/store"
 )
 
+// openSandboxWith opens a sandbox with opts, over a new in-memory store
+// unless opts has one.
 func openSandboxWith(t testing.TB, opts playground.Options) *playground.Sandbox {
 	t.Helper()
-	st, err := store.Open(t.Context(), ":memory:", store.Options{})
-	if err != nil {
-		t.Fatal(err)
+	if opts.Store == nil {
+		st, err := store.Open(t.Context(), ":memory:", store.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.Store = st
 	}
-	opts.Store = st
 	sb, err := playground.Open(t.Context(), opts)
 	if err != nil {
 		t.Fatal(err)

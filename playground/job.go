@@ -70,7 +70,7 @@ func (jc *jobController) sync(ctx context.Context, job jsonmap.Object, pods []js
 	labels := map[string]string{"batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": name, "controller-uid": uid, "job-name": name}
 	if succeeded < completions {
 		for range min(parallelism, completions-succeeded) - active {
-			if err := createPod(ctx, jc.c, job, "batch/v1", "Job", labels); err != nil {
+			if _, err := createPod(ctx, jc.c, job, "batch/v1", "Job", labels); err != nil {
 				return err
 			}
 			active++

@@ -91,6 +91,16 @@ func (ms *Managed) checkQuota(r *http.Request, sb *Sandbox, body []byte) error {
 			return err
 		}
 		if size >= lim.Bytes {
+			// History is kept within the limit: it goes before writes are
+			// refused, as a store with less room would have compacted it.
+			if _, err := ms.Compact(r.Context()); err != nil {
+				return err
+			}
+			if size, err = db.Size(r.Context()); err != nil {
+				return err
+			}
+		}
+		if size >= lim.Bytes {
 			return exceededQuota(gr, name, "bytes", 1, size, lim.Bytes)
 		}
 	}

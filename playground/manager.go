@@ -40,7 +40,8 @@ type ManagerOptions struct {
 	IdleExpiry time.Duration
 	// Limits bound each sandbox.
 	Limits Limits
-	// Retention is the history each sandbox keeps (default: the store's).
+	// Retention is the history each sandbox keeps (default
+	// DefaultSandboxRetention).
 	Retention time.Duration
 	// Now is the clock of expiry and rate limits (default time.Now).
 	Now func() time.Time
@@ -126,6 +127,9 @@ func NewManager(opts ManagerOptions) (*Manager, error) {
 	}
 	if m.opts.IdleExpiry == 0 {
 		m.opts.IdleExpiry = time.Hour
+	}
+	if m.opts.Retention == 0 {
+		m.opts.Retention = DefaultSandboxRetention
 	}
 	if m.opts.Now == nil {
 		m.opts.Now = time.Now
@@ -405,6 +409,12 @@ type Managed struct {
 	version     int                 // kept across resets and restores
 	gates       server.FeatureGates // likewise
 }
+
+// DefaultSandboxRetention is the history a sandbox keeps unless told
+// otherwise: longer than kube-apiserver's five minutes, so that a learner
+// can look back at what happened (an object's history, the cluster as it
+// was); the sandbox's size limit bounds it (see checkQuota).
+const DefaultSandboxRetention = time.Hour
 
 // Retention returns the history the sandbox keeps (0: the store's default).
 func (ms *Managed) Retention() time.Duration {

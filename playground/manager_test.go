@@ -227,3 +227,26 @@ func TestLimits_bytes(t *testing.T) {
 		t.Errorf("403: %v", got)
 	}
 }
+
+// A sandbox keeps an hour of history by default, but within its byte
+// limit: history goes before a write is refused for size.
+func TestLimits_bytesCompactHistory(t *testing.T) {
+	m := newManager(t, playground.ManagerOptions{InMemory: true})
+	probe := create(t, m)
+	fresh, err := probe.Store().Size(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m = newManager(t, playground.ManagerOptions{InMemory: true, Limits: playground.Limits{Bytes: fresh + 1<<20}})
+	ms := create(t, m)
+	h := ms.Handler()
+	value := strings.Repeat("x", 100<<10)
+	mustDo(t, h, 201, "POST", "/api/v1/namespaces/default/configmaps", `{"metadata":{"name":"big"},"data":{"v":"0`+value+`"}}`)
+	// Thirty versions of 100 KiB are three times the room left.
+	for i := range 30 {
+		mustDo(t, h, 200, "PUT", "/api/v1/namespaces/default/configmaps/big", `{"metadata":{"name":"big"},"data":{"v":"`+strconv.Itoa(i)+value+`"}}`)
+	}
+	if horizon, err := ms.Store().CompactedRevision(t.Context()); err != nil || horizon == 0 {
+		t.Errorf("no history was dropped (horizon %d, %v)", horizon, err)
+	}
+}

@@ -92,10 +92,9 @@ func nodeIP(i int) string { return fmt.Sprintf("172.18.0.%d", i+2) }
 // from (kind's control plane has 10.244.0.0/24, its workers the next ones).
 func nodePodCIDR(i int) string { return fmt.Sprintf("10.244.%d.0/24", i+1) }
 
-var (
-	nodeKeyPrefix  = builtinKeyPrefix(coreV1("nodes"))
-	leaseKeyPrefix = builtinKeyPrefix(coordinationV1("leases")) + nodeLeaseNamespace + "/"
-)
+// leaseKeyPrefix is where the store keeps the nodes' Leases (nodeKeyPrefix,
+// the nodes, is the DaemonSet controller's).
+var leaseKeyPrefix = builtinKeyPrefix(coordinationV1("leases")) + nodeLeaseNamespace + "/"
 
 const nodeLeaseNamespace = "kube-node-lease"
 

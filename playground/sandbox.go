@@ -207,6 +207,23 @@ func (sb *Sandbox) PlantUndecodable(ctx context.Context, gvr schema.GroupVersion
 	return sb.api.PlantUndecodable(ctx, gvr, ns, name, value)
 }
 
+// Compact drops the store's history up to its current revision, which it
+// returns: reads and watches from before it then answer 410 Gone.
+func (sb *Sandbox) Compact(ctx context.Context) (int64, error) {
+	rev, err := sb.store.CurrentRevision(ctx)
+	if err == nil {
+		err = sb.store.Compact(ctx, rev)
+	}
+	return rev, err
+}
+
+// History returns the versions of the object ns/name of resource gvr that
+// the sandbox's store keeps, oldest first, and the compaction horizon (see
+// server.Server.History).
+func (sb *Sandbox) History(ctx context.Context, gvr schema.GroupVersionResource, ns, name string) ([]server.Revision, int64, error) {
+	return sb.api.History(ctx, gvr, ns, name)
+}
+
 // Close stops the controllers and closes the store.
 func (sb *Sandbox) Close() error {
 	sb.mu.Lock()

@@ -3,24 +3,10 @@ package playground_test
 import (
 	"fmt"
 	"net/http"
-	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"kubeplay/playground"
 )
-
-// mergePatch applies a JSON merge patch to path.
-func mergePatch(t *testing.T, h http.Handler, path, patch string) {
-	t.Helper()
-	req := httptest.NewRequest("PATCH", path, strings.NewReader(patch))
-	req.Header.Set("Content-Type", "application/merge-patch+json")
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
-	if rec.Code != 200 {
-		t.Fatalf("PATCH %s: %d %s", path, rec.Code, rec.Body)
-	}
-}
 
 // waitNodes waits for the simulated nodes named to be ready.
 func waitNodes(t *testing.T, sb *playground.Sandbox, names ...string) {

@@ -279,8 +279,9 @@ func podReady(p jsonmap.Object) bool {
 }
 
 // createPod creates a pod from owner's template, named after owner as the
-// controllers name theirs (generateName), controlled by owner.
-func createPod(ctx context.Context, c *inproc.Client, owner jsonmap.Object, apiVersion, kind string, extraLabels map[string]string) error {
+// controllers name theirs (generateName), controlled by owner, and returns
+// it as created.
+func createPod(ctx context.Context, c *inproc.Client, owner jsonmap.Object, apiVersion, kind string, extraLabels map[string]string) (jsonmap.Object, error) {
 	template := copyMap(jsonmap.Child(owner, "spec", "template"))
 	md := jsonmap.Child(template, "metadata")
 	if md == nil {
@@ -297,8 +298,12 @@ func createPod(ctx context.Context, c *inproc.Client, owner jsonmap.Object, apiV
 		"metadata": jsonmap.Object{"generateName": jsonmap.String(owner, "metadata", "name") + "-", "namespace": jsonmap.String(owner, "metadata", "namespace"),
 			"labels": labels, "ownerReferences": controllerRef(owner, apiVersion, kind)},
 		"spec": jsonmap.Child(template, "spec")}
-	if a := jsonmap.Child(md, "annotations"); a != nil {
-		jsonmap.Child(pod, "metadata")["annotations"] = a
+	for _, k := range []string{"annotations", "finalizers"} {
+		if v := md[k]; v != nil {
+			jsonmap.Child(pod, "metadata")[k] = v
+		}
 	}
-	return c.Do(ctx, "POST", workloadCollection("", "pods", jsonmap.String(owner, "metadata", "namespace")), pod, nil)
+	var made jsonmap.Object
+	err := c.Do(ctx, "POST", workloadCollection("", "pods", jsonmap.String(owner, "metadata", "namespace")), pod, &made)
+	return made, err
 }

@@ -325,6 +325,13 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("a lesson, step by step, into the views it links", func(t *testing.T) {
+		if err := chromedp.Do(ctx, browsertest.Click(`a.brand`), browsertest.Until(`document.querySelector(".start-lessons") !== null`)); err != nil {
+			t.Fatal(err)
+		}
+		browsertest.WalkLesson(t, ctx, "/tmp/kubeplay-browser")
+	})
+
 	t.Run("the emulated release switches from the header and survives a reload", func(t *testing.T) {
 		// Marks the page shown, so that a poll waits for the next one:
 		// page.js replaces the body as it renders.

@@ -178,7 +178,7 @@ function storageBar() {
 	storagePanel = document.createElement("aside");
 	storagePanel.className = "kp-bar";
 	storagePanel.setAttribute("aria-label", "Sandbox storage");
-	storagePanel.innerHTML = `<strong class="kp-mode" title="kubeplay emulates the Kubernetes API server (and the controllers that keep its objects consistent: namespaces, garbage collection) in this tab. There are no nodes: pods are stored but never run.">API emulated in this tab · no nodes</strong>
+	storagePanel.innerHTML = `<strong class="kp-mode" title="kubeplay emulates the Kubernetes API server in this tab, with the rest of a cluster around it: kube-controller-manager's controllers act as on a real cluster; the nodes, the scheduler and the kubelets are simulated, so pods go through their lifecycle but no container runs.">Cluster simulated in this tab · no containers run</strong>
 		<button type="button" data-kp-action="console" aria-expanded="false" title="Type kubectl commands or raw HTTP requests">Console</button>
 		<span class="kp-storage" role="status"></span>
 		<button type="button" data-kp-action="reset" title="Delete every object: start again from an empty cluster">Reset</button>

@@ -20,17 +20,18 @@ func (db *DB) Snapshot(ctx context.Context, path string) error {
 	return nil
 }
 
-// Size returns the bytes the database takes, history included.
+// Size returns the bytes the database's data takes, history included: its
+// pages less those free for reuse (what compaction frees).
 func (db *DB) Size(ctx context.Context) (int64, error) {
 	if err := db.check(ctx); err != nil {
 		return 0, err
 	}
-	var pages, pageSize int64
-	err := db.sql.QueryRowContext(dbctx(ctx), `SELECT page_count, page_size FROM pragma_page_count(), pragma_page_size()`).Scan(&pages, &pageSize)
+	var pages, free, pageSize int64
+	err := db.sql.QueryRowContext(dbctx(ctx), `SELECT page_count, freelist_count, page_size FROM pragma_page_count(), pragma_freelist_count(), pragma_page_size()`).Scan(&pages, &free, &pageSize)
 	if err != nil {
 		return 0, db.fail(err)
 	}
-	return pages * pageSize, nil
+	return (pages - free) * pageSize, nil
 }
 
 // CheckFile reports whether the file at path is a store database that Open

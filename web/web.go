@@ -1,17 +1,22 @@
 package web
 
 import (
+	"math"
 	"mime"
 	"net/http"
 	"strings"
+	"time"
 
+	"kubeplay/cli"
 	"kubeplay/playground"
 	"kubeplay/playground/journal"
+	"kubeplay/playground/scenario"
 	"kubeplay/web/assets"
 	"kubeplay/web/editor"
 	"kubeplay/web/emulation"
 	"kubeplay/web/emulation/header"
 	"kubeplay/web/explorer"
+	"kubeplay/web/lessons"
 	"kubeplay/web/object"
 	"kubeplay/web/requestas"
 	"kubeplay/web/requests"
@@ -64,11 +69,12 @@ func NewWithPlayground(sb Sandbox, play http.Handler) http.Handler {
 		emulation: emu,
 		api:       api,
 		as:        &requestas.Switch{},
-		explorer:  explorer.New(uiAPI),
-		object:    object.New(uiAPI, deletions),
+		explorer:  explorer.New(uiAPI).WithStart(cli.New(uiAPI), featuredLessons()),
+		object:    withHistory(object.New(uiAPI, deletions), sb),
 		watch:     watch.New(uiAPI),
 		editor:    editor.New(uiAPI),
 		requests:  requests.New(sb.Journal()),
+		lessons:   lessons.New(lessonTarget(sb), sb.Journal()),
 		sandboxes: sandboxes.New(play),
 		assets:    assets.NewHandler(),
 	}
@@ -79,11 +85,12 @@ type site struct {
 	emulation http.Handler
 	api       http.Handler
 	as        *requestas.Switch
-	explorer  http.Handler
+	explorer  *explorer.Handler
 	object    http.Handler
 	watch     http.Handler
 	editor    http.Handler
 	requests  http.Handler
+	lessons   http.Handler
 	sandboxes http.Handler
 	assets    http.Handler
 }
@@ -104,6 +111,9 @@ func (s *site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Add("Vary", "Accept")
 		pageHeaders(w.Header())
 		s.explorer.ServeHTTP(w, r)
+	case p == explorer.ConsolePath:
+		pageHeaders(w.Header())
+		s.explorer.Console(w, r)
 	case strings.HasPrefix(p, assets.Prefix):
 		assetHeaders(w.Header())
 		s.assets.ServeHTTP(w, r)
@@ -125,6 +135,9 @@ func (s *site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case p == emulation.Path && s.emulation != nil:
 		pageHeaders(w.Header())
 		s.emulation.ServeHTTP(w, r)
+	case p == lessons.Path:
+		pageHeaders(w.Header())
+		s.lessons.ServeHTTP(w, r)
 	case p == sandboxes.Path:
 		pageHeaders(w.Header())
 		s.sandboxes.ServeHTTP(w, r)
@@ -174,4 +187,46 @@ func isAPIClient(r *http.Request) bool {
 		}
 	}
 	return specific
+}
+
+func featuredLessons() []explorer.Link {
+	var links []explorer.Link
+	for _, name := range lessons.Featured {
+		links = append(links, explorer.Link{Label: name, Href: lessons.LessonURL(name, 0)})
+	}
+	return links
+}
+
+// lessonTarget is where lessons run: sb itself, with its clock and
+// controllers when it is a sandbox of this process.
+func lessonTarget(sb Sandbox) scenario.Target {
+	if l, ok := sb.(scenario.Local); ok {
+		return scenario.LocalTarget(l)
+	}
+	return scenario.Target{Server: "http://sandbox", Client: scenario.HandlerClient(sb.Handler())}
+}
+
+// withHistory gives the object page its History tab when sb keeps one (a
+// playground sandbox does), naming the request behind each version from
+// sb's request log.
+func withHistory(h *object.Handler, sb Sandbox) *object.Handler {
+	hist, ok := sb.(object.Historian)
+	if !ok {
+		return h
+	}
+	j := sb.Journal()
+	return h.WithHistory(hist, func() map[int64]object.Writer {
+		entries, _ := j.Page(0, math.MaxInt)
+		writers := map[int64]object.Writer{}
+		for _, e := range entries {
+			for _, rev := range e.Audit.Revisions {
+				w := object.Writer{Time: e.Time.UTC().Format(time.RFC3339), UserAgent: e.UserAgent, Method: e.Method, Path: e.Path}
+				if u := e.Audit.User; u != nil {
+					w.User = u.Name
+				}
+				writers[rev] = w
+			}
+		}
+		return writers
+	})
 }

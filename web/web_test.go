@@ -36,7 +36,7 @@ func (s fakeSandbox) DeletionJournal() *playground.DeletionJournal {
 }
 
 // newAPI returns a fake API serving the recorded discovery documents, three
-// namespaces and a few ConfigMaps.
+// namespaces, a few ConfigMaps and no Events.
 func newAPI(t *testing.T) *fakeapi.API {
 	t.Helper()
 	api := fakeapi.New()
@@ -57,6 +57,7 @@ func newAPI(t *testing.T) *fakeapi.API {
 		fakeapi.Object("kube-system", "coredns", created),
 	))
 	api.Set("/apis/apps/v1/namespaces/default/deployments", http.StatusOK, fakeapi.List("DeploymentList", "apps/v1", "42"))
+	api.Set("/api/v1/events", http.StatusOK, fakeapi.List("EventList", "v1", "42"))
 	return api
 }
 

@@ -26,7 +26,6 @@ import (
 	"kubeplay/playground/scenario"
 	"kubeplay/server"
 	"kubeplay/server/releases"
-	"kubeplay/store"
 )
 
 // Prefix is where the playground API is served.
@@ -417,7 +416,7 @@ func settingsOf(ms *playground.Managed) Settings {
 	}
 	s := Settings{Controllers: playground.SwitchesOf(c), FinalizerBots: &bots, Retention: ms.Retention().String()}
 	if ms.Retention() == 0 {
-		s.Retention = store.DefaultRetention.String()
+		s.Retention = playground.DefaultSandboxRetention.String()
 	}
 	if sb := ms.Sandbox(); sb != nil {
 		s.Clock = &Clock{Now: sb.Clock().Now().UTC(), Offset: sb.Clock().Offset().String()}

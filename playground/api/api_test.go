@@ -499,12 +499,12 @@ func TestAPI_createFromScenario(t *testing.T) {
 func TestAPI_retention(t *testing.T) {
 	base := serve(t, playground.ManagerOptions{InMemory: true})
 	var sb api.Sandbox
-	call(t, "POST", base+"/playground/v1/sandboxes", "application/json", []byte(`{"retention":"1h"}`), 201, &sb)
-	if sb.Settings.Retention != "1h0m0s" {
+	call(t, "POST", base+"/playground/v1/sandboxes", "application/json", []byte(`{"retention":"2h"}`), 201, &sb)
+	if sb.Settings.Retention != "2h0m0s" {
 		t.Errorf("retention %q", sb.Settings.Retention)
 	}
 	call(t, "POST", base+"/playground/v1/sandboxes", "", nil, 201, &sb)
-	if sb.Settings.Retention != "5m0s" {
+	if sb.Settings.Retention != "1h0m0s" {
 		t.Errorf("default retention %q", sb.Settings.Retention)
 	}
 	call(t, "POST", base+"/playground/v1/sandboxes", "application/json", []byte(`{"retention":"forever"}`), 400, nil)

@@ -118,6 +118,13 @@ func New(limits Limits, now func() time.Time) *Journal {
 	return &Journal{limits: limits.withDefaults(), now: now, subs: map[*Subscription]struct{}{}}
 }
 
+// LastSeq is the sequence number of the newest entry (0 before the first).
+func (j *Journal) LastSeq() int64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.seq
+}
+
 // Page returns copies of up to limit entries with a sequence number above
 // after, oldest first, and the sequence number of the oldest entry still
 // held (0 if none), so a reader can tell that entries fell off between two

@@ -266,11 +266,18 @@ func Builtin() ([]*Scenario, error) {
 	return out, nil
 }
 
+// Doer sends a request: an *http.Client, or HandlerClient's in process
+// (which, unlike an http.Client, links no network transport: the browser
+// build runs lessons with it).
+type Doer interface {
+	Do(*http.Request) (*http.Response, error)
+}
+
 // Target is the API a scenario runs against.
 type Target struct {
 	// Server is the API's URL (a sandbox's includes its /sandboxes/<id>).
 	Server string
-	Client *http.Client
+	Client Doer
 	// Token, if set, is sent as a bearer token.
 	Token string
 	// AdvanceClock advances a sandbox's clock, Compact drops its history
@@ -304,30 +311,69 @@ var ErrNeedsSandbox = errors.New("the scenario needs a kubeplay sandbox (its clo
 // Run runs sc against t, reporting each step as it ends, and stops at the
 // first step that fails. It returns whether every step passed.
 func Run(ctx context.Context, sc *Scenario, t Target, report func(StepResult)) (bool, error) {
-	if sc.Sandbox && t.AdvanceClock == nil {
-		return false, ErrNeedsSandbox
+	s, err := NewSession(sc, t)
+	if err != nil {
+		return false, err
 	}
-	if len(sc.FinalizerBots) > 0 {
-		if err := t.SetControllers(ControllerAction{FinalizerBots: &sc.FinalizerBots}); err != nil {
-			return false, err
-		}
-	}
-	r := &runner{t: t, vars: map[string]string{"RUN": runID()}, console: cli.NewClient(t.Server, t.Client, t.Token)}
-	for i, st := range sc.Steps {
-		start := time.Now()
-		res := StepResult{Step: i + 1, Name: st.Name, Explain: st.Explain}
-		if st.Kubectl != "" {
-			res.Output, res.Failures = r.kubectl(ctx, st)
-		} else {
-			res.Status, res.Failures = r.step(ctx, st)
-		}
-		res.Duration = time.Since(start)
+	for !s.Done() {
+		res := s.RunNext(ctx)
 		report(res)
 		if !res.OK() {
 			return false, nil
 		}
 	}
 	return true, nil
+}
+
+// Session runs a scenario one step at a time, as a lesson does, keeping
+// what earlier steps captured for the later ones.
+type Session struct {
+	sc   *Scenario
+	r    *runner
+	next int
+}
+
+// NewSession starts sc against t: its finalizer bots are set up, and its
+// first step is next.
+func NewSession(sc *Scenario, t Target) (*Session, error) {
+	if sc.Sandbox && t.AdvanceClock == nil {
+		return nil, ErrNeedsSandbox
+	}
+	if len(sc.FinalizerBots) > 0 {
+		if err := t.SetControllers(ControllerAction{FinalizerBots: &sc.FinalizerBots}); err != nil {
+			return nil, err
+		}
+	}
+	r := &runner{t: t, vars: map[string]string{"RUN": runID()}, console: cli.NewClient(t.Server, t.Client.Do, t.Token)}
+	return &Session{sc: sc, r: r}, nil
+}
+
+// Next is the index of the step RunNext runs (len(Steps) when done).
+func (s *Session) Next() int { return s.next }
+
+// Done reports whether every step has run.
+func (s *Session) Done() bool { return s.next >= len(s.sc.Steps) }
+
+// Expand substitutes the session's variables (${RUN}, captures) in text,
+// as the steps see it.
+func (s *Session) Expand(text string) string { return s.r.expand(text) }
+
+// RunNext runs the next step. A step that fails can be run again.
+func (s *Session) RunNext(ctx context.Context) StepResult {
+	i := s.next
+	st := s.sc.Steps[i]
+	start := time.Now()
+	res := StepResult{Step: i + 1, Name: st.Name, Explain: st.Explain}
+	if st.Kubectl != "" {
+		res.Output, res.Failures = s.r.kubectl(ctx, st)
+	} else {
+		res.Status, res.Failures = s.r.step(ctx, st)
+	}
+	res.Duration = time.Since(start)
+	if res.OK() {
+		s.next++
+	}
+	return res
 }
 
 // runID is a suffix for the names a run creates, so that runs against a

@@ -28,6 +28,9 @@ type Record struct {
 	// the failures of its Audit bindings
 	// ("validation.policy.admission.k8s.io/validation_failure").
 	Annotations map[string]string `json:"annotations,omitempty"`
+	// Revisions are the store revisions the request wrote, in order: how
+	// an object's history finds the request behind each of its versions.
+	Revisions []int64 `json:"revisions,omitempty"`
 }
 
 // User is a user's name and groups.
@@ -93,6 +96,13 @@ func (r *Record) Annotate(key, value string) {
 	r.Annotations[key] = value
 }
 
+// Wrote notes that the request wrote store revision rev.
+func (r *Record) Wrote(rev int64) {
+	if r != nil {
+		r.Revisions = append(r.Revisions, rev)
+	}
+}
+
 // Copy returns a copy of r that later changes to r do not affect.
 func (r *Record) Copy() Record {
 	if r == nil {
@@ -101,5 +111,6 @@ func (r *Record) Copy() Record {
 	c := *r
 	c.Admission = slices.Clone(r.Admission)
 	c.Annotations = maps.Clone(r.Annotations)
+	c.Revisions = slices.Clone(r.Revisions)
 	return c
 }

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"kubeplay/cli"
 	"kubeplay/server/inproc"
 	"kubeplay/web/internal/apitypes"
 	"kubeplay/web/internal/status"
@@ -25,7 +26,9 @@ const listLimit = 500
 // Handler serves the explorer page. It reads everything it shows from the
 // Kubernetes API it was given, through in-memory requests.
 type Handler struct {
-	api *inproc.Client
+	api     *inproc.Client
+	console *cli.Console // nil: the start page has no console
+	lessons []Link
 }
 
 // New returns the explorer page handler for api.
@@ -42,14 +45,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	props, code := h.props(r.Context(), q.Get("r"), q.Get("ns"))
+	props, code := h.props(r.Context(), q.Get("r"), q.Get("ns"), q.Get("rv"))
 
 	layout.Write(w, r, code, Page(props))
 }
 
 // props gathers what the page shows for the type ref (empty: none selected)
-// in namespace ns (empty: all namespaces).
-func (h *Handler) props(ctx context.Context, ref, ns string) (Props, int) {
+// in namespace ns (empty: all namespaces), as of revision rv (empty: now).
+func (h *Handler) props(ctx context.Context, ref, ns, rv string) (Props, int) {
 	var p Props
 	groups, errs := apitypes.Discover(ctx, h.api)
 	for _, err := range errs {
@@ -57,8 +60,11 @@ func (h *Handler) props(ctx context.Context, ref, ns string) (Props, int) {
 	}
 	code := http.StatusOK
 	if ref != "" {
-		sel, c := h.selection(ctx, groups, ref, ns)
+		sel, c := h.selection(ctx, groups, ref, ns, rv)
 		p.Selection, code = &sel, c
+	} else {
+		p.EventsServed, p.RecentEvents, p.RecentEventsError = h.recentEvents(ctx, groups)
+		p.Start = h.start(ctx)
 	}
 
 	current := ""
@@ -94,9 +100,49 @@ func (h *Handler) props(ctx context.Context, ref, ns string) (Props, int) {
 	return p, code
 }
 
+// recentEventsShown is how many of the newest Events the page shows.
+const recentEventsShown = 10
+
+// recentEvents are the newest Events of the cluster (of the first page of
+// them, as a list has no order but name), each linked to its object's page.
+func (h *Handler) recentEvents(ctx context.Context, groups []apitypes.Group) (served bool, _ []object.ObjectEventProps, _ *ErrorProps) {
+	refs := map[[2]string]apitypes.Type{} // by apiVersion and kind
+	for _, g := range groups {
+		for _, t := range g.Types {
+			refs[[2]string{t.GVR.GroupVersion().String(), t.Kind}] = t
+		}
+	}
+	if _, ok := refs[[2]string{"v1", "Event"}]; !ok {
+		return false, nil, nil
+	}
+	items, err := object.Events(ctx, h.api, "/api/v1/events?limit="+strconv.Itoa(listLimit))
+	if err != nil {
+		return true, nil, errorProps(err)
+	}
+	items = items[max(len(items)-recentEventsShown, 0):]
+	for i, e := range items {
+		if t, ok := refs[[2]string{e.Regarding.APIVersion, e.Regarding.Kind}]; ok {
+			ns := e.Regarding.Namespace
+			if !t.Namespaced {
+				ns = ""
+			}
+			items[i].Href = object.URL(apitypes.FormatRef(t.GVR), ns, e.Regarding.Name, object.TabYAML)
+		}
+	}
+	return true, items, nil
+}
+
 // selection lists the objects of the type ref names.
-func (h *Handler) selection(ctx context.Context, groups []apitypes.Group, ref, ns string) (SelectionProps, int) {
+func (h *Handler) selection(ctx context.Context, groups []apitypes.Group, ref, ns, rv string) (SelectionProps, int) {
 	s := SelectionProps{Ref: ref, Namespace: ns}
+	if rv != "" {
+		n, err := strconv.ParseInt(rv, 10, 64)
+		if err != nil || n <= 0 {
+			s.Error = errorProps(apierrors.NewBadRequest(fmt.Sprintf("invalid rv %q: want a resourceVersion, a positive integer", rv)))
+			return s, http.StatusBadRequest
+		}
+		s.AtRevision = n
+	}
 	gvr, err := apitypes.ParseRef(ref)
 	if err != nil {
 		s.Error = errorProps(apierrors.NewBadRequest(err.Error()))
@@ -135,6 +181,11 @@ func (h *Handler) selection(ctx context.Context, groups []apitypes.Group, ref, n
 	}
 
 	s.APIPath = apitypes.ListPath(t, s.Namespace) + "?limit=" + strconv.Itoa(listLimit)
+	if s.AtRevision > 0 {
+		// The list as the store held it then, which it can serve until
+		// compaction drops that revision (410 Gone after).
+		s.APIPath += "&resourceVersion=" + strconv.FormatInt(s.AtRevision, 10) + "&resourceVersionMatch=Exact"
+	}
 	resp, err := h.api.Raw(ctx, http.MethodGet, s.APIPath, http.Header{"Accept": {tableMediaType}}, nil)
 	if err == nil {
 		err = resp.Err(http.MethodGet, s.APIPath)
@@ -172,7 +223,11 @@ func (h *Handler) selection(ctx context.Context, groups []apitypes.Group, ref, n
 			}
 		}
 		if md.Name != "" {
-			o.Href = object.URL(s.Ref, md.Namespace, md.Name, "")
+			tab := ""
+			if s.AtRevision > 0 {
+				tab = object.TabHistory // where the object's versions are
+			}
+			o.Href = object.URL(s.Ref, md.Namespace, md.Name, tab)
 		}
 		s.Objects = append(s.Objects, o)
 	}

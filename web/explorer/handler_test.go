@@ -55,3 +55,42 @@ func TestHandler_TableColumns(t *testing.T) {
 		t.Errorf("requests %q", got)
 	}
 }
+
+// With no type selected, the page shows the cluster's newest Events, each
+// linked to the page of the object it is about.
+func TestHandler_RecentEvents(t *testing.T) {
+	api := fakeapi.New()
+	api.LoadDiscovery(t, "../../server/testdata/oracle/discovery")
+	api.Set("/api/v1/events", http.StatusOK, `{"kind":"EventList","apiVersion":"v1","metadata":{},"items":[
+		{"metadata":{"name":"b"},"type":"Normal","reason":"ScalingReplicaSet","message":"Scaled up replica set web-5d8f to 2",
+		 "involvedObject":{"apiVersion":"apps/v1","kind":"Deployment","namespace":"default","name":"web"},
+		 "source":{"component":"deployment-controller"},"lastTimestamp":"2026-01-01T00:00:02Z","count":1},
+		{"metadata":{"name":"a"},"type":"Warning","reason":"FailedScheduling","message":"0/3 nodes are available",
+		 "involvedObject":{"apiVersion":"v1","kind":"Pod","namespace":"default","name":"big"},
+		 "reportingComponent":"default-scheduler","eventTime":"2026-01-01T00:00:01.000000Z"}]}`)
+	rec := httptest.NewRecorder()
+	explorer.New(api).ServeHTTP(rec, httptest.NewRequestWithContext(t.Context(), "GET", "/", nil))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("status %d:\n%s", rec.Code, rec.Body)
+	}
+	doc := htmltest.Parse(t, rec.Body)
+	var rows []string
+	for _, tr := range doc.One(t, "section", "class", "recent-events").All("tr", "class", "*") {
+		rows = append(rows, strings.Join(strings.Fields(tr.Text()), " "))
+	}
+	want := []string{
+		"Warning FailedScheduling 2026-01-01T00:00:01.000000Z pod/big default-scheduler 0/3 nodes are available",
+		"Normal ScalingReplicaSet 2026-01-01T00:00:02Z deployment/web deployment-controller Scaled up replica set web-5d8f to 2",
+	}
+	if !slices.Equal(rows, want) {
+		t.Errorf("events:\n%q\nwant\n%q", rows, want)
+	}
+	var links []string
+	for _, a := range doc.One(t, "section", "class", "recent-events").All("a") {
+		href, _ := a.Attr("href")
+		links = append(links, href)
+	}
+	if want := []string{"/ui/object?name=big&ns=default&r=v1%2Fpods", "/ui/object?name=web&ns=default&r=apps%2Fv1%2Fdeployments"}; !slices.Equal(links, want) {
+		t.Errorf("links %q, want %q", links, want)
+	}
+}

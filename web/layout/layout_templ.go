@@ -75,7 +75,7 @@ func Page(p Props) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "\"><link rel=\"icon\" href=\"data:,\"></head><body><header class=\"site-header\"><a class=\"brand\" href=\"/\">kubeplay</a> <span class=\"tagline\">a Kubernetes API playground</span><nav class=\"site-nav\" aria-label=\"views\"><a href=\"/\">Explorer</a> <a href=\"/ui/requests\">Requests</a> <a href=\"/ui/watch\">Watch</a> <a href=\"/ui/edit\">Editor</a> <a href=\"/ui/sandboxes\">Sandboxes</a></nav>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "\"><link rel=\"icon\" href=\"data:,\"></head><body><header class=\"site-header\"><a class=\"brand\" href=\"/\">kubeplay</a> <span class=\"tagline\">a Kubernetes API playground</span><nav class=\"site-nav\" aria-label=\"views\"><a href=\"/\">Explorer</a> <a href=\"/ui/lessons\">Lessons</a> <a href=\"/ui/requests\">Requests</a> <a href=\"/ui/watch\">Watch</a> <a href=\"/ui/edit\">Editor</a> <a href=\"/ui/sandboxes\">Sandboxes</a></nav>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

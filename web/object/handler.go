@@ -29,6 +29,8 @@ type Deletions interface {
 type Handler struct {
 	api       *inproc.Client
 	deletions Deletions
+	history   Historian
+	writers   Writers
 }
 
 // New returns the object page over api and the deletion journal d.
@@ -45,9 +47,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query()
 	p := Props{Ref: q.Get("r"), Namespace: q.Get("ns"), Name: q.Get("name"), Tab: q.Get("tab"), Manager: q.Get("manager")}
-	if p.Tab != TabFields && p.Tab != TabDeletion {
+	if p.Tab != TabFields && p.Tab != TabDeletion && (p.Tab != TabHistory || h.history == nil) {
 		p.Tab = TabYAML
 	}
+	p.HasHistory = h.history != nil
 	code := h.props(r.Context(), &p)
 	layout.Write(w, r, code, Page(p))
 }
@@ -78,17 +81,24 @@ func (h *Handler) props(ctx context.Context, p *Props) int {
 		// A deleted object still has its timeline.
 		p.Deletion = h.deletion(ctx, t, p.Namespace, p.Name, obj)
 	}
+	if p.Tab == TabHistory {
+		// A deleted object still has its history.
+		p.History = h.historyProps(ctx, t.GVR, p.Ref, p.Namespace, p.Name)
+	}
 	if err != nil {
 		if apierrors.IsNotFound(err) && p.Deletion != nil && len(p.Deletion.Timeline) > 0 {
 			p.Gone = true
 			return http.StatusOK
 		}
+		if apierrors.IsNotFound(err) && p.History != nil && len(p.History.Revisions) > 0 {
+			p.Gone = true
+			return http.StatusOK
+		}
 		return fail(err)
 	}
-	if md, ok := obj["metadata"].(map[string]any); ok {
-		_, p.Terminating = md["deletionTimestamp"]
-	}
-	if p.Tab == TabDeletion {
+	md, _ := obj["metadata"].(map[string]any)
+	_, p.Terminating = md["deletionTimestamp"]
+	if p.Tab == TabDeletion || p.Tab == TabHistory {
 		return http.StatusOK
 	}
 	ms := managers(obj)
@@ -99,6 +109,9 @@ func (h *Handler) props(ctx context.Context, p *Props) int {
 		// The YAML view leaves managedFields in, as kubectl get -o yaml shows them.
 		for _, l := range yamlview.Lines(obj, yamlview.ByIndex) {
 			p.Lines = append(p.Lines, LineProps{Tokens: l.Tokens})
+		}
+		if uid, _ := md["uid"].(string); uid != "" && t.Kind != "Event" {
+			p.Events = h.events(ctx, p.Namespace, uid)
 		}
 		return http.StatusOK
 	}

@@ -127,3 +127,36 @@ func TestHandler_YAMLAndErrors(t *testing.T) {
 		htmltest.Parse(t, rec.Body).One(t, "div", "role", "alert")
 	}
 }
+
+func TestHandler_Events(t *testing.T) {
+	api := fakeapi.New()
+	api.LoadDiscovery(t, "../../server/testdata/oracle/discovery")
+	api.Set("/api/v1/namespaces/default/configmaps/x<b>y", http.StatusOK, managed)
+	api.Set("/api/v1/namespaces/default/events", http.StatusOK, `{"kind":"EventList","apiVersion":"v1","metadata":{},"items":[
+		{"metadata":{"name":"b"},"type":"Normal","reason":"Scheduled","message":"Successfully assigned default/x to node-2",
+		 "eventTime":"2026-01-01T00:00:02.000000Z","reportingComponent":"default-scheduler","reportingInstance":"default-scheduler-kubeplay",
+		 "series":{"count":3,"lastObservedTime":"2026-01-01T00:00:05.000000Z"}},
+		{"metadata":{"name":"a"},"type":"Warning","reason":"BackOff","message":"Back-off restarting failed container",
+		 "source":{"component":"kubelet","host":"node-2"},"firstTimestamp":"2026-01-01T00:00:01Z","lastTimestamp":"2026-01-01T00:00:01Z","count":1}]}`)
+	rec := httptest.NewRecorder()
+	object.New(api, nil).ServeHTTP(rec, httptest.NewRequestWithContext(t.Context(), "GET",
+		object.URL("v1/configmaps", "default", "x<b>y", object.TabYAML), nil))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("status %d:\n%s", rec.Code, rec.Body)
+	}
+	if !slices.Contains(api.Requests(), "GET /api/v1/namespaces/default/events?fieldSelector=involvedObject.uid%3Du1") {
+		t.Errorf("the events were not selected by the object's uid: %q", api.Requests())
+	}
+	doc := htmltest.Parse(t, rec.Body)
+	var rows []string
+	for _, tr := range doc.All("tr", "class", "*") {
+		rows = append(rows, strings.Join(strings.Fields(tr.Text()), " "))
+	}
+	want := []string{
+		"Warning BackOff 2026-01-01T00:00:01Z kubelet, node-2 Back-off restarting failed container",
+		"Normal Scheduled 2026-01-01T00:00:05.000000Z (×3) default-scheduler, default-scheduler-kubeplay Successfully assigned default/x to node-2",
+	}
+	if !slices.Equal(rows, want) {
+		t.Errorf("events:\n%q\nwant\n%q", rows, want)
+	}
+}

@@ -13,6 +13,7 @@ const (
 	TabYAML     = "yaml"
 	TabFields   = "fields"
 	TabDeletion = "deletion"
+	TabHistory  = "history"
 )
 
 // URL is the page of the object ns/name (ns "" for cluster-scoped objects)

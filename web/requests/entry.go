@@ -254,6 +254,13 @@ func controller(userAgent string, a audit.Record) (name string, simulated bool) 
 	}
 }
 
+// ByPerson reports whether e was sent by a person or a client of theirs:
+// neither the cluster's own components nor this UI.
+func ByPerson(e journal.Entry) bool {
+	name, _ := controller(e.UserAgent, e.Audit)
+	return name == "" && client(e.UserAgent) != uiAgent
+}
+
 func messageProps(m journal.Message) MessageProps {
 	p := MessageProps{Body: pretty(textBody(m)), Truncated: m.Truncated}
 	names := make([]string, 0, len(m.Header))

@@ -3,6 +3,11 @@ package requests
 import (
 	"net/url"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"kubeplay/web/internal/apitypes"
+	"kubeplay/web/object"
 )
 
 // attributes are what a request path and method say about it, as the API
@@ -95,4 +100,41 @@ func verb(method string, collection, watch bool) string {
 		return "delete"
 	}
 	return strings.ToLower(method)
+}
+
+// ViewOf is the UI view that shows what a request concerned, as a link
+// label and URL: the object's page (its deletion for a delete, its managed
+// fields for a write), the live watch of a watch, the list of a list or a
+// create; ok is false for other requests (discovery, non-resource paths).
+func ViewOf(method, path, rawQuery string) (label, href string, ok bool) {
+	a := parse(method, path, rawQuery)
+	if a.discovery || a.nonResource || a.resource == "" {
+		return "", "", false
+	}
+	ref := apitypes.FormatRef(schema.GroupVersionResource{Group: a.group, Version: a.version, Resource: a.resource})
+	switch {
+	case a.verb == "watch":
+		q := url.Values{"r": {ref}}
+		if a.namespace != "" {
+			q.Set("ns", a.namespace)
+		}
+		if a.name != "" {
+			q.Set("fieldSelector", "metadata.name="+a.name)
+		}
+		return "the watch of " + a.qualifiedResource(), "/ui/watch?" + q.Encode(), true
+	case a.name == "":
+		u := "/?r=" + url.QueryEscape(ref)
+		if a.namespace != "" {
+			u += "&ns=" + url.QueryEscape(a.namespace)
+		}
+		return a.qualifiedResource(), u, true
+	}
+	tab := object.TabYAML
+	switch a.verb {
+	case "delete":
+		tab = object.TabDeletion
+	case "create", "update", "patch":
+		tab = object.TabFields
+	}
+	return a.qualifiedResource() + "/" + a.name, object.URL(ref, a.namespace, a.name, tab), true
 }

@@ -1,0 +1,190 @@
+package explorer
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	"kubeplay/cli"
+	"kubeplay/web/internal/origin"
+	"kubeplay/web/layout"
+)
+
+// ConsolePath is where the start page's console form runs a command.
+const ConsolePath = "/ui/console"
+
+// Link is a labelled URL.
+type Link struct{ Label, Href string }
+
+// StartProps is what the start page shows beside the catalog when no type
+// is selected: a console, commands to try, lessons, and the cluster at a
+// glance.
+type StartProps struct {
+	// Console is the command just run ("" for none) and what it printed.
+	Console, Output string
+	Failed          bool
+	Suggestions     []string
+	Lessons         []Link
+	Overview        []OverviewProps
+}
+
+// OverviewProps is one line of the cluster at a glance.
+type OverviewProps struct {
+	What, Summary, Href string
+}
+
+// suggestions are commands a newcomer can try first, in the order a
+// tutorial would take them.
+var suggestions = []string{
+	"create deployment web --image=nginx --replicas=2",
+	"get pods -o wide",
+	"describe deployment web",
+	"get events",
+	"scale deployment web --replicas=3",
+	"delete deployment web",
+	"api-resources",
+}
+
+// consoleTimeout bounds a command run from the page (a watch runs until
+// it).
+const consoleTimeout = 10 * time.Second
+
+// WithStart gives the start page a console running commands with c, and
+// links to lessons.
+func (h *Handler) WithStart(c *cli.Console, lessons []Link) *Handler {
+	h.console, h.lessons = c, lessons
+	return h
+}
+
+// Console runs the command the start page's form posts and shows the
+// start page with its output.
+func (h *Handler) Console(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		http.Error(w, "POST a command", http.StatusMethodNotAllowed)
+		return
+	}
+	if !origin.ParseForm(w, r) {
+		return
+	}
+	p, code := h.props(r.Context(), "", "", "")
+	if p.Start != nil && h.console != nil {
+		command := r.PostForm.Get("command")
+		ctx, cancel := context.WithTimeout(r.Context(), consoleTimeout)
+		defer cancel()
+		var out bytes.Buffer
+		err := h.console.Run(ctx, command, r.PostForm.Get("file"), &out)
+		p.Start.Console, p.Start.Output, p.Start.Failed = command, out.String(), err != nil
+		// What the command did shows in the overview and events at once.
+		p2, _ := h.props(r.Context(), "", "", "")
+		p.Start.Overview, p.RecentEvents = p2.Start.Overview, p2.RecentEvents
+	}
+	layout.Write(w, r, code, Page(p))
+}
+
+// start gathers the start panel.
+func (h *Handler) start(ctx context.Context) *StartProps {
+	sp := &StartProps{Lessons: h.lessons}
+	if h.console != nil {
+		sp.Suggestions = suggestions
+	}
+	sp.Overview = h.overview(ctx)
+	return sp
+}
+
+// overview counts what runs in the cluster: nodes and their readiness,
+// Deployments and their availability, pods by phase, what is being
+// deleted.
+func (h *Handler) overview(ctx context.Context) []OverviewProps {
+	type item struct {
+		Metadata struct {
+			Name              string  `json:"name"`
+			DeletionTimestamp *string `json:"deletionTimestamp"`
+		} `json:"metadata"`
+		Spec struct {
+			Replicas *int64 `json:"replicas"`
+		} `json:"spec"`
+		Status struct {
+			Phase             string `json:"phase"`
+			AvailableReplicas int64  `json:"availableReplicas"`
+			Conditions        []struct {
+				Type, Status string
+			} `json:"conditions"`
+		} `json:"status"`
+	}
+	list := func(path string) ([]item, bool, bool) {
+		var l struct {
+			Metadata struct {
+				Continue string `json:"continue"`
+			} `json:"metadata"`
+			Items []item `json:"items"`
+		}
+		if err := h.api.Get(ctx, path+"?limit="+strconv.Itoa(listLimit), &l); err != nil {
+			return nil, false, false
+		}
+		return l.Items, l.Metadata.Continue != "", true
+	}
+	count := func(n int, more bool) string {
+		if more {
+			return strconv.Itoa(n) + "+"
+		}
+		return strconv.Itoa(n)
+	}
+	var out []OverviewProps
+	if nodes, more, ok := list("/api/v1/nodes"); ok {
+		ready := 0
+		for _, n := range nodes {
+			for _, c := range n.Status.Conditions {
+				if c.Type == "Ready" && c.Status == "True" {
+					ready++
+				}
+			}
+		}
+		out = append(out, OverviewProps{What: "Nodes", Summary: count(len(nodes), more) + ", " + strconv.Itoa(ready) + " ready", Href: "/?r=v1/nodes"})
+	}
+	if ds, more, ok := list("/apis/apps/v1/deployments"); ok {
+		available := 0
+		for _, d := range ds {
+			want := int64(1)
+			if d.Spec.Replicas != nil {
+				want = *d.Spec.Replicas
+			}
+			if d.Status.AvailableReplicas >= want {
+				available++
+			}
+		}
+		out = append(out, OverviewProps{What: "Deployments", Summary: count(len(ds), more) + ", " + strconv.Itoa(available) + " fully available", Href: "/?r=apps/v1/deployments"})
+	}
+	if pods, more, ok := list("/api/v1/pods"); ok {
+		phases := map[string]int{}
+		terminating := 0
+		for _, p := range pods {
+			phases[p.Status.Phase]++
+			if p.Metadata.DeletionTimestamp != nil {
+				terminating++
+			}
+		}
+		s := count(len(pods), more)
+		for _, ph := range []string{"Running", "Pending", "Succeeded", "Failed"} {
+			if phases[ph] > 0 {
+				s += ", " + strconv.Itoa(phases[ph]) + " " + ph
+			}
+		}
+		if terminating > 0 {
+			s += ", " + strconv.Itoa(terminating) + " terminating"
+		}
+		out = append(out, OverviewProps{What: "Pods", Summary: s, Href: "/?r=v1/pods"})
+	}
+	if nss, more, ok := list("/api/v1/namespaces"); ok {
+		s := count(len(nss), more)
+		for _, ns := range nss {
+			if ns.Metadata.DeletionTimestamp != nil {
+				s += ", " + ns.Metadata.Name + " terminating"
+			}
+		}
+		out = append(out, OverviewProps{What: "Namespaces", Summary: s, Href: "/?r=v1/namespaces"})
+	}
+	return out
+}
