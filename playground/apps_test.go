@@ -430,13 +430,15 @@ func TestStatefulSet_orderedPodsClaimsAndRollingUpdate(t *testing.T) {
 func TestDaemonSet_podPerNodeAndRollingUpdate(t *testing.T) {
 	sb := openSandbox(t)
 	h := sb.Handler()
-	// Nodes made with the API are not ready, tainted so (as a kubelet's
-	// are until they report ready): the taints set here replace that one.
-	for name, taints := range map[string]string{"n1": `[]`, "n2": `[{"key":"dedicated","value":"db","effect":"NoSchedule"}]`,
-		"n3": `[{"key":"node.kubernetes.io/unschedulable","effect":"NoSchedule"}]`} {
-		mustDo(t, h, 201, "POST", "/api/v1/nodes", `{"metadata":{"name":"`+name+`"}}`)
-		mergePatch(t, h, "/api/v1/nodes/"+name, `{"spec":{"taints":`+taints+`}}`)
-	}
+	// The three simulated nodes, once registered and ready (untainted): one
+	// dedicated to something else, one unschedulable.
+	const n1, n2, n3 = "kubeplay-worker", "kubeplay-worker2", "kubeplay-worker3"
+	waitFor(t, "three ready nodes", func() bool {
+		nodes := items(t, h, "/api/v1/nodes")
+		return len(nodes) == 3 && !strings.Contains(jsonOf(nodes), `"taints"`)
+	})
+	mergePatch(t, h, "/api/v1/nodes/"+n2, `{"spec":{"taints":[{"key":"dedicated","value":"db","effect":"NoSchedule"}]}}`)
+	mergePatch(t, h, "/api/v1/nodes/"+n3, `{"spec":{"taints":[{"key":"node.kubernetes.io/unschedulable","effect":"NoSchedule"}]}}`)
 	mustDo(t, h, 201, "POST", "/apis/apps/v1/namespaces/default/daemonsets", `{"metadata":{"name":"agent"},"spec":{"selector":{"matchLabels":{"app":"agent"}},
 		"template":{"metadata":{"labels":{"app":"agent"}},"spec":{"containers":[{"name":"c","image":"agent"}]}}}}`)
 	path := "/apis/apps/v1/namespaces/default/daemonsets/agent"
@@ -463,7 +465,7 @@ func TestDaemonSet_podPerNodeAndRollingUpdate(t *testing.T) {
 			t.Errorf("pod %s", jsonOf(p))
 		}
 	}
-	if jsonOf(nodes) != `{"n1":true,"n3":true}` {
+	if jsonOf(nodes) != `{"`+n1+`":true,"`+n3+`":true}` {
 		t.Errorf("pods on nodes %v", nodes)
 	}
 
@@ -482,7 +484,7 @@ func TestDaemonSet_podPerNodeAndRollingUpdate(t *testing.T) {
 	}
 
 	// A node tainted NoExecute loses its pod.
-	mergePatch(t, h, "/api/v1/nodes/n1", `{"spec":{"taints":[{"key":"dedicated","value":"db","effect":"NoExecute"}]}}`)
+	mergePatch(t, h, "/api/v1/nodes/"+n1, `{"spec":{"taints":[{"key":"dedicated","value":"db","effect":"NoExecute"}]}}`)
 	waitFor(t, "one pod", func() bool {
 		st := status(t, h, path)
 		return st["desiredNumberScheduled"] == 1.0 && st["currentNumberScheduled"] == 1.0 && len(items(t, h, "/api/v1/namespaces/default/pods")) == 1

@@ -28,11 +28,11 @@ type controllerDef struct {
 	// as, as kube-controller-manager's do with --use-service-account-credentials;
 	// "" acts as simulatorUser.
 	serviceAccount string
-	// rootCredentials marks a controller kube-controller-manager runs with
-	// its own credentials rather than a ServiceAccount's (the
-	// serviceaccount-token controller): it acts as
-	// system:kube-controller-manager.
-	rootCredentials bool
+	// actsAs, if set, is who a component with a user of its own acts as:
+	// kube-scheduler is system:kube-scheduler; the serviceaccount-token
+	// controller, which kube-controller-manager runs with its own
+	// credentials rather than a ServiceAccount's, system:kube-controller-manager.
+	actsAs *authn.User
 	// start makes the controller's reconciler for sb.
 	start func(sb *Sandbox) reconciler
 }
@@ -51,8 +51,8 @@ func registerController(d controllerDef) {
 
 // user is who the controller's requests are made as.
 func (d controllerDef) user() *authn.User {
-	if d.rootCredentials {
-		return informersUser
+	if d.actsAs != nil {
+		return d.actsAs
 	}
 	if d.serviceAccount == "" {
 		return simulatorUser
@@ -108,6 +108,9 @@ type Controllers struct {
 	// FinalizerBots are simulated actors that remove a finalizer some time
 	// after an object's deletion was requested.
 	FinalizerBots []FinalizerBot
+	// Nodes is how many nodes the simulated cluster has (0: defaultNodes);
+	// the nodes controller registers them and their kubelets run their pods.
+	Nodes int
 }
 
 // Running reports whether the controller name runs.

@@ -16,7 +16,8 @@ import (
 )
 
 // openSandboxWith opens a sandbox with opts, over a new in-memory store
-// unless opts has one.
+// unless opts has one, once the serviceaccount controller (if it runs) has
+// made the default namespace's ServiceAccount.
 func openSandboxWith(t testing.TB, opts playground.Options) *playground.Sandbox {
 	t.Helper()
 	if opts.Store == nil {
@@ -31,6 +32,10 @@ func openSandboxWith(t testing.TB, opts playground.Options) *playground.Sandbox 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sb.Close() })
+	if opts.Controllers.Running("serviceAccount") {
+		// Pods need it, as on a cluster once its namespace exists.
+		waitForDefaultServiceAccount(t, sb.Handler(), "default")
+	}
 	return sb
 }
 

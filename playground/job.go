@@ -87,7 +87,7 @@ func (jc *jobController) resync(ctx context.Context, _ int64) ([]string, error) 
 		return nil, err
 	}
 	for _, p := range pods {
-		if ref := metav1.GetControllerOf(&p); ref != nil && ref.Kind == "Job" && hasTrackingFinalizer(&p) && (podTerminal(&p) || p.DeletionTimestamp != nil) {
+		if ref := metav1.GetControllerOf(&p); ref != nil && ref.Kind == "Job" && hasTrackingFinalizer(&p) && (podEnded(&p) || p.DeletionTimestamp != nil) {
 			keys = append(keys, p.Namespace+"/"+ref.Name)
 		}
 	}
@@ -179,7 +179,7 @@ func (jc *jobController) sync(ctx context.Context, job *batchv1.Job, pods []*cor
 	l := &jobLook{job: job, pods: pods, uncountedSucceeded: uidSet(st.UncountedTerminatedPods.Succeeded), uncountedFailed: uidSet(st.UncountedTerminatedPods.Failed)}
 	for _, p := range pods {
 		switch {
-		case podTerminal(p):
+		case podEnded(p):
 		case p.DeletionTimestamp != nil:
 			l.terminating++
 		default:
@@ -406,7 +406,7 @@ func (jc *jobController) pendingIndexes(l *jobLook, n int) []int {
 	}
 	if onlyReplaceFailed(job) {
 		for _, p := range l.pods {
-			if p.DeletionTimestamp != nil && !podTerminal(p) {
+			if p.DeletionTimestamp != nil && !podEnded(p) {
 				busy[completionIndex(p)] = true
 			}
 		}
@@ -1062,7 +1062,7 @@ func hasTrackingFinalizer(p *corev1.Pod) bool {
 	return slices.Contains(p.Finalizers, jobTrackingFinalizer)
 }
 
-func podTerminal(p *corev1.Pod) bool {
+func podEnded(p *corev1.Pod) bool {
 	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
 }
 

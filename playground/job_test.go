@@ -16,7 +16,8 @@ import (
 
 func jobSandbox(t *testing.T) *playground.Sandbox {
 	t.Helper()
-	sb := openSandboxWith(t, playground.Options{Controllers: playground.Controllers{}.Without("kubelet")})
+	// The test plays the kubelet: nothing else writes the pods' status.
+	sb := openSandboxWith(t, playground.Options{Controllers: playground.Controllers{}.Without("kubelet", "scheduler")})
 	waitForDefaultServiceAccount(t, sb.Handler(), "default")
 	return sb
 }

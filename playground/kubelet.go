@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -20,29 +20,47 @@ import (
 // kubeletAgent is how a kubelet identifies itself to the API server.
 const kubeletAgent = "kubelet/v1.35.4 (linux/amd64) kubernetes/7b8c6cf"
 
-// Delays of the simulated pod lifecycle: a pod is scheduled at once, its
-// containers run after startDelay, a Job's pods finish after runDelay.
+// Restart back-off of a container that exits and is restarted: none the
+// first time, then 10 s doubling up to 5 minutes, as a kubelet's.
 const (
-	startDelay = 500 * time.Millisecond
-	runDelay   = time.Second
+	backoffInitial = 10 * time.Second
+	backoffMax     = 5 * time.Minute
 )
 
-// kubelet stands in for the scheduler and the kubelets of a cluster's
-// nodes (simulated: no containers run). It moves pods through Pending,
-// Running and (a Job's) Succeeded, and removes a pod deleted gracefully
-// once its grace period ends, as a node's kubelet does when it has stopped
-// the pod's containers. Its keys are "<namespace>/<name>" of pods.
+// kubelet is the kubelets of the simulated nodes (simulated: no containers
+// run). Each runs the pods bound to its node as a kubelet shows them
+// through the API: Pending with ContainerCreating, the init containers in
+// order, images pulled and containers created and started (with events),
+// Running and Ready (a readiness probe succeeds once its initial delay has
+// passed), then what the containers' commands do (see programOf): a
+// container that exits is restarted per the pod's restartPolicy with the
+// kubelet's back-off (CrashLoopBackOff), and a pod whose containers are
+// done Succeeds or Fails. A pod deleted gracefully has its containers
+// stopped (a shell or sleep as PID 1 ignores SIGTERM and is killed when
+// the grace period ends), then is removed for good. Every timed step is a
+// later look at the pod (reconcile's after), on the sandbox's clock.
+// Its keys are "<namespace>/<name>" of pods.
 type kubelet struct {
-	api *inproc.Client
-	now func() time.Time
-	// podIPs numbers the pod IPs handed out.
-	podIPs atomic.Uint32
+	api   *inproc.Client
+	now   func() time.Time
+	names []string
+
+	mu sync.Mutex // guards the fields below
+	// events records each node's kubelet's events.
+	events map[string]*eventRecorder
+	// nextIP numbers the pod IPs each node hands out.
+	nextIP map[string]int
+	// pulled are the images each node has pulled.
+	pulled map[string]map[string]bool
+	// killing are the pods (by uid) whose containers were told to stop.
+	killing map[string]bool
 }
 
 func init() {
-	registerController(controllerDef{name: "kubelet", title: "kubelets and scheduler", simulated: true,
+	registerController(controllerDef{name: "kubelet", title: "kubelets", simulated: true,
 		start: func(sb *Sandbox) reconciler {
-			return &kubelet{api: inproc.New(sb.handler, kubeletAgent), now: sb.clock.Now}
+			return &kubelet{api: inproc.New(sb.handler, kubeletAgent), now: sb.clock.Now, names: sb.nodeNames(),
+				events: map[string]*eventRecorder{}, nextIP: map[string]int{}, pulled: map[string]map[string]bool{}, killing: map[string]bool{}}
 		}})
 }
 
@@ -60,10 +78,19 @@ func (k *kubelet) resync(ctx context.Context, _ int64) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
 	var keys []string
 	for _, p := range pods {
-		if stopping(p) || !podSettled(p) {
-			keys = append(keys, jsonmap.String(p, "metadata", "namespace")+"/"+jsonmap.String(p, "metadata", "name"))
+		node := jsonmap.String(p, "spec", "nodeName")
+		if ip := jsonmap.String(p, "status", "podIP"); ip != "" && nodeIndex(k.names, node) >= 0 && jsonmap.Child(p, "spec")["hostNetwork"] != true {
+			var a, b, c, d int
+			if n, _ := fmt.Sscanf(ip, "%d.%d.%d.%d", &a, &b, &c, &d); n == 4 && d >= k.nextIP[node] {
+				k.nextIP[node] = d + 1
+			}
+		}
+		if stopping(p) || node != "" && !podTerminal(p) {
+			keys = append(keys, podKey(p))
 		}
 	}
 	return keys, nil
@@ -82,166 +109,662 @@ func (k *kubelet) reconcile(ctx context.Context, key string) (time.Duration, err
 	if err != nil || p == nil {
 		return 0, err
 	}
-	if deleting(p) {
-		return k.stop(ctx, p)
-	}
-	return k.syncPod(ctx, p)
-}
-
-// stop deletes a pod whose grace period is over, or asks to look again
-// when it ends.
-func (k *kubelet) stop(ctx context.Context, p jsonmap.Object) (time.Duration, error) {
-	if !stopping(p) {
+	node := jsonmap.String(p, "spec", "nodeName")
+	i := nodeIndex(k.names, node)
+	if i < 0 {
+		if stopping(p) {
+			return k.stopOrphan(ctx, p, node)
+		}
 		return 0, nil
 	}
-	deadline, err := time.Parse(time.RFC3339, jsonmap.String(p, "metadata", "deletionTimestamp"))
-	if err != nil {
+	if deleting(p) {
+		return k.terminate(ctx, p, i)
+	}
+	if podTerminal(p) {
+		return 0, nil
+	}
+	return k.sync(ctx, p, i)
+}
+
+// stopOrphan removes a pod deleted gracefully whose node does not exist
+// once its grace period is over (the pod garbage collector's part; no
+// kubelet will ever confirm it).
+func (k *kubelet) stopOrphan(ctx context.Context, p jsonmap.Object, node string) (time.Duration, error) {
+	if n, err := get(ctx, k.api, "/api/v1/nodes/"+node); err != nil || n != nil {
 		return 0, err
 	}
-	if wait := deadline.Sub(k.now()); wait > 0 {
+	if wait := k.untilDeadline(p); wait > 0 {
 		return wait, nil
 	}
+	return 0, k.remove(ctx, p)
+}
+
+func (k *kubelet) untilDeadline(p jsonmap.Object) time.Duration {
+	deadline, err := time.Parse(time.RFC3339, jsonmap.String(p, "metadata", "deletionTimestamp"))
+	if err != nil {
+		return 0
+	}
+	return deadline.Sub(k.now())
+}
+
+// remove deletes p for good, as a kubelet confirms that its containers
+// have stopped.
+func (k *kubelet) remove(ctx context.Context, p jsonmap.Object) error {
 	zero := int64(0)
 	uid := types.UID(jsonmap.String(p, "metadata", "uid"))
 	opts := metav1.DeleteOptions{TypeMeta: metav1.TypeMeta{Kind: "DeleteOptions", APIVersion: "v1"},
 		GracePeriodSeconds: &zero, Preconditions: &metav1.Preconditions{UID: &uid}}
 	if err := k.api.Do(ctx, "DELETE", objectPath("", "pods", p), opts, nil); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-		return 0, err
+		return err
 	}
-	return 0, nil
+	k.mu.Lock()
+	delete(k.killing, string(uid))
+	k.mu.Unlock()
+	return nil
 }
 
-// syncPod moves a pod through its lifecycle as the scheduler and a kubelet
-// would: Pending and scheduled at once, Running (ready) after startDelay,
-// and for a Job's pod Succeeded runDelay later. It asks for another look
-// when the pod's next phase is due.
-func (k *kubelet) syncPod(ctx context.Context, p jsonmap.Object) (time.Duration, error) {
-	now := k.now()
-	ts := timestamp(k.now)
-	status := copyMap(jsonmap.Child(p, "status"))
-	if status == nil {
-		status = jsonmap.Object{}
+// recorder is the event recorder of node's kubelet.
+func (k *kubelet) recorder(node string) *eventRecorder {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	r := k.events[node]
+	if r == nil {
+		r = newEventRecorder(k.api, "kubelet", node, k.now)
+		k.events[node] = r
 	}
-	var due time.Duration
-	switch jsonmap.String(p, "status", "phase") {
-	case "":
-		status["phase"] = "Pending"
-		status["qosClass"] = "BestEffort"
-		status["conditions"] = []any{map[string]any{"type": "PodScheduled", "status": "True", "lastProbeTime": nil, "lastTransitionTime": ts}}
-		due = startDelay
-	case "Pending":
-		started := since(now, jsonmap.String(p, "metadata", "creationTimestamp"))
-		if started < startDelay {
-			return max(startDelay-started, 10*time.Millisecond), nil
-		}
-		k.run(p, status, ts)
-		if _, kind := controllerUID(p); kind == "Job" {
-			due = runDelay
-		}
-	case "Running":
-		if _, kind := controllerUID(p); kind != "Job" {
-			return 0, nil
-		}
-		running := since(now, jsonmap.String(p, "status", "startTime"))
-		if running < runDelay {
-			return max(runDelay-running, 10*time.Millisecond), nil
-		}
-		k.succeed(p, status, ts)
-	default:
-		return 0, nil
-	}
-	p = copyMap(p)
-	p["status"] = status
-	if err := k.api.Do(ctx, "PUT", objectPath("", "pods", p)+"/status", p, nil); err != nil && !apierrors.IsNotFound(err) {
-		return 0, err
-	}
-	return due, nil
+	return r
 }
 
-// podSettled reports whether syncPod has nothing left to do with p.
-func podSettled(p jsonmap.Object) bool {
-	if deleting(p) {
-		return true
-	}
-	switch jsonmap.String(p, "status", "phase") {
-	case "", "Pending":
-		return false
-	case "Running":
-		_, kind := controllerUID(p)
-		return kind != "Job"
-	}
-	return true
+// podSync is one look at a pod: its status being made, the events to
+// record once it is written, and when to look again.
+type podSync struct {
+	k      *kubelet
+	p      jsonmap.Object
+	node   string
+	now    time.Time
+	ts     string
+	status jsonmap.Object
+	events []podEvent
+	due    time.Duration
 }
 
-func since(now time.Time, timestamp string) time.Duration {
-	t, err := time.Parse(time.RFC3339, timestamp)
-	if err != nil {
-		return 0
-	}
-	return now.Sub(t)
+type podEvent struct {
+	fieldPath, eventType, reason, message string
 }
 
-// run sets the status of a pod whose containers all started.
-func (k *kubelet) run(p, status jsonmap.Object, ts string) {
-	n := k.podIPs.Add(1)
-	ip := fmt.Sprintf("10.244.%d.%d", n/250, n%250+2)
-	status["phase"] = "Running"
-	status["hostIP"], status["hostIPs"] = "10.0.0.2", []any{map[string]any{"ip": "10.0.0.2"}}
-	status["podIP"], status["podIPs"] = ip, []any{map[string]any{"ip": ip}}
-	status["startTime"] = ts
-	var conds []any
-	for _, t := range []string{"PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled"} {
-		conds = append(conds, map[string]any{"type": t, "status": "True", "lastProbeTime": nil, "lastTransitionTime": ts})
+// later asks for another look after d (the earliest asked wins).
+func (s *podSync) later(d time.Duration) {
+	d = max(d, time.Millisecond)
+	if s.due == 0 || d < s.due {
+		s.due = d
 	}
-	status["conditions"] = conds
-	status["containerStatuses"] = containerStatuses(p, func(c jsonmap.Object) {
-		c["ready"], c["started"] = true, true
-		c["state"] = map[string]any{"running": map[string]any{"startedAt": ts}}
-	})
 }
 
-// succeed sets the status of a pod whose containers all exited 0.
-func (k *kubelet) succeed(p, status jsonmap.Object, ts string) {
-	status["phase"] = "Succeeded"
-	conds, _ := status["conditions"].([]any)
-	for _, t := range []string{"PodReadyToStartContainers", "Ready", "ContainersReady"} {
-		st, reason := "False", "PodCompleted"
-		if t == "PodReadyToStartContainers" {
-			reason = ""
-		}
-		for i, c := range conds {
-			if m, _ := c.(map[string]any); m["type"] == t {
-				m = copyMap(m)
-				m["status"], m["lastTransitionTime"] = st, ts
-				if reason != "" {
-					m["reason"] = reason
-				}
-				conds[i] = m
+func (s *podSync) event(fieldPath, eventType, reason, message string) {
+	s.events = append(s.events, podEvent{fieldPath, eventType, reason, message})
+}
+
+// write stores the status if it changed, then records the events.
+func (s *podSync) write(ctx context.Context) (time.Duration, error) {
+	if !jsonEqual(s.status, jsonmap.Child(s.p, "status")) {
+		p := copyMap(s.p)
+		p["status"] = s.status
+		if err := s.k.api.Do(ctx, "PUT", objectPath("", "pods", p)+"/status", p, nil); err != nil {
+			if apierrors.IsNotFound(err) {
+				return 0, nil
 			}
+			return 0, err
 		}
 	}
-	status["conditions"] = conds
-	started := jsonmap.String(p, "status", "startTime")
-	status["containerStatuses"] = containerStatuses(p, func(c jsonmap.Object) {
-		c["ready"], c["started"] = false, false
-		c["state"] = map[string]any{"terminated": map[string]any{"exitCode": 0, "reason": "Completed",
-			"startedAt": started, "finishedAt": ts, "containerID": c["containerID"]}}
-	})
+	r := s.k.recorder(s.node)
+	for _, e := range s.events {
+		ref := refTo(s.p, "v1", "Pod")
+		ref.FieldPath = e.fieldPath
+		r.event(ctx, ref, e.eventType, e.reason, e.message)
+	}
+	return s.due, nil
 }
 
-// containerStatuses describes each of p's containers, set by f.
-func containerStatuses(p jsonmap.Object, f func(jsonmap.Object)) []any {
-	var out []any
-	containers, _ := jsonmap.Child(p, "spec")["containers"].([]any)
-	for i, c := range containers {
-		spec, _ := c.(map[string]any)
-		h := fnv.New64a()
-		fmt.Fprint(h, jsonmap.String(p, "metadata", "uid"), i)
-		image, _ := spec["image"].(string)
-		st := jsonmap.Object{"name": spec["name"], "image": image, "imageID": "", "restartCount": 0,
-			"containerID": fmt.Sprintf("containerd://%016x", h.Sum64())}
-		f(st)
-		out = append(out, st)
+// sync moves a pod bound to the simulated node i one step on.
+func (k *kubelet) sync(ctx context.Context, p jsonmap.Object, i int) (time.Duration, error) {
+	s := &podSync{k: k, p: p, node: k.names[i], now: k.now(), ts: timestamp(k.now), status: copyMap(jsonmap.Child(p, "status"))}
+	if s.status == nil {
+		s.status = jsonmap.Object{}
+	}
+	st := s.status
+	if st["startTime"] == nil {
+		// First sight: the pod is accepted, its sandbox being made; the
+		// change this write makes brings the pod back here to start it.
+		hostIP := nodeIP(i)
+		st["hostIP"], st["hostIPs"] = hostIP, []any{map[string]any{"ip": hostIP}}
+		st["startTime"] = s.ts
+	} else if st["podIP"] == nil {
+		k.assignIP(s, i)
+	}
+	sandboxReady := st["podIP"] != nil
+	s.syncContainers(sandboxReady)
+	s.conditions(sandboxReady)
+	return s.write(ctx)
+}
+
+// assignIP gives the pod its IP, from its node's pod CIDR (the node's own
+// for a pod on the host's network).
+func (k *kubelet) assignIP(s *podSync, i int) {
+	ip := nodeIP(i)
+	if hostNetwork, _ := jsonmap.Child(s.p, "spec")["hostNetwork"].(bool); !hostNetwork {
+		k.mu.Lock()
+		n := max(k.nextIP[s.node], 2)
+		k.nextIP[s.node] = n + 1
+		k.mu.Unlock()
+		ip = fmt.Sprintf("10.244.%d.%d", i+1, n%254)
+	}
+	s.status["podIP"], s.status["podIPs"] = ip, []any{map[string]any{"ip": ip}}
+}
+
+// syncContainers steps the init containers in order, then the containers.
+func (s *podSync) syncContainers(sandboxReady bool) {
+	spec := jsonmap.Child(s.p, "spec")
+	inits, containers := jsonmap.Items(spec["initContainers"]), jsonmap.Items(spec["containers"])
+	waiting := "ContainerCreating"
+	if len(inits) > 0 {
+		waiting = "PodInitializing"
+	}
+	initStatuses := s.statuses("initContainerStatuses", inits, waiting)
+	statuses := s.statuses("containerStatuses", containers, waiting)
+	restartPolicy := stringOf(spec["restartPolicy"])
+	initialized := sandboxReady
+	for j, c := range inits {
+		if !initialized {
+			break
+		}
+		cs := initStatuses[j]
+		fieldPath := "spec.initContainers{" + stringOf(c["name"]) + "}"
+		if c["restartPolicy"] == "Always" { // a sidecar: started, then the next one
+			s.step(c, cs, "Always", fieldPath)
+			initialized = cs["started"] == true
+			continue
+		}
+		policy := restartPolicy
+		if policy == "Always" {
+			policy = "OnFailure" // an init container that succeeded is done
+		}
+		s.step(c, cs, policy, fieldPath)
+		initialized = exitCodeOf(cs) == 0 && jsonmap.Child(cs, "state", "terminated") != nil
+	}
+	if initialized {
+		for j, c := range containers {
+			s.step(c, statuses[j], restartPolicy, "spec.containers{"+stringOf(c["name"])+"}")
+		}
+	}
+	if len(inits) > 0 {
+		s.status["initContainerStatuses"] = toAny(initStatuses)
+	}
+	s.status["containerStatuses"] = toAny(statuses)
+	s.status["phase"] = s.phase(inits, initStatuses, statuses, restartPolicy)
+}
+
+func toAny(l []jsonmap.Object) []any {
+	out := make([]any, len(l))
+	for i, o := range l {
+		out[i] = map[string]any(o)
 	}
 	return out
+}
+
+// statuses are the statuses of containers from the pod's status under
+// field, each new one waiting for reason.
+func (s *podSync) statuses(field string, containers []map[string]any, reason string) []jsonmap.Object {
+	old := map[string]jsonmap.Object{}
+	for _, cs := range jsonmap.Items(s.status[field]) {
+		old[stringOf(cs["name"])] = cs
+	}
+	out := make([]jsonmap.Object, len(containers))
+	for i, c := range containers {
+		name := stringOf(c["name"])
+		if cs := old[name]; cs != nil {
+			out[i] = cs
+			continue
+		}
+		image := stringOf(c["image"])
+		out[i] = jsonmap.Object{"name": name, "image": canonicalImage(image), "imageID": "", "ready": false, "restartCount": int64(0),
+			"started": false, "lastState": map[string]any{}, "state": map[string]any{"waiting": map[string]any{"reason": reason}}}
+		if mounts := volumeMountsOf(c); len(mounts) > 0 {
+			out[i]["volumeMounts"] = mounts
+		}
+	}
+	return out
+}
+
+func volumeMountsOf(c map[string]any) []any {
+	var out []any
+	for _, m := range jsonmap.Items(c["volumeMounts"]) {
+		vm := map[string]any{"name": m["name"], "mountPath": m["mountPath"]}
+		if ro, _ := m["readOnly"].(bool); ro {
+			vm["readOnly"] = true
+			vm["recursiveReadOnly"] = "Disabled"
+		}
+		out = append(out, vm)
+	}
+	return out
+}
+
+// canonicalImage is an image reference as the container runtime reports
+// it ("nginx" -> "docker.io/library/nginx:latest").
+func canonicalImage(image string) string {
+	name, digest, hasDigest := strings.Cut(image, "@")
+	first, _, hasSlash := strings.Cut(name, "/")
+	if !hasSlash {
+		name = "docker.io/library/" + name
+	} else if !strings.ContainsAny(first, ".:") && first != "localhost" {
+		name = "docker.io/" + name
+	}
+	if hasDigest {
+		return name + "@" + digest
+	}
+	if i := strings.LastIndex(name, ":"); i < strings.LastIndex(name, "/") || i < 0 {
+		name += ":latest"
+	}
+	return name
+}
+
+// imageID is the simulated digest of an image.
+func imageID(image string) string {
+	repo := canonicalImage(image)
+	if i := strings.LastIndexAny(repo, ":@"); i > strings.LastIndex(repo, "/") {
+		repo = repo[:i]
+	}
+	return repo + "@sha256:" + hashHex(image, 64)
+}
+
+func hashHex(s string, n int) string {
+	var out string
+	for i := 0; len(out) < n; i++ {
+		h := fnv.New64a()
+		fmt.Fprint(h, s, i)
+		out += fmt.Sprintf("%016x", h.Sum64())
+	}
+	return out[:n]
+}
+
+// backoff is how long a container that has restarted restarts times waits
+// before its next start.
+func backoff(restarts int64) time.Duration {
+	if restarts <= 0 {
+		return 0
+	}
+	d := backoffInitial
+	for range restarts - 1 {
+		if d *= 2; d >= backoffMax {
+			return backoffMax
+		}
+	}
+	return d
+}
+
+// step moves one container on: started when it is its turn, ended when
+// its program ends, restarted after its back-off when policy says so.
+func (s *podSync) step(c map[string]any, cs jsonmap.Object, policy, fieldPath string) {
+	state := jsonmap.Child(cs, "state")
+	restarts, _ := jsonmap.IntOf(cs["restartCount"])
+	switch {
+	case state["running"] != nil:
+		startedAt := parseTime(jsonmap.String(state, "running", "startedAt"))
+		prog := programOf(s.p, c)
+		ran := s.now.Sub(startedAt)
+		if prog.forever || ran < prog.runs {
+			if !prog.forever {
+				s.later(prog.runs - ran)
+			}
+			s.probe(c, cs, ran)
+			return
+		}
+		s.exit(c, cs, prog, startedAt, policy, fieldPath)
+	case state["waiting"] != nil && jsonmap.Child(cs, "lastState", "terminated") != nil:
+		finished := parseTime(jsonmap.String(cs, "lastState", "terminated", "finishedAt"))
+		if wait := finished.Add(backoff(restarts)).Sub(s.now); wait > 0 {
+			s.later(wait)
+			return
+		}
+		cs["restartCount"] = restarts + 1
+		s.start(c, cs, fieldPath)
+	case state["waiting"] != nil:
+		s.start(c, cs, fieldPath)
+	}
+}
+
+// start pulls the container's image as its pull policy says and starts it.
+func (s *podSync) start(c map[string]any, cs jsonmap.Object, fieldPath string) {
+	image := stringOf(c["image"])
+	s.k.mu.Lock()
+	pulled := s.k.pulled[s.node]
+	if pulled == nil {
+		pulled = map[string]bool{}
+		s.k.pulled[s.node] = pulled
+	}
+	present := pulled[image]
+	pulled[image] = true
+	s.k.mu.Unlock()
+	if c["imagePullPolicy"] == "Always" || !present {
+		s.event(fieldPath, "Normal", "Pulling", fmt.Sprintf("Pulling image %q", image))
+		size := 1<<20 + len(hashHex(image, 8))*(1<<18)
+		s.event(fieldPath, "Normal", "Pulled", fmt.Sprintf("Successfully pulled image %q in 812ms (812ms including waiting). Image size: %d bytes.", image, size))
+	} else {
+		s.event(fieldPath, "Normal", "Pulled", fmt.Sprintf("Container image %q already present on machine", image))
+	}
+	s.event(fieldPath, "Normal", "Created", "Container created")
+	s.event(fieldPath, "Normal", "Started", "Container started")
+	h := fnv.New64a()
+	fmt.Fprint(h, jsonmap.String(s.p, "metadata", "uid"), cs["name"], cs["restartCount"])
+	cs["containerID"] = fmt.Sprintf("%s%016x%016x", strings.SplitAfter(nodeRuntime, "://")[0], h.Sum64(), h.Sum64()^0x9e3779b97f4a7c15)
+	cs["imageID"] = imageID(image)
+	cs["state"] = map[string]any{"running": map[string]any{"startedAt": s.ts}}
+	cs["ready"], cs["started"] = false, false
+	prog := programOf(s.p, c)
+	if !prog.forever && prog.runs == 0 {
+		s.exit(c, cs, prog, s.now, "", fieldPath)
+		return
+	}
+	s.probe(c, cs, 0)
+}
+
+// probe sets whether a running container has started and is ready: its
+// probes succeed once their initial delay has passed.
+func (s *podSync) probe(c map[string]any, cs jsonmap.Object, ran time.Duration) {
+	delay := func(probe string) time.Duration {
+		if c[probe] == nil {
+			return 0
+		}
+		n, _ := jsonmap.Int(jsonmap.Object(c), probe, "initialDelaySeconds")
+		return time.Duration(n) * time.Second
+	}
+	startup := delay("startupProbe")
+	cs["started"] = ran >= startup
+	ready := ran >= startup+delay("readinessProbe")
+	cs["ready"] = ready
+	switch {
+	case ran < startup:
+		s.later(startup - ran)
+	case !ready:
+		s.later(startup + delay("readinessProbe") - ran)
+	}
+}
+
+// exit ends a container's run at its program's end, and restarts it or
+// waits out its back-off as policy ("" when the caller decides) says.
+func (s *podSync) exit(c map[string]any, cs jsonmap.Object, prog program, startedAt time.Time, policy, fieldPath string) {
+	if policy == "" {
+		policy = s.policyOf(c, fieldPath)
+	}
+	reason := "Completed"
+	if prog.exitCode != 0 {
+		reason = "Error"
+	}
+	message := prog.message
+	if message == "" && prog.exitCode != 0 && c["terminationMessagePolicy"] == "FallbackToLogsOnError" {
+		message = lastLines(prog.logOf(prog.runs), 80, 2048)
+	}
+	terminated := map[string]any{"exitCode": int64(prog.exitCode), "reason": reason, "startedAt": startedAt.UTC().Format(time.RFC3339),
+		"finishedAt": startedAt.Add(prog.runs).UTC().Format(time.RFC3339), "containerID": cs["containerID"]}
+	if message != "" {
+		terminated["message"] = message
+	}
+	cs["ready"], cs["started"] = false, false
+	if policy == "Always" || policy == "OnFailure" && prog.exitCode != 0 {
+		restarts, _ := jsonmap.IntOf(cs["restartCount"])
+		cs["lastState"] = map[string]any{"terminated": terminated}
+		wait := startedAt.Add(prog.runs).Add(backoff(restarts)).Sub(s.now)
+		if wait <= 0 {
+			cs["restartCount"] = restarts + 1
+			s.start(c, cs, fieldPath)
+			return
+		}
+		pod := fmt.Sprintf("%s_%s(%s)", jsonmap.String(s.p, "metadata", "name"), jsonmap.String(s.p, "metadata", "namespace"), jsonmap.String(s.p, "metadata", "uid"))
+		cs["state"] = map[string]any{"waiting": map[string]any{"reason": "CrashLoopBackOff",
+			"message": fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", backoff(restarts), cs["name"], pod)}}
+		s.event(fieldPath, "Warning", "BackOff", fmt.Sprintf("Back-off restarting failed container %s in pod %s", cs["name"], pod))
+		s.later(wait)
+		return
+	}
+	cs["state"] = map[string]any{"terminated": terminated}
+}
+
+// policyOf is the restart policy of the container at fieldPath.
+func (s *podSync) policyOf(c map[string]any, fieldPath string) string {
+	policy := jsonmap.String(s.p, "spec", "restartPolicy")
+	if strings.HasPrefix(fieldPath, "spec.initContainers") {
+		if c["restartPolicy"] == "Always" {
+			return "Always"
+		}
+		if policy == "Always" {
+			return "OnFailure"
+		}
+	}
+	return policy
+}
+
+// lastLines is the end of a log, at most n lines and size bytes.
+func lastLines(log string, n, size int) string {
+	lines := strings.SplitAfter(log, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	out := strings.Join(lines, "")
+	if len(out) > size {
+		out = out[len(out)-size:]
+	}
+	return out
+}
+
+func exitCodeOf(cs jsonmap.Object) int64 {
+	n, _ := jsonmap.Int(cs, "state", "terminated", "exitCode")
+	return n
+}
+
+func parseTime(s string) time.Time {
+	t, _ := time.Parse(time.RFC3339, s)
+	return t
+}
+
+// phase is the pod's phase as a kubelet derives it from its containers.
+func (s *podSync) phase(inits []map[string]any, initStatuses, statuses []jsonmap.Object, restartPolicy string) string {
+	for j, c := range inits {
+		cs := initStatuses[j]
+		if c["restartPolicy"] != "Always" && jsonmap.Child(cs, "state", "terminated") != nil && exitCodeOf(cs) != 0 && restartPolicy == "Never" {
+			return "Failed"
+		}
+		if c["restartPolicy"] != "Always" && (jsonmap.Child(cs, "state", "terminated") == nil || exitCodeOf(cs) != 0) {
+			return "Pending"
+		}
+	}
+	running, stopped, succeeded := 0, 0, 0
+	for _, cs := range statuses {
+		state := jsonmap.Child(cs, "state")
+		switch {
+		case state["running"] != nil:
+			running++
+		case state["terminated"] != nil:
+			stopped++
+			if exitCodeOf(cs) == 0 {
+				succeeded++
+			}
+		case jsonmap.Child(cs, "lastState", "terminated") != nil:
+			stopped++
+		default:
+			return "Pending"
+		}
+	}
+	switch {
+	case running > 0:
+		return "Running"
+	case restartPolicy == "Always" || stopped > endedForGood(statuses):
+		return "Running" // waiting to restart
+	case succeeded == stopped:
+		return "Succeeded"
+	}
+	return "Failed"
+}
+
+// endedForGood counts the containers that ended and will not restart.
+func endedForGood(statuses []jsonmap.Object) int {
+	n := 0
+	for _, cs := range statuses {
+		if jsonmap.Child(cs, "state", "terminated") != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// conditions sets the pod's conditions as a kubelet generates them.
+func (s *podSync) conditions(sandboxReady bool) {
+	st := s.status
+	phase := stringOf(st["phase"])
+	spec := jsonmap.Child(s.p, "spec")
+	var incomplete, unready []string
+	regularStarted := false
+	for _, cs := range jsonmap.Items(st["containerStatuses"]) {
+		if cs["ready"] != true {
+			unready = append(unready, stringOf(cs["name"]))
+		}
+		if jsonmap.Child(cs, "state")["running"] != nil || jsonmap.Child(cs, "lastState")["terminated"] != nil || jsonmap.Child(cs, "state")["terminated"] != nil {
+			regularStarted = true
+		}
+	}
+	inits := jsonmap.Items(spec["initContainers"])
+	for j, cs := range jsonmap.Items(st["initContainerStatuses"]) {
+		sidecar := j < len(inits) && inits[j]["restartPolicy"] == "Always"
+		if sidecar && cs["ready"] != true {
+			unready = append([]string{stringOf(cs["name"])}, unready...)
+		}
+		done := jsonmap.Child(cs, "state")["terminated"] != nil && exitCodeOf(cs) == 0 || sidecar && cs["started"] == true
+		if !done {
+			incomplete = append(incomplete, stringOf(cs["name"]))
+		}
+	}
+	bool2 := func(b bool) string {
+		if b {
+			return "True"
+		}
+		return "False"
+	}
+	type cond struct{ status, reason, message string }
+	ready := cond{status: "True"}
+	switch {
+	case phase == "Succeeded":
+		ready = cond{"False", "PodCompleted", ""}
+	case phase == "Failed":
+		ready = cond{"False", "PodFailed", ""}
+	case len(unready) > 0:
+		ready = cond{"False", "ContainersNotReady", fmt.Sprintf("containers with unready status: %v", unready)}
+	}
+	initialized := cond{status: "True"}
+	if phase == "Succeeded" {
+		initialized.reason = "PodCompleted"
+	} else if len(incomplete) > 0 && !regularStarted {
+		initialized = cond{"False", "ContainersNotInitialized", fmt.Sprintf("containers with incomplete status: %v", incomplete)}
+	}
+	want := []struct {
+		t string
+		cond
+	}{
+		{"PodReadyToStartContainers", cond{status: bool2(sandboxReady && phase != "Succeeded" && phase != "Failed")}},
+		{"Initialized", initialized},
+		{"Ready", ready},
+		{"ContainersReady", ready},
+	}
+	generation, _ := jsonmap.Int(s.p, "metadata", "generation")
+	old := jsonmap.Items(st["conditions"])
+	var conds []any
+	for _, w := range want {
+		c := map[string]any{"type": w.t, "status": w.status, "lastProbeTime": nil, "lastTransitionTime": s.ts}
+		if generation > 0 {
+			c["observedGeneration"] = generation
+		}
+		if w.reason != "" {
+			c["reason"] = w.reason
+		}
+		if w.message != "" {
+			c["message"] = w.message
+		}
+		for _, o := range old {
+			if o["type"] == w.t && o["status"] == w.status {
+				c["lastTransitionTime"] = o["lastTransitionTime"]
+			}
+		}
+		conds = append(conds, c)
+	}
+	for _, o := range old {
+		switch o["type"] {
+		case "PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady":
+		default:
+			conds = append(conds, map[string]any(o)) // PodScheduled, DisruptionTarget, readiness gates' ...
+		}
+	}
+	st["conditions"] = conds
+	if generation > 0 {
+		st["observedGeneration"] = generation
+	}
+}
+
+// terminate stops the containers of a pod being deleted, then removes it:
+// a container that acts on SIGTERM stops at once, one that ignores it is
+// killed when the grace period ends.
+func (k *kubelet) terminate(ctx context.Context, p jsonmap.Object, i int) (time.Duration, error) {
+	if podTerminal(p) || jsonmap.String(p, "status", "podIP") == "" {
+		return 0, k.remove(ctx, p)
+	}
+	s := &podSync{k: k, p: p, node: k.names[i], now: k.now(), ts: timestamp(k.now), status: copyMap(jsonmap.Child(p, "status"))}
+	uid := jsonmap.String(p, "metadata", "uid")
+	k.mu.Lock()
+	first := !k.killing[uid]
+	k.killing[uid] = true
+	k.mu.Unlock()
+	wait := k.untilDeadline(p)
+	spec := jsonmap.Child(p, "spec")
+	allStopped := true
+	for _, field := range []struct{ spec, status, path string }{{"initContainers", "initContainerStatuses", "spec.initContainers"}, {"containers", "containerStatuses", "spec.containers"}} {
+		containers := jsonmap.Items(spec[field.spec])
+		for _, cs := range jsonmap.Items(s.status[field.status]) {
+			running := jsonmap.Child(cs, "state", "running")
+			if running == nil {
+				continue
+			}
+			var c map[string]any
+			for _, sc := range containers {
+				if sc["name"] == cs["name"] {
+					c = sc
+				}
+			}
+			if first {
+				s.event(field.path+"{"+stringOf(cs["name"])+"}", "Normal", "Killing", "Stopping container "+stringOf(cs["name"]))
+			}
+			code, reason := int64(0), "Completed"
+			if programOf(p, c).ignoresTerm {
+				if wait > 0 {
+					allStopped = false
+					continue
+				}
+				code, reason = 137, "Error"
+			}
+			cs["ready"], cs["started"] = false, false
+			cs["state"] = map[string]any{"terminated": map[string]any{"exitCode": code, "reason": reason,
+				"startedAt": running["startedAt"], "finishedAt": s.ts, "containerID": cs["containerID"]}}
+		}
+	}
+	if allStopped {
+		failed := false
+		for _, cs := range jsonmap.Items(s.status["containerStatuses"]) {
+			failed = failed || exitCodeOf(cs) != 0
+		}
+		s.status["phase"] = map[bool]string{false: "Succeeded", true: "Failed"}[failed]
+	}
+	sandbox := !allStopped
+	s.conditions(sandbox)
+	if _, err := s.write(ctx); err != nil {
+		return 0, err
+	}
+	if !allStopped {
+		return wait, nil
+	}
+	return 0, k.remove(ctx, p)
 }

@@ -82,7 +82,7 @@ func Open(ctx context.Context, opts Options) (*Sandbox, error) {
 	}
 	api, err := server.New(ctx, server.Options{Store: opts.Store, OnDeletion: deletions.record, Now: clock.Now,
 		FeatureGates: opts.FeatureGates, RuntimeConfig: opts.RuntimeConfig, Version: opts.Version, Access: opts.Access,
-		NoWebhookCalls: opts.NoWebhookCalls, NoServiceAccountAdmission: opts.NoServiceAccountAdmission})
+		NoWebhookCalls: opts.NoWebhookCalls, NoServiceAccountAdmission: opts.NoServiceAccountAdmission, ContainerLog: containerLog(clock.Now)})
 	if err != nil {
 		return nil, err
 	}

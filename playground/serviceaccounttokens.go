@@ -18,7 +18,7 @@ import (
 )
 
 func init() {
-	registerController(controllerDef{name: "serviceAccountToken", title: "serviceaccount-token controller", rootCredentials: true,
+	registerController(controllerDef{name: "serviceAccountToken", title: "serviceaccount-token controller", actsAs: informersUser,
 		start: func(sb *Sandbox) reconciler {
 			return &tokensController{c: inproc.New(sb.handler, rootAgent("tokens-controller")), api: sb.api}
 		}})

@@ -43,11 +43,9 @@ const (
 	pendingKey = "pending"
 )
 
-// schedulerUser and schedulerAgent are who kube-scheduler is, whose
+// schedulerUser is who kube-scheduler is (its agent: schedulerAgent), whose
 // system:volume-scheduler role lets it bind volumes and select nodes.
 var schedulerUser = &authn.User{Name: "system:kube-scheduler", Groups: []string{authn.Authenticated}}
-
-const schedulerAgent = "kube-scheduler/v1.35.4 (linux/amd64) kubernetes/7b8c6cf/scheduler"
 
 func init() {
 	registerController(controllerDef{name: "persistentVolumeBinder", title: "persistentvolume-binder controller", serviceAccount: binderSA,

@@ -3,8 +3,10 @@ package server
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -20,12 +22,12 @@ import (
 // and its node, then proxies the request to the node's kubelet. kubeplay's
 // nodes are simulated and run no containers, so the checks answer as
 // kube-apiserver's do, and what a kubelet would answer comes from the
-// simulated kubelet: a container that the simulation reports as started
-// has a log that says it is simulated, and nothing to exec into, attach to
-// or forward to; one that did not start is "waiting to start", as a real
-// kubelet says. The simulated workloads run pods without binding them to
-// a node, so a started container reaches the simulated kubelet whether or
-// not its pod names a node.
+// simulated kubelet: a started container's log is what its simulated
+// program printed (Options.ContainerLog), or a line that says it is
+// simulated; there is nothing to exec into, attach to or forward to; a
+// container that did not start is "waiting to start", as a real kubelet
+// says. A started container reaches the simulated kubelet whether or not
+// its pod names a node.
 
 var (
 	nodesResource     = schema.GroupVersionResource{Version: "v1", Resource: "nodes"}
@@ -60,16 +62,57 @@ func (s *Server) podLog(w http.ResponseWriter, r *http.Request, req *request) {
 			return
 		}
 	}
-	if state == "" || state == "waiting" {
+	previous := q.Get("previous") == "true"
+	if previous && !restarted(pod, container) {
+		encoding.WriteError(w, r, encoding.BadRequest("previous terminated container %q in pod %q not found", container, req.name))
+		return
+	}
+	if !previous && (state == "" || state == "waiting" && !restarted(pod, container)) {
 		encoding.WriteError(w, r, errWaitingToStart(pod, container))
 		return
+	}
+	var text string
+	if s.containerLog != nil {
+		text = s.containerLog(pod, container, previous)
+	}
+	if text == "" {
+		text = fmt.Sprintf("kubeplay: container %q of pod %s/%s is simulated: it runs no process, so it has written no log\n",
+			container, req.namespace, req.name)
 	}
 	w.Header().Set("Content-Type", "text/plain")
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
-		fmt.Fprintf(w, "kubeplay: container %q of pod %s/%s is simulated: it runs no process, so it has written no log\n",
-			container, req.namespace, req.name)
+		io.WriteString(w, limitLog(text, q))
 	}
+}
+
+// restarted reports whether a pod's container has a previous run, which
+// its status reports as its last state.
+func restarted(pod object, container string) bool {
+	for _, list := range []string{"initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses"} {
+		for _, c := range jsonmap.List(pod, "status", list) {
+			if m, _ := c.(map[string]any); str(m, "name") == container {
+				return jsonmap.Child(m, "lastState", "terminated") != nil
+			}
+		}
+	}
+	return false
+}
+
+// limitLog keeps of a log what the tailLines and limitBytes of a log
+// request ask for.
+func limitLog(text string, q url.Values) string {
+	if n, err := strconv.Atoi(q.Get("tailLines")); err == nil && n >= 0 {
+		lines := strings.SplitAfter(text, "\n")
+		if lines[len(lines)-1] == "" {
+			lines = lines[:len(lines)-1]
+		}
+		text = strings.Join(lines[max(len(lines)-n, 0):], "")
+	}
+	if n, err := strconv.Atoi(q.Get("limitBytes")); err == nil && n >= 0 && n < len(text) {
+		text = text[:n]
+	}
+	return text
 }
 
 // podStream answers pods/exec, pods/attach (to a container's streams) and

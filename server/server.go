@@ -59,6 +59,11 @@ type Options struct {
 	// says so, gets no API credentials volume, and is admitted whether its
 	// ServiceAccount exists or not.
 	NoServiceAccountAdmission bool
+	// ContainerLog, if set, is what a pod's container has written to its
+	// log, or wrote in its previous run (previous), as the node's kubelet
+	// would answer pods/log: the simulated kubelets' output. "" for
+	// nothing, which the answer then says.
+	ContainerLog func(pod map[string]any, container string, previous bool) string
 }
 
 // Access configures authentication; RBAC then decides what each user may do.
@@ -107,9 +112,11 @@ type Server struct {
 	noWebhookCalls bool
 	// noServiceAccountAdmission: see Options.NoServiceAccountAdmission.
 	noServiceAccountAdmission bool
-	apiMu                     sync.Mutex // serializes changes of api
-	quotaMu                   sync.Mutex // serializes quota admission (admitQuota)
-	api                       atomic.Pointer[apiSettings]
+	// containerLog: see Options.ContainerLog.
+	containerLog func(pod map[string]any, container string, previous bool) string
+	apiMu        sync.Mutex // serializes changes of api
+	quotaMu      sync.Mutex // serializes quota admission (admitQuota)
+	api          atomic.Pointer[apiSettings]
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -122,7 +129,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		return nil, errors.New("server: no store")
 	}
 	s := &Server{store: auditedStore{opts.Store}, catalog: catalog.New(catalog.Builtin(served)), now: opts.Now, onDeletion: opts.OnDeletion, noWebhookCalls: opts.NoWebhookCalls,
-		noServiceAccountAdmission: opts.NoServiceAccountAdmission}
+		noServiceAccountAdmission: opts.NoServiceAccountAdmission, containerLog: opts.ContainerLog}
 	s.api.Store(&apiSettings{minor: releases.Newest})
 	s.saTokens = &serviceAccountTokens{s: s}
 	s.authn = newAuthenticator(opts, s.saTokens)

@@ -25,7 +25,12 @@ var coreStrategies = map[schema.GroupResource]strategy{
 	},
 	{Resource: "serviceaccounts"}: {returnsDeletedObject: true},
 	{Resource: "namespaces"}:      namespaceStrategy,
-	{Resource: "nodes"}:           {selectableFields: map[string]selectableField{"spec.unschedulable": {zero: "false"}}},
+	{Resource: "nodes"}: {
+		// A kubelet registers its node with its capacity, conditions and
+		// addresses in one create.
+		keepsStatusOnCreate: true,
+		selectableFields:    map[string]selectableField{"spec.unschedulable": {zero: "false"}},
+	},
 	{Resource: "secrets"}: {
 		selectableFields: withNamespace(map[string]selectableField{"type": {}}),
 		normalize:        normalizeSecret,

@@ -1,0 +1,550 @@
+package playground
+
+import (
+	"os"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"kubeplay/internal/jsonmap"
+)
+
+// What a simulated container does. No process runs: the kubelets read
+// what a container would do from its command and arguments, interpreting
+// the small programs that tests and tutorials give (`sh -c 'echo hi; sleep
+// 5; exit 3'`, `true`, `sleep 3600`, `while true; do ...; done`). A
+// command not understood is a server that runs until it is stopped; inside
+// a shell script, one that succeeds at once.
+
+// program is a simulated container's run.
+type program struct {
+	// output is what it prints, in order, each line at an offset from its
+	// start.
+	output []printed
+	// forever: it never ends by itself.
+	forever bool
+	// runs is how long it runs before it exits with exitCode.
+	runs     time.Duration
+	exitCode int
+	// message is what it writes to its termination message file.
+	message string
+	// ignoresTerm: it is a shell or a sleep running as PID 1, which does
+	// not act on SIGTERM, so stopping it takes the whole grace period.
+	ignoresTerm bool
+}
+
+type printed struct {
+	at   time.Duration
+	text string
+}
+
+// shellImages start a shell when given no command: with no terminal it
+// reads nothing and exits at once.
+var shellImages = map[string]bool{"busybox": true, "alpine": true, "ubuntu": true, "debian": true, "bash": true,
+	"centos": true, "fedora": true, "nonroot": true}
+
+// imageName is an image reference's repository's last element
+// ("registry.k8s.io/e2e-test-images/busybox:1.36.1-1" -> "busybox").
+func imageName(image string) string {
+	name := path.Base(image)
+	if i := strings.IndexAny(name, ":@"); i >= 0 {
+		name = name[:i]
+	}
+	return name
+}
+
+// programOf is what container c (an entry of a pod's containers or
+// initContainers) of pod p does.
+func programOf(p, c jsonmap.Object) program {
+	argv := append(jsonmap.StringsOf(c["command"]), jsonmap.StringsOf(c["args"])...)
+	if len(jsonmap.StringsOf(c["command"])) == 0 && !shellImages[imageName(stringOf(c["image"]))] {
+		// The image's own entrypoint: a server, as far as kubeplay knows.
+		return program{forever: true}
+	}
+	if len(argv) == 0 {
+		argv = []string{"sh"}
+	}
+	env := map[string]string{"HOSTNAME": jsonmap.String(p, "metadata", "name")}
+	for _, e := range jsonmap.Items(c["env"]) {
+		if v, ok := e["value"].(string); ok {
+			env[stringOf(e["name"])] = v
+		}
+	}
+	messagePath := stringOf(c["terminationMessagePath"])
+	if messagePath == "" {
+		messagePath = "/dev/termination-log"
+	}
+	sh := &shell{env: env, messagePath: messagePath, exited: -1}
+	switch base := path.Base(argv[0]); {
+	case isShell(base):
+		sh.prog.ignoresTerm = true
+		script := ""
+		for i, a := range argv[1:] {
+			if strings.HasPrefix(a, "-") && strings.Contains(a, "c") && i+2 < len(argv) {
+				script = argv[i+2]
+				break
+			}
+		}
+		if script == "" && len(argv) > 1 {
+			return program{forever: true} // a script file kubeplay cannot read
+		}
+		sh.run(sh.parse(script))
+	default:
+		sh.prog.ignoresTerm = base == "sleep"
+		if !sh.builtin(argv) {
+			return program{forever: true}
+		}
+	}
+	if sh.exited < 0 {
+		sh.exited = sh.status
+	}
+	sh.prog.exitCode = sh.exited
+	sh.prog.runs = sh.elapsed
+	return sh.prog
+}
+
+func isShell(name string) bool {
+	switch name {
+	case "sh", "bash", "ash", "dash", "zsh":
+		return true
+	}
+	return false
+}
+
+// shell interprets a script's commands, keeping the time they take and what
+// they print.
+type shell struct {
+	env         map[string]string
+	messagePath string
+	prog        program
+	elapsed     time.Duration
+	status      int
+	// exited is the code the script exited with (exit, or a program that
+	// ends), -1 while it runs.
+	exited int
+}
+
+// A statement is one command of a script, with how it joins the next one
+// (";", "&&", "||", "&", "|").
+type statement struct {
+	words []string
+	join  string
+}
+
+// parse splits a script into statements: words with quotes and variables
+// resolved, operators apart.
+func (sh *shell) parse(script string) []statement {
+	var out []statement
+	var words []string
+	var word strings.Builder
+	inWord := false
+	flushWord := func() {
+		if inWord {
+			words = append(words, word.String())
+			word.Reset()
+			inWord = false
+		}
+	}
+	end := func(join string) {
+		flushWord()
+		if len(words) > 0 || join != ";" {
+			out = append(out, statement{words: words, join: join})
+		}
+		words = nil
+	}
+	rs := []rune(script)
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
+		switch {
+		case r == '\'':
+			inWord = true
+			j := i + 1
+			for j < len(rs) && rs[j] != '\'' {
+				j++
+			}
+			word.WriteString(string(rs[i+1 : min(j, len(rs))]))
+			i = j
+		case r == '"':
+			inWord = true
+			j := i + 1
+			for j < len(rs) && rs[j] != '"' {
+				if rs[j] == '\\' && j+1 < len(rs) {
+					j++
+					word.WriteRune(rs[j])
+				} else if rs[j] == '$' {
+					n, v := sh.variable(rs[j:])
+					word.WriteString(v)
+					j += n - 1
+				} else {
+					word.WriteRune(rs[j])
+				}
+				j++
+			}
+			i = j
+		case r == '\\' && i+1 < len(rs):
+			i++
+			if rs[i] != '\n' {
+				inWord = true
+				word.WriteRune(rs[i])
+			}
+		case r == '$':
+			inWord = true
+			n, v := sh.variable(rs[i:])
+			word.WriteString(v)
+			i += n - 1
+		case r == '#' && !inWord:
+			for i < len(rs) && rs[i] != '\n' {
+				i++
+			}
+			end(";")
+		case r == ';' || r == '\n':
+			end(";")
+		case r == '&' && i+1 < len(rs) && rs[i+1] == '&':
+			end("&&")
+			i++
+		case r == '|' && i+1 < len(rs) && rs[i+1] == '|':
+			end("||")
+			i++
+		case r == '|':
+			end("|")
+		case r == '&' && (i == 0 || rs[i-1] != '>') && (i+1 >= len(rs) || rs[i+1] != '>'):
+			end("&")
+		case r == '>' || r == '<':
+			flushWord()
+			op := string(r)
+			for i+1 < len(rs) && (rs[i+1] == '>' || rs[i+1] == '&') {
+				i++
+				op += string(rs[i])
+			}
+			words = append(words, op)
+		case r == ' ' || r == '\t':
+			flushWord()
+		default:
+			inWord = true
+			word.WriteRune(r)
+		}
+	}
+	end(";")
+	return out
+}
+
+// variable reads the variable reference at the start of rs ($X, ${X},
+// $?, $(...)): how many runes it takes and its value. $X and ${X} stay as
+// they are, for builtin to expand when it runs (a loop sets variables).
+func (sh *shell) variable(rs []rune) (int, string) {
+	if len(rs) < 2 {
+		return 1, "$"
+	}
+	switch rs[1] {
+	case '{':
+		for j := 2; j < len(rs); j++ {
+			if rs[j] == '}' {
+				return j + 1, string(rs[:j+1])
+			}
+		}
+		return len(rs), ""
+	case '(':
+		depth := 0
+		for j := 1; j < len(rs); j++ {
+			if rs[j] == '(' {
+				depth++
+			} else if rs[j] == ')' {
+				if depth--; depth == 0 {
+					return j + 1, "" // a command's output: not simulated
+				}
+			}
+		}
+		return len(rs), ""
+	case '?':
+		return 2, strconv.Itoa(sh.status)
+	case '$':
+		return 2, "1"
+	}
+	j := 1
+	for j < len(rs) && (rs[j] == '_' || rs[j] >= 'a' && rs[j] <= 'z' || rs[j] >= 'A' && rs[j] <= 'Z' || rs[j] >= '0' && rs[j] <= '9') {
+		j++
+	}
+	if j == 1 {
+		return 1, "$"
+	}
+	return j, string(rs[:j])
+}
+
+// run runs statements until the script ends, exits, or runs forever.
+func (sh *shell) run(stmts []statement) {
+	skip := ""
+	for i := 0; i < len(stmts) && sh.exited < 0 && !sh.prog.forever; i++ {
+		st := stmts[i]
+		if len(st.words) == 0 {
+			continue
+		}
+		switch st.words[0] {
+		case "while", "until", "for", "if":
+			// A block: up to its closing keyword.
+			closing := map[string]string{"while": "done", "until": "done", "for": "done", "if": "fi"}[st.words[0]]
+			j, depth := i, 0
+			for ; j < len(stmts); j++ {
+				for _, w := range stmts[j].words {
+					switch w {
+					case "while", "until", "for", "if":
+						depth++
+					case "done", "fi":
+						depth--
+					}
+				}
+				if depth == 0 {
+					break
+				}
+			}
+			block := stmts[i:min(j+1, len(stmts))]
+			sh.block(block, closing)
+			i = j
+			continue
+		}
+		if skip != "" {
+			if (skip == "&&") == (sh.status == 0) {
+				skip = ""
+			}
+			if st.join == "&&" || st.join == "||" {
+				skip = st.join
+			}
+			continue
+		}
+		if st.join == "|" {
+			continue // only the last command of a pipeline counts
+		}
+		if st.join == "&" {
+			continue // in the background: the script does not wait for it
+		}
+		if !sh.builtin(st.words) {
+			sh.status = 0 // another program: done at once
+		}
+		if (st.join == "&&" && sh.status != 0) || (st.join == "||" && sh.status == 0) {
+			skip = st.join
+		}
+	}
+}
+
+// block runs a loop or an if: a loop whose condition stays true runs
+// forever once its body has run; a for loop runs its body once per word.
+func (sh *shell) block(stmts []statement, closing string) {
+	head := stmts[0].words
+	var body []statement
+	for _, st := range stmts[1:] {
+		words := st.words
+		if len(words) > 0 && (words[0] == "do" || words[0] == "then" || words[0] == "else") {
+			words = words[1:]
+		}
+		if len(words) > 0 && words[len(words)-1] == closing {
+			words = words[:len(words)-1]
+		}
+		if len(words) > 0 && words[0] == closing {
+			words = words[1:]
+		}
+		if len(words) > 0 {
+			body = append(body, statement{words: words, join: st.join})
+		}
+	}
+	switch head[0] {
+	case "for":
+		for _, v := range forWords(head) {
+			sh.env[head[1]] = v
+			sh.run(body)
+		}
+	case "if":
+		sh.builtin(head[1:])
+		if sh.status == 0 {
+			sh.run(body)
+		}
+	default: // while, until
+		sh.run(body)
+		if sh.exited < 0 {
+			sh.prog.forever = true
+		}
+	}
+}
+
+// forWords are the words a "for NAME in ..." loop goes through.
+func forWords(head []string) []string {
+	if len(head) > 2 && head[2] == "in" {
+		return head[3:]
+	}
+	return nil
+}
+
+// builtin runs a command kubeplay understands and reports whether it did.
+func (sh *shell) builtin(words []string) bool {
+	words = slices.Clone(words)
+	for i, w := range words {
+		words[i] = os.Expand(w, func(name string) string {
+			name, _, _ = strings.Cut(name, ":")
+			return sh.env[name]
+		})
+	}
+	words, toFile, redirected := redirection(words)
+	if len(words) == 0 {
+		return true
+	}
+	print := func(text string) {
+		switch {
+		case redirected && toFile == sh.messagePath:
+			sh.prog.message += text
+		case !redirected:
+			sh.prog.output = append(sh.prog.output, printed{at: sh.elapsed, text: text})
+		}
+	}
+	switch path.Base(words[0]) {
+	case "exit":
+		sh.exited = sh.status
+		if len(words) > 1 {
+			sh.exited, _ = strconv.Atoi(words[1])
+		}
+	case "true", ":", "[", "test", "cd", "export", "set", "trap", "touch", "mkdir", "rm", "ls", "cat", "date", "hostname":
+		sh.status = 0
+	case "false":
+		sh.status = 1
+	case "echo":
+		args, newline := words[1:], "\n"
+		for len(args) > 0 && (args[0] == "-n" || args[0] == "-e") {
+			if args[0] == "-n" {
+				newline = ""
+			}
+			args = args[1:]
+		}
+		print(strings.Join(args, " ") + newline)
+		sh.status = 0
+	case "printf":
+		if len(words) > 1 {
+			text := words[1]
+			for _, a := range words[2:] {
+				text = strings.Replace(text, "%s", a, 1)
+			}
+			print(strings.ReplaceAll(text, `\n`, "\n"))
+		}
+		sh.status = 0
+	case "sleep":
+		if len(words) < 2 || words[1] == "infinity" {
+			sh.prog.forever = true
+			return true
+		}
+		d, ok := sleepDuration(words[1])
+		if !ok {
+			sh.status = 1
+			return true
+		}
+		sh.elapsed += d
+		sh.status = 0
+	case "tail":
+		if slices.Contains(words, "-f") || slices.Contains(words, "-F") {
+			sh.prog.forever = true
+		}
+		sh.status = 0
+	case "exec":
+		if !sh.builtin(words[1:]) {
+			sh.prog.forever = true
+		} else {
+			sh.exited = sh.status
+		}
+	case "sh", "bash", "ash":
+		return false
+	default:
+		return false
+	}
+	return true
+}
+
+// redirection drops a command's redirections from words: where its
+// standard output goes if it is redirected to a file.
+func redirection(words []string) (rest []string, file string, redirected bool) {
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		switch {
+		case w == ">" || w == ">>" || w == "&>":
+			if i+1 < len(words) {
+				file = words[i+1]
+				redirected = file != "/dev/stdout" && file != "/dev/stderr"
+				i++
+			}
+		case w == ">&" || w == "<" || strings.HasSuffix(w, ">&") || w == "2>" || w == "2>>":
+			i++ // stderr to stdout, or an input: the output stays
+		case strings.HasPrefix(w, ">&"), w == "2>&1", w == "1>&2":
+		default:
+			rest = append(rest, w)
+		}
+	}
+	return rest, file, redirected
+}
+
+// sleepDuration reads sleep's argument: seconds, or a number with a unit
+// (s, m, h, d).
+func sleepDuration(arg string) (time.Duration, bool) {
+	unit := time.Second
+	switch {
+	case strings.HasSuffix(arg, "s"):
+		arg = strings.TrimSuffix(arg, "s")
+	case strings.HasSuffix(arg, "m"):
+		arg, unit = strings.TrimSuffix(arg, "m"), time.Minute
+	case strings.HasSuffix(arg, "h"):
+		arg, unit = strings.TrimSuffix(arg, "h"), time.Hour
+	case strings.HasSuffix(arg, "d"):
+		arg, unit = strings.TrimSuffix(arg, "d"), 24*time.Hour
+	}
+	f, err := strconv.ParseFloat(arg, 64)
+	if err != nil || f < 0 {
+		return 0, false
+	}
+	return time.Duration(f * float64(unit)), true
+}
+
+// logOf is what the program has printed after running for d.
+func (p program) logOf(d time.Duration) string {
+	var b strings.Builder
+	for _, l := range p.output {
+		if l.at <= d {
+			b.WriteString(l.text)
+		}
+	}
+	return b.String()
+}
+
+// containerLog is what a simulated container of pod has printed by now on
+// the sandbox's clock, or in its previous run: the kubelets' answer to
+// pods/log (see server.Options.ContainerLog).
+func containerLog(now func() time.Time) func(pod map[string]any, container string, previous bool) string {
+	return func(pod map[string]any, container string, previous bool) string {
+		p := jsonmap.Object(pod)
+		var spec map[string]any
+		for _, list := range []string{"initContainers", "containers", "ephemeralContainers"} {
+			for _, c := range jsonmap.Items(jsonmap.Child(p, "spec")[list]) {
+				if c["name"] == container {
+					spec = c
+				}
+			}
+		}
+		var status map[string]any
+		for _, list := range []string{"initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses"} {
+			for _, c := range jsonmap.Items(jsonmap.Child(p, "status")[list]) {
+				if c["name"] == container {
+					status = c
+				}
+			}
+		}
+		if spec == nil || status == nil {
+			return ""
+		}
+		prog := programOf(p, spec)
+		if previous {
+			return prog.logOf(prog.runs)
+		}
+		state := jsonmap.Child(status, "state")
+		switch {
+		case state["running"] != nil:
+			return prog.logOf(now().Sub(parseTime(jsonmap.String(state, "running", "startedAt"))))
+		case state["terminated"] != nil:
+			return prog.logOf(prog.runs)
+		}
+		return prog.logOf(prog.runs) // waiting to restart: its last run's
+	}
+}

@@ -1,0 +1,57 @@
+package playground
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"kubeplay/internal/jsonmap"
+)
+
+func TestProgramOf(t *testing.T) {
+	pod := jsonmap.Object{"metadata": map[string]any{"name": "web-1"}}
+	for _, tc := range []struct {
+		name           string
+		container      string
+		forever        bool
+		runs           time.Duration
+		exit           int
+		log, message   string
+		ignoresSIGTERM bool
+	}{
+		{name: "a server", container: `{"image":"nginx"}`, forever: true},
+		{name: "busybox alone", container: `{"image":"busybox"}`, ignoresSIGTERM: true},
+		{name: "true", container: `{"image":"busybox","command":["true"]}`},
+		{name: "false", container: `{"image":"busybox","command":["/bin/false"]}`, exit: 1},
+		{name: "sleep", container: `{"image":"busybox","command":["sleep","3600"]}`, runs: time.Hour, ignoresSIGTERM: true},
+		{name: "args of a shell image", container: `{"image":"alpine:3.20","args":["sleep","10"]}`, runs: 10 * time.Second, ignoresSIGTERM: true},
+		{name: "exit code", container: `{"image":"busybox","command":["sh","-c","exit 3"]}`, exit: 3, ignoresSIGTERM: true},
+		{name: "a chain", container: `{"image":"busybox","command":["/bin/sh","-c","echo hello $HOSTNAME; sleep 2 && echo \"done: ${GREETING}\"; exit 0"],"env":[{"name":"GREETING","value":"hi"}]}`,
+			runs: 2 * time.Second, log: "hello web-1\ndone: hi\n", ignoresSIGTERM: true},
+		{name: "or", container: `{"image":"busybox","command":["sh","-c","false || echo fallback; false && echo never"]}`, exit: 1, log: "fallback\n", ignoresSIGTERM: true},
+		{name: "a loop", container: `{"image":"busybox","command":["sh","-c","while true; do echo tick; sleep 5; done"]}`, forever: true, log: "tick\n", ignoresSIGTERM: true},
+		{name: "for", container: `{"image":"busybox","command":["sh","-c","for i in 1 2; do echo $i; done"]}`, log: "1\n2\n", ignoresSIGTERM: true},
+		{name: "termination message", container: `{"image":"busybox","command":["/bin/sh","-c","echo -n DONE > /dev/termination-custom-log; /bin/false"],"terminationMessagePath":"/dev/termination-custom-log"}`,
+			exit: 1, message: "DONE", ignoresSIGTERM: true},
+		{name: "unknown in a script", container: `{"image":"busybox","command":["sh","-c","wget -q example.com; echo ok"]}`, log: "ok\n", ignoresSIGTERM: true},
+		{name: "exec'd server", container: `{"image":"python","command":["sh","-c","exec python -m http.server"]}`, forever: true, ignoresSIGTERM: true},
+		{name: "agnhost", container: `{"image":"registry.k8s.io/e2e-test-images/agnhost:2.53","args":["pause"]}`, forever: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var c jsonmap.Object
+			if err := json.Unmarshal([]byte(tc.container), &c); err != nil {
+				t.Fatal(err)
+			}
+			p := programOf(pod, c)
+			if p.forever != tc.forever || !p.forever && (p.runs != tc.runs || p.exitCode != tc.exit) {
+				t.Errorf("forever %v runs %v exit %d, want %v %v %d", p.forever, p.runs, p.exitCode, tc.forever, tc.runs, tc.exit)
+			}
+			if log := p.logOf(time.Hour); log != tc.log {
+				t.Errorf("log %q, want %q", log, tc.log)
+			}
+			if p.message != tc.message || p.ignoresTerm != tc.ignoresSIGTERM {
+				t.Errorf("message %q ignoresTerm %v, want %q %v", p.message, p.ignoresTerm, tc.message, tc.ignoresSIGTERM)
+			}
+		})
+	}
+}

@@ -1,0 +1,176 @@
+package playground_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"kubeplay/playground"
+)
+
+// pod reads the pod name in default.
+func pod(t *testing.T, h http.Handler, name string) map[string]any {
+	t.Helper()
+	return mustDo(t, h, 200, "GET", podPath("default", name), "")
+}
+
+// kubeletEvents are "reason: message" of the kubelet's events about the pod
+// name in default.
+func kubeletEvents(t *testing.T, h http.Handler, name string) []string {
+	t.Helper()
+	var out []string
+	for _, ev := range items(t, h, "/api/v1/namespaces/default/events") {
+		if lookup(ev, "involvedObject.name") == name && lookup(ev, "source.component") == "kubelet" {
+			out = append(out, ev["reason"].(string)+": "+ev["message"].(string))
+		}
+	}
+	return out
+}
+
+func phaseOf(t *testing.T, h http.Handler, name string) string {
+	t.Helper()
+	phase, _ := lookup(pod(t, h, name), "status.phase").(string)
+	return phase
+}
+
+func TestKubelet_runsPods(t *testing.T) {
+	sb := openSandboxWith(t, playground.Options{Controllers: playground.Controllers{Nodes: 1}})
+	h := sb.Handler()
+	waitNodes(t, sb, "kubeplay-worker")
+	waitForDefaultServiceAccount(t, h, "default")
+	createPod(t, h, "web", `{"initContainers":[{"name":"setup","image":"busybox","command":["sh","-c","echo ready"]}],"containers":[{"name":"nginx","image":"nginx"}]}`)
+	waitFor(t, "web to be ready", func() bool { return condition(pod(t, h, "web"), "Ready")["status"] == "True" })
+	p := pod(t, h, "web")
+	for path, want := range map[string]any{
+		"status.phase":  "Running",
+		"status.hostIP": "172.18.0.2",
+		"status.initContainerStatuses.0.state.terminated.reason": "Completed",
+		"status.containerStatuses.0.image":                       "docker.io/library/nginx:latest",
+		"status.containerStatuses.0.started":                     true,
+	} {
+		if got := lookup(p, path); got != want {
+			t.Errorf("%s = %v, want %v", path, got, want)
+		}
+	}
+	if ip, _ := lookup(p, "status.podIP").(string); !strings.HasPrefix(ip, "10.244.1.") {
+		t.Errorf("pod IP %q, want one of the node's 10.244.1.0/24", ip)
+	}
+	for _, c := range []string{"PodReadyToStartContainers", "Initialized", "ContainersReady", "PodScheduled"} {
+		if got := condition(p, c)["status"]; got != "True" {
+			t.Errorf("%s = %v", c, got)
+		}
+	}
+	waitIdle(t, sb)
+	events := strings.Join(kubeletEvents(t, h, "web"), "\n")
+	for _, want := range []string{`Pulling: Pulling image "busybox"`, `Pulling: Pulling image "nginx"`, "Created: Container created", "Started: Container started"} {
+		if !strings.Contains(events, want) {
+			t.Errorf("no event %q in\n%s", want, events)
+		}
+	}
+	assertStaysIdle(t, sb)
+
+	// Graceful deletion: nginx stops at once on SIGTERM.
+	mustDo(t, h, 200, "DELETE", podPath("default", "web"), "")
+	waitFor(t, "web to go", gone(t, h, podPath("default", "web")))
+	if events := strings.Join(kubeletEvents(t, h, "web"), "\n"); !strings.Contains(events, "Killing: Stopping container nginx") {
+		t.Errorf("no Killing event in\n%s", events)
+	}
+}
+
+func TestKubelet_commands(t *testing.T) {
+	sb := openSandboxWith(t, playground.Options{Controllers: playground.Controllers{Nodes: 1}})
+	h := sb.Handler()
+	waitNodes(t, sb, "kubeplay-worker")
+	waitForDefaultServiceAccount(t, h, "default")
+	createPod(t, h, "fails", `{"restartPolicy":"Never","containers":[{"name":"c","image":"busybox","command":["sh","-c","echo -n bye > /dev/termination-log; exit 3"]}]}`)
+	createPod(t, h, "done", `{"restartPolicy":"OnFailure","containers":[{"name":"c","image":"busybox"}]}`)
+	createPod(t, h, "sleeper", `{"restartPolicy":"Never","containers":[{"name":"c","image":"busybox","command":["sleep","30"]}]}`)
+	createPod(t, h, "crash", `{"containers":[{"name":"c","image":"busybox","command":["false"]}]}`)
+	waitFor(t, "fails to fail", func() bool { return phaseOf(t, h, "fails") == "Failed" })
+	p := pod(t, h, "fails")
+	for path, want := range map[string]any{
+		"status.containerStatuses.0.state.terminated.exitCode": float64(3),
+		"status.containerStatuses.0.state.terminated.reason":   "Error",
+		"status.containerStatuses.0.state.terminated.message":  "bye",
+		"status.conditions.2.reason":                           "PodFailed",
+	} {
+		if got := lookup(p, path); got != want {
+			t.Errorf("%s = %v, want %v", path, got, want)
+		}
+	}
+	waitFor(t, "done to succeed", func() bool { return phaseOf(t, h, "done") == "Succeeded" })
+	waitFor(t, "crash to back off", func() bool {
+		return lookup(pod(t, h, "crash"), "status.containerStatuses.0.state.waiting.reason") == "CrashLoopBackOff"
+	})
+	crash := pod(t, h, "crash")
+	if lookup(crash, "status.phase") != "Running" || lookup(crash, "status.containerStatuses.0.restartCount") != float64(1) {
+		t.Errorf("crash: %s", jsonOf(crash["status"]))
+	}
+	waitFor(t, "the BackOff event", func() bool {
+		return strings.Contains(strings.Join(kubeletEvents(t, h, "crash"), "\n"), "BackOff: Back-off restarting failed container c in pod crash_default(")
+	})
+	waitFor(t, "sleeper to run", func() bool { return phaseOf(t, h, "sleeper") == "Running" })
+
+	// The sandbox's clock: sleep ends, the back-off passes.
+	sb.AdvanceClock(31 * time.Second)
+	waitFor(t, "sleeper to succeed", func() bool { return phaseOf(t, h, "sleeper") == "Succeeded" })
+	waitFor(t, "crash to restart", func() bool {
+		return lookup(pod(t, h, "crash"), "status.containerStatuses.0.restartCount") == float64(2)
+	})
+	// A crash loop has work scheduled for ever (each back-off).
+	mustDo(t, h, 200, "DELETE", podPath("default", "crash"), "")
+	waitFor(t, "crash to go", gone(t, h, podPath("default", "crash")))
+
+	// A shell as PID 1 ignores SIGTERM: it is killed when the grace period
+	// ends.
+	createPod(t, h, "stubborn", `{"containers":[{"name":"c","image":"busybox","command":["sh","-c","sleep 3600"]}]}`)
+	waitFor(t, "stubborn to run", func() bool { return phaseOf(t, h, "stubborn") == "Running" })
+	mustDo(t, h, 200, "DELETE", podPath("default", "stubborn"), "")
+	waitFor(t, "the Killing event", func() bool {
+		return strings.Contains(strings.Join(kubeletEvents(t, h, "stubborn"), "\n"), "Killing: Stopping container c")
+	})
+	mustDo(t, h, 200, "GET", podPath("default", "stubborn"), "")
+	sb.AdvanceClock(30 * time.Second)
+	waitFor(t, "stubborn to go", gone(t, h, podPath("default", "stubborn")))
+	waitIdle(t, sb)
+}
+
+// logOf reads a container's log as kubectl logs does.
+func logOf(t *testing.T, h http.Handler, name, query string) (int, string) {
+	t.Helper()
+	req := httptest.NewRequest("GET", podPath("default", name)+"/log"+query, nil)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec.Code, rec.Body.String()
+}
+
+func TestKubelet_logs(t *testing.T) {
+	sb := openSandboxWith(t, playground.Options{Controllers: playground.Controllers{Nodes: 1}})
+	h := sb.Handler()
+	waitNodes(t, sb, "kubeplay-worker")
+	waitForDefaultServiceAccount(t, h, "default")
+	createPod(t, h, "talker", `{"containers":[{"name":"c","image":"busybox","command":["sh","-c","echo 'Hello World' ; sleep 240; echo bye"]}]}`)
+	createPod(t, h, "quiet", `{"containers":[{"name":"c","image":"nginx"}]}`)
+	waitFor(t, "the pods to run", func() bool { return phaseOf(t, h, "talker") == "Running" && phaseOf(t, h, "quiet") == "Running" })
+	if code, log := logOf(t, h, "talker", ""); code != 200 || log != "Hello World\n" {
+		t.Errorf("log: %d %q", code, log)
+	}
+	if code, log := logOf(t, h, "quiet", ""); code != 200 || !strings.Contains(log, `container "c" of pod default/quiet is simulated`) {
+		t.Errorf("log of a silent container: %d %q", code, log)
+	}
+	if code, log := logOf(t, h, "talker", "?previous=true"); code != 400 || !strings.Contains(log, `previous terminated container \"c\" in pod \"talker\" not found`) {
+		t.Errorf("previous log: %d %s", code, log)
+	}
+	sb.AdvanceClock(241 * time.Second)
+	waitFor(t, "talker to restart", func() bool {
+		return lookup(pod(t, h, "talker"), "status.containerStatuses.0.restartCount") == float64(1)
+	})
+	if code, log := logOf(t, h, "talker", "?previous=true"); code != 200 || log != "Hello World\nbye\n" {
+		t.Errorf("previous log: %d %q", code, log)
+	}
+	if code, log := logOf(t, h, "talker", "?previous=true&tailLines=1"); code != 200 || log != "bye\n" {
+		t.Errorf("tail of the previous log: %d %q", code, log)
+	}
+}

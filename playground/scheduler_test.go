@@ -1,0 +1,144 @@
+package playground_test
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+
+	"kubeplay/playground"
+)
+
+// waitNodes waits for the simulated nodes named to be ready.
+func waitNodes(t *testing.T, sb *playground.Sandbox, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		waitFor(t, n+" to be ready", func() bool { return nodeReady(t, sb, n) })
+	}
+}
+
+func podPath(ns, name string) string { return "/api/v1/namespaces/" + ns + "/pods/" + name }
+
+// createPod creates the pod name in default with spec (JSON).
+func createPod(t *testing.T, h http.Handler, name, spec string) {
+	t.Helper()
+	mustDo(t, h, 201, "POST", "/api/v1/namespaces/default/pods", `{"metadata":{"name":"`+name+`"},"spec":`+spec+`}`)
+}
+
+// nodeOf is the node the pod name in default is bound to ("" if none).
+func nodeOf(t *testing.T, h http.Handler, name string) string {
+	t.Helper()
+	p := mustDo(t, h, 200, "GET", podPath("default", name), "")
+	n, _ := lookup(p, "spec.nodeName").(string)
+	return n
+}
+
+// schedulerEvents are the notes of the scheduler's events of reason about
+// the pod name in default.
+func schedulerEvents(t *testing.T, h http.Handler, name, reason string) []string {
+	t.Helper()
+	var notes []string
+	for _, ev := range items(t, h, "/apis/events.k8s.io/v1/namespaces/default/events") {
+		if lookup(ev, "regarding.name") == name && ev["reason"] == reason && ev["reportingController"] == "default-scheduler" {
+			notes = append(notes, ev["note"].(string))
+		}
+	}
+	return notes
+}
+
+func TestScheduler_bindsAndSpreads(t *testing.T) {
+	sb := openSandbox(t)
+	h := sb.Handler()
+	waitNodes(t, sb, "kubeplay-worker", "kubeplay-worker2", "kubeplay-worker3")
+	for i := range 3 {
+		createPod(t, h, fmt.Sprintf("p%d", i), `{"containers":[{"name":"c","image":"nginx","resources":{"requests":{"cpu":"1"}}}]}`)
+	}
+	used := map[string]bool{}
+	for i := range 3 {
+		name := fmt.Sprintf("p%d", i)
+		waitFor(t, name+" to be bound", func() bool { return nodeOf(t, h, name) != "" })
+		node := nodeOf(t, h, name)
+		used[node] = true
+		p := mustDo(t, h, 200, "GET", podPath("default", name), "")
+		if c := condition(p, "PodScheduled"); c["status"] != "True" {
+			t.Errorf("%s PodScheduled: %v", name, c)
+		}
+		want := fmt.Sprintf("Successfully assigned default/%s to %s", name, node)
+		waitFor(t, "the Scheduled event", func() bool { return len(schedulerEvents(t, h, name, "Scheduled")) > 0 })
+		if notes := schedulerEvents(t, h, name, "Scheduled"); notes[0] != want {
+			t.Errorf("Scheduled event %q, want %q", notes[0], want)
+		}
+	}
+	if len(used) != 3 {
+		t.Errorf("3 pods on %d nodes, want them spread over 3", len(used))
+	}
+	waitIdle(t, sb)
+}
+
+func TestScheduler_unschedulable(t *testing.T) {
+	sb := openSandbox(t)
+	h := sb.Handler()
+	waitNodes(t, sb, "kubeplay-worker", "kubeplay-worker2", "kubeplay-worker3")
+	for i := range 3 {
+		createPod(t, h, fmt.Sprintf("big%d", i), `{"containers":[{"name":"c","image":"nginx","resources":{"requests":{"cpu":"6"}}}]}`)
+	}
+	createPod(t, h, "big3", `{"containers":[{"name":"c","image":"nginx","resources":{"requests":{"cpu":"6"}}}]}`)
+	createPod(t, h, "picky", `{"nodeSelector":{"disk":"ssd"},"containers":[{"name":"c","image":"nginx"}]}`)
+	createPod(t, h, "huge", `{"containers":[{"name":"c","image":"nginx","resources":{"requests":{"cpu":"100","memory":"1Ti"}}}]}`)
+	for name, want := range map[string]string{
+		"big3":  "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.",
+		"picky": "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.",
+		"huge":  "0/3 nodes are available: 3 Insufficient cpu, 3 Insufficient memory. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.",
+	} {
+		waitFor(t, name+" to be unschedulable", func() bool {
+			return condition(mustDo(t, h, 200, "GET", podPath("default", name), ""), "PodScheduled")["reason"] == "Unschedulable"
+		})
+		c := condition(mustDo(t, h, 200, "GET", podPath("default", name), ""), "PodScheduled")
+		if c["status"] != "False" || c["message"] != want {
+			t.Errorf("%s PodScheduled: %v\nwant message %q", name, c, want)
+		}
+		waitFor(t, "the FailedScheduling event", func() bool { return len(schedulerEvents(t, h, name, "FailedScheduling")) > 0 })
+	}
+	waitIdle(t, sb)
+	assertStaysIdle(t, sb)
+
+	// Room made on a node, or a node that now matches, schedules them.
+	mustDo(t, h, 200, "DELETE", podPath("default", "big0")+"?gracePeriodSeconds=0", "")
+	waitFor(t, "big3 to be bound", func() bool { return nodeOf(t, h, "big3") != "" })
+	mergePatch(t, h, "/api/v1/nodes/kubeplay-worker2", `{"metadata":{"labels":{"disk":"ssd"}}}`)
+	waitFor(t, "picky to be bound", func() bool { return nodeOf(t, h, "picky") == "kubeplay-worker2" })
+	waitIdle(t, sb)
+}
+
+func TestScheduler_filters(t *testing.T) {
+	sb := openSandboxWith(t, playground.Options{Controllers: playground.Controllers{Nodes: 2}})
+	h := sb.Handler()
+	waitNodes(t, sb, "kubeplay-worker", "kubeplay-worker2")
+	// kubeplay-worker is cordoned, kubeplay-worker2 tainted.
+	mergePatch(t, h, "/api/v1/nodes/kubeplay-worker", `{"spec":{"unschedulable":true}}`)
+	mergePatch(t, h, "/api/v1/nodes/kubeplay-worker2", `{"spec":{"taints":[{"key":"dedicated","value":"db","effect":"NoSchedule"}]}}`)
+	createPod(t, h, "plain", `{"containers":[{"name":"c","image":"nginx"}]}`)
+	createPod(t, h, "tolerant", `{"tolerations":[{"key":"dedicated","operator":"Equal","value":"db","effect":"NoSchedule"}],"containers":[{"name":"c","image":"nginx"}]}`)
+	createPod(t, h, "affine", `{"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchFields":[{"key":"metadata.name","operator":"In","values":["kubeplay-worker2"]}]}]}}},`+
+		`"tolerations":[{"operator":"Exists"}],"containers":[{"name":"c","image":"nginx","ports":[{"containerPort":80,"hostPort":8080}]}]}`)
+	waitFor(t, "tolerant to be bound", func() bool { return nodeOf(t, h, "tolerant") == "kubeplay-worker2" })
+	waitFor(t, "affine to be bound", func() bool { return nodeOf(t, h, "affine") == "kubeplay-worker2" })
+	mergePatch(t, h, podPath("default", "tolerant"), `{"metadata":{"labels":{"app":"db"}}}`)
+	createPod(t, h, "port", `{"tolerations":[{"key":"dedicated","operator":"Exists"}],"containers":[{"name":"c","image":"nginx","ports":[{"containerPort":80,"hostPort":8080}]}]}`)
+	createPod(t, h, "apart", `{"tolerations":[{"operator":"Exists"}],"affinity":{"podAntiAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[`+
+		`{"labelSelector":{"matchLabels":{"app":"db"}},"topologyKey":"kubernetes.io/hostname"}]}},"containers":[{"name":"c","image":"nginx"}]}`)
+	createPod(t, h, "near", `{"tolerations":[{"operator":"Exists"}],"affinity":{"podAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[`+
+		`{"labelSelector":{"matchLabels":{"app":"db"}},"topologyKey":"kubernetes.io/hostname"}]}},"containers":[{"name":"c","image":"nginx"}]}`)
+	for name, want := range map[string]string{
+		"plain": "0/2 nodes are available: 1 node(s) had untolerated taint(s), 1 node(s) were unschedulable. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
+		"port":  "0/2 nodes are available: 1 node(s) didn't have free ports for the requested pod ports, 1 node(s) were unschedulable. preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod, 1 Preemption is not helpful for scheduling.",
+	} {
+		waitFor(t, name+" to be unschedulable", func() bool {
+			return condition(mustDo(t, h, 200, "GET", podPath("default", name), ""), "PodScheduled")["message"] == want
+		})
+	}
+	// An unschedulable node tolerated is a node like another; a pod
+	// affinity goes to the pod it names, an anti-affinity away from it.
+	waitFor(t, "apart to be bound", func() bool { return nodeOf(t, h, "apart") == "kubeplay-worker" })
+	waitFor(t, "near to be bound", func() bool { return nodeOf(t, h, "near") == "kubeplay-worker2" })
+	waitIdle(t, sb)
+}
