@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"kubeplay/server"
+	"kubeplay/web/internal/linediff"
 	"kubeplay/web/internal/yamlview"
 )
 
@@ -94,7 +95,7 @@ func (h *Handler) historyProps(ctx context.Context, gvr schema.GroupVersionResou
 			rp.Change = "updated"
 			lines = yamlText(r.Object)
 		}
-		rp.Diff = withContext(diffLines(prev, lines), diffContext)
+		rp.Diff = withContext(prev, lines, diffContext)
 		prev = lines
 		hp.Revisions = append(hp.Revisions, rp)
 	}
@@ -135,77 +136,15 @@ func yamlText(obj map[string]any) []string {
 	return out
 }
 
-// maxDiffLines bounds the quadratic diff; longer versions are shown whole,
-// the old one removed and the new one added.
-const maxDiffLines = 3000
-
-// diffLines is the line diff from a to b: a longest common subsequence of
-// lines kept, the rest removed from a or added from b.
-func diffLines(a, b []string) []DiffLine {
-	if len(a) > maxDiffLines || len(b) > maxDiffLines {
-		var out []DiffLine
-		for _, l := range a {
-			out = append(out, DiffLine{"-", l})
-		}
-		for _, l := range b {
-			out = append(out, DiffLine{"+", l})
-		}
-		return out
-	}
-	// lcs[i][j] is the length of the longest common subsequence of a[i:]
-	// and b[j:].
-	lcs := make([][]int, len(a)+1)
-	for i := range lcs {
-		lcs[i] = make([]int, len(b)+1)
-	}
-	for i := len(a) - 1; i >= 0; i-- {
-		for j := len(b) - 1; j >= 0; j-- {
-			if a[i] == b[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-			}
-		}
-	}
-	var out []DiffLine
-	i, j := 0, 0
-	for i < len(a) && j < len(b) {
-		switch {
-		case a[i] == b[j]:
-			out = append(out, DiffLine{" ", a[i]})
-			i, j = i+1, j+1
-		case lcs[i+1][j] >= lcs[i][j+1]:
-			out = append(out, DiffLine{"-", a[i]})
-			i++
-		default:
-			out = append(out, DiffLine{"+", b[j]})
-			j++
-		}
-	}
-	for ; i < len(a); i++ {
-		out = append(out, DiffLine{"-", a[i]})
-	}
-	for ; j < len(b); j++ {
-		out = append(out, DiffLine{"+", b[j]})
-	}
-	return out
-}
-
 // diffContext is how many unchanged lines a diff shows around a change.
 const diffContext = 2
 
-// withContext keeps the changed lines of d and n unchanged ones around each
-// change; each run of unchanged lines left out becomes one line saying how
-// many (Op "…").
-func withContext(d []DiffLine, n int) []DiffLine {
-	keep := make([]bool, len(d))
-	for i, l := range d {
-		if l.Op != " " {
-			for j := max(i-n, 0); j <= min(i+n, len(d)-1); j++ {
-				keep[j] = true
-			}
-		}
-	}
+// withContext is the diff of a and b with the changed lines and n
+// unchanged ones around each change; each run of unchanged lines left out
+// becomes one line saying how many (Op "…").
+func withContext(a, b []string, n int) []DiffLine {
+	d := linediff.Diff(a, b)
+	keep := linediff.Near(d, n)
 	var out []DiffLine
 	skipped := 0
 	flush := func() {
@@ -220,7 +159,7 @@ func withContext(d []DiffLine, n int) []DiffLine {
 			continue
 		}
 		flush()
-		out = append(out, l)
+		out = append(out, DiffLine{string(l.Op), l.Text})
 	}
 	flush()
 	return out
