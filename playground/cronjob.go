@@ -58,7 +58,7 @@ func (cc *cronJobController) keysOf(ev store.Event, q queue) { cronJobs.keysOf(e
 
 func (cc *cronJobController) reconcile(ctx context.Context, key string) (time.Duration, error) {
 	ns, name, _ := strings.Cut(key, "/")
-	cj, err := getAs[batchv1.CronJob](ctx, cc.c, namedPath("batch/v1", "cronjobs", ns, name))
+	cj, err := getTyped[batchv1.CronJob](ctx, cc.c, namedPath("batch/v1", "cronjobs", ns, name))
 	if err != nil || cj == nil {
 		return 0, err
 	}
@@ -117,7 +117,7 @@ func (cc *cronJobController) sync(ctx context.Context, cj *batchv1.CronJob, jobs
 		if children[ref.UID] {
 			continue
 		}
-		j, err := getAs[batchv1.Job](ctx, cc.c, namedPath("batch/v1", "jobs", ref.Namespace, ref.Name))
+		j, err := getTyped[batchv1.Job](ctx, cc.c, namedPath("batch/v1", "jobs", ref.Namespace, ref.Name))
 		if err != nil {
 			return 0, changed, err
 		}
@@ -190,7 +190,7 @@ func (cc *cronJobController) sync(ctx context.Context, cj *batchv1.CronJob, jobs
 		return 0, changed, err
 	case apierrors.IsAlreadyExists(err):
 		// Made before the status said so: adopt it into the active list.
-		existing, err := getAs[batchv1.Job](ctx, cc.c, namedPath("batch/v1", "jobs", cj.Namespace, name))
+		existing, err := getTyped[batchv1.Job](ctx, cc.c, namedPath("batch/v1", "jobs", cj.Namespace, name))
 		if err != nil || existing == nil {
 			return 0, changed, err
 		}

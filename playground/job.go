@@ -98,7 +98,7 @@ func (jc *jobController) keysOf(ev store.Event, q queue) { jobs.keysOf(ev, q) }
 
 func (jc *jobController) reconcile(ctx context.Context, key string) (time.Duration, error) {
 	ns, name, _ := strings.Cut(key, "/")
-	job, err := getAs[batchv1.Job](ctx, jc.c, namedPath("batch/v1", "jobs", ns, name))
+	job, err := getTyped[batchv1.Job](ctx, jc.c, namedPath("batch/v1", "jobs", ns, name))
 	if err != nil {
 		return 0, err
 	}
@@ -1076,18 +1076,6 @@ func uidSet(uids []types.UID) map[types.UID]bool {
 
 func samePtr[T comparable](a, b *T) bool {
 	return (a == nil) == (b == nil) && (a == nil || *a == *b)
-}
-
-// getAs reads one object into a T; nil if there is none.
-func getAs[T any](ctx context.Context, c *inproc.Client, path string) (*T, error) {
-	var o T
-	if err := c.Get(ctx, path, &o); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, nil
-		}
-		return nil, err
-	}
-	return &o, nil
 }
 
 // listAs lists the objects at path as Ts.

@@ -232,7 +232,7 @@ func (gc *podGC) gcNode(ctx context.Context, name string) (time.Duration, error)
 	if since, ok := gc.missingSince[name]; ok && now.Sub(since) < orphanQuarantine {
 		return since.Add(orphanQuarantine).Sub(now), nil
 	}
-	node, err := getAs[corev1.Node](ctx, gc.c, allPath(coreV1("nodes"))+"/"+url.PathEscape(name))
+	node, err := getTyped[corev1.Node](ctx, gc.c, allPath(coreV1("nodes"))+"/"+url.PathEscape(name))
 	if err != nil {
 		return 0, err
 	}

@@ -106,7 +106,7 @@ func TestPodGC_orphanedPods(t *testing.T) {
 	if after, err := gc.reconcile(t.Context(), "node/gone"); err != nil || after != 0 {
 		t.Fatalf("after the quarantine: %v, %v", after, err)
 	}
-	p, err := getAs[map[string]any](t.Context(), gc.c, "/api/v1/namespaces/default/pods/lost")
+	p, err := getTyped[map[string]any](t.Context(), gc.c, "/api/v1/namespaces/default/pods/lost")
 	if err != nil || p == nil {
 		t.Fatalf("the held pod: %v", err)
 	}

@@ -51,7 +51,7 @@ func (tc *ttlAfterFinishedController) keysOf(ev store.Event, q queue) {
 
 func (tc *ttlAfterFinishedController) reconcile(ctx context.Context, key string) (time.Duration, error) {
 	ns, name, _ := strings.Cut(key, "/")
-	job, err := getAs[batchv1.Job](ctx, tc.c, namedPath("batch/v1", "jobs", ns, name))
+	job, err := getTyped[batchv1.Job](ctx, tc.c, namedPath("batch/v1", "jobs", ns, name))
 	if err != nil || job == nil || !needsCleanup(job) {
 		return 0, err
 	}
