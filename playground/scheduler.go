@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -369,78 +370,14 @@ func tolerates(tolerations []any, taint map[string]any) bool {
 func stringOf(v any) string { s, _ := v.(string); return s }
 
 // matchesNodeSelector checks p's nodeSelector and required node affinity
-// against n.
+// against n, as the DaemonSet controller does (selectsNode).
 func matchesNodeSelector(p, n jsonmap.Object) bool {
-	nodeLabels := meta(n)["labels"]
-	lbls, _ := nodeLabels.(map[string]any)
-	for k, v := range jsonmap.Child(p, "spec", "nodeSelector") {
-		if l, ok := lbls[k]; !ok || l != v {
-			return false
-		}
+	var spec corev1.PodSpec
+	var node corev1.Node
+	if decodeInto(jsonmap.Child(p, "spec"), &spec) != nil || decodeInto(n, &node) != nil {
+		return false
 	}
-	terms := jsonmap.List(p, "spec", "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
-	if jsonmap.Child(p, "spec", "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution") == nil {
-		return true
-	}
-	fields := map[string]any{"metadata.name": jsonmap.String(n, "metadata", "name")}
-	for _, t := range terms {
-		term, _ := t.(map[string]any)
-		exprs, _ := term["matchExpressions"].([]any)
-		fieldExprs, _ := term["matchFields"].([]any)
-		if len(exprs)+len(fieldExprs) == 0 {
-			continue // an empty term matches nothing
-		}
-		if requirementsMatch(exprs, lbls) && requirementsMatch(fieldExprs, fields) {
-			return true
-		}
-	}
-	return false
-}
-
-// requirementsMatch checks node selector requirements against values.
-func requirementsMatch(exprs []any, values map[string]any) bool {
-	for _, e := range exprs {
-		expr, _ := e.(map[string]any)
-		key, _ := expr["key"].(string)
-		v, has := values[key]
-		val, _ := v.(string)
-		want := jsonmap.StringsOf(expr["values"])
-		switch expr["operator"] {
-		case "In":
-			if !has || !slices.Contains(want, val) {
-				return false
-			}
-		case "NotIn":
-			if has && slices.Contains(want, val) {
-				return false
-			}
-		case "Exists":
-			if !has {
-				return false
-			}
-		case "DoesNotExist":
-			if has {
-				return false
-			}
-		case "Gt", "Lt":
-			var have, limit int64
-			if len(want) != 1 || !has {
-				return false
-			}
-			if _, err := fmt.Sscan(val, &have); err != nil {
-				return false
-			}
-			if _, err := fmt.Sscan(want[0], &limit); err != nil {
-				return false
-			}
-			if expr["operator"] == "Gt" && have <= limit || expr["operator"] == "Lt" && have >= limit {
-				return false
-			}
-		default:
-			return false
-		}
-	}
-	return true
+	return selectsNode(&spec, &node)
 }
 
 // hostPort is one port a pod takes on its node's addresses.
