@@ -265,7 +265,9 @@ func TestConsole_Generators(t *testing.T) {
 		}
 		return out.String()
 	}
-	// In order: the pod goes into the namespace made before it.
+	// In order: the pod goes into the namespace made before it, once the
+	// namespace has the default ServiceAccount a pod needs (as a learner
+	// may have to wait for it on a cluster).
 	for _, tt := range []struct{ line, want string }{
 		{"create deployment web --image=registry.k8s.io/nginx:1.27 --replicas=2 --port=80", "deployment.apps/web created\n"},
 		{"create configmap settings --from-literal=color=blue --from-literal=size=m", "configmap/settings created\n"},
@@ -273,6 +275,14 @@ func TestConsole_Generators(t *testing.T) {
 		{"create namespace team-a", "namespace/team-a created\n"},
 		{"run probe --image=busybox -n team-a", "pod/probe created\n"},
 	} {
+		if strings.HasPrefix(tt.line, "run ") {
+			for c.Run(t.Context(), "get serviceaccount default -n team-a", "", io.Discard) != nil {
+				if t.Context().Err() != nil {
+					t.Fatal("no default ServiceAccount in team-a")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
 		if got := run(tt.line); got != tt.want {
 			t.Errorf("%s: %q, want %q", tt.line, got, tt.want)
 		}
