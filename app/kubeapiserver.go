@@ -278,13 +278,6 @@ func kubeAPIServerConfig(cl *commandLine, stderr io.Writer) (*kubeAPIServerSetti
 		return nil, err
 	}
 	opts.Controllers = playground.BasicControllers(controllers, workloads)
-	if !workloads {
-		// envtest runs no kube-controller-manager (and switches the
-		// ServiceAccount plugin off so that pods need none): no default
-		// ServiceAccounts or kube-root-ca.crt ConfigMaps appear that a
-		// test would not see there.
-		opts.Controllers = opts.Controllers.Without(playground.ServiceAccountControllers()...)
-	}
 	for _, note := range notes {
 		fmt.Fprintln(stderr, "kubeplay: ignoring", note)
 	}

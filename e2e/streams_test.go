@@ -47,15 +47,15 @@ func TestKubectl_PodStreams(t *testing.T) {
 		}
 	}
 
-	kubectl.Stdin(`{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"}}`).Succeeds("create", "-f", "-")
-	kubectl.Stdin(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"db","labels":{"app":"db"}},"spec":{"nodeName":"n1","containers":[{"name":"db","image":"postgres"}]}}`).Succeeds("create", "-f", "-")
+	// db on a simulated node, whose kubelet runs it.
+	kubectl.Stdin(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"db","labels":{"app":"db"}},"spec":{"nodeName":"kubeplay-worker","containers":[{"name":"db","image":"postgres"}]}}`).Succeeds("create", "-f", "-")
 	waitRunning("db") // a pending pod is evicted whatever its budget
 	k("create", "poddisruptionbudget", "db", "--selector=app=db", "--min-available=1")
-	if out := kubectl.Fails("drain", "n1", "--force", "--timeout=2s"); !strings.Contains(out, "Cannot evict pod as it would violate the pod's disruption budget.") {
+	if out := kubectl.Fails("drain", "kubeplay-worker", "--force", "--timeout=2s"); !strings.Contains(out, "Cannot evict pod as it would violate the pod's disruption budget.") {
 		t.Errorf("drain held back by a budget:\n%s", out)
 	}
 	k("delete", "poddisruptionbudget", "db")
-	if out := k("drain", "n1", "--force", "--grace-period=0", e2e.TimeoutFlag(t)); !strings.Contains(out, "pod/db evicted") || !strings.Contains(out, "node/n1 drained") {
+	if out := k("drain", "kubeplay-worker", "--force", "--grace-period=0", e2e.TimeoutFlag(t)); !strings.Contains(out, "pod/db evicted") || !strings.Contains(out, "node/kubeplay-worker drained") {
 		t.Errorf("drain:\n%s", out)
 	}
 }

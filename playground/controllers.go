@@ -67,10 +67,12 @@ func ControllerNames() []string { return slices.Sorted(maps.Keys(controllerDefs)
 // told otherwise (the root cluster of serve, a test environment): those
 // that keep the API's own objects as a cluster has them and whose absence
 // people work around (namespaces that never finish deleting, no cascading
-// deletion, no default ServiceAccount for a pod). The rest make workloads
-// run and run only when asked for.
-var basicControllers = append([]string{"namespace", "garbageCollector", "clusterRoleAggregation", "validatingAdmissionPolicyStatus"},
-	ServiceAccountControllers()...)
+// deletion). The rest, the ServiceAccount controllers included, make a
+// cluster of the control plane and run only when asked for: a bare control
+// plane answers as kube-apiserver alone does (no kube-root-ca.crt, no
+// default ServiceAccount, so no pod is admitted without one), which the
+// tests compare it with.
+var basicControllers = []string{"namespace", "garbageCollector", "clusterRoleAggregation", "validatingAdmissionPolicyStatus"}
 
 // BasicControllers returns Controllers running the basic controllers (if
 // basics) and the others (if workloads).

@@ -25,13 +25,6 @@ func init() {
 		}})
 }
 
-// ServiceAccountControllers are the controllers that give a namespace its
-// ServiceAccount credentials: the default ServiceAccount, the
-// kube-root-ca.crt ConfigMap, the tokens of token Secrets.
-func ServiceAccountControllers() []string {
-	return []string{"serviceAccount", "rootCACertPublisher", "serviceAccountToken"}
-}
-
 // perNamespace are the keys of a controller that keeps an object of one
 // name in every active namespace (the default ServiceAccount, the
 // kube-root-ca.crt ConfigMap): namespace names. It follows namespaces and
