@@ -59,7 +59,7 @@ func TestConsole_Run(t *testing.T) {
 		{line: "get cm -o json", want: []string{`"kind": "List"`, `"kind": "ConfigMap"`}},
 		{line: "get cm -o name", want: []string{"configmap/demo"}},
 		{line: "get cm missing", want: []string{`Error from server (NotFound): configmaps "missing" not found`}, wantErr: true},
-		{line: "get configmaps -n kube-system", want: []string{"No resources found in kube-system namespace."}},
+		{line: "get jobs -n kube-system", want: []string{"No resources found in kube-system namespace."}},
 		{line: "label cm demo tier=web", want: []string{"configmap/demo labeled"}},
 		{line: "label cm demo tier=db", want: []string{"error: 'tier' already has a value (web), and --overwrite is false"}, wantErr: true},
 		{line: "label cm demo tier=db --overwrite", want: []string{"configmap/demo labeled"}},
