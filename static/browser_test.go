@@ -325,13 +325,6 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
-	t.Run("a lesson, step by step, into the views it links", func(t *testing.T) {
-		if err := chromedp.Do(ctx, browsertest.Click(`a.brand`), browsertest.Until(`document.querySelector(".start-lessons") !== null`)); err != nil {
-			t.Fatal(err)
-		}
-		browsertest.WalkLesson(t, ctx, "/tmp/kubeplay-browser")
-	})
-
 	t.Run("every page in a desktop window and a phone's", func(t *testing.T) {
 		browsertest.Tour(t, ctx, browsertest.OpenByHash, "/tmp/kubeplay-browser-tour")
 	})
