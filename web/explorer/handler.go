@@ -26,9 +26,10 @@ const listLimit = 500
 // Handler serves the explorer page. It reads everything it shows from the
 // Kubernetes API it was given, through in-memory requests.
 type Handler struct {
-	api     *inproc.Client
-	console *cli.Console // nil: the start page has no console
-	lessons []Link
+	api       *inproc.Client
+	console   *cli.Console // nil: the start page has no console
+	lessons   []Link
+	deletions Deletions // nil: the start page names no object being deleted
 }
 
 // New returns the explorer page handler for api.
