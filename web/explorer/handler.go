@@ -186,6 +186,7 @@ func (h *Handler) selection(ctx context.Context, groups []apitypes.Group, ref, n
 		// The list as the store held it then, which it can serve until
 		// compaction drops that revision (410 Gone after).
 		s.APIPath += "&resourceVersion=" + strconv.FormatInt(s.AtRevision, 10) + "&resourceVersionMatch=Exact"
+		s.Now = h.currentRevision(ctx)
 	}
 	resp, err := h.api.Raw(ctx, http.MethodGet, s.APIPath, http.Header{"Accept": {tableMediaType}}, nil)
 	if err == nil {
@@ -233,6 +234,17 @@ func (h *Handler) selection(ctx context.Context, groups []apitypes.Group, ref, n
 		s.Objects = append(s.Objects, o)
 	}
 	return s, http.StatusOK
+}
+
+// currentRevision is the cluster's resourceVersion now, as a consistent
+// list reports it (0 if it cannot be read).
+func (h *Handler) currentRevision(ctx context.Context) int64 {
+	var l metav1.List
+	if err := h.api.Get(ctx, "/api/v1/namespaces?limit=1", &l); err != nil {
+		return 0
+	}
+	n, _ := strconv.ParseInt(l.ResourceVersion, 10, 64)
+	return n
 }
 
 // tableMediaType asks the list endpoint for the Table kubectl get prints.
