@@ -20,7 +20,6 @@ import (
 
 	"kubeplay/playground"
 	"kubeplay/server"
-	"kubeplay/server/openapi"
 	"kubeplay/server/releases"
 	"kubeplay/store"
 )
@@ -137,10 +136,6 @@ func kubeAPIServer(ctx context.Context, args []string, stdout, stderr io.Writer)
 	// As in serve: the authenticator verifies client certificates, so that
 	// a bad one gets a 401 rather than a failed handshake.
 	tlsConfig := &tls.Config{Certificates: []tls.Certificate{cert}, ClientAuth: tls.RequestClientCert}
-	// The built-in types' OpenAPI schemas are read at the first CRD's
-	// creation (~0.25 s of CPU), which envtest makes right after start:
-	// read them while envtest is still waiting for /healthz.
-	go openapi.Schemas()
 	srv := &http.Server{Handler: cluster.Handler(), ReadHeaderTimeout: 10 * time.Second, TLSConfig: tlsConfig}
 	fmt.Fprintf(stdout, "kubeplay (as kube-apiserver %s) is serving on https://%s\n", releases.GitVersion(cluster.Version()), ln.Addr())
 	errc := make(chan error, 1)
