@@ -455,3 +455,56 @@ func TestKubeAPIServer_AlwaysAllow(t *testing.T) {
 		}
 	}
 }
+
+// TestServiceAccountIssuerFlags: the ServiceAccount issuer's flags are
+// checked as kube-apiserver checks them, and the discovery document's
+// jwks_uri is made as kube-apiserver makes it.
+func TestServiceAccountIssuerFlags(t *testing.T) {
+	dir := t.TempDir()
+	_, key := newTestCA(t, "sa")
+	der, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyFile := filepath.Join(dir, "sa.key")
+	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der}), 0o600)
+	keys := []string{"--service-account-key-file=" + keyFile, "--service-account-signing-key-file=" + keyFile}
+	tests := []struct {
+		name    string
+		args    []string
+		jwksURI string
+		err     string
+	}{
+		{name: "none: kubeplay's own key"},
+		{name: "advertise address", args: append([]string{"--service-account-issuer=https://a", "--advertise-address=10.1.2.3"}, keys...), jwksURI: "https://10.1.2.3:6443/openid/v1/jwks"},
+		{name: "IPv6 advertise address", args: append([]string{"--service-account-issuer=https://a", "--advertise-address=fd00::1"}, keys...), jwksURI: "https://[fd00::1]:6443/openid/v1/jwks"},
+		{name: "external host with a port", args: append([]string{"--service-account-issuer=https://a", "--external-hostname=api.example:8443", "--advertise-address=10.1.2.3"}, keys...), jwksURI: "https://api.example:8443/openid/v1/jwks"},
+		{name: "JWKS URI", args: append([]string{"--service-account-issuer=https://a", "--service-account-jwks-uri=https://keys.example/jwks"}, keys...), jwksURI: "https://keys.example/jwks"},
+		{name: "JWKS URI not https", args: append([]string{"--service-account-issuer=https://a", "--service-account-jwks-uri=http://keys.example/jwks"}, keys...), err: "service-account-jwks-uri requires https scheme, parsed as: http://keys.example/jwks"},
+		{name: "no issuer", args: keys, err: "service-account-issuer is a required flag"},
+		{name: "issuer twice", args: append([]string{"--service-account-issuer=https://a", "--service-account-issuer=https://a"}, keys...), err: `service-account-issuer "https://a" is already specified`},
+		{name: "no key file", args: []string{"--service-account-issuer=https://a", "--service-account-signing-key-file=" + keyFile}, err: "either `--service-account-key-file` or `--service-account-signing-endpoint` must be set"},
+		{name: "no signing key", args: []string{"--service-account-issuer=https://a", "--service-account-key-file=" + keyFile}, err: "--service-account-signing-key-file, --service-account-issuer, and --api-audiences should be specified together"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cl, err := parseCommandLine(tt.args, kubeAPIServerFlags)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := serviceAccountIssuer(cl, "6443")
+			switch {
+			case tt.err != "":
+				if err == nil || err.Error() != tt.err {
+					t.Errorf("error %v, want %s", err, tt.err)
+				}
+			case err != nil:
+				t.Error(err)
+			case tt.jwksURI == "" && cfg != nil:
+				t.Errorf("got %+v, want nil", cfg)
+			case tt.jwksURI != "" && (cfg == nil || cfg.JWKSURI != tt.jwksURI || cfg.SigningKey == nil || len(cfg.PublicKeys) != 1):
+				t.Errorf("got %+v, want jwks_uri %s and the keys", cfg, tt.jwksURI)
+			}
+		})
+	}
+}
