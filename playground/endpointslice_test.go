@@ -11,7 +11,8 @@ func TestEndpointSlices_service(t *testing.T) {
 	h := sb.Handler()
 	// No pod yet: a placeholder slice.
 	svc := mustDo(t, h, 201, "POST", "/api/v1/namespaces/default/services", serviceJSON)
-	const slices = "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices"
+	// The Service's slices (the kubernetes Service's is there too).
+	const slices = "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3Dweb"
 	var placeholder map[string]any
 	waitFor(t, "a placeholder slice", func() bool {
 		l := items(t, h, slices)
@@ -90,7 +91,7 @@ func TestEndpointSlices_service(t *testing.T) {
 		return len(l) == 1 && strings.Contains(jsonOf(l[0]["endpoints"]), `{"ready":false,"serving":true,"terminating":true}`)
 	})
 	// A slice deleted by hand comes back.
-	mustDo(t, h, 200, "DELETE", slices+"/"+md["name"].(string), "")
+	mustDo(t, h, 200, "DELETE", "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices/"+md["name"].(string), "")
 	waitFor(t, "the slice to come back", func() bool {
 		l := items(t, h, slices)
 		return len(l) == 1 && l[0]["metadata"].(map[string]any)["name"] != md["name"] && strings.Count(jsonOf(l[0]["endpoints"]), `"addresses"`) == 2

@@ -174,7 +174,8 @@ func bootstrapObjects() ([]object, error) {
 		return nil, err
 	}
 	objs = append(objs, rbac...)
-	objs = append(objs, kubernetesService())
+	objs = append(objs, kubernetesService(), defaultServiceCIDR())
+	objs = append(objs, kubernetesEndpoints()...)
 	var own []object
 	if err := json.Unmarshal(apiserverBootstrapJSON, &own); err != nil {
 		return nil, err
@@ -217,6 +218,18 @@ func (s *Server) bootstrapStatus(res *catalog.Resource, obj object) (object, err
 	switch res.GroupVersionKind().GroupKind() {
 	case schema.GroupKind{Group: "flowcontrol.apiserver.k8s.io", Kind: "FlowSchema"}:
 		return s.applyDanglingCondition(res, obj)
+	case schema.GroupKind{Group: "networking.k8s.io", Kind: "ServiceCIDR"}:
+		out, err := s.applyBootstrapStatus(res, obj, "kubernetes-service-cidr-controller", map[string]any{"conditions": []any{map[string]any{
+			"type": "Ready", "status": "True", "lastTransitionTime": formatTime(s.now()),
+			"message": "Kubernetes default Service CIDR is ready",
+		}}})
+		if err != nil {
+			return nil, err
+		}
+		// The condition's reason, not applied, is written empty (it has
+		// no omitempty).
+		jsonmap.List(out, "status", "conditions")[0].(map[string]any)["reason"] = ""
+		return out, nil
 	case schema.GroupKind{Group: "apiregistration.k8s.io", Kind: "APIService"}:
 		obj["status"] = map[string]any{"conditions": []any{map[string]any{
 			"type": "Available", "status": "True", "lastTransitionTime": formatTime(s.now()), "reason": "Local",
@@ -231,17 +244,24 @@ func (s *Server) bootstrapStatus(res *catalog.Resource, obj object) (object, err
 // level it names exists from the start. Its managedFields entry is given
 // the time of the object's first one: both are written at once.
 func (s *Server) applyDanglingCondition(res *catalog.Resource, obj object) (object, error) {
+	level := jsonmap.String(obj, "spec", "priorityLevelConfiguration", "name")
+	return s.applyBootstrapStatus(res, obj, apfConsumer, map[string]any{"conditions": []any{map[string]any{
+		"type": "Dangling", "status": "False", "lastTransitionTime": formatTime(s.now()), "reason": "Found",
+		"message": fmt.Sprintf("This FlowSchema references the PriorityLevelConfiguration object named %q and it exists", level),
+	}}})
+}
+
+// applyBootstrapStatus applies status to a bootstrap object through
+// /status as manager, as the kube-apiserver controller that keeps it does
+// right after its creation: its managedFields entry gets the time of the
+// object's first one, as both are written at once.
+func (s *Server) applyBootstrapStatus(res *catalog.Resource, obj object, manager string, status map[string]any) (object, error) {
 	f, err := s.fieldManager(res, "status")
 	if err != nil {
 		return nil, err
 	}
-	level := jsonmap.String(obj, "spec", "priorityLevelConfiguration", "name")
-	applied := object{"apiVersion": obj["apiVersion"], "kind": obj["kind"], "metadata": map[string]any{"name": str(metadata(obj), "name")},
-		"status": map[string]any{"conditions": []any{map[string]any{
-			"type": "Dangling", "status": "False", "lastTransitionTime": formatTime(s.now()), "reason": "Found",
-			"message": fmt.Sprintf("This FlowSchema references the PriorityLevelConfiguration object named %q and it exists", level),
-		}}}}
-	out, err := fieldmanager.Apply(f, obj, applied, apfConsumer, true)
+	applied := object{"apiVersion": obj["apiVersion"], "kind": obj["kind"], "metadata": map[string]any{"name": str(metadata(obj), "name")}, "status": status}
+	out, err := fieldmanager.Apply(f, obj, applied, manager, true)
 	if err != nil {
 		return nil, err
 	}
@@ -282,7 +302,50 @@ func kubernetesService() map[string]any {
 		"spec": map[string]any{
 			"type": "ClusterIP", "clusterIP": defaults.KubernetesServiceIP(), "ipFamilyPolicy": "SingleStack",
 			"sessionAffinity": "None",
-			"ports":           []any{map[string]any{"name": "https", "port": int64(443), "protocol": "TCP", "targetPort": int64(6443)}},
+			"ports":           []any{map[string]any{"name": "https", "port": int64(443), "protocol": "TCP", "targetPort": int64(defaults.APIServerPort)}},
+		},
+	}
+}
+
+// defaultServiceCIDR is the ServiceCIDR kube-apiserver's
+// kubernetes-service-cidr-controller keeps for its service range.
+func defaultServiceCIDR() map[string]any {
+	return map[string]any{
+		"apiVersion": "networking.k8s.io/v1", "kind": "ServiceCIDR",
+		"metadata": map[string]any{"name": "kubernetes"},
+		"spec":     map[string]any{"cidrs": []any{defaults.ServiceCIDR()}},
+	}
+}
+
+// kubernetesEndpoints are the Endpoints and the EndpointSlice kube-apiserver's
+// endpoint reconciler keeps for the kubernetes Service: the API server's
+// address and secure port (the Endpoints marked not to be mirrored: the
+// reconciler writes the slice itself).
+func kubernetesEndpoints() []object {
+	return []object{
+		{
+			"apiVersion": "v1", "kind": "Endpoints",
+			"metadata": map[string]any{
+				"name": "kubernetes", "namespace": "default",
+				"labels": map[string]any{"endpointslice.kubernetes.io/skip-mirror": "true"},
+			},
+			"subsets": []any{map[string]any{
+				"addresses": []any{map[string]any{"ip": defaults.APIServerAddress}},
+				"ports":     []any{map[string]any{"name": "https", "port": int64(defaults.APIServerPort), "protocol": "TCP"}},
+			}},
+		},
+		{
+			"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+			"metadata": map[string]any{
+				"name": "kubernetes", "namespace": "default",
+				"labels": map[string]any{"kubernetes.io/service-name": "kubernetes"},
+			},
+			"addressType": "IPv4",
+			"endpoints": []any{map[string]any{
+				"addresses":  []any{defaults.APIServerAddress},
+				"conditions": map[string]any{"ready": true},
+			}},
+			"ports": []any{map[string]any{"name": "https", "port": int64(defaults.APIServerPort), "protocol": "TCP"}},
 		},
 	}
 }

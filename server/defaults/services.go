@@ -122,6 +122,19 @@ func ipUnavailable(ip string, used Allocated) string {
 // of the range after its network address.
 func KubernetesServiceIP() string { return serviceCIDR.Addr().Next().String() }
 
+// ServiceCIDR is the service cluster IP range, kube-apiserver's
+// --service-cluster-ip-range (kind's default).
+func ServiceCIDR() string { return serviceCIDR.String() }
+
+// APIServerAddress is where the kubernetes Service's Endpoints say the API
+// server listens: a kind cluster's control-plane node, whose network the
+// simulated nodes share (kubeplay itself has no address in a browser).
+const APIServerAddress = "172.18.0.2"
+
+// APIServerPort is the port of those Endpoints, kube-apiserver's default
+// secure port.
+const APIServerPort = 6443
+
 // freeIP picks a free cluster IP at random, as the reference server does;
 // neither the range's first address nor the kubernetes Service's next one.
 func freeIP(used Allocated, dryRun bool) string {
