@@ -238,8 +238,14 @@ func (s *Server) createWith(ctx context.Context, wr *write, obj object) (object,
 		errs = append(errs, validateName(res, name, field.NewPath("metadata", "name"))...)
 	}
 	errs = append(errs, finalizerErrors(ctx, res, obj)...)
-	if len(errs) > 0 && !(strategyOf(res).admitChecksName && name != "") {
-		return nil, errInvalid(res, name, errs)
+	// These errors join the type's validation's, in one 422 as
+	// kube-apiserver's; a type whose admit hook checks the name itself
+	// hears only of a missing one, at once.
+	if strategyOf(res).admitChecksName {
+		if name == "" {
+			return nil, errInvalid(res, name, errs)
+		}
+		errs = nil
 	}
 	// As kube-apiserver, the fields are recorded after defaulting and
 	// before the type's own rules for new objects.
@@ -257,7 +263,7 @@ func (s *Server) createWith(ctx context.Context, wr *write, obj object) (object,
 			return nil, err
 		}
 	}
-	if err := s.admitCreate(ctx, wr.request, obj, wr.dryRun); err != nil {
+	if err := s.admitCreate(ctx, wr.request, obj, errs, wr.dryRun); err != nil {
 		return nil, err
 	}
 	if err := s.allocateServiceAddresses(ctx, res, obj, wr.dryRun); err != nil {

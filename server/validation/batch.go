@@ -135,8 +135,16 @@ func jobTemplate(template Object, path *field.Path) field.ErrorList {
 	return errs
 }
 
-// CronJob checks a new CronJob.
-func CronJob(obj Object) field.ErrorList { return cronJob(obj, nil) }
+// CronJob checks a new CronJob. Its name leaves room for the 11
+// characters ("-" and a timestamp) its controller appends to name a Job,
+// whose names are at most 63 characters.
+func CronJob(obj Object) field.ErrorList {
+	errs := cronJob(obj, nil)
+	if name := jsonmap.String(obj, "metadata", "name"); len(name) > 52 {
+		errs = append(errs, field.Invalid(metadataPath.Child("name"), name, "must be no more than 52 characters"))
+	}
+	return errs
+}
 
 // CronJobUpdate checks a CronJob's update (its time zone only if changed).
 func CronJobUpdate(obj, old Object) field.ErrorList { return cronJob(obj, old) }
