@@ -35,7 +35,7 @@ func validateUpdate(ctx context.Context, req *request, obj, old object) (field.E
 		}
 		return st.validateSubresource(req.subresource, obj, old), nil
 	}
-	errs := validation.MetadataOnUpdate(obj, !st.updateSkipsObjectMeta && r.Custom == nil, r.Custom == nil && !st.genericFinalizerNames)
+	errs := validation.MetadataOnUpdate(obj, !st.updateSkipsMetadataChanges, !st.updateSkipsObjectMeta && r.Custom == nil, r.Custom == nil && !st.genericFinalizerNames)
 	if r.Custom != nil {
 		finalizerErrors(ctx, r, obj) // its warnings; the errors are in errs
 	}

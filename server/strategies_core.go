@@ -54,6 +54,11 @@ var coreStrategies = map[schema.GroupResource]strategy{
 		returnsDeletedObject: true, admitNew: admitVolume,
 		validate: validation.PersistentVolume, validateUpdate: validation.PersistentVolumeUpdate,
 	},
-	{Resource: "resourcequotas"}: {validate: validation.ResourceQuota, validateUpdate: validation.ResourceQuotaUpdate},
-	{Resource: "limitranges"}:    {createOnUpdate: true, validate: validation.LimitRange, validateUpdate: validation.LimitRangeUpdate},
+	{Resource: "resourcequotas"}: {
+		updateSkipsObjectMeta: true, validate: validation.ResourceQuota, validateUpdate: validation.ResourceQuotaUpdate,
+	},
+	{Resource: "limitranges"}: {
+		createOnUpdate: true, updateSkipsMetadataChanges: true,
+		validate: validation.LimitRange, validateUpdate: validation.LimitRangeUpdate,
+	},
 }

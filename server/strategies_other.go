@@ -52,7 +52,8 @@ var otherStrategies = map[schema.GroupResource]strategy{
 	},
 
 	{Group: "scheduling.k8s.io", Resource: "priorityclasses"}: {
-		tracksGeneration: true, validate: validation.PriorityClass, validateUpdate: validation.PriorityClassUpdate,
+		tracksGeneration: true, updateSkipsObjectMeta: true,
+		validate: validation.PriorityClass, validateUpdate: validation.PriorityClassUpdate,
 	},
 
 	{Group: "admissionregistration.k8s.io", Resource: "validatingwebhookconfigurations"}:   {tracksGeneration: true},
@@ -66,7 +67,8 @@ var otherStrategies = map[schema.GroupResource]strategy{
 	{Group: "flowcontrol.apiserver.k8s.io", Resource: "prioritylevelconfigurations"}: {tracksGeneration: true, statusOnlyStatus: true, resets: onStatus(metadataPath)},
 
 	{Group: "discovery.k8s.io", Resource: "endpointslices"}: {
-		tracksGeneration: true, validate: validation.EndpointSlice, validateUpdate: validation.EndpointSliceUpdate,
+		tracksGeneration: true, updateSkipsMetadataChanges: true,
+		validate: validation.EndpointSlice, validateUpdate: validation.EndpointSliceUpdate,
 	},
 
 	{Group: "resource.k8s.io", Resource: "deviceclasses"}:  {tracksGeneration: true},

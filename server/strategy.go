@@ -47,6 +47,10 @@ type strategy struct {
 	// what changed, not the whole object as new; its metadata errors are
 	// then reported once less (see validation.MetadataOnUpdate).
 	updateSkipsObjectMeta bool
+	// updateSkipsMetadataChanges: the type's update validation checks the
+	// object as new only, not what changed in its metadata; its label and
+	// domainless finalizer errors are then reported once less.
+	updateSkipsMetadataChanges bool
 	// genericFinalizerNames: the type's group validates metadata with the
 	// generic rules only, without the core group's rule that a finalizer
 	// without a domain be a standard one.
