@@ -125,6 +125,14 @@ func set(obj Object, k string, v any) {
 	}
 }
 
+// setIntOrString sets obj's int-or-string field k to v when it is absent:
+// an empty string is a value of its own there (for validation to reject).
+func setIntOrString(obj Object, k string, v any) {
+	if obj != nil && obj[k] == nil {
+		obj[k] = v
+	}
+}
+
 // setObject makes obj's field k an object when it is unset, and returns it.
 func setObject(obj Object, k string) Object {
 	if obj == nil {
