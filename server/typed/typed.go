@@ -199,6 +199,8 @@ func (d *decoder) value(s *spec.Schema, at field, inStruct string) (any, error) 
 		return d.quantity(tok)
 	case name == intOrStringDef || s.Extensions["x-kubernetes-int-or-string"] == true:
 		return d.intOrString(tok, at)
+	case name == rawExtensionDef:
+		return d.rest(tok) // any JSON, kept as it is for validation to judge
 	}
 	kind, typ := jsonKind(tok), s.Type
 	switch {
@@ -373,8 +375,9 @@ func (d *decoder) mapValue(elem *spec.Schema, at field) (any, error) {
 }
 
 const (
-	quantityDef    = "io.k8s.apimachinery.pkg.api.resource.Quantity"
-	intOrStringDef = "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
+	quantityDef     = "io.k8s.apimachinery.pkg.api.resource.Quantity"
+	intOrStringDef  = "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
+	rawExtensionDef = "io.k8s.apimachinery.pkg.runtime.RawExtension"
 )
 
 // quantity decodes a resource.Quantity: a string or a number that parses

@@ -108,8 +108,8 @@ func ResourceQuota(obj Object) field.ErrorList {
 // ResourceQuotaUpdate checks a ResourceQuota's update: the quota as new.
 func ResourceQuotaUpdate(obj, _ Object) field.ErrorList { return ResourceQuota(obj) }
 
-// ControllerRevision checks a ControllerRevision: its data, a JSON object,
-// and its revision.
+// ControllerRevision checks a new ControllerRevision: its data, a JSON
+// object, and its revision.
 func ControllerRevision(obj Object) field.ErrorList {
 	var errs field.ErrorList
 	switch obj["data"].(type) {
@@ -122,10 +122,10 @@ func ControllerRevision(obj Object) field.ErrorList {
 	return append(errs, nonNegative(obj, nil, "revision")...)
 }
 
-// ControllerRevisionUpdate checks a ControllerRevision's update: the
-// revision as new, its data unchanged.
+// ControllerRevisionUpdate checks a ControllerRevision's update: its
+// revision, its data unchanged (whatever it is).
 func ControllerRevisionUpdate(obj, old Object) field.ErrorList {
-	errs := ControllerRevision(obj)
+	errs := nonNegative(obj, nil, "revision")
 	if !reflect.DeepEqual(obj["data"], old["data"]) {
 		errs = append(errs, field.Invalid(field.NewPath("data"), obj["data"], "field is immutable"))
 	}
