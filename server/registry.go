@@ -105,6 +105,9 @@ func (s *Server) commitChange(ctx context.Context, wr *write, obj, live object, 
 			return nil, err
 		}
 	}
+	if admitUpdate := strategyOf(res).admitUpdate; admitUpdate != nil && wr.subresource == "" {
+		admitUpdate(obj, live)
+	}
 	var unmutated object
 	if wr.policyView == nil {
 		// Mutating webhooks patch what they see; a write through a view

@@ -107,6 +107,9 @@ type strategy struct {
 	// admitNew runs the default mutating admission plugins on a new
 	// object in namespace ns; validate is their validating phase.
 	admitNew func(s *Server, ctx context.Context, res *catalog.Resource, ns string, obj object) (validate func() error, err error)
+	// admitUpdate runs the default mutating admission plugins on an update
+	// of the main resource, old the stored object.
+	admitUpdate func(obj, old object)
 	// admit checks, and may default, an object about to be written (old
 	// nil on create) against rules that are not the built-in types'
 	// validation: a CRD's and its objects' schemas.
