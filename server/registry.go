@@ -269,6 +269,9 @@ func (s *Server) createWith(ctx context.Context, wr *write, obj object) (object,
 	if err := s.admitCreate(ctx, wr.request, obj, errs, wr.dryRun); err != nil {
 		return nil, err
 	}
+	if readBack := strategyOf(res).readBack; readBack != nil {
+		readBack(obj)
+	}
 	if err := s.allocateServiceAddresses(ctx, res, obj, wr.dryRun); err != nil {
 		return nil, err
 	}

@@ -81,6 +81,10 @@ type strategy struct {
 	normalize func(obj object)
 	// prepareForCreate sets what a new object starts with.
 	prepareForCreate func(obj object)
+	// readBack does to a new object, once validated, what decoding it
+	// back from storage does (kube-apiserver answers and serves what it
+	// decodes).
+	readBack func(obj object)
 	// prepareForCreateBy sets what a new object records of its request
 	// (the user asking).
 	prepareForCreateBy func(ctx context.Context, obj object)
