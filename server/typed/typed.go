@@ -381,7 +381,8 @@ const (
 )
 
 // quantity decodes a resource.Quantity: a string or a number that parses
-// as one.
+// as one, in its canonical form ("1000m" is "1", "1024Mi" "1Gi"), which
+// kube-apiserver's Go type keeps of it.
 func (d *decoder) quantity(tok json.Token) (any, error) {
 	var text string
 	switch v := tok.(type) {
@@ -393,10 +394,12 @@ func (d *decoder) quantity(tok json.Token) (any, error) {
 		d.fail(quantityMessage)
 		return d.rest(tok)
 	}
-	if _, err := resource.ParseQuantity(strings.TrimSpace(text)); err != nil {
+	q, err := resource.ParseQuantity(strings.TrimSpace(text))
+	if err != nil {
 		d.fail(quantityMessage)
+		return tok, nil
 	}
-	return tok, nil
+	return q.String(), nil
 }
 
 // intOrString decodes an IntOrString: a string, or a number that fits an

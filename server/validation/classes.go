@@ -88,7 +88,7 @@ var standardQuotaResources = []string{
 }
 
 // ResourceQuota checks the resources a ResourceQuota limits: qualified
-// names, standard ones unless they have a domain.
+// names, standard ones unless they have a domain, and their amounts.
 func ResourceQuota(obj Object) field.ErrorList {
 	var errs field.ErrorList
 	hard := jsonmap.Child(jsonmap.Child(obj, "spec"), "hard")
@@ -101,6 +101,7 @@ func ResourceQuota(obj Object) field.ErrorList {
 			!strings.HasPrefix(name, "hugepages-") && !strings.HasPrefix(name, "requests.hugepages-") {
 			errs = append(errs, field.Invalid(path, name, "must be a standard resource for quota"))
 		}
+		errs = append(errs, resourceQuantity(name, hard[name], path)...)
 	}
 	return errs
 }
