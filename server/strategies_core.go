@@ -42,7 +42,9 @@ var coreStrategies = map[schema.GroupResource]strategy{
 		validate: validation.PersistentVolumeClaim, validateUpdate: validation.PersistentVolumeClaimUpdate,
 	},
 	{Resource: "events"}: {
-		createOnUpdate: true,
+		// The legacy Event API checks no metadata of its own.
+		createOnUpdate: true, genericFinalizerNames: true, updateSkipsObjectMeta: true, updateSkipsMetadataChanges: true,
+		validate: validation.CoreEvent, validateUpdate: validation.CoreEventUpdate,
 		selectableFields: withNamespace(map[string]selectableField{
 			"involvedObject.kind": {}, "involvedObject.namespace": {}, "involvedObject.name": {}, "involvedObject.uid": {},
 			"involvedObject.apiVersion": {}, "involvedObject.resourceVersion": {}, "involvedObject.fieldPath": {},
