@@ -250,7 +250,11 @@ func (d *decoder) value(s *spec.Schema, at field, inStruct string) (any, error) 
 				d.fail("%v", err)
 			}
 		case "date-time":
-			if _, err := time.Parse(time.RFC3339, str); err != nil {
+			layout := time.RFC3339
+			if name == microTimeDef {
+				layout = "2006-01-02T15:04:05.000000Z07:00"
+			}
+			if _, err := time.Parse(layout, str); err != nil {
 				d.fail("%v", err)
 			}
 		}
@@ -378,6 +382,7 @@ const (
 	quantityDef     = "io.k8s.apimachinery.pkg.api.resource.Quantity"
 	intOrStringDef  = "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
 	rawExtensionDef = "io.k8s.apimachinery.pkg.runtime.RawExtension"
+	microTimeDef    = "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime"
 )
 
 // quantity decodes a resource.Quantity: a string or a number that parses
