@@ -29,15 +29,21 @@ var otherStrategies = map[schema.GroupResource]strategy{
 	{Group: "storage.k8s.io", Resource: "storageclasses"}: {
 		returnsDeletedObject: true, validate: validation.StorageClass, validateUpdate: validation.StorageClassUpdate,
 	},
-	{Group: "storage.k8s.io", Resource: "volumeattributesclasses"}: {returnsDeletedObject: true, admitNew: admitVolumeAttributesClass},
-	{Group: "storage.k8s.io", Resource: "csinodes"}:                {returnsDeletedObject: true},
+	{Group: "storage.k8s.io", Resource: "volumeattributesclasses"}: {
+		returnsDeletedObject: true, admitNew: admitVolumeAttributesClass,
+		validate: validation.VolumeAttributesClass, validateUpdate: validation.VolumeAttributesClassUpdate,
+	},
+	{Group: "storage.k8s.io", Resource: "csinodes"}: {returnsDeletedObject: true},
 
 	{Group: "node.k8s.io", Resource: "runtimeclasses"}: {
 		createOnUpdate: true, conditionalUpdate: true, genericFinalizerNames: true,
 		validate: validation.RuntimeClass, validateUpdate: validation.RuntimeClassUpdate,
 	},
 
-	{Group: "storage.k8s.io", Resource: "csidrivers"}: {conditionalUpdate: true, returnsDeletedObject: true},
+	{Group: "storage.k8s.io", Resource: "csidrivers"}: {
+		conditionalUpdate: true, returnsDeletedObject: true, updateSkipsObjectMeta: true,
+		validate: validation.CSIDriver, validateUpdate: validation.CSIDriverUpdate,
+	},
 
 	{Group: "policy", Resource: "poddisruptionbudgets"}: {
 		tracksGeneration: true, conditionalUpdate: true, genericFinalizerNames: true,

@@ -125,9 +125,10 @@ func set(obj Object, k string, v any) {
 	}
 }
 
-// setIntOrString sets obj's int-or-string field k to v when it is absent:
-// an empty string is a value of its own there (for validation to reject).
-func setIntOrString(obj Object, k string, v any) {
+// setPointer sets obj's field k to v when it is absent, for the fields Go
+// holds as pointers (an int-or-string, a *string): an empty string is a
+// value of its own there, for validation to judge.
+func setPointer(obj Object, k string, v any) {
 	if obj != nil && obj[k] == nil {
 		obj[k] = v
 	}

@@ -12,8 +12,8 @@ func deployment(spec Object) {
 	set(strategy, "type", "RollingUpdate")
 	if strategy != nil && strategy["type"] == "RollingUpdate" {
 		ru := setObject(strategy, "rollingUpdate")
-		setIntOrString(ru, "maxUnavailable", "25%")
-		setIntOrString(ru, "maxSurge", "25%")
+		setPointer(ru, "maxUnavailable", "25%")
+		setPointer(ru, "maxSurge", "25%")
 	}
 	set(spec, "revisionHistoryLimit", num(10))
 	set(spec, "progressDeadlineSeconds", num(600))
@@ -55,8 +55,8 @@ func daemonSet(md, spec Object) {
 	set(strategy, "type", "RollingUpdate")
 	if strategy != nil && strategy["type"] == "RollingUpdate" {
 		ru := setObject(strategy, "rollingUpdate")
-		setIntOrString(ru, "maxUnavailable", num(1))
-		setIntOrString(ru, "maxSurge", num(0))
+		setPointer(ru, "maxUnavailable", num(1))
+		setPointer(ru, "maxSurge", num(0))
 	}
 	set(spec, "revisionHistoryLimit", num(10))
 	podTemplate(jsonmap.Child(spec, "template"))

@@ -2,6 +2,7 @@ package validation
 
 import (
 	"bytes"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -93,16 +94,7 @@ func PersistentVolumeClaimUpdate(obj, old Object) field.ErrorList {
 // StorageClass checks a StorageClass: a provisioner, a reclaim policy and
 // a volume binding mode it knows.
 func StorageClass(obj Object) field.ErrorList {
-	var errs field.ErrorList
-	provisioner, _ := obj["provisioner"].(string)
-	if provisioner == "" {
-		errs = append(errs, field.Required(field.NewPath("provisioner"), ""))
-	} else {
-		// kube-apiserver lowercases it first.
-		for _, msg := range utilvalidation.IsQualifiedName(strings.ToLower(provisioner)) {
-			errs = append(errs, field.Invalid(field.NewPath("provisioner"), strings.ToLower(provisioner), msg))
-		}
-	}
+	errs := provisionerName(obj, "provisioner")
 	if policy, _ := obj["reclaimPolicy"].(string); policy != "" && policy != "Delete" && policy != "Retain" {
 		errs = append(errs, field.NotSupported(field.NewPath("reclaimPolicy"), policy, []string{"Delete", "Retain"}))
 	}
@@ -111,6 +103,20 @@ func StorageClass(obj Object) field.ErrorList {
 		errs = append(errs, field.Required(field.NewPath("volumeBindingMode"), ""))
 	case mode != "Immediate" && mode != "WaitForFirstConsumer":
 		errs = append(errs, field.NotSupported(field.NewPath("volumeBindingMode"), mode, []string{"Immediate", "WaitForFirstConsumer"}))
+	}
+	return errs
+}
+
+// provisionerName checks the name of the driver a class names in field k.
+func provisionerName(obj Object, k string) field.ErrorList {
+	name, _ := obj[k].(string)
+	if name == "" {
+		return field.ErrorList{field.Required(field.NewPath(k), "")}
+	}
+	var errs field.ErrorList
+	// kube-apiserver lowercases it first.
+	for _, msg := range utilvalidation.IsQualifiedName(strings.ToLower(name)) {
+		errs = append(errs, field.Invalid(field.NewPath(k), strings.ToLower(name), msg))
 	}
 	return errs
 }
@@ -195,4 +201,87 @@ func PersistentVolumeUpdate(obj, old Object) field.ErrorList {
 		errs = append(errs, field.Invalid(field.NewPath("volumeMode"), spec["volumeMode"], "field is immutable"))
 	}
 	return errs
+}
+
+// CSIDriver checks a CSIDriver's spec: its fsGroupPolicy, its token
+// requests (one per audience, for 10 minutes to 2^32 seconds) and its
+// volume lifecycle modes.
+func CSIDriver(obj Object) field.ErrorList {
+	spec := jsonmap.Child(obj, "spec")
+	path := specPath
+	var errs field.ErrorList
+	if policy, ok := spec["fsGroupPolicy"].(string); ok && !slices.Contains(fsGroupPolicies, policy) {
+		errs = append(errs, field.NotSupported(path.Child("fsGroupPolicy"), policy, fsGroupPolicies))
+	}
+	audiences := map[string]bool{}
+	for i, r := range jsonmap.Items(spec["tokenRequests"]) {
+		at := path.Child("tokenRequests").Index(i)
+		audience := str(r, "audience")
+		if audiences[audience] {
+			errs = append(errs, field.Duplicate(at.Child("audience"), audience))
+			continue
+		}
+		audiences[audience] = true
+		if r["expirationSeconds"] == nil {
+			continue
+		}
+		switch n := intOf(r["expirationSeconds"]); {
+		case n < 600:
+			errs = append(errs, field.Invalid(at.Child("expirationSeconds"), n, "may not specify a duration less than 10 minutes"))
+		case n > 1<<32:
+			errs = append(errs, field.Invalid(at.Child("expirationSeconds"), n, "may not specify a duration larger than 2^32 seconds"))
+		}
+	}
+	for _, mode := range jsonmap.Strings(spec, "volumeLifecycleModes") {
+		if mode != "Persistent" && mode != "Ephemeral" {
+			errs = append(errs, field.NotSupported(path.Child("volumeLifecycleModes"), mode, []string{"Persistent", "Ephemeral"}))
+		}
+	}
+	return errs
+}
+
+var fsGroupPolicies = []string{"File", "None", "ReadWriteOnceWithFSType"}
+
+// CSIDriverUpdate checks a CSIDriver's update: its spec, whether it needs
+// attaching and its volume lifecycle modes unchanged.
+func CSIDriverUpdate(obj, old Object) field.ErrorList {
+	errs := CSIDriver(obj)
+	spec, oldSpec := jsonmap.Child(obj, "spec"), jsonmap.Child(old, "spec")
+	if spec["attachRequired"] != oldSpec["attachRequired"] {
+		// kube-apiserver names the field so.
+		errs = append(errs, field.Invalid(specPath.Child("attachedRequired"), spec["attachRequired"], "field is immutable"))
+	}
+	if modes := jsonmap.Strings(spec, "volumeLifecycleModes"); !slices.Equal(modes, jsonmap.Strings(oldSpec, "volumeLifecycleModes")) {
+		errs = append(errs, field.Invalid(specPath.Child("volumeLifecycleModes"), modes, "field is immutable"))
+	}
+	return errs
+}
+
+// VolumeAttributesClass checks a VolumeAttributesClass: a driver, and
+// parameters.
+func VolumeAttributesClass(obj Object) field.ErrorList {
+	errs := provisionerName(obj, "driverName")
+	params := jsonmap.Child(obj, "parameters")
+	for _, k := range slices.Sorted(maps.Keys(params)) {
+		if k == "" {
+			errs = append(errs, field.Invalid(field.NewPath("parameters"), k, "field can not be empty."))
+		}
+	}
+	if len(params) == 0 {
+		errs = append(errs, field.Required(field.NewPath("parameters"), "must contain at least one key/value pair"))
+	}
+	return errs
+}
+
+// VolumeAttributesClassUpdate checks a VolumeAttributesClass's update: its
+// driver and parameters unchanged, and the class as new.
+func VolumeAttributesClassUpdate(obj, old Object) field.ErrorList {
+	var errs field.ErrorList
+	if obj["driverName"] != old["driverName"] {
+		errs = append(errs, field.Forbidden(field.NewPath("driverName"), "updates to driverName are forbidden."))
+	}
+	if !reflect.DeepEqual(emptyAsNil(obj["parameters"]), emptyAsNil(old["parameters"])) {
+		errs = append(errs, field.Forbidden(field.NewPath("parameters"), "updates to parameters are forbidden."))
+	}
+	return append(errs, VolumeAttributesClass(obj)...)
 }
