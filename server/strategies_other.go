@@ -63,10 +63,14 @@ var otherStrategies = map[schema.GroupResource]strategy{
 		validate: validation.PriorityClass, validateUpdate: validation.PriorityClassUpdate,
 	},
 
-	{Group: "admissionregistration.k8s.io", Resource: "validatingwebhookconfigurations"}:   {tracksGeneration: true},
-	{Group: "admissionregistration.k8s.io", Resource: "mutatingwebhookconfigurations"}:     {tracksGeneration: true},
-	{Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicies"}:       {tracksGeneration: true, statusIgnoresMetadata: statusResetMetadata, resets: onStatus(metadataPath)},
-	{Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicybindings"}: {tracksGeneration: true},
+	// The admissionregistration group validates metadata by the generic
+	// rules only.
+	{Group: "admissionregistration.k8s.io", Resource: "validatingwebhookconfigurations"}: {tracksGeneration: true, genericFinalizerNames: true},
+	{Group: "admissionregistration.k8s.io", Resource: "mutatingwebhookconfigurations"}:   {tracksGeneration: true, genericFinalizerNames: true},
+	{Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicies"}: {
+		tracksGeneration: true, genericFinalizerNames: true, statusIgnoresMetadata: statusResetMetadata, resets: onStatus(metadataPath),
+	},
+	{Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicybindings"}: {tracksGeneration: true, genericFinalizerNames: true},
 
 	crdsGVR.GroupResource(): crdStrategy,
 
