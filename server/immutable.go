@@ -40,7 +40,7 @@ func validateUpdate(ctx context.Context, req *request, obj, old object) (field.E
 		finalizerErrors(ctx, r, obj) // its warnings; the errors are in errs
 	}
 	errs = append(errs, validateDeletingUpdate(obj, old)...)
-	kindErrs, err := validation.Update(ctx, r.GroupVersionKind(), obj)
+	kindErrs, err := validation.Update(ctx, r.GroupVersionKind(), obj, old)
 	if err != nil {
 		return nil, err
 	}
