@@ -30,6 +30,8 @@ var coreStrategies = map[schema.GroupResource]strategy{
 		// addresses in one create.
 		keepsStatusOnCreate: true,
 		selectableFields:    map[string]selectableField{"spec.unschedulable": {zero: "false"}},
+		normalize:           normalizeNode,
+		validate:            validation.Node, validateUpdate: validation.NodeUpdate,
 	},
 	{Resource: "secrets"}: {
 		selectableFields: withNamespace(map[string]selectableField{"type": {}}),
@@ -63,4 +65,21 @@ var coreStrategies = map[schema.GroupResource]strategy{
 		createOnUpdate: true, updateSkipsMetadataChanges: true,
 		validate: validation.LimitRange, validateUpdate: validation.LimitRangeUpdate,
 	},
+}
+
+// normalizeNode makes a Node's podCIDR and podCIDRs agree, as converting it
+// to the internal type and back does: podCIDR, when set, is the first.
+func normalizeNode(obj object) {
+	spec, _ := obj["spec"].(map[string]any)
+	if spec == nil {
+		return
+	}
+	cidrs, _ := spec["podCIDRs"].([]any)
+	if first, _ := spec["podCIDR"].(string); first != "" && (len(cidrs) == 0 || cidrs[0] != first) {
+		cidrs = []any{first}
+		spec["podCIDRs"] = cidrs
+	}
+	if len(cidrs) > 0 {
+		spec["podCIDR"] = cidrs[0]
+	}
 }

@@ -156,6 +156,7 @@ core.StorageOSVolumeSource	VolumeName:volumeName:string	VolumeNamespace:volumeNa
 core.SupplementalGroupsPolicy	=string
 core.Sysctl	Name:name:string	Value:value:string
 core.TCPSocketAction	Port:port:intstr.IntOrString	Host:host:string
+core.Taint	Key:key:string	Value:value:string	Effect:effect:core.TaintEffect	TimeAdded:timeAdded:*metav1.Time
 core.TaintEffect	=string
 core.TerminationMessagePolicy	=string
 core.Toleration	Key:key:string	Operator:operator:core.TolerationOperator	Value:value:string	Effect:effect:core.TaintEffect	TolerationSeconds:tolerationSeconds:*int64

@@ -36,7 +36,7 @@ var groups = []struct{ name, internal, versioned string }{
 // roots are the types validation prints; the table holds what they reach.
 var roots = []string{
 	"core.PodSpec", "core.PodTemplateSpec", "core.PersistentVolumeClaimSpec", "core.PersistentVolumeSource",
-	"apps.DeploymentStrategy", "apps.DaemonSetUpdateStrategy", "apps.StatefulSetUpdateStrategy", "core.EventSource",
+	"apps.DeploymentStrategy", "apps.DaemonSetUpdateStrategy", "apps.StatefulSetUpdateStrategy", "core.EventSource", "core.Taint",
 }
 
 // hoisted are the internal structs some of whose fields the versioned
