@@ -33,7 +33,12 @@ var otherStrategies = map[schema.GroupResource]strategy{
 		returnsDeletedObject: true, admitNew: admitVolumeAttributesClass,
 		validate: validation.VolumeAttributesClass, validateUpdate: validation.VolumeAttributesClassUpdate,
 	},
-	{Group: "storage.k8s.io", Resource: "csinodes"}: {returnsDeletedObject: true},
+	{Group: "storage.k8s.io", Resource: "csinodes"}: {
+		returnsDeletedObject: true, validate: validation.CSINode, validateUpdate: validation.CSINodeUpdate,
+	},
+	{Group: "storage.k8s.io", Resource: "csistoragecapacities"}: {
+		validate: validation.CSIStorageCapacity, validateUpdate: validation.CSIStorageCapacityUpdate,
+	},
 
 	{Group: "node.k8s.io", Resource: "runtimeclasses"}: {
 		createOnUpdate: true, conditionalUpdate: true, genericFinalizerNames: true,
@@ -86,8 +91,12 @@ var otherStrategies = map[schema.GroupResource]strategy{
 	{Group: "resource.k8s.io", Resource: "resourceslices"}: {tracksGeneration: true},
 	{Group: "resource.k8s.io", Resource: "resourceclaims"}: {statusIgnoresMetadata: statusResetMetadata, resets: onStatus(metadataPath)},
 
-	{Group: "networking.k8s.io", Resource: "servicecidrs"}:     {statusIgnoresMetadata: statusResetMetadata, resets: onStatus(metadataPath)},
-	{Group: "storage.k8s.io", Resource: "volumeattachments"}:   {statusIgnoresMetadata: statusResetMetadata, resets: onStatus(metadataPath), returnsDeletedObject: true},
+	{Group: "networking.k8s.io", Resource: "servicecidrs"}: {statusIgnoresMetadata: statusResetMetadata, resets: onStatus(metadataPath)},
+	{Group: "storage.k8s.io", Resource: "volumeattachments"}: {
+		statusIgnoresMetadata: statusResetMetadata, resets: onStatus(metadataPath), returnsDeletedObject: true,
+		updateSkipsMetadataChanges: true,
+		validate:                   validation.VolumeAttachment, validateUpdate: validation.VolumeAttachmentUpdate,
+	},
 	{Group: "apiregistration.k8s.io", Resource: "apiservices"}: {statusIgnoresMetadata: statusResetMetadata, resets: onStatus(metadataPath)},
 
 	{Group: "certificates.k8s.io", Resource: "certificatesigningrequests"}: csrStrategy,
