@@ -79,7 +79,10 @@ var otherStrategies = map[schema.GroupResource]strategy{
 
 	crdsGVR.GroupResource(): crdStrategy,
 
-	{Group: "flowcontrol.apiserver.k8s.io", Resource: "flowschemas"}: {tracksGeneration: true, statusOnlyStatus: true, resets: onStatus(metadataPath)},
+	{Group: "flowcontrol.apiserver.k8s.io", Resource: "flowschemas"}: {
+		tracksGeneration: true, statusOnlyStatus: true, resets: onStatus(metadataPath), updateSkipsMetadataChanges: true,
+		validate: validation.FlowSchema, validateUpdate: validation.FlowSchemaUpdate,
+	},
 	{Group: "flowcontrol.apiserver.k8s.io", Resource: "prioritylevelconfigurations"}: {
 		tracksGeneration: true, statusOnlyStatus: true, resets: onStatus(metadataPath), updateSkipsMetadataChanges: true,
 		validate: validation.PriorityLevelConfiguration, validateUpdate: validation.PriorityLevelConfigurationUpdate,
