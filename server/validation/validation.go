@@ -40,9 +40,9 @@ func validate(ctx context.Context, gvk schema.GroupVersionKind, obj, old Object)
 		name, _ := jsonmap.Child(obj, "metadata")["name"].(string)
 		return admissionPolicy(ctx, name, jsonmap.Child(obj, "spec"))
 	case schema.GroupKind{Group: "admissionregistration.k8s.io", Kind: "ValidatingWebhookConfiguration"}:
-		return webhookConfiguration(ctx, obj, old, false)
+		return webhookConfiguration(ctx, obj, old, false, gvk.Version == "v1")
 	case schema.GroupKind{Group: "admissionregistration.k8s.io", Kind: "MutatingWebhookConfiguration"}:
-		return webhookConfiguration(ctx, obj, old, true)
+		return webhookConfiguration(ctx, obj, old, true, gvk.Version == "v1")
 	}
 	return validateKind(gvk, obj), nil
 }

@@ -32,10 +32,12 @@ type webhookRules struct {
 }
 
 // webhookConfiguration checks a Validating- or MutatingWebhookConfiguration
-// (mutating) replacing old (nil on create).
-func webhookConfiguration(ctx context.Context, obj, old Object, mutating bool) (field.ErrorList, error) {
+// (mutating) of API version v1 (else v1beta1, which an emulated older
+// release serves, and which allowed side effects and unknown review
+// versions) replacing old (nil on create).
+func webhookConfiguration(ctx context.Context, obj, old Object, mutating, v1 bool) (field.ErrorList, error) {
 	hooks, oldHooks := jsonmap.Items(obj["webhooks"]), jsonmap.Items(old["webhooks"])
-	rules := webhookRules{noSideEffects: true, recognizedReviewVersion: true, uniqueNames: true, matchConditions: true}
+	rules := webhookRules{noSideEffects: v1, recognizedReviewVersion: v1, uniqueNames: true, matchConditions: true}
 	if old != nil {
 		rules = webhookRules{noSideEffects: true, recognizedReviewVersion: true, uniqueNames: true}
 		names := map[string]bool{}
