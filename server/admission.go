@@ -7,6 +7,7 @@ import (
 	"reflect"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"kubeplay/server/audit"
 	"kubeplay/server/authn"
@@ -23,12 +24,14 @@ import (
 //  2. The resource's own policy: for roles and bindings, the RBAC
 //     escalation check (kube-apiserver's RBAC storage makes it after
 //     mutating admission).
-//  3. The type's validation, on the object with its server-set metadata.
+//  3. The type's validation, on the object with its server-set metadata,
+//     with metaErrs, the errors of its name and finalizers found before
+//     (kube-apiserver reports them in the same 422).
 //  4. For a create by PUT or by apply, the authorization of the create
 //     verb besides the request's own.
 //  5. Validating admission (the validating phase of those plugins, then
 //     admitValidating's), which may only reject or warn.
-func (s *Server) admitCreate(ctx context.Context, req *request, obj object, dryRun bool) error {
+func (s *Server) admitCreate(ctx context.Context, req *request, obj object, metaErrs field.ErrorList, dryRun bool) error {
 	res := req.res
 	var validate func() error
 	if admitNew := strategyOf(res).admitNew; admitNew != nil {
@@ -49,7 +52,7 @@ func (s *Server) admitCreate(ctx context.Context, req *request, obj object, dryR
 	}
 	if errs, err := validateCreate(ctx, res, obj); err != nil {
 		return err
-	} else if len(errs) > 0 {
+	} else if errs = append(metaErrs, errs...); len(errs) > 0 {
 		return errInvalid(res, str(metadata(obj), "name"), errs)
 	}
 	if req.verb != "create" {

@@ -217,7 +217,7 @@ func bootstrapManager(res *catalog.Resource) string {
 func (s *Server) bootstrapStatus(res *catalog.Resource, obj object) (object, error) {
 	switch res.GroupVersionKind().GroupKind() {
 	case schema.GroupKind{Group: "flowcontrol.apiserver.k8s.io", Kind: "FlowSchema"}:
-		return s.applyDanglingCondition(res, obj)
+		return s.applyBootstrapDangling(res, obj)
 	case schema.GroupKind{Group: "networking.k8s.io", Kind: "ServiceCIDR"}:
 		out, err := s.applyBootstrapStatus(res, obj, "kubernetes-service-cidr-controller", map[string]any{"conditions": []any{map[string]any{
 			"type": "Ready", "status": "True", "lastTransitionTime": formatTime(s.now()),
@@ -239,16 +239,10 @@ func (s *Server) bootstrapStatus(res *catalog.Resource, obj object) (object, err
 	return obj, nil
 }
 
-// applyDanglingCondition applies, as kube-apiserver's APF configuration
-// consumer does, a FlowSchema's Dangling condition: False, as the priority
-// level it names exists from the start. Its managedFields entry is given
-// the time of the object's first one: both are written at once.
-func (s *Server) applyDanglingCondition(res *catalog.Resource, obj object) (object, error) {
-	level := jsonmap.String(obj, "spec", "priorityLevelConfiguration", "name")
-	return s.applyBootstrapStatus(res, obj, apfConsumer, map[string]any{"conditions": []any{map[string]any{
-		"type": "Dangling", "status": "False", "lastTransitionTime": formatTime(s.now()), "reason": "Found",
-		"message": fmt.Sprintf("This FlowSchema references the PriorityLevelConfiguration object named %q and it exists", level),
-	}}})
+// applyBootstrapDangling applies a bootstrap FlowSchema's Dangling
+// condition: False, as the priority level it names exists from the start.
+func (s *Server) applyBootstrapDangling(res *catalog.Resource, obj object) (object, error) {
+	return s.applyBootstrapStatus(res, obj, apfConsumer, map[string]any{"conditions": []any{danglingCondition(obj, false, formatTime(s.now()))}})
 }
 
 // applyBootstrapStatus applies status to a bootstrap object through
@@ -271,6 +265,65 @@ func (s *Server) applyBootstrapStatus(res *catalog.Resource, obj object, manager
 		e.(map[string]any)["time"] = first
 	}
 	return out, nil
+}
+
+// danglingCondition is the Dangling condition kube-apiserver's APF
+// configuration consumer gives a FlowSchema whose priority level is
+// missing (dangling) or not.
+func danglingCondition(obj object, dangling bool, now string) map[string]any {
+	level := jsonmap.String(obj, "spec", "priorityLevelConfiguration", "name")
+	if dangling {
+		return map[string]any{"type": "Dangling", "status": "True", "lastTransitionTime": now, "reason": "NotFound",
+			"message": fmt.Sprintf("This FlowSchema references the PriorityLevelConfiguration object named %q but there is no such object", level)}
+	}
+	return map[string]any{"type": "Dangling", "status": "False", "lastTransitionTime": now, "reason": "Found",
+		"message": fmt.Sprintf("This FlowSchema references the PriorityLevelConfiguration object named %q and it exists", level)}
+}
+
+// applyDanglingCondition applies, as kube-apiserver's APF configuration
+// consumer does, a FlowSchema's Dangling condition.
+func (s *Server) applyDanglingCondition(res *catalog.Resource, obj object, dangling bool) (object, error) {
+	f, err := s.fieldManager(res, "status")
+	if err != nil {
+		return nil, err
+	}
+	applied := object{"apiVersion": obj["apiVersion"], "kind": obj["kind"], "metadata": map[string]any{"name": str(metadata(obj), "name")},
+		"status": map[string]any{"conditions": []any{danglingCondition(obj, dangling, formatTime(s.now()))}}}
+	return fieldmanager.Apply(f, obj, applied, apfConsumer, true)
+}
+
+// markDangling writes a FlowSchema's Dangling condition after a write of
+// it, when it is not already what the APF configuration consumer would
+// write: that consumer writes it a moment after kube-apiserver stores a
+// new FlowSchema (so that a client's next update of the version it got
+// back conflicts, as it would there).
+func (s *Server) markDangling(ctx context.Context, res *catalog.Resource, obj object) error {
+	if deleting(obj) {
+		return nil
+	}
+	level := jsonmap.String(obj, "spec", "priorityLevelConfiguration", "name")
+	levels := catalog.LookupBuiltin(schema.GroupVersionResource{Group: res.Group, Version: res.Version, Resource: "prioritylevelconfigurations"})
+	_, err := s.store.Get(ctx, objectKey(levels, "", level), 0)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return storeError(res, str(metadata(obj), "name"), err)
+	}
+	want := danglingCondition(obj, err != nil, "")
+	for _, c := range jsonmap.Items(jsonmap.Child(obj, "status")["conditions"]) {
+		if str(c, "type") == "Dangling" && str(c, "status") == str(want, "status") && str(c, "reason") == str(want, "reason") && str(c, "message") == str(want, "message") {
+			return nil
+		}
+	}
+	out, err := s.applyDanglingCondition(res, obj, want["status"] == "True")
+	if err != nil {
+		return err
+	}
+	name := str(metadata(obj), "name")
+	kv, err := s.store.Get(ctx, objectKey(res, "", name), 0)
+	if err != nil {
+		return storeError(res, name, err)
+	}
+	_, err = s.commitUpdate(ctx, res, "", name, out, kv, false)
+	return err
 }
 
 // bootstrapKey returns the resource and the key of a bootstrap object.

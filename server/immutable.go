@@ -35,12 +35,12 @@ func validateUpdate(ctx context.Context, req *request, obj, old object) (field.E
 		}
 		return st.validateSubresource(req.subresource, obj, old), nil
 	}
-	errs := validation.MetadataOnUpdate(obj, !st.updateSkipsObjectMeta && r.Custom == nil, r.Custom == nil && !st.genericFinalizerNames)
+	errs := validation.MetadataOnUpdate(obj, !st.updateSkipsMetadataChanges, !st.updateSkipsObjectMeta && r.Custom == nil, r.Custom == nil && !st.genericFinalizerNames)
 	if r.Custom != nil {
 		finalizerErrors(ctx, r, obj) // its warnings; the errors are in errs
 	}
 	errs = append(errs, validateDeletingUpdate(obj, old)...)
-	kindErrs, err := validation.Update(ctx, r.GroupVersionKind(), obj)
+	kindErrs, err := validation.Update(ctx, r.GroupVersionKind(), obj, old)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/validate/content"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -62,6 +63,8 @@ func validateName(r *catalog.Resource, name string, path *field.Path) field.Erro
 	switch catalog.NameRuleOf(r) {
 	case catalog.DNSSubdomain:
 		msgs = validation.IsDNS1123Subdomain(name)
+	case catalog.LongName:
+		msgs = content.IsDNS1123Subdomain(name)
 	case catalog.DNSLabel:
 		msgs = validation.IsDNS1123Label(name)
 	case catalog.DNS1035Label:

@@ -206,7 +206,28 @@ func (s *Server) applyDecoded(pr *patchRequest, live, applied object) (object, e
 		// not in the schema, say) through.
 		return nil, errBare(err)
 	}
+	if err == nil && pr.kind.Custom == nil {
+		// The merged object becomes the type's Go object, which holds
+		// its quantities in canonical form.
+		if obj, err = asTyped(pr.kind, obj); err != nil {
+			return nil, err
+		}
+		fieldmanager.PlainNumbers(obj) // as the field manager left them
+	}
 	return obj, err
+}
+
+// asTyped is obj as res's Go type holds it.
+func asTyped(res *catalog.Resource, obj object) (object, error) {
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	decoded, _, err := decodeAs(res, encoding.JSON, b, "")
+	if err != nil {
+		return nil, err
+	}
+	return decoded.Object, nil
 }
 
 // errBare answers an error kube-apiserver has no Status for. It answers a

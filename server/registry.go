@@ -105,6 +105,9 @@ func (s *Server) commitChange(ctx context.Context, wr *write, obj, live object, 
 			return nil, err
 		}
 	}
+	if admitUpdate := strategyOf(res).admitUpdate; admitUpdate != nil && wr.subresource == "" {
+		admitUpdate(obj, live)
+	}
 	var unmutated object
 	if wr.policyView == nil {
 		// Mutating webhooks patch what they see; a write through a view
@@ -238,8 +241,14 @@ func (s *Server) createWith(ctx context.Context, wr *write, obj object) (object,
 		errs = append(errs, validateName(res, name, field.NewPath("metadata", "name"))...)
 	}
 	errs = append(errs, finalizerErrors(ctx, res, obj)...)
-	if len(errs) > 0 && !(strategyOf(res).admitChecksName && name != "") {
-		return nil, errInvalid(res, name, errs)
+	// These errors join the type's validation's, in one 422 as
+	// kube-apiserver's; a type whose admit hook checks the name itself
+	// hears only of a missing one, at once.
+	if strategyOf(res).admitChecksName {
+		if name == "" {
+			return nil, errInvalid(res, name, errs)
+		}
+		errs = nil
 	}
 	// As kube-apiserver, the fields are recorded after defaulting and
 	// before the type's own rules for new objects.
@@ -257,8 +266,11 @@ func (s *Server) createWith(ctx context.Context, wr *write, obj object) (object,
 			return nil, err
 		}
 	}
-	if err := s.admitCreate(ctx, wr.request, obj, wr.dryRun); err != nil {
+	if err := s.admitCreate(ctx, wr.request, obj, errs, wr.dryRun); err != nil {
 		return nil, err
+	}
+	if readBack := strategyOf(res).readBack; readBack != nil {
+		readBack(obj)
 	}
 	if err := s.allocateServiceAddresses(ctx, res, obj, wr.dryRun); err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package server
 import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"kubeplay/server/defaults"
 	"kubeplay/server/validation"
 )
 
@@ -10,7 +11,7 @@ import (
 var batchStrategies = map[schema.GroupResource]strategy{
 	{Group: "batch", Resource: "jobs"}: {
 		tracksGeneration: true, orphansByDefault: true,
-		validate: validation.Job, validateUpdate: validation.JobUpdate,
+		validate: validation.Job, validateUpdate: validation.JobUpdate, readBack: defaults.JobLabels,
 		selectableFields: withNamespace(map[string]selectableField{"status.successful": {path: "status.succeeded", zero: "0"}}),
 	},
 	{Group: "batch", Resource: "cronjobs"}: {

@@ -30,6 +30,8 @@ var coreStrategies = map[schema.GroupResource]strategy{
 		// addresses in one create.
 		keepsStatusOnCreate: true,
 		selectableFields:    map[string]selectableField{"spec.unschedulable": {zero: "false"}},
+		normalize:           normalizeNode,
+		validate:            validation.Node, validateUpdate: validation.NodeUpdate,
 	},
 	{Resource: "secrets"}: {
 		selectableFields: withNamespace(map[string]selectableField{"type": {}}),
@@ -42,7 +44,9 @@ var coreStrategies = map[schema.GroupResource]strategy{
 		validate: validation.PersistentVolumeClaim, validateUpdate: validation.PersistentVolumeClaimUpdate,
 	},
 	{Resource: "events"}: {
-		createOnUpdate: true,
+		// The legacy Event API checks no metadata of its own.
+		createOnUpdate: true, genericFinalizerNames: true, updateSkipsObjectMeta: true, updateSkipsMetadataChanges: true,
+		validate: validation.CoreEvent, validateUpdate: validation.CoreEventUpdate,
 		selectableFields: withNamespace(map[string]selectableField{
 			"involvedObject.kind": {}, "involvedObject.namespace": {}, "involvedObject.name": {}, "involvedObject.uid": {},
 			"involvedObject.apiVersion": {}, "involvedObject.resourceVersion": {}, "involvedObject.fieldPath": {},
@@ -54,6 +58,28 @@ var coreStrategies = map[schema.GroupResource]strategy{
 		returnsDeletedObject: true, admitNew: admitVolume,
 		validate: validation.PersistentVolume, validateUpdate: validation.PersistentVolumeUpdate,
 	},
-	{Resource: "resourcequotas"}: {validate: validation.ResourceQuota, validateUpdate: validation.ResourceQuotaUpdate},
-	{Resource: "limitranges"}:    {createOnUpdate: true, validate: validation.LimitRange, validateUpdate: validation.LimitRangeUpdate},
+	{Resource: "resourcequotas"}: {
+		updateSkipsObjectMeta: true, validate: validation.ResourceQuota, validateUpdate: validation.ResourceQuotaUpdate,
+	},
+	{Resource: "limitranges"}: {
+		createOnUpdate: true, updateSkipsMetadataChanges: true,
+		validate: validation.LimitRange, validateUpdate: validation.LimitRangeUpdate,
+	},
+}
+
+// normalizeNode makes a Node's podCIDR and podCIDRs agree, as converting it
+// to the internal type and back does: podCIDR, when set, is the first.
+func normalizeNode(obj object) {
+	spec, _ := obj["spec"].(map[string]any)
+	if spec == nil {
+		return
+	}
+	cidrs, _ := spec["podCIDRs"].([]any)
+	if first, _ := spec["podCIDR"].(string); first != "" && (len(cidrs) == 0 || cidrs[0] != first) {
+		cidrs = []any{first}
+		spec["podCIDRs"] = cidrs
+	}
+	if len(cidrs) > 0 {
+		spec["podCIDR"] = cidrs[0]
+	}
 }

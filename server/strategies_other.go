@@ -12,7 +12,8 @@ var otherStrategies = map[schema.GroupResource]strategy{
 	{Group: "autoscaling", Resource: "horizontalpodautoscalers"}: hpaStrategy,
 
 	{Group: "events.k8s.io", Resource: "events"}: {
-		createOnUpdate: true,
+		createOnUpdate: true, updateSkipsObjectMeta: true,
+		validate: validation.Event, validateUpdate: validation.EventUpdate,
 		selectableFields: withNamespace(map[string]selectableField{
 			"regarding.kind": {}, "regarding.namespace": {}, "regarding.name": {}, "regarding.uid": {},
 			"regarding.apiVersion": {}, "regarding.resourceVersion": {}, "regarding.fieldPath": {},
@@ -28,15 +29,26 @@ var otherStrategies = map[schema.GroupResource]strategy{
 	{Group: "storage.k8s.io", Resource: "storageclasses"}: {
 		returnsDeletedObject: true, validate: validation.StorageClass, validateUpdate: validation.StorageClassUpdate,
 	},
-	{Group: "storage.k8s.io", Resource: "volumeattributesclasses"}: {returnsDeletedObject: true, admitNew: admitVolumeAttributesClass},
-	{Group: "storage.k8s.io", Resource: "csinodes"}:                {returnsDeletedObject: true},
+	{Group: "storage.k8s.io", Resource: "volumeattributesclasses"}: {
+		returnsDeletedObject: true, admitNew: admitVolumeAttributesClass,
+		validate: validation.VolumeAttributesClass, validateUpdate: validation.VolumeAttributesClassUpdate,
+	},
+	{Group: "storage.k8s.io", Resource: "csinodes"}: {
+		returnsDeletedObject: true, validate: validation.CSINode, validateUpdate: validation.CSINodeUpdate,
+	},
+	{Group: "storage.k8s.io", Resource: "csistoragecapacities"}: {
+		validate: validation.CSIStorageCapacity, validateUpdate: validation.CSIStorageCapacityUpdate,
+	},
 
 	{Group: "node.k8s.io", Resource: "runtimeclasses"}: {
 		createOnUpdate: true, conditionalUpdate: true, genericFinalizerNames: true,
 		validate: validation.RuntimeClass, validateUpdate: validation.RuntimeClassUpdate,
 	},
 
-	{Group: "storage.k8s.io", Resource: "csidrivers"}: {conditionalUpdate: true, returnsDeletedObject: true},
+	{Group: "storage.k8s.io", Resource: "csidrivers"}: {
+		conditionalUpdate: true, returnsDeletedObject: true, updateSkipsObjectMeta: true,
+		validate: validation.CSIDriver, validateUpdate: validation.CSIDriverUpdate,
+	},
 
 	{Group: "policy", Resource: "poddisruptionbudgets"}: {
 		tracksGeneration: true, conditionalUpdate: true, genericFinalizerNames: true,
@@ -52,29 +64,46 @@ var otherStrategies = map[schema.GroupResource]strategy{
 	},
 
 	{Group: "scheduling.k8s.io", Resource: "priorityclasses"}: {
-		tracksGeneration: true, validate: validation.PriorityClass, validateUpdate: validation.PriorityClassUpdate,
+		tracksGeneration: true, updateSkipsObjectMeta: true,
+		validate: validation.PriorityClass, validateUpdate: validation.PriorityClassUpdate,
 	},
 
-	{Group: "admissionregistration.k8s.io", Resource: "validatingwebhookconfigurations"}:   {tracksGeneration: true},
-	{Group: "admissionregistration.k8s.io", Resource: "mutatingwebhookconfigurations"}:     {tracksGeneration: true},
-	{Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicies"}:       {tracksGeneration: true, statusIgnoresMetadata: statusResetMetadata, resets: onStatus(metadataPath)},
-	{Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicybindings"}: {tracksGeneration: true},
+	// The admissionregistration group validates metadata by the generic
+	// rules only.
+	{Group: "admissionregistration.k8s.io", Resource: "validatingwebhookconfigurations"}: {tracksGeneration: true, genericFinalizerNames: true},
+	{Group: "admissionregistration.k8s.io", Resource: "mutatingwebhookconfigurations"}:   {tracksGeneration: true, genericFinalizerNames: true},
+	{Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicies"}: {
+		tracksGeneration: true, genericFinalizerNames: true, statusIgnoresMetadata: statusResetMetadata, resets: onStatus(metadataPath),
+	},
+	{Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicybindings"}: {tracksGeneration: true, genericFinalizerNames: true},
 
 	crdsGVR.GroupResource(): crdStrategy,
 
-	{Group: "flowcontrol.apiserver.k8s.io", Resource: "flowschemas"}:                 {tracksGeneration: true, statusOnlyStatus: true, resets: onStatus(metadataPath)},
-	{Group: "flowcontrol.apiserver.k8s.io", Resource: "prioritylevelconfigurations"}: {tracksGeneration: true, statusOnlyStatus: true, resets: onStatus(metadataPath)},
+	{Group: "flowcontrol.apiserver.k8s.io", Resource: "flowschemas"}: {
+		tracksGeneration: true, statusOnlyStatus: true, resets: onStatus(metadataPath), updateSkipsMetadataChanges: true,
+		validate: validation.FlowSchema, validateUpdate: validation.FlowSchemaUpdate,
+		afterWrite: (*Server).markDangling,
+	},
+	{Group: "flowcontrol.apiserver.k8s.io", Resource: "prioritylevelconfigurations"}: {
+		tracksGeneration: true, statusOnlyStatus: true, resets: onStatus(metadataPath), updateSkipsMetadataChanges: true,
+		validate: validation.PriorityLevelConfiguration, validateUpdate: validation.PriorityLevelConfigurationUpdate,
+	},
 
 	{Group: "discovery.k8s.io", Resource: "endpointslices"}: {
-		tracksGeneration: true, validate: validation.EndpointSlice, validateUpdate: validation.EndpointSliceUpdate,
+		tracksGeneration: true, updateSkipsMetadataChanges: true,
+		validate: validation.EndpointSlice, validateUpdate: validation.EndpointSliceUpdate,
 	},
 
 	{Group: "resource.k8s.io", Resource: "deviceclasses"}:  {tracksGeneration: true},
 	{Group: "resource.k8s.io", Resource: "resourceslices"}: {tracksGeneration: true},
 	{Group: "resource.k8s.io", Resource: "resourceclaims"}: {statusIgnoresMetadata: statusResetMetadata, resets: onStatus(metadataPath)},
 
-	{Group: "networking.k8s.io", Resource: "servicecidrs"}:     {statusIgnoresMetadata: statusResetMetadata, resets: onStatus(metadataPath)},
-	{Group: "storage.k8s.io", Resource: "volumeattachments"}:   {statusIgnoresMetadata: statusResetMetadata, resets: onStatus(metadataPath), returnsDeletedObject: true},
+	{Group: "networking.k8s.io", Resource: "servicecidrs"}: {statusIgnoresMetadata: statusResetMetadata, resets: onStatus(metadataPath)},
+	{Group: "storage.k8s.io", Resource: "volumeattachments"}: {
+		statusIgnoresMetadata: statusResetMetadata, resets: onStatus(metadataPath), returnsDeletedObject: true,
+		updateSkipsMetadataChanges: true,
+		validate:                   validation.VolumeAttachment, validateUpdate: validation.VolumeAttachmentUpdate,
+	},
 	{Group: "apiregistration.k8s.io", Resource: "apiservices"}: {statusIgnoresMetadata: statusResetMetadata, resets: onStatus(metadataPath)},
 
 	{Group: "certificates.k8s.io", Resource: "certificatesigningrequests"}: csrStrategy,

@@ -47,6 +47,10 @@ type strategy struct {
 	// what changed, not the whole object as new; its metadata errors are
 	// then reported once less (see validation.MetadataOnUpdate).
 	updateSkipsObjectMeta bool
+	// updateSkipsMetadataChanges: the type's update validation checks the
+	// object as new only, not what changed in its metadata; its label and
+	// domainless finalizer errors are then reported once less.
+	updateSkipsMetadataChanges bool
 	// genericFinalizerNames: the type's group validates metadata with the
 	// generic rules only, without the core group's rule that a finalizer
 	// without a domain be a standard one.
@@ -77,6 +81,10 @@ type strategy struct {
 	normalize func(obj object)
 	// prepareForCreate sets what a new object starts with.
 	prepareForCreate func(obj object)
+	// readBack does to a new object, once validated, what decoding it
+	// back from storage does (kube-apiserver answers and serves what it
+	// decodes).
+	readBack func(obj object)
 	// prepareForCreateBy sets what a new object records of its request
 	// (the user asking).
 	prepareForCreateBy func(ctx context.Context, obj object)
@@ -103,6 +111,9 @@ type strategy struct {
 	// admitNew runs the default mutating admission plugins on a new
 	// object in namespace ns; validate is their validating phase.
 	admitNew func(s *Server, ctx context.Context, res *catalog.Resource, ns string, obj object) (validate func() error, err error)
+	// admitUpdate runs the default mutating admission plugins on an update
+	// of the main resource, old the stored object.
+	admitUpdate func(obj, old object)
 	// admit checks, and may default, an object about to be written (old
 	// nil on create) against rules that are not the built-in types'
 	// validation: a CRD's and its objects' schemas.

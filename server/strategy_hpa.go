@@ -9,7 +9,7 @@ import (
 // hpaStrategy is the HorizontalPodAutoscaler's: an update of its status
 // resets only its spec, so its labels and annotations change with the
 // status, as kube-apiserver's strategy does.
-var hpaStrategy = strategy{statusOnly: hpaStatusOnly}
+var hpaStrategy = strategy{updateSkipsObjectMeta: true, statusOnly: hpaStatusOnly}
 
 // hpaStatusOnly is obj with old's spec (in v1, with the annotations that
 // carry the spec's v2-only fields) and the metadata the server owns.

@@ -6,6 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"kubeplay/server/defaults"
 	"kubeplay/server/validation"
 )
 
@@ -23,6 +24,7 @@ var podStrategy = strategy{
 	statusIgnoresMetadata: []string{"ownerReferences"},
 	resets:                onStatus(fieldpath.MakePathOrDie("metadata", "deletionTimestamp"), fieldpath.MakePathOrDie("metadata", "ownerReferences")),
 	admitNew:              (*Server).admitPod,
+	admitUpdate:           admitPodUpdate,
 	gracefulDelete:        podGracefulDelete,
 	prepareForUpdate:      preparePodSpecUpdate,
 }
@@ -74,4 +76,12 @@ func podGracePeriod(pod object, opts *metav1.DeleteOptions) int64 {
 		period = 1
 	}
 	return period
+}
+
+// admitPodUpdate is what DefaultTolerationSeconds and Priority admission do
+// to an updated pod.
+func admitPodUpdate(obj, old object) {
+	spec, _ := obj["spec"].(map[string]any)
+	oldSpec, _ := old["spec"].(map[string]any)
+	defaults.AdmitPodUpdate(spec, oldSpec)
 }

@@ -352,6 +352,12 @@ func (s *Server) applyWebhookPatch(ctx context.Context, call hookCall, obj objec
 		out = toStorage(call.a.res, out)
 		fromStorage(call.a.req.res, out)
 	}
+	if call.a.req.res.Custom == nil {
+		// Decoded into the type's Go object: canonical quantities.
+		if out, err = asTyped(call.a.req.res, out); err != nil {
+			return false, err
+		}
+	}
 	replaceObject(obj, out)
 	if err := applyDefaults(call.a.req.res, obj); err != nil {
 		return false, err

@@ -8,7 +8,8 @@
 // as an update (PUT of the stored object) with dryRun=All to both servers.
 // It reports, per type, how many mutations it tried and how many got a
 // different status code, reason, or causes (field, reason, message; the
-// message too when neither has causes).
+// message too when neither has causes), then the types the oracle serves
+// that the corpus has no object of.
 //
 //	go run ./internal/validationdiff -oracle https://127.0.0.1:6453 -token oracle-token [-types Secret,Pod]
 //
@@ -80,6 +81,13 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	report(stdout, corpus, results, *verbose)
 	fmt.Fprintf(stdout, "\n%d requests to each server in %s\n", len(results), time.Since(start).Round(time.Second))
+	if *types == "" {
+		missing, err := uncovered(ctx, oracle, corpus)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "\nserved types without a corpus object (%d): %s\n", len(missing), strings.Join(missing, ", "))
+	}
 	if *record != "" {
 		if err := writeGolden(*record, results); err != nil {
 			return err

@@ -206,6 +206,9 @@ type NameRule int
 const (
 	// DNSSubdomain: RFC 1123 subdomain, at most 253 characters (most types).
 	DNSSubdomain NameRule = iota
+	// LongName: DNSSubdomain as kube-apiserver's declarative validation
+	// words it (its length in bytes).
+	LongName
 	// DNSLabel: RFC 1123 label, at most 63 characters.
 	DNSLabel
 	// DNS1035Label: RFC 1035 label (starts with a letter), at most 63 characters.
@@ -225,6 +228,8 @@ var nameRules = map[schema.GroupResource]NameRule{
 	{Resource: "namespaces"}:                                               DNSLabel,
 	{Group: "apps", Resource: "statefulsets"}:                              DNSLabel,
 	{Resource: "services"}:                                                 DNS1035Label,
+	{Resource: "replicationcontrollers"}:                                   LongName,
+	{Group: "resource.k8s.io", Resource: "deviceclasses"}:                  LongName,
 	{Resource: "events"}:                                                   PathSegment,
 	{Group: "policy", Resource: "poddisruptionbudgets"}:                    PathSegment,
 	{Group: "rbac.authorization.k8s.io", Resource: "roles"}:                PathSegment,

@@ -65,6 +65,22 @@ func AdmitPod(spec Object, automount bool, tokenVolume string) string {
 	return setPriority(spec)
 }
 
+// AdmitPodUpdate does to an updated Pod's spec what the plugins do on an
+// update: tolerate not-ready and unreachable nodes again if the update
+// dropped those tolerations, and keep the priority and preemption policy
+// of oldSpec, the stored pod's, that the update left out.
+func AdmitPodUpdate(spec, oldSpec Object) {
+	if spec == nil {
+		return
+	}
+	tolerateUnavailableNodes(spec)
+	for _, k := range []string{"priority", "preemptionPolicy"} {
+		if spec[k] == nil && oldSpec[k] != nil {
+			spec[k] = oldSpec[k]
+		}
+	}
+}
+
 func mountToken(spec Object, volume string) {
 	mounted := false
 	for _, list := range []string{"initContainers", "containers"} {

@@ -50,12 +50,14 @@ func matchResources(m Object) {
 
 func csiDriver(spec Object) {
 	set(spec, "attachRequired", true)
-	set(spec, "fsGroupPolicy", "ReadWriteOnceWithFSType")
+	setPointer(spec, "fsGroupPolicy", "ReadWriteOnceWithFSType")
 	set(spec, "podInfoOnMount", false)
 	set(spec, "requiresRepublish", false)
 	set(spec, "seLinuxMount", false)
 	set(spec, "storageCapacity", false)
-	set(spec, "volumeLifecycleModes", []any{"Persistent"})
+	if modes, _ := spec["volumeLifecycleModes"].([]any); len(modes) == 0 && spec != nil {
+		spec["volumeLifecycleModes"] = []any{"Persistent"} // an empty list too
+	}
 }
 
 // crdV1beta1 sets the defaults of an apiextensions.k8s.io/v1beta1 CRD's

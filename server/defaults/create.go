@@ -45,9 +45,9 @@ func PrepareForCreate(gvk schema.GroupVersionKind, obj Object, now time.Time) {
 }
 
 // generateJobSelector gives a Job that does not choose its own selector one
-// matching its uid (added to the one it names, if any), and labels its pods with it and the Job's name. A Job
-// whose labels defaulting took from its template carries the new labels
-// too.
+// matching its uid (added to the one it names, if any), and labels its pods
+// with it and the Job's name. A Job whose labels defaulting took from its
+// template (the same Go map in kube-apiserver) carries the new labels too.
 func generateJobSelector(md, spec Object) {
 	if spec == nil || spec["manualSelector"] == true {
 		return
@@ -57,7 +57,7 @@ func generateJobSelector(md, spec Object) {
 	setObject(setObject(spec, "selector"), "matchLabels")["batch.kubernetes.io/controller-uid"] = uid
 	tmd := setObject(setObject(spec, "template"), "metadata")
 	labels := setObject(tmd, "labels")
-	shared := len(jsonmap.Child(md, "labels")) == 0 || maps.Equal(jsonmap.Child(md, "labels"), labels)
+	shared := len(labels) > 0 && maps.Equal(jsonmap.Child(md, "labels"), labels)
 	for _, prefix := range []string{"batch.kubernetes.io/", ""} {
 		labels[prefix+"controller-uid"] = uid
 		labels[prefix+"job-name"] = name

@@ -92,6 +92,16 @@ func Apply(gvk schema.GroupVersionKind, obj Object) {
 		limited := jsonmap.Child(spec, "limited")
 		set(limited, "nominalConcurrencyShares", num(30))
 		set(limited, "lendablePercent", num(0))
+		exempt := jsonmap.Child(spec, "exempt")
+		set(exempt, "nominalConcurrencyShares", num(0))
+		set(exempt, "lendablePercent", num(0))
+		// Queuing's numbers are plain int32s: zero is unset.
+		queuing := jsonmap.Child(jsonmap.Child(limited, "limitResponse"), "queuing")
+		for k, v := range map[string]int{"handSize": 8, "queues": 64, "queueLengthLimit": 50} {
+			if n, _ := jsonmap.IntOf(queuing[k]); queuing != nil && n == 0 {
+				queuing[k] = num(v)
+			}
+		}
 	case schema.GroupKind{Group: "scheduling.k8s.io", Kind: "PriorityClass"}:
 		set(obj, "preemptionPolicy", "PreemptLowerPriority")
 	case schema.GroupKind{Group: "storage.k8s.io", Kind: "CSIDriver"}:
@@ -121,6 +131,15 @@ func unset(obj Object, k string) bool {
 // set sets obj's field k to v when it is unset.
 func set(obj Object, k string, v any) {
 	if obj != nil && unset(obj, k) {
+		obj[k] = v
+	}
+}
+
+// setPointer sets obj's field k to v when it is absent, for the fields Go
+// holds as pointers (an int-or-string, a *string): an empty string is a
+// value of its own there, for validation to judge.
+func setPointer(obj Object, k string, v any) {
+	if obj != nil && obj[k] == nil {
 		obj[k] = v
 	}
 }

@@ -2,6 +2,8 @@ package defaults
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 	"strings"
 
 	"kubeplay/internal/jsonmap"
@@ -12,6 +14,10 @@ import (
 // network, listen on the host's ports.
 func pod(spec Object) {
 	podSpec(spec)
+	// As the conversion of a Pod (not a template) to the internal type does.
+	if g, ok := jsonmap.IntOf(spec["terminationGracePeriodSeconds"]); ok && g < 0 {
+		spec["terminationGracePeriodSeconds"] = num(1)
+	}
 	set(spec, "enableServiceLinks", true)
 	for _, list := range []string{"containers", "initContainers"} {
 		for _, c := range jsonmap.Items(spec[list]) {
@@ -128,6 +134,9 @@ func resourceFieldRef(r Object) { set(r, "divisor", "0") }
 const defaultMode = json.Number("420")
 
 func volume(v Object) {
+	if v != nil && !slices.ContainsFunc(slices.Collect(maps.Keys(v)), func(k string) bool { return k != "name" && v[k] != nil }) {
+		v["emptyDir"] = map[string]any{} // a volume without a source
+	}
 	for _, k := range []string{"configMap", "secret", "projected"} {
 		set(jsonmap.Child(v, k), "defaultMode", defaultMode)
 	}

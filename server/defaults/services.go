@@ -47,7 +47,8 @@ func (a *Allocated) Add(spec Object) {
 // if free and in range) and a node port for each port of a NodePort or
 // LoadBalancer Service. A dry run allocates nothing, and reports the
 // addresses the reference server reports then (the range's first address,
-// ports counted from 32769).
+// ports counted from 32769), and the node ports asked for even out of
+// range.
 func AllocateService(spec Object, used Allocated, dryRun bool) field.ErrorList {
 	if spec == nil || spec["type"] == "ExternalName" {
 		return nil
@@ -86,7 +87,9 @@ func AllocateService(spec Object, used Allocated, dryRun bool) field.ErrorList {
 		switch {
 		case ok && n != 0:
 			path := field.NewPath("spec", "ports").Index(i).Child("nodePort")
-			if n < minNodePort || n > maxNodePort {
+			// A dry run checks that the port is free, not that it is in
+			// the range, as kube-apiserver's dry-run allocator.
+			if !dryRun && (n < minNodePort || n > maxNodePort) {
 				errs = append(errs, field.Invalid(path, n, fmt.Sprintf("provided port is not in the valid range. The range of valid ports is %d-%d", minNodePort, maxNodePort)))
 			} else if used.NodePorts[n] || taken[n] {
 				errs = append(errs, field.Invalid(path, n, "provided port is already allocated"))

@@ -12,8 +12,8 @@ func deployment(spec Object) {
 	set(strategy, "type", "RollingUpdate")
 	if strategy != nil && strategy["type"] == "RollingUpdate" {
 		ru := setObject(strategy, "rollingUpdate")
-		set(ru, "maxUnavailable", "25%")
-		set(ru, "maxSurge", "25%")
+		setPointer(ru, "maxUnavailable", "25%")
+		setPointer(ru, "maxSurge", "25%")
 	}
 	set(spec, "revisionHistoryLimit", num(10))
 	set(spec, "progressDeadlineSeconds", num(600))
@@ -55,8 +55,8 @@ func daemonSet(md, spec Object) {
 	set(strategy, "type", "RollingUpdate")
 	if strategy != nil && strategy["type"] == "RollingUpdate" {
 		ru := setObject(strategy, "rollingUpdate")
-		set(ru, "maxUnavailable", num(1))
-		set(ru, "maxSurge", num(0))
+		setPointer(ru, "maxUnavailable", num(1))
+		setPointer(ru, "maxSurge", num(0))
 	}
 	set(spec, "revisionHistoryLimit", num(10))
 	podTemplate(jsonmap.Child(spec, "template"))
@@ -82,6 +82,7 @@ func replicationController(obj, spec Object) {
 // job defaults a Job. Its labels are its template's when it has none (the
 // generated selector's labels come later, in PrepareForCreate).
 func job(obj, spec Object) {
+	JobLabels(obj)
 	if spec == nil {
 		return
 	}
@@ -98,12 +99,18 @@ func job(obj, spec Object) {
 	} else {
 		set(spec, "podReplacementPolicy", "Failed")
 	}
-	template := jsonmap.Child(spec, "template")
-	labels := jsonmap.Child(jsonmap.Child(template, "metadata"), "labels")
-	if md := jsonmap.Child(obj, "metadata"); len(labels) > 0 && len(jsonmap.Child(md, "labels")) == 0 {
+	podTemplate(jsonmap.Child(spec, "template"))
+}
+
+// JobLabels gives a Job without labels its pod template's. kube-apiserver's
+// defaults do it each time they decode a Job: from a request, and from
+// storage, where a new Job is stored without the labels PrepareForCreate
+// gave its template, so that its validation does not see them.
+func JobLabels(obj Object) {
+	labels := jsonmap.Child(jsonmap.Child(jsonmap.Child(jsonmap.Child(obj, "spec"), "template"), "metadata"), "labels")
+	if md := jsonmap.Child(obj, "metadata"); md != nil && len(labels) > 0 && len(jsonmap.Child(md, "labels")) == 0 {
 		md["labels"] = maps.Clone(labels)
 	}
-	podTemplate(template)
 }
 
 func cronJob(spec Object) {

@@ -199,6 +199,8 @@ func (d *decoder) value(s *spec.Schema, at field, inStruct string) (any, error) 
 		return d.quantity(tok)
 	case name == intOrStringDef || s.Extensions["x-kubernetes-int-or-string"] == true:
 		return d.intOrString(tok, at)
+	case name == rawExtensionDef:
+		return d.rest(tok) // any JSON, kept as it is for validation to judge
 	}
 	kind, typ := jsonKind(tok), s.Type
 	switch {
@@ -248,7 +250,11 @@ func (d *decoder) value(s *spec.Schema, at field, inStruct string) (any, error) 
 				d.fail("%v", err)
 			}
 		case "date-time":
-			if _, err := time.Parse(time.RFC3339, str); err != nil {
+			layout := time.RFC3339
+			if name == microTimeDef {
+				layout = "2006-01-02T15:04:05.000000Z07:00"
+			}
+			if _, err := time.Parse(layout, str); err != nil {
 				d.fail("%v", err)
 			}
 		}
@@ -373,12 +379,15 @@ func (d *decoder) mapValue(elem *spec.Schema, at field) (any, error) {
 }
 
 const (
-	quantityDef    = "io.k8s.apimachinery.pkg.api.resource.Quantity"
-	intOrStringDef = "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
+	quantityDef     = "io.k8s.apimachinery.pkg.api.resource.Quantity"
+	intOrStringDef  = "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
+	rawExtensionDef = "io.k8s.apimachinery.pkg.runtime.RawExtension"
+	microTimeDef    = "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime"
 )
 
 // quantity decodes a resource.Quantity: a string or a number that parses
-// as one.
+// as one, in its canonical form ("1000m" is "1", "1024Mi" "1Gi"), which
+// kube-apiserver's Go type keeps of it.
 func (d *decoder) quantity(tok json.Token) (any, error) {
 	var text string
 	switch v := tok.(type) {
@@ -390,10 +399,12 @@ func (d *decoder) quantity(tok json.Token) (any, error) {
 		d.fail(quantityMessage)
 		return d.rest(tok)
 	}
-	if _, err := resource.ParseQuantity(strings.TrimSpace(text)); err != nil {
+	q, err := resource.ParseQuantity(strings.TrimSpace(text))
+	if err != nil {
 		d.fail(quantityMessage)
+		return tok, nil
 	}
-	return tok, nil
+	return q.String(), nil
 }
 
 // intOrString decodes an IntOrString: a string, or a number that fits an

@@ -44,8 +44,20 @@ func admissionPolicy(ctx context.Context, name string, spec Object) (field.Error
 	compileErrs := compiled.Errors()
 
 	var errs field.ErrorList
-	if spec["matchConstraints"] == nil {
+	switch policy, ok := spec["failurePolicy"].(string); {
+	case !ok:
+		errs = append(errs, field.Required(specPath.Child("failurePolicy"), ""))
+	case !slices.Contains(failurePolicies, policy):
+		errs = append(errs, field.NotSupported(specPath.Child("failurePolicy"), policy, failurePolicies))
+	}
+	if mc := jsonmap.Child(spec, "matchConstraints"); mc == nil {
 		errs = append(errs, field.Required(specPath.Child("matchConstraints"), ""))
+	} else {
+		errs = append(errs, matchResources(mc, specPath.Child("matchConstraints"))...)
+		// The rules give the policy's expressions their types.
+		if len(jsonmap.Items(mc["resourceRules"])) == 0 {
+			errs = append(errs, field.Required(specPath.Child("matchConstraints", "resourceRules"), ""))
+		}
 	}
 	check := func(path *field.Path, s, missing, compileErr string) {
 		switch {
@@ -74,6 +86,9 @@ func admissionPolicy(ctx context.Context, name string, spec Object) (field.Error
 		if v.MessageExpression != "" {
 			check(path.Child("messageExpression"), v.MessageExpression, "", compileErrs.MessageExpressions[i])
 		}
+		if reason, ok := validations[i]["reason"].(string); ok && !slices.Contains(policyReasons, reason) {
+			errs = append(errs, field.NotSupported(path.Child("reason"), reason, policyReasons))
+		}
 	}
 	// An audit annotation's key is the name part of a qualified name
 	// prefixed by the policy's name.
@@ -97,12 +112,20 @@ func admissionPolicy(ctx context.Context, name string, spec Object) (field.Error
 	return errs, nil
 }
 
+// policyReasons are the reasons a policy's validation may give a denial.
+var policyReasons = []string{"Forbidden", "Invalid", "RequestEntityTooLarge"}
+
 // policyBinding checks a ValidatingAdmissionPolicyBinding's spec.
 func policyBinding(spec Object) field.ErrorList {
 	var errs field.ErrorList
 	if s, _ := spec["policyName"].(string); s == "" {
 		errs = append(errs, field.Required(specPath.Child("policyName"), ""))
+	} else {
+		for _, msg := range utilvalidation.IsDNS1123Subdomain(s) {
+			errs = append(errs, field.Invalid(specPath.Child("policyName"), s, msg))
+		}
 	}
+	errs = append(errs, matchResources(jsonmap.Child(spec, "matchResources"), specPath.Child("matchResources"))...)
 	var actions []string
 	list, _ := spec["validationActions"].([]any)
 	for _, a := range list {

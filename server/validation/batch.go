@@ -2,6 +2,7 @@ package validation
 
 import (
 	"bytes"
+	"fmt"
 	"reflect"
 	"regexp"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/robfig/cron/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"kubeplay/internal/jsonmap"
@@ -17,8 +19,12 @@ import (
 
 // Job checks a new Job: a selector the server generated (unless the Job
 // chose its own), and its spec.
-func Job(obj Object) field.ErrorList {
-	return append(generatedSelector(obj), jobSpecWithSelector(jsonmap.Child(obj, "spec"))...)
+func Job(obj Object) field.ErrorList { return job(obj, true) }
+
+// job checks a Job; prefixedLabels: its pod template must carry the
+// batch.kubernetes.io/ labels too, not only the legacy ones.
+func job(obj Object, prefixedLabels bool) field.ErrorList {
+	return append(generatedSelector(obj, prefixedLabels), jobSpecWithSelector(jsonmap.Child(obj, "spec"))...)
 }
 
 // JobUpdate checks a Job's update as kube-apiserver does: the Job as new,
@@ -29,7 +35,11 @@ func JobUpdate(obj, old Object) field.ErrorList {
 	// The selector generated for it names the stored Job's uid.
 	md := deepCopy(obj)
 	jsonmap.Child(md, "metadata")["uid"] = jsonmap.Child(old, "metadata")["uid"]
-	errs := append(Job(md), jobSpecWithSelector(spec)...)
+	// Jobs created before the batch.kubernetes.io/ labels need not get them.
+	oldLabels := jsonmap.Child(jsonmap.Child(jsonmap.Child(oldSpec, "template"), "metadata"), "labels")
+	_, hadName := oldLabels[batchPrefix+jobNameLabel]
+	_, hadUID := oldLabels[batchPrefix+controllerUIDLabel]
+	errs := append(job(md, hadName && hadUID), jobSpecWithSelector(spec)...)
 	if spec["completionMode"] != "Indexed" {
 		errs = append(errs, immutableField(spec, oldSpec, "completions")...)
 	}
@@ -55,19 +65,47 @@ func immutableField(spec, oldSpec Object, f string) field.ErrorList {
 	return field.ErrorList{field.Invalid(specPath.Child(f), spec[f], "field is immutable")}
 }
 
-// generatedSelector checks that a Job that did not choose its selector
-// has the one the server generated from its uid.
-func generatedSelector(obj Object) field.ErrorList {
+const (
+	batchPrefix        = "batch.kubernetes.io/"
+	jobNameLabel       = "job-name"
+	controllerUIDLabel = "controller-uid"
+)
+
+// generatedSelector checks a Job that did not choose its selector: its pod
+// template has the labels naming the Job (with the prefixed ones when
+// prefixedLabels), and its selector selects them.
+func generatedSelector(obj Object, prefixedLabels bool) field.ErrorList {
 	spec := jsonmap.Child(obj, "spec")
-	if spec["manualSelector"] == true {
-		return nil
+	if spec["manualSelector"] == true || spec["selector"] == nil {
+		return nil // a missing selector is reported with the spec
 	}
-	uid, _ := jsonmap.Child(obj, "metadata")["uid"].(string)
-	want := map[string]any{"matchLabels": map[string]any{"batch.kubernetes.io/controller-uid": uid}}
-	if !reflect.DeepEqual(normalizeSelector(spec["selector"]), want) {
-		return field.ErrorList{field.Invalid(selectorPath, spec["selector"], "`selector` not auto-generated")}
+	md := jsonmap.Child(obj, "metadata")
+	uid, name := jsonmap.String(md, "uid"), jsonmap.String(md, "name")
+	var errs field.ErrorList
+	if uid == "" {
+		errs = append(errs, field.Required(metadataPath.Child("uid"), ""))
 	}
-	return nil
+	templateMD := jsonmap.Child(jsonmap.Child(spec, "template"), "metadata")
+	want := map[string]string{controllerUIDLabel: uid, jobNameLabel: name}
+	keys := []string{controllerUIDLabel, jobNameLabel}
+	if prefixedLabels {
+		keys = append(keys, batchPrefix+controllerUIDLabel, batchPrefix+jobNameLabel)
+		want[batchPrefix+controllerUIDLabel], want[batchPrefix+jobNameLabel] = uid, name
+	}
+	labelsPath := templatePath.Child("metadata", "labels")
+	for _, k := range keys {
+		switch v, ok := jsonmap.Child(templateMD, "labels")[k]; {
+		case !ok:
+			errs = append(errs, field.Required(labelsPath.Key(k), fmt.Sprintf("must be '%s'", want[k])))
+		case v != want[k]:
+			errs = append(errs, field.Invalid(labelsPath.Key(k), templateMD["labels"], fmt.Sprintf("must be '%s'", want[k])))
+		}
+	}
+	ls, _ := labelSelectorOf(spec["selector"])
+	if sel, err := metav1.LabelSelectorAsSelector(ls); err == nil && !sel.Matches(labels.Set(want)) {
+		errs = append(errs, field.Invalid(selectorPath, spec["selector"], "`selector` not auto-generated"))
+	}
+	return errs
 }
 
 // jobSpecWithSelector checks a Job's spec and its selector, which must
@@ -135,8 +173,16 @@ func jobTemplate(template Object, path *field.Path) field.ErrorList {
 	return errs
 }
 
-// CronJob checks a new CronJob.
-func CronJob(obj Object) field.ErrorList { return cronJob(obj, nil) }
+// CronJob checks a new CronJob. Its name leaves room for the 11
+// characters ("-" and a timestamp) its controller appends to name a Job,
+// whose names are at most 63 characters.
+func CronJob(obj Object) field.ErrorList {
+	errs := cronJob(obj, nil)
+	if name := jsonmap.String(obj, "metadata", "name"); len(name) > 52 {
+		errs = append(errs, field.Invalid(metadataPath.Child("name"), name, "must be no more than 52 characters"))
+	}
+	return errs
+}
 
 // CronJobUpdate checks a CronJob's update (its time zone only if changed).
 func CronJobUpdate(obj, old Object) field.ErrorList { return cronJob(obj, old) }

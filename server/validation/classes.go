@@ -88,7 +88,7 @@ var standardQuotaResources = []string{
 }
 
 // ResourceQuota checks the resources a ResourceQuota limits: qualified
-// names, standard ones unless they have a domain.
+// names, standard ones unless they have a domain, and their amounts.
 func ResourceQuota(obj Object) field.ErrorList {
 	var errs field.ErrorList
 	hard := jsonmap.Child(jsonmap.Child(obj, "spec"), "hard")
@@ -101,6 +101,7 @@ func ResourceQuota(obj Object) field.ErrorList {
 			!strings.HasPrefix(name, "hugepages-") && !strings.HasPrefix(name, "requests.hugepages-") {
 			errs = append(errs, field.Invalid(path, name, "must be a standard resource for quota"))
 		}
+		errs = append(errs, resourceQuantity(name, hard[name], path)...)
 	}
 	return errs
 }
@@ -108,8 +109,8 @@ func ResourceQuota(obj Object) field.ErrorList {
 // ResourceQuotaUpdate checks a ResourceQuota's update: the quota as new.
 func ResourceQuotaUpdate(obj, _ Object) field.ErrorList { return ResourceQuota(obj) }
 
-// ControllerRevision checks a ControllerRevision: its data, a JSON object,
-// and its revision.
+// ControllerRevision checks a new ControllerRevision: its data, a JSON
+// object, and its revision.
 func ControllerRevision(obj Object) field.ErrorList {
 	var errs field.ErrorList
 	switch obj["data"].(type) {
@@ -122,10 +123,10 @@ func ControllerRevision(obj Object) field.ErrorList {
 	return append(errs, nonNegative(obj, nil, "revision")...)
 }
 
-// ControllerRevisionUpdate checks a ControllerRevision's update: the
-// revision as new, its data unchanged.
+// ControllerRevisionUpdate checks a ControllerRevision's update: its
+// revision, its data unchanged (whatever it is).
 func ControllerRevisionUpdate(obj, old Object) field.ErrorList {
-	errs := ControllerRevision(obj)
+	errs := nonNegative(obj, nil, "revision")
 	if !reflect.DeepEqual(obj["data"], old["data"]) {
 		errs = append(errs, field.Invalid(field.NewPath("data"), obj["data"], "field is immutable"))
 	}

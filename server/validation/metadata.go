@@ -81,20 +81,24 @@ func KubeFinalizerNames(obj Object) field.ErrorList {
 
 // MetadataOnUpdate is the metadata validation of an update as
 // kube-apiserver reports it: its generic registry checks labels and
-// annotations twice, the type's update validation once, and a type whose
-// update validation also validates the object as new (revalidates) once
-// more, finalizers included; kubeFinalizers adds KubeFinalizerNames to
-// each of the type's passes.
-func MetadataOnUpdate(obj Object, revalidates, kubeFinalizers bool) field.ErrorList {
+// annotations twice and finalizers once; then the type's update validation
+// checks the metadata's changes (checksChanges: labels and annotations
+// once more) and the object as new (revalidates: labels, annotations and
+// finalizers once more), each adding KubeFinalizerNames when
+// kubeFinalizers.
+func MetadataOnUpdate(obj Object, checksChanges, revalidates, kubeFinalizers bool) field.ErrorList {
 	md := jsonmap.Child(obj, "metadata")
 	generic := objectMeta(md, metadataPath)
-	typed := append(objectMeta(md, metadataPath), Finalizers(obj)...)
+	errs := append(append(generic, generic...), Finalizers(obj)...)
+	var kube field.ErrorList
 	if kubeFinalizers {
-		typed = append(typed, KubeFinalizerNames(obj)...)
+		kube = KubeFinalizerNames(obj)
 	}
-	errs := append(append(generic, generic...), typed...)
+	if checksChanges {
+		errs = append(append(errs, objectMeta(md, metadataPath)...), kube...)
+	}
 	if revalidates {
-		errs = append(errs, typed...)
+		errs = append(append(append(errs, objectMeta(md, metadataPath)...), Finalizers(obj)...), kube...)
 	}
 	return errs
 }

@@ -142,8 +142,11 @@ func container(c Object, path *field.Path, names, volumes sets.Set[string]) fiel
 		}
 	}
 	for _, k := range []string{"limits", "requests"} {
-		for _, name := range slices.Sorted(maps.Keys(jsonmap.Child(jsonmap.Child(c, "resources"), k))) {
-			errs = append(errs, containerResourceName(name, path.Child("resources", k).Key(name))...)
+		amounts := jsonmap.Child(jsonmap.Child(c, "resources"), k)
+		for _, name := range slices.Sorted(maps.Keys(amounts)) {
+			at := path.Child("resources", k).Key(name)
+			errs = append(errs, containerResourceName(name, at)...)
+			errs = append(errs, resourceQuantity(name, amounts[name], at)...)
 		}
 	}
 	return append(errs, requestsWithinLimits(jsonmap.Child(c, "resources"), path.Child("resources"))...)

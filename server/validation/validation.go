@@ -25,18 +25,24 @@ var (
 // The error, if any, says why it could not be validated (see package
 // celeval).
 func Create(ctx context.Context, gvk schema.GroupVersionKind, obj Object) (field.ErrorList, error) {
-	errs, err := validate(ctx, gvk, obj)
+	errs, err := validate(ctx, gvk, obj, nil)
 	if err != nil {
 		return nil, err
 	}
 	return append(objectMeta(jsonmap.Child(obj, "metadata"), metadataPath), errs...), nil
 }
 
-// validate checks obj, an object of kind gvk.
-func validate(ctx context.Context, gvk schema.GroupVersionKind, obj Object) (field.ErrorList, error) {
-	if gvk.GroupKind() == (schema.GroupKind{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicy"}) {
+// validate checks obj, an object of kind gvk replacing old (nil on
+// create), for what needs CEL, then what does not.
+func validate(ctx context.Context, gvk schema.GroupVersionKind, obj, old Object) (field.ErrorList, error) {
+	switch gvk.GroupKind() {
+	case schema.GroupKind{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicy"}:
 		name, _ := jsonmap.Child(obj, "metadata")["name"].(string)
 		return admissionPolicy(ctx, name, jsonmap.Child(obj, "spec"))
+	case schema.GroupKind{Group: "admissionregistration.k8s.io", Kind: "ValidatingWebhookConfiguration"}:
+		return webhookConfiguration(ctx, obj, old, false, gvk.Version == "v1")
+	case schema.GroupKind{Group: "admissionregistration.k8s.io", Kind: "MutatingWebhookConfiguration"}:
+		return webhookConfiguration(ctx, obj, old, true, gvk.Version == "v1")
 	}
 	return validateKind(gvk, obj), nil
 }
@@ -58,10 +64,10 @@ func validateKind(gvk schema.GroupVersionKind, obj Object) field.ErrorList {
 	return nil
 }
 
-// Update validates the updated object obj of kind gvk for what its kind
-// requires of any object (the rest is its strategy's validateUpdate).
-func Update(ctx context.Context, gvk schema.GroupVersionKind, obj Object) (field.ErrorList, error) {
-	return validate(ctx, gvk, obj)
+// Update validates the object obj of kind gvk replacing old for what its
+// kind requires of any object (the rest is its strategy's validateUpdate).
+func Update(ctx context.Context, gvk schema.GroupVersionKind, obj, old Object) (field.ErrorList, error) {
+	return validate(ctx, gvk, obj, old)
 }
 
 func stringMap(m Object) map[string]string {

@@ -57,6 +57,7 @@ core.EnvVarSource	FieldRef:fieldRef:*core.ObjectFieldSelector	ResourceFieldRef:r
 core.EphemeralContainer	EphemeralContainerCommon::core.EphemeralContainerCommon:inline	TargetContainerName:targetContainerName:string
 core.EphemeralContainerCommon	Name:name:string	Image:image:string	Command:command:[]string	Args:args:[]string	WorkingDir:workingDir:string	Ports:ports:[]core.ContainerPort	EnvFrom:envFrom:[]core.EnvFromSource	Env:env:[]core.EnvVar	Resources:resources:core.ResourceRequirements	ResizePolicy:resizePolicy:[]core.ContainerResizePolicy	RestartPolicy:restartPolicy:*core.ContainerRestartPolicy	RestartPolicyRules:restartPolicyRules:[]core.ContainerRestartRule	VolumeMounts:volumeMounts:[]core.VolumeMount	VolumeDevices:volumeDevices:[]core.VolumeDevice	LivenessProbe:livenessProbe:*core.Probe	ReadinessProbe:readinessProbe:*core.Probe	StartupProbe:startupProbe:*core.Probe	Lifecycle:lifecycle:*core.Lifecycle	TerminationMessagePath:terminationMessagePath:string	TerminationMessagePolicy:terminationMessagePolicy:core.TerminationMessagePolicy	ImagePullPolicy:imagePullPolicy:core.PullPolicy	SecurityContext:securityContext:*core.SecurityContext	Stdin:stdin:bool	StdinOnce:stdinOnce:bool	TTY:tty:bool
 core.EphemeralVolumeSource	VolumeClaimTemplate:volumeClaimTemplate:*core.PersistentVolumeClaimTemplate
+core.EventSource	Component:component:string	Host:host:string
 core.ExecAction	Command:command:[]string
 core.FCVolumeSource	TargetWWNs:targetWWNs:[]string	Lun:lun:*int32	FSType:fsType:string	ReadOnly:readOnly:bool	WWIDs:wwids:[]string
 core.FileKeySelector	VolumeName:volumeName:string	Path:path:string	Key:key:string	Optional:optional:*bool
@@ -97,7 +98,9 @@ core.PersistentVolumeClaimSpec	AccessModes:accessModes:[]core.PersistentVolumeAc
 core.PersistentVolumeClaimTemplate	ObjectMeta::metav1.ObjectMeta:inline	Spec:spec:core.PersistentVolumeClaimSpec
 core.PersistentVolumeClaimVolumeSource	ClaimName:claimName:string	ReadOnly:readOnly:bool
 core.PersistentVolumeMode	=string
+core.PersistentVolumeReclaimPolicy	=string
 core.PersistentVolumeSource	GCEPersistentDisk:gcePersistentDisk:*core.GCEPersistentDiskVolumeSource	AWSElasticBlockStore:awsElasticBlockStore:*core.AWSElasticBlockStoreVolumeSource	HostPath:hostPath:*core.HostPathVolumeSource	Glusterfs:glusterfs:*core.GlusterfsPersistentVolumeSource	NFS:nfs:*core.NFSVolumeSource	RBD:rbd:*core.RBDPersistentVolumeSource	Quobyte:quobyte:*core.QuobyteVolumeSource	ISCSI:iscsi:*core.ISCSIPersistentVolumeSource	FlexVolume:flexVolume:*core.FlexPersistentVolumeSource	Cinder:cinder:*core.CinderPersistentVolumeSource	CephFS:cephfs:*core.CephFSPersistentVolumeSource	FC:fc:*core.FCVolumeSource	Flocker:flocker:*core.FlockerVolumeSource	AzureFile:azureFile:*core.AzureFilePersistentVolumeSource	VsphereVolume:vsphereVolume:*core.VsphereVirtualDiskVolumeSource	AzureDisk:azureDisk:*core.AzureDiskVolumeSource	PhotonPersistentDisk:photonPersistentDisk:*core.PhotonPersistentDiskVolumeSource	PortworxVolume:portworxVolume:*core.PortworxVolumeSource	ScaleIO:scaleIO:*core.ScaleIOPersistentVolumeSource	Local:local:*core.LocalVolumeSource	StorageOS:storageos:*core.StorageOSPersistentVolumeSource	CSI:csi:*core.CSIPersistentVolumeSource
+core.PersistentVolumeSpec	Capacity:capacity:core.ResourceList	PersistentVolumeSource::core.PersistentVolumeSource:inline	AccessModes:accessModes:[]core.PersistentVolumeAccessMode	ClaimRef:claimRef:*core.ObjectReference	PersistentVolumeReclaimPolicy:persistentVolumeReclaimPolicy:core.PersistentVolumeReclaimPolicy	StorageClassName:storageClassName:string	MountOptions:mountOptions:[]string	VolumeMode:volumeMode:*core.PersistentVolumeMode	NodeAffinity:nodeAffinity:*core.VolumeNodeAffinity	VolumeAttributesClassName:volumeAttributesClassName:*string
 core.PhotonPersistentDiskVolumeSource	PdID:pdID:string	FSType:fsType:string
 core.PodAffinity	RequiredDuringSchedulingIgnoredDuringExecution:requiredDuringSchedulingIgnoredDuringExecution:[]core.PodAffinityTerm	PreferredDuringSchedulingIgnoredDuringExecution:preferredDuringSchedulingIgnoredDuringExecution:[]core.WeightedPodAffinityTerm
 core.PodAffinityTerm	LabelSelector:labelSelector:*metav1.LabelSelector	Namespaces:namespaces:[]string	TopologyKey:topologyKey:string	NamespaceSelector:namespaceSelector:*metav1.LabelSelector	MatchLabelKeys:matchLabelKeys:[]string	MismatchLabelKeys:mismatchLabelKeys:[]string
@@ -155,6 +158,7 @@ core.StorageOSVolumeSource	VolumeName:volumeName:string	VolumeNamespace:volumeNa
 core.SupplementalGroupsPolicy	=string
 core.Sysctl	Name:name:string	Value:value:string
 core.TCPSocketAction	Port:port:intstr.IntOrString	Host:host:string
+core.Taint	Key:key:string	Value:value:string	Effect:effect:core.TaintEffect	TimeAdded:timeAdded:*metav1.Time
 core.TaintEffect	=string
 core.TerminationMessagePolicy	=string
 core.Toleration	Key:key:string	Operator:operator:core.TolerationOperator	Value:value:string	Effect:effect:core.TaintEffect	TolerationSeconds:tolerationSeconds:*int64
@@ -167,6 +171,7 @@ core.UnsatisfiableConstraintAction	=string
 core.Volume	Name:name:string	VolumeSource::core.VolumeSource:inline
 core.VolumeDevice	Name:name:string	DevicePath:devicePath:string
 core.VolumeMount	Name:name:string	ReadOnly:readOnly:bool	RecursiveReadOnly:recursiveReadOnly:*core.RecursiveReadOnlyMode	MountPath:mountPath:string	SubPath:subPath:string	MountPropagation:mountPropagation:*core.MountPropagationMode	SubPathExpr:subPathExpr:string
+core.VolumeNodeAffinity	Required:required:*core.NodeSelector
 core.VolumeProjection	Secret:secret:*core.SecretProjection	DownwardAPI:downwardAPI:*core.DownwardAPIProjection	ConfigMap:configMap:*core.ConfigMapProjection	ServiceAccountToken:serviceAccountToken:*core.ServiceAccountTokenProjection	ClusterTrustBundle:clusterTrustBundle:*core.ClusterTrustBundleProjection	PodCertificate:podCertificate:*core.PodCertificateProjection
 core.VolumeResourceRequirements	Limits:limits:core.ResourceList	Requests:requests:core.ResourceList
 core.VolumeSource	HostPath:hostPath:*core.HostPathVolumeSource	EmptyDir:emptyDir:*core.EmptyDirVolumeSource	GCEPersistentDisk:gcePersistentDisk:*core.GCEPersistentDiskVolumeSource	AWSElasticBlockStore:awsElasticBlockStore:*core.AWSElasticBlockStoreVolumeSource	GitRepo:gitRepo:*core.GitRepoVolumeSource	Secret:secret:*core.SecretVolumeSource	NFS:nfs:*core.NFSVolumeSource	ISCSI:iscsi:*core.ISCSIVolumeSource	Glusterfs:glusterfs:*core.GlusterfsVolumeSource	PersistentVolumeClaim:persistentVolumeClaim:*core.PersistentVolumeClaimVolumeSource	RBD:rbd:*core.RBDVolumeSource	Quobyte:quobyte:*core.QuobyteVolumeSource	FlexVolume:flexVolume:*core.FlexVolumeSource	Cinder:cinder:*core.CinderVolumeSource	CephFS:cephfs:*core.CephFSVolumeSource	Flocker:flocker:*core.FlockerVolumeSource	DownwardAPI:downwardAPI:*core.DownwardAPIVolumeSource	FC:fc:*core.FCVolumeSource	AzureFile:azureFile:*core.AzureFileVolumeSource	ConfigMap:configMap:*core.ConfigMapVolumeSource	VsphereVolume:vsphereVolume:*core.VsphereVirtualDiskVolumeSource	AzureDisk:azureDisk:*core.AzureDiskVolumeSource	PhotonPersistentDisk:photonPersistentDisk:*core.PhotonPersistentDiskVolumeSource	Projected:projected:*core.ProjectedVolumeSource	PortworxVolume:portworxVolume:*core.PortworxVolumeSource	ScaleIO:scaleIO:*core.ScaleIOVolumeSource	StorageOS:storageos:*core.StorageOSVolumeSource	CSI:csi:*core.CSIVolumeSource	Ephemeral:ephemeral:*core.EphemeralVolumeSource	Image:image:*core.ImageVolumeSource
@@ -174,4 +179,8 @@ core.VsphereVirtualDiskVolumeSource	VolumePath:volumePath:string	FSType:fsType:s
 core.WeightedPodAffinityTerm	Weight:weight:int32	PodAffinityTerm:podAffinityTerm:core.PodAffinityTerm
 core.WindowsSecurityContextOptions	GMSACredentialSpecName:gmsaCredentialSpecName:*string	GMSACredentialSpec:gmsaCredentialSpec:*string	RunAsUserName:runAsUserName:*string	HostProcess:hostProcess:*bool
 core.WorkloadReference	Name:name:string	PodGroup:podGroup:string	PodGroupReplicaKey:podGroupReplicaKey:string
+storage.CSINodeDriver	Name:name:string	NodeID:nodeID:string	TopologyKeys:topologyKeys:[]string	Allocatable:allocatable:*storage.VolumeNodeResources
+storage.VolumeAttachmentSource	PersistentVolumeName:persistentVolumeName:*string	InlineVolumeSpec:inlineVolumeSpec:*core.PersistentVolumeSpec
+storage.VolumeAttachmentSpec	Attacher:attacher:string	Source:source:storage.VolumeAttachmentSource	NodeName:nodeName:string
+storage.VolumeNodeResources	Count:count:*int32
 `

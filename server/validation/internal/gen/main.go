@@ -31,12 +31,14 @@ var groups = []struct{ name, internal, versioned string }{
 	{"core", "k8s.io/kubernetes@v1.35.4/pkg/apis/core/types.go", "k8s.io/api@v0.35.4/core/v1/types.go"},
 	{"apps", "k8s.io/kubernetes@v1.35.4/pkg/apis/apps/types.go", "k8s.io/api@v0.35.4/apps/v1/types.go"},
 	{"batch", "k8s.io/kubernetes@v1.35.4/pkg/apis/batch/types.go", "k8s.io/api@v0.35.4/batch/v1/types.go"},
+	{"storage", "k8s.io/kubernetes@v1.35.4/pkg/apis/storage/types.go", "k8s.io/api@v0.35.4/storage/v1/types.go"},
 }
 
 // roots are the types validation prints; the table holds what they reach.
 var roots = []string{
 	"core.PodSpec", "core.PodTemplateSpec", "core.PersistentVolumeClaimSpec", "core.PersistentVolumeSource",
-	"apps.DeploymentStrategy", "apps.DaemonSetUpdateStrategy", "apps.StatefulSetUpdateStrategy",
+	"apps.DeploymentStrategy", "apps.DaemonSetUpdateStrategy", "apps.StatefulSetUpdateStrategy", "core.EventSource", "core.Taint",
+	"storage.CSINodeDriver", "storage.VolumeAttachmentSpec",
 }
 
 // hoisted are the internal structs some of whose fields the versioned
@@ -149,7 +151,11 @@ func typeString(e ast.Expr, pkg string) string {
 	case *ast.MapType:
 		return "map[" + typeString(e.Key, pkg) + "]" + typeString(e.Value, pkg)
 	case *ast.SelectorExpr:
-		return e.X.(*ast.Ident).Name + "." + e.Sel.Name
+		pkg := e.X.(*ast.Ident).Name
+		if pkg == "api" {
+			pkg = "core" // the storage group imports the core types so
+		}
+		return pkg + "." + e.Sel.Name
 	}
 	return fmt.Sprintf("?%T", e)
 }
