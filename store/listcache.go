@@ -15,11 +15,13 @@ import (
 type listCache struct {
 	mu      sync.Mutex
 	entries map[string]*listEntry
+	bytes   int // of the listings held, at most maxCachedBytes
 }
 
 // listEntry is one prefix's listing, tracked from the entry's making on.
 type listEntry struct {
 	items []KeyValue // nil: none held (too big, or cleared by a write)
+	bytes int        // of items' keys and values
 	rev   int64      // the revision items were read at
 	// changed is the revision of the newest write under the prefix since
 	// the entry was made: a listing read before it is out of date.
@@ -29,9 +31,11 @@ type listEntry struct {
 const (
 	// maxCachedLists bounds the prefixes tracked; beyond it one is dropped.
 	maxCachedLists = 64
-	// maxCachedListBytes bounds the values of one cached listing: a large
-	// collection is listed from the database each time, not kept in memory.
-	maxCachedListBytes = 64 << 10
+	// maxCachedBytes bounds the keys and values held, all listings
+	// together (a process may hold many stores: sandboxes), and a quarter
+	// of it one listing, so that one collection cannot take the room of
+	// the others: a large collection is listed from the database each time.
+	maxCachedBytes = 64 << 10
 )
 
 // get returns prefix's listing, copied, at the current revision (current
@@ -47,7 +51,8 @@ func (c *listCache) get(prefix string, current func() int64) (items []KeyValue, 
 			c.entries = make(map[string]*listEntry)
 		}
 		if len(c.entries) >= maxCachedLists {
-			for p := range c.entries {
+			for p, old := range c.entries {
+				c.bytes -= old.bytes
 				delete(c.entries, p)
 				break
 			}
@@ -68,18 +73,18 @@ func (c *listCache) get(prefix string, current func() int64) (items []KeyValue, 
 
 // put keeps items, prefix's listing read at rev after get returned e, unless
 // a write under prefix came after rev, e was dropped since (the writes in
-// between were not tracked), or the listing is too big.
+// between were not tracked), or it is too big.
 func (c *listCache) put(prefix string, e *listEntry, items []KeyValue, rev int64) {
 	size := 0
 	for _, kv := range items {
 		size += len(kv.Key) + len(kv.Value)
 	}
-	if size > maxCachedListBytes {
+	if size > maxCachedBytes/4 {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.entries[prefix] != e || e.changed > rev {
+	if c.entries[prefix] != e || e.changed > rev || c.bytes-e.bytes+size > maxCachedBytes {
 		return
 	}
 	kept := make([]KeyValue, len(items))
@@ -87,7 +92,8 @@ func (c *listCache) put(prefix string, e *listEntry, items []KeyValue, rev int64
 		kv.Value = bytes.Clone(kv.Value)
 		kept[i] = kv
 	}
-	e.items, e.rev = kept, rev
+	c.bytes += size - e.bytes
+	e.items, e.bytes, e.rev = kept, size, rev
 }
 
 // written clears the listings of the prefixes key is under, written at rev.
@@ -96,7 +102,8 @@ func (c *listCache) written(key string, rev int64) {
 	defer c.mu.Unlock()
 	for p, e := range c.entries {
 		if strings.HasPrefix(key, p) {
-			e.items, e.changed = nil, rev
+			c.bytes -= e.bytes
+			e.items, e.bytes, e.changed = nil, 0, rev
 		}
 	}
 }
