@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -391,11 +392,21 @@ func (s *Server) requireNamespace(ctx context.Context, res *catalog.Resource, ns
 
 func (s *Server) namespaceLifecycle(ctx context.Context, res *catalog.Resource, ns, name string) error {
 	nsRes := catalog.LookupBuiltin(namespacesGVR)
-	obj, _, err := s.getObject(ctx, nsRes, "", ns)
+	kv, err := s.store.Get(ctx, objectKey(nsRes, "", ns), 0)
 	if err != nil {
-		return err
+		return storeError(nsRes, ns, err)
 	}
-	if deleting(obj) {
+	// Every create reads its namespace: only the deletion timestamp is
+	// decoded, not the whole object.
+	var stored struct {
+		Metadata struct {
+			DeletionTimestamp any `json:"deletionTimestamp"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(kv.Value, &stored); err != nil {
+		return s.corruptError(kv, fmt.Errorf("stored object %s is corrupt: %w", kv.Key, err))
+	}
+	if stored.Metadata.DeletionTimestamp != nil {
 		err := apierrors.NewForbidden(res.GroupResource(), name,
 			fmt.Errorf("unable to create new content in namespace %s because it is being terminated", ns))
 		err.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: "NamespaceTerminating", Field: "metadata.namespace", Message: "namespace " + ns + " is being terminated"}}

@@ -96,6 +96,8 @@ type DB struct {
 	watchMu  sync.Mutex
 	watchers map[*watcher]struct{}
 
+	lists listCache // see List
+
 	// retention is the history kept (a time.Duration; SetRetention
 	// changes it and signals retentionChanged to the compactor).
 	retention        atomic.Int64

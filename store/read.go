@@ -53,8 +53,21 @@ func (db *DB) Get(ctx context.Context, key string, atRev int64) (KeyValue, error
 const liveKeys = `SELECT key, max(rev) AS rev, deleted FROM kv WHERE %s AND rev <= ?
 	GROUP BY key HAVING deleted = 0`
 
-// List implements Store.
+// List implements Store. A whole prefix at the current revision is served
+// from the listings kept in memory when it has one (see listCache), at the
+// current revision: nothing under the prefix changed since it was read.
 func (db *DB) List(ctx context.Context, prefix, startKey string, limit int, atRev int64) (ListResult, error) {
+	var tracked *listEntry
+	if startKey == "" && limit <= 0 && atRev == 0 {
+		if err := db.check(ctx); err != nil {
+			return ListResult{}, err
+		}
+		items, rev, miss := db.lists.get(prefix, db.rev.Load)
+		if miss == nil {
+			return ListResult{Items: items, Revision: rev}, nil
+		}
+		tracked = miss
+	}
 	var res ListResult
 	err := db.read(ctx, func(tx *sql.Tx, cur, horizon int64) error {
 		rev, err := checkRev(atRev, cur, horizon)
@@ -101,6 +114,9 @@ func (db *DB) List(ctx context.Context, prefix, startKey string, limit int, atRe
 	})
 	if err != nil {
 		return ListResult{}, err
+	}
+	if tracked != nil {
+		db.lists.put(prefix, tracked, res.Items, res.Revision)
 	}
 	return res, nil
 }

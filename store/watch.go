@@ -23,7 +23,6 @@ func (db *DB) Watch(ctx context.Context, prefix string, afterRev int64) (Watcher
 		db:     db,
 		prefix: prefix,
 		inbox:  make(chan Event, db.opts.WatchBuffer),
-		out:    make(chan Event),
 		done:   make(chan struct{}),
 	}
 	// Register under the write lock: every write after cur reaches the inbox,
@@ -42,11 +41,27 @@ func (db *DB) Watch(ctx context.Context, prefix string, afterRev int64) (Watcher
 		db.mu.Unlock()
 		return nil, fmt.Errorf("%w: %d < %d", ErrCompacted, afterRev, horizon)
 	}
+	// A watch from now has no history to replay: its consumer reads the
+	// inbox itself, one goroutine hand-off less between a write and each of
+	// its watchers.
+	w.direct = afterRev == cur
+	if w.direct {
+		w.out = w.inbox
+	} else {
+		w.out = make(chan Event)
+	}
 	db.watchMu.Lock()
 	db.watchers[w] = struct{}{}
+	if w.direct {
+		// Set under watchMu, where remove reads it; a context ended
+		// already runs Stop in a goroutine of its own, after this.
+		w.stopOnCancel = context.AfterFunc(ctx, w.Stop)
+	}
 	db.watchMu.Unlock()
 	db.mu.Unlock()
-
+	if w.direct {
+		return w, nil
+	}
 	stop := context.AfterFunc(ctx, func() { w.end(nil) })
 	go func() {
 		defer stop()
@@ -56,13 +71,19 @@ func (db *DB) Watch(ctx context.Context, prefix string, afterRev int64) (Watcher
 }
 
 // watcher is one Watch. Writers put live events in its inbox without ever
-// blocking; its goroutine replays history, then forwards the inbox to out.
+// blocking; unless direct, its goroutine replays history, then forwards the
+// inbox to out.
 type watcher struct {
 	db     *DB
 	prefix string
 	inbox  chan Event // live events, bounded: full means too slow
-	out    chan Event // Events(); closed when the goroutine returns
+	out    chan Event // Events(); closed when the watch ends
 	done   chan struct{}
+	// direct: no history to replay, out is the inbox, closed when the
+	// watcher is removed from db.watchers (under watchMu, so no write is
+	// delivered after), and stopOnCancel undoes the context's hook.
+	direct       bool
+	stopOnCancel func() bool
 
 	once sync.Once
 	mu   sync.Mutex
@@ -77,7 +98,30 @@ func (w *watcher) Err() error {
 	return w.err
 }
 
-func (w *watcher) Stop() { w.end(nil) }
+func (w *watcher) Stop() {
+	if !w.direct {
+		w.end(nil)
+		return
+	}
+	w.db.watchMu.Lock()
+	defer w.db.watchMu.Unlock()
+	w.remove(nil)
+}
+
+// remove ends the watch with err and takes it out of db.watchers, once; the
+// caller holds watchMu. A direct watcher's channel is closed here, after
+// every event delivered to it; another's goroutine closes its own.
+func (w *watcher) remove(err error) {
+	if _, ok := w.db.watchers[w]; !ok {
+		return
+	}
+	delete(w.db.watchers, w)
+	w.end(err)
+	if w.direct {
+		close(w.inbox)
+		w.stopOnCancel()
+	}
+}
 
 // end ends the watch with err; the first call wins.
 func (w *watcher) end(err error) {
@@ -175,8 +219,7 @@ func (w *watcher) deliver(ev Event) {
 	select {
 	case w.inbox <- ev:
 	default:
-		w.end(ErrWatcherTooSlow)
-		delete(w.db.watchers, w)
+		w.remove(ErrWatcherTooSlow)
 	}
 }
 
@@ -190,8 +233,7 @@ func (db *DB) endWatchers(err error) {
 	db.watchMu.Lock()
 	defer db.watchMu.Unlock()
 	for w := range db.watchers {
-		w.end(err)
-		delete(db.watchers, w)
+		w.remove(err)
 	}
 }
 

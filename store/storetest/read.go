@@ -90,6 +90,35 @@ func (s suite) testList(t *testing.T) {
 		wantErr(t, "List", err, nil)
 		wantStrings(t, "List", kvs(res.Items...), kvs(kv("/a/1", "uno", r1, r3), kv("/a/2", "two", r2, r2)))
 	})
+	t.Run("repeated", func(t *testing.T) {
+		// A prefix listed again and again, as admission lists its
+		// configuration on every write: each list is the current state at
+		// the current revision, whatever was written in between, here or
+		// elsewhere, and what a caller does to one list is not in the next.
+		st := s.new(t)
+		list := func(what string, want ...string) store.ListResult {
+			t.Helper()
+			res, err := st.List(t.Context(), "/a/", "", 0, 0)
+			wantErr(t, "List", err, nil)
+			wantStrings(t, what, kvs(res.Items...), want)
+			if cur := currentRev(t, st); res.Revision != cur {
+				t.Fatalf("%s: Revision %d, want the current %d", what, res.Revision, cur)
+			}
+			return res
+		}
+		list("empty")
+		list("empty again")
+		r1 := mustCreate(t, st, "/a/1", "one")
+		list("after a create", kvString(kv("/a/1", "one", r1, r1)))
+		res := list("again", kvString(kv("/a/1", "one", r1, r1)))
+		res.Items[0].Value[0] = 'X'
+		mustCreate(t, st, "/b/1", "elsewhere")
+		list("after a write elsewhere", kvString(kv("/a/1", "one", r1, r1)))
+		r2 := mustUpdate(t, st, "/a/1", "uno", r1)
+		list("after an update", kvString(kv("/a/1", "uno", r1, r2)))
+		mustDelete(t, st, "/a/1", r2)
+		list("after a delete")
+	})
 	t.Run("binary prefix", func(t *testing.T) {
 		st := s.new(t)
 		for _, key := range []string{"/k\xfe", "/k\xff", "/k\xff\x00", "/k\xff\xff", "/l", "\xff", "\xff\xff"} {

@@ -26,11 +26,11 @@ const maxStepRequests = 50
 
 // Handler serves the lessons of target's cluster, its requests read from j.
 type Handler struct {
-	lessons []*scenario.Scenario
+	// lessons parses the built-in scenarios on the first page that needs
+	// them, not at start; an error is a broken build.
+	lessons func() ([]*scenario.Scenario, error)
 	target  scenario.Target
 	journal *journal.Journal
-	// loadErr: the built-in scenarios did not parse (a broken build).
-	loadErr error
 
 	mu       sync.Mutex // guards progress and serialises steps
 	progress map[string]*progress
@@ -50,8 +50,7 @@ type stepRun struct {
 
 // New returns the lessons run against target, whose requests j records.
 func New(target scenario.Target, j *journal.Journal) *Handler {
-	sc, err := scenario.Builtin()
-	return &Handler{lessons: sc, target: target, journal: j, loadErr: err, progress: map[string]*progress{}}
+	return &Handler{lessons: sync.OnceValues(scenario.Builtin), target: target, journal: j, progress: map[string]*progress{}}
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -91,7 +90,8 @@ func LessonURL(name string, step int) string {
 }
 
 func (h *Handler) lesson(name string) *scenario.Scenario {
-	for _, sc := range h.lessons {
+	all, _ := h.lessons()
+	for _, sc := range all {
 		if sc.Name == name {
 			return sc
 		}
@@ -166,14 +166,15 @@ func (h *Handler) requestsAfter(seq int64) []journal.Entry {
 }
 
 func (h *Handler) props(name, step string) (Props, int) {
-	if h.loadErr != nil {
-		return Props{Error: h.loadErr.Error()}, http.StatusInternalServerError
+	all, err := h.lessons()
+	if err != nil {
+		return Props{Error: err.Error()}, http.StatusInternalServerError
 	}
 	if name == "" {
 		p := Props{}
 		h.mu.Lock()
 		defer h.mu.Unlock()
-		for _, sc := range h.lessons {
+		for _, sc := range all {
 			lp := LessonProps{Name: sc.Name, Summary: summary(sc.Description), Steps: len(sc.Steps), Sandbox: sc.Sandbox, Href: LessonURL(sc.Name, 0)}
 			if pr := h.progress[sc.Name]; pr != nil {
 				lp.Done = pr.session.Next()
