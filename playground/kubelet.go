@@ -406,10 +406,12 @@ func hashHex(s string, n int) string {
 	return out[:n]
 }
 
-// backoff is how long a container that has restarted restarts times waits
-// before its next start.
-func backoff(restarts int64) time.Duration {
-	if restarts <= 0 {
+// backoff is how long a container that has restarted restarts times, and
+// then ran for ran, waits before its next start. A kubelet forgets the
+// back-off of a container that ran for twice its maximum: a program runs
+// the same way each time, so such a container always restarts at once.
+func backoff(restarts int64, ran time.Duration) time.Duration {
+	if restarts <= 0 || ran > 2*backoffMax {
 		return 0
 	}
 	d := backoffInitial
@@ -431,7 +433,8 @@ func (s *podSync) step(c map[string]any, cs jsonmap.Object, policy, fieldPath st
 		s.running(c, cs, parseTime(jsonmap.String(state, "running", "startedAt")), policy, fieldPath)
 	case state["waiting"] != nil && jsonmap.Child(cs, "lastState", "terminated") != nil:
 		finished := parseTime(jsonmap.String(cs, "lastState", "terminated", "finishedAt"))
-		if wait := finished.Add(backoff(restarts)).Sub(s.now); wait > 0 {
+		ran := finished.Sub(parseTime(jsonmap.String(cs, "lastState", "terminated", "startedAt")))
+		if wait := finished.Add(backoff(restarts, ran)).Sub(s.now); wait > 0 {
 			s.later(wait)
 			return
 		}
@@ -602,7 +605,8 @@ func (s *podSync) exit(c map[string]any, cs jsonmap.Object, prog program, starte
 	if policy == "Always" || policy == "OnFailure" && prog.exitCode != 0 {
 		restarts, _ := jsonmap.IntOf(cs["restartCount"])
 		cs["lastState"] = map[string]any{"terminated": terminated}
-		wait := startedAt.Add(prog.runs).Add(backoff(restarts)).Sub(s.now)
+		delay := backoff(restarts, prog.runs)
+		wait := startedAt.Add(prog.runs).Add(delay).Sub(s.now)
 		if wait <= 0 {
 			cs["restartCount"] = restarts + 1
 			s.start(c, cs, fieldPath)
@@ -610,7 +614,7 @@ func (s *podSync) exit(c map[string]any, cs jsonmap.Object, prog program, starte
 		}
 		pod := fmt.Sprintf("%s_%s(%s)", jsonmap.String(s.p, "metadata", "name"), jsonmap.String(s.p, "metadata", "namespace"), jsonmap.String(s.p, "metadata", "uid"))
 		cs["state"] = map[string]any{"waiting": map[string]any{"reason": "CrashLoopBackOff",
-			"message": fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", backoff(restarts), cs["name"], pod)}}
+			"message": fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", delay, cs["name"], pod)}}
 		s.event(fieldPath, "Warning", "BackOff", fmt.Sprintf("Back-off restarting failed container %s in pod %s", cs["name"], pod))
 		s.later(wait)
 		return
