@@ -145,3 +145,27 @@ func postConsole(t *testing.T, h http.Handler, command string) htmltest.Node {
 	}
 	return htmltest.Parse(t, rec.Body)
 }
+
+// The start page names an object held in its deletion by a finalizer, and
+// what it waits for, linking to its deletion timeline.
+func TestStart_BeingDeleted(t *testing.T) {
+	sb, _ := openSandbox(t)
+	h := web.New(sb)
+	postConsole(t, h, "create configmap held")
+	postConsole(t, h, `patch configmap held -p '{"metadata":{"finalizers":["example.com/hold"]}}'`)
+	doc := postConsole(t, h, "delete configmap held --wait=false")
+	var found bool
+	for _, d := range doc.One(t, "dl", "class", "overview").All("div") {
+		if d.One(t, "dt").Text() != "Being deleted" {
+			continue
+		}
+		found = true
+		href, _ := d.One(t, "a").Attr("href")
+		if got := d.One(t, "dd").Text(); got != "ConfigMap default/held, waiting for example.com/hold" || href != "/ui/object?name=held&ns=default&r=v1%2Fconfigmaps&tab=deletion" {
+			t.Errorf("being deleted: %q, link %q", got, href)
+		}
+	}
+	if !found {
+		t.Errorf("the overview does not name the ConfigMap being deleted")
+	}
+}
