@@ -36,6 +36,9 @@ type program struct {
 	// files are the files it creates and removes, in order: what an exec
 	// probe's `cat /tmp/healthy` finds.
 	files []fileChange
+	// serves: it is the image's own server (or a program kubeplay does not
+	// know), which answers on the container's ports; a script does not.
+	serves bool
 }
 
 // fileChange is a file created (touch, mkdir, a redirection) or removed
@@ -47,18 +50,24 @@ type fileChange struct {
 }
 
 // fileAt reports whether the program has path after running for d, and
-// whether it knows (a path it never touched is the image's business).
+// whether it knows: a path it never touched is the image's business, but
+// for /tmp, which starts empty.
 func (p program) fileAt(path string, d time.Duration) (exists, known bool) {
+	tmp := strings.HasPrefix(path, "/tmp/")
+	seen := false
 	for _, f := range p.files {
 		if f.path != path {
 			continue
 		}
 		if f.at > d {
-			return exists || !known && !f.exists, true
+			if !seen { // there before unless the program creates it
+				return !f.exists && !tmp, true
+			}
+			break
 		}
-		exists, known = f.exists, true
+		exists, seen = f.exists, true
 	}
-	return exists, known
+	return exists, seen || tmp
 }
 
 type printed struct {
@@ -87,14 +96,14 @@ func programOf(p, c jsonmap.Object) program {
 	argv := append(jsonmap.StringsOf(c["command"]), jsonmap.StringsOf(c["args"])...)
 	if len(jsonmap.StringsOf(c["command"])) == 0 && !shellImages[imageName(stringOf(c["image"]))] {
 		// The image's own entrypoint: a server, as far as kubeplay knows.
-		return program{forever: true}
+		return program{forever: true, serves: true}
 	}
 	if len(argv) == 0 {
 		argv = []string{"sh"}
 	}
 	sh := newShell(p, c)
 	if !sh.exec(argv) {
-		return program{forever: true}
+		return program{forever: true, serves: true}
 	}
 	return sh.prog
 }

@@ -1,8 +1,10 @@
 package playground
 
 import (
+	"cmp"
 	"fmt"
 	"net"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -90,6 +92,14 @@ type readyChange struct {
 	ready bool
 }
 
+// probeOutcome is the outcome of one probe.
+type probeOutcome struct {
+	ok     bool
+	output string
+	// warning: it succeeded with a warning (a redirect not followed).
+	warning bool
+}
+
 // probeTimeline is what a container's probes make of one run of it.
 type probeTimeline struct {
 	started time.Duration // when its startup probe succeeded; -1: never
@@ -146,6 +156,17 @@ func containerProbes(p, c jsonmap.Object, podIP string, prog program, runEnd tim
 		return lastHealthChange(c, prog) + ps.delay + time.Duration(ps.failures+ps.successes+2)*ps.period
 	}
 	within := func(t time.Duration) bool { return runEnd < 0 || t < runEnd }
+	warned := map[string]bool{}
+	// result runs probe ps at t; a warning is recorded once per probe (a
+	// kubelet repeats it each period).
+	result := func(ps *probeSpec, t time.Duration) (bool, string) {
+		o := probeResult(p, c, podIP, prog, ps, t)
+		if o.warning && !warned[ps.kind] {
+			warned[ps.kind] = true
+			tl.events = append(tl.events, probeEvent{t, "Warning", "ProbeWarning", ps.kind + " probe warning: " + o.output})
+		}
+		return o.ok, o.output
+	}
 	unhealthy := func(ps *probeSpec, at time.Duration, output string) {
 		tl.events = append(tl.events, probeEvent{at, "Warning", "Unhealthy", ps.kind + " probe failed: " + output})
 	}
@@ -169,7 +190,7 @@ func containerProbes(p, c jsonmap.Object, podIP string, prog program, runEnd tim
 		tl.started = -1
 		failed := 0
 		for t := ps.delay; within(t) && t <= settled(ps); t += ps.period {
-			ok, output := probeResult(p, c, podIP, prog, ps, t)
+			ok, output := result(ps, t)
 			if ok {
 				tl.started = t
 				break
@@ -188,7 +209,7 @@ func containerProbes(p, c jsonmap.Object, podIP string, prog program, runEnd tim
 	if ps := probeOf(c, "livenessProbe", "Liveness"); ps != nil {
 		failed := 0
 		for t := max(ps.delay, tl.started); within(t) && t <= settled(ps)+tl.started; t += ps.period {
-			ok, output := probeResult(p, c, podIP, prog, ps, t)
+			ok, output := result(ps, t)
 			if ok {
 				failed = 0
 				continue
@@ -208,7 +229,7 @@ func containerProbes(p, c jsonmap.Object, podIP string, prog program, runEnd tim
 	}
 	ready, streak := false, 0
 	for t := max(ps.delay, tl.started); (end < 0 || t < end) && t <= settled(ps)+tl.started; t += ps.period {
-		ok, output := probeResult(p, c, podIP, prog, ps, t)
+		ok, output := result(ps, t)
 		switch {
 		case ok && streak < 0:
 			streak = 1
@@ -268,20 +289,20 @@ func lastHealthChange(c jsonmap.Object, prog program) time.Duration {
 }
 
 // probeResult is the outcome of probe ps of container c (of pod p, whose
-// IP is podIP) after it has run prog for d, and the probe's output.
-func probeResult(p, c jsonmap.Object, podIP string, prog program, ps *probeSpec, d time.Duration) (bool, string) {
+// IP is podIP) after it has run prog for d.
+func probeResult(p, c jsonmap.Object, podIP string, prog program, ps *probeSpec, d time.Duration) probeOutcome {
 	h := ps.handler
 	if cmd := jsonmap.StringsOf(jsonmap.Child(h, "exec")["command"]); len(cmd) > 0 {
 		sh := newShell(p, c)
 		sh.files = func(path string) (bool, bool) { return prog.fileAt(path, d) }
 		if !sh.exec(cmd) || sh.prog.forever || sh.prog.runs > ps.timeout {
-			return false, fmt.Sprintf("command timed out: %q timed out after %s", strings.Join(cmd, " "), ps.timeout)
+			return probeOutcome{output: fmt.Sprintf("command timed out: %q timed out after %s", strings.Join(cmd, " "), ps.timeout)}
 		}
 		var out strings.Builder
 		for _, l := range sh.prog.output {
 			out.WriteString(l.text)
 		}
-		return sh.prog.exitCode == 0, out.String()
+		return probeOutcome{ok: sh.prog.exitCode == 0, output: out.String()}
 	}
 	host := podIP
 	for _, kind := range []string{"httpGet", "tcpSocket", "grpc"} {
@@ -293,29 +314,37 @@ func probeResult(p, c jsonmap.Object, podIP string, prog program, ps *probeSpec,
 			host = stringOf(action["host"])
 		}
 		port, listening := probePort(c, action["port"])
+		listening = listening && prog.serves
 		addr := net.JoinHostPort(host, strconv.Itoa(port))
 		switch {
 		case kind == "grpc" && !listening:
-			return false, fmt.Sprintf("timeout: failed to connect service %q within %s: context deadline exceeded", addr, ps.timeout)
+			return probeOutcome{output: fmt.Sprintf("timeout: failed to connect service %q within %s: context deadline exceeded", addr, ps.timeout)}
 		case kind == "tcpSocket" && !listening:
-			return false, fmt.Sprintf("dial tcp %s: connect: connection refused", addr)
+			return probeOutcome{output: fmt.Sprintf("dial tcp %s: connect: connection refused", addr)}
 		case kind != "httpGet":
-			return true, ""
+			return probeOutcome{ok: true}
 		}
-		scheme := strings.ToLower(stringOf(action["scheme"]))
-		if scheme == "" {
-			scheme = "http"
-		}
-		url := fmt.Sprintf("%s://%s%s", scheme, addr, stringOf(action["path"]))
+		scheme := strings.ToLower(cmp.Or(stringOf(action["scheme"]), "http"))
+		path := stringOf(action["path"])
 		if !listening {
-			return false, fmt.Sprintf("Get %q: dial tcp %s: connect: connection refused", url, addr)
+			return probeOutcome{output: fmt.Sprintf("Get %q: dial tcp %s: connect: connection refused", scheme+"://"+addr+path, addr)}
 		}
-		if agnhostLiveness(c) && stringOf(action["path"]) == "/healthz" && d > agnhostLivenessHealthy {
-			return false, "HTTP probe failed with statuscode: 500"
+		if !agnhostLiveness(c) {
+			return probeOutcome{ok: true}
 		}
-		return true, ""
+		if u, err := url.Parse(path); err == nil && u.Path == "/redirect" {
+			loc := u.Query().Get("loc")
+			if target, err := url.Parse(loc); err == nil && target.Host != "" {
+				return probeOutcome{ok: true, warning: true, output: fmt.Sprintf("Probe terminated redirects, Response body: <a href=%q>Found</a>.\n\n", loc)}
+			}
+			path = loc // followed on the same host
+		}
+		if path == "/healthz" && d > agnhostLivenessHealthy {
+			return probeOutcome{output: "HTTP probe failed with statuscode: 500"}
+		}
+		return probeOutcome{ok: true}
 	}
-	return true, ""
+	return probeOutcome{ok: true}
 }
 
 // probePort is the number of a probe's port (a number or the name of one

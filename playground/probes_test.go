@@ -139,3 +139,32 @@ func TestProbes_startup(t *testing.T) {
 		t.Errorf("slow's startup probe never failed:\n%s", events)
 	}
 }
+
+// A script serves nothing: a network probe of it fails, and the probe's
+// terminationGracePeriodSeconds bounds the kill. agnhost's liveness server
+// redirecting elsewhere passes its probe with a warning.
+func TestProbes_scriptsAndRedirects(t *testing.T) {
+	sb := openSandboxWith(t, playground.Options{Controllers: playground.Controllers{Nodes: 1}})
+	h := sb.Handler()
+	waitNodes(t, sb, "kubeplay-worker")
+	waitForDefaultServiceAccount(t, h, "default")
+	createPod(t, h, "script", `{"terminationGracePeriodSeconds":500,"containers":[{"name":"c","image":"busybox","command":["sh","-c","sleep 1000"],
+		"livenessProbe":{"httpGet":{"path":"/healthz","port":8080},"initialDelaySeconds":10,"failureThreshold":1,"terminationGracePeriodSeconds":5}}]}`)
+	createPod(t, h, "redirect", `{"containers":[{"name":"c","image":"registry.k8s.io/e2e-test-images/agnhost:2.59","args":["liveness"],
+		"livenessProbe":{"httpGet":{"path":"/redirect?loc=http%3A%2F%2F0.0.0.0%2F","port":8080},"initialDelaySeconds":15,"failureThreshold":1}}]}`)
+	waitFor(t, "the pods to run", func() bool { return phaseOf(t, h, "script") == "Running" && phaseOf(t, h, "redirect") == "Running" })
+	sb.AdvanceClock(15 * time.Second)
+	waitFor(t, "script to restart", func() bool {
+		return lookup(pod(t, h, "script"), "status.containerStatuses.0.restartCount") == float64(1)
+	})
+	ip := lookup(pod(t, h, "script"), "status.podIP").(string)
+	if events := strings.Join(kubeletEvents(t, h, "script"), "\n"); !strings.Contains(events,
+		`Unhealthy: Liveness probe failed: Get "http://`+ip+`:8080/healthz": dial tcp `+ip+`:8080: connect: connection refused`) {
+		t.Errorf("no Unhealthy event in\n%s", events)
+	}
+	want := `ProbeWarning: Liveness probe warning: Probe terminated redirects, Response body: <a href="http://0.0.0.0/">Found</a>.`
+	waitFor(t, "the ProbeWarning event", func() bool { return strings.Contains(strings.Join(kubeletEvents(t, h, "redirect"), "\n"), want) })
+	if got := lookup(pod(t, h, "redirect"), "status.containerStatuses.0.restartCount"); got != float64(0) {
+		t.Errorf("redirect restarted %v times", got)
+	}
+}
