@@ -260,6 +260,7 @@ func (s *scheduler) schedule(p jsonmap.Object) (node, reason, fitErr string, pre
 		return "", "SchedulerError", "no nodes available to schedule pods", nil
 	}
 	onNode := s.podsByNode()
+	s.addNominated(p, onNode)
 	req := podRequests(p)
 	reasons := map[string]int{}
 	// resolvable are the nodes where preemption could help: those that
@@ -330,6 +331,19 @@ func (s *scheduler) podsByNode() map[string][]jsonmap.Object {
 		}
 	}
 	return by
+}
+
+// addNominated counts on their nodes the pods waiting for the room their
+// preemption made, when they matter at least as much as p, so that p does
+// not take it (kube-scheduler's filters with nominated pods); it requires
+// s.mu.
+func (s *scheduler) addNominated(p jsonmap.Object, onNode map[string][]jsonmap.Object) {
+	for key, other := range s.pods {
+		node := jsonmap.String(other, "status", "nominatedNodeName")
+		if node != "" && key != podKey(p) && waitsForScheduler(other) && s.assumed[key] == "" && priorityOf(other) >= priorityOf(p) {
+			onNode[node] = append(onNode[node], other)
+		}
+	}
 }
 
 // filter runs kube-scheduler's filters, in its order, for p on node n: the
