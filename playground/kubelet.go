@@ -32,11 +32,11 @@ const (
 // run). Each runs the pods bound to its node as a kubelet shows them
 // through the API: Pending with ContainerCreating, the init containers in
 // order, images pulled and containers created and started (with events),
-// Running and Ready (a readiness probe succeeds once its initial delay has
-// passed), then what the containers' commands do (see programOf): a
-// container that exits is restarted per the pod's restartPolicy with the
-// kubelet's back-off (CrashLoopBackOff), and a pod whose containers are
-// done Succeeds or Fails. A pod deleted gracefully has its containers
+// Running and Ready (as its probes say: see probes.go), then what the
+// containers' commands do (see programOf): a container that exits, or that
+// its liveness or startup probe has killed, is restarted per the pod's
+// restartPolicy with the kubelet's back-off (CrashLoopBackOff), and a pod
+// whose containers are done Succeeds or Fails. A pod deleted gracefully has its containers
 // stopped (a shell or sleep as PID 1 ignores SIGTERM and is killed when
 // the grace period ends), then is removed for good. Every timed step is a
 // later look at the pod (reconcile's after), on the sandbox's clock.
