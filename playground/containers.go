@@ -332,6 +332,17 @@ func (sh *shell) run(stmts []statement) {
 		if len(st.words) == 0 {
 			continue
 		}
+		if isFunctionDefinition(st.words) {
+			// Only a trap would call it (on a signal, which no run
+			// simulates): skip its body.
+			for depth := 0; i < len(stmts); i++ {
+				depth += strings.Count(strings.Join(stmts[i].words, " "), "{") - strings.Count(strings.Join(stmts[i].words, " "), "}")
+				if depth <= 0 {
+					break
+				}
+			}
+			continue
+		}
 		switch st.words[0] {
 		case "while", "until", "for", "if":
 			// A block: up to its closing keyword.
@@ -377,6 +388,18 @@ func (sh *shell) run(stmts []statement) {
 			skip = st.join
 		}
 	}
+}
+
+// isFunctionDefinition reports whether words open a shell function:
+// "name() {", "name () {" or "function name {".
+func isFunctionDefinition(words []string) bool {
+	switch {
+	case words[0] == "function":
+		return true
+	case strings.HasSuffix(words[0], "()"):
+		return true
+	}
+	return len(words) > 1 && words[1] == "()"
 }
 
 // block runs a loop or an if: a loop whose condition stays true runs

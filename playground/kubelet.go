@@ -832,6 +832,9 @@ func (k *kubelet) terminate(ctx context.Context, p jsonmap.Object, i int) (time.
 			if first {
 				s.event(field.path+"{"+stringOf(cs["name"])+"}", "Normal", "Killing", "Stopping container "+stringOf(cs["name"]))
 			}
+			if c["readinessProbe"] != nil {
+				cs["ready"] = false // its readiness probe, still run, sees it shutting down
+			}
 			code, reason := int64(0), "Completed"
 			if programOf(p, c).ignoresTerm {
 				if wait > 0 {

@@ -168,3 +168,19 @@ func TestProbes_scriptsAndRedirects(t *testing.T) {
 		t.Errorf("redirect restarted %v times", got)
 	}
 }
+
+// A pod being deleted whose shell holds on for its grace period turns
+// unready: its readiness probe, still run, sees it shutting down.
+func TestProbes_unreadyWhileTerminating(t *testing.T) {
+	sb := openSandboxWith(t, playground.Options{Controllers: playground.Controllers{Nodes: 1}})
+	h := sb.Handler()
+	waitNodes(t, sb, "kubeplay-worker")
+	waitForDefaultServiceAccount(t, h, "default")
+	createPod(t, h, "shutting", `{"containers":[{"name":"c","image":"busybox","command":["sh","-c","touch /tmp/ready; sleep 3600"],
+		"readinessProbe":{"exec":{"command":["cat","/tmp/ready"]}}}]}`)
+	waitFor(t, "shutting to be ready", func() bool { return condition(pod(t, h, "shutting"), "Ready")["status"] == "True" })
+	mustDo(t, h, 200, "DELETE", podPath("default", "shutting"), "")
+	waitFor(t, "shutting to be unready", func() bool { return condition(pod(t, h, "shutting"), "Ready")["status"] == "False" })
+	sb.AdvanceClock(30 * time.Second)
+	waitFor(t, "shutting to go", gone(t, h, podPath("default", "shutting")))
+}
