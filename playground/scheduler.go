@@ -194,6 +194,13 @@ func (s *scheduler) reconcile(ctx context.Context, key string) (time.Duration, e
 	} else {
 		s.unschedulable[key] = true
 	}
+	if pre != nil {
+		// Nominated at once, so that the pods scheduled before its status
+		// says so leave the room its victims free to it.
+		nominated := copyMap(p)
+		jsonmap.Ensure(nominated, "status")["nominatedNodeName"] = pre.node
+		s.pods[key] = nominated
+	}
 	s.mu.Unlock()
 
 	ref := refTo(p, "v1", "Pod")
