@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"kubeplay/web"
 	"kubeplay/web/internal/htmltest"
@@ -167,5 +168,35 @@ func TestStart_BeingDeleted(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("the overview does not name the ConfigMap being deleted")
+	}
+}
+
+// The overview counts a crash-looping pod as kubectl get pods shows it.
+func TestStart_CrashLooping(t *testing.T) {
+	sb, _ := openSandbox(t)
+	h := web.New(sb)
+	req := httptest.NewRequestWithContext(t.Context(), "POST", "/api/v1/namespaces/default/pods",
+		strings.NewReader(`{"metadata":{"name":"crash"},"spec":{"containers":[{"name":"c","image":"busybox","command":["sh","-c","exit 1"]}]}}`))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	sb.Handler().ServeHTTP(rec, req)
+	if rec.Code != http.StatusCreated {
+		t.Fatalf("create: %d %s", rec.Code, rec.Body)
+	}
+	// The simulated kubelet runs it, it fails, and it is restarted with a
+	// back-off: wait for that (a bound only for a broken run).
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		var pods string
+		for _, d := range page(t, h, "/", http.StatusOK).One(t, "dl", "class", "overview").All("div") {
+			if d.One(t, "dt").Text() == "Pods" {
+				pods = d.One(t, "dd").Text()
+			}
+		}
+		if strings.Contains(pods, "1 in CrashLoopBackOff") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the overview's pods: %q", pods)
+		}
 	}
 }

@@ -133,6 +133,13 @@ func (h *Handler) overview(ctx context.Context) []OverviewProps {
 			Conditions        []struct {
 				Type, Status string
 			} `json:"conditions"`
+			ContainerStatuses []struct {
+				State struct {
+					Waiting *struct {
+						Reason string `json:"reason"`
+					} `json:"waiting"`
+				} `json:"state"`
+			} `json:"containerStatuses"`
 		} `json:"status"`
 	}
 	list := func(path string) ([]item, bool, bool) {
@@ -180,11 +187,17 @@ func (h *Handler) overview(ctx context.Context) []OverviewProps {
 	}
 	if pods, more, ok := list("/api/v1/pods"); ok {
 		phases := map[string]int{}
-		terminating := 0
+		terminating, crashLooping := 0, 0
 		for _, p := range pods {
 			phases[p.Status.Phase]++
 			if p.Metadata.DeletionTimestamp != nil {
 				terminating++
+			}
+			for _, c := range p.Status.ContainerStatuses {
+				if w := c.State.Waiting; w != nil && w.Reason == "CrashLoopBackOff" {
+					crashLooping++
+					break
+				}
 			}
 		}
 		s := count(len(pods), more)
@@ -192,6 +205,9 @@ func (h *Handler) overview(ctx context.Context) []OverviewProps {
 			if phases[ph] > 0 {
 				s += ", " + strconv.Itoa(phases[ph]) + " " + ph
 			}
+		}
+		if crashLooping > 0 {
+			s += ", " + strconv.Itoa(crashLooping) + " in CrashLoopBackOff"
 		}
 		if terminating > 0 {
 			s += ", " + strconv.Itoa(terminating) + " terminating"
