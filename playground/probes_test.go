@@ -125,12 +125,10 @@ func TestProbes_startup(t *testing.T) {
 	waitFor(t, "never to be killed", func() bool {
 		return lookup(pod(t, h, "never"), "status.containerStatuses.0.restartCount") == float64(1)
 	})
-	events := strings.Join(kubeletEvents(t, h, "never"), "\n")
 	for _, want := range []string{`Unhealthy: Startup probe failed: timeout: failed to connect service "` + lookup(pod(t, h, "never"), "status.podIP").(string) + `:2333" within 1s: context deadline exceeded`,
 		"Killing: Container c failed startup probe, will be restarted"} {
-		if !strings.Contains(events, want) {
-			t.Errorf("no %q in\n%s", want, events)
-		}
+		// The events are written after the status that restarts it.
+		waitFor(t, want, func() bool { return strings.Contains(strings.Join(kubeletEvents(t, h, "never"), "\n"), want) })
 	}
 	if got := lookup(pod(t, h, "never"), "status.containerStatuses.0.lastState.terminated.exitCode"); got != float64(143) {
 		t.Errorf("exit code %v of a server killed", got)
@@ -158,10 +156,9 @@ func TestProbes_scriptsAndRedirects(t *testing.T) {
 		return lookup(pod(t, h, "script"), "status.containerStatuses.0.restartCount") == float64(1)
 	})
 	ip := lookup(pod(t, h, "script"), "status.podIP").(string)
-	if events := strings.Join(kubeletEvents(t, h, "script"), "\n"); !strings.Contains(events,
-		`Unhealthy: Liveness probe failed: Get "http://`+ip+`:8080/healthz": dial tcp `+ip+`:8080: connect: connection refused`) {
-		t.Errorf("no Unhealthy event in\n%s", events)
-	}
+	unhealthy := `Unhealthy: Liveness probe failed: Get "http://` + ip + `:8080/healthz": dial tcp ` + ip + `:8080: connect: connection refused`
+	// The events are written after the status that restarts it.
+	waitFor(t, "the Unhealthy event", func() bool { return strings.Contains(strings.Join(kubeletEvents(t, h, "script"), "\n"), unhealthy) })
 	want := `ProbeWarning: Liveness probe warning: Probe terminated redirects, Response body: <a href="http://0.0.0.0/">Found</a>.`
 	waitFor(t, "the ProbeWarning event", func() bool { return strings.Contains(strings.Join(kubeletEvents(t, h, "redirect"), "\n"), want) })
 	if got := lookup(pod(t, h, "redirect"), "status.containerStatuses.0.restartCount"); got != float64(0) {
