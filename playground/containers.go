@@ -33,6 +33,41 @@ type program struct {
 	// ignoresTerm: it is a shell or a sleep running as PID 1, which does
 	// not act on SIGTERM, so stopping it takes the whole grace period.
 	ignoresTerm bool
+	// files are the files it creates and removes, in order: what an exec
+	// probe's `cat /tmp/healthy` finds.
+	files []fileChange
+	// serves: it is the image's own server (or a program kubeplay does not
+	// know), which answers on the container's ports; a script does not.
+	serves bool
+}
+
+// fileChange is a file created (touch, mkdir, a redirection) or removed
+// (rm) at an offset from the program's start.
+type fileChange struct {
+	at     time.Duration
+	path   string
+	exists bool
+}
+
+// fileAt reports whether the program has path after running for d, and
+// whether it knows: a path it never touched is the image's business, but
+// for /tmp, which starts empty.
+func (p program) fileAt(path string, d time.Duration) (exists, known bool) {
+	tmp := strings.HasPrefix(path, "/tmp/")
+	seen := false
+	for _, f := range p.files {
+		if f.path != path {
+			continue
+		}
+		if f.at > d {
+			if !seen { // there before unless the program creates it
+				return !f.exists && !tmp, true
+			}
+			break
+		}
+		exists, seen = f.exists, true
+	}
+	return exists, seen || tmp
 }
 
 type printed struct {
@@ -61,11 +96,20 @@ func programOf(p, c jsonmap.Object) program {
 	argv := append(jsonmap.StringsOf(c["command"]), jsonmap.StringsOf(c["args"])...)
 	if len(jsonmap.StringsOf(c["command"])) == 0 && !shellImages[imageName(stringOf(c["image"]))] {
 		// The image's own entrypoint: a server, as far as kubeplay knows.
-		return program{forever: true}
+		return program{forever: true, serves: true}
 	}
 	if len(argv) == 0 {
 		argv = []string{"sh"}
 	}
+	sh := newShell(p, c)
+	if !sh.exec(argv) {
+		return program{forever: true, serves: true}
+	}
+	return sh.prog
+}
+
+// newShell is the interpreter of what runs in container c of pod p.
+func newShell(p, c jsonmap.Object) *shell {
 	env := map[string]string{"HOSTNAME": jsonmap.String(p, "metadata", "name")}
 	for _, e := range jsonmap.Items(c["env"]) {
 		if v, ok := e["value"].(string); ok {
@@ -76,7 +120,13 @@ func programOf(p, c jsonmap.Object) program {
 	if messagePath == "" {
 		messagePath = "/dev/termination-log"
 	}
-	sh := &shell{env: env, messagePath: messagePath, exited: -1}
+	return &shell{env: env, messagePath: messagePath, exited: -1}
+}
+
+// exec runs argv to its end (sh.prog), reporting whether kubeplay
+// understands it: a script file, or a program it does not know, runs until
+// it is stopped.
+func (sh *shell) exec(argv []string) bool {
 	switch base := path.Base(argv[0]); {
 	case isShell(base):
 		sh.prog.ignoresTerm = true
@@ -88,13 +138,13 @@ func programOf(p, c jsonmap.Object) program {
 			}
 		}
 		if script == "" && len(argv) > 1 {
-			return program{forever: true} // a script file kubeplay cannot read
+			return false // a script file kubeplay cannot read
 		}
 		sh.run(sh.parse(script))
 	default:
 		sh.prog.ignoresTerm = base == "sleep"
 		if !sh.builtin(argv) {
-			return program{forever: true}
+			return false
 		}
 	}
 	if sh.exited < 0 {
@@ -102,7 +152,7 @@ func programOf(p, c jsonmap.Object) program {
 	}
 	sh.prog.exitCode = sh.exited
 	sh.prog.runs = sh.elapsed
-	return sh.prog
+	return true
 }
 
 func isShell(name string) bool {
@@ -118,9 +168,11 @@ func isShell(name string) bool {
 type shell struct {
 	env         map[string]string
 	messagePath string
-	prog        program
-	elapsed     time.Duration
-	status      int
+	// files, in an exec probe, are the container's files when it runs.
+	files   func(path string) (exists, known bool)
+	prog    program
+	elapsed time.Duration
+	status  int
 	// exited is the code the script exited with (exit, or a program that
 	// ends), -1 while it runs.
 	exited int
@@ -280,6 +332,17 @@ func (sh *shell) run(stmts []statement) {
 		if len(st.words) == 0 {
 			continue
 		}
+		if isFunctionDefinition(st.words) {
+			// Only a trap would call it (on a signal, which no run
+			// simulates): skip its body.
+			for depth := 0; i < len(stmts); i++ {
+				depth += strings.Count(strings.Join(stmts[i].words, " "), "{") - strings.Count(strings.Join(stmts[i].words, " "), "}")
+				if depth <= 0 {
+					break
+				}
+			}
+			continue
+		}
 		switch st.words[0] {
 		case "while", "until", "for", "if":
 			// A block: up to its closing keyword.
@@ -325,6 +388,18 @@ func (sh *shell) run(stmts []statement) {
 			skip = st.join
 		}
 	}
+}
+
+// isFunctionDefinition reports whether words open a shell function:
+// "name() {", "name () {" or "function name {".
+func isFunctionDefinition(words []string) bool {
+	switch {
+	case words[0] == "function":
+		return true
+	case strings.HasSuffix(words[0], "()"):
+		return true
+	}
+	return len(words) > 1 && words[1] == "()"
 }
 
 // block runs a loop or an if: a loop whose condition stays true runs
@@ -384,6 +459,9 @@ func (sh *shell) builtin(words []string) bool {
 		})
 	}
 	words, toFile, redirected := redirection(words)
+	if redirected && toFile != "/dev/null" {
+		sh.change(toFile, true)
+	}
 	if len(words) == 0 {
 		return true
 	}
@@ -401,8 +479,29 @@ func (sh *shell) builtin(words []string) bool {
 		if len(words) > 1 {
 			sh.exited, _ = strconv.Atoi(words[1])
 		}
-	case "true", ":", "[", "test", "cd", "export", "set", "trap", "touch", "mkdir", "rm", "ls", "cat", "date", "hostname":
+	case "true", ":", "cd", "export", "set", "trap", "date", "hostname":
 		sh.status = 0
+	case "touch", "mkdir", "rm":
+		for _, a := range words[1:] {
+			if !strings.HasPrefix(a, "-") {
+				sh.change(a, words[0] != "rm")
+			}
+		}
+		sh.status = 0
+	case "cat", "ls", "test", "[":
+		sh.status = 0
+		for _, a := range words[1:] {
+			if strings.HasPrefix(a, "-") || a == "]" || !sh.missing(a) {
+				continue
+			}
+			sh.status = 1
+			switch path.Base(words[0]) {
+			case "cat":
+				print("cat: can't open '" + a + "': No such file or directory\n")
+			case "ls":
+				print("ls: " + a + ": No such file or directory\n")
+			}
+		}
 	case "false":
 		sh.status = 1
 	case "echo":
@@ -453,6 +552,21 @@ func (sh *shell) builtin(words []string) bool {
 		return false
 	}
 	return true
+}
+
+// change records a file created or removed by the program now.
+func (sh *shell) change(path string, exists bool) {
+	sh.prog.files = append(sh.prog.files, fileChange{at: sh.elapsed, path: path, exists: exists})
+}
+
+// missing reports whether an exec probe finds that the container has no
+// file at path: one it removed, or one it creates later.
+func (sh *shell) missing(path string) bool {
+	if sh.files == nil {
+		return false
+	}
+	exists, known := sh.files(path)
+	return known && !exists
 }
 
 // redirection drops a command's redirections from words: where its

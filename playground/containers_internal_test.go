@@ -55,3 +55,16 @@ func TestProgramOf(t *testing.T) {
 		})
 	}
 }
+
+// A shell function's body runs only when called (here: by a trap, on a
+// signal no run simulates).
+func TestProgramOf_functionDefinitionSkipped(t *testing.T) {
+	script := "\n_term() {\n\trm -f /tmp/ready\n\tsleep 30\n\texit 0\n}\ntrap _term SIGTERM\n\ntouch /tmp/ready\n\nwhile true; do\n  echo hello\n  sleep 10\ndone\n"
+	prog := programOf(jsonmap.Object{}, jsonmap.Object{"image": "agnhost", "command": []any{"/bin/bash"}, "args": []any{"-c", script}})
+	if !prog.forever {
+		t.Errorf("the script ends after %s with %d", prog.runs, prog.exitCode)
+	}
+	if exists, known := prog.fileAt("/tmp/ready", time.Hour); !exists || !known {
+		t.Errorf("/tmp/ready: exists %v, known %v", exists, known)
+	}
+}

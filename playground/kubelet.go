@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"strings"
 	"sync"
 	"time"
@@ -31,11 +32,11 @@ const (
 // run). Each runs the pods bound to its node as a kubelet shows them
 // through the API: Pending with ContainerCreating, the init containers in
 // order, images pulled and containers created and started (with events),
-// Running and Ready (a readiness probe succeeds once its initial delay has
-// passed), then what the containers' commands do (see programOf): a
-// container that exits is restarted per the pod's restartPolicy with the
-// kubelet's back-off (CrashLoopBackOff), and a pod whose containers are
-// done Succeeds or Fails. A pod deleted gracefully has its containers
+// Running and Ready (as its probes say: see probes.go), then what the
+// containers' commands do (see programOf): a container that exits, or that
+// its liveness or startup probe has killed, is restarted per the pod's
+// restartPolicy with the kubelet's back-off (CrashLoopBackOff), and a pod
+// whose containers are done Succeeds or Fails. A pod deleted gracefully has its containers
 // stopped (a shell or sleep as PID 1 ignores SIGTERM and is killed when
 // the grace period ends), then is removed for good. Every timed step is a
 // later look at the pod (reconcile's after), on the sandbox's clock.
@@ -54,13 +55,16 @@ type kubelet struct {
 	pulled map[string]map[string]bool
 	// killing are the pods (by uid) whose containers were told to stop.
 	killing map[string]bool
+	// probed are, by pod uid and container ID, the offsets from the
+	// container's start up to which its probes' events are recorded.
+	probed map[string]map[string]time.Duration
 }
 
 func init() {
 	registerController(controllerDef{name: "kubelet", title: "kubelets", simulated: true,
 		start: func(sb *Sandbox) reconciler {
 			return &kubelet{api: inproc.New(sb.handler, kubeletAgent), now: sb.clock.Now, names: sb.nodeNames(),
-				events: map[string]*eventRecorder{}, nextIP: map[string]int{}, pulled: map[string]map[string]bool{}, killing: map[string]bool{}}
+				events: map[string]*eventRecorder{}, nextIP: map[string]int{}, pulled: map[string]map[string]bool{}, killing: map[string]bool{}, probed: map[string]map[string]time.Duration{}}
 		}})
 }
 
@@ -159,6 +163,7 @@ func (k *kubelet) remove(ctx context.Context, p jsonmap.Object) error {
 	}
 	k.mu.Lock()
 	delete(k.killing, string(uid))
+	delete(k.probed, string(uid))
 	k.mu.Unlock()
 	return nil
 }
@@ -186,6 +191,9 @@ type podSync struct {
 	status jsonmap.Object
 	events []podEvent
 	due    time.Duration
+	// probed are, by container ID, the offsets up to which its probes'
+	// events are recorded once this look is written.
+	probed map[string]time.Duration
 }
 
 type podEvent struct {
@@ -216,6 +224,15 @@ func (s *podSync) write(ctx context.Context) (time.Duration, error) {
 			return 0, err
 		}
 	}
+	if s.probed != nil {
+		uid := jsonmap.String(s.p, "metadata", "uid")
+		s.k.mu.Lock()
+		if s.k.probed[uid] == nil {
+			s.k.probed[uid] = map[string]time.Duration{}
+		}
+		maps.Copy(s.k.probed[uid], s.probed)
+		s.k.mu.Unlock()
+	}
 	r := s.k.recorder(s.node)
 	for _, e := range s.events {
 		ref := refTo(s.p, "v1", "Pod")
@@ -242,6 +259,9 @@ func (k *kubelet) sync(ctx context.Context, p jsonmap.Object, i int) (time.Durat
 		k.assignIP(s, i)
 	}
 	sandboxReady := st["podIP"] != nil
+	if err := k.recallProbeEvents(ctx, p); err != nil {
+		return 0, err
+	}
 	s.syncContainers(sandboxReady)
 	s.conditions(sandboxReady)
 	return s.write(ctx)
@@ -386,10 +406,12 @@ func hashHex(s string, n int) string {
 	return out[:n]
 }
 
-// backoff is how long a container that has restarted restarts times waits
-// before its next start.
-func backoff(restarts int64) time.Duration {
-	if restarts <= 0 {
+// backoff is how long a container that has restarted restarts times, and
+// then ran for ran, waits before its next start. A kubelet forgets the
+// back-off of a container that ran for twice its maximum: a program runs
+// the same way each time, so such a container always restarts at once.
+func backoff(restarts int64, ran time.Duration) time.Duration {
+	if restarts <= 0 || ran > 2*backoffMax {
 		return 0
 	}
 	d := backoffInitial
@@ -408,20 +430,11 @@ func (s *podSync) step(c map[string]any, cs jsonmap.Object, policy, fieldPath st
 	restarts, _ := jsonmap.IntOf(cs["restartCount"])
 	switch {
 	case state["running"] != nil:
-		startedAt := parseTime(jsonmap.String(state, "running", "startedAt"))
-		prog := programOf(s.p, c)
-		ran := s.now.Sub(startedAt)
-		if prog.forever || ran < prog.runs {
-			if !prog.forever {
-				s.later(prog.runs - ran)
-			}
-			s.probe(c, cs, ran)
-			return
-		}
-		s.exit(c, cs, prog, startedAt, policy, fieldPath)
+		s.running(c, cs, parseTime(jsonmap.String(state, "running", "startedAt")), policy, fieldPath)
 	case state["waiting"] != nil && jsonmap.Child(cs, "lastState", "terminated") != nil:
 		finished := parseTime(jsonmap.String(cs, "lastState", "terminated", "finishedAt"))
-		if wait := finished.Add(backoff(restarts)).Sub(s.now); wait > 0 {
+		ran := finished.Sub(parseTime(jsonmap.String(cs, "lastState", "terminated", "startedAt")))
+		if wait := finished.Add(backoff(restarts, ran)).Sub(s.now); wait > 0 {
 			s.later(wait)
 			return
 		}
@@ -459,34 +472,114 @@ func (s *podSync) start(c map[string]any, cs jsonmap.Object, fieldPath string) {
 	cs["imageID"] = imageID(image)
 	cs["state"] = map[string]any{"running": map[string]any{"startedAt": s.ts}}
 	cs["ready"], cs["started"] = false, false
-	prog := programOf(s.p, c)
-	if !prog.forever && prog.runs == 0 {
-		s.exit(c, cs, prog, s.now, "", fieldPath)
-		return
-	}
-	s.probe(c, cs, 0)
+	s.running(c, cs, s.now, "", fieldPath)
 }
 
-// probe sets whether a running container has started and is ready: its
-// probes succeed once their initial delay has passed.
-func (s *podSync) probe(c map[string]any, cs jsonmap.Object, ran time.Duration) {
-	delay := func(probe string) time.Duration {
-		if c[probe] == nil {
-			return 0
+// running looks at a running container: its probes' events, whether it
+// has started and is ready, and whether its program has ended or its
+// probes have had it killed.
+func (s *podSync) running(c map[string]any, cs jsonmap.Object, startedAt time.Time, policy, fieldPath string) {
+	prog := programOf(s.p, c)
+	ran := s.now.Sub(startedAt)
+	end := prog.runs
+	if prog.forever {
+		end = -1
+	}
+	tl := containerProbes(s.p, c, stringOf(s.status["podIP"]), prog, end)
+	if tl.kill != nil {
+		// Killed: a shell that ignores SIGTERM holds on for the grace
+		// period, then dies of SIGKILL; another dies of SIGTERM.
+		end = tl.kill.at + tl.kill.grace
+		prog.runs, prog.message, prog.exitCode = end, "", 143
+		if prog.ignoresTerm {
+			prog.exitCode = 137
 		}
-		n, _ := jsonmap.Int(jsonmap.Object(c), probe, "initialDelaySeconds")
-		return time.Duration(n) * time.Second
 	}
-	startup := delay("startupProbe")
-	cs["started"] = ran >= startup
-	ready := ran >= startup+delay("readinessProbe")
-	cs["ready"] = ready
-	switch {
-	case ran < startup:
-		s.later(startup - ran)
-	case !ready:
-		s.later(startup + delay("readinessProbe") - ran)
+	s.probeEvents(cs, tl, ran, fieldPath)
+	if end >= 0 && ran >= end {
+		s.exit(c, cs, prog, startedAt, policy, fieldPath)
+		return
 	}
+	cs["started"], cs["ready"] = tl.startedBy(ran), tl.readyAt(ran)
+	if next, ok := tl.next(ran, end); ok {
+		s.later(next - ran)
+	}
+	if end >= 0 {
+		s.later(end - ran)
+	}
+}
+
+// recallProbeEvents learns, for a pod with probes that this kubelet has
+// not looked at since it started (the sandbox's controllers restart when
+// its clock is advanced), which of its probes' events it recorded before:
+// those its Events say, so that none is recorded twice.
+func (k *kubelet) recallProbeEvents(ctx context.Context, p jsonmap.Object) error {
+	uid := jsonmap.String(p, "metadata", "uid")
+	k.mu.Lock()
+	_, known := k.probed[uid]
+	k.mu.Unlock()
+	spec := jsonmap.Child(p, "spec")
+	probed := false
+	for _, c := range append(jsonmap.Items(spec["initContainers"]), jsonmap.Items(spec["containers"])...) {
+		probed = probed || c["livenessProbe"] != nil || c["readinessProbe"] != nil || c["startupProbe"] != nil
+	}
+	if known || !probed {
+		return nil
+	}
+	events, err := list(ctx, k.api, "/api/v1/namespaces/"+jsonmap.String(p, "metadata", "namespace")+"/events?fieldSelector=involvedObject.uid%3D"+uid)
+	if err != nil {
+		return err
+	}
+	recorded := map[string]time.Duration{}
+	st := jsonmap.Child(p, "status")
+	for _, cs := range append(jsonmap.Items(st["initContainerStatuses"]), jsonmap.Items(st["containerStatuses"])...) {
+		startedAt := jsonmap.String(jsonmap.Object(cs), "state", "running", "startedAt")
+		if startedAt == "" {
+			continue
+		}
+		for _, ev := range events {
+			name := "{" + stringOf(cs["name"]) + "}"
+			reason, message := stringOf(ev["reason"]), stringOf(ev["message"])
+			if !strings.HasSuffix(jsonmap.String(ev, "involvedObject", "fieldPath"), name) ||
+				reason != "Unhealthy" && !(reason == "Killing" && strings.Contains(message, " probe")) {
+				continue
+			}
+			at := parseTime(stringOf(ev["lastTimestamp"])).Sub(parseTime(startedAt))
+			id := stringOf(cs["containerID"])
+			if prev, ok := recorded[id]; at >= 0 && (!ok || at > prev) {
+				recorded[id] = at
+			}
+		}
+	}
+	k.mu.Lock()
+	k.probed[uid] = recorded
+	k.mu.Unlock()
+	return nil
+}
+
+// probeEvents records the events of the container's probes due by ran
+// that this kubelet has not recorded yet.
+func (s *podSync) probeEvents(cs jsonmap.Object, tl probeTimeline, ran time.Duration, fieldPath string) {
+	if len(tl.events) == 0 {
+		return
+	}
+	id := stringOf(cs["containerID"])
+	uid := jsonmap.String(s.p, "metadata", "uid")
+	s.k.mu.Lock()
+	done, seen := s.k.probed[uid][id]
+	s.k.mu.Unlock()
+	if !seen {
+		done = -1
+	}
+	for _, e := range tl.events {
+		if e.at > done && e.at <= ran {
+			s.event(fieldPath, e.eventType, e.reason, e.text)
+		}
+	}
+	if s.probed == nil {
+		s.probed = map[string]time.Duration{}
+	}
+	s.probed[id] = ran
 }
 
 // exit ends a container's run at its program's end, and restarts it or
@@ -512,7 +605,8 @@ func (s *podSync) exit(c map[string]any, cs jsonmap.Object, prog program, starte
 	if policy == "Always" || policy == "OnFailure" && prog.exitCode != 0 {
 		restarts, _ := jsonmap.IntOf(cs["restartCount"])
 		cs["lastState"] = map[string]any{"terminated": terminated}
-		wait := startedAt.Add(prog.runs).Add(backoff(restarts)).Sub(s.now)
+		delay := backoff(restarts, prog.runs)
+		wait := startedAt.Add(prog.runs).Add(delay).Sub(s.now)
 		if wait <= 0 {
 			cs["restartCount"] = restarts + 1
 			s.start(c, cs, fieldPath)
@@ -520,7 +614,7 @@ func (s *podSync) exit(c map[string]any, cs jsonmap.Object, prog program, starte
 		}
 		pod := fmt.Sprintf("%s_%s(%s)", jsonmap.String(s.p, "metadata", "name"), jsonmap.String(s.p, "metadata", "namespace"), jsonmap.String(s.p, "metadata", "uid"))
 		cs["state"] = map[string]any{"waiting": map[string]any{"reason": "CrashLoopBackOff",
-			"message": fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", backoff(restarts), cs["name"], pod)}}
+			"message": fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", delay, cs["name"], pod)}}
 		s.event(fieldPath, "Warning", "BackOff", fmt.Sprintf("Back-off restarting failed container %s in pod %s", cs["name"], pod))
 		s.later(wait)
 		return
@@ -737,6 +831,9 @@ func (k *kubelet) terminate(ctx context.Context, p jsonmap.Object, i int) (time.
 			}
 			if first {
 				s.event(field.path+"{"+stringOf(cs["name"])+"}", "Normal", "Killing", "Stopping container "+stringOf(cs["name"]))
+			}
+			if c["readinessProbe"] != nil {
+				cs["ready"] = false // its readiness probe, still run, sees it shutting down
 			}
 			code, reason := int64(0), "Completed"
 			if programOf(p, c).ignoresTerm {

@@ -1,6 +1,7 @@
 package playground_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -172,5 +173,55 @@ func TestKubelet_logs(t *testing.T) {
 	}
 	if code, log := logOf(t, h, "talker", "?previous=true&tailLines=1"); code != 200 || log != "bye\n" {
 		t.Errorf("tail of the previous log: %d %q", code, log)
+	}
+}
+
+// A container that keeps failing: restarted at once the first time, then
+// after a back-off that doubles from 10 s to 5 minutes, waiting in
+// CrashLoopBackOff meanwhile, the pod Running and unready. One that ran
+// for more than 10 minutes before failing restarts at once every time.
+func TestKubelet_crashLoop(t *testing.T) {
+	sb := openSandboxWith(t, playground.Options{Controllers: playground.Controllers{Nodes: 1}})
+	h := sb.Handler()
+	waitNodes(t, sb, "kubeplay-worker")
+	waitForDefaultServiceAccount(t, h, "default")
+	createPod(t, h, "crash", `{"containers":[{"name":"c","image":"busybox","command":["sh","-c","echo crash; exit 2"]}]}`)
+	createPod(t, h, "slow", `{"containers":[{"name":"c","image":"busybox","command":["sh","-c","sleep 700; exit 1"]}]}`)
+	restarts := func(name string) any {
+		return lookup(pod(t, h, name), "status.containerStatuses.0.restartCount")
+	}
+	waitFor(t, "slow to run", func() bool { return phaseOf(t, h, "slow") == "Running" })
+	uid := lookup(pod(t, h, "crash"), "metadata.uid")
+	for i, delay := range []time.Duration{10 * time.Second, 20 * time.Second, 40 * time.Second, 80 * time.Second,
+		160 * time.Second, 5 * time.Minute, 5 * time.Minute} {
+		waitFor(t, "the back-off", func() bool {
+			return restarts("crash") == float64(i+1) && lookup(pod(t, h, "crash"), "status.containerStatuses.0.state.waiting") != nil
+		})
+		p := pod(t, h, "crash")
+		for path, want := range map[string]any{
+			"status.phase": "Running",
+			"status.containerStatuses.0.state.waiting.reason":          "CrashLoopBackOff",
+			"status.containerStatuses.0.state.waiting.message":         fmt.Sprintf("back-off %s restarting failed container=c pod=crash_default(%s)", delay, uid),
+			"status.containerStatuses.0.lastState.terminated.exitCode": float64(2),
+			"status.containerStatuses.0.lastState.terminated.reason":   "Error",
+			"status.containerStatuses.0.ready":                         false,
+			"status.containerStatuses.0.started":                       false,
+		} {
+			if got := lookup(p, path); got != want {
+				t.Errorf("after %d restarts: %s = %v, want %v", i+1, path, got, want)
+			}
+		}
+		for _, c := range []string{"Ready", "ContainersReady"} {
+			if cond := condition(p, c); cond["status"] != "False" || cond["reason"] != "ContainersNotReady" || cond["message"] != "containers with unready status: [c]" {
+				t.Errorf("%s: %v", c, cond)
+			}
+		}
+		sb.AdvanceClock(delay)
+	}
+	waitFor(t, "slow to restart", func() bool { return restarts("slow") == float64(1) })
+	sb.AdvanceClock(700 * time.Second)
+	waitFor(t, "slow to restart again", func() bool { return restarts("slow") == float64(2) })
+	if waiting := lookup(pod(t, h, "slow"), "status.containerStatuses.0.state.waiting"); waiting != nil {
+		t.Errorf("slow waits: %v", waiting)
 	}
 }

@@ -188,17 +188,31 @@ func (s *scheduler) reconcile(ctx context.Context, key string) (time.Duration, e
 		s.mu.Unlock()
 		return 0, nil
 	}
-	node, reason, fitErr := s.schedule(p)
+	node, reason, fitErr, pre := s.schedule(p)
 	if fitErr == "" {
 		delete(s.unschedulable, key)
 	} else {
 		s.unschedulable[key] = true
 	}
+	if pre != nil {
+		// Nominated at once, so that the pods scheduled before its status
+		// says so leave the room its victims free to it.
+		nominated := copyMap(p)
+		jsonmap.Ensure(nominated, "status")["nominatedNodeName"] = pre.node
+		s.pods[key] = nominated
+	}
 	s.mu.Unlock()
 
 	ref := refTo(p, "v1", "Pod")
 	if fitErr != "" {
-		return 0, s.failed(ctx, p, ref, reason, fitErr)
+		nominated := ""
+		if pre != nil {
+			if err := s.evict(ctx, p, pre); err != nil {
+				return 0, err
+			}
+			nominated = pre.node
+		}
+		return 0, s.failed(ctx, p, ref, reason, fitErr, nominated)
 	}
 	binding := map[string]any{"apiVersion": "v1", "kind": "Binding",
 		"metadata": map[string]any{"name": ref.Name, "namespace": ref.Namespace, "uid": ref.UID},
@@ -217,17 +231,22 @@ func (s *scheduler) reconcile(ctx context.Context, key string) (time.Duration, e
 }
 
 // failed reports that p fits on no node: its PodScheduled condition (when
-// it says something new) and a FailedScheduling event.
-func (s *scheduler) failed(ctx context.Context, p jsonmap.Object, ref objectRef, reason, msg string) error {
+// it says something new), the node it is nominated to after preempting
+// pods there, and a FailedScheduling event.
+func (s *scheduler) failed(ctx context.Context, p jsonmap.Object, ref objectRef, reason, msg, nominated string) error {
 	cond := map[string]any{}
 	for _, c := range jsonmap.List(p, "status", "conditions") {
 		if m, _ := c.(map[string]any); m["type"] == "PodScheduled" {
 			cond = m
 		}
 	}
-	if cond["status"] != "False" || cond["reason"] != reason || cond["message"] != msg {
-		patch := map[string]any{"status": map[string]any{"conditions": []any{map[string]any{"type": "PodScheduled", "status": "False",
-			"reason": reason, "message": msg, "lastProbeTime": nil, "lastTransitionTime": timestamp(s.now)}}}}
+	if cond["status"] != "False" || cond["reason"] != reason || cond["message"] != msg || nominated != "" {
+		status := map[string]any{"conditions": []any{map[string]any{"type": "PodScheduled", "status": "False",
+			"reason": reason, "message": msg, "lastProbeTime": nil, "lastTransitionTime": timestamp(s.now)}}}
+		if nominated != "" {
+			status["nominatedNodeName"] = nominated
+		}
+		patch := map[string]any{"status": status}
 		err := s.api.Patch(ctx, namedPath("", "pods", ref.Namespace, ref.Name)+"/status", "application/strategic-merge-patch+json", patch, nil)
 		if apierrors.IsNotFound(err) {
 			return nil
@@ -241,19 +260,21 @@ func (s *scheduler) failed(ctx context.Context, p jsonmap.Object, ref objectRef,
 }
 
 // schedule picks the node for p, or says why none fits as kube-scheduler
-// words it, with the reason of the PodScheduled condition; it requires
-// s.mu.
-func (s *scheduler) schedule(p jsonmap.Object) (node, reason, fitErr string) {
+// words it, with the reason of the PodScheduled condition, and what p
+// preempts to make room if it can; it requires s.mu.
+func (s *scheduler) schedule(p jsonmap.Object) (node, reason, fitErr string, pre *preemption) {
 	if len(s.nodes) == 0 {
-		return "", "SchedulerError", "no nodes available to schedule pods"
+		return "", "SchedulerError", "no nodes available to schedule pods", nil
 	}
 	onNode := s.podsByNode()
+	s.addNominated(p, onNode)
 	req := podRequests(p)
 	reasons := map[string]int{}
-	// resolvable counts the nodes where preemption could help: those that
+	// resolvable are the nodes where preemption could help: those that
 	// failed only for room (resources or ports) rather than for what they
 	// are.
-	resolvable := 0
+	var resolvable []string
+	nominated := jsonmap.String(p, "status", "nominatedNodeName")
 	best, bestScore := "", -1.0
 	for _, name := range slices.Sorted(maps.Keys(s.nodes)) {
 		n := s.nodes[name]
@@ -263,38 +284,44 @@ func (s *scheduler) schedule(p jsonmap.Object) (node, reason, fitErr string) {
 				reasons[r]++
 			}
 			if canPreempt {
-				resolvable++
+				resolvable = append(resolvable, name)
 			}
 			continue
+		}
+		if name == nominated {
+			return name, "", "", nil // the node its preemption made room on
 		}
 		if score := leastAllocated(req, n, onNode[name]); score > bestScore {
 			best, bestScore = name, score
 		}
 	}
 	if best != "" {
-		return best, "", ""
+		return best, "", "", nil
 	}
+	total := len(s.nodes)
+	msg := fmt.Sprintf("0/%d nodes are available: %s.", total, histogram(reasons))
+	if ok, why := s.mayPreempt(p, onNode); !ok {
+		return "", "Unschedulable", msg + " preemption: " + why, nil
+	}
+	pre, preReasons := s.preempt(p, req, resolvable, onNode)
+	if pre != nil {
+		return "", "Unschedulable", msg, pre
+	}
+	if total > len(resolvable) {
+		preReasons["Preemption is not helpful for scheduling"] = total - len(resolvable)
+	}
+	return "", "Unschedulable", fmt.Sprintf("%s preemption: 0/%d nodes are available: %s.", msg, total, histogram(preReasons)), nil
+}
+
+// histogram words reasons by count, as kube-scheduler: "1 Insufficient
+// cpu, 2 node(s) had untolerated taint(s)".
+func histogram(reasons map[string]int) string {
 	var hist []string
 	for r, n := range reasons {
 		hist = append(hist, fmt.Sprintf("%d %s", n, r))
 	}
 	sort.Strings(hist)
-	total := len(s.nodes)
-	msg := fmt.Sprintf("0/%d nodes are available: %s.", total, strings.Join(hist, ", "))
-	if jsonmap.String(p, "spec", "preemptionPolicy") == "Never" {
-		return "", "Unschedulable", msg + " preemption: not eligible due to preemptionPolicy=Never."
-	}
-	// Preemption finds no lower-priority pod to evict (kubeplay's pods are
-	// never preempted) where it could help, and is no help elsewhere.
-	var pre []string
-	if resolvable > 0 {
-		pre = append(pre, fmt.Sprintf("%d No preemption victims found for incoming pod", resolvable))
-	}
-	if total > resolvable {
-		pre = append(pre, fmt.Sprintf("%d Preemption is not helpful for scheduling", total-resolvable))
-	}
-	sort.Strings(pre)
-	return "", "Unschedulable", fmt.Sprintf("%s preemption: 0/%d nodes are available: %s.", msg, total, strings.Join(pre, ", "))
+	return strings.Join(hist, ", ")
 }
 
 // podsByNode groups the pods that take room on a node (bound or assumed,
@@ -311,6 +338,19 @@ func (s *scheduler) podsByNode() map[string][]jsonmap.Object {
 		}
 	}
 	return by
+}
+
+// addNominated counts on their nodes the pods waiting for the room their
+// preemption made, when they matter at least as much as p, so that p does
+// not take it (kube-scheduler's filters with nominated pods); it requires
+// s.mu.
+func (s *scheduler) addNominated(p jsonmap.Object, onNode map[string][]jsonmap.Object) {
+	for key, other := range s.pods {
+		node := jsonmap.String(other, "status", "nominatedNodeName")
+		if node != "" && key != podKey(p) && waitsForScheduler(other) && s.assumed[key] == "" && priorityOf(other) >= priorityOf(p) {
+			onNode[node] = append(onNode[node], other)
+		}
+	}
 }
 
 // filter runs kube-scheduler's filters, in its order, for p on node n: the

@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"kubeplay/internal/jsonmap"
 	"kubeplay/server/audit"
 	"kubeplay/server/catalog"
 	"kubeplay/server/defaults"
@@ -53,7 +54,14 @@ func (s *Server) admitPod(ctx context.Context, res *catalog.Resource, ns string,
 			automount = v
 		}
 	}
-	msg := defaults.AdmitPod(spec, automount, GenerateName("kube-api-access-"))
+	class, err := s.podPriorityClass(ctx, spec)
+	if err != nil {
+		if _, ok := err.(notFoundClass); ok {
+			err = apierrors.NewForbidden(res.GroupResource(), name, err)
+		}
+		return nil, rec.Ran(mutating("Priority"), err)
+	}
+	msg := defaults.AdmitPod(spec, automount, GenerateName("kube-api-access-"), class)
 	// AdmitPod runs the three plugins; only Priority rejects.
 	if !s.noServiceAccountAdmission {
 		rec.Ran(mutating("ServiceAccount"), nil)
@@ -67,6 +75,56 @@ func (s *Server) admitPod(ctx context.Context, res *catalog.Resource, ns string,
 }
 
 func mutating(plugin string) audit.Stage { return audit.Stage{Phase: audit.Mutating, Plugin: plugin} }
+
+var priorityClassesGVR = schema.GroupVersionResource{Group: "scheduling.k8s.io", Version: "v1", Resource: "priorityclasses"}
+
+// notFoundClass is a pod's PriorityClass that does not exist.
+type notFoundClass string
+
+func (n notFoundClass) Error() string {
+	return fmt.Sprintf("no PriorityClass with name %s was found", string(n))
+}
+
+// podPriorityClass is the PriorityClass the Priority plugin gives a new
+// pod: the one it names, or the global default (the one of lowest value if
+// several claim it).
+func (s *Server) podPriorityClass(ctx context.Context, spec map[string]any) (defaults.PriorityClass, error) {
+	res := catalog.LookupBuiltin(priorityClassesGVR)
+	of := func(pc map[string]any) defaults.PriorityClass {
+		value, _ := jsonmap.IntOf(pc["value"])
+		policy, _ := pc["preemptionPolicy"].(string)
+		return defaults.PriorityClass{Name: str(metadata(pc), "name"), Value: value, PreemptionPolicy: policy}
+	}
+	if name, _ := spec["priorityClassName"].(string); name != "" {
+		pc, _, err := s.getObject(ctx, res, "", name)
+		switch {
+		case apierrors.IsNotFound(err):
+			if class, ok := defaults.BuiltinPriorityClass(name); ok {
+				return class, nil
+			}
+			return defaults.PriorityClass{}, notFoundClass(name)
+		case err != nil:
+			return defaults.PriorityClass{}, err
+		}
+		return of(pc), nil
+	}
+	list, err := s.store.List(ctx, collectionPrefix(res, ""), "", 0, 0)
+	if err != nil {
+		return defaults.PriorityClass{}, storeError(res, "", err)
+	}
+	var global defaults.PriorityClass
+	found := false
+	for _, kv := range list.Items {
+		pc, err := decodeStored(res, kv)
+		if err != nil {
+			return defaults.PriorityClass{}, apierrors.NewInternalError(err)
+		}
+		if pc["globalDefault"] == true && (!found || of(pc).Value < global.Value) {
+			global, found = of(pc), true
+		}
+	}
+	return global, nil
+}
 
 var limitRangesGVR = schema.GroupVersionResource{Version: "v1", Resource: "limitranges"}
 

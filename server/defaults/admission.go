@@ -44,14 +44,29 @@ const tokenMountPath = "/var/run/secrets/kubernetes.io/serviceaccount"
 // The priorities of the built-in PriorityClasses.
 var builtinPriorities = map[string]int64{"system-node-critical": 2000001000, "system-cluster-critical": 2000000000}
 
+// PriorityClass is what the Priority plugin takes of a pod's PriorityClass
+// (the zero value when it names none and none is the global default).
+type PriorityClass struct {
+	Name             string
+	Value            int64
+	PreemptionPolicy string
+}
+
+// BuiltinPriorityClass is the built-in PriorityClass name, for a server
+// that has not stored them.
+func BuiltinPriorityClass(name string) (PriorityClass, bool) {
+	value, ok := builtinPriorities[name]
+	return PriorityClass{Name: name, Value: value}, ok
+}
+
 // AdmitPod does to a new Pod's spec what the plugins do once its service
 // account is known: mount the API credentials as volume tokenVolume in
 // each container that mounts nothing there (unless the pod or, when
 // automount is false, its service account opts out), tolerate not-ready
-// and unreachable nodes for 5 minutes, and set the priority of its
-// PriorityClass. It returns the reason a pod that sets its own priority is
-// forbidden, "" if none.
-func AdmitPod(spec Object, automount bool, tokenVolume string) string {
+// and unreachable nodes for 5 minutes, and set the priority and preemption
+// policy of its PriorityClass, class. It returns the reason a pod that sets
+// its own priority is forbidden, "" if none.
+func AdmitPod(spec Object, automount bool, tokenVolume string, class PriorityClass) string {
 	if spec == nil {
 		return ""
 	}
@@ -62,7 +77,7 @@ func AdmitPod(spec Object, automount bool, tokenVolume string) string {
 		mountToken(spec, tokenVolume)
 	}
 	tolerateUnavailableNodes(spec)
-	return setPriority(spec)
+	return setPriority(spec, class)
 }
 
 // AdmitPodUpdate does to an updated Pod's spec what the plugins do on an
@@ -144,11 +159,15 @@ func tolerates(tolerations []any, key string) bool {
 }
 
 // setPriority sets a pod's priority and preemption policy from its
-// PriorityClass (the built-in ones; none means priority 0).
-func setPriority(spec Object) string {
-	class, _ := spec["priorityClassName"].(string)
-	priority := builtinPriorities[class]
-	const policy = "PreemptLowerPriority"
+// PriorityClass (the global default one when it names none).
+func setPriority(spec Object, class PriorityClass) string {
+	priority, policy := class.Value, class.PreemptionPolicy
+	if policy == "" {
+		policy = "PreemptLowerPriority"
+	}
+	if class.Name != "" {
+		spec["priorityClassName"] = class.Name
+	}
 	if p, ok := jsonmap.IntOf(spec["priority"]); ok && p != priority {
 		return fmt.Sprintf("the integer value of priority (%d) must not be provided in pod spec; priority admission controller computed %d from the given PriorityClass name", p, priority)
 	}
