@@ -46,7 +46,7 @@ func TestKubelet_runsPods(t *testing.T) {
 	p := pod(t, h, "web")
 	for path, want := range map[string]any{
 		"status.phase":  "Running",
-		"status.hostIP": "172.18.0.2",
+		"status.hostIP": "172.18.0.3",
 		"status.initContainerStatuses.0.state.terminated.reason": "Completed",
 		"status.containerStatuses.0.image":                       "docker.io/library/nginx:latest",
 		"status.containerStatuses.0.started":                     true,

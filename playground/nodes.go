@@ -85,8 +85,9 @@ func nodeIndex(names []string, name string) int {
 	return -1
 }
 
-// nodeIP is the InternalIP of the simulated node i, on kind's network.
-func nodeIP(i int) string { return fmt.Sprintf("172.18.0.%d", i+2) }
+// nodeIP is the InternalIP of the simulated node i, on kind's network,
+// after the control plane's address (defaults.APIServerAddress, .2).
+func nodeIP(i int) string { return fmt.Sprintf("172.18.0.%d", i+3) }
 
 // nodePodCIDR is the range the pods of the simulated node i get their IPs
 // from (kind's control plane has 10.244.0.0/24, its workers the next ones).

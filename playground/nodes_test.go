@@ -37,7 +37,7 @@ func TestNodes_registerAndLease(t *testing.T) {
 		"spec.podCIDR":                           "10.244.2.0/24",
 		"status.allocatable.pods":                "110",
 		"status.nodeInfo.kubeletVersion":         "v1.35.4",
-		"status.addresses.0.address":             "172.18.0.3",
+		"status.addresses.0.address":             "172.18.0.4",
 	} {
 		if got := lookup(node, path); got != want {
 			t.Errorf("%s = %v, want %s", path, got, want)
