@@ -309,7 +309,9 @@ func (s *podSync) syncContainers(sandboxReady bool) {
 			policy = "OnFailure" // an init container that succeeded is done
 		}
 		s.step(c, cs, policy, fieldPath)
-		initialized = exitCodeOf(cs) == 0 && jsonmap.Child(cs, "state", "terminated") != nil
+		// A kubelet reports an init container that completed as ready.
+		cs["ready"] = exitCodeOf(cs) == 0 && jsonmap.Child(cs, "state", "terminated") != nil
+		initialized = cs["ready"] == true
 	}
 	if initialized {
 		for j, c := range containers {

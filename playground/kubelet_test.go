@@ -48,6 +48,7 @@ func TestKubelet_runsPods(t *testing.T) {
 		"status.phase":  "Running",
 		"status.hostIP": "172.18.0.3",
 		"status.initContainerStatuses.0.state.terminated.reason": "Completed",
+		"status.initContainerStatuses.0.ready":                   true,
 		"status.containerStatuses.0.image":                       "docker.io/library/nginx:latest",
 		"status.containerStatuses.0.started":                     true,
 	} {
