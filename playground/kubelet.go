@@ -259,12 +259,37 @@ func (k *kubelet) sync(ctx context.Context, p jsonmap.Object, i int) (time.Durat
 		k.assignIP(s, i)
 	}
 	sandboxReady := st["podIP"] != nil
+	if s.pastActiveDeadline() {
+		return s.write(ctx)
+	}
 	if err := k.recallProbeEvents(ctx, p); err != nil {
 		return 0, err
 	}
 	s.syncContainers(sandboxReady)
 	s.conditions(sandboxReady)
 	return s.write(ctx)
+}
+
+// pastActiveDeadline fails the pod, as a kubelet does, once it has been
+// active on the node for its spec.activeDeadlineSeconds (counted from its
+// startTime; an update may shorten it): its containers are killed at once.
+// Until then it asks for a look when the deadline comes.
+func (s *podSync) pastActiveDeadline() bool {
+	seconds, ok := jsonmap.Int(s.p, "spec", "activeDeadlineSeconds")
+	if !ok {
+		return false
+	}
+	left := parseTime(stringOf(s.status["startTime"])).Add(time.Duration(seconds) * time.Second).Sub(s.now)
+	if left > 0 {
+		s.later(left)
+		return false
+	}
+	const reason, message = "DeadlineExceeded", "Pod was active on the node longer than the specified deadline"
+	s.event("", "Normal", reason, message)
+	s.stopContainers(true, 0)
+	s.status["phase"], s.status["reason"], s.status["message"] = "Failed", reason, message
+	s.conditions(false)
+	return true
 }
 
 // assignIP gives the pod its IP, from its node's pod CIDR (the node's own
@@ -816,7 +841,31 @@ func (k *kubelet) terminate(ctx context.Context, p jsonmap.Object, i int) (time.
 	k.killing[uid] = true
 	k.mu.Unlock()
 	wait := k.untilDeadline(p)
-	spec := jsonmap.Child(p, "spec")
+	allStopped := s.stopContainers(first, wait)
+	if allStopped {
+		failed := false
+		for _, cs := range jsonmap.Items(s.status["containerStatuses"]) {
+			failed = failed || exitCodeOf(cs) != 0
+		}
+		s.status["phase"] = map[bool]string{false: "Succeeded", true: "Failed"}[failed]
+	}
+	sandbox := !allStopped
+	s.conditions(sandbox)
+	if _, err := s.write(ctx); err != nil {
+		return 0, err
+	}
+	if !allStopped {
+		return wait, nil
+	}
+	return 0, k.remove(ctx, p)
+}
+
+// stopContainers stops the pod's running containers (announcing it when
+// first): one that acts on SIGTERM stops at once, one that ignores it is
+// killed when its grace period, wait, is over. It reports whether all
+// have stopped.
+func (s *podSync) stopContainers(first bool, wait time.Duration) bool {
+	spec := jsonmap.Child(s.p, "spec")
 	allStopped := true
 	for _, field := range []struct{ spec, status, path string }{{"initContainers", "initContainerStatuses", "spec.initContainers"}, {"containers", "containerStatuses", "spec.containers"}} {
 		containers := jsonmap.Items(spec[field.spec])
@@ -838,7 +887,7 @@ func (k *kubelet) terminate(ctx context.Context, p jsonmap.Object, i int) (time.
 				cs["ready"] = false // its readiness probe, still run, sees it shutting down
 			}
 			code, reason := int64(0), "Completed"
-			if programOf(p, c).ignoresTerm {
+			if programOf(s.p, c).ignoresTerm {
 				if wait > 0 {
 					allStopped = false
 					continue
@@ -850,20 +899,5 @@ func (k *kubelet) terminate(ctx context.Context, p jsonmap.Object, i int) (time.
 				"startedAt": running["startedAt"], "finishedAt": s.ts, "containerID": cs["containerID"]}}
 		}
 	}
-	if allStopped {
-		failed := false
-		for _, cs := range jsonmap.Items(s.status["containerStatuses"]) {
-			failed = failed || exitCodeOf(cs) != 0
-		}
-		s.status["phase"] = map[bool]string{false: "Succeeded", true: "Failed"}[failed]
-	}
-	sandbox := !allStopped
-	s.conditions(sandbox)
-	if _, err := s.write(ctx); err != nil {
-		return 0, err
-	}
-	if !allStopped {
-		return wait, nil
-	}
-	return 0, k.remove(ctx, p)
+	return allStopped
 }

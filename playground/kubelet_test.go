@@ -226,3 +226,37 @@ func TestKubelet_crashLoop(t *testing.T) {
 		t.Errorf("slow waits: %v", waiting)
 	}
 }
+
+// A pod active for longer than its activeDeadlineSeconds (which an update
+// may shorten) is failed by its kubelet, on the sandbox's clock.
+func TestKubelet_activeDeadline(t *testing.T) {
+	sb := openSandboxWith(t, playground.Options{Controllers: playground.Controllers{Nodes: 1}})
+	h := sb.Handler()
+	waitNodes(t, sb, "kubeplay-worker")
+	waitForDefaultServiceAccount(t, h, "default")
+	createPod(t, h, "bounded", `{"activeDeadlineSeconds":3600,"containers":[{"name":"c","image":"nginx"}]}`)
+	waitFor(t, "bounded to run", func() bool { return phaseOf(t, h, "bounded") == "Running" })
+	mergePatch(t, h, podPath("default", "bounded"), `{"spec":{"activeDeadlineSeconds":600}}`)
+	sb.AdvanceClock(601 * time.Second)
+	waitFor(t, "bounded to fail", func() bool { return phaseOf(t, h, "bounded") == "Failed" })
+	p := pod(t, h, "bounded")
+	for path, want := range map[string]any{
+		"status.reason":  "DeadlineExceeded",
+		"status.message": "Pod was active on the node longer than the specified deadline",
+		"status.containerStatuses.0.state.terminated.reason": "Completed",
+	} {
+		if got := lookup(p, path); got != want {
+			t.Errorf("%s = %v, want %v", path, got, want)
+		}
+	}
+	if got := condition(p, "Ready")["reason"]; got != "PodFailed" {
+		t.Errorf("Ready's reason %v", got)
+	}
+	waitIdle(t, sb)
+	events := strings.Join(kubeletEvents(t, h, "bounded"), "\n")
+	for _, want := range []string{"DeadlineExceeded: Pod was active on the node longer than the specified deadline", "Killing: Stopping container c"} {
+		if !strings.Contains(events, want) {
+			t.Errorf("no event %q in\n%s", want, events)
+		}
+	}
+}
