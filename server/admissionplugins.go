@@ -14,8 +14,8 @@ import (
 	"kubeplay/server/defaults"
 )
 
-// admitPod runs the LimitRanger, ServiceAccount, Priority and
-// DefaultTolerationSeconds plugins on a new Pod in namespace ns (see
+// admitPod runs the LimitRanger, ServiceAccount, Priority,
+// DefaultTolerationSeconds and RuntimeClass plugins on a new Pod in namespace ns (see
 // defaults.LimitPod and defaults.AdmitPod). LimitRanger sets the defaults
 // now and bounds the resources in the validating phase, as kube-apiserver
 // does, so a pod the Priority plugin or validation rejects is rejected
@@ -71,7 +71,41 @@ func (s *Server) admitPod(ctx context.Context, res *catalog.Resource, ns string,
 	}
 	rec.Ran(mutating("Priority"), nil)
 	rec.Ran(mutating("DefaultTolerationSeconds"), nil)
-	return validate, nil
+	runtimeClass, err := s.podRuntimeClass(ctx, res, name, spec)
+	if err == nil {
+		if msg := defaults.AdmitRuntimeClass(spec, runtimeClass); msg != "" {
+			err = apierrors.NewForbidden(res.GroupResource(), name, errors.New(msg))
+		}
+	}
+	if err := rec.Ran(mutating("RuntimeClass"), err); err != nil {
+		return nil, err
+	}
+	return func() error {
+		if err := validate(); err != nil {
+			return err
+		}
+		var mismatch error
+		if msg := defaults.RuntimeClassOverheadMismatch(spec, runtimeClass); msg != "" {
+			mismatch = apierrors.NewForbidden(res.GroupResource(), name, errors.New(msg))
+		}
+		return rec.Ran(audit.Stage{Phase: audit.Validating, Plugin: "RuntimeClass"}, mismatch)
+	}, nil
+}
+
+var runtimeClassesGVR = schema.GroupVersionResource{Group: "node.k8s.io", Version: "v1", Resource: "runtimeclasses"}
+
+// podRuntimeClass is the RuntimeClass a new pod names (nil if none); the
+// RuntimeClass plugin forbids a pod naming one that does not exist.
+func (s *Server) podRuntimeClass(ctx context.Context, res *catalog.Resource, name string, spec map[string]any) (map[string]any, error) {
+	className, _ := spec["runtimeClassName"].(string)
+	if className == "" {
+		return nil, nil
+	}
+	class, _, err := s.getObject(ctx, catalog.LookupBuiltin(runtimeClassesGVR), "", className)
+	if apierrors.IsNotFound(err) {
+		return nil, apierrors.NewForbidden(res.GroupResource(), name, fmt.Errorf("pod rejected: RuntimeClass %q not found", className))
+	}
+	return class, err
 }
 
 func mutating(plugin string) audit.Stage { return audit.Stage{Phase: audit.Mutating, Plugin: plugin} }
