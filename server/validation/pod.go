@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -49,6 +50,7 @@ func podSpec(spec Object, path *field.Path) field.ErrorList {
 	if spec["hostNetwork"] == true {
 		errs = append(errs, hostNetworkPorts(spec, path)...)
 	}
+	errs = append(errs, sysctls(spec, path.Child("securityContext", "sysctls"))...)
 	errs = append(errs, validateTolerations(jsonmap.Items(spec["tolerations"]), path.Child("tolerations"))...)
 	if n, ok := jsonmap.IntOf(spec["activeDeadlineSeconds"]); ok && (n < 1 || n > math.MaxInt32) {
 		errs = append(errs, field.Invalid(path.Child("activeDeadlineSeconds"), n, fmt.Sprintf("must be between %d and %d, inclusive", 1, math.MaxInt32)))
@@ -313,4 +315,70 @@ func deepCopyValue(v any) any {
 		return out
 	}
 	return v
+}
+
+// sysctlName is what a sysctl's name must match ("." or "/" between the
+// segments).
+var sysctlName = regexp.MustCompile(`^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$`)
+
+const sysctlMaxLength = 253
+
+// sysctls checks the names of a pod's securityContext.sysctls: well
+// formed, distinct, and none of the namespaced ones of a namespace the pod
+// shares with its host (its network, its IPC).
+func sysctls(spec Object, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	names := sets.New[string]()
+	for i, s := range jsonmap.Items(jsonmap.Child(spec, "securityContext")["sysctls"]) {
+		name, namePath := str(s, "name"), path.Index(i).Child("name")
+		switch {
+		case name == "":
+			errs = append(errs, field.Required(namePath, ""))
+		case len(name) > sysctlMaxLength || !sysctlName.MatchString(name):
+			errs = append(errs, field.Invalid(namePath, name, fmt.Sprintf("must have at most %d characters and match regex %s", sysctlMaxLength, sysctlName)))
+		case names.Has(name):
+			errs = append(errs, field.Duplicate(namePath, name))
+		}
+		switch sysctlNamespace(name) {
+		case "net":
+			if spec["hostNetwork"] == true {
+				errs = append(errs, field.Invalid(namePath, name, "may not be specified when 'hostNetwork' is true"))
+			}
+		case "ipc":
+			if spec["hostIPC"] == true {
+				errs = append(errs, field.Invalid(namePath, name, "may not be specified when 'hostIPC' is true"))
+			}
+		}
+		names.Insert(name)
+	}
+	return errs
+}
+
+// ipcSysctls are the sysctls of the IPC namespace (besides fs.mqueue.*).
+var ipcSysctls = sets.New("kernel.sem", "kernel.shmall", "kernel.shmmax", "kernel.shmmni", "kernel.shm_rmid_forced", "kernel.shm",
+	"kernel.msgmax", "kernel.msgmnb", "kernel.msgmni", "kernel.msg")
+
+// sysctlNamespace is the Linux namespace a sysctl belongs to, "net" or
+// "ipc" ("" if unknown), its name read with "." between segments (a name
+// whose first separator is "/" uses "/" so, and "." within a segment).
+func sysctlNamespace(name string) string {
+	if i := strings.IndexAny(name, "./"); i >= 0 && name[i] == '/' {
+		name = strings.Map(func(r rune) rune {
+			switch r {
+			case '.':
+				return '/'
+			case '/':
+				return '.'
+			}
+			return r
+		}, name)
+	}
+	name, _, _ = strings.Cut(name, "*")
+	switch {
+	case ipcSysctls.Has(name), strings.HasPrefix(name, "fs.mqueue."):
+		return "ipc"
+	case strings.HasPrefix(name, "net."):
+		return "net"
+	}
+	return ""
 }
