@@ -59,7 +59,7 @@ var kubeAPIServerAccepted = map[string]string{
 	"etcd-prefix":              "ignored, as --etcd-servers",
 	"service-cluster-ip-range": "accepted; Service IPs are allocated from kubeplay's own range",
 	"allow-privileged":         "accepted; privileged containers are always allowed",
-	"enable-admission-plugins": "accepted; kubeplay runs its own chain: NamespaceLifecycle, LimitRanger, ServiceAccount, Priority, DefaultTolerationSeconds, DefaultStorageClass, StorageObjectInUseProtection, ValidatingAdmissionPolicy",
+	"enable-admission-plugins": "accepted; kubeplay runs its own chain: NamespaceLifecycle, LimitRanger, ServiceAccount, Priority, DefaultTolerationSeconds, RuntimeClass, DefaultStorageClass, StorageObjectInUseProtection, ValidatingAdmissionPolicy",
 	"admission-control":        "accepted, as --enable-admission-plugins",
 	"v":                        "accepted; kubeplay logs little",
 	"vmodule":                  "accepted, as --v",
