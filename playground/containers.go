@@ -110,11 +110,9 @@ func programOf(p, c jsonmap.Object) program {
 
 // newShell is the interpreter of what runs in container c of pod p.
 func newShell(p, c jsonmap.Object) *shell {
-	env := map[string]string{"HOSTNAME": jsonmap.String(p, "metadata", "name")}
-	for _, e := range jsonmap.Items(c["env"]) {
-		if v, ok := e["value"].(string); ok {
-			env[stringOf(e["name"])] = v
-		}
+	env, _ := environment(p, c)
+	if _, ok := env["HOSTNAME"]; !ok {
+		env["HOSTNAME"] = jsonmap.String(p, "metadata", "name")
 	}
 	messagePath := stringOf(c["terminationMessagePath"])
 	if messagePath == "" {

@@ -458,6 +458,12 @@ func (s *podSync) step(c map[string]any, cs jsonmap.Object, policy, fieldPath st
 	switch {
 	case state["running"] != nil:
 		s.running(c, cs, parseTime(jsonmap.String(state, "running", "startedAt")), policy, fieldPath)
+	case jsonmap.String(state, "waiting", "reason") == createContainerConfigError:
+		// Tried again when the pod changes: its spec or the fields its
+		// environment reads.
+		if containerConfigError(s.p, c) != jsonmap.String(state, "waiting", "message") {
+			s.start(c, cs, fieldPath)
+		}
 	case state["waiting"] != nil && jsonmap.Child(cs, "lastState", "terminated") != nil:
 		finished := parseTime(jsonmap.String(cs, "lastState", "terminated", "finishedAt"))
 		ran := finished.Sub(parseTime(jsonmap.String(cs, "lastState", "terminated", "startedAt")))
@@ -471,6 +477,10 @@ func (s *podSync) step(c map[string]any, cs jsonmap.Object, policy, fieldPath st
 		s.start(c, cs, fieldPath)
 	}
 }
+
+// createContainerConfigError is the reason a container waits whose
+// configuration its kubelet cannot make.
+const createContainerConfigError = "CreateContainerConfigError"
 
 // start pulls the container's image as its pull policy says and starts it.
 func (s *podSync) start(c map[string]any, cs jsonmap.Object, fieldPath string) {
@@ -490,6 +500,11 @@ func (s *podSync) start(c map[string]any, cs jsonmap.Object, fieldPath string) {
 		s.event(fieldPath, "Normal", "Pulled", fmt.Sprintf("Successfully pulled image %q in 812ms (812ms including waiting). Image size: %d bytes.", image, size))
 	} else {
 		s.event(fieldPath, "Normal", "Pulled", fmt.Sprintf("Container image %q already present on machine", image))
+	}
+	if msg := containerConfigError(s.p, c); msg != "" {
+		s.event(fieldPath, "Warning", "Failed", "Error: "+msg)
+		cs["state"] = map[string]any{"waiting": map[string]any{"reason": createContainerConfigError, "message": msg}}
+		return
 	}
 	s.event(fieldPath, "Normal", "Created", "Container created")
 	s.event(fieldPath, "Normal", "Started", "Container started")

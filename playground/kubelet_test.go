@@ -260,3 +260,40 @@ func TestKubelet_activeDeadline(t *testing.T) {
 		}
 	}
 }
+
+// A container whose subPathExpr expands to an absolute path, steps out
+// with "..", or reads a variable with no value waits with
+// CreateContainerConfigError until the pod changes so that it does not.
+func TestKubelet_subPathExpr(t *testing.T) {
+	sb := openSandboxWith(t, playground.Options{Controllers: playground.Controllers{Nodes: 1}})
+	h := sb.Handler()
+	waitNodes(t, sb, "kubeplay-worker")
+	waitForDefaultServiceAccount(t, h, "default")
+	spec := func(value, expr string) string {
+		return `{"restartPolicy":"Never","volumes":[{"name":"w","emptyDir":{}}],"containers":[{"name":"c","image":"busybox","command":["sh","-c","tail -f /dev/null"],` +
+			`"env":[{"name":"POD_NAME","value":"` + value + `"},{"name":"ANNOTATION","valueFrom":{"fieldRef":{"fieldPath":"metadata.annotations['mysubpath']"}}}],` +
+			`"volumeMounts":[{"name":"w","mountPath":"/sub","subPathExpr":"` + expr + `"}]}]}`
+	}
+	createPod(t, h, "absolute", spec("/tmp", "$(POD_NAME)"))
+	createPod(t, h, "backsteps", spec("..", "$(POD_NAME)"))
+	createPod(t, h, "missing", spec("foo", "$(ANNOTATION)/$(POD_NAME)"))
+	for name, want := range map[string]string{
+		"absolute":  "error SubPath `/tmp` must not be an absolute path",
+		"backsteps": "unable to provision SubPath `..`: must not contain '..'",
+		"missing":   "missing value for ANNOTATION",
+	} {
+		waitFor(t, name+" to fail its configuration", func() bool {
+			return lookup(pod(t, h, name), "status.containerStatuses.0.state.waiting.reason") == "CreateContainerConfigError"
+		})
+		p := pod(t, h, name)
+		if got := lookup(p, "status.containerStatuses.0.state.waiting.message"); got != want || lookup(p, "status.phase") != "Pending" {
+			t.Errorf("%s: %v in phase %v, want %q", name, got, lookup(p, "status.phase"), want)
+		}
+		waitFor(t, name+"'s Failed event", func() bool {
+			return strings.Contains(strings.Join(kubeletEvents(t, h, name), "\n"), "Failed: Error: "+want)
+		})
+	}
+	mergePatch(t, h, podPath("default", "missing"), `{"metadata":{"annotations":{"mysubpath":"mypath"}}}`)
+	waitFor(t, "missing to run", func() bool { return phaseOf(t, h, "missing") == "Running" })
+	waitIdle(t, sb)
+}
