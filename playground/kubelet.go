@@ -256,7 +256,16 @@ func (k *kubelet) sync(ctx context.Context, p jsonmap.Object, i int) (time.Durat
 		st["hostIP"], st["hostIPs"] = hostIP, []any{map[string]any{"ip": hostIP}}
 		st["startTime"] = s.ts
 	} else if st["podIP"] == nil {
-		k.assignIP(s, i)
+		failure, err := k.sandboxFailure(ctx, p)
+		if err != nil {
+			return 0, err
+		}
+		if failure == "" {
+			k.assignIP(s, i)
+		} else {
+			// Tried again when the pod changes.
+			s.event("", "Warning", "FailedCreatePodSandBox", "Failed to create pod sandbox: "+failure)
+		}
 	}
 	sandboxReady := st["podIP"] != nil
 	if s.pastActiveDeadline() {
@@ -290,6 +299,30 @@ func (s *podSync) pastActiveDeadline() bool {
 	s.status["phase"], s.status["reason"], s.status["message"] = "Failed", reason, message
 	s.conditions(false)
 	return true
+}
+
+// runtimeHandlers are the handlers the nodes' container runtime has, as
+// on a kind node.
+var runtimeHandlers = map[string]bool{"runc": true, "test-handler": true}
+
+// sandboxFailure is why the node's runtime cannot make the pod's sandbox,
+// "" if it can: its RuntimeClass does not exist (deleted since the pod
+// was admitted) or names a handler the runtime does not have.
+func (k *kubelet) sandboxFailure(ctx context.Context, p jsonmap.Object) (string, error) {
+	name := jsonmap.String(p, "spec", "runtimeClassName")
+	if name == "" {
+		return "", nil
+	}
+	class, err := get(ctx, k.api, "/apis/node.k8s.io/v1/runtimeclasses/"+name)
+	switch {
+	case err != nil:
+		return "", err
+	case class == nil:
+		return fmt.Sprintf("runtimeclass.node.k8s.io %q not found", name), nil
+	case !runtimeHandlers[stringOf(class["handler"])]:
+		return fmt.Sprintf("rpc error: code = Unknown desc = failed to get sandbox runtime: no runtime for %q is configured", class["handler"]), nil
+	}
+	return "", nil
 }
 
 // assignIP gives the pod its IP, from its node's pod CIDR (the node's own

@@ -297,3 +297,22 @@ func TestKubelet_subPathExpr(t *testing.T) {
 	waitFor(t, "missing to run", func() bool { return phaseOf(t, h, "missing") == "Running" })
 	waitIdle(t, sb)
 }
+
+// A pod whose RuntimeClass names a handler the runtime does not have gets
+// no sandbox: it stays Pending, with the kubelet's FailedCreatePodSandBox.
+func TestKubelet_unconfiguredRuntimeHandler(t *testing.T) {
+	sb := openSandboxWith(t, playground.Options{Controllers: playground.Controllers{Nodes: 1}})
+	h := sb.Handler()
+	waitNodes(t, sb, "kubeplay-worker")
+	waitForDefaultServiceAccount(t, h, "default")
+	mustDo(t, h, 201, "POST", "/apis/node.k8s.io/v1/runtimeclasses", `{"metadata":{"name":"odd"},"handler":"odd-handler"}`)
+	createPod(t, h, "odd", `{"runtimeClassName":"odd","containers":[{"name":"c","image":"nginx"}]}`)
+	want := `FailedCreatePodSandBox: Failed to create pod sandbox: rpc error: code = Unknown desc = failed to get sandbox runtime: no runtime for "odd-handler" is configured`
+	waitFor(t, "the FailedCreatePodSandBox event", func() bool {
+		return strings.Contains(strings.Join(kubeletEvents(t, h, "odd"), "\n"), want)
+	})
+	waitIdle(t, sb)
+	if p := pod(t, h, "odd"); lookup(p, "status.phase") != "Pending" || lookup(p, "status.podIP") != nil {
+		t.Errorf("status %s", jsonOf(p["status"]))
+	}
+}
