@@ -151,16 +151,16 @@ func (s *Server) metricsReadings(ctx context.Context, src MetricsSource, req *re
 		if err != nil {
 			return nil, err
 		}
-		for i := range nodes {
-			out = append(out, metricsReading{typed: &nodes[i]})
+		for _, n := range nodes {
+			out = append(out, metricsReading{typed: &n}) // a copy, whose kind a get sets
 		}
 	} else {
 		pods, err := src.PodMetrics(ctx, req.namespace)
 		if err != nil {
 			return nil, err
 		}
-		for i := range pods {
-			out = append(out, metricsReading{typed: &pods[i]})
+		for _, p := range pods {
+			out = append(out, metricsReading{typed: &p})
 		}
 	}
 	for i := range out {
