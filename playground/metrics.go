@@ -35,7 +35,7 @@ import (
 //	simulated.kubeplay.dev/memory-usage: 64Mi
 //
 // On a HorizontalPodAutoscaler, the same annotations are the load of its
-// whole target, shared evenly by its ready pods that have none of their
+// whole target, shared evenly by its running pods that have none of their
 // own — so that scaling out lowers each pod's share, as it would on a
 // cluster (kubectl annotate hpa web simulated.kubeplay.dev/cpu-usage=900m).
 // A node uses what its running pods use, plus what its system daemons do.
@@ -130,17 +130,18 @@ func (m *simulatedMetrics) podReadings(ctx context.Context, namespace string) ([
 	if err := m.c.Get(ctx, path+"?fieldSelector="+url.QueryEscape("status.phase=Running"), &pods); err != nil {
 		return nil, nil, err
 	}
-	shares, err := m.targetShares(ctx, namespace, pods.Items)
+	var read []*corev1.Pod
+	for i := range pods.Items {
+		if pod := &pods.Items[i]; slices.Contains(m.nodes, pod.Spec.NodeName) {
+			read = append(read, pod)
+		}
+	}
+	shares, err := m.targetShares(ctx, namespace, read)
 	if err != nil {
 		return nil, nil, err
 	}
-	var read []*corev1.Pod
 	var readings []metricsv1beta1.PodMetrics
-	for i := range pods.Items {
-		pod := &pods.Items[i]
-		if !slices.Contains(m.nodes, pod.Spec.NodeName) {
-			continue
-		}
+	for _, pod := range read {
 		pm := metricsv1beta1.PodMetrics{ObjectMeta: m.meta(pod.ObjectMeta), Timestamp: m.timestamp(), Window: metav1.Duration{Duration: metricsWindow}}
 		for _, c := range pod.Spec.Containers {
 			pm.Containers = append(pm.Containers, metricsv1beta1.ContainerMetrics{Name: c.Name, Usage: corev1.ResourceList{
@@ -148,7 +149,7 @@ func (m *simulatedMetrics) podReadings(ctx context.Context, namespace string) ([
 				corev1.ResourceMemory: containerUsage(pod, c, corev1.ResourceMemory, shares),
 			}})
 		}
-		read, readings = append(read, pod), append(readings, pm)
+		readings = append(readings, pm)
 	}
 	return read, readings, nil
 }
@@ -172,9 +173,12 @@ type shareKey struct {
 
 // targetShares spreads the load the usage annotations of the
 // HorizontalPodAutoscalers of namespace ("": all) give their targets over
-// the ready pods of each target that have no usage annotation of their
-// own: what each such pod uses, in nanocores or bytes.
-func (m *simulatedMetrics) targetShares(ctx context.Context, namespace string, pods []corev1.Pod) (map[shareKey]int64, error) {
+// the pods of each target that are read (pods) and are not being deleted
+// and have no usage annotation of their own: what each such pod uses, in
+// nanocores or bytes. Ready or not: the autoscaler counts ready pods only,
+// so that a pod that is not ready yet lowers what it sees, never raises it
+// (which it would act on at once, with no stabilization window).
+func (m *simulatedMetrics) targetShares(ctx context.Context, namespace string, pods []*corev1.Pod) (map[shareKey]int64, error) {
 	path := allPath(hpaGVR)
 	if namespace != "" {
 		path = workloadCollection("autoscaling/v2", hpaGVR.Resource, namespace)
@@ -212,15 +216,21 @@ func (m *simulatedMetrics) targetShares(ctx context.Context, namespace string, p
 		for _, res := range loads {
 			load, _ := simulatedUsage(h.Annotations, res)
 			var sharing []string
-			for i := range pods {
-				p := &pods[i]
+			for _, p := range pods {
 				if _, own := simulatedUsage(p.Annotations, res); p.Namespace == h.Namespace && !own && p.DeletionTimestamp == nil &&
-					isPodReady(p) && sel.Matches(labels.Set(p.Labels)) {
+					sel.Matches(labels.Set(p.Labels)) {
 					sharing = append(sharing, p.Namespace+"/"+p.Name)
 				}
 			}
+			// In whole millicores, as an annotation sets them: a share
+			// rounded up would read as one more millicore used, which can
+			// be the one that makes the autoscaler take a pod more.
+			share := baseUnits(load, res) / int64(len(sharing))
+			if res == corev1.ResourceCPU {
+				share = share / 1e6 * 1e6
+			}
 			for _, p := range sharing {
-				shares[shareKey{p, res}] += baseUnits(load, res) / int64(len(sharing))
+				shares[shareKey{p, res}] += share
 			}
 		}
 	}
