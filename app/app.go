@@ -20,8 +20,8 @@ Usage:
         [--max-sandboxes N] [--sandbox-idle-expiry D]   sandboxes at most, and their idle lifetime
         [--sandbox-max-objects N] [--sandbox-max-bytes N] [--sandbox-requests-per-second R]
         [--sandbox-max-watches N] [--sandboxes-in-memory]  limits of each sandbox
-        [--simulate-workloads]                          simulated Deployment, ReplicaSet, Job controllers and
-                                                        kubelets in the root cluster too (always in sandboxes)
+        [--simulate-workloads=false]                    a bare control plane in the root cluster (kube-apiserver
+                                                        alone) instead of the simulated cluster sandboxes run
         [--tls]                                         HTTPS, with a self-signed certificate DIR/tls.crt
         [--client-ca-file FILE]                         with --tls: client certificates as users (CN, O groups)
         [--token-auth-file FILE]                        bearer tokens: token,user,uid[,"group1,group2"] per line

@@ -6,11 +6,15 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
+	"fmt"
 	"io"
 	"math/big"
 	"net"
@@ -103,6 +107,15 @@ func TestKubeAPIServer_EnvtestCommandLine(t *testing.T) {
 	dir := t.TempDir()
 	ca, caKey := newTestCA(t, "envtest-environment")
 	os.WriteFile(filepath.Join(dir, "client-cert-auth-ca.crt"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Raw}), 0o640)
+	// The ServiceAccount signing key and its certificate, as envtest writes
+	// them: an ECDSA key in PKCS #8, a self-signed CA certificate.
+	saCert, saKey := newTestCA(t, "sa-signer")
+	os.WriteFile(filepath.Join(dir, "sa-signer.crt"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: saCert.Raw}), 0o640)
+	pkcs8, err := x509.MarshalPKCS8PrivateKey(saKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "sa-signer.key"), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: pkcs8}), 0o640)
 	port := freePort(t)
 	args := []string{"kube-apiserver",
 		"--advertise-address=127.0.0.1", "--allow-privileged=true", "--authorization-mode=RBAC", "--bind-address=127.0.0.1",
@@ -152,6 +165,113 @@ func TestKubeAPIServer_EnvtestCommandLine(t *testing.T) {
 	if code, review := whoami(newTestClientCert(t, other, otherKey, "mallory")); code != http.StatusUnauthorized {
 		t.Errorf("who am I with a certificate of another CA: %d %v, want 401", code, review)
 	}
+
+	// ServiceAccount tokens: signed with --service-account-signing-key-file,
+	// verified with --service-account-key-file, by the issuer of
+	// --service-account-issuer.
+	admin := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true,
+		Certificates: []tls.Certificate{newTestClientCert(t, ca, caKey, "admin", "system:masters")}}}}
+	call := func(c *http.Client, method, path, body string, header ...string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		res, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	for _, step := range []struct{ path, body string }{
+		{"/api/v1/namespaces", `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"dev"}}`},
+		{"/api/v1/namespaces/dev/serviceaccounts", `{"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":"robot"}}`},
+	} {
+		if code, body := call(admin, http.MethodPost, step.path, step.body); code != http.StatusCreated {
+			t.Fatalf("POST %s: %d %s", step.path, code, body)
+		}
+	}
+	code, answer := call(admin, http.MethodPost, "/api/v1/namespaces/dev/serviceaccounts/robot/token", `{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","spec":{}}`)
+	var tr struct {
+		Status struct{ Token string }
+	}
+	if code != http.StatusCreated || json.Unmarshal([]byte(answer), &tr) != nil {
+		t.Fatalf("TokenRequest: %d %s", code, answer)
+	}
+	issuer := "https://127.0.0.1:" + port + "/"
+	claims, err := verifyES256(tr.Status.Token, saCert.PublicKey.(*ecdsa.PublicKey))
+	if err != nil {
+		t.Fatalf("the token does not verify with sa-signer.crt: %v", err)
+	}
+	if claims["iss"] != issuer || !reflect.DeepEqual(claims["aud"], []any{issuer}) || claims["sub"] != "system:serviceaccount:dev:robot" {
+		t.Errorf("the token's claims: %v", claims)
+	}
+	_, answer = call(admin, http.MethodGet, "/api/v1/namespaces/dev/serviceaccounts/robot", "")
+	var sa struct {
+		Metadata struct{ UID string }
+	}
+	json.Unmarshal([]byte(answer), &sa)
+	now := time.Now().Unix()
+	token := signES256(t, saKey, map[string]any{"iss": issuer, "aud": []string{issuer}, "sub": "system:serviceaccount:dev:robot",
+		"iat": now, "nbf": now, "exp": now + 600, "jti": "by-the-test",
+		"kubernetes.io": map[string]any{"namespace": "dev", "serviceaccount": map[string]any{"name": "robot", "uid": sa.Metadata.UID}}})
+	code, answer = call(anonymous, http.MethodPost, "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+		`{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}`, "Authorization", "Bearer "+token)
+	if code != http.StatusCreated || !strings.Contains(answer, `"username":"system:serviceaccount:dev:robot"`) {
+		t.Errorf("who am I with a token signed by sa-signer.key: %d %s", code, answer)
+	}
+	// RBAC lets ServiceAccounts read the issuer discovery documents.
+	code, answer = call(anonymous, http.MethodGet, "/.well-known/openid-configuration", "", "Authorization", "Bearer "+token)
+	if want := `{"issuer":"` + issuer + `","jwks_uri":"https://127.0.0.1:` + port + `/openid/v1/jwks","response_types_supported":["id_token"],"subject_types_supported":["public"],"id_token_signing_alg_values_supported":["ES256"]}`; code != http.StatusOK || answer != want {
+		t.Errorf("GET /.well-known/openid-configuration: %d %s\nwant %s", code, answer, want)
+	}
+}
+
+// signES256 signs claims with key as a JSON Web Token, ES256.
+func signES256(t *testing.T, key *ecdsa.PrivateKey, claims map[string]any) string {
+	t.Helper()
+	header, _ := json.Marshal(map[string]string{"alg": "ES256"})
+	payload, _ := json.Marshal(claims)
+	signed := base64.RawURLEncoding.EncodeToString(header) + "." + base64.RawURLEncoding.EncodeToString(payload)
+	sum := sha256.Sum256([]byte(signed))
+	r, s, err := ecdsa.Sign(rand.Reader, key, sum[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig := make([]byte, 64)
+	r.FillBytes(sig[:32])
+	s.FillBytes(sig[32:])
+	return signed + "." + base64.RawURLEncoding.EncodeToString(sig)
+}
+
+// verifyES256 checks an ES256 token's signature with key and returns its
+// claims.
+func verifyES256(token string, key *ecdsa.PublicKey) (map[string]any, error) {
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 {
+		return nil, errors.New("not a JWT")
+	}
+	var header struct{ Alg string }
+	if b, err := base64.RawURLEncoding.DecodeString(parts[0]); err != nil || json.Unmarshal(b, &header) != nil || header.Alg != "ES256" {
+		return nil, fmt.Errorf("header %s", parts[0])
+	}
+	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
+	if err != nil || len(sig) != 64 {
+		return nil, errors.New("not an ES256 signature")
+	}
+	sum := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
+	if !ecdsa.Verify(key, sum[:], new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])) {
+		return nil, errors.New("bad signature")
+	}
+	var claims map[string]any
+	b, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		return nil, err
+	}
+	return claims, json.Unmarshal(b, &claims)
 }
 
 // TestKubeAPIServer_Warnings: flags kube-apiserver has but kubeplay does
@@ -333,5 +453,58 @@ func TestKubeAPIServer_AlwaysAllow(t *testing.T) {
 		if want := map[bool]int{false: http.StatusForbidden, true: http.StatusUnauthorized}[tt.want == http.StatusOK]; res.StatusCode != want {
 			t.Errorf("--authorization-mode=%s: anonymous lists secrets: %d, want %d", tt.modes, res.StatusCode, want)
 		}
+	}
+}
+
+// TestServiceAccountIssuerFlags: the ServiceAccount issuer's flags are
+// checked as kube-apiserver checks them, and the discovery document's
+// jwks_uri is made as kube-apiserver makes it.
+func TestServiceAccountIssuerFlags(t *testing.T) {
+	dir := t.TempDir()
+	_, key := newTestCA(t, "sa")
+	der, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyFile := filepath.Join(dir, "sa.key")
+	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der}), 0o600)
+	keys := []string{"--service-account-key-file=" + keyFile, "--service-account-signing-key-file=" + keyFile}
+	tests := []struct {
+		name    string
+		args    []string
+		jwksURI string
+		err     string
+	}{
+		{name: "none: kubeplay's own key"},
+		{name: "advertise address", args: append([]string{"--service-account-issuer=https://a", "--advertise-address=10.1.2.3"}, keys...), jwksURI: "https://10.1.2.3:6443/openid/v1/jwks"},
+		{name: "IPv6 advertise address", args: append([]string{"--service-account-issuer=https://a", "--advertise-address=fd00::1"}, keys...), jwksURI: "https://[fd00::1]:6443/openid/v1/jwks"},
+		{name: "external host with a port", args: append([]string{"--service-account-issuer=https://a", "--external-hostname=api.example:8443", "--advertise-address=10.1.2.3"}, keys...), jwksURI: "https://api.example:8443/openid/v1/jwks"},
+		{name: "JWKS URI", args: append([]string{"--service-account-issuer=https://a", "--service-account-jwks-uri=https://keys.example/jwks"}, keys...), jwksURI: "https://keys.example/jwks"},
+		{name: "JWKS URI not https", args: append([]string{"--service-account-issuer=https://a", "--service-account-jwks-uri=http://keys.example/jwks"}, keys...), err: "service-account-jwks-uri requires https scheme, parsed as: http://keys.example/jwks"},
+		{name: "no issuer", args: keys, err: "service-account-issuer is a required flag"},
+		{name: "issuer twice", args: append([]string{"--service-account-issuer=https://a", "--service-account-issuer=https://a"}, keys...), err: `service-account-issuer "https://a" is already specified`},
+		{name: "no key file", args: []string{"--service-account-issuer=https://a", "--service-account-signing-key-file=" + keyFile}, err: "either `--service-account-key-file` or `--service-account-signing-endpoint` must be set"},
+		{name: "no signing key", args: []string{"--service-account-issuer=https://a", "--service-account-key-file=" + keyFile}, err: "--service-account-signing-key-file, --service-account-issuer, and --api-audiences should be specified together"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cl, err := parseCommandLine(tt.args, kubeAPIServerFlags)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := serviceAccountIssuer(cl, "6443")
+			switch {
+			case tt.err != "":
+				if err == nil || err.Error() != tt.err {
+					t.Errorf("error %v, want %s", err, tt.err)
+				}
+			case err != nil:
+				t.Error(err)
+			case tt.jwksURI == "" && cfg != nil:
+				t.Errorf("got %+v, want nil", cfg)
+			case tt.jwksURI != "" && (cfg == nil || cfg.JWKSURI != tt.jwksURI || cfg.SigningKey == nil || len(cfg.PublicKeys) != 1):
+				t.Errorf("got %+v, want jwks_uri %s and the keys", cfg, tt.jwksURI)
+			}
+		})
 	}
 }

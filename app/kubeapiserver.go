@@ -20,7 +20,6 @@ import (
 
 	"kubeplay/playground"
 	"kubeplay/server"
-	"kubeplay/server/openapi"
 	"kubeplay/server/releases"
 	"kubeplay/store"
 )
@@ -28,40 +27,42 @@ import (
 // kubeAPIServerHonoured are the kube-apiserver flags kubeplay's
 // kube-apiserver does what kube-apiserver does with, and what that is.
 var kubeAPIServerHonoured = map[string]string{
-	"secure-port":               "port to serve HTTPS on (default 6443)",
-	"bind-address":              "address to listen on (default 0.0.0.0)",
-	"cert-dir":                  "directory of apiserver.crt and apiserver.key, the serving certificate, made self-signed if missing (default /var/run/kubernetes)",
-	"tls-cert-file":             "serving certificate (PEM), instead of the one in --cert-dir",
-	"tls-private-key-file":      "key of --tls-cert-file",
-	"client-ca-file":            "authenticate client certificates signed by these CAs: user = common name, groups = organizations",
-	"disable-admission-plugins": "ServiceAccount switches off the ServiceAccount plugin (as envtest does: nothing makes a namespace's default ServiceAccount unless --kubeplay-simulate-workloads); other plugins are accepted and stay on",
-	"token-auth-file":           "bearer tokens: token,user,uid[,\"group1,group2\"] per line",
-	"anonymous-auth":            "requests without credentials run as system:anonymous, whom RBAC grants discovery, /healthz, /readyz, /livez and /version (default true)",
-	"authorization-mode":        "RBAC (the default) and AlwaysAllow (every request RBAC does not allow is allowed); Node is ignored: RBAC decides for kubelets",
-	"runtime-config":            "switch group versions and resources on and off: api/all, api/ga, group/version or group/version/resource = true|false",
-	"feature-gates":             "kube-apiserver's feature gates kubeplay follows: AllowUnsafeMalformedObjectDeletion, CBORServingAndStorage, WatchList",
-	"emulated-version":          "the release whose API to serve, 1.16 to 1.35",
-	"help":                      "print this help",
-	"version":                   "print the version",
+	"secure-port":                      "port to serve HTTPS on (default 6443)",
+	"bind-address":                     "address to listen on (default 0.0.0.0)",
+	"cert-dir":                         "directory of apiserver.crt and apiserver.key, the serving certificate, made self-signed if missing (default /var/run/kubernetes)",
+	"tls-cert-file":                    "serving certificate (PEM), instead of the one in --cert-dir",
+	"tls-private-key-file":             "key of --tls-cert-file",
+	"client-ca-file":                   "authenticate client certificates signed by these CAs: user = common name, groups = organizations",
+	"disable-admission-plugins":        "ServiceAccount switches off the ServiceAccount plugin (as envtest does: nothing makes a namespace's default ServiceAccount unless --kubeplay-simulate-workloads); other plugins are accepted and stay on",
+	"token-auth-file":                  "bearer tokens: token,user,uid[,\"group1,group2\"] per line",
+	"service-account-issuer":           "the iss of ServiceAccount tokens (TokenRequest, kubectl create token); repeated, the first issues and all are accepted; an https URL gets the issuer discovery documents /.well-known/openid-configuration and /openid/v1/jwks (without the --service-account-* flags: kubeplay's own key, issuer https://kubernetes.default.svc.cluster.local)",
+	"service-account-signing-key-file": "the private key (RSA or ECDSA, PEM) that signs ServiceAccount tokens",
+	"service-account-key-file":         "public keys (or private keys, or certificates; PEM) that verify ServiceAccount tokens, published at /openid/v1/jwks; may be repeated",
+	"api-audiences":                    "the audiences of this API: a token must be for one of them, and TokenRequests are for them by default (default: the issuers)",
+	"service-account-jwks-uri":         "the jwks_uri of /.well-known/openid-configuration (default https://<external address>/openid/v1/jwks)",
+	"external-hostname":                "the host of the default --service-account-jwks-uri (default: --advertise-address)",
+	"advertise-address":                "the host of the default --service-account-jwks-uri without --external-hostname (default: --bind-address, or the host's address if that is a loopback or unspecified one); the kubernetes Service's endpoint is not kept",
+	"anonymous-auth":                   "requests without credentials run as system:anonymous, whom RBAC grants discovery, /healthz, /readyz, /livez and /version (default true)",
+	"authorization-mode":               "RBAC (the default) and AlwaysAllow (every request RBAC does not allow is allowed); Node is ignored: RBAC decides for kubelets",
+	"runtime-config":                   "switch group versions and resources on and off: api/all, api/ga, group/version or group/version/resource = true|false",
+	"feature-gates":                    "kube-apiserver's feature gates kubeplay follows: AllowUnsafeMalformedObjectDeletion, CBORServingAndStorage, WatchList",
+	"emulated-version":                 "the release whose API to serve, 1.16 to 1.35",
+	"help":                             "print this help",
+	"version":                          "print the version",
 }
 
 // kubeAPIServerAccepted are the kube-apiserver flags a command line may
 // give without a warning, although kubeplay does nothing with them: what
 // they configure is fixed, or does not exist, here.
 var kubeAPIServerAccepted = map[string]string{
-	"etcd-servers":                     "ignored: objects live in kubeplay's own SQLite database, in memory unless --kubeplay-data",
-	"etcd-prefix":                      "ignored, as --etcd-servers",
-	"advertise-address":                "accepted; the kubernetes Service's endpoint is not kept",
-	"service-cluster-ip-range":         "accepted; Service IPs are allocated from kubeplay's own range",
-	"service-account-issuer":           "accepted; ServiceAccount tokens (TokenRequest, kubectl create token) are signed by kubeplay's own key, issuer https://kubernetes.default.svc.cluster.local",
-	"service-account-key-file":         "accepted, as --service-account-issuer",
-	"service-account-signing-key-file": "accepted, as --service-account-issuer",
-	"api-audiences":                    "accepted, as --service-account-issuer",
-	"allow-privileged":                 "accepted; privileged containers are always allowed",
-	"enable-admission-plugins":         "accepted; kubeplay runs its own chain: NamespaceLifecycle, LimitRanger, ServiceAccount, Priority, DefaultTolerationSeconds, DefaultStorageClass, StorageObjectInUseProtection, ValidatingAdmissionPolicy",
-	"admission-control":                "accepted, as --enable-admission-plugins",
-	"v":                                "accepted; kubeplay logs little",
-	"vmodule":                          "accepted, as --v",
+	"etcd-servers":             "ignored: objects live in kubeplay's own SQLite database, in memory unless --kubeplay-data",
+	"etcd-prefix":              "ignored, as --etcd-servers",
+	"service-cluster-ip-range": "accepted; Service IPs are allocated from kubeplay's own range",
+	"allow-privileged":         "accepted; privileged containers are always allowed",
+	"enable-admission-plugins": "accepted; kubeplay runs its own chain: NamespaceLifecycle, LimitRanger, ServiceAccount, Priority, DefaultTolerationSeconds, DefaultStorageClass, StorageObjectInUseProtection, ValidatingAdmissionPolicy",
+	"admission-control":        "accepted, as --enable-admission-plugins",
+	"v":                        "accepted; kubeplay logs little",
+	"vmodule":                  "accepted, as --v",
 }
 
 // kubeplayFlags are the flags of kubeplay's kube-apiserver that
@@ -135,10 +136,6 @@ func kubeAPIServer(ctx context.Context, args []string, stdout, stderr io.Writer)
 	// As in serve: the authenticator verifies client certificates, so that
 	// a bad one gets a 401 rather than a failed handshake.
 	tlsConfig := &tls.Config{Certificates: []tls.Certificate{cert}, ClientAuth: tls.RequestClientCert}
-	// The built-in types' OpenAPI schemas are read at the first CRD's
-	// creation (~0.25 s of CPU), which envtest makes right after start:
-	// read them while envtest is still waiting for /healthz.
-	go openapi.Schemas()
 	srv := &http.Server{Handler: cluster.Handler(), ReadHeaderTimeout: 10 * time.Second, TLSConfig: tlsConfig}
 	fmt.Fprintf(stdout, "kubeplay (as kube-apiserver %s) is serving on https://%s\n", releases.GitVersion(cluster.Version()), ln.Addr())
 	errc := make(chan error, 1)
@@ -228,6 +225,9 @@ func kubeAPIServerConfig(cl *commandLine, stderr io.Writer) (*kubeAPIServerSetti
 	opts.Access.Anonymous = server.AnonymousRBAC
 	if !anonymous {
 		opts.Access.Anonymous = server.AnonymousDenied
+	}
+	if opts.Access.ServiceAccountIssuer, err = serviceAccountIssuer(cl, port); err != nil {
+		return nil, err
 	}
 	opts.NoServiceAccountAdmission = slices.Contains(cl.list("disable-admission-plugins"), "ServiceAccount")
 	modes := cl.list("authorization-mode")

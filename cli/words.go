@@ -106,6 +106,9 @@ var switches = map[string]string{
 	"--force-conflicts":     "force-conflicts",
 	"--overwrite":           "overwrite",
 	"--show-managed-fields": "show-managed-fields",
+	// delete returns once the API has answered, as kubectl's --wait=false:
+	// the flag is accepted, either way, for commands copied from the docs.
+	"--wait": "wait",
 }
 
 // parseFlags separates flags (anywhere on the line, as kubectl allows) from
@@ -195,7 +198,7 @@ func parseFlags(words []string) (flags, []string, error) {
 }
 
 func knownFlags() string {
-	return "-n -A -l -o -w -f --server-side --force-conflicts --field-manager --cascade -p --type --replicas --overwrite --show-managed-fields --image --from-literal --port"
+	return "-n -A -l -o -w -f --server-side --force-conflicts --field-manager --cascade --wait -p --type --replicas --overwrite --show-managed-fields --image --from-literal --port"
 }
 
 // ns is the namespace to use: -n, else "default".

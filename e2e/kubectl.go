@@ -17,10 +17,11 @@ import (
 // (kubectl's is per host and port, which the servers of earlier tests and
 // runs may have used with other APIs).
 type KubectlRunner struct {
-	tb    testing.TB
-	flags []string
-	env   []string
-	stdin string
+	tb     testing.TB
+	binary string // kubectl on the PATH when empty
+	flags  []string
+	env    []string
+	stdin  string
 }
 
 // Kubectl runs kubectl against the server at url, with no kubeconfig.
@@ -45,6 +46,13 @@ func (k *KubectlRunner) Flags(flags ...string) *KubectlRunner {
 func (k *KubectlRunner) Env(vars ...string) *KubectlRunner {
 	c := *k
 	c.env = append(slices.Clip(k.env), vars...)
+	return &c
+}
+
+// Binary returns k running the kubectl at path (another release).
+func (k *KubectlRunner) Binary(path string) *KubectlRunner {
+	c := *k
+	c.binary = path
 	return &c
 }
 
@@ -110,9 +118,12 @@ func (k *KubectlRunner) Start(args ...string) *Running {
 
 func (k *KubectlRunner) command(args []string) *exec.Cmd {
 	k.tb.Helper()
-	path, err := exec.LookPath("kubectl")
-	if err != nil {
-		k.tb.Fatal("kubectl is not installed (go tool task deps installs it)")
+	path := k.binary
+	if path == "" {
+		var err error
+		if path, err = exec.LookPath("kubectl"); err != nil {
+			k.tb.Fatal("kubectl is not installed (go tool task deps installs it)")
+		}
 	}
 	cmd := exec.Command(path, append(slices.Clip(k.flags), args...)...)
 	cmd.Env = append(os.Environ(), k.env...)

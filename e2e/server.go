@@ -35,7 +35,10 @@ type Server struct {
 // prints its address, after it listens, so nothing is polled.
 func Start(tb testing.TB, dir string, flags ...string) *Server {
 	tb.Helper()
-	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dir}, flags...)
+	// A bare control plane unless the test asks for the simulated
+	// cluster: most tests compare the root cluster with kube-apiserver
+	// alone.
+	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dir, "--simulate-workloads=false"}, flags...)
 	cmd := exec.Command(kubeplayBinary(tb), args...)
 	first := &firstLine{line: make(chan string, 1)}
 	cmd.Stdout, cmd.Stderr = first, os.Stderr

@@ -17,7 +17,9 @@ import (
 // (ms-ready), and the memory the process holds then (MB-rss, of which
 // MB-anon is its own: the rest are pages of the binary, run as a copy as
 // an installed one would be; see e2e.Start), with a new data directory
-// (fresh) and with one a previous run left (existing).
+// (fresh) and with one a previous run left (existing): a bare control plane
+// (kube-apiserver alone), then fresh with the simulated cluster, serve's
+// default.
 func BenchmarkServe_Start(b *testing.B) {
 	b.Run("fresh", func(b *testing.B) {
 		benchmarkStart(b, func() string { return b.TempDir() })
@@ -27,9 +29,12 @@ func BenchmarkServe_Start(b *testing.B) {
 		e2e.Start(b, dir).Stop()
 		benchmarkStart(b, func() string { return dir })
 	})
+	b.Run("fresh-simulated-cluster", func(b *testing.B) {
+		benchmarkStart(b, func() string { return b.TempDir() }, "--simulate-workloads")
+	})
 }
 
-func benchmarkStart(b *testing.B, dataDir func() string) {
+func benchmarkStart(b *testing.B, dataDir func() string, flags ...string) {
 	var ready time.Duration
 	var rss, anon float64
 	n := 0
@@ -37,7 +42,7 @@ func benchmarkStart(b *testing.B, dataDir func() string) {
 		b.StopTimer()
 		dir := dataDir()
 		b.StartTimer()
-		s := e2e.Start(b, dir)
+		s := e2e.Start(b, dir, flags...)
 		ready += untilReady(b, s)
 		r, a := memory(s.PID)
 		rss, anon = rss+r, anon+a

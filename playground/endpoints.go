@@ -55,11 +55,15 @@ func (ec *endpointsController) resync(ctx context.Context, _ int64) ([]string, e
 	return ec.services.resync(ctx, ec.c)
 }
 
-// keysOf names the Service a change of a Service, of one of its pods or of
-// its Endpoints concerns.
+// keysOf names the Service a change of a Service or of one of its pods
+// concerns, or whose Endpoints were deleted (to make them again). As
+// kube-controller-manager's, it ignores other writes of Endpoints: those of
+// a Service without a selector, or of none, are the user's to keep.
 func (ec *endpointsController) keysOf(ev store.Event, q queue) {
 	if key, ok := strings.CutPrefix(ev.KV.Key, endpointsKeyPrefix); ok {
-		q.Add(key)
+		if ev.Type == store.Deleted {
+			q.Add(key)
+		}
 		return
 	}
 	ec.services.keysOf(ev, q)

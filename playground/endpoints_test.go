@@ -59,3 +59,12 @@ func TestEndpoints_service(t *testing.T) {
 	waitFor(t, "the Endpoints to go", gone(t, h, "/api/v1/namespaces/default/endpoints/web"))
 	waitIdle(t, sb)
 }
+
+// Endpoints nobody's Service selects for are the user's: they stay.
+func TestEndpoints_WithoutServiceStay(t *testing.T) {
+	sb := openSandbox(t)
+	h := sb.Handler()
+	mustDo(t, h, 201, "POST", "/api/v1/namespaces/default/endpoints", `{"metadata":{"name":"static","labels":{"test-endpoint-static":"true"}},"subsets":[{"addresses":[{"ip":"10.0.0.24"}],"ports":[{"name":"http","port":80,"protocol":"TCP"}]}]}`)
+	waitIdle(t, sb)
+	mustDo(t, h, 200, "GET", "/api/v1/namespaces/default/endpoints/static", "")
+}

@@ -103,3 +103,34 @@ func (j *DeletionJournal) Recent(limit int) []server.ObjectRef {
 	}
 	return out
 }
+
+// Deleting returns, newest first and at most limit, the objects whose
+// deletion has begun (they have a deletionTimestamp) and which are still
+// there: each as the last event that said what it waits for (its
+// finalizers; none when it waits for its grace period).
+func (j *DeletionJournal) Deleting(limit int) []server.DeletionEvent {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var out []server.DeletionEvent
+	for i := len(j.order) - 1; i >= 0 && len(out) < limit; i-- {
+		key := j.order[i]
+		tl := j.byUID[key]
+		if len(tl) == 0 {
+			continue
+		}
+		o := tl[0].Object
+		if j.latest[objectName{o.Resource, o.Namespace, o.Name}] != key {
+			continue // a later object of the same name
+		}
+		if slices.ContainsFunc(tl, func(e server.DeletionEvent) bool { return e.Phase == server.PhaseRemoved }) {
+			continue
+		}
+		for k := len(tl) - 1; k >= 0; k-- {
+			if tl[k].Phase == server.PhaseMarked || tl[k].Phase == server.PhaseFinalizerRemoved {
+				out = append(out, tl[k])
+				break
+			}
+		}
+	}
+	return out
+}

@@ -47,3 +47,21 @@ func TestDeletionJournal_RequestsAndActors(t *testing.T) {
 		t.Errorf("finalizer removal %+v", f)
 	}
 }
+
+func TestDeletionJournal_Deleting(t *testing.T) {
+	sb := openSandbox(t)
+	h := sb.Handler()
+	createCM(t, h, "default", "held", `"finalizers":["example.com/hold"]`)
+	createCM(t, h, "default", "gone", "")
+	mustDo(t, h, 200, "DELETE", cmPath("default", "held"), "")
+	mustDo(t, h, 200, "DELETE", cmPath("default", "gone"), "")
+
+	got := sb.DeletionJournal().Deleting(5)
+	if len(got) != 1 || got[0].Object.Name != "held" || !slices.Equal(got[0].Finalizers, []string{"example.com/hold"}) {
+		t.Fatalf("deleting %+v, want held waiting for example.com/hold", got)
+	}
+	mustDo(t, h, 200, "PUT", cmPath("default", "held"), `{"metadata":{"name":"held","finalizers":null}}`)
+	if got := sb.DeletionJournal().Deleting(5); len(got) != 0 {
+		t.Errorf("after its finalizer went: %+v", got)
+	}
+}

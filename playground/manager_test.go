@@ -180,13 +180,18 @@ func TestLimits_body(t *testing.T) {
 }
 
 func TestLimits_objects(t *testing.T) {
+	// Counted once the controllers have made what a new sandbox holds
+	// (nodes, leases, ServiceAccounts, kube-root-ca.crt...), in both.
 	m := newManager(t, playground.ManagerOptions{InMemory: true})
 	probe := create(t, m)
+	waitIdle(t, probe.Sandbox())
 	n, err := probe.Store().Count(t.Context(), "/registry/")
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := limited(t, playground.Limits{Objects: n + 1})
+	lm := create(t, newManager(t, playground.ManagerOptions{InMemory: true, Limits: playground.Limits{Objects: n + 1}}))
+	waitIdle(t, lm.Sandbox())
+	h := lm.Handler()
 	mustDo(t, h, 201, "POST", "/api/v1/namespaces/default/configmaps", `{"metadata":{"name":"a"}}`)
 	got := mustDo(t, h, 403, "POST", "/api/v1/namespaces/default/configmaps", `{"metadata":{"name":"b"}}`)
 	want := `configmaps "b" is forbidden: exceeded quota: sandbox, requested: count/objects=1, used: count/objects=` +

@@ -142,44 +142,31 @@ var backgroundDeletion = func() metav1.DeleteOptions {
 
 // sync deletes the content of a terminating namespace, reports what remains
 // in the namespace's status conditions and, once nothing remains, finalizes
-// the namespace. It fails when content could not be deleted.
+// the namespace. It fails when content could not be deleted. Pods go first
+// (OrderedNamespaceDeletion, on since 1.34): the rest of the content is
+// deleted once no pod remains, so that no pod outlives what it uses.
 func (c *namespaceController) sync(ctx context.Context, ns string) error {
 	remaining := map[string]int{}  // by "resource.group"
 	finalizers := map[string]int{} // by finalizer
 	var contentErrs []string
+	pods := c.catalog.Lookup(schema.GroupVersionResource{Version: "v1", Resource: "pods"})
+	if pods != nil {
+		contentErrs = c.deleteContent(ctx, pods, ns, remaining, finalizers)
+		if len(remaining) > 0 {
+			// As kube-controller-manager reports it meanwhile: deletion
+			// errors only, the content's counts come once pods are gone.
+			if err := c.reportConditions(ctx, ns, nil, nil, contentErrs); err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("status: %w", err)
+			}
+			if len(contentErrs) > 0 {
+				return fmt.Errorf("failed to delete pods for namespace: %s, %s", ns, strings.Join(contentErrs, ", "))
+			}
+			return nil
+		}
+	}
 	for _, r := range c.catalog.All() {
-		if !r.Namespaced || !r.HasVerb("list") || !r.HasVerb("delete") {
-			continue
-		}
-		base := collectionPath(r, ns)
-		if r.HasVerb("deletecollection") {
-			if err := c.api.Do(ctx, "DELETE", base, backgroundDeletion, nil); err != nil && !apierrors.IsNotFound(err) {
-				contentErrs = append(contentErrs, err.Error())
-				continue
-			}
-		}
-		var left struct {
-			Items []struct {
-				Metadata metav1.ObjectMeta `json:"metadata"`
-			} `json:"items"`
-		}
-		if err := c.api.Get(ctx, base, &left); err != nil {
-			contentErrs = append(contentErrs, err.Error())
-			continue
-		}
-		for _, it := range left.Items {
-			if it.Metadata.DeletionTimestamp == nil {
-				err := c.api.Do(ctx, "DELETE", base+"/"+it.Metadata.Name, backgroundDeletion, nil)
-				if err != nil && !apierrors.IsNotFound(err) {
-					contentErrs = append(contentErrs, err.Error())
-				}
-			}
-			for _, f := range it.Metadata.Finalizers {
-				finalizers[f]++
-			}
-		}
-		if len(left.Items) > 0 {
-			remaining[r.Resource+"."+r.Group] += len(left.Items)
+		if r != pods && r.Namespaced && r.HasVerb("list") && r.HasVerb("delete") {
+			contentErrs = append(contentErrs, c.deleteContent(ctx, r, ns, remaining, finalizers)...)
 		}
 	}
 	if err := c.reportConditions(ctx, ns, remaining, finalizers, contentErrs); err != nil && !apierrors.IsNotFound(err) {
@@ -201,6 +188,42 @@ func (c *namespaceController) sync(ctx context.Context, ns string) error {
 		err = nil
 	}
 	return err
+}
+
+// deleteContent deletes the objects of resource r in ns (a delete of the
+// collection, then each one left without a deletionTimestamp), counts in
+// remaining and finalizers those still there, and returns what failed.
+func (c *namespaceController) deleteContent(ctx context.Context, r *catalog.Resource, ns string, remaining, finalizers map[string]int) []string {
+	base := collectionPath(r, ns)
+	if r.HasVerb("deletecollection") {
+		if err := c.api.Do(ctx, "DELETE", base, backgroundDeletion, nil); err != nil && !apierrors.IsNotFound(err) {
+			return []string{err.Error()}
+		}
+	}
+	var left struct {
+		Items []struct {
+			Metadata metav1.ObjectMeta `json:"metadata"`
+		} `json:"items"`
+	}
+	if err := c.api.Get(ctx, base, &left); err != nil {
+		return []string{err.Error()}
+	}
+	var errs []string
+	for _, it := range left.Items {
+		if it.Metadata.DeletionTimestamp == nil {
+			err := c.api.Do(ctx, "DELETE", base+"/"+it.Metadata.Name, backgroundDeletion, nil)
+			if err != nil && !apierrors.IsNotFound(err) {
+				errs = append(errs, err.Error())
+			}
+		}
+		for _, f := range it.Metadata.Finalizers {
+			finalizers[f]++
+		}
+	}
+	if len(left.Items) > 0 {
+		remaining[r.Resource+"."+r.Group] += len(left.Items)
+	}
+	return errs
 }
 
 // collectionPath is the URL of a resource's objects in ns.

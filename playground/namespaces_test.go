@@ -106,3 +106,34 @@ func TestNamespaceController_DeletesContentThenNamespace(t *testing.T) {
 		return code == 404
 	})
 }
+
+// Pods go first (OrderedNamespaceDeletion): while a pod held by its
+// finalizer remains, the rest of the namespace's content stays.
+func TestNamespaceController_PodsFirst(t *testing.T) {
+	sb := openSandbox(t)
+	h := sb.Handler()
+	if code, _ := do(t, h, "POST", "/api/v1/namespaces", `{"metadata":{"name":"ordered"}}`); code != 201 {
+		t.Fatalf("create namespace: %d", code)
+	}
+	waitForDefaultServiceAccount(t, h, "ordered")
+	mustDo(t, h, 201, "POST", "/api/v1/namespaces/ordered/pods", `{"metadata":{"name":"p","finalizers":["example.com/hold"]},"spec":{"containers":[{"name":"c","image":"pause"}]}}`)
+	mustDo(t, h, 201, "POST", "/api/v1/namespaces/ordered/configmaps", `{"metadata":{"name":"cm"}}`)
+	mustDo(t, h, 200, "DELETE", "/api/v1/namespaces/ordered", "")
+	waitFor(t, "the pod's deletion to begin", func() bool {
+		_, pod := do(t, h, "GET", "/api/v1/namespaces/ordered/pods/p", "")
+		md, _ := pod["metadata"].(map[string]any)
+		return md["deletionTimestamp"] != nil
+	})
+	waitIdle(t, sb)
+	if code, _ := do(t, h, "GET", "/api/v1/namespaces/ordered/configmaps/cm", ""); code != 200 {
+		t.Fatalf("the ConfigMap went while a pod remained: %d", code)
+	}
+	_, pod := do(t, h, "GET", "/api/v1/namespaces/ordered/pods/p", "")
+	pod["metadata"].(map[string]any)["finalizers"] = []any{}
+	b, _ := json.Marshal(pod)
+	mustDo(t, h, 200, "PUT", "/api/v1/namespaces/ordered/pods/p", string(b))
+	waitFor(t, "the namespace to be removed", func() bool {
+		code, _ := do(t, h, "GET", "/api/v1/namespaces/ordered", "")
+		return code == 404
+	})
+}

@@ -39,8 +39,9 @@ const (
 	AnonymousDenied
 )
 
-func newAuthenticator(opts Options, serviceAccounts authn.TokenVerifier) *authn.Authenticator {
-	a := authn.Options{Tokens: opts.Tokens, DenyAnonymous: opts.Anonymous == AnonymousDenied, Verifier: serviceAccounts, ClientCAs: opts.ClientCAs}
+func newAuthenticator(opts Options, serviceAccounts *serviceAccountTokens) *authn.Authenticator {
+	a := authn.Options{Tokens: opts.Tokens, DenyAnonymous: opts.Anonymous == AnonymousDenied, Verifier: serviceAccounts, ClientCAs: opts.ClientCAs,
+		Audiences: serviceAccounts.audiences}
 	if opts.Anonymous == AnonymousAdmin {
 		a.AnonymousGroups = []string{authn.Masters}
 	}

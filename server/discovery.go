@@ -54,7 +54,7 @@ func (s *Server) serveVersion(w http.ResponseWriter, r *http.Request) {
 		encoding.WriteError(w, r, errMethodNotAllowed())
 		return
 	}
-	if err := encoding.NegotiateVersion(r); err != nil {
+	if err := encoding.NegotiateOnly(r, encoding.JSON); err != nil {
 		encoding.WriteError(w, r, err)
 		return
 	}
@@ -336,6 +336,9 @@ func (s *Server) rootPaths() map[string][]string {
 		for _, v := range g.Versions {
 			paths = append(paths, "/apis/"+v.GroupVersion)
 		}
+	}
+	if s.saTokens.discovery != nil {
+		paths = append(paths, openIDConfigPath, jwksPath)
 	}
 	for _, endpoint := range []string{"healthz", "livez", "readyz"} {
 		paths = append(paths, "/"+endpoint)

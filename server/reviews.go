@@ -2,7 +2,6 @@ package server
 
 import (
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -190,18 +189,17 @@ func (s *Server) tokenReview(r *http.Request, req *request, obj object) error {
 	if token == "" {
 		return apierrors.NewBadRequest("token is required for TokenReview in authentication")
 	}
-	invalid := map[string]any{"user": map[string]any{}, "error": "invalid bearer token"}
-	obj["status"] = invalid
-	// Every token kubeplay accepts is for this API's one audience.
-	if audiences := jsonmap.Strings(spec, "audiences"); len(audiences) > 0 && !slices.Contains(audiences, serviceAccountIssuer) {
-		return nil
+	obj["status"] = map[string]any{"user": map[string]any{}, "error": "invalid bearer token"}
+	audiences := jsonmap.Strings(spec, "audiences")
+	if len(audiences) == 0 {
+		audiences = nil // this API's
 	}
-	u, ok, err := s.authn.Token(r.Context(), token)
+	u, valid, err := s.authn.Token(r.Context(), token, audiences)
 	if err != nil {
 		return apierrors.NewInternalError(err)
 	}
-	if ok {
-		obj["status"] = map[string]any{"authenticated": true, "user": userInfo(u), "audiences": []string{serviceAccountIssuer}}
+	if u != nil {
+		obj["status"] = map[string]any{"authenticated": true, "user": userInfo(u), "audiences": valid}
 	}
 	return nil
 }

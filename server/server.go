@@ -80,6 +80,12 @@ type Access struct {
 	// AlwaysAllow authorizes every request RBAC does not allow, as
 	// kube-apiserver's --authorization-mode=...,AlwaysAllow.
 	AlwaysAllow bool
+	// ServiceAccountIssuer, if set, issues and verifies ServiceAccount
+	// tokens as kube-apiserver's --service-account-* flags configure it;
+	// nil: kubeplay's own key (made on first use and kept in the store),
+	// issuer and audience https://kubernetes.default.svc.cluster.local,
+	// and no issuer discovery documents.
+	ServiceAccountIssuer *ServiceAccountIssuer
 }
 
 // Server serves the Kubernetes API over one store.
@@ -133,7 +139,10 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	s := &Server{store: auditedStore{opts.Store}, catalog: catalog.New(catalog.Builtin(served)), now: opts.Now, onDeletion: opts.OnDeletion, noWebhookCalls: opts.NoWebhookCalls,
 		noServiceAccountAdmission: opts.NoServiceAccountAdmission, containerLog: opts.ContainerLog}
 	s.api.Store(&apiSettings{minor: releases.Newest})
-	s.saTokens = &serviceAccountTokens{s: s}
+	var err error
+	if s.saTokens, err = newServiceAccountTokens(s, opts.ServiceAccountIssuer); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
 	s.authn = newAuthenticator(opts, s.saTokens)
 	s.authz = &authz.Authorizer{Rules: &rbacRules{s: s}, AlwaysAllow: opts.Access.AlwaysAllow}
 	if s.now == nil {
@@ -214,6 +223,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		encoding.WriteAs(w, r, http.StatusOK, s.rootPaths(), encoding.JSON)
 	case len(parts) == 1 && parts[0] == "version":
 		s.serveVersion(w, r)
+	case s.saTokens.discovery != nil && (r.URL.Path == openIDConfigPath || r.URL.Path == openIDConfigPath+"/"):
+		s.saTokens.discovery.serve(w, r, encoding.JSON, s.saTokens.discovery.config)
+	case s.saTokens.discovery != nil && (r.URL.Path == jwksPath || r.URL.Path == jwksPath+"/"):
+		s.saTokens.discovery.serve(w, r, jwksMediaType, s.saTokens.discovery.keySet)
 	case len(parts) >= 1 && parts[0] == "openapi":
 		s.openapi.ServeHTTP(w, r)
 	case len(parts) >= 1 && parts[0] == "api":

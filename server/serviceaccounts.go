@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/subtle"
@@ -11,7 +12,9 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -29,30 +32,155 @@ import (
 	"kubeplay/store"
 )
 
-// ServiceAccount tokens are JWTs signed by a key the server creates on the
-// first TokenRequest (or the first token of a service-account-token
-// Secret) and keeps in its store (outside /registry/, so no API serves it),
-// so tokens stay valid across restarts of a persistent sandbox.
+// ServiceAccount tokens are JWTs. Unless Options.ServiceAccountIssuer says
+// otherwise, they are signed by a key the server creates on the first
+// TokenRequest (or the first token of a service-account-token Secret) and
+// keeps in its store (outside /registry/, so no API serves it), so tokens
+// stay valid across restarts of a persistent sandbox.
 
 const (
-	// serviceAccountIssuer is the tokens' iss, and their default and only
-	// accepted audience, as kube-apiserver's --service-account-issuer.
-	serviceAccountIssuer = "https://kubernetes.default.svc.cluster.local"
-	signingKeyKey        = "/kubeplay/serviceaccount-signing-key"
+	// defaultIssuer is the tokens' iss, and their default and only
+	// accepted audience, unless Options.ServiceAccountIssuer says
+	// otherwise.
+	defaultIssuer = "https://kubernetes.default.svc.cluster.local"
+	signingKeyKey = "/kubeplay/serviceaccount-signing-key"
 	// credentialIDExtra is the user extra naming the token a request used.
 	credentialIDExtra = authn.CredentialIDExtra
 )
+
+// ServiceAccountIssuer configures the issuer of ServiceAccount tokens, as
+// kube-apiserver's flags do.
+type ServiceAccountIssuer struct {
+	// Issuers identify the issuer (--service-account-issuer): the first is
+	// the iss of the tokens the server issues; tokens of any are accepted.
+	Issuers []string
+	// SigningKey signs the tokens (--service-account-signing-key-file): an
+	// *rsa.PrivateKey or an *ecdsa.PrivateKey.
+	SigningKey crypto.Signer
+	// PublicKeys verify tokens (--service-account-key-file), and are
+	// published at /openid/v1/jwks.
+	PublicKeys []crypto.PublicKey
+	// Audiences identify the API (--api-audiences): tokens are issued for
+	// them unless a TokenRequest names others, and a request's token must
+	// be for one of them. Default: Issuers.
+	Audiences []string
+	// JWKSURI is the jwks_uri of the issuer's discovery document
+	// (--service-account-jwks-uri, else https://<external address>/openid/v1/jwks).
+	// The discovery documents are served when the first issuer is an https
+	// URL (with no query or fragment) and JWKSURI is set.
+	JWKSURI string
+}
 
 var serviceAccountsGVR = schema.GroupVersionResource{Version: "v1", Resource: "serviceaccounts"}
 
 // serviceAccountTokens issues and verifies ServiceAccount tokens.
 type serviceAccountTokens struct {
-	s      *Server
-	mu     sync.Mutex
-	signer *authn.Signer // nil until loaded or created
+	s *Server
+	// issuers are the accepted iss; the first is that of issued tokens.
+	issuers []string
+	// audiences identify the API (see ServiceAccountIssuer.Audiences).
+	audiences []string
+	// configured: the key is the configuration's, not the store's.
+	configured bool
+	mu         sync.Mutex
+	signer     *authn.Signer     // nil until loaded or created
+	keys       []authn.PublicKey // verify tokens; nil until signer is set, unless configured
+	discovery  *issuerDiscovery  // nil: not served
+}
+
+// issuerDiscovery holds the documents of OpenID Connect discovery
+// kube-apiserver serves for its ServiceAccount token issuer.
+type issuerDiscovery struct {
+	config, keySet []byte
 }
 
 var _ authn.TokenVerifier = (*serviceAccountTokens)(nil)
+
+func newServiceAccountTokens(s *Server, cfg *ServiceAccountIssuer) (*serviceAccountTokens, error) {
+	if cfg == nil {
+		return &serviceAccountTokens{s: s, issuers: []string{defaultIssuer}, audiences: []string{defaultIssuer}}, nil
+	}
+	if len(cfg.Issuers) == 0 || cfg.SigningKey == nil {
+		return nil, errors.New("a ServiceAccount issuer needs an issuer and a signing key")
+	}
+	t := &serviceAccountTokens{s: s, issuers: cfg.Issuers, audiences: cfg.Audiences, configured: true}
+	if len(t.audiences) == 0 {
+		t.audiences = cfg.Issuers
+	}
+	var err error
+	if t.signer, err = authn.NewSigner(cfg.SigningKey); err != nil {
+		return nil, fmt.Errorf("service account signing key: %w", err)
+	}
+	for _, key := range cfg.PublicKeys {
+		k, err := authn.NewPublicKey(key)
+		if err != nil {
+			return nil, fmt.Errorf("service account key: %w", err)
+		}
+		t.keys = append(t.keys, k)
+	}
+	if t.discovery, err = newIssuerDiscovery(cfg.Issuers[0], cfg.JWKSURI, t.keys); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// newIssuerDiscovery renders the discovery documents of issuer, or returns
+// nil when kube-apiserver would not serve them: an issuer that is not an
+// https URL, no JWKS URI, no key.
+func newIssuerDiscovery(issuer, jwksURI string, keys []authn.PublicKey) (*issuerDiscovery, error) {
+	u, err := url.Parse(issuer)
+	if err != nil || u.Scheme != "https" || u.RawQuery != "" || u.Fragment != "" || jwksURI == "" || len(keys) == 0 {
+		return nil, nil
+	}
+	jwks := struct {
+		Keys []authn.JWK `json:"keys"`
+	}{}
+	algs := map[string]bool{}
+	for _, k := range keys {
+		jwk := k.JWK()
+		jwks.Keys = append(jwks.Keys, jwk)
+		algs[jwk.Alg] = true
+	}
+	keySet, err := json.Marshal(jwks)
+	if err != nil {
+		return nil, err
+	}
+	config, err := json.Marshal(struct {
+		Issuer        string   `json:"issuer"`
+		JWKSURI       string   `json:"jwks_uri"`
+		ResponseTypes []string `json:"response_types_supported"`
+		SubjectTypes  []string `json:"subject_types_supported"`
+		SigningAlgs   []string `json:"id_token_signing_alg_values_supported"`
+	}{issuer, jwksURI, []string{"id_token"}, []string{"public"}, slices.Sorted(maps.Keys(algs))})
+	if err != nil {
+		return nil, err
+	}
+	return &issuerDiscovery{config: config, keySet: keySet}, nil
+}
+
+// The paths of the issuer discovery documents, and the key set's media type.
+const (
+	openIDConfigPath = "/.well-known/openid-configuration"
+	jwksPath         = "/openid/v1/jwks"
+	jwksMediaType    = "application/jwk-set+json"
+)
+
+// serve answers a GET of one discovery document, doc, of type mediaType,
+// which relying parties may cache for an hour (as kube-apiserver with
+// keys from files).
+func (d *issuerDiscovery) serve(w http.ResponseWriter, r *http.Request, mediaType string, doc []byte) {
+	if r.Method != http.MethodGet {
+		encoding.WriteError(w, r, errMethodNotAllowed())
+		return
+	}
+	if err := encoding.NegotiateOnly(r, mediaType); err != nil {
+		encoding.WriteError(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", mediaType)
+	w.Header().Set("Cache-Control", "public, max-age=3600")
+	w.Write(doc)
+}
 
 // signerFor returns the signing key's Signer, creating the key if create
 // is set and there is none yet; nil if there is none.
@@ -80,8 +208,24 @@ func (t *serviceAccountTokens) signerFor(ctx context.Context, create bool) (*aut
 	if err != nil {
 		return nil, fmt.Errorf("%s is corrupt: %w", signingKeyKey, err)
 	}
-	t.signer, err = authn.NewSigner(key)
-	return t.signer, err
+	if t.signer, err = authn.NewSigner(key); err != nil {
+		return nil, err
+	}
+	t.keys = []authn.PublicKey{t.signer.PublicKey()}
+	return t.signer, nil
+}
+
+// publicKeys returns the keys that verify tokens: the configured ones, or
+// the store's key's (none before it exists).
+func (t *serviceAccountTokens) publicKeys(ctx context.Context) ([]authn.PublicKey, error) {
+	if !t.configured {
+		if _, err := t.signerFor(ctx, false); err != nil {
+			return nil, err
+		}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.keys, nil
 }
 
 // createKey stores a new signing key, unless another process sharing the
@@ -175,51 +319,62 @@ func (t *serviceAccountTokens) verifyLegacy(ctx context.Context, token string, c
 	return &authn.User{Name: c.Subject, UID: c.ServiceAccountUID, Groups: authn.ServiceAccountGroups(ns)}, true, nil
 }
 
-// Verify accepts a token this server issued, for this API, not expired,
+// Verify accepts a token this server's keys signed, for one of audiences, of
+// one of its issuers, not expired,
 // whose ServiceAccount still exists (the same one: same uid); or the
 // token of a service-account-token Secret (see verifyLegacy).
-func (t *serviceAccountTokens) Verify(ctx context.Context, token string) (*authn.User, bool, error) {
+func (t *serviceAccountTokens) Verify(ctx context.Context, token string, audiences []string) (*authn.User, []string, error) {
 	if strings.Count(token, ".") != 2 {
-		return nil, false, nil
+		return nil, nil, nil
 	}
-	signer, err := t.signerFor(ctx, false)
-	if err != nil || signer == nil {
-		return nil, false, err
+	keys, err := t.publicKeys(ctx)
+	if err != nil || len(keys) == 0 {
+		return nil, nil, err
 	}
 	var raw json.RawMessage
-	if signer.Verify(token, &raw) != nil {
-		return nil, false, nil
+	if authn.Verify(token, keys, &raw) != nil {
+		return nil, nil, nil
 	}
 	var legacy legacyClaims
 	if json.Unmarshal(raw, &legacy) == nil && legacy.Issuer == legacyIssuer {
-		return t.verifyLegacy(ctx, token, legacy)
+		// A Secret's token has no audience: it is for this API's.
+		valid := authn.Intersect(audiences, t.audiences)
+		if len(valid) == 0 {
+			return nil, nil, nil
+		}
+		u, ok, err := t.verifyLegacy(ctx, token, legacy)
+		if !ok {
+			return nil, nil, err
+		}
+		return u, valid, nil
 	}
 	var c tokenClaims
 	if json.Unmarshal(raw, &c) != nil {
-		return nil, false, nil
+		return nil, nil, nil
 	}
 	now := t.s.now().Unix()
-	if c.Issuer != serviceAccountIssuer || !slices.Contains(c.Audience, serviceAccountIssuer) || now >= c.Expiry || now < c.NotBefore {
-		return nil, false, nil
+	valid := authn.Intersect(audiences, c.Audience)
+	if !slices.Contains(t.issuers, c.Issuer) || len(valid) == 0 || now >= c.Expiry || now < c.NotBefore {
+		return nil, nil, nil
 	}
 	ns, name := c.Kubernetes.Namespace, c.Kubernetes.ServiceAccount.Name
 	sa, _, err := t.s.getObject(ctx, catalog.LookupBuiltin(serviceAccountsGVR), ns, name)
 	if apierrors.IsNotFound(err) {
-		return nil, false, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, false, err
+		return nil, nil, err
 	}
 	uid := str(metadata(sa), "uid")
 	if uid != c.Kubernetes.ServiceAccount.UID {
-		return nil, false, nil
+		return nil, nil, nil
 	}
 	return &authn.User{
 		Name:   authn.ServiceAccountPrefix + ns + ":" + name,
 		UID:    uid,
 		Groups: authn.ServiceAccountGroups(ns),
 		Extra:  map[string][]string{credentialIDExtra: {"JTI=" + c.ID}},
-	}, true, nil
+	}, valid, nil
 }
 
 // tokenRequest is POST .../serviceaccounts/{name}/token: it issues a token
@@ -272,7 +427,7 @@ func (s *Server) issueToken(ctx context.Context, req *request, obj object) (obje
 	}
 	audiences := jsonmap.Strings(spec, "audiences")
 	if len(audiences) == 0 {
-		audiences = []string{serviceAccountIssuer}
+		audiences = s.saTokens.audiences
 	}
 	sa, _, err := s.getObject(ctx, req.res, req.namespace, req.name)
 	if err != nil {
@@ -285,7 +440,7 @@ func (s *Server) issueToken(ctx context.Context, req *request, obj object) (obje
 	now := s.now().UTC().Truncate(time.Second)
 	exp := now.Add(time.Duration(seconds) * time.Second)
 	uid := str(metadata(sa), "uid")
-	c := tokenClaims{Audience: audiences, Expiry: exp.Unix(), IssuedAt: now.Unix(), Issuer: serviceAccountIssuer,
+	c := tokenClaims{Audience: audiences, Expiry: exp.Unix(), IssuedAt: now.Unix(), Issuer: s.saTokens.issuers[0],
 		ID: string(uuid.NewUUID()), NotBefore: now.Unix(), Subject: authn.ServiceAccountPrefix + req.namespace + ":" + req.name}
 	c.Kubernetes.Namespace = req.namespace
 	c.Kubernetes.ServiceAccount.Name, c.Kubernetes.ServiceAccount.UID = req.name, uid

@@ -325,11 +325,8 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
-	t.Run("a lesson, step by step, into the views it links", func(t *testing.T) {
-		if err := chromedp.Do(ctx, browsertest.Click(`a.brand`), browsertest.Until(`document.querySelector(".start-lessons") !== null`)); err != nil {
-			t.Fatal(err)
-		}
-		browsertest.WalkLesson(t, ctx, "/tmp/kubeplay-browser")
+	t.Run("every page in a desktop window and a phone's", func(t *testing.T) {
+		browsertest.Tour(t, ctx, browsertest.OpenByHash, "/tmp/kubeplay-browser-tour")
 	})
 
 	t.Run("the emulated release switches from the header and survives a reload", func(t *testing.T) {
@@ -366,6 +363,10 @@ func TestBrowser(t *testing.T) {
 		switchTo("1.21")
 		poll(extensions)
 
+		// The editor of a page shown before (the tour's) is not this one's.
+		if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`delete window.kubeplayEditor`)); err != nil {
+			t.Fatal(err)
+		}
 		click(`.site-nav a[href="/ui/edit"]`, `window.kubeplayEditor !== undefined`)
 		ingress := "apiVersion: extensions/v1beta1\nkind: Ingress\nmetadata:\n  name: legacy\n  namespace: default\nspec:\n  backend:\n    serviceName: web\n    servicePort: 80\n"
 		yaml, _ := json.Marshal(ingress)

@@ -194,6 +194,11 @@ function storageBar() {
 		if (action === "console") toggleConsole(e.target);
 		if (action === "permalink") busy("Reading the objects…", sharePermalink());
 	});
+	// The page ends above the bar however tall it wraps (a phone's window,
+	// a permalink shown): its height is the page's bottom padding.
+	new ResizeObserver(() => {
+		document.documentElement.style.setProperty("--kp-bar-height", `${storagePanel.offsetHeight}px`);
+	}).observe(storagePanel);
 	storagePanel.querySelector("input[type=file]").addEventListener("change", (e) => {
 		const file = e.target.files[0];
 		e.target.value = "";

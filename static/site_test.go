@@ -246,6 +246,15 @@ func TestExportedSite(t *testing.T) {
 		t.Errorf("the console's requests are not in the log: %v", err)
 	}
 
+	// A learner's first lesson, from the start page: the console closed
+	// first, as a learner would before following the page's links.
+	if err := chromedp.Do(ctx, browsertest.Click(`.kp-bar button[data-kp-action=console]`), browsertest.OpenByHash("/"),
+		browsertest.Until(`document.body.dataset.stale !== "1" && document.querySelector(".start-lessons") !== null`)); err != nil {
+		t.Fatal(err)
+	}
+	browsertest.Screenshot(t, ctx, "/tmp/kubeplay-site-start.png")
+	browsertest.WalkLesson(t, ctx, "/tmp/kubeplay-site")
+
 	// Offline: with the server gone, the service worker's copies start the
 	// engine again, on the saved database.
 	if _, err := chromedp.Run(ctx, browsertest.Poll(`navigator.serviceWorker.controller !== null`)); err != nil {

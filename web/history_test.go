@@ -76,6 +76,17 @@ func TestObject_History(t *testing.T) {
 	if !slices.Contains(listed, "app") {
 		t.Errorf("at revision %s the list shows %q", rev, listed)
 	}
+	// The timeline to scrub: every revision up to now, at this one, in
+	// the same namespace.
+	scrub := then.One(t, "form", "class", "revision-scrub")
+	slider := scrub.One(t, "input", "type", "range")
+	at, _ := slider.Attr("value")
+	lo, _ := slider.Attr("min")
+	hi, _ := slider.Attr("max")
+	ns, _ := scrub.One(t, "input", "name", "ns").Attr("value")
+	if at != rev || lo != "1" || mustAtoi(t, hi) < mustAtoi(t, rev) || ns != "default" {
+		t.Errorf("the scrubber: at %s of %s..%s in %q, want at %s", at, lo, hi, ns, rev)
+	}
 	created, _ := revs[2].Attr("data-revision")
 	// Compacted past the update, the history starts from the object as of
 	// the horizon, and the cluster before it is gone.

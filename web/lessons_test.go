@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"kubeplay/web"
 	"kubeplay/web/internal/htmltest"
@@ -144,4 +145,58 @@ func postConsole(t *testing.T, h http.Handler, command string) htmltest.Node {
 		t.Fatalf("POST /ui/console %q: %d %s", command, rec.Code, rec.Body)
 	}
 	return htmltest.Parse(t, rec.Body)
+}
+
+// The start page names an object held in its deletion by a finalizer, and
+// what it waits for, linking to its deletion timeline.
+func TestStart_BeingDeleted(t *testing.T) {
+	sb, _ := openSandbox(t)
+	h := web.New(sb)
+	postConsole(t, h, "create configmap held")
+	postConsole(t, h, `patch configmap held -p '{"metadata":{"finalizers":["example.com/hold"]}}'`)
+	doc := postConsole(t, h, "delete configmap held --wait=false")
+	var found bool
+	for _, d := range doc.One(t, "dl", "class", "overview").All("div") {
+		if d.One(t, "dt").Text() != "Being deleted" {
+			continue
+		}
+		found = true
+		href, _ := d.One(t, "a").Attr("href")
+		if got := d.One(t, "dd").Text(); got != "ConfigMap default/held, waiting for example.com/hold" || href != "/ui/object?name=held&ns=default&r=v1%2Fconfigmaps&tab=deletion" {
+			t.Errorf("being deleted: %q, link %q", got, href)
+		}
+	}
+	if !found {
+		t.Errorf("the overview does not name the ConfigMap being deleted")
+	}
+}
+
+// The overview counts a crash-looping pod as kubectl get pods shows it.
+func TestStart_CrashLooping(t *testing.T) {
+	sb, _ := openSandbox(t)
+	h := web.New(sb)
+	req := httptest.NewRequestWithContext(t.Context(), "POST", "/api/v1/namespaces/default/pods",
+		strings.NewReader(`{"metadata":{"name":"crash"},"spec":{"containers":[{"name":"c","image":"busybox","command":["sh","-c","exit 1"]}]}}`))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	sb.Handler().ServeHTTP(rec, req)
+	if rec.Code != http.StatusCreated {
+		t.Fatalf("create: %d %s", rec.Code, rec.Body)
+	}
+	// The simulated kubelet runs it, it fails, and it is restarted with a
+	// back-off: wait for that (a bound only for a broken run).
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		var pods string
+		for _, d := range page(t, h, "/", http.StatusOK).One(t, "dl", "class", "overview").All("div") {
+			if d.One(t, "dt").Text() == "Pods" {
+				pods = d.One(t, "dd").Text()
+			}
+		}
+		if strings.Contains(pods, "1 in CrashLoopBackOff") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the overview's pods: %q", pods)
+		}
+	}
 }

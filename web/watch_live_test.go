@@ -35,7 +35,19 @@ func openSandbox(t *testing.T) (*playground.Sandbox, store.Store) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sb.Close() })
-	return sb, st
+	// Until its controllers have set it up (the nodes, the default
+	// ServiceAccounts, kube-root-ca.crt in every namespace), their writes
+	// would interleave with a test's.
+	for {
+		idle, err := sb.Idle(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if idle {
+			return sb, st
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 func dialWatch(t *testing.T, srv *httptest.Server, query string, origin string) (*websocket.Conn, *http.Response, error) {

@@ -54,11 +54,13 @@ func New(sb Sandbox) http.Handler { return NewWithPlayground(sb, nil) }
 // says there is none).
 func NewWithPlayground(sb Sandbox, play http.Handler) http.Handler {
 	api := sb.Handler()
+	uiAPI := requestas.Impersonating(api)
 	var deletions object.Deletions
+	start := explorer.New(uiAPI).WithStart(cli.New(uiAPI), featuredLessons())
 	if j := sb.DeletionJournal(); j != nil {
 		deletions = j
+		start = start.WithDeletions(j)
 	}
-	uiAPI := requestas.Impersonating(api)
 	c, _ := sb.(emulation.Cluster)
 	var emu http.Handler
 	if c != nil {
@@ -69,7 +71,7 @@ func NewWithPlayground(sb Sandbox, play http.Handler) http.Handler {
 		emulation: emu,
 		api:       api,
 		as:        &requestas.Switch{},
-		explorer:  explorer.New(uiAPI).WithStart(cli.New(uiAPI), featuredLessons()),
+		explorer:  start,
 		object:    withHistory(object.New(uiAPI, deletions), sb),
 		watch:     watch.New(uiAPI),
 		editor:    editor.New(uiAPI),

@@ -109,7 +109,10 @@ func (k *kubeplay) stop() {
 // newSandbox creates a sandbox through the playground API, writes its
 // kubeconfig to path and returns its id.
 func (k *kubeplay) newSandbox(ctx context.Context, path string) (string, error) {
-	body, err := k.call(ctx, http.MethodPost, "/playground/v1/sandboxes", "{}")
+	// History kept as long as kube-apiserver keeps it: it compacts etcd
+	// every 5 minutes, which the chunking test waits for (a sandbox's
+	// default, 1h, is for learners looking back).
+	body, err := k.call(ctx, http.MethodPost, "/playground/v1/sandboxes", `{"retention":"5m"}`)
 	if err != nil {
 		return "", err
 	}

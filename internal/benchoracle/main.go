@@ -177,7 +177,8 @@ func run(c config) error {
 		return []string{"-state-dir", dir, "-port", strconv.Itoa(port), "-etcd-port", strconv.Itoa(etcdPort), "-token", c.token}, nil
 	}}
 	kubeplay := target{name: "kubeplay", bin: kubeplayBin, args: func(dir string, port int) ([]string, error) {
-		return []string{"serve", "--tls", "--addr", "127.0.0.1:" + strconv.Itoa(port), "--data", dir}, nil
+		// A bare control plane, as the oracle is kube-apiserver alone.
+		return []string{"serve", "--tls", "--addr", "127.0.0.1:" + strconv.Itoa(port), "--data", dir, "--simulate-workloads=false"}, nil
 	}}
 	targets := []target{oracle, kubeplay}
 

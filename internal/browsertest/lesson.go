@@ -15,8 +15,15 @@ import (
 // replaces the body (browser mode).
 func Follow(t *testing.T, ctx context.Context, selector, ready string) {
 	t.Helper()
-	if err := chromedp.Do(ctx, Until(`(() => { document.body.dataset.stale = "1"; return true })()`), Click(selector)); err != nil {
-		t.Fatalf("clicking %s: %v", selector, err)
+	Leave(t, ctx, "clicking "+selector, Click(selector), ready)
+}
+
+// Leave does act, which leaves the page shown (a link followed, a form
+// submitted), and waits as Follow does for the page it leads to.
+func Leave(t *testing.T, ctx context.Context, what string, act chromedp.Action[chromedp.Void], ready string) {
+	t.Helper()
+	if err := chromedp.Do(ctx, Until(`(() => { document.body.dataset.stale = "1"; return true })()`), act); err != nil {
+		t.Fatalf("%s: %v", what, err)
 	}
 	// A poll fails when its document goes away: poll again in the new one.
 	for range 100 {
@@ -25,11 +32,11 @@ func Follow(t *testing.T, ctx context.Context, selector, ready string) {
 			return
 		}
 		if !strings.Contains(err.Error(), "navigated") && !strings.Contains(err.Error(), "context") && !strings.Contains(err.Error(), "Execution") {
-			t.Fatalf("following %s: %v", selector, err)
+			t.Fatalf("%s: %v", what, err)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	t.Fatalf("following %s: the page never got ready", selector)
+	t.Fatalf("%s: the page never got ready", what)
 }
 
 // WalkLesson is a learner's first lesson, in a page already showing the
@@ -100,4 +107,17 @@ func WalkLesson(t *testing.T, ctx context.Context, shots string) {
 		t.Errorf("the cluster then: %+v", listed)
 	}
 	Screenshot(t, ctx, shots+"-then.png")
+
+	// Scrubbed one revision further back, before alice's apply created it,
+	// the ConfigMap is not there.
+	Leave(t, ctx, "scrubbing back one revision", Until(`(() => { const r = document.querySelector("form.revision-scrub input[type=range]");
+		r.value = String(Number(r.value) - 1); r.dispatchEvent(new Event("change", {bubbles: true})); return true })()`),
+		`document.querySelector("nav.revision-steps") !== null`)
+	Eval(t, ctx, `Promise.resolve([...document.querySelectorAll("table.objects a")].map(a => a.textContent))`, &listed.Names)
+	for _, n := range listed.Names {
+		if strings.HasPrefix(n, "ssa-") {
+			t.Errorf("one revision before alice's apply the list has %s: %v", n, listed.Names)
+		}
+	}
+	Screenshot(t, ctx, shots+"-before.png")
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 )
 
@@ -23,14 +24,16 @@ type Authenticator struct {
 	anonymousGroups []string
 	verifier        TokenVerifier
 	clientCAs       *x509.CertPool
+	audiences       []string
 }
 
 // TokenVerifier authenticates the bearer tokens the static list does not
 // hold (ServiceAccount tokens).
 type TokenVerifier interface {
-	// Verify returns the user of token; ok is false for a token it does
-	// not accept, err a failure to decide.
-	Verify(ctx context.Context, token string) (u *User, ok bool, err error)
+	// Verify returns the user of token if it is valid for one of
+	// audiences, and those of audiences it is valid for; u is nil for a
+	// token it does not accept, err a failure to decide.
+	Verify(ctx context.Context, token string, audiences []string) (u *User, valid []string, err error)
 }
 
 // Options configure an Authenticator.
@@ -50,11 +53,15 @@ type Options struct {
 	// the user is the certificate's common name, its groups its
 	// organizations.
 	ClientCAs *x509.CertPool
+	// Audiences identify this API (kube-apiserver's --api-audiences): a
+	// request's bearer token must be valid for one of them. The static
+	// tokens are valid for all.
+	Audiences []string
 }
 
 // New returns an Authenticator configured by opts.
 func New(opts Options) *Authenticator {
-	return &Authenticator{tokens: opts.Tokens, anonymous: !opts.DenyAnonymous, anonymousGroups: opts.AnonymousGroups, verifier: opts.Verifier, clientCAs: opts.ClientCAs}
+	return &Authenticator{tokens: opts.Tokens, anonymous: !opts.DenyAnonymous, anonymousGroups: opts.AnonymousGroups, verifier: opts.Verifier, clientCAs: opts.ClientCAs, audiences: opts.Audiences}
 }
 
 // ErrUnauthorized is returned for a request whose credentials are invalid,
@@ -88,30 +95,53 @@ func (a *Authenticator) Authenticate(r *http.Request) (*User, error) {
 		}
 		return a.anonymousUser()
 	}
-	u, ok, err := a.Token(r.Context(), token)
+	u, _, err := a.Token(r.Context(), token, nil)
 	if err != nil {
 		return nil, err
 	}
-	if !ok {
+	if u == nil {
 		return nil, ErrUnauthorized
 	}
 	return u, nil
 }
 
-// Token returns the user of a bearer token (in system:authenticated);
-// false if the token is not known.
-func (a *Authenticator) Token(ctx context.Context, token string) (*User, bool, error) {
+// Token returns the user of a bearer token (in system:authenticated) if it
+// is valid for one of audiences (nil: this API's), and those of audiences
+// it is valid for, as a TokenReview reports them; nil if it is not.
+func (a *Authenticator) Token(ctx context.Context, token string, audiences []string) (*User, []string, error) {
+	if audiences == nil {
+		audiences = a.audiences
+	}
 	if u, ok := a.tokens[token]; ok {
-		return WithAuthenticatedGroup(&u), true, nil
+		// As kube-apiserver's audience-agnostic authenticators: valid for
+		// this API, whichever of its audiences is asked for.
+		valid := Intersect(audiences, a.audiences)
+		if len(valid) == 0 && len(a.audiences) > 0 {
+			return nil, nil, nil
+		}
+		return WithAuthenticatedGroup(&u), valid, nil
 	}
 	if a.verifier == nil {
-		return nil, false, nil
+		return nil, nil, nil
 	}
-	u, ok, err := a.verifier.Verify(ctx, token)
-	if err != nil || !ok {
-		return nil, false, err
+	u, valid, err := a.verifier.Verify(ctx, token, audiences)
+	if err != nil || u == nil {
+		return nil, nil, err
 	}
-	return WithAuthenticatedGroup(u), true, nil
+	return WithAuthenticatedGroup(u), valid, nil
+}
+
+// Intersect returns those of requested that are in audiences, in
+// requested's order, as kube-apiserver intersects a token's audiences with
+// those asked for.
+func Intersect(requested, audiences []string) []string {
+	var valid []string
+	for _, aud := range requested {
+		if slices.Contains(audiences, aud) {
+			valid = append(valid, aud)
+		}
+	}
+	return valid
 }
 
 // CredentialIDExtra is the user extra naming the credential a request was

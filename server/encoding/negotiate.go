@@ -195,18 +195,20 @@ func NegotiateGroups(r *http.Request) (string, error) {
 	return "", notAcceptable(onlyAcceptedPrefix+servedTypes(r), nil)
 }
 
-// NegotiateVersion checks that the client of /version accepts its only
-// representation, JSON (whatever the parameters, as kube-apiserver).
-func NegotiateVersion(r *http.Request) error {
+// NegotiateOnly checks that the client of a path that has one
+// representation, mediaType, accepts it (whatever the parameters, as
+// kube-apiserver's go-restful routes: /version, the issuer discovery
+// documents).
+func NegotiateOnly(r *http.Request, mediaType string) error {
 	if strings.TrimSpace(r.Header.Get("Accept")) == "" {
 		return nil
 	}
 	for _, c := range acceptClauses(r.Header.Get("Accept")) {
-		if c.mediaType == JSON || c.mediaType == "*/*" {
+		if c.mediaType == mediaType || c.mediaType == "*/*" {
 			return nil
 		}
 	}
-	return notAcceptable(notAcceptableRepresentations+JSON, &metav1.StatusDetails{})
+	return notAcceptable(notAcceptableRepresentations+mediaType, &metav1.StatusDetails{})
 }
 
 // acceptClause is one media type of an Accept header.

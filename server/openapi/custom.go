@@ -77,23 +77,21 @@ func CustomSchemas(t CustomType) (map[string]any, error) {
 	if t.Scale {
 		roots = append(roots, "io.k8s.api.autoscaling.v1.Scale")
 	}
-	builtin, err := Schemas()
-	if err != nil {
-		return nil, err
-	}
 	for len(roots) > 0 {
 		n := roots[0]
 		roots = roots[1:]
 		if _, done := out[n]; done {
 			continue
 		}
-		b, err := json.Marshal(builtin[n])
+		b, err := builtinSchemaJSON(n)
 		if err != nil {
 			return nil, err
 		}
 		var s any
-		if err := json.Unmarshal(b, &s); err != nil {
-			return nil, err
+		if b != nil {
+			if err := json.Unmarshal(b, &s); err != nil {
+				return nil, err
+			}
 		}
 		if n == metaPrefix+"DeleteOptions" {
 			dropGroupVersionKinds(s, "admission.k8s.io", "apiextensions.k8s.io", "apiregistration.k8s.io", "imagepolicy.k8s.io")

@@ -26,9 +26,10 @@ const listLimit = 500
 // Handler serves the explorer page. It reads everything it shows from the
 // Kubernetes API it was given, through in-memory requests.
 type Handler struct {
-	api     *inproc.Client
-	console *cli.Console // nil: the start page has no console
-	lessons []Link
+	api       *inproc.Client
+	console   *cli.Console // nil: the start page has no console
+	lessons   []Link
+	deletions Deletions // nil: the start page names no object being deleted
 }
 
 // New returns the explorer page handler for api.
@@ -185,6 +186,7 @@ func (h *Handler) selection(ctx context.Context, groups []apitypes.Group, ref, n
 		// The list as the store held it then, which it can serve until
 		// compaction drops that revision (410 Gone after).
 		s.APIPath += "&resourceVersion=" + strconv.FormatInt(s.AtRevision, 10) + "&resourceVersionMatch=Exact"
+		s.Now = h.currentRevision(ctx)
 	}
 	resp, err := h.api.Raw(ctx, http.MethodGet, s.APIPath, http.Header{"Accept": {tableMediaType}}, nil)
 	if err == nil {
@@ -232,6 +234,17 @@ func (h *Handler) selection(ctx context.Context, groups []apitypes.Group, ref, n
 		s.Objects = append(s.Objects, o)
 	}
 	return s, http.StatusOK
+}
+
+// currentRevision is the cluster's resourceVersion now, as a consistent
+// list reports it (0 if it cannot be read).
+func (h *Handler) currentRevision(ctx context.Context) int64 {
+	var l metav1.List
+	if err := h.api.Get(ctx, "/api/v1/namespaces?limit=1", &l); err != nil {
+		return 0
+	}
+	n, _ := strconv.ParseInt(l.ResourceVersion, 10, 64)
+	return n
 }
 
 // tableMediaType asks the list endpoint for the Table kubectl get prints.

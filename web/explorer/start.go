@@ -5,11 +5,15 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"kubeplay/cli"
+	"kubeplay/server"
+	"kubeplay/web/internal/apitypes"
 	"kubeplay/web/internal/origin"
 	"kubeplay/web/layout"
+	"kubeplay/web/object"
 )
 
 // ConsolePath is where the start page's console form runs a command.
@@ -57,6 +61,23 @@ func (h *Handler) WithStart(c *cli.Console, lessons []Link) *Handler {
 	h.console, h.lessons = c, lessons
 	return h
 }
+
+// Deletions are the objects whose deletion has begun and not ended.
+type Deletions interface {
+	// Deleting returns them newest first, at most limit, each as the
+	// event that says what it waits for.
+	Deleting(limit int) []server.DeletionEvent
+}
+
+// WithDeletions lists on the start page the objects being deleted, of
+// every type, and what each waits for.
+func (h *Handler) WithDeletions(d Deletions) *Handler {
+	h.deletions = d
+	return h
+}
+
+// maxDeleting bounds the objects being deleted the overview names.
+const maxDeleting = 5
 
 // Console runs the command the start page's form posts and shows the
 // start page with its output.
@@ -112,6 +133,13 @@ func (h *Handler) overview(ctx context.Context) []OverviewProps {
 			Conditions        []struct {
 				Type, Status string
 			} `json:"conditions"`
+			ContainerStatuses []struct {
+				State struct {
+					Waiting *struct {
+						Reason string `json:"reason"`
+					} `json:"waiting"`
+				} `json:"state"`
+			} `json:"containerStatuses"`
 		} `json:"status"`
 	}
 	list := func(path string) ([]item, bool, bool) {
@@ -159,11 +187,17 @@ func (h *Handler) overview(ctx context.Context) []OverviewProps {
 	}
 	if pods, more, ok := list("/api/v1/pods"); ok {
 		phases := map[string]int{}
-		terminating := 0
+		terminating, crashLooping := 0, 0
 		for _, p := range pods {
 			phases[p.Status.Phase]++
 			if p.Metadata.DeletionTimestamp != nil {
 				terminating++
+			}
+			for _, c := range p.Status.ContainerStatuses {
+				if w := c.State.Waiting; w != nil && w.Reason == "CrashLoopBackOff" {
+					crashLooping++
+					break
+				}
 			}
 		}
 		s := count(len(pods), more)
@@ -171,6 +205,9 @@ func (h *Handler) overview(ctx context.Context) []OverviewProps {
 			if phases[ph] > 0 {
 				s += ", " + strconv.Itoa(phases[ph]) + " " + ph
 			}
+		}
+		if crashLooping > 0 {
+			s += ", " + strconv.Itoa(crashLooping) + " in CrashLoopBackOff"
 		}
 		if terminating > 0 {
 			s += ", " + strconv.Itoa(terminating) + " terminating"
@@ -185,6 +222,47 @@ func (h *Handler) overview(ctx context.Context) []OverviewProps {
 			}
 		}
 		out = append(out, OverviewProps{What: "Namespaces", Summary: s, Href: "/?r=v1/namespaces"})
+	}
+	return append(out, h.beingDeleted(ctx)...)
+}
+
+// beingDeleted is a line for each object whose deletion waits on its
+// finalizers or grace period, linking to its deletion timeline.
+func (h *Handler) beingDeleted(ctx context.Context) []OverviewProps {
+	if h.deletions == nil {
+		return nil
+	}
+	evs := h.deletions.Deleting(maxDeleting)
+	if len(evs) == 0 {
+		return nil
+	}
+	groups, _ := apitypes.Discover(ctx, h.api)
+	var out []OverviewProps
+	for _, ev := range evs {
+		o := ev.Object
+		what, ref := o.Resource.String(), ""
+		for _, g := range groups {
+			if g.Name == o.Resource.Group {
+				for _, t := range g.Types {
+					if t.GVR.Resource == o.Resource.Resource {
+						what, ref = t.Kind, apitypes.FormatRef(t.GVR)
+					}
+				}
+			}
+		}
+		name := o.Name
+		if o.Namespace != "" {
+			name = o.Namespace + "/" + o.Name
+		}
+		waits := "waiting for its grace period"
+		if len(ev.Finalizers) > 0 {
+			waits = "waiting for " + strings.Join(ev.Finalizers, ", ")
+		}
+		p := OverviewProps{What: "Being deleted", Summary: what + " " + name + ", " + waits}
+		if ref != "" {
+			p.Href = object.URL(ref, o.Namespace, o.Name, object.TabDeletion)
+		}
+		out = append(out, p)
 	}
 	return out
 }

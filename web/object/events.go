@@ -104,6 +104,16 @@ func describeEvent(e apiEvent) ObjectEventProps {
 	return row
 }
 
+// clock is when the event last happened as a time of day: events are
+// recent, and the whole timestamp is in the cell's title.
+func (e ObjectEventProps) clock() string {
+	t := parseTime(e.Last)
+	if t.IsZero() {
+		return e.Last
+	}
+	return t.UTC().Format(time.TimeOnly)
+}
+
 // parseTime reads a timestamp or MicroTime; the zero time if it does not.
 func parseTime(s string) time.Time {
 	t, _ := time.Parse(time.RFC3339Nano, s)

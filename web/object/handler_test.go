@@ -153,10 +153,14 @@ func TestHandler_Events(t *testing.T) {
 		rows = append(rows, strings.Join(strings.Fields(tr.Text()), " "))
 	}
 	want := []string{
-		"Warning BackOff 2026-01-01T00:00:01Z kubelet, node-2 Back-off restarting failed container",
-		"Normal Scheduled 2026-01-01T00:00:05.000000Z (×3) default-scheduler, default-scheduler-kubeplay Successfully assigned default/x to node-2",
+		"Warning BackOff 00:00:01 kubelet, node-2 Back-off restarting failed container",
+		"Normal Scheduled 00:00:05 (×3) default-scheduler, default-scheduler-kubeplay Successfully assigned default/x to node-2",
 	}
 	if !slices.Equal(rows, want) {
 		t.Errorf("events:\n%q\nwant\n%q", rows, want)
+	}
+	// The time of day shown, the whole timestamp in its title.
+	if title, _ := doc.One(t, "time", "datetime", "2026-01-01T00:00:01Z").Attr("title"); title != "2026-01-01T00:00:01Z" {
+		t.Errorf("the time's title %q", title)
 	}
 }

@@ -12,6 +12,15 @@ import (
 	"kubeplay/server/encoding"
 )
 
+// A watch's view asks as the watch did: from its resourceVersion (where a
+// 410 Gone shows again), with its selectors and options.
+func TestViewOf_watch(t *testing.T) {
+	label, href, ok := ViewOf("GET", "/api/v1/namespaces/default/configmaps", "watch=1&resourceVersion=12&labelSelector=app%3Dweb&allowWatchBookmarks=true")
+	if !ok || label != "the watch of configmaps" || href != "/ui/watch?bookmarks=1&labelSelector=app%3Dweb&ns=default&r=v1%2Fconfigmaps&resourceVersion=12" {
+		t.Errorf("ViewOf = %q %q %v", label, href, ok)
+	}
+}
+
 func TestParse(t *testing.T) {
 	tests := []struct {
 		method, path, query string
@@ -21,6 +30,10 @@ func TestParse(t *testing.T) {
 		{"GET", "/api/v1/configmaps", "", attributes{version: "v1", resource: "configmaps", verb: "list"}},
 		{"GET", "/api/v1/namespaces/default/pods", "watch=1", attributes{version: "v1", namespace: "default", resource: "pods", verb: "watch"}},
 		{"GET", "/api/v1/watch/namespaces/default/pods", "", attributes{version: "v1", namespace: "default", resource: "pods", verb: "watch"}},
+		// As kube-apiserver reads a boolean: the Python client's watch=True.
+		{"GET", "/api/v1/pods", "watch=True", attributes{version: "v1", resource: "pods", verb: "watch"}},
+		{"GET", "/api/v1/pods", "watch=FALSE", attributes{version: "v1", resource: "pods", verb: "list"}},
+		{"GET", "/api/v1/pods", "watch=0", attributes{version: "v1", resource: "pods", verb: "list"}},
 		{"GET", "/api/v1/namespaces/default", "", attributes{version: "v1", resource: "namespaces", name: "default", verb: "get"}},
 		{"PUT", "/api/v1/namespaces/gone/finalize", "", attributes{version: "v1", resource: "namespaces", name: "gone", subresource: "finalize", verb: "update"}},
 		{"PATCH", "/apis/apps/v1/namespaces/d/deployments/web/scale", "", attributes{group: "apps", version: "v1", namespace: "d", resource: "deployments", name: "web", subresource: "scale", verb: "patch"}},

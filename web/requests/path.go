@@ -72,9 +72,15 @@ func parse(method, path, rawQuery string) attributes {
 		}
 	}
 	q, _ := url.ParseQuery(rawQuery)
-	watch := watchPath || q.Get("watch") == "true" || q.Get("watch") == "1"
-	a.verb = verb(method, a.name == "", watch)
+	a.verb = verb(method, a.name == "", watchPath || queryBool(q, "watch"))
 	return a
+}
+
+// queryBool reads a boolean parameter as kube-apiserver does: present and
+// neither "0" nor "false" (in any case) is true.
+func queryBool(q url.Values, name string) bool {
+	v, ok := q[name]
+	return ok && len(v) > 0 && v[0] != "0" && !strings.EqualFold(v[0], "false")
 }
 
 func verb(method string, collection, watch bool) string {
@@ -114,12 +120,26 @@ func ViewOf(method, path, rawQuery string) (label, href string, ok bool) {
 	ref := apitypes.FormatRef(schema.GroupVersionResource{Group: a.group, Version: a.version, Resource: a.resource})
 	switch {
 	case a.verb == "watch":
+		// The watch page asks as the request did: from the same
+		// resourceVersion (so a 410 Gone shows again), with its selectors.
+		sent, _ := url.ParseQuery(rawQuery)
 		q := url.Values{"r": {ref}}
 		if a.namespace != "" {
 			q.Set("ns", a.namespace)
 		}
+		for _, p := range []string{"resourceVersion", "labelSelector", "fieldSelector"} {
+			if v := sent.Get(p); v != "" {
+				q.Set(p, v)
+			}
+		}
 		if a.name != "" {
 			q.Set("fieldSelector", "metadata.name="+a.name)
+		}
+		if queryBool(sent, "allowWatchBookmarks") {
+			q.Set("bookmarks", "1")
+		}
+		if queryBool(sent, "sendInitialEvents") {
+			q.Set("sendInitialEvents", "1")
 		}
 		return "the watch of " + a.qualifiedResource(), "/ui/watch?" + q.Encode(), true
 	case a.name == "":
