@@ -361,7 +361,7 @@ func (hc *horizontalController) replicasForMetrics(ctx context.Context, hpa *aut
 func (hc *horizontalController) replicasForMetric(m autoscalingv2.MetricSpec, pods []corev1.Pod, readings []metricsv1beta1.PodMetrics, readErr error, current int32) (int32, string, autoscalingv2.MetricStatus, string, error) {
 	if m.Type != autoscalingv2.ResourceMetricSourceType || m.Resource == nil {
 		reason := "FailedGet" + string(m.Type) + "Metric"
-		return 0, "", autoscalingv2.MetricStatus{}, reason, fmt.Errorf("unable to get %s metric: the simulated metrics source serves resource metrics only", strings.ToLower(string(m.Type)))
+		return 0, "", autoscalingv2.MetricStatus{}, reason, fmt.Errorf("unable to get %s metric: the simulated metrics-server serves resource metrics only", strings.ToLower(string(m.Type)))
 	}
 	res := m.Resource.Name
 	const reason = "FailedGetResourceMetric"
