@@ -35,7 +35,7 @@ import (
 //	simulated.kubeplay.dev/memory-usage: 64Mi
 //
 // On a HorizontalPodAutoscaler, the same annotations are the load of its
-// whole target, shared evenly by its running pods that have none of their
+// whole target, shared evenly by its ready pods that have none of their
 // own — so that scaling out lowers each pod's share, as it would on a
 // cluster (kubectl annotate hpa web simulated.kubeplay.dev/cpu-usage=900m).
 // A node uses what its running pods use, plus what its system daemons do.
@@ -173,11 +173,10 @@ type shareKey struct {
 
 // targetShares spreads the load the usage annotations of the
 // HorizontalPodAutoscalers of namespace ("": all) give their targets over
-// the pods of each target that are read (pods) and are not being deleted
-// and have no usage annotation of their own: what each such pod uses, in
-// nanocores or bytes. Ready or not: the autoscaler counts ready pods only,
-// so that a pod that is not ready yet lowers what it sees, never raises it
-// (which it would act on at once, with no stabilization window).
+// the ready pods of each target that are read (pods), not being deleted,
+// with no usage annotation of their own: what each such pod uses, in
+// nanocores or bytes. The pods the autoscaler counts, so that what it
+// reads adds up to the load.
 func (m *simulatedMetrics) targetShares(ctx context.Context, namespace string, pods []*corev1.Pod) (map[shareKey]int64, error) {
 	path := allPath(hpaGVR)
 	if namespace != "" {
@@ -218,7 +217,7 @@ func (m *simulatedMetrics) targetShares(ctx context.Context, namespace string, p
 			var sharing []string
 			for _, p := range pods {
 				if _, own := simulatedUsage(p.Annotations, res); p.Namespace == h.Namespace && !own && p.DeletionTimestamp == nil &&
-					sel.Matches(labels.Set(p.Labels)) {
+					isPodReady(p) && sel.Matches(labels.Set(p.Labels)) {
 					sharing = append(sharing, p.Namespace+"/"+p.Name)
 				}
 			}
