@@ -36,7 +36,10 @@ const (
 // containers' commands do (see programOf): a container that exits, or that
 // its liveness or startup probe has killed, is restarted per the pod's
 // restartPolicy with the kubelet's back-off (CrashLoopBackOff), and a pod
-// whose containers are done Succeeds or Fails. A pod deleted gracefully has its containers
+// whose containers are done Succeeds or Fails, one past its
+// activeDeadlineSeconds Fails (DeadlineExceeded); a pod whose RuntimeClass
+// cannot be run gets no sandbox, a container whose subPathExpr is wrong
+// is not created (CreateContainerConfigError). A pod deleted gracefully has its containers
 // stopped (a shell or sleep as PID 1 ignores SIGTERM and is killed when
 // the grace period ends), then is removed for good. Every timed step is a
 // later look at the pod (reconcile's after), on the sandbox's clock.
