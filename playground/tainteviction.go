@@ -1,6 +1,7 @@
 package playground
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"math"
@@ -135,6 +136,9 @@ func (tc *taintEvictionController) keysOf(ev store.Event, q queue) {
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
 	if name, ok := strings.CutPrefix(ev.KV.Key, nodeKeyPrefix); ok {
+		if ev.Type != store.Deleted && tc.taints[name] == nil && !bytes.Contains(ev.KV.Value, []byte(corev1.TaintEffectNoExecute)) {
+			return // a heartbeat of an untainted node, most likely
+		}
 		var n corev1.Node
 		if ev.Type == store.Deleted || json.Unmarshal(ev.KV.Value, &n) != nil {
 			// Its pods' pending evictions are cancelled when they fall due:
