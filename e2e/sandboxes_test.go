@@ -336,3 +336,36 @@ func tlsClient(t *testing.T, dir string) *http.Client {
 	pool.AppendCertsFromPEM(pem)
 	return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 }
+
+// TestSandboxes_kubectlTop: kubectl top reads the simulated metrics-server
+// of a cluster with simulated workloads, as on a cluster with
+// metrics-server.
+func TestSandboxes_kubectlTop(t *testing.T) {
+	k := e2e.Kubectl(t, e2e.Start(t, t.TempDir(), "--simulate-workloads").URL).Succeeds
+	k("create", "deployment", "web", "--image=nginx", "--replicas=2")
+	k("set", "resources", "deployment/web", "--requests=cpu=200m,memory=128Mi")
+	k("rollout", "status", "deployment/web", e2e.TimeoutFlag(t))
+	if out := k("get", "apiservice", "v1beta1.metrics.k8s.io", "-o", "jsonpath={.status.conditions[0].type}={.status.conditions[0].status}"); out != "Available=True" {
+		t.Errorf("the metrics APIService: %s", out)
+	}
+	nodes := k("top", "node")
+	if lines := strings.Split(strings.TrimSpace(nodes), "\n"); len(lines) != 4 || !strings.HasPrefix(lines[0], "NAME ") || !strings.Contains(lines[0], "CPU(cores)") || !strings.HasPrefix(lines[1], "kubeplay-worker ") {
+		t.Errorf("kubectl top node:\n%s", nodes)
+	}
+	// Rolled out, the old ReplicaSet's pods may still be terminating: they
+	// are read too, as metrics-server reads them until they stop.
+	pods := k("top", "pod", "-A")
+	if !strings.HasPrefix(pods, "NAMESPACE ") || strings.Count(pods, "\ndefault ") < 2 {
+		t.Errorf("kubectl top pod -A:\n%s", pods)
+	}
+	name := strings.TrimPrefix(strings.TrimSpace(k("get", "pods", "-l", "app=web", "--field-selector=status.phase=Running", "-o", "name")), "pod/")
+	name, _, _ = strings.Cut(name, "\n")
+	k("annotate", "pod", name, "simulated.kubeplay.dev/cpu-usage=150m", "simulated.kubeplay.dev/memory-usage=96Mi")
+	containers := k("top", "pod", name, "--containers")
+	if f := strings.Fields(strings.Split(strings.TrimSpace(containers), "\n")[1]); len(f) != 4 || f[0] != name || f[1] != "nginx" || f[2] != "150m" || f[3] != "96Mi" {
+		t.Errorf("kubectl top pod --containers:\n%s", containers)
+	}
+	if out, err := e2e.Kubectl(t, e2e.Start(t, t.TempDir()).URL).Run("top", "node"); err == nil || !strings.Contains(out, "Metrics API not available") {
+		t.Errorf("kubectl top node without simulated workloads: %v\n%s", err, out)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
 
 	"kubeplay/server/inproc"
 	"kubeplay/store"
@@ -23,8 +24,9 @@ import (
 
 // horizontalController is kube-controller-manager's horizontal pod
 // autoscaler: it sets the replicas of an HPA's target, through its /scale,
-// to what the target's pods' resource usage (from the simulated metrics
-// source, see metrics.go) asks for, within the HPA's bounds, a scale-down
+// to what the target's pods' resource usage (read from the resource
+// metrics API, which the simulated metrics-server serves: see metrics.go)
+// asks for, within the HPA's bounds, a scale-down
 // held back by the stabilization window; it writes the HPA's status,
 // conditions and SuccessfulRescale events. Its keys are "<namespace>/<name>"
 // of HorizontalPodAutoscalers. Unlike kube-controller-manager's, it does not
@@ -32,11 +34,10 @@ import (
 // annotation) or of the HPA is what makes it look, and the end of a
 // stabilization window.
 type horizontalController struct {
-	c       *inproc.Client
-	events  *eventRecorder
-	now     func() time.Time
-	metrics bool // whether the simulated metrics source runs
-	served  func() bool
+	c      *inproc.Client
+	events *eventRecorder
+	now    func() time.Time
+	served func() bool
 	// byNamespace names the HPAs of each namespace, for the event goroutine.
 	byNamespace map[string]map[string]bool
 	// recommendations remembers each HPA's recent recommendations, for its
@@ -54,7 +55,7 @@ func init() {
 		start: func(sb *Sandbox) reconciler {
 			c := inproc.New(sb.handler, controllerAgent("horizontal-pod-autoscaler"))
 			return &horizontalController{c: c, events: newEventRecorder(c, "horizontal-pod-autoscaler", "", sb.clock.Now), now: sb.clock.Now,
-				metrics: sb.controllers.Running("metrics"), served: servedIn(sb, hpaGVR), recommendations: map[string][]recommendation{}}
+				served: servedIn(sb, hpaGVR), recommendations: map[string][]recommendation{}}
 		}})
 }
 
@@ -313,6 +314,10 @@ func (hc *horizontalController) replicasForMetrics(ctx context.Context, hpa *aut
 	if err := hc.c.Get(ctx, workloadCollection("", "pods", hpa.Namespace)+labelSelectorQuery(sel.String()), &pods); err != nil {
 		return 0, "", nil, err
 	}
+	// Read once for all the HPA's resource metrics, as the real one lists
+	// them for each.
+	var readings metricsv1beta1.PodMetricsList
+	readErr := hc.c.Get(ctx, workloadCollection("metrics.k8s.io/v1beta1", "pods", hpa.Namespace)+labelSelectorQuery(sel.String()), &readings)
 	metrics := hpa.Spec.Metrics
 	if len(metrics) == 0 {
 		utilization := int32(80)
@@ -326,7 +331,7 @@ func (hc *horizontalController) replicasForMetrics(ctx context.Context, hpa *aut
 		firstErr error
 	)
 	for _, m := range metrics {
-		replicas, name, status, reason, err := hc.replicasForMetric(hpa, m, pods.Items, current)
+		replicas, name, status, reason, err := hc.replicasForMetric(m, pods.Items, readings.Items, readErr, current)
 		if err != nil {
 			if firstErr == nil {
 				firstErr = err
@@ -349,39 +354,40 @@ func (hc *horizontalController) replicasForMetrics(ctx context.Context, hpa *aut
 	return best, bestName, statuses, nil
 }
 
-// replicasForMetric proposes a replica count for one metric: the ready
-// pods' count scaled by how far their usage is from the target, unless it
-// is within the tolerance.
-func (hc *horizontalController) replicasForMetric(hpa *autoscalingv2.HorizontalPodAutoscaler, m autoscalingv2.MetricSpec, pods []corev1.Pod, current int32) (int32, string, autoscalingv2.MetricStatus, string, error) {
+// replicasForMetric proposes a replica count for one metric: the count of
+// the ready pods with readings scaled by how far their usage is from the
+// target, unless it is within the tolerance. readings are the pods'
+// resource metrics, or readErr why there are none.
+func (hc *horizontalController) replicasForMetric(m autoscalingv2.MetricSpec, pods []corev1.Pod, readings []metricsv1beta1.PodMetrics, readErr error, current int32) (int32, string, autoscalingv2.MetricStatus, string, error) {
 	if m.Type != autoscalingv2.ResourceMetricSourceType || m.Resource == nil {
 		reason := "FailedGet" + string(m.Type) + "Metric"
-		return 0, "", autoscalingv2.MetricStatus{}, reason, fmt.Errorf("unable to get %s metric: the simulated metrics source serves resource metrics only", strings.ToLower(string(m.Type)))
+		return 0, "", autoscalingv2.MetricStatus{}, reason, fmt.Errorf("unable to get %s metric: the simulated metrics-server serves resource metrics only", strings.ToLower(string(m.Type)))
 	}
 	res := m.Resource.Name
 	const reason = "FailedGetResourceMetric"
-	if !hc.metrics {
+	switch {
+	case readErr != nil:
+		return 0, "", autoscalingv2.MetricStatus{}, reason, fmt.Errorf("failed to get %s utilization: unable to get metrics for resource %s: unable to fetch metrics from resource metrics API: %v", res, res, readErr)
+	case len(readings) == 0:
 		return 0, "", autoscalingv2.MetricStatus{}, reason, fmt.Errorf("failed to get %s utilization: unable to get metrics for resource %s: no metrics returned from resource metrics API", res, res)
 	}
-	var counted []*corev1.Pod
-	shared := 0 // pods with no usage of their own: they share the target's
-	for i := range pods {
-		pod := &pods[i]
-		if pod.DeletionTimestamp != nil || pod.Status.Phase != corev1.PodRunning || !isPodReady(pod) {
-			continue
-		}
-		counted = append(counted, pod)
-		if _, own := simulatedUsage(pod.Annotations, res); !own {
-			shared++
+	used := map[string]int64{} // by pod name, in milli-units
+	for _, r := range readings {
+		for _, c := range r.Containers {
+			q := c.Usage[res]
+			used[r.Name] += q.MilliValue()
 		}
 	}
-	ready := len(counted)
 	var usage, request int64
-	for _, pod := range counted {
-		if q, own := simulatedUsage(pod.Annotations, res); own {
-			usage += q.MilliValue() * int64(len(pod.Spec.Containers))
-		} else if q, ok := simulatedUsage(hpa.Annotations, res); ok {
-			usage += q.MilliValue() / int64(shared)
+	ready := 0
+	for i := range pods {
+		pod := &pods[i]
+		u, read := used[pod.Name]
+		if !read || pod.DeletionTimestamp != nil || pod.Status.Phase != corev1.PodRunning || !isPodReady(pod) {
+			continue
 		}
+		ready++
+		usage += u
 		for _, c := range pod.Spec.Containers {
 			r, ok := c.Resources.Requests[res]
 			if !ok && m.Resource.Target.Type == autoscalingv2.UtilizationMetricType {

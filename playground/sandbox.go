@@ -3,6 +3,7 @@ package playground
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"maps"
 	"net/http"
 	"sync"
@@ -163,6 +164,14 @@ func (sb *Sandbox) SetControllers(c Controllers) {
 		ctl := newController(name, st, r)
 		sb.running = append(sb.running, ctl)
 		done.Go(func() { ctl.run(ctx) })
+	}
+	// Before the controllers start: the autoscaler reads the metrics.
+	var metrics server.MetricsSource
+	if c.Running("metrics") {
+		metrics = newSimulatedMetrics(sb)
+	}
+	if err := api.SetMetrics(authn.WithUser(ctx, simulatorUser), metrics); err != nil {
+		slog.Warn("metrics-server", "err", err)
 	}
 	for _, name := range ControllerNames() {
 		if d := controllerDefs[name]; c.Running(name) {

@@ -139,7 +139,7 @@ func (s *Server) resourceList(gv schema.GroupVersion) *metav1.APIResourceList {
 			Name: r.Resource, SingularName: r.Singular, Namespaced: r.Namespaced, Kind: r.Kind,
 			Verbs: metav1.Verbs(r.Verbs), ShortNames: r.ShortNames, Categories: r.Categories,
 		}
-		if !isReview(r) && unstoredHandlers[r.GroupResource()] == nil { // never stored: no storage version
+		if !isReview(r) && unstoredHandlers[r.GroupResource()] == nil && r.APIService == "" { // never stored: no storage version
 			ar.StorageVersionHash = catalog.StorageOf(r).StorageVersionHash()
 		}
 		list.APIResources = append(list.APIResources, ar)

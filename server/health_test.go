@@ -23,6 +23,7 @@ var kubeplayChecks = map[string]bool{
 	"poststarthook/crd-informer-synced": true, "poststarthook/start-system-namespaces-controller": true,
 	"poststarthook/start-service-ip-repair-controllers": true, "poststarthook/bootstrap-controller": true,
 	"poststarthook/scheduling/bootstrap-system-priority-classes": true, "poststarthook/priority-and-fairness-config-producer": true,
+	"poststarthook/start-kubernetes-service-cidr-controller": true,
 	"poststarthook/start-kube-aggregator-informers": true, "poststarthook/apiservice-status-local-available-controller": true,
 	"poststarthook/apiservice-status-remote-available-controller": true, "poststarthook/apiservice-registration-controller": true,
 	"poststarthook/apiservice-discovery-controller": true, "poststarthook/kube-apiserver-autoregistration": true,
@@ -86,6 +87,7 @@ func TestHealth_StoreDown(t *testing.T) {
 		"[+]poststarthook/crd-informer-synced ok\n[+]poststarthook/start-system-namespaces-controller ok\n" +
 		"[+]poststarthook/start-service-ip-repair-controllers ok\n[+]poststarthook/scheduling/bootstrap-system-priority-classes ok\n" +
 		"[+]poststarthook/priority-and-fairness-config-producer ok\n[+]poststarthook/bootstrap-controller ok\n" +
+		"[+]poststarthook/start-kubernetes-service-cidr-controller ok\n" +
 		"[+]poststarthook/start-kube-aggregator-informers ok\n[+]poststarthook/apiservice-status-local-available-controller ok\n" +
 		"[+]poststarthook/apiservice-status-remote-available-controller ok\n[+]poststarthook/apiservice-registration-controller ok\n" +
 		"[+]poststarthook/apiservice-discovery-controller ok\n[+]poststarthook/kube-apiserver-autoregistration ok\n" +

@@ -33,11 +33,13 @@ func (s selectors) empty() bool { return s.label.Empty() && s.field.Empty() }
 // metadata.name: its path in the object and the value an absent field has
 // (kube-apiserver selects on the defaulted, typed object, where an unset
 // bool is "false", an unset count "0", a pod's unset restartPolicy
-// "Always"). none marks a field the real server accepts but never
-// matches a value with (pods' status.podIPs).
+// "Always"). or is the path read when path's value is empty (an Event's
+// source is its reporting component when it has no source.component).
+// none marks a field the real server accepts but never matches a value
+// with (pods' status.podIPs).
 type selectableField struct {
-	path, zero string
-	none       bool
+	path, or, zero string
+	none           bool
 }
 
 // defaultFields is the table of the types without one of their own.
@@ -119,7 +121,10 @@ func (s selectors) matches(res *catalog.Resource, obj object) bool {
 			if path == "" {
 				path = name
 			}
-			if set[name] = fieldValue(obj, path); set[name] == "" {
+			if set[name] = fieldValue(obj, path); set[name] == "" && f.or != "" {
+				set[name] = fieldValue(obj, f.or)
+			}
+			if set[name] == "" {
 				set[name] = f.zero
 			}
 		}

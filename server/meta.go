@@ -221,5 +221,9 @@ func normalizeSecret(obj object) {
 
 // errInvalid is the 422 for an object that failed validation.
 func errInvalid(r *catalog.Resource, name string, errs field.ErrorList) error {
-	return apierrors.NewInvalid(qualifiedKind(r), name, errs)
+	kind := qualifiedKind(r)
+	if strategyOf(r).coreInternalType {
+		kind.Group = ""
+	}
+	return apierrors.NewInvalid(kind, name, errs)
 }

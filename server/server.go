@@ -120,9 +120,11 @@ type Server struct {
 	noServiceAccountAdmission bool
 	// containerLog: see Options.ContainerLog.
 	containerLog func(pod map[string]any, container string, previous bool) string
-	apiMu        sync.Mutex // serializes changes of api
-	quotaMu      sync.Mutex // serializes quota admission (admitQuota)
-	api          atomic.Pointer[apiSettings]
+	// metrics is the resource metrics source served, if any (SetMetrics).
+	metrics metricsHolder
+	apiMu   sync.Mutex // serializes changes of api
+	quotaMu sync.Mutex // serializes quota admission (admitQuota)
+	api     atomic.Pointer[apiSettings]
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -326,6 +328,12 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, gv schema
 	if sub != "" && sub != "finalize" && r.Method == http.MethodPost {
 		req.verb = "create" // serviceaccounts/token, pods/eviction, ...
 	}
+	if req.verb == "watch" && !watchPath && sub == "" && res.HasVerb("list") && !res.HasVerb("watch") {
+		// The list handler's answer, for a type it cannot watch
+		// (componentstatuses, metrics.k8s.io's).
+		encoding.WriteError(w, r, apierrors.NewMethodNotSupported(res.GroupResource(), "watch"))
+		return
+	}
 	if req.verb == "" || (sub == "" && !res.HasVerb(req.verb)) || (sub != "" && sub != "finalize" && !subresourceVerb(res, sub, req.verb)) {
 		encoding.WriteError(w, r, errMethodNotAllowed())
 		return
@@ -349,6 +357,8 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, gv schema
 	switch {
 	case isReview(res):
 		s.review(w, r, req)
+	case res.APIService == metricsAPIService:
+		s.serveMetrics(w, r, req)
 	case sub == "" && unstoredHandlers[res.GroupResource()] != nil:
 		unstoredHandlers[res.GroupResource()](s, w, r, req)
 	case subresourceHandlers[subresourceKey(res, sub)] != nil:

@@ -50,7 +50,7 @@ var coreStrategies = map[schema.GroupResource]strategy{
 		selectableFields: withNamespace(map[string]selectableField{
 			"involvedObject.kind": {}, "involvedObject.namespace": {}, "involvedObject.name": {}, "involvedObject.uid": {},
 			"involvedObject.apiVersion": {}, "involvedObject.resourceVersion": {}, "involvedObject.fieldPath": {},
-			"reason": {}, "reportingComponent": {}, "source": {path: "source.component"}, "type": {},
+			"reason": {}, "reportingComponent": {}, "source": {path: "source.component", or: "reportingComponent"}, "type": {},
 		}),
 	},
 	{Resource: "endpoints"}: {createOnUpdate: true, validate: validation.Endpoints, validateUpdate: validation.EndpointsUpdate},

@@ -12,7 +12,7 @@ var otherStrategies = map[schema.GroupResource]strategy{
 	{Group: "autoscaling", Resource: "horizontalpodautoscalers"}: hpaStrategy,
 
 	{Group: "events.k8s.io", Resource: "events"}: {
-		createOnUpdate: true, updateSkipsObjectMeta: true,
+		createOnUpdate: true, updateSkipsObjectMeta: true, coreInternalType: true,
 		validate: validation.Event, validateUpdate: validation.EventUpdate,
 		selectableFields: withNamespace(map[string]selectableField{
 			"regarding.kind": {}, "regarding.namespace": {}, "regarding.name": {}, "regarding.uid": {},

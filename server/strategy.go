@@ -22,6 +22,10 @@ import (
 type strategy struct {
 	// createOnUpdate: a PUT of a missing object creates it (else 404).
 	createOnUpdate bool
+	// coreInternalType: kube-apiserver keeps the type as the core group's
+	// (events.k8s.io's Event is core's), so its 422s name the kind
+	// without a group.
+	coreInternalType bool
 	// conditionalUpdate: an update must name the resourceVersion it
 	// replaces (else 422).
 	conditionalUpdate bool

@@ -28,6 +28,10 @@ type Resource struct {
 	Subresources []Subresource
 	// Custom is set for the resources a CustomResourceDefinition defines.
 	Custom *Custom
+	// APIService, for a resource an extension API server serves (which
+	// kube-apiserver proxies to), names its APIService
+	// ("v1beta1.metrics.k8s.io"); it stores nothing.
+	APIService string
 }
 
 // Custom is what a CustomResourceDefinition says of one served version.
@@ -123,6 +127,11 @@ func StorageOf(r *Resource) Storage {
 	if r.Custom != nil {
 		// kube-apiserver keeps custom objects under /registry/<group>/<plural>.
 		return Storage{Group: r.Group, Version: r.Custom.StorageVersion, Kind: r.Kind, Prefix: r.Group + "/" + r.Resource}
+	}
+	if r.APIService != "" {
+		// Nothing is stored; a prefix of its own keeps it from passing for
+		// a built-in resource of the same plural (metrics.k8s.io's pods).
+		return Storage{Group: r.Group, Version: r.Version, Kind: r.Kind, Prefix: r.Group + "/" + r.Resource}
 	}
 	s := Storage{Group: r.Group, Version: r.Version, Kind: r.Kind, Prefix: r.Resource}
 	if p, ok := storagePrefixes[r.GroupResource()]; ok {
@@ -296,6 +305,7 @@ type Catalog struct {
 	mu        sync.RWMutex
 	builtin   []*Resource
 	custom    map[string][]*Resource // by CRD name
+	extension map[string][]*Resource // by APIService name
 	resources []*Resource
 	byGVR     map[schema.GroupVersionResource]*Resource
 	groups    []Group
@@ -311,7 +321,7 @@ type Group struct {
 
 // New builds a catalog of the given resources.
 func New(resources []Resource) *Catalog {
-	c := &Catalog{custom: map[string][]*Resource{}}
+	c := &Catalog{custom: map[string][]*Resource{}, extension: map[string][]*Resource{}}
 	c.SetBuiltin(resources)
 	return c
 }
@@ -337,16 +347,29 @@ func (c *Catalog) SetBuiltin(resources []Resource) {
 func (c *Catalog) SetCustom(crd string, resources []Resource) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(resources) == 0 {
-		delete(c.custom, crd)
-	} else {
-		list := make([]*Resource, len(resources))
-		for i := range resources {
-			list[i] = &resources[i]
-		}
-		c.custom[crd] = list
-	}
+	setResources(c.custom, crd, resources)
 	c.index()
+}
+
+// SetExtension replaces the resources an extension API server serves
+// through the APIService named apiService (none removes them).
+func (c *Catalog) SetExtension(apiService string, resources []Resource) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	setResources(c.extension, apiService, resources)
+	c.index()
+}
+
+func setResources(m map[string][]*Resource, key string, resources []Resource) {
+	if len(resources) == 0 {
+		delete(m, key)
+		return
+	}
+	list := make([]*Resource, len(resources))
+	for i := range resources {
+		list[i] = &resources[i]
+	}
+	m[key] = list
 }
 
 // index rebuilds the lookups; c.mu is held for writing (or c is new).
@@ -355,6 +378,9 @@ func (c *Catalog) index() {
 	c.resources = slices.Clone(c.builtin)
 	for _, name := range slices.Sorted(maps.Keys(c.custom)) {
 		c.resources = append(c.resources, c.custom[name]...)
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.extension)) {
+		c.resources = append(c.resources, c.extension[name]...)
 	}
 	c.byGVR = map[schema.GroupVersionResource]*Resource{}
 	c.groups = nil
@@ -369,8 +395,23 @@ func (c *Catalog) index() {
 		slices.SortFunc(vs, versionPriority)
 		c.groups = append(c.groups, Group{Name: name, Versions: vs})
 	}
+	// Behind the custom resources' groups, as the APIService of an
+	// extension API server (metrics-server's priority minimum is 100, a
+	// CRD's 1000) sorts behind theirs.
+	extensionGroups := map[string]bool{}
+	for _, list := range c.extension {
+		for _, r := range list {
+			extensionGroups[r.Group] = true
+		}
+	}
+	rank := func(group string) int {
+		if extensionGroups[group] {
+			return len(groupOrder) + 1
+		}
+		return groupRank(group)
+	}
 	slices.SortFunc(c.groups, func(a, b Group) int {
-		ia, ib := groupRank(a.Name), groupRank(b.Name)
+		ia, ib := rank(a.Name), rank(b.Name)
 		if ia != ib {
 			return ia - ib
 		}
