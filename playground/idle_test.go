@@ -111,3 +111,42 @@ func TestGarbageCollector_BlockedDeletionIsIdle(t *testing.T) {
 	waitFor(t, "the owner to go", gone(t, h, cmPath("default", "owner")))
 	waitIdle(t, sb)
 }
+
+// A taint that evicts nothing, whatever time passes, and a toleration
+// whose time has not come cost nothing: the controller asks nothing of the
+// API until the eviction falls due.
+func TestTaintEviction_TolerationIsIdle(t *testing.T) {
+	sb := openSandboxWith(t, playground.Options{Controllers: playground.Controllers{Nodes: 1}})
+	h := sb.Handler()
+	waitNodes(t, sb, "kubeplay-worker")
+	waitForDefaultServiceAccount(t, h, "default")
+	anHour := 3600
+	createPod(t, h, "forever", tolerating(nil))
+	createPod(t, h, "patient", tolerating(&anHour))
+	for _, name := range []string{"forever", "patient"} {
+		waitFor(t, name+" to run", func() bool { return phaseOf(t, h, name) == "Running" })
+	}
+	waitIdle(t, sb)
+	tainted := lastSeq(t, sb)
+	mergePatch(t, h, "/api/v1/nodes/kubeplay-worker", noExecuteTaint(sb.Clock().Now()))
+	waitFor(t, "the controller to look at both pods", func() bool {
+		looked := map[string]bool{}
+		for _, e := range requestsOf(t, sb, nodeControllerSA, tainted) {
+			looked[e.Method+" "+e.Path] = true
+		}
+		return looked["GET "+podPath("default", "forever")] && looked["GET "+podPath("default", "patient")]
+	})
+	// The wait is scheduled, so the sandbox is not idle, but it asks nothing.
+	before := lastSeq(t, sb)
+	time.Sleep(time.Second)
+	if got := requestsOf(t, sb, nodeControllerSA, before); len(got) != 0 {
+		t.Fatalf("requests while waiting: %s", describe(got))
+	}
+	sb.AdvanceClock(time.Hour)
+	waitFor(t, "patient to go", gone(t, h, podPath("default", "patient")))
+	waitIdle(t, sb)
+	assertStaysIdle(t, sb)
+	if phase := phaseOf(t, h, "forever"); phase != "Running" {
+		t.Errorf("forever: %s", phase)
+	}
+}
