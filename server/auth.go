@@ -157,7 +157,7 @@ func requestAttributes(r *http.Request, user *authn.User) authz.Attributes {
 		attrs.Verb = "watch"
 	case name == "" && attrs.Verb == "get":
 		attrs.Verb = "list"
-		if queryBool(q, "watch") {
+		if QueryBool(q, "watch") {
 			attrs.Verb = "watch"
 		}
 		// A list or watch of one object by field selector is authorized as

@@ -80,11 +80,11 @@ func deleteOptions(r *http.Request) (*metav1.DeleteOptions, error) {
 		opts.PropagationPolicy = &p
 	}
 	if q.Has("orphanDependents") {
-		b := queryBool(q, "orphanDependents")
+		b := QueryBool(q, "orphanDependents")
 		opts.OrphanDependents = &b
 	}
 	if q.Has("ignoreStoreReadErrorWithClusterBreakingPotential") {
-		b := queryBool(q, "ignoreStoreReadErrorWithClusterBreakingPotential")
+		b := QueryBool(q, "ignoreStoreReadErrorWithClusterBreakingPotential")
 		opts.IgnoreStoreReadErrorWithClusterBreakingPotential = &b
 	}
 	opts.DryRun = q["dryRun"]

@@ -35,7 +35,7 @@ func dryRunRequested(r *http.Request) bool { return len(r.URL.Query()["dryRun"])
 // UpdateOptions, PatchOptions). patchType is the Content-Type of a patch.
 func writeOptionsOf(r *http.Request, optionsKind, patchType string) (writeOptions, error) {
 	q := r.URL.Query()
-	opts := writeOptions{manager: q.Get("fieldManager"), dryRun: dryRunRequested(r), force: queryBool(q, "force")}
+	opts := writeOptions{manager: q.Get("fieldManager"), dryRun: dryRunRequested(r), force: QueryBool(q, "force")}
 	var errs field.ErrorList
 	switch optionsKind {
 	case "CreateOptions":

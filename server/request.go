@@ -101,10 +101,10 @@ func verbFor(method string, collection, watchParam, watchPath bool) string {
 	return ""
 }
 
-// queryBool reads a boolean query parameter as kube-apiserver's parameter
+// QueryBool reads a boolean query parameter as kube-apiserver's parameter
 // codec does: present with any value but "false" or "0" (in any case) is
 // true, so the Python client's watch=True is a watch and a bare ?watch too.
-func queryBool(q url.Values, name string) bool {
+func QueryBool(q url.Values, name string) bool {
 	v, ok := q[name]
 	if !ok || len(v) == 0 {
 		return false
@@ -156,7 +156,7 @@ func longRunning(r *http.Request) bool {
 		return true
 	}
 	get := r.Method == http.MethodGet || r.Method == http.MethodHead
-	return get && name == "" && queryBool(r.URL.Query(), "watch")
+	return get && name == "" && QueryBool(r.URL.Query(), "watch")
 }
 
 // checkTimeout answers 400 for a request whose timeout parameter is not a

@@ -324,7 +324,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, gv schema
 	}
 	req := &request{group: gv.Group, version: gv.Version, namespace: ns, resource: resource, name: name, subresource: sub, res: res,
 		fieldValidation: r.URL.Query().Get("fieldValidation"), query: r.URL.Query()}
-	req.verb = verbFor(r.Method, name == "", queryBool(r.URL.Query(), "watch"), watchPath)
+	req.verb = verbFor(r.Method, name == "", QueryBool(r.URL.Query(), "watch"), watchPath)
 	if sub != "" && sub != "finalize" && r.Method == http.MethodPost {
 		req.verb = "create" // serviceaccounts/token, pods/eviction, ...
 	}

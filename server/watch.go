@@ -65,7 +65,7 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, req *request) {
 			timeout = time.Duration(n) * time.Second
 		}
 	}
-	bookmarks := queryBool(q, "allowWatchBookmarks")
+	bookmarks := QueryBool(q, "allowWatchBookmarks")
 	fromRev, err := parseResourceVersion(q.Get("resourceVersion"))
 	if err != nil {
 		encoding.WriteError(w, r, err)
@@ -74,7 +74,7 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, req *request) {
 	// Initial events (the current state as ADDED, then, with bookmarks, the
 	// initial-events-end bookmark) come with sendInitialEvents=true, or by
 	// default when no resourceVersion (or "0") is given.
-	initialEvents := queryBool(q, "sendInitialEvents") || (!q.Has("sendInitialEvents") && fromRev == 0)
+	initialEvents := QueryBool(q, "sendInitialEvents") || (!q.Has("sendInitialEvents") && fromRev == 0)
 	ctx, cancel := context.WithTimeout(stream.context(r.Context()), timeout)
 	defer cancel()
 

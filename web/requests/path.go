@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"kubeplay/server"
 	"kubeplay/web/internal/apitypes"
 	"kubeplay/web/object"
 )
@@ -72,15 +73,8 @@ func parse(method, path, rawQuery string) attributes {
 		}
 	}
 	q, _ := url.ParseQuery(rawQuery)
-	a.verb = verb(method, a.name == "", watchPath || queryBool(q, "watch"))
+	a.verb = verb(method, a.name == "", watchPath || server.QueryBool(q, "watch"))
 	return a
-}
-
-// queryBool reads a boolean parameter as kube-apiserver does: present and
-// neither "0" nor "false" (in any case) is true.
-func queryBool(q url.Values, name string) bool {
-	v, ok := q[name]
-	return ok && len(v) > 0 && v[0] != "0" && !strings.EqualFold(v[0], "false")
 }
 
 func verb(method string, collection, watch bool) string {
@@ -135,10 +129,10 @@ func ViewOf(method, path, rawQuery string) (label, href string, ok bool) {
 		if a.name != "" {
 			q.Set("fieldSelector", "metadata.name="+a.name)
 		}
-		if queryBool(sent, "allowWatchBookmarks") {
+		if server.QueryBool(sent, "allowWatchBookmarks") {
 			q.Set("bookmarks", "1")
 		}
-		if queryBool(sent, "sendInitialEvents") {
+		if server.QueryBool(sent, "sendInitialEvents") {
 			q.Set("sendInitialEvents", "1")
 		}
 		return "the watch of " + a.qualifiedResource(), "/ui/watch?" + q.Encode(), true
