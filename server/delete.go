@@ -96,7 +96,7 @@ var deleteOptionsKind = schema.GroupKind{Group: "meta.k8s.io", Kind: "DeleteOpti
 // validateDeleteOptions answers 422 for options kube-apiserver rejects. The
 // unsafe-deletion option is checked only when its feature gate is on (when
 // off, the server drops the field).
-func (s *Server) validateDeleteOptions(opts *metav1.DeleteOptions, collection bool) error {
+func (s *registry) validateDeleteOptions(opts *metav1.DeleteOptions, collection bool) error {
 	var errs field.ErrorList
 	if opts.OrphanDependents != nil && opts.PropagationPolicy != nil {
 		errs = append(errs, field.Invalid(field.NewPath("propagationPolicy"), *opts.PropagationPolicy, "orphanDependents and deletionPropagation cannot be both set"))
@@ -150,15 +150,15 @@ func unsafeDelete(opts *metav1.DeleteOptions) bool {
 func (s *Server) delete(w http.ResponseWriter, r *http.Request, req *request) {
 	opts, err := deleteOptions(r)
 	if err == nil {
-		err = s.validateDeleteOptions(opts, false)
+		err = s.reg.validateDeleteOptions(opts, false)
 	}
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return
 	}
-	code, out, err := s.deleteObject(r.Context(), req.res, req.namespace, req.name, opts)
+	code, out, err := s.reg.deleteObject(r.Context(), req.res, req.namespace, req.name, opts)
 	if err == nil && len(opts.DryRun) == 0 {
-		err = s.afterDelete(r.Context(), req.res)
+		err = s.reg.afterDelete(r.Context(), req.res)
 	}
 	if err != nil {
 		encoding.WriteError(w, r, err)
@@ -251,7 +251,7 @@ func int64Of(v any) int64 {
 // deleteObject deletes one object as kube-apiserver's registry does: an
 // object with finalizers (or, for a pod, a grace period) is only marked as
 // being deleted (deletionTimestamp) and returned; otherwise it is removed.
-func (s *Server) deleteObject(ctx context.Context, res *catalog.Resource, ns, name string, opts *metav1.DeleteOptions) (int, any, error) {
+func (s *registry) deleteObject(ctx context.Context, res *catalog.Resource, ns, name string, opts *metav1.DeleteOptions) (int, any, error) {
 	// As kube-apiserver, a delete that lost a race with another write reads
 	// the object again and retries, rather than answering 409.
 	for attempt := 1; ; attempt++ {
@@ -268,7 +268,7 @@ const maxDeleteAttempts = 10
 
 // afterDelete runs the strategy's afterDelete once a request's deletions
 // are done.
-func (s *Server) afterDelete(ctx context.Context, res *catalog.Resource) error {
+func (s *registry) afterDelete(ctx context.Context, res *catalog.Resource) error {
 	if hook := strategyOf(res).afterDelete; hook != nil {
 		return hook(s, ctx, res)
 	}
@@ -296,7 +296,7 @@ type deletion struct {
 // answer is the deletion's answer with the object as it is.
 func (d *deletion) answer() (int, any, error) { return d.code, d.obj, nil }
 
-func (s *Server) deleteObjectOnce(ctx context.Context, res *catalog.Resource, ns, name string, opts *metav1.DeleteOptions) (int, any, error) {
+func (s *registry) deleteObjectOnce(ctx context.Context, res *catalog.Resource, ns, name string, opts *metav1.DeleteOptions) (int, any, error) {
 	if unsafeDelete(opts) {
 		return s.unsafeDeleteObject(ctx, res, ns, name)
 	}
@@ -339,7 +339,7 @@ func (s *Server) deleteObjectOnce(ctx context.Context, res *catalog.Resource, ns
 // deleteMarked is the generic deletion: an object that something holds
 // (finalizers, a grace period) is marked as being deleted; else it is
 // removed.
-func (s *Server) deleteMarked(ctx context.Context, d *deletion) (int, any, error) {
+func (s *registry) deleteMarked(ctx context.Context, d *deletion) (int, any, error) {
 	md := metadata(d.obj)
 	if graceful := strategyOf(d.res).gracefulDelete; graceful != nil && graceful(d, s.now()) {
 		return d.answer()
@@ -396,7 +396,7 @@ func (s *Server) deleteMarked(ctx context.Context, d *deletion) (int, any, error
 }
 
 // writeDeleting stores an object marked for deletion and answers with it.
-func (s *Server) writeDeleting(ctx context.Context, d *deletion) (int, any, error) {
+func (s *registry) writeDeleting(ctx context.Context, d *deletion) (int, any, error) {
 	out, err := s.commitUpdate(ctx, d.res, d.ns, d.name, d.obj, d.live, d.dryRun)
 	if err != nil {
 		return 0, nil, err
@@ -435,7 +435,7 @@ func checkPreconditions(res *catalog.Resource, name string, md map[string]any, p
 func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request, req *request) {
 	opts, err := deleteOptions(r)
 	if err == nil {
-		err = s.validateDeleteOptions(opts, true)
+		err = s.reg.validateDeleteOptions(opts, true)
 	}
 	if err != nil {
 		encoding.WriteError(w, r, err)
@@ -446,7 +446,7 @@ func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request, req *r
 		encoding.WriteError(w, r, err)
 		return
 	}
-	list, err := s.listObjects(r.Context(), req.res, req.namespace, sel, listOptions{}, false)
+	list, err := s.reg.listObjects(r.Context(), req.res, req.namespace, sel, listOptions{}, false)
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return
@@ -455,7 +455,7 @@ func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request, req *r
 	deleted := []object{}
 	for _, item := range list.items {
 		md := metadata(item)
-		_, _, err := s.deleteObject(r.Context(), req.res, str(md, "namespace"), str(md, "name"), opts)
+		_, _, err := s.reg.deleteObject(r.Context(), req.res, str(md, "namespace"), str(md, "name"), opts)
 		if apierrors.IsNotFound(err) {
 			continue // deleted meanwhile
 		}
@@ -466,7 +466,7 @@ func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request, req *r
 		deleted = append(deleted, item)
 	}
 	if len(opts.DryRun) == 0 {
-		if err := s.afterDelete(r.Context(), req.res); err != nil {
+		if err := s.reg.afterDelete(r.Context(), req.res); err != nil {
 			encoding.WriteError(w, r, err)
 			return
 		}

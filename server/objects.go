@@ -359,7 +359,7 @@ func (e storeConflict) Unwrap() error { return store.ErrConflict }
 
 const registryConflictMessage = "the object has been modified; please apply your changes to the latest version and try again"
 
-func (s *Server) getObject(ctx context.Context, res *catalog.Resource, ns, name string) (object, store.KeyValue, error) {
+func (s *registry) getObject(ctx context.Context, res *catalog.Resource, ns, name string) (object, store.KeyValue, error) {
 	kv, err := s.store.Get(ctx, objectKey(res, ns, name), 0)
 	if err != nil {
 		return nil, kv, storeError(res, name, err)
@@ -372,7 +372,7 @@ func (s *Server) getObject(ctx context.Context, res *catalog.Resource, ns, name 
 }
 
 // getStored is getObject for an answer sent as stored.
-func (s *Server) getStored(ctx context.Context, res *catalog.Resource, ns, name string) (storedObject, error) {
+func (s *registry) getStored(ctx context.Context, res *catalog.Resource, ns, name string) (storedObject, error) {
 	kv, err := s.store.Get(ctx, objectKey(res, ns, name), 0)
 	if err != nil {
 		return storedObject{}, storeError(res, name, err)
@@ -386,11 +386,11 @@ func (s *Server) getStored(ctx context.Context, res *catalog.Resource, ns, name 
 
 // requireNamespace is the NamespaceLifecycle admission plugin: the
 // namespace of a new object must exist and not be being deleted.
-func (s *Server) requireNamespace(ctx context.Context, res *catalog.Resource, ns, name string) error {
+func (s *registry) requireNamespace(ctx context.Context, res *catalog.Resource, ns, name string) error {
 	return audit.FromContext(ctx).Ran(audit.Stage{Phase: audit.Mutating, Plugin: "NamespaceLifecycle"}, s.namespaceLifecycle(ctx, res, ns, name))
 }
 
-func (s *Server) namespaceLifecycle(ctx context.Context, res *catalog.Resource, ns, name string) error {
+func (s *registry) namespaceLifecycle(ctx context.Context, res *catalog.Resource, ns, name string) error {
 	nsRes := catalog.LookupBuiltin(namespacesGVR)
 	kv, err := s.store.Get(ctx, objectKey(nsRes, "", ns), 0)
 	if err != nil {

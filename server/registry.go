@@ -6,21 +6,67 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"sync"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"kubeplay/server/authz"
 	"kubeplay/server/catalog"
 	"kubeplay/server/encoding"
+	"kubeplay/server/fieldmanager"
+	"kubeplay/server/openapi"
 	"kubeplay/store"
 )
 
-// The registry: the one create and the one update every write goes
-// through, whatever its handler (POST, PUT, the three patch types, apply).
-// A handler parses the request into a write and, for an update, a compute
-// function that makes the new object from the live one; the registry
-// admits, validates, records managedFields and stores, asking the
-// resource's strategy what differs by type.
+// registry is the generic registry store: the one create and the one
+// update every write goes through, whatever its handler (POST, PUT, the
+// three patch types, apply), the one deletion, and the reads (get, list,
+// watch). It alone holds the store. A handler parses the request into a
+// write and, for an update, a compute function that makes the new object
+// from the live one; the registry admits, validates, records managedFields
+// and stores, asking the resource's strategy what differs by type.
+type registry struct {
+	store   store.Store
+	catalog *catalog.Catalog
+	// openapi is told the schemas of the custom resources the registry
+	// establishes.
+	openapi *openapi.Handler
+	now     func() time.Time
+	// enabled reports whether a feature gate is on (Server.enabled).
+	enabled func(gate string) bool
+	// fields are the field managers of the built-in types and, once
+	// asked for, of each custom resource.
+	fields fieldmanager.Managers
+	// customTypes holds the type converter of each custom resource
+	// (*catalog.Custom -> managedfields.TypeConverter).
+	customTypes sync.Map
+	// authz authorizes what admission asks beyond the request: RBAC's
+	// escalation check, the create of a PUT or apply that creates, the
+	// authorizer policies see.
+	authz *authz.Authorizer
+	// onDeletion: see Options.OnDeletion.
+	onDeletion func(DeletionEvent)
+	admission  admission
+}
+
+// admission is the state of the admission chain the registry runs on
+// every write, in kube-apiserver's fixed order (admitCreate, commitChange,
+// admitDeletion): the mutating plugins of the resource's strategy, the
+// mutating webhooks, RBAC's escalation check, validation, the validating
+// plugins, ValidatingAdmissionPolicies, the validating webhooks and
+// ResourceQuota (admitValidating).
+type admission struct {
+	// policies holds the compiled ValidatingAdmissionPolicies by name
+	// (*compiledPolicy).
+	policies sync.Map
+	quotaMu  sync.Mutex // serializes quota admission (admitQuota)
+	// noWebhookCalls: see Options.NoWebhookCalls.
+	noWebhookCalls bool
+	// noServiceAccountAdmission: see Options.NoServiceAccountAdmission.
+	noServiceAccountAdmission bool
+}
 
 // A write is one create, update or patch as its handler parsed it.
 type write struct {
@@ -50,7 +96,7 @@ var errRetry = errors.New("object changed during the update")
 // before the new one was stored, it is read again and compute runs again,
 // so a write that named no resourceVersion wins, one that named it gets
 // its 409 from compute.
-func (s *Server) updateWith(ctx context.Context, wr *write, compute func(live object, rev int64) (object, error)) (object, int, error) {
+func (s *registry) updateWith(ctx context.Context, wr *write, compute func(live object, rev int64) (object, error)) (object, int, error) {
 	for attempt := 1; ; attempt++ {
 		live, kv, err := s.getLive(ctx, wr.res, wr.namespace, wr.name)
 		creating := apierrors.IsNotFound(err) && wr.createsMissing && wr.subresource == ""
@@ -92,7 +138,7 @@ func checkResourceVersion(wr *write, obj object, rev int64) error {
 
 // commitChange admits obj, computed from live (stored as kv), and stores it
 // in live's place, in kube-apiserver's order.
-func (s *Server) commitChange(ctx context.Context, wr *write, obj, live object, kv store.KeyValue) (object, error) {
+func (s *registry) commitChange(ctx context.Context, wr *write, obj, live object, kv store.KeyValue) (object, error) {
 	res := wr.res
 	if err := applyDefaults(res, obj); err != nil {
 		return nil, err
@@ -178,7 +224,7 @@ func (s *Server) commitChange(ctx context.Context, wr *write, obj, live object, 
 }
 
 // afterWrite runs the strategy's afterWrite on a stored object.
-func (s *Server) afterWrite(ctx context.Context, wr *write, obj object) error {
+func (s *registry) afterWrite(ctx context.Context, wr *write, obj object) error {
 	if hook := strategyOf(wr.res).afterWrite; hook != nil && !wr.dryRun {
 		return hook(s, ctx, wr.res, deepCopyObject(obj))
 	}
@@ -188,7 +234,7 @@ func (s *Server) afterWrite(ctx context.Context, wr *write, obj object) error {
 // recordedManagedFields gives the managedFields an update of live to obj
 // will record (nil: an apply's, already recorded in obj), for mutating
 // webhooks to see them as kube-apiserver's see them.
-func (s *Server) recordedManagedFields(wr *write, live, obj object) func() (any, error) {
+func (s *registry) recordedManagedFields(wr *write, live, obj object) func() (any, error) {
 	if wr.applied {
 		return nil
 	}
@@ -203,7 +249,7 @@ func (s *Server) recordedManagedFields(wr *write, live, obj object) func() (any,
 
 // createWith is the one create: of a POST, of a PUT or an apply of a
 // missing object.
-func (s *Server) createWith(ctx context.Context, wr *write, obj object) (object, error) {
+func (s *registry) createWith(ctx context.Context, wr *write, obj object) (object, error) {
 	res := wr.res
 	md := metadata(obj)
 	if str(md, "resourceVersion") != "" && !wr.dryRun {
@@ -298,7 +344,7 @@ func (s *Server) createWith(ctx context.Context, wr *write, obj object) (object,
 // stored stores nothing: the answer keeps live's resourceVersion and no
 // watcher hears of it, so a client that writes back what it read does not
 // wake every informer.
-func (s *Server) commitUpdate(ctx context.Context, res *catalog.Resource, ns, name string, obj object, live store.KeyValue, isDryRun bool) (object, error) {
+func (s *registry) commitUpdate(ctx context.Context, res *catalog.Resource, ns, name string, obj object, live store.KeyValue, isDryRun bool) (object, error) {
 	expected := live.ModRevision
 	key := objectKey(res, ns, name)
 	if deleting(obj) && len(allFinalizers(res, obj)) == 0 && int64Of(metadata(obj)["deletionGracePeriodSeconds"]) == 0 {

@@ -21,7 +21,7 @@ import (
 // autoscaling/v1 Scale read from and written to the paths its CRD names.
 func (s *Server) customScale(w http.ResponseWriter, r *http.Request, req *request) {
 	res := req.res
-	obj, kv, err := s.getObject(r.Context(), res, req.namespace, req.name)
+	obj, kv, err := s.reg.getObject(r.Context(), res, req.namespace, req.name)
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return
@@ -61,12 +61,12 @@ func (s *Server) customScale(w http.ResponseWriter, r *http.Request, req *reques
 	}
 	manager, isDryRun := opts.manager, opts.dryRun
 	// Policies see the Scales, old and new.
-	if err := s.admitValidating(r.Context(), req, scale, customScaleOf(obj, paths.SpecReplicasPath, paths.StatusReplicasPath, paths.LabelSelectorPath), isDryRun); err != nil {
+	if err := s.reg.admitValidating(r.Context(), req, scale, customScaleOf(obj, paths.SpecReplicasPath, paths.StatusReplicasPath, paths.LabelSelectorPath), isDryRun); err != nil {
 		encoding.WriteError(w, r, err)
 		return
 	}
 	prepareForUpdate(res, "scale", updated, obj)
-	if updated, err = s.trackUpdate(res, "scale", obj, updated, manager); err != nil {
+	if updated, err = s.reg.trackUpdate(res, "scale", obj, updated, manager); err != nil {
 		encoding.WriteError(w, r, err)
 		return
 	}
@@ -76,7 +76,7 @@ func (s *Server) customScale(w http.ResponseWriter, r *http.Request, req *reques
 			delete(m, "time")
 		}
 	}
-	out, err := s.commitUpdate(r.Context(), res, req.namespace, req.name, updated, kv, isDryRun)
+	out, err := s.reg.commitUpdate(r.Context(), res, req.namespace, req.name, updated, kv, isDryRun)
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return

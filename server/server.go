@@ -21,7 +21,6 @@ import (
 	"kubeplay/server/authz"
 	"kubeplay/server/catalog"
 	"kubeplay/server/encoding"
-	"kubeplay/server/fieldmanager"
 	"kubeplay/server/openapi"
 	"kubeplay/server/releases"
 	"kubeplay/store"
@@ -88,24 +87,18 @@ type Access struct {
 	ServiceAccountIssuer *ServiceAccountIssuer
 }
 
-// Server serves the Kubernetes API over one store.
+// Server serves the Kubernetes API over one store: its handlers parse,
+// authorize and answer requests; everything they read or write goes
+// through its registry.
 type Server struct {
-	store    store.Store
+	reg      *registry
 	catalog  *catalog.Catalog
 	openapi  *openapi.Handler
-	now      func() time.Time
-	fields   fieldmanager.Managers
 	authn    *authn.Authenticator
 	authz    *authz.Authorizer
 	saTokens *serviceAccountTokens
 	// clusterCA is the cluster's CA (see ClusterCA).
 	clusterCA clusterCAHolder
-	// customTypes holds the type converter of each custom resource
-	// (*catalog.Custom -> managedfields.TypeConverter).
-	customTypes sync.Map
-	// policies holds the compiled ValidatingAdmissionPolicies by name
-	// (*compiledPolicy).
-	policies sync.Map
 
 	// events shares the encoding of watch events among watchers.
 	events eventCache
@@ -113,17 +106,11 @@ type Server struct {
 	// sharing watch events' encodings (tests).
 	decodeReads bool
 
-	onDeletion func(DeletionEvent)
-	// noWebhookCalls: see Options.NoWebhookCalls.
-	noWebhookCalls bool
-	// noServiceAccountAdmission: see Options.NoServiceAccountAdmission.
-	noServiceAccountAdmission bool
 	// containerLog: see Options.ContainerLog.
 	containerLog func(pod map[string]any, container string, previous bool) string
 	// metrics is the resource metrics source served, if any (SetMetrics).
 	metrics metricsHolder
 	apiMu   sync.Mutex // serializes changes of api
-	quotaMu sync.Mutex // serializes quota admission (admitQuota)
 	api     atomic.Pointer[apiSettings]
 }
 
@@ -136,23 +123,26 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Store == nil {
 		return nil, errors.New("server: no store")
 	}
-	s := &Server{store: auditedStore{opts.Store}, catalog: catalog.New(catalog.Builtin(served)), now: opts.Now, onDeletion: opts.OnDeletion, noWebhookCalls: opts.NoWebhookCalls,
-		noServiceAccountAdmission: opts.NoServiceAccountAdmission, containerLog: opts.ContainerLog}
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	s := &Server{catalog: catalog.New(catalog.Builtin(served)), containerLog: opts.ContainerLog}
+	s.openapi = openapi.NewHandler(s.servesGroupVersion, s.resourcesOff, now())
+	s.reg = &registry{store: auditedStore{opts.Store}, catalog: s.catalog, openapi: s.openapi, now: now, enabled: s.enabled, onDeletion: opts.OnDeletion,
+		admission: admission{noWebhookCalls: opts.NoWebhookCalls, noServiceAccountAdmission: opts.NoServiceAccountAdmission}}
 	s.api.Store(&apiSettings{minor: releases.Newest})
 	var err error
-	if s.saTokens, err = newServiceAccountTokens(s, opts.ServiceAccountIssuer); err != nil {
+	if s.saTokens, err = newServiceAccountTokens(s.reg, opts.ServiceAccountIssuer); err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
 	s.authn = newAuthenticator(opts, s.saTokens)
-	s.authz = &authz.Authorizer{Rules: &rbacRules{s: s}, AlwaysAllow: opts.Access.AlwaysAllow}
-	if s.now == nil {
-		s.now = time.Now
-	}
-	s.openapi = openapi.NewHandler(s.servesGroupVersion, s.resourcesOff, s.now())
-	if err := s.bootstrap(ctx); err != nil {
+	s.authz = &authz.Authorizer{Rules: &rbacRules{s: s.reg}, AlwaysAllow: opts.Access.AlwaysAllow}
+	s.reg.authz = s.authz
+	if err := s.reg.bootstrap(ctx); err != nil {
 		return nil, fmt.Errorf("server: bootstrap: %w", err)
 	}
-	if err := s.loadCRDs(ctx); err != nil {
+	if err := s.reg.loadCRDs(ctx); err != nil {
 		return nil, fmt.Errorf("server: custom resources: %w", err)
 	}
 	// After the bootstrap, which writes through types a configuration or

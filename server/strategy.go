@@ -114,21 +114,21 @@ type strategy struct {
 	validateSubresource func(subresource string, obj, old object) field.ErrorList
 	// admitNew runs the default mutating admission plugins on a new
 	// object in namespace ns; validate is their validating phase.
-	admitNew func(s *Server, ctx context.Context, res *catalog.Resource, ns string, obj object) (validate func() error, err error)
+	admitNew func(s *registry, ctx context.Context, res *catalog.Resource, ns string, obj object) (validate func() error, err error)
 	// admitUpdate runs the default mutating admission plugins on an update
 	// of the main resource, old the stored object.
 	admitUpdate func(obj, old object)
 	// admit checks, and may default, an object about to be written (old
 	// nil on create) against rules that are not the built-in types'
 	// validation: a CRD's and its objects' schemas.
-	admit func(s *Server, ctx context.Context, req *request, obj, old object) error
+	admit func(s *registry, ctx context.Context, req *request, obj, old object) error
 	// afterWrite does what follows from a stored write at once, as
 	// kube-apiserver's own controllers do.
-	afterWrite func(s *Server, ctx context.Context, res *catalog.Resource, obj object) error
+	afterWrite func(s *registry, ctx context.Context, res *catalog.Resource, obj object) error
 
 	// afterDelete does what follows from a request's deletions (not run
 	// for each object, so that it may delete objects itself).
-	afterDelete func(s *Server, ctx context.Context, res *catalog.Resource) error
+	afterDelete func(s *registry, ctx context.Context, res *catalog.Resource) error
 	// admitDelete is the admission of a DELETE of the object found.
 	admitDelete func(ctx context.Context, res *catalog.Resource, name string) error
 	// deletePreconditions replaces the generic check of a DELETE's
@@ -136,7 +136,7 @@ type strategy struct {
 	deletePreconditions func(res *catalog.Resource, name string, md map[string]any, pre *metav1.Preconditions) error
 	// markDeleted replaces the generic deletion: the object is only ever
 	// marked, and its own machinery removes it.
-	markDeleted func(s *Server, ctx context.Context, d *deletion) (int, any, error)
+	markDeleted func(s *registry, ctx context.Context, d *deletion) (int, any, error)
 	// gracefulDelete sets the grace period of a deletion (see
 	// deletion.graceful).
 	gracefulDelete func(d *deletion, now time.Time) (done bool)

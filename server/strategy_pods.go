@@ -23,7 +23,7 @@ var podStrategy = strategy{
 	// Old kubelets corrupted ownerReferences through /status.
 	statusIgnoresMetadata: []string{"ownerReferences"},
 	resets:                onStatus(fieldpath.MakePathOrDie("metadata", "deletionTimestamp"), fieldpath.MakePathOrDie("metadata", "ownerReferences")),
-	admitNew:              (*Server).admitPod,
+	admitNew:              (*registry).admitPod,
 	admitUpdate:           admitPodUpdate,
 	gracefulDelete:        podGracefulDelete,
 	prepareForUpdate:      preparePodSpecUpdate,

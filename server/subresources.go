@@ -171,7 +171,7 @@ func subresourceVerb(r *catalog.Resource, sub, verb string) bool {
 // prepareUpdate carries over from old what an update through req cannot
 // change: the status for the main resource of a type with a status
 // subresource, what a subresource does not write for the others.
-func (s *Server) prepareUpdate(req *request, obj, old object) object {
+func (s *registry) prepareUpdate(req *request, obj, old object) object {
 	if !writesStatus(req.res, req.subresource) {
 		prepareForUpdate(req.res, req.subresource, obj, old)
 		return obj
@@ -189,7 +189,7 @@ func writesStatus(res *catalog.Resource, subresource string) bool {
 // subresourceWrite is what an update through req writes of obj, sent to
 // replace old: through a subresource that writes the status, what the
 // status strategy says (statusOnly), then what the type's strategy adds.
-func (s *Server) subresourceWrite(req *request, obj, old object) object {
+func (s *registry) subresourceWrite(req *request, obj, old object) object {
 	if !writesStatus(req.res, req.subresource) {
 		return obj
 	}
@@ -281,7 +281,7 @@ func selectorString(res *catalog.Resource, v any) string {
 }
 
 func (s *Server) getScale(w http.ResponseWriter, r *http.Request, req *request) {
-	obj, _, err := s.getObject(r.Context(), req.res, req.namespace, req.name)
+	obj, _, err := s.reg.getObject(r.Context(), req.res, req.namespace, req.name)
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return
@@ -312,7 +312,7 @@ func (s *Server) writeScale(r *http.Request, req *request) (object, error) {
 		return nil, encoding.BadRequest("the name of the object (%s) does not match the name on the URL (%s)", name, req.name)
 	}
 	wr := scaleWrite(req, opts.manager, opts.dryRun)
-	out, _, err := s.updateWith(r.Context(), wr, func(live object, rev int64) (object, error) {
+	out, _, err := s.reg.updateWith(r.Context(), wr, func(live object, rev int64) (object, error) {
 		return s.scaled(wr, live, rev, func(f *managedfields.FieldManager, old object) (object, error) {
 			return fieldmanager.Update(f, scaleKind.GroupVersionKind(), old, runtime.DeepCopyJSON(body), wr.manager), nil
 		})
@@ -326,7 +326,7 @@ func (s *Server) writeScale(r *http.Request, req *request) (object, error) {
 // patchScale patches the Scale view of an object.
 func (s *Server) patchScale(ctx context.Context, pr *patchRequest) (object, int, error) {
 	wr := scaleWrite(pr.request, pr.manager, pr.dryRun)
-	out, _, err := s.updateWith(ctx, wr, func(live object, rev int64) (object, error) {
+	out, _, err := s.reg.updateWith(ctx, wr, func(live object, rev int64) (object, error) {
 		return s.scaled(wr, live, rev, func(f *managedfields.FieldManager, old object) (object, error) {
 			if pr.patchType == applyPatchType {
 				return s.applyConfiguration(ctx, pr, old)
@@ -368,7 +368,7 @@ func (s *Server) scaled(wr *write, live object, rev int64, write func(*managedfi
 	}
 	old := scaleOf(res, live)
 	(&unstructured.Unstructured{Object: old}).SetManagedFields(entries)
-	f, err := s.fieldManager(scaleKind, "scale")
+	f, err := s.reg.fieldManager(scaleKind, "scale")
 	if err != nil {
 		return nil, err
 	}
