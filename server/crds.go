@@ -26,10 +26,6 @@ import (
 
 var crdsGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 
-func isCRDs(r *catalog.Resource) bool {
-	return r.Group == crdsGVR.Group && r.Resource == crdsGVR.Resource
-}
-
 // establish is the work of kube-apiserver's naming and establishing
 // controllers on a CRD just written: it accepts the names unless another
 // CRD of the group uses one of them, records the conditions in the status
@@ -294,12 +290,6 @@ func customType(r *catalog.Resource) openapi.CustomType {
 		GVK: r.GroupVersionKind(), Plural: r.Resource, Namespaced: r.Namespaced, Schema: r.Custom.RawSchema,
 		Status: hasStatus(r), Scale: r.Custom.Scale != nil, ListKindName: r.Custom.ListKind,
 	}
-}
-
-// isCRDV1beta1 reports whether r is apiextensions.k8s.io/v1beta1's CRDs
-// (served until v1.21), stored in v1's shape as every CRD is.
-func isCRDV1beta1(r *catalog.Resource) bool {
-	return isCRDs(r) && r.Custom == nil && r.Version == "v1beta1"
 }
 
 // storedCRD returns a copy of a CRD of any version in v1, the version the

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -174,7 +175,8 @@ func (s *registry) commitChange(ctx context.Context, wr *write, obj, live object
 	// A pod's ephemeralcontainers and resize record in managedFields what
 	// the client sent, before the strategy drops what they may not change
 	// (kube-apiserver resets no fields for them).
-	recordsSent := podSpecSubresources[subresourceKey(res, wr.subresource)]
+	st := strategyOf(res)
+	recordsSent := st.recordsSent && slices.Contains(st.subresources, wr.subresource)
 	if !recordsSent {
 		// After the validation, which compares what the client sent with the
 		// stored object (a changed deletionGracePeriodSeconds, say).

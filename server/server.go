@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -174,17 +175,10 @@ func served(r *catalog.Resource) bool {
 
 // subresourceServed reports whether the server implements a subresource.
 func subresourceServed(r *catalog.Resource, sub string) bool {
-	switch sub {
-	case "finalize":
-		return strategyOf(r).isNamespace
-	case "token":
-		return r.Group == "" && r.Resource == "serviceaccounts"
-	case "status", "scale":
+	if sub == "status" || sub == "scale" {
 		return true
-	case "approval":
-		return isCSRs(r)
 	}
-	return subresourceHandlers[subresourceKey(r, sub)] != nil || podSpecSubresources[subresourceKey(r, sub)]
+	return subresourceHandlers[subresourceKey(r, sub)] != nil || slices.Contains(strategyOf(r).subresources, sub)
 }
 
 // ServeHTTP routes one API request.
@@ -353,8 +347,6 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, gv schema
 		unstoredHandlers[res.GroupResource()](s, w, r, req)
 	case subresourceHandlers[subresourceKey(res, sub)] != nil:
 		subresourceHandlers[subresourceKey(res, sub)](s, w, r, req)
-	case sub == "token":
-		s.tokenRequest(w, r, req)
 	case sub != "":
 		s.serveSubresource(w, r, req)
 	case req.verb == "get":

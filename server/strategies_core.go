@@ -14,7 +14,7 @@ var coreStrategies = map[schema.GroupResource]strategy{
 		validate: validation.PodTemplate, validateUpdate: validation.PodTemplateUpdate,
 	},
 	{Resource: "replicationcontrollers"}: {
-		tracksGeneration: true, orphansByDefault: true, updateSkipsObjectMeta: true,
+		tracksGeneration: true, orphansByDefault: true, updateSkipsObjectMeta: true, mapSelector: true,
 		validate: validation.ReplicationController, validateUpdate: validation.ReplicationControllerUpdate,
 		selectableFields: withNamespace(map[string]selectableField{"status.replicas": {zero: "0"}}),
 	},

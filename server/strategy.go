@@ -62,6 +62,20 @@ type strategy struct {
 	// admitChecksName: the type's admit hook checks the name of a new
 	// object with the rest of it, so the generic check reports nothing.
 	admitChecksName bool
+	// subresources are the subresources besides status and scale that are
+	// views of the stored object, written through the generic update (a
+	// namespace's finalize, a CSR's approval, a pod's ephemeralcontainers
+	// and resize).
+	subresources []string
+	// recordsSent: an update through one of subresources records in
+	// managedFields what the client sent, before prepareForUpdate drops
+	// what that subresource may not change (kube-apiserver resets no
+	// fields for a pod's ephemeralcontainers and resize).
+	recordsSent bool
+	// mapSelector: the type's spec.selector is a map of labels (a
+	// ReplicationController's), not a LabelSelector; its Scale renders it
+	// as the selector of those labels.
+	mapSelector bool
 	// isNamespace: the object is a namespace, which admission sees as in
 	// itself, and whose spec.finalizers hold it back from deletion too.
 	isNamespace bool

@@ -11,6 +11,12 @@ import (
 	"kubeplay/server/catalog"
 )
 
+// isCRDV1beta1 reports whether r is apiextensions.k8s.io/v1beta1's CRDs
+// (served until v1.21), stored in v1's shape as every CRD is.
+func isCRDV1beta1(r *catalog.Resource) bool {
+	return r.GroupResource() == crdsGVR.GroupResource() && r.Custom == nil && r.Version == "v1beta1"
+}
+
 // crdStrategy is the CustomResourceDefinition's: its status comes from its
 // spec, its names are accepted and its resource served once it is stored,
 // and a deleted CRD first loses its objects.

@@ -26,6 +26,7 @@ var namespaceStrategy = strategy{
 	returnsDeletedObject: true,
 	selectableFields:     map[string]selectableField{"status.phase": {}},
 	isNamespace:          true,
+	subresources:         []string{"finalize"},
 	validate:             validation.Namespace,
 	normalize: func(obj object) {
 		md := metadata(obj)

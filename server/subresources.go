@@ -48,85 +48,16 @@ type handler func(*Server, http.ResponseWriter, *http.Request, *request)
 // subresourceHandlers serve the subresources that are not a view of the
 // stored object, by subresourceKey.
 var subresourceHandlers = map[string]handler{
-	"pods/binding":     (*Server).bind,
-	"pods/eviction":    (*Server).evict,
-	"pods/log":         (*Server).podLog,
-	"pods/exec":        (*Server).podStream,
-	"pods/attach":      (*Server).podStream,
-	"pods/portforward": (*Server).podStream,
-	"pods/proxy":       (*Server).podProxy,
-	"services/proxy":   (*Server).serviceProxy,
-	"nodes/proxy":      (*Server).nodeProxy,
-}
-
-// podSpecSubresources update a part of a pod's spec only (see
-// preparePodUpdate).
-var podSpecSubresources = map[string]bool{"pods/ephemeralcontainers": true, "pods/resize": true}
-
-// preparePodSpecUpdate keeps of an update through pods/ephemeralcontainers
-// or pods/resize what that subresource may change, the rest as stored, as
-// kube-apiserver's strategies for them do: the ephemeral containers; the
-// containers' resources and resize policies (when the containers are the
-// same ones, in the same order: otherwise validation is to refuse them).
-func preparePodSpecUpdate(sub string, obj, old object) {
-	if !podSpecSubresources["pods/"+sub] {
-		return
-	}
-	spec, _ := obj["spec"].(map[string]any)
-	kept, _ := runtime.DeepCopyJSONValue(old["spec"]).(map[string]any)
-	if kept == nil {
-		kept = map[string]any{}
-	}
-	switch sub {
-	case "ephemeralcontainers":
-		kept["ephemeralContainers"] = spec["ephemeralContainers"]
-		if spec["ephemeralContainers"] == nil {
-			delete(kept, "ephemeralContainers")
-		}
-	case "resize":
-		for _, list := range []string{"containers", "initContainers"} {
-			if spec[list] == nil && kept[list] == nil {
-				continue
-			}
-			if resized, ok := resizedContainers(asSlice(spec[list]), asSlice(kept[list])); ok {
-				kept[list] = resized
-			} else if v, sent := spec[list]; sent {
-				kept[list] = v
-			}
-		}
-	}
-	obj["spec"] = kept
-	md, oldMD := metadata(obj), metadata(old)
-	for _, k := range []string{"labels", "annotations", "finalizers", "ownerReferences"} {
-		if v, ok := oldMD[k]; ok {
-			md[k] = v
-		} else {
-			delete(md, k)
-		}
-	}
-}
-
-// resizedContainers returns the stored containers with the resources and
-// resize policies of the new ones, if they are the same containers.
-func resizedContainers(containers, stored []any) ([]any, bool) {
-	if len(containers) != len(stored) {
-		return nil, false
-	}
-	for i, c := range containers {
-		m, _ := c.(map[string]any)
-		was, _ := stored[i].(map[string]any)
-		if str(m, "name") != str(was, "name") {
-			return nil, false
-		}
-		for _, k := range []string{"resources", "resizePolicy"} {
-			if v, ok := m[k]; ok {
-				was[k] = v
-			} else {
-				delete(was, k)
-			}
-		}
-	}
-	return stored, true
+	"serviceaccounts/token": (*Server).tokenRequest,
+	"pods/binding":          (*Server).bind,
+	"pods/eviction":         (*Server).evict,
+	"pods/log":              (*Server).podLog,
+	"pods/exec":             (*Server).podStream,
+	"pods/attach":           (*Server).podStream,
+	"pods/portforward":      (*Server).podStream,
+	"pods/proxy":            (*Server).podProxy,
+	"services/proxy":        (*Server).serviceProxy,
+	"nodes/proxy":           (*Server).nodeProxy,
 }
 
 // unstoredHandlers serve the built-in resources besides the reviews that
@@ -256,13 +187,13 @@ func scaleOf(res *catalog.Resource, obj object) object {
 }
 
 // selectorString renders a selector as Scale's status.selector does: a
-// label selector for the apps types, a map for replication controllers.
+// label selector, or a map of labels (see strategy.mapSelector).
 func selectorString(res *catalog.Resource, v any) string {
 	m, _ := v.(map[string]any)
 	if m == nil {
 		return ""
 	}
-	if res.Group == "" {
+	if strategyOf(res).mapSelector {
 		set := labels.Set{}
 		for k, v := range m {
 			set[k], _ = v.(string)
