@@ -156,10 +156,7 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, req *request) {
 		encoding.WriteError(w, r, err)
 		return
 	}
-	code, out, err := s.reg.deleteObject(r.Context(), req.res, req.namespace, req.name, opts)
-	if err == nil && len(opts.DryRun) == 0 {
-		err = s.reg.afterDelete(r.Context(), req.res)
-	}
+	code, out, err := s.reg.delete(r.Context(), req.res, req.namespace, req.name, opts)
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return
@@ -246,6 +243,16 @@ func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 func int64Of(v any) int64 {
 	n, _ := jsonmap.IntOf(v)
 	return n
+}
+
+// delete is a DELETE of one object: deleteObject, then the strategy's
+// afterDelete unless it is a dry run.
+func (s *registry) delete(ctx context.Context, res *catalog.Resource, ns, name string, opts *metav1.DeleteOptions) (int, any, error) {
+	code, out, err := s.deleteObject(ctx, res, ns, name, opts)
+	if err == nil && len(opts.DryRun) == 0 {
+		err = s.afterDelete(ctx, res)
+	}
+	return code, out, err
 }
 
 // deleteObject deletes one object as kube-apiserver's registry does: an
@@ -446,31 +453,38 @@ func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request, req *r
 		encoding.WriteError(w, r, err)
 		return
 	}
-	list, err := s.reg.listObjects(r.Context(), req.res, req.namespace, sel, listOptions{}, false)
+	list, err := s.reg.deleteCollection(r.Context(), req.res, req.namespace, sel, opts)
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return
 	}
-	// The answer lists the objects as they were before the deletion.
+	s.writeList(w, r, req, list)
+}
+
+// deleteCollection deletes the objects of res in ns that sel selects, one
+// by one as delete does, and lists them as they were before.
+func (s *registry) deleteCollection(ctx context.Context, res *catalog.Resource, ns string, sel selectors, opts *metav1.DeleteOptions) (*objectList, error) {
+	list, err := s.listObjects(ctx, res, ns, sel, listOptions{}, false)
+	if err != nil {
+		return nil, err
+	}
 	deleted := []object{}
 	for _, item := range list.items {
 		md := metadata(item)
-		_, _, err := s.reg.deleteObject(r.Context(), req.res, str(md, "namespace"), str(md, "name"), opts)
+		_, _, err := s.deleteObject(ctx, res, str(md, "namespace"), str(md, "name"), opts)
 		if apierrors.IsNotFound(err) {
 			continue // deleted meanwhile
 		}
 		if err != nil {
-			encoding.WriteError(w, r, err)
-			return
+			return nil, err
 		}
 		deleted = append(deleted, item)
 	}
 	if len(opts.DryRun) == 0 {
-		if err := s.reg.afterDelete(r.Context(), req.res); err != nil {
-			encoding.WriteError(w, r, err)
-			return
+		if err := s.afterDelete(ctx, res); err != nil {
+			return nil, err
 		}
 	}
 	list.items = deleted
-	s.writeList(w, r, req, list)
+	return list, nil
 }
