@@ -31,7 +31,7 @@ import (
 //     verb besides the request's own.
 //  5. Validating admission (the validating phase of those plugins, then
 //     admitValidating's), which may only reject or warn.
-func (s *registry) admitCreate(ctx context.Context, req *request, obj object, metaErrs field.ErrorList, dryRun bool) error {
+func (s *admission) admitCreate(ctx context.Context, req *request, obj object, metaErrs field.ErrorList, dryRun bool) error {
 	res := req.res
 	var validate func() error
 	if admitNew := strategyOf(res).admitNew; admitNew != nil {
@@ -72,7 +72,7 @@ func (s *registry) admitCreate(ctx context.Context, req *request, obj object, me
 // plugins that applies to every resource, in their order, on a create (old
 // nil), an update or a delete (obj nil): ValidatingAdmissionPolicy, the
 // validating webhooks, then ResourceQuota.
-func (s *registry) admitValidating(ctx context.Context, req *request, obj, old object, dryRun bool) error {
+func (s *admission) admitValidating(ctx context.Context, req *request, obj, old object, dryRun bool) error {
 	if err := s.admitPolicies(ctx, req, obj, old, dryRun); err != nil {
 		return err
 	}
@@ -84,7 +84,7 @@ func (s *registry) admitValidating(ctx context.Context, req *request, obj, old o
 
 // admitDeletion is the admission of a delete of obj: the mutating webhooks
 // (which may not change it), then admitValidating.
-func (s *registry) admitDeletion(ctx context.Context, req *request, obj object, dryRun bool) error {
+func (s *admission) admitDeletion(ctx context.Context, req *request, obj object, dryRun bool) error {
 	if _, err := s.admitMutatingWebhooks(ctx, req, nil, obj, dryRun, nil); err != nil {
 		return err
 	}
@@ -93,7 +93,7 @@ func (s *registry) admitDeletion(ctx context.Context, req *request, obj object, 
 
 // authorizeCreate is kube-apiserver's second authorization of a PUT or an
 // apply that creates its object: its user must also be allowed to create.
-func (s *registry) authorizeCreate(ctx context.Context, req *request) error {
+func (s *admission) authorizeCreate(ctx context.Context, req *request) error {
 	attrs := authz.Attributes{User: authn.UserFrom(ctx), Verb: "create", ResourceRequest: true,
 		APIGroup: req.group, APIVersion: req.version, Resource: req.resource, Namespace: req.namespace, Name: req.name}
 	allowed, reason, err := s.authz.Authorize(ctx, attrs)
@@ -139,7 +139,7 @@ var fullAuthority = []authz.Rule{
 // holds (or the bind verb on it). An update (old set) is checked like a
 // create, even one that changes only labels, unless it changes nothing but
 // the fields the garbage collector writes.
-func (s *registry) confirmNoEscalation(ctx context.Context, req *request, obj, old object) error {
+func (s *admission) confirmNoEscalation(ctx context.Context, req *request, obj, old object) error {
 	if req.res.Group != "rbac.authorization.k8s.io" {
 		return nil
 	}
@@ -150,7 +150,7 @@ func (s *registry) confirmNoEscalation(ctx context.Context, req *request, obj, o
 	return err
 }
 
-func (s *registry) escalation(ctx context.Context, req *request, obj, old object) error {
+func (s *admission) escalation(ctx context.Context, req *request, obj, old object) error {
 	user := authn.UserFrom(ctx)
 	if user.InGroup(authn.Masters) || old != nil && onlyGCFieldsChange(obj, old) {
 		return nil

@@ -328,7 +328,7 @@ func (s *registry) deleteObjectOnce(ctx context.Context, res *catalog.Resource, 
 	}
 	d := &deletion{res: res, ns: ns, name: name, obj: obj, live: kv, opts: opts, dryRun: len(opts.DryRun) > 0, wasDeleting: deleting(obj), code: http.StatusOK}
 	ar := &request{res: res, namespace: ns, name: name, verb: "delete", deleteOptions: opts}
-	if err := s.admitDeletion(ctx, ar, obj, d.dryRun); err != nil {
+	if err := s.admission.admitDeletion(ctx, ar, obj, d.dryRun); err != nil {
 		return 0, nil, err
 	}
 	s.journal(ctx, res, obj, DeletionEvent{Phase: PhaseDeleteRequested, Options: opts})

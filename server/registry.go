@@ -49,22 +49,34 @@ type registry struct {
 	authz *authz.Authorizer
 	// onDeletion: see Options.OnDeletion.
 	onDeletion func(DeletionEvent)
-	admission  admission
+	// noWebhookCalls: see Options.NoWebhookCalls.
+	noWebhookCalls bool
+	admission      *admission
 }
 
-// admission is the state of the admission chain the registry runs on
-// every write, in kube-apiserver's fixed order (admitCreate, commitChange,
-// admitDeletion): the mutating plugins of the resource's strategy, the
-// mutating webhooks, RBAC's escalation check, validation, the validating
+// newRegistry returns a registry whose admission chain is configured by
+// opts.
+func newRegistry(reg *registry, opts Options) *registry {
+	reg.admission = &admission{registry: reg, noServiceAccountAdmission: opts.NoServiceAccountAdmission}
+	return reg
+}
+
+// admission is the admission chain the registry runs on every write, in
+// kube-apiserver's fixed order (admitCreate; for an update, the registry's
+// commitChange, which records managedFields between its steps;
+// admitDeletion):
+// the mutating plugins of the resource's strategy, the mutating webhooks,
+// RBAC's escalation check, the type's validation, then the validating
 // plugins, ValidatingAdmissionPolicies, the validating webhooks and
-// ResourceQuota (admitValidating).
+// ResourceQuota (admitValidating). Its plugins read what they need
+// through the registry it belongs to (ResourceQuota also writes the
+// quotas' usage through it).
 type admission struct {
+	*registry
 	// policies holds the compiled ValidatingAdmissionPolicies by name
 	// (*compiledPolicy).
 	policies sync.Map
 	quotaMu  sync.Mutex // serializes quota admission (admitQuota)
-	// noWebhookCalls: see Options.NoWebhookCalls.
-	noWebhookCalls bool
 	// noServiceAccountAdmission: see Options.NoServiceAccountAdmission.
 	noServiceAccountAdmission bool
 }
@@ -160,11 +172,11 @@ func (s *registry) commitChange(ctx context.Context, wr *write, obj, live object
 		// Mutating webhooks patch what they see; a write through a view
 		// (/scale) is not mutated by them yet.
 		var err error
-		if unmutated, err = s.admitMutatingWebhooks(ctx, wr.request, obj, live, wr.dryRun, s.recordedManagedFields(wr, live, obj)); err != nil {
+		if unmutated, err = s.admission.admitMutatingWebhooks(ctx, wr.request, obj, live, wr.dryRun, s.recordedManagedFields(wr, live, obj)); err != nil {
 			return nil, err
 		}
 	}
-	if err := s.confirmNoEscalation(ctx, wr.request, obj, live); err != nil {
+	if err := s.admission.confirmNoEscalation(ctx, wr.request, obj, live); err != nil {
 		return nil, err
 	}
 	if errs, err := validateUpdate(ctx, wr.request, obj, live); err != nil {
@@ -207,7 +219,7 @@ func (s *registry) commitChange(ctx context.Context, wr *write, obj, live object
 	if view := wr.policyView; view != nil {
 		admitted, was = view(obj), view(live)
 	}
-	if err := s.admitValidating(ctx, wr.request, admitted, was, wr.dryRun); err != nil {
+	if err := s.admission.admitValidating(ctx, wr.request, admitted, was, wr.dryRun); err != nil {
 		return nil, err
 	}
 	if wr.subresource == "" {
@@ -314,7 +326,7 @@ func (s *registry) createWith(ctx context.Context, wr *write, obj object) (objec
 			return nil, err
 		}
 	}
-	if err := s.admitCreate(ctx, wr.request, obj, errs, wr.dryRun); err != nil {
+	if err := s.admission.admitCreate(ctx, wr.request, obj, errs, wr.dryRun); err != nil {
 		return nil, err
 	}
 	if readBack := strategyOf(res).readBack; readBack != nil {

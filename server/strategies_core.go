@@ -40,7 +40,7 @@ var coreStrategies = map[schema.GroupResource]strategy{
 	},
 	{Resource: "configmaps"}: {validate: validation.ConfigMap, validateUpdate: validation.ConfigMapUpdate},
 	{Resource: "persistentvolumeclaims"}: {
-		returnsDeletedObject: true, admitNew: (*registry).admitClaim,
+		returnsDeletedObject: true, admitNew: (*admission).admitClaim,
 		validate: validation.PersistentVolumeClaim, validateUpdate: validation.PersistentVolumeClaimUpdate,
 	},
 	{Resource: "events"}: {

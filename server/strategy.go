@@ -128,7 +128,7 @@ type strategy struct {
 	validateSubresource func(subresource string, obj, old object) field.ErrorList
 	// admitNew runs the default mutating admission plugins on a new
 	// object in namespace ns; validate is their validating phase.
-	admitNew func(s *registry, ctx context.Context, res *catalog.Resource, ns string, obj object) (validate func() error, err error)
+	admitNew func(s *admission, ctx context.Context, res *catalog.Resource, ns string, obj object) (validate func() error, err error)
 	// admitUpdate runs the default mutating admission plugins on an update
 	// of the main resource, old the stored object.
 	admitUpdate func(obj, old object)

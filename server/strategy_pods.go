@@ -25,7 +25,7 @@ var podStrategy = strategy{
 	// Old kubelets corrupted ownerReferences through /status.
 	statusIgnoresMetadata: []string{"ownerReferences"},
 	resets:                onStatus(fieldpath.MakePathOrDie("metadata", "deletionTimestamp"), fieldpath.MakePathOrDie("metadata", "ownerReferences")),
-	admitNew:              (*registry).admitPod,
+	admitNew:              (*admission).admitPod,
 	admitUpdate:           admitPodUpdate,
 	gracefulDelete:        podGracefulDelete,
 	prepareForUpdate:      preparePodSpecUpdate,
