@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"maps"
 	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -97,60 +96,6 @@ func subresourceVerb(r *catalog.Resource, sub, verb string) bool {
 		}
 	}
 	return false
-}
-
-// prepareUpdate carries over from old what an update through req cannot
-// change: the status for the main resource of a type with a status
-// subresource, what a subresource does not write for the others.
-func (s *registry) prepareUpdate(req *request, obj, old object) object {
-	if !writesStatus(req.res, req.subresource) {
-		prepareForUpdate(req.res, req.subresource, obj, old)
-		return obj
-	}
-	return s.subresourceWrite(req, obj, old)
-}
-
-// writesStatus reports whether an update of res through subresource writes
-// (some of) the status: through /status, or a subresource the type's
-// strategy writes through (a CertificateSigningRequest's /approval).
-func writesStatus(res *catalog.Resource, subresource string) bool {
-	return subresource == "status" || subresource != "" && strategyOf(res).writeThrough != nil
-}
-
-// subresourceWrite is what an update through req writes of obj, sent to
-// replace old: through a subresource that writes the status, what the
-// status strategy says (statusOnly), then what the type's strategy adds.
-func (s *registry) subresourceWrite(req *request, obj, old object) object {
-	if !writesStatus(req.res, req.subresource) {
-		return obj
-	}
-	obj = statusOnly(req.res, obj, old)
-	if through := strategyOf(req.res).writeThrough; through != nil {
-		obj = through(req.subresource, obj, old, s.now())
-	}
-	return obj
-}
-
-// withSentMetadata is what managedFields record of obj, an update through
-// req of the object the client sent: through /status, obj with the
-// metadata as sent, which kube-apiserver's field manager sees before the
-// status strategy keeps some of it as stored (what it must not record is
-// the strategy's resets).
-func withSentMetadata(req *request, obj, sent object) object {
-	if req.subresource != "status" {
-		return obj
-	}
-	out := maps.Clone(obj)
-	md := maps.Clone(metadata(obj))
-	for _, k := range statusResetMetadata {
-		if v, ok := metadata(sent)[k]; ok {
-			md[k] = v
-		} else {
-			delete(md, k)
-		}
-	}
-	out["metadata"] = md
-	return out
 }
 
 // scaleKind describes the autoscaling/v1 Scale objects of /scale.
