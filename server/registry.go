@@ -55,9 +55,11 @@ type registry struct {
 	admission      *admission
 }
 
-// newRegistry returns a registry whose admission chain is configured by
-// opts.
-func newRegistry(reg *registry, opts Options) *registry {
+// newRegistry returns the registry of opts.Store, serving the types of
+// cat, which tells docs the schemas of the custom ones.
+func newRegistry(opts Options, cat *catalog.Catalog, docs *openapi.Handler, now func() time.Time, enabled func(gate string) bool) *registry {
+	reg := &registry{store: auditedStore{opts.Store}, catalog: cat, openapi: docs, now: now, enabled: enabled,
+		onDeletion: opts.OnDeletion, noWebhookCalls: opts.NoWebhookCalls}
 	reg.admission = &admission{registry: reg, noServiceAccountAdmission: opts.NoServiceAccountAdmission}
 	return reg
 }
