@@ -179,7 +179,7 @@ func (s *registry) commitChange(ctx context.Context, wr *write, obj, live object
 			return nil, err
 		}
 	}
-	if err := s.admission.confirmNoEscalation(ctx, wr.request, obj, live); err != nil {
+	if err := s.admission.authorizeWrite(ctx, wr.request, obj, live); err != nil {
 		return nil, err
 	}
 	if errs, err := validateUpdate(ctx, wr.request, obj, live); err != nil {

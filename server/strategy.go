@@ -129,6 +129,10 @@ type strategy struct {
 	// admitNew runs the default mutating admission plugins on a new
 	// object in namespace ns; validate is their validating phase.
 	admitNew func(s *admission, ctx context.Context, res *catalog.Resource, ns string, obj object) (validate func() error, err error)
+	// authorizeWrite checks that the request's user may write obj (old nil
+	// on create), after mutating admission and before validation: RBAC's
+	// escalation check on roles and bindings.
+	authorizeWrite func(a *admission, ctx context.Context, req *request, obj, old object) error
 	// admitUpdate runs the default mutating admission plugins on an update
 	// of the main resource, old the stored object.
 	admitUpdate func(obj, old object)
