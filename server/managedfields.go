@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,7 +14,6 @@ import (
 	"kubeplay/server/catalog"
 	"kubeplay/server/fieldmanager"
 	"kubeplay/server/openapi"
-	"kubeplay/store"
 )
 
 // writeOptions are the query parameters of a create, update or patch.
@@ -102,20 +100,6 @@ func (s *registry) trackUpdate(res *catalog.Resource, subresource string, live, 
 		return nil, err
 	}
 	return fieldmanager.Update(f, res.GroupVersionKind(), live, obj, manager), nil
-}
-
-// getLive reads the object a write changes, shaped as kube-apiserver's Go
-// types shape what it reads (see applyDefaults): a field the stored JSON
-// lacks but the new object has by default is then no change of anyone's.
-func (s *registry) getLive(ctx context.Context, res *catalog.Resource, ns, name string) (object, store.KeyValue, error) {
-	obj, kv, err := s.getObject(ctx, res, ns, name)
-	if err != nil {
-		return nil, kv, err
-	}
-	if err := applyDefaults(res, obj); err != nil {
-		return nil, kv, err
-	}
-	return obj, kv, nil
 }
 
 // customTypeConverter types the objects of a custom resource by its CRD's
