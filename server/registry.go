@@ -67,13 +67,12 @@ func newRegistry(opts Options, cat *catalog.Catalog, docs *openapi.Handler, now 
 // admission is the admission chain the registry runs on every write, in
 // kube-apiserver's fixed order (admitCreate; for an update, the registry's
 // commitChange, which records managedFields between its steps;
-// admitDeletion):
-// the mutating plugins of the resource's strategy, the mutating webhooks,
-// RBAC's escalation check, the type's validation, then the validating
-// plugins, ValidatingAdmissionPolicies, the validating webhooks and
-// ResourceQuota (admitValidating). Its plugins read what they need
-// through the registry it belongs to (ResourceQuota also writes the
-// quotas' usage through it).
+// admitDeletion): the mutating plugins of the resource's strategy, the
+// mutating webhooks, the type's own authorization of the write (RBAC's
+// escalation check), the type's validation, then the validating plugins,
+// ValidatingAdmissionPolicies, the validating webhooks and ResourceQuota
+// (admitValidating). Its plugins read what they need through the registry
+// it belongs to (ResourceQuota also writes the quotas' usage through it).
 type admission struct {
 	*registry
 	// policies holds the compiled ValidatingAdmissionPolicies by name
@@ -89,8 +88,9 @@ type write struct {
 	*request
 	manager string
 	dryRun  bool
-	// applied says Server-Side Apply computed the object's managedFields:
-	// the registry records nothing more.
+	// applied says the compute function recorded the object's
+	// managedFields (Server-Side Apply, a write through /scale): the
+	// registry records nothing more.
 	applied bool
 	// createsMissing says a missing object is created from what compute
 	// makes of nothing (a PUT of a type that allows it, an apply).
