@@ -22,7 +22,7 @@ import (
 // for that. The ServiceAccount plugin refuses a pod whose ServiceAccount
 // does not exist, as kube-apiserver's: in a namespace just created, until
 // the serviceaccount controller has made its default one.
-func (s *Server) admitPod(ctx context.Context, res *catalog.Resource, ns string, obj object) (func() error, error) {
+func (s *admission) admitPod(ctx context.Context, res *catalog.Resource, ns string, obj object) (func() error, error) {
 	spec, _ := obj["spec"].(map[string]any)
 	ranges, err := s.limitRanges(ctx, ns)
 	if err != nil {
@@ -96,7 +96,7 @@ var runtimeClassesGVR = schema.GroupVersionResource{Group: "node.k8s.io", Versio
 
 // podRuntimeClass is the RuntimeClass a new pod names (nil if none); the
 // RuntimeClass plugin forbids a pod naming one that does not exist.
-func (s *Server) podRuntimeClass(ctx context.Context, res *catalog.Resource, name string, spec map[string]any) (map[string]any, error) {
+func (s *admission) podRuntimeClass(ctx context.Context, res *catalog.Resource, name string, spec map[string]any) (map[string]any, error) {
 	className, _ := spec["runtimeClassName"].(string)
 	if className == "" {
 		return nil, nil
@@ -122,7 +122,7 @@ func (n notFoundClass) Error() string {
 // podPriorityClass is the PriorityClass the Priority plugin gives a new
 // pod: the one it names, or the global default (the one of lowest value if
 // several claim it).
-func (s *Server) podPriorityClass(ctx context.Context, spec map[string]any) (defaults.PriorityClass, error) {
+func (s *admission) podPriorityClass(ctx context.Context, spec map[string]any) (defaults.PriorityClass, error) {
 	res := catalog.LookupBuiltin(priorityClassesGVR)
 	of := func(pc map[string]any) defaults.PriorityClass {
 		value, _ := jsonmap.IntOf(pc["value"])
@@ -163,7 +163,7 @@ func (s *Server) podPriorityClass(ctx context.Context, spec map[string]any) (def
 var limitRangesGVR = schema.GroupVersionResource{Version: "v1", Resource: "limitranges"}
 
 // limitRanges are the LimitRanges of namespace ns.
-func (s *Server) limitRanges(ctx context.Context, ns string) ([]map[string]any, error) {
+func (s *admission) limitRanges(ctx context.Context, ns string) ([]map[string]any, error) {
 	res := catalog.LookupBuiltin(limitRangesGVR)
 	list, err := s.store.List(ctx, collectionPrefix(res, ns), "", 0, 0)
 	if err != nil {

@@ -18,7 +18,7 @@ var apiServicesGVR = schema.GroupVersionResource{Group: "apiregistration.k8s.io"
 // controller on a CRD just established or removed: each of its group
 // versions that custom resources serve has a local APIService, labelled
 // as managed by that controller; one no longer served loses it.
-func (s *Server) syncCRDAPIServices(ctx context.Context, crd object) error {
+func (s *registry) syncCRDAPIServices(ctx context.Context, crd object) error {
 	res := s.catalog.Lookup(apiServicesGVR)
 	if res == nil {
 		return nil // apiregistration.k8s.io switched off

@@ -278,7 +278,7 @@ func errImpersonationWithoutUser(groups, extraKeys []string, extra map[string][]
 // revision is global), so a burst of requests between writes reads the
 // RBAC objects once.
 type rbacRules struct {
-	s *Server
+	s *registry
 
 	mu       sync.Mutex
 	rev      int64

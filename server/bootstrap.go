@@ -93,7 +93,7 @@ func prebuiltObjects(created, managed time.Time) []store.KeyValue {
 // empty store: the system namespaces, the RBAC bootstrap policy and the
 // kubernetes Service. An empty store gets them all at once, prebuilt; a
 // store opened again gets those that are missing, if any.
-func (s *Server) bootstrap(ctx context.Context) error {
+func (s *registry) bootstrap(ctx context.Context) error {
 	rev, err := s.store.CurrentRevision(ctx)
 	if err != nil {
 		return err
@@ -118,7 +118,7 @@ func (s *Server) bootstrap(ctx context.Context) error {
 
 // missing returns those of keys that are not stored, with one List per
 // collection: a Get per object took a quarter of a second in a browser.
-func (s *Server) missing(ctx context.Context, keys []string) (map[string]bool, error) {
+func (s *registry) missing(ctx context.Context, keys []string) (map[string]bool, error) {
 	missing := map[string]bool{}
 	listed := map[string]bool{}
 	for _, key := range keys {
@@ -143,7 +143,7 @@ func (s *Server) missing(ctx context.Context, keys []string) (map[string]bool, e
 
 // createMissing stores the bootstrap objects whose keys are missing, one
 // at a time, as any create (defaults, managedFields, the Service's address).
-func (s *Server) createMissing(ctx context.Context, missing map[string]bool) error {
+func (s *registry) createMissing(ctx context.Context, missing map[string]bool) error {
 	objs, err := bootstrapObjects()
 	if err != nil {
 		return err
@@ -214,7 +214,7 @@ func bootstrapManager(res *catalog.Resource) string {
 // bootstrapStatus sets the status kube-apiserver's own controllers give
 // the objects it creates at start: a FlowSchema's Dangling condition, a
 // local APIService's Available one (which no managedFields entry records).
-func (s *Server) bootstrapStatus(res *catalog.Resource, obj object) (object, error) {
+func (s *registry) bootstrapStatus(res *catalog.Resource, obj object) (object, error) {
 	switch res.GroupVersionKind().GroupKind() {
 	case schema.GroupKind{Group: "flowcontrol.apiserver.k8s.io", Kind: "FlowSchema"}:
 		return s.applyBootstrapDangling(res, obj)
@@ -241,7 +241,7 @@ func (s *Server) bootstrapStatus(res *catalog.Resource, obj object) (object, err
 
 // applyBootstrapDangling applies a bootstrap FlowSchema's Dangling
 // condition: False, as the priority level it names exists from the start.
-func (s *Server) applyBootstrapDangling(res *catalog.Resource, obj object) (object, error) {
+func (s *registry) applyBootstrapDangling(res *catalog.Resource, obj object) (object, error) {
 	return s.applyBootstrapStatus(res, obj, apfConsumer, map[string]any{"conditions": []any{danglingCondition(obj, false, formatTime(s.now()))}})
 }
 
@@ -249,7 +249,7 @@ func (s *Server) applyBootstrapDangling(res *catalog.Resource, obj object) (obje
 // /status as manager, as the kube-apiserver controller that keeps it does
 // right after its creation: its managedFields entry gets the time of the
 // object's first one, as both are written at once.
-func (s *Server) applyBootstrapStatus(res *catalog.Resource, obj object, manager string, status map[string]any) (object, error) {
+func (s *registry) applyBootstrapStatus(res *catalog.Resource, obj object, manager string, status map[string]any) (object, error) {
 	f, err := s.fieldManager(res, "status")
 	if err != nil {
 		return nil, err
@@ -282,7 +282,7 @@ func danglingCondition(obj object, dangling bool, now string) map[string]any {
 
 // applyDanglingCondition applies, as kube-apiserver's APF configuration
 // consumer does, a FlowSchema's Dangling condition.
-func (s *Server) applyDanglingCondition(res *catalog.Resource, obj object, dangling bool) (object, error) {
+func (s *registry) applyDanglingCondition(res *catalog.Resource, obj object, dangling bool) (object, error) {
 	f, err := s.fieldManager(res, "status")
 	if err != nil {
 		return nil, err
@@ -297,7 +297,7 @@ func (s *Server) applyDanglingCondition(res *catalog.Resource, obj object, dangl
 // write: that consumer writes it a moment after kube-apiserver stores a
 // new FlowSchema (so that a client's next update of the version it got
 // back conflicts, as it would there).
-func (s *Server) markDangling(ctx context.Context, res *catalog.Resource, obj object) error {
+func (s *registry) markDangling(ctx context.Context, res *catalog.Resource, obj object) error {
 	if deleting(obj) {
 		return nil
 	}
@@ -405,7 +405,7 @@ func kubernetesEndpoints() []object {
 
 // createBootstrap stores obj, a bootstrap object, under key, unless
 // something else created it meanwhile.
-func (s *Server) createBootstrap(ctx context.Context, res *catalog.Resource, key string, obj object) error {
+func (s *registry) createBootstrap(ctx context.Context, res *catalog.Resource, key string, obj object) error {
 	if err := applyDefaults(res, obj); err != nil {
 		return err
 	}

@@ -14,8 +14,6 @@ import (
 	"math/big"
 	"sync"
 	"time"
-
-	"kubeplay/store"
 )
 
 // The cluster's certificate authority, as kubeadm's /etc/kubernetes/pki/ca:
@@ -60,10 +58,7 @@ func (s *Server) ClusterCA(ctx context.Context) (*ClusterCA, error) {
 	if h.ca != nil {
 		return h.ca, nil
 	}
-	kv, err := s.store.Get(ctx, clusterCAKey, 0)
-	if errors.Is(err, store.ErrNotFound) {
-		kv, err = s.createClusterCA(ctx)
-	}
+	kv, err := s.reg.ownEntry(ctx, clusterCAKey, s.newClusterCA)
 	if err != nil {
 		return nil, err
 	}
@@ -75,16 +70,15 @@ func (s *Server) ClusterCA(ctx context.Context) (*ClusterCA, error) {
 	return ca, nil
 }
 
-// createClusterCA stores a new CA, unless another process sharing the
-// store did first, and returns the one stored.
-func (s *Server) createClusterCA(ctx context.Context) (store.KeyValue, error) {
+// newClusterCA makes a new CA: its certificate and key, PEM-encoded.
+func (s *Server) newClusterCA() ([]byte, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return store.KeyValue{}, err
+		return nil, err
 	}
 	// The clock may be a sandbox's, which scenarios move forward; the
 	// certificate is checked against real clocks too: backdated by a day.
-	now := s.now()
+	now := s.reg.now()
 	tmpl := &x509.Certificate{
 		SerialNumber:          big.NewInt(0),
 		Subject:               pkix.Name{CommonName: "kubernetes"},
@@ -95,23 +89,18 @@ func (s *Server) createClusterCA(ctx context.Context) (store.KeyValue, error) {
 		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment | x509.KeyUsageCertSign,
 	}
 	if tmpl.SerialNumber, err = randomSerial(); err != nil {
-		return store.KeyValue{}, err
+		return nil, err
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
-		return store.KeyValue{}, err
+		return nil, err
 	}
 	keyDER, err := x509.MarshalECPrivateKey(key)
 	if err != nil {
-		return store.KeyValue{}, err
+		return nil, err
 	}
-	value := append(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})...)
-	_, err = s.store.Create(ctx, clusterCAKey, value)
-	if errors.Is(err, store.ErrExists) {
-		return s.store.Get(ctx, clusterCAKey, 0)
-	}
-	return store.KeyValue{Key: clusterCAKey, Value: value}, err
+	return append(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})...), nil
 }
 
 func parseClusterCA(value []byte) (*ClusterCA, error) {

@@ -19,7 +19,7 @@ func (s *Server) componentStatuses(w http.ResponseWriter, r *http.Request, req *
 	// warns on every request.
 	w.Header().Add("Warning", `299 - "v1 ComponentStatus is deprecated in v1.19+"`)
 	status := map[string]any{"type": "Healthy", "status": "True", "message": "ok"}
-	if _, err := s.store.CurrentRevision(r.Context()); err != nil {
+	if err := s.reg.storeHealth(r.Context()); err != nil {
 		status = map[string]any{"type": "Healthy", "status": "False", "message": "", "error": err.Error()}
 	}
 	store := object{"apiVersion": "v1", "kind": "ComponentStatus", "metadata": map[string]any{"name": "store"},

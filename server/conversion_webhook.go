@@ -17,7 +17,7 @@ import (
 
 // customResources are the resources a CRD serves (apiextensions.Resources),
 // its objects converted by its conversion webhook if it has one.
-func (s *Server) customResources(crd object) []catalog.Resource {
+func (s *registry) customResources(crd object) []catalog.Resource {
 	out := apiextensions.Resources(crd)
 	if convert := s.conversionOf(jsonmap.Child(crd, "spec")); convert != nil {
 		for _, r := range out {
@@ -29,7 +29,7 @@ func (s *Server) customResources(crd object) []catalog.Resource {
 
 // conversionOf is the Convert of the custom resources of a CRD with spec:
 // a call to its conversion webhook, or nil for strategy None.
-func (s *Server) conversionOf(spec map[string]any) func(context.Context, map[string]any, string) (map[string]any, error) {
+func (s *registry) conversionOf(spec map[string]any) func(context.Context, map[string]any, string) (map[string]any, error) {
 	conv := jsonmap.Child(spec, "conversion")
 	if str(conv, "strategy") != "Webhook" {
 		return nil
@@ -52,7 +52,7 @@ func (s *Server) conversionOf(spec map[string]any) func(context.Context, map[str
 // its metadata is kept but for labels and annotations, as kube-apiserver
 // keeps it. Every failure is kube-apiserver's bare 500, named after obj's
 // version and kind.
-func (s *Server) convertByWebhook(ctx context.Context, cc webhook.ClientConfig, versions []string, obj map[string]any, apiVersion string) (map[string]any, error) {
+func (s *registry) convertByWebhook(ctx context.Context, cc webhook.ClientConfig, versions []string, obj map[string]any, apiVersion string) (map[string]any, error) {
 	in := schema.FromAPIVersionAndKind(str(obj, "apiVersion"), str(obj, "kind"))
 	if str(obj, "apiVersion") == apiVersion {
 		return obj, nil

@@ -26,16 +26,12 @@ import (
 
 var crdsGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 
-func isCRDs(r *catalog.Resource) bool {
-	return r.Group == crdsGVR.Group && r.Resource == crdsGVR.Resource
-}
-
 // establish is the work of kube-apiserver's naming and establishing
 // controllers on a CRD just written: it accepts the names unless another
 // CRD of the group uses one of them, records the conditions in the status
 // (as the manager kube-apiserver, through /status), and serves the
 // resource.
-func (s *Server) establish(ctx context.Context, crd object) error {
+func (s *registry) establish(ctx context.Context, crd object) error {
 	res := catalog.LookupBuiltin(crdsGVR)
 	name := str(metadata(crd), "name")
 	old := deepCopyObject(crd)
@@ -92,7 +88,7 @@ func (s *Server) establish(ctx context.Context, crd object) error {
 // accepted names, and the reason and message of the first conflict ("" if
 // none), checked in the order plural, singular, short names, kind, list
 // kind.
-func (s *Server) acceptNames(ctx context.Context, res *catalog.Resource, crd object) (map[string]any, string, string, error) {
+func (s *registry) acceptNames(ctx context.Context, res *catalog.Resource, crd object) (map[string]any, string, string, error) {
 	name := str(metadata(crd), "name")
 	spec, _ := crd["spec"].(map[string]any)
 	names, _ := spec["names"].(map[string]any)
@@ -150,7 +146,7 @@ func (s *Server) acceptNames(ctx context.Context, res *catalog.Resource, crd obj
 
 // loadCRDs serves the resources of the CRDs already stored (a sandbox
 // opened again).
-func (s *Server) loadCRDs(ctx context.Context) error {
+func (s *registry) loadCRDs(ctx context.Context) error {
 	res := catalog.LookupBuiltin(crdsGVR)
 	list, err := s.store.List(ctx, collectionPrefix(res, ""), "", 0, 0)
 	if err != nil {
@@ -168,7 +164,7 @@ func (s *Server) loadCRDs(ctx context.Context) error {
 // a deleted CRD: it deletes the CRD's objects and, once none remains (those
 // with finalizers wait for them; see customStrategy's afterWrite), stops serving the
 // resource and removes its finalizer, which deletes the CRD.
-func (s *Server) cleanupCRD(ctx context.Context, name string) error {
+func (s *registry) cleanupCRD(ctx context.Context, name string) error {
 	res := catalog.LookupBuiltin(crdsGVR)
 	crd, kv, err := s.getObject(ctx, res, "", name)
 	if apierrors.IsNotFound(err) {
@@ -215,7 +211,7 @@ func (s *Server) cleanupCRD(ctx context.Context, name string) error {
 
 // terminatingCondition sets the reason and message of a deleted CRD's
 // Terminating condition, if they changed.
-func (s *Server) terminatingCondition(ctx context.Context, crd object, live store.KeyValue, reason, message string) error {
+func (s *registry) terminatingCondition(ctx context.Context, crd object, live store.KeyValue, reason, message string) error {
 	old := deepCopyObject(crd)
 	for _, c := range jsonmap.List(jsonmap.Ensure(crd, "status"), "conditions") {
 		m, _ := c.(map[string]any)
@@ -234,7 +230,7 @@ func (s *Server) terminatingCondition(ctx context.Context, crd object, live stor
 }
 
 // customResource returns a resource the CRD named crd serves, or nil.
-func (s *Server) customResource(crd string) *catalog.Resource {
+func (s *registry) customResource(crd string) *catalog.Resource {
 	for _, r := range s.catalog.All() {
 		if r.Custom != nil && r.Custom.CRD == crd {
 			return r
@@ -247,7 +243,7 @@ func deepCopyObject(obj object) object { return structural.DeepCopy(obj).(map[st
 
 // setCustom serves the resources of the CRD named crd (none to stop), in
 // the catalog and in the OpenAPI documents of their group versions.
-func (s *Server) setCustom(crd string, resources []catalog.Resource) {
+func (s *registry) setCustom(crd string, resources []catalog.Resource) {
 	gvs := map[schema.GroupVersion]bool{}
 	for _, r := range s.catalog.All() {
 		if r.Custom != nil && r.Custom.CRD == crd {
@@ -294,12 +290,6 @@ func customType(r *catalog.Resource) openapi.CustomType {
 		GVK: r.GroupVersionKind(), Plural: r.Resource, Namespaced: r.Namespaced, Schema: r.Custom.RawSchema,
 		Status: hasStatus(r), Scale: r.Custom.Scale != nil, ListKindName: r.Custom.ListKind,
 	}
-}
-
-// isCRDV1beta1 reports whether r is apiextensions.k8s.io/v1beta1's CRDs
-// (served until v1.21), stored in v1's shape as every CRD is.
-func isCRDV1beta1(r *catalog.Resource) bool {
-	return isCRDs(r) && r.Custom == nil && r.Version == "v1beta1"
 }
 
 // storedCRD returns a copy of a CRD of any version in v1, the version the

@@ -25,5 +25,5 @@ func (s *Server) createObject(r *http.Request, req *request) (object, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.createWith(r.Context(), &write{request: req, manager: opts.manager, dryRun: opts.dryRun}, obj)
+	return s.reg.createWith(r.Context(), &write{request: req, manager: opts.manager, dryRun: opts.dryRun}, obj)
 }

@@ -2,26 +2,18 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
-	"slices"
 	"strconv"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"kubeplay/internal/jsonmap"
-	"kubeplay/server/catalog"
 	"kubeplay/server/encoding"
-	"kubeplay/server/validation"
-	"kubeplay/store"
 )
 
 // The finalizers through which the API server hands a cascading deletion to
@@ -96,7 +88,7 @@ var deleteOptionsKind = schema.GroupKind{Group: "meta.k8s.io", Kind: "DeleteOpti
 // validateDeleteOptions answers 422 for options kube-apiserver rejects. The
 // unsafe-deletion option is checked only when its feature gate is on (when
 // off, the server drops the field).
-func (s *Server) validateDeleteOptions(opts *metav1.DeleteOptions, collection bool) error {
+func (s *registry) validateDeleteOptions(opts *metav1.DeleteOptions, collection bool) error {
 	var errs field.ErrorList
 	if opts.OrphanDependents != nil && opts.PropagationPolicy != nil {
 		errs = append(errs, field.Invalid(field.NewPath("propagationPolicy"), *opts.PropagationPolicy, "orphanDependents and deletionPropagation cannot be both set"))
@@ -150,16 +142,13 @@ func unsafeDelete(opts *metav1.DeleteOptions) bool {
 func (s *Server) delete(w http.ResponseWriter, r *http.Request, req *request) {
 	opts, err := deleteOptions(r)
 	if err == nil {
-		err = s.validateDeleteOptions(opts, false)
+		err = s.reg.validateDeleteOptions(opts, false)
 	}
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return
 	}
-	code, out, err := s.deleteObject(r.Context(), req.res, req.namespace, req.name, opts)
-	if err == nil && len(opts.DryRun) == 0 {
-		err = s.afterDelete(r.Context(), req.res)
-	}
+	code, out, err := s.reg.delete(r.Context(), req.res, req.namespace, req.name, opts)
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return
@@ -167,275 +156,10 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, req *request) {
 	s.writeObject(w, r, req, code, out)
 }
 
-// gcFinalizers computes the finalizers obj gets on DELETE with opts: an
-// explicit orphanDependents or propagationPolicy decides; else an orphan or
-// foregroundDeletion finalizer already there; else the type's default.
-// changed is false when the set of finalizers stays the same.
-func gcFinalizers(res *catalog.Resource, obj object, opts *metav1.DeleteOptions) (out []string, changed bool) {
-	old := finalizers(obj)
-	orphan, foreground := strategyOf(res).orphansByDefault, false
-	switch {
-	case opts.OrphanDependents != nil:
-		orphan, foreground = *opts.OrphanDependents, false
-	case opts.PropagationPolicy != nil:
-		orphan = *opts.PropagationPolicy == metav1.DeletePropagationOrphan
-		foreground = *opts.PropagationPolicy == metav1.DeletePropagationForeground
-	case slices.Contains(old, FinalizerOrphan):
-		orphan = true
-	case slices.Contains(old, FinalizerForeground):
-		orphan, foreground = false, true
-	}
-	for _, f := range old {
-		if f != FinalizerOrphan && f != FinalizerForeground {
-			out = append(out, f)
-		}
-	}
-	if orphan {
-		out = append(out, FinalizerOrphan)
-	}
-	if foreground {
-		out = append(out, FinalizerForeground)
-	}
-	return out, !sameSet(old, out)
-}
-
-// finalizerErrors checks a written object's finalizers: qualified names,
-// not both cascade finalizers, and for a built-in type of most groups no
-// domain-less name but the standard ones (a custom object is only warned).
-func finalizerErrors(ctx context.Context, res *catalog.Resource, obj object) field.ErrorList {
-	errs := validation.Finalizers(obj)
-	switch names := validation.KubeFinalizerNames(obj); {
-	case res.Custom != nil:
-		for _, e := range names {
-			warn(ctx, fmt.Sprintf("%s: %q: prefer a domain-qualified finalizer name including a path (/) to avoid accidental conflicts with other finalizer writers", e.Field, e.BadValue))
-		}
-	case !strategyOf(res).genericFinalizerNames:
-		errs = append(errs, names...)
-	}
-	return errs
-}
-
-func sameSet(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for _, x := range a {
-		if !slices.Contains(b, x) {
-			return false
-		}
-	}
-	return true
-}
-
-func setFinalizers(obj object, list []string) {
-	md := metadata(obj)
-	if len(list) == 0 {
-		delete(md, "finalizers")
-		return
-	}
-	anys := make([]any, len(list))
-	for i, f := range list {
-		anys[i] = f
-	}
-	md["finalizers"] = anys
-}
-
-func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
-
-// int64Of reads an integer field of a decoded object (0 if it is none).
-func int64Of(v any) int64 {
-	n, _ := jsonmap.IntOf(v)
-	return n
-}
-
-// deleteObject deletes one object as kube-apiserver's registry does: an
-// object with finalizers (or, for a pod, a grace period) is only marked as
-// being deleted (deletionTimestamp) and returned; otherwise it is removed.
-func (s *Server) deleteObject(ctx context.Context, res *catalog.Resource, ns, name string, opts *metav1.DeleteOptions) (int, any, error) {
-	// As kube-apiserver, a delete that lost a race with another write reads
-	// the object again and retries, rather than answering 409.
-	for attempt := 1; ; attempt++ {
-		code, out, err := s.deleteObjectOnce(ctx, res, ns, name, opts)
-		if !errors.Is(err, store.ErrConflict) || attempt == maxDeleteAttempts {
-			return code, out, err
-		}
-	}
-}
-
-// maxDeleteAttempts bounds the retries of a delete under constant
-// contention.
-const maxDeleteAttempts = 10
-
-// afterDelete runs the strategy's afterDelete once a request's deletions
-// are done.
-func (s *Server) afterDelete(ctx context.Context, res *catalog.Resource) error {
-	if hook := strategyOf(res).afterDelete; hook != nil {
-		return hook(s, ctx, res)
-	}
-	return nil
-}
-
-// deletion is one object's DELETE under way: the object as found, marked
-// in place as the deletion goes.
-type deletion struct {
-	res      *catalog.Resource
-	ns, name string
-	obj      object
-	live     store.KeyValue
-	opts     *metav1.DeleteOptions
-	dryRun   bool
-	// wasDeleting: the object was marked before this request.
-	wasDeleting bool
-	// code is the answer's status code.
-	code int
-	// modified: the deletion changed the object; graceful: the object
-	// waits for its grace period.
-	modified, graceful bool
-}
-
-// answer is the deletion's answer with the object as it is.
-func (d *deletion) answer() (int, any, error) { return d.code, d.obj, nil }
-
-func (s *Server) deleteObjectOnce(ctx context.Context, res *catalog.Resource, ns, name string, opts *metav1.DeleteOptions) (int, any, error) {
-	if unsafeDelete(opts) {
-		return s.unsafeDeleteObject(ctx, res, ns, name)
-	}
-	obj, kv, err := s.getObject(ctx, res, ns, name)
-	if err != nil {
-		return 0, nil, err
-	}
-	st := strategyOf(res)
-	checkPre := checkPreconditions
-	if st.deletePreconditions != nil {
-		checkPre = st.deletePreconditions
-	}
-	if err := checkPre(res, name, metadata(obj), opts.Preconditions); err != nil {
-		return 0, nil, err
-	}
-	// Admission of a delete runs on the object found, once the
-	// preconditions held.
-	if st.admitDelete != nil {
-		if err := st.admitDelete(ctx, res, name); err != nil {
-			return 0, nil, err
-		}
-	}
-	d := &deletion{res: res, ns: ns, name: name, obj: obj, live: kv, opts: opts, dryRun: len(opts.DryRun) > 0, wasDeleting: deleting(obj), code: http.StatusOK}
-	ar := &request{res: res, namespace: ns, name: name, verb: "delete", deleteOptions: opts}
-	if err := s.admitDeletion(ctx, ar, obj, d.dryRun); err != nil {
-		return 0, nil, err
-	}
-	s.journal(ctx, res, obj, DeletionEvent{Phase: PhaseDeleteRequested, Options: opts})
-	if opts.OrphanDependents != nil && !*opts.OrphanDependents {
-		// kube-apiserver's answer for a cascading delete that has not
-		// finished: 202, kept for old clients that asked for it this way.
-		d.code = http.StatusAccepted
-	}
-	if st.markDeleted != nil {
-		return st.markDeleted(s, ctx, d)
-	}
-	return s.deleteMarked(ctx, d)
-}
-
-// deleteMarked is the generic deletion: an object that something holds
-// (finalizers, a grace period) is marked as being deleted; else it is
-// removed.
-func (s *Server) deleteMarked(ctx context.Context, d *deletion) (int, any, error) {
-	md := metadata(d.obj)
-	if graceful := strategyOf(d.res).gracefulDelete; graceful != nil && graceful(d, s.now()) {
-		return d.answer()
-	}
-	list, changed := gcFinalizers(d.res, d.obj, d.opts)
-	if changed {
-		setFinalizers(d.obj, list)
-		d.modified = true
-	}
-	if len(list) > 0 || d.graceful {
-		if !deleting(d.obj) {
-			md["deletionTimestamp"] = formatTime(s.now())
-			md["deletionGracePeriodSeconds"] = int64(0)
-			bumpGeneration(md)
-			d.modified = true
-		}
-		if !d.modified {
-			return d.answer() // nothing changes: no write, same resourceVersion
-		}
-		return s.writeDeleting(ctx, d)
-	}
-
-	// Delete now. What the deletion changed is written first, so watchers
-	// see it (MODIFIED: a pod's deletionTimestamp) before the object goes
-	// (DELETED), as they do with kube-apiserver.
-	key, rev := objectKey(d.res, d.ns, d.name), d.live.ModRevision
-	if !d.dryRun && d.modified {
-		value, err := encodeForStorage(d.res, d.obj)
-		if err != nil {
-			return 0, nil, err
-		}
-		if rev, err = s.store.Update(ctx, key, value, rev); err != nil {
-			return 0, nil, storeError(d.res, d.name, err)
-		}
-	}
-	if !d.dryRun {
-		drev, _, err := s.store.Delete(ctx, key, rev)
-		if err != nil {
-			return 0, nil, storeError(d.res, d.name, err)
-		}
-		md["resourceVersion"] = strconv.FormatInt(drev, 10)
-		s.journal(ctx, d.res, d.obj, DeletionEvent{Phase: PhaseRemoved})
-	}
-	if strategyOf(d.res).returnsDeletedObject {
-		return d.answer()
-	}
-	return http.StatusOK, &metav1.Status{
-		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
-		Status:   metav1.StatusSuccess,
-		Details: &metav1.StatusDetails{
-			Name: d.name, Group: d.res.Group, Kind: d.res.Resource, UID: typesUID(str(md, "uid")),
-		},
-	}, nil
-}
-
-// writeDeleting stores an object marked for deletion and answers with it.
-func (s *Server) writeDeleting(ctx context.Context, d *deletion) (int, any, error) {
-	out, err := s.commitUpdate(ctx, d.res, d.ns, d.name, d.obj, d.live, d.dryRun)
-	if err != nil {
-		return 0, nil, err
-	}
-	// commitUpdate removes at once what nothing holds (a namespace without
-	// finalizers): that is journaled as its removal, not as marked.
-	stays := len(allFinalizers(d.res, out)) > 0 || int64Of(metadata(out)["deletionGracePeriodSeconds"]) > 0
-	if !d.dryRun && !d.wasDeleting && stays {
-		s.journal(ctx, d.res, out, DeletionEvent{Phase: PhaseMarked})
-	}
-	return d.code, out, nil
-}
-
-func bumpGeneration(md map[string]any) {
-	if g := generationOf(md); g > 0 {
-		md["generation"] = g + 1
-	}
-}
-
-// checkPreconditions answers 409 when a DELETE's preconditions do not hold;
-// kube-apiserver names the object by its kind in these messages.
-func checkPreconditions(res *catalog.Resource, name string, md map[string]any, pre *metav1.Preconditions) error {
-	if pre == nil {
-		return nil
-	}
-	kind := schema.GroupResource{Group: res.Group, Resource: res.Kind}
-	if pre.UID != nil && string(*pre.UID) != str(md, "uid") {
-		return apierrors.NewConflict(kind, name, fmt.Errorf("the UID in the precondition (%s) does not match the UID in record (%s). The object might have been deleted and then recreated", *pre.UID, str(md, "uid")))
-	}
-	if pre.ResourceVersion != nil && *pre.ResourceVersion != str(md, "resourceVersion") {
-		return apierrors.NewConflict(kind, name, fmt.Errorf("the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%s). The object might have been modified", *pre.ResourceVersion, str(md, "resourceVersion")))
-	}
-	return nil
-}
-
 func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request, req *request) {
 	opts, err := deleteOptions(r)
 	if err == nil {
-		err = s.validateDeleteOptions(opts, true)
+		err = s.reg.validateDeleteOptions(opts, true)
 	}
 	if err != nil {
 		encoding.WriteError(w, r, err)
@@ -446,31 +170,10 @@ func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request, req *r
 		encoding.WriteError(w, r, err)
 		return
 	}
-	list, err := s.listObjects(r.Context(), req.res, req.namespace, sel, listOptions{}, false)
+	list, err := s.reg.deleteCollection(r.Context(), req.res, req.namespace, sel, opts)
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return
 	}
-	// The answer lists the objects as they were before the deletion.
-	deleted := []object{}
-	for _, item := range list.items {
-		md := metadata(item)
-		_, _, err := s.deleteObject(r.Context(), req.res, str(md, "namespace"), str(md, "name"), opts)
-		if apierrors.IsNotFound(err) {
-			continue // deleted meanwhile
-		}
-		if err != nil {
-			encoding.WriteError(w, r, err)
-			return
-		}
-		deleted = append(deleted, item)
-	}
-	if len(opts.DryRun) == 0 {
-		if err := s.afterDelete(r.Context(), req.res); err != nil {
-			encoding.WriteError(w, r, err)
-			return
-		}
-	}
-	list.items = deleted
 	s.writeList(w, r, req, list)
 }

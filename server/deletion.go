@@ -80,7 +80,7 @@ func actorOf(ctx context.Context) string {
 }
 
 // journal fills in ev from obj and hands it to the observer, if any.
-func (s *Server) journal(ctx context.Context, res *catalog.Resource, obj object, ev DeletionEvent) {
+func (s *registry) journal(ctx context.Context, res *catalog.Resource, obj object, ev DeletionEvent) {
 	if s.onDeletion == nil || ev.Options != nil && len(ev.Options.DryRun) > 0 {
 		return
 	}
@@ -110,7 +110,7 @@ func allFinalizers(res *catalog.Resource, obj object) []string {
 // journalWrite records what a write of an object being deleted did: each
 // finalizer it removed (compared with the object at revision prev) and, if
 // it was the last, the object's removal.
-func (s *Server) journalWrite(ctx context.Context, res *catalog.Resource, key string, prev int64, obj object, removed bool) {
+func (s *registry) journalWrite(ctx context.Context, res *catalog.Resource, key string, prev int64, obj object, removed bool) {
 	if s.onDeletion == nil {
 		return
 	}
@@ -137,7 +137,7 @@ func (s *Server) journalWrite(ctx context.Context, res *catalog.Resource, key st
 // cannot be decoded. With the AllowUnsafeMalformedObjectDeletion feature
 // gate it reports a corrupt object (which the unsafe deletion can remove);
 // without, only the decoder's complaint.
-func (s *Server) corruptError(kv store.KeyValue, decodeErr error) error {
+func (s *registry) corruptError(kv store.KeyValue, decodeErr error) error {
 	if _, ok := decodeErr.(apierrors.APIStatus); ok {
 		return decodeErr // a conversion webhook failed: the object is sound
 	}
@@ -161,7 +161,7 @@ func (s *Server) corruptError(kv store.KeyValue, decodeErr error) error {
 // it (DeleteOptions.ignoreStoreReadErrorWithClusterBreakingPotential): no
 // finalizer, no grace period, no garbage collection; kube-apiserver refuses
 // it for an object that can be read.
-func (s *Server) unsafeDeleteObject(ctx context.Context, res *catalog.Resource, ns, name string) (int, any, error) {
+func (s *registry) unsafeDeleteObject(ctx context.Context, res *catalog.Resource, ns, name string) (int, any, error) {
 	key := objectKey(res, ns, name)
 	notCorrupt := apierrors.NewInvalid(schema.GroupKind{Group: res.Group, Kind: res.Resource}, name, field.ErrorList{
 		field.Invalid(field.NewPath("ignoreStoreReadErrorWithClusterBreakingPotential"), true, "is exclusively used to delete corrupt object(s), try again by removing this option")})
@@ -196,10 +196,5 @@ func (s *Server) PlantUndecodable(ctx context.Context, gvr schema.GroupVersionRe
 	if res == nil {
 		return fmt.Errorf("server: %s is not served", gvr)
 	}
-	key := objectKey(res, ns, name)
-	_, err := s.store.Create(ctx, key, value)
-	if errors.Is(err, store.ErrExists) {
-		_, err = s.store.Update(ctx, key, value, 0)
-	}
-	return err
+	return s.reg.storeRaw(ctx, objectKey(res, ns, name), value)
 }

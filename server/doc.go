@@ -13,21 +13,39 @@
 // RBAC authorizes it (server/authz) before it is routed; the user it runs
 // as stays in its context.
 //
-// A write's path is handler → registry → strategy → store. The handlers
-// (create.go, update.go, patch.go, delete.go) parse and decode; a PUT, the
-// three patch types and an apply each become a function computing the new
-// object from the live one, fed to the registry's one update (registry.go:
-// updateWith, retried on a conflict, a missing object created where the
-// write allows it through the one create, createWith). The registry admits,
-// validates, records managedFields and stores once; a write that would
-// store the bytes already stored stores nothing. What differs by resource
-// is asked of its strategy: the facts of each resource in a table per API
-// group (strategies_<group>.go), the behaviour of those with their own in
-// hooks (strategy_<resource>.go; strategy_custom.go for every custom
-// resource). Deletion (delete.go) is one generic path the strategies join.
-// Mutating and validating webhooks are called from the registry, in
-// kube-apiserver's order (webhooks.go, package webhook). Warnings travel in
-// the request's context (warnings.go) to its response headers. The CRD
+// A request's path is handler → registry → strategy → store. Server is the
+// handlers: routing, discovery, authentication and the responses
+// (create.go, update.go, patch.go, delete.go, get.go, list.go, watch.go
+// parse and decode, then encode). It holds no store: everything stored is
+// reached through its registry (registry.go; its storage, keys and encoding
+// in registry_store.go, its deletion in registry_delete.go), the generic
+// registry store and the only holder of the store, which owns the catalog
+// lookups it needs, the clock, the field managers and the admission chain.
+//
+// A PUT, the three patch types and an apply (and a write through /scale,
+// /status, /finalize or /approval) each become a function computing the new
+// object from the live one, fed to the registry's one update (updateWith,
+// retried on a conflict, a missing object created where the write allows it
+// through the one create, createWith); a DELETE is the registry's delete
+// (graceful, finalizers, propagation), a read its get, list or watch. The
+// registry admits, validates, records managedFields and stores once; a
+// write that would store the bytes already stored stores nothing.
+//
+// Admission runs in kube-apiserver's order (admission.go): the strategy's
+// mutating plugins, the mutating webhooks, the type's own authorization of
+// the write (RBAC's escalation check), validation, then the validating
+// plugins, ValidatingAdmissionPolicies (vap.go), the validating webhooks
+// (webhooks.go, package webhook) and ResourceQuota (quota.go).
+//
+// What differs by resource is asked of its strategy (strategy.go): the
+// facts of each resource in a table per API group (strategies_<group>.go),
+// the behaviour of those with their own in hooks (strategy_<resource>.go;
+// strategy_custom.go for every custom resource), which receive the registry
+// or its admission chain. Subresources that are no view of the stored
+// object (a pod's binding, eviction, log, exec and proxy; a
+// ServiceAccount's token) have handlers of their own (subresourceHandlers),
+// which also reach the store through the registry. Warnings travel in the
+// request's context (warnings.go) to its response headers. The CRD
 // machinery that needs no store is package apiextensions; conversions
 // between a built-in resource's versions are package conversion.
 package server

@@ -15,12 +15,12 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, req *request) {
 		encoding.WriteError(w, r, err)
 		return
 	}
-	if err := s.awaitRevision(r.Context(), rev); err != nil {
+	if err := s.reg.awaitRevision(r.Context(), rev); err != nil {
 		writeError(w, r, err)
 		return
 	}
 	if s.sendsStored(r, req) {
-		o, err := s.getStored(r.Context(), req.res, req.namespace, req.name)
+		o, err := s.reg.getStored(r.Context(), req.res, req.namespace, req.name)
 		if err != nil {
 			encoding.WriteError(w, r, err)
 			return
@@ -28,7 +28,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, req *request) {
 		writeStoredObject(w, r, http.StatusOK, &o)
 		return
 	}
-	obj, _, err := s.getObject(r.Context(), req.res, req.namespace, req.name)
+	obj, _, err := s.reg.getObject(r.Context(), req.res, req.namespace, req.name)
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return

@@ -31,8 +31,7 @@ type healthCheck struct {
 func (s *Server) healthChecks(endpoint string) []healthCheck {
 	ok := func(*http.Request) error { return nil }
 	store := func(r *http.Request) error {
-		_, err := s.store.CurrentRevision(r.Context())
-		return err
+		return s.reg.storeHealth(r.Context())
 	}
 	checks := []healthCheck{{"ping", ok}, {"log", ok}, {"etcd", store}}
 	if endpoint == "readyz" {

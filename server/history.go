@@ -30,7 +30,7 @@ func (s *Server) History(ctx context.Context, gvr schema.GroupVersionResource, n
 		return nil, 0, apierrors.NewNotFound(gvr.GroupResource(), name)
 	}
 	key := objectKey(res, ns, name)
-	horizon, err := s.store.CompactedRevision(ctx)
+	horizon, err := s.reg.store.CompactedRevision(ctx)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -44,7 +44,7 @@ func (s *Server) History(ctx context.Context, gvr schema.GroupVersionResource, n
 		return nil
 	}
 	if horizon > 0 {
-		switch kv, err := s.store.Get(ctx, key, horizon); {
+		switch kv, err := s.reg.store.Get(ctx, key, horizon); {
 		case err == nil:
 			if err := add(kv); err != nil {
 				return nil, 0, err
@@ -55,7 +55,7 @@ func (s *Server) History(ctx context.Context, gvr schema.GroupVersionResource, n
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	w, err := s.store.Watch(ctx, key, horizon)
+	w, err := s.reg.store.Watch(ctx, key, horizon)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -277,7 +277,7 @@ func (l *objectList) len() int { return len(l.items) + len(l.stored) }
 
 // listObjects reads one page of res's objects in ns matching sel, from one
 // consistent snapshot; decoded, or to be sent as stored when asStored.
-func (s *Server) listObjects(ctx context.Context, res *catalog.Resource, ns string, sel selectors, opts listOptions, asStored bool) (*objectList, error) {
+func (s *registry) listObjects(ctx context.Context, res *catalog.Resource, ns string, sel selectors, opts listOptions, asStored bool) (*objectList, error) {
 	prefix := collectionPrefix(res, ns)
 	start := ""
 	if opts.continued != nil {
@@ -357,12 +357,12 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, req *request) {
 		encoding.WriteError(w, r, err)
 		return
 	}
-	if err := s.awaitRevision(r.Context(), max(opts.atRev, opts.minRev)); err != nil {
+	if err := s.reg.awaitRevision(r.Context(), max(opts.atRev, opts.minRev)); err != nil {
 		writeError(w, r, err)
 		return
 	}
 	asStored := s.sendsStored(r, req)
-	list, err := s.listObjects(r.Context(), req.res, req.namespace, sel, opts, asStored)
+	list, err := s.reg.listObjects(r.Context(), req.res, req.namespace, sel, opts, asStored)
 	if err != nil {
 		writeError(w, r, err)
 		return

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,7 +14,6 @@ import (
 	"kubeplay/server/catalog"
 	"kubeplay/server/fieldmanager"
 	"kubeplay/server/openapi"
-	"kubeplay/store"
 )
 
 // writeOptions are the query parameters of a create, update or patch.
@@ -67,7 +65,7 @@ func errInvalidOptions(optionsKind string, errs field.ErrorList) error {
 }
 
 // fieldManager returns the field manager of res written through subresource.
-func (s *Server) fieldManager(res *catalog.Resource, subresource string) (*managedfields.FieldManager, error) {
+func (s *registry) fieldManager(res *catalog.Resource, subresource string) (*managedfields.FieldManager, error) {
 	// The status is written elsewhere, so not recorded here.
 	statusElsewhere := hasStatus(res) && !writesStatus(res, subresource)
 	if res.Custom != nil {
@@ -96,7 +94,7 @@ func (s *Server) fieldManager(res *catalog.Resource, subresource string) (*manag
 
 // trackUpdate records in obj's managedFields what manager changed from live
 // (nil for a create) and returns obj.
-func (s *Server) trackUpdate(res *catalog.Resource, subresource string, live, obj object, manager string) (object, error) {
+func (s *registry) trackUpdate(res *catalog.Resource, subresource string, live, obj object, manager string) (object, error) {
 	f, err := s.fieldManager(res, subresource)
 	if err != nil {
 		return nil, err
@@ -104,23 +102,9 @@ func (s *Server) trackUpdate(res *catalog.Resource, subresource string, live, ob
 	return fieldmanager.Update(f, res.GroupVersionKind(), live, obj, manager), nil
 }
 
-// getLive reads the object a write changes, shaped as kube-apiserver's Go
-// types shape what it reads (see applyDefaults): a field the stored JSON
-// lacks but the new object has by default is then no change of anyone's.
-func (s *Server) getLive(ctx context.Context, res *catalog.Resource, ns, name string) (object, store.KeyValue, error) {
-	obj, kv, err := s.getObject(ctx, res, ns, name)
-	if err != nil {
-		return nil, kv, err
-	}
-	if err := applyDefaults(res, obj); err != nil {
-		return nil, kv, err
-	}
-	return obj, kv, nil
-}
-
 // customTypeConverter types the objects of a custom resource by its CRD's
 // schema, built once per version of the CRD.
-func (s *Server) customTypeConverter(res *catalog.Resource) (managedfields.TypeConverter, error) {
+func (s *registry) customTypeConverter(res *catalog.Resource) (managedfields.TypeConverter, error) {
 	if tc, ok := s.customTypes.Load(res.Custom); ok {
 		return tc.(managedfields.TypeConverter), nil
 	}

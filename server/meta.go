@@ -134,7 +134,7 @@ func applyDefaults(r *catalog.Resource, obj object) error {
 
 // prepareForCreate sets the metadata the server owns on a new object, and
 // applies the type's own rules for new objects.
-func (s *Server) prepareForCreate(r *catalog.Resource, obj object) {
+func (s *registry) prepareForCreate(r *catalog.Resource, obj object) {
 	md := metadata(obj)
 	for _, k := range []string{"uid", "generation", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"} {
 		delete(md, k)

@@ -69,12 +69,12 @@ func (s *Server) SetMetrics(ctx context.Context, src MetricsSource) error {
 		s.catalog.SetExtension(metricsAPIService, slices.Clone(metricsResources))
 	}
 	res := catalog.LookupBuiltin(apiServicesGVR)
-	_, _, err := s.getObject(ctx, res, "", metricsAPIService)
+	_, _, err := s.reg.getObject(ctx, res, "", metricsAPIService)
 	switch {
 	case apierrors.IsNotFound(err) && src != nil:
-		return s.createBootstrap(ctx, res, objectKey(res, "", metricsAPIService), metricsServerAPIService())
+		return s.reg.createBootstrap(ctx, res, objectKey(res, "", metricsAPIService), metricsServerAPIService())
 	case err == nil && src == nil:
-		_, _, err = s.deleteObject(ctx, res, "", metricsAPIService, &metav1.DeleteOptions{})
+		_, _, err = s.reg.deleteObject(ctx, res, "", metricsAPIService, &metav1.DeleteOptions{})
 	case apierrors.IsNotFound(err):
 		err = nil
 	}
@@ -191,7 +191,7 @@ func (s *Server) noMetrics(ctx context.Context, req *request) error {
 		gvr, notFound = corev1.SchemeGroupVersion.WithResource("nodes"), schema.GroupResource{Resource: "node"}
 		readingsName, name = schema.GroupResource{Group: "metrics.k8s.io", Resource: "nodemetrics"}, req.name
 	}
-	obj, _, err := s.getObject(ctx, catalog.LookupBuiltin(gvr), req.namespace, req.name)
+	obj, _, err := s.reg.getObject(ctx, catalog.LookupBuiltin(gvr), req.namespace, req.name)
 	if apierrors.IsNotFound(err) || err == nil && req.resource == "pods" && jsonmap.String(obj, "status", "phase") != string(corev1.PodRunning) {
 		return apierrors.NewNotFound(notFound, req.name)
 	}

@@ -2,126 +2,26 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 
-	"kubeplay/server/audit"
 	"kubeplay/server/catalog"
 	"kubeplay/server/encoding"
 	"kubeplay/server/fieldmanager"
 	"kubeplay/server/typed"
-	"kubeplay/store"
 )
 
 // maxBodyBytes is kube-apiserver's limit on a request body (3 MiB).
 const maxBodyBytes = 3 << 20
-
-// collectionPrefix is the store key prefix of a resource's objects in ns
-// (all namespaces when ns is "").
-func collectionPrefix(r *catalog.Resource, ns string) string {
-	p := "/registry/" + catalog.StorageOf(r).Prefix + "/"
-	if r.Namespaced && ns != "" {
-		p += ns + "/"
-	}
-	return p
-}
-
-func objectKey(r *catalog.Resource, ns, name string) string {
-	if !r.Namespaced {
-		return collectionPrefix(r, "") + name
-	}
-	return collectionPrefix(r, ns) + name
-}
-
-// decodeStored turns a stored value into the object served as r, with its
-// resourceVersion filled in from the store revision.
-func decodeStored(r *catalog.Resource, kv store.KeyValue) (object, error) {
-	obj, err := encoding.DecodeObject(encoding.JSON, kv.Value)
-	if err != nil {
-		return nil, fmt.Errorf("stored object %s is corrupt: %w", kv.Key, err)
-	}
-	if c := r.Custom; c != nil && c.Convert != nil && str(obj, "apiVersion") != r.APIVersion() {
-		// A conversion webhook is called outside any request's context
-		// here, bounded by its own timeout.
-		if obj, err = c.Convert(context.Background(), obj, r.APIVersion()); err != nil {
-			return nil, err
-		}
-	}
-	fromStorage(r, obj)
-	metadata(obj)["resourceVersion"] = strconv.FormatInt(kv.ModRevision, 10)
-	return obj, nil
-}
-
-// omitEmpty drops from a built-in object, as its Go type does when it is
-// encoded, the fields with omitempty that are empty: the answer to a write
-// is what was stored.
-func omitEmpty(r *catalog.Resource, obj object) {
-	if r.Custom == nil {
-		_ = fieldmanager.OmitEmpty(r.GroupVersionKind(), obj) // an error means the embedded schemas are broken
-	}
-}
-
-// encodeForStorage serialises obj in r's storage version, without the
-// resourceVersion (which is the store's revision). Its error is an API
-// error.
-func encodeForStorage(r *catalog.Resource, obj object) ([]byte, error) {
-	omitEmpty(r, obj)
-	if c := r.Custom; c != nil && c.Convert != nil && c.StorageVersion != r.Version {
-		return encodeConverted(r, obj)
-	}
-	if r.Custom != nil && r.Custom.StorageVersion != r.Version {
-		// Stored in another version, what that version's schema does not
-		// know is dropped, in obj too: as kube-apiserver's, the answer is
-		// what was stored (after managedFields recorded what was sent).
-		r.Custom.StorageSchema.Prune(obj)
-	}
-	stored := toStorage(r, obj)
-	delete(metadata(stored), "resourceVersion")
-	value, err := encoding.MarshalObject(stored)
-	if err != nil {
-		return nil, apierrors.NewInternalError(err)
-	}
-	return value, nil
-}
-
-// encodeConverted is encodeForStorage for a custom resource whose CRD has
-// a conversion webhook: the webhook converts obj to the storage version,
-// and what was stored back, for the answer (in obj), as kube-apiserver
-// answers what it stored.
-func encodeConverted(r *catalog.Resource, obj object) ([]byte, error) {
-	st := catalog.StorageOf(r)
-	sent := deepCopyObject(obj)
-	sent["apiVersion"], sent["kind"] = r.APIVersion(), r.Kind
-	delete(metadata(sent), "resourceVersion")
-	stored, err := r.Custom.Convert(context.Background(), sent, schemaAPIVersion(st.Group, st.Version))
-	if err != nil {
-		return nil, err
-	}
-	r.Custom.StorageSchema.Prune(stored)
-	value, err := encoding.MarshalObject(stored)
-	if err != nil {
-		return nil, apierrors.NewInternalError(err)
-	}
-	back, err := r.Custom.Convert(context.Background(), deepCopyObject(stored), r.APIVersion())
-	if err != nil {
-		return nil, err
-	}
-	fromStorage(r, back)
-	replaceObject(obj, back)
-	return value, nil
-}
 
 // readBody reads and decodes a request body into an object of kind r.Kind,
 // as kube-apiserver decodes it into its Go type: values of the wrong type
@@ -329,90 +229,6 @@ func truncate(b []byte, n int) string {
 		return string(b)
 	}
 	return string(b[:n]) + "..."
-}
-
-// storeError turns a store error on an object into the Status kube-apiserver gives.
-func storeError(r *catalog.Resource, name string, err error) error {
-	gr := r.GroupResource()
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return apierrors.NewNotFound(gr, name)
-	case errors.Is(err, store.ErrExists):
-		return apierrors.NewAlreadyExists(gr, name)
-	case errors.Is(err, store.ErrConflict):
-		return storeConflict{apierrors.NewConflict(gr, name, errors.New(registryConflictMessage))}
-	case errors.Is(err, store.ErrCompacted):
-		return apierrors.NewResourceExpired("The resourceVersion for the provided watch is too old.")
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return apierrors.NewTimeoutError("request did not complete within requested timeout - context canceled", 0)
-	}
-	return apierrors.NewInternalError(err)
-}
-
-// storeConflict is the 409 of a write that lost its compare-and-swap to a
-// concurrent one. It unwraps to store.ErrConflict, so that a request that
-// may simply try again (kube-apiserver retries deletes) can tell it from a
-// failed precondition, which is a 409 too.
-type storeConflict struct{ *apierrors.StatusError }
-
-func (e storeConflict) Unwrap() error { return store.ErrConflict }
-
-const registryConflictMessage = "the object has been modified; please apply your changes to the latest version and try again"
-
-func (s *Server) getObject(ctx context.Context, res *catalog.Resource, ns, name string) (object, store.KeyValue, error) {
-	kv, err := s.store.Get(ctx, objectKey(res, ns, name), 0)
-	if err != nil {
-		return nil, kv, storeError(res, name, err)
-	}
-	obj, err := decodeStored(res, kv)
-	if err != nil {
-		return nil, kv, s.corruptError(kv, err)
-	}
-	return obj, kv, nil
-}
-
-// getStored is getObject for an answer sent as stored.
-func (s *Server) getStored(ctx context.Context, res *catalog.Resource, ns, name string) (storedObject, error) {
-	kv, err := s.store.Get(ctx, objectKey(res, ns, name), 0)
-	if err != nil {
-		return storedObject{}, storeError(res, name, err)
-	}
-	o, err := readStored(res, kv)
-	if err != nil {
-		return o, s.corruptError(kv, err)
-	}
-	return o, nil
-}
-
-// requireNamespace is the NamespaceLifecycle admission plugin: the
-// namespace of a new object must exist and not be being deleted.
-func (s *Server) requireNamespace(ctx context.Context, res *catalog.Resource, ns, name string) error {
-	return audit.FromContext(ctx).Ran(audit.Stage{Phase: audit.Mutating, Plugin: "NamespaceLifecycle"}, s.namespaceLifecycle(ctx, res, ns, name))
-}
-
-func (s *Server) namespaceLifecycle(ctx context.Context, res *catalog.Resource, ns, name string) error {
-	nsRes := catalog.LookupBuiltin(namespacesGVR)
-	kv, err := s.store.Get(ctx, objectKey(nsRes, "", ns), 0)
-	if err != nil {
-		return storeError(nsRes, ns, err)
-	}
-	// Every create reads its namespace: only the deletion timestamp is
-	// decoded, not the whole object.
-	var stored struct {
-		Metadata struct {
-			DeletionTimestamp any `json:"deletionTimestamp"`
-		} `json:"metadata"`
-	}
-	if err := json.Unmarshal(kv.Value, &stored); err != nil {
-		return s.corruptError(kv, fmt.Errorf("stored object %s is corrupt: %w", kv.Key, err))
-	}
-	if stored.Metadata.DeletionTimestamp != nil {
-		err := apierrors.NewForbidden(res.GroupResource(), name,
-			fmt.Errorf("unable to create new content in namespace %s because it is being terminated", ns))
-		err.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: "NamespaceTerminating", Field: "metadata.namespace", Message: "namespace " + ns + " is being terminated"}}
-		return err
-	}
-	return nil
 }
 
 func deleting(obj object) bool { return metadata(obj)["deletionTimestamp"] != nil }

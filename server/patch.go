@@ -81,7 +81,7 @@ func (s *Server) patchObject(r *http.Request, req *request) (object, int, error)
 	if req.subresource == "scale" {
 		return s.patchScale(r.Context(), pr)
 	}
-	return s.updateWith(r.Context(), pr.write, func(live object, rev int64) (object, error) {
+	return s.reg.updateWith(r.Context(), pr.write, func(live object, rev int64) (object, error) {
 		return s.patchedObject(r.Context(), pr, live, rev)
 	})
 }
@@ -195,7 +195,7 @@ func decodeApplied(ctx context.Context, pr *patchRequest, exactVersion bool) (ma
 
 // applyDecoded merges a decoded apply configuration into live.
 func (s *Server) applyDecoded(pr *patchRequest, live, applied object) (object, error) {
-	f, err := s.fieldManager(pr.kind, pr.subresource)
+	f, err := s.reg.fieldManager(pr.kind, pr.subresource)
 	if err != nil {
 		return nil, err
 	}

@@ -52,7 +52,7 @@ func (s *Server) bind(w http.ResponseWriter, r *http.Request, req *request) {
 		return
 	}
 	target, _ := binding["target"].(map[string]any)
-	if err := s.assignPod(r, req, str(target, "name"), md, opts.dryRun); err != nil {
+	if err := s.reg.assignPod(r, req, str(target, "name"), md, opts.dryRun); err != nil {
 		encoding.WriteError(w, r, err)
 		return
 	}
@@ -82,7 +82,7 @@ func validateBinding(binding object) field.ErrorList {
 // the PodScheduled condition, straight in storage as kube-apiserver's
 // binding does (no admission of the pod, no managedFields entry). A pod
 // already assigned, being deleted or gated is a conflict.
-func (s *Server) assignPod(r *http.Request, req *request, node string, bindingMD map[string]any, dryRun bool) error {
+func (s *registry) assignPod(r *http.Request, req *request, node string, bindingMD map[string]any, dryRun bool) error {
 	pods := s.catalog.Lookup(podsResource)
 	ctx := r.Context()
 	for attempt := 1; ; attempt++ {

@@ -42,7 +42,7 @@ const disruptionBudgetCause metav1.CauseType = "DisruptionBudget"
 // budget's disruptedPods). The pod gets the DisruptionTarget condition
 // before its deletion, with the Eviction's DeleteOptions.
 func (s *Server) evict(w http.ResponseWriter, r *http.Request, req *request) {
-	code, err := s.evictPod(r, req)
+	code, err := s.reg.evictPod(r, req)
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return
@@ -59,7 +59,7 @@ func (s *Server) evict(w http.ResponseWriter, r *http.Request, req *request) {
 	encoding.Write(w, r, http.StatusCreated, successStatus(http.StatusCreated))
 }
 
-func (s *Server) evictPod(r *http.Request, req *request) (int, error) {
+func (s *registry) evictPod(r *http.Request, req *request) (int, error) {
 	ctx := r.Context()
 	createOpts, err := writeOptionsOf(r, "CreateOptions", "")
 	if err != nil {
@@ -189,7 +189,7 @@ func podReady(pod object) bool {
 
 // podBudgets returns the PodDisruptionBudgets of the pod's namespace whose
 // selector matches it (an invalid or missing selector matches nothing).
-func (s *Server) podBudgets(ctx context.Context, ns string, pod object) ([]object, error) {
+func (s *registry) podBudgets(ctx context.Context, ns string, pod object) ([]object, error) {
 	res := s.catalog.Lookup(pdbResource)
 	if res == nil {
 		return nil, nil // policy/v1 switched off: no budget applies
@@ -222,7 +222,7 @@ func (s *Server) podBudgets(ctx context.Context, ns string, pod object) ([]objec
 // answers 429 with the budget's reason, as kube-apiserver's eviction
 // does; the budget's status is written (as kube-apiserver, through its
 // status subresource) unless dryRun.
-func (s *Server) useDisruption(ctx context.Context, ns, name, pod string, dryRun bool) error {
+func (s *registry) useDisruption(ctx context.Context, ns, name, pod string, dryRun bool) error {
 	res := s.catalog.Lookup(pdbResource)
 	wr := &write{request: &request{group: res.Group, version: res.Version, namespace: ns, resource: res.Resource, name: name,
 		subresource: "status", verb: "update", res: res}, manager: "kube-apiserver", dryRun: dryRun}
@@ -335,7 +335,7 @@ func setCondition(conds []any, cond map[string]any, now string) []any {
 
 // markAndDeletePod gives the pod the DisruptionTarget condition (unless
 // dryRun) and deletes it with opts, as the eviction does.
-func (s *Server) markAndDeletePod(ctx context.Context, pods *catalog.Resource, req *request, opts *metav1.DeleteOptions, dryRun bool) error {
+func (s *registry) markAndDeletePod(ctx context.Context, pods *catalog.Resource, req *request, opts *metav1.DeleteOptions, dryRun bool) error {
 	if !dryRun {
 		for attempt := 1; ; attempt++ {
 			pod, kv, err := s.getObject(ctx, pods, req.namespace, req.name)

@@ -123,7 +123,7 @@ func (s *Server) podStream(w http.ResponseWriter, r *http.Request, req *request)
 	var container string
 	var err error
 	if req.subresource == "portforward" {
-		pod, _, err = s.getObject(ctx, s.catalog.Lookup(podsResource), req.namespace, req.name)
+		pod, _, err = s.reg.getObject(ctx, s.catalog.Lookup(podsResource), req.namespace, req.name)
 	} else {
 		pod, container, err = s.podContainer(ctx, req, r.URL.Query().Get("container"))
 	}
@@ -162,7 +162,7 @@ func (s *Server) podStream(w http.ResponseWriter, r *http.Request, req *request)
 // when it has one it may reach.
 func (s *Server) podProxy(w http.ResponseWriter, r *http.Request, req *request) {
 	name, port := splitProxyName(req.name)
-	pod, _, err := s.getObject(r.Context(), s.catalog.Lookup(podsResource), req.namespace, name)
+	pod, _, err := s.reg.getObject(r.Context(), s.catalog.Lookup(podsResource), req.namespace, name)
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return
@@ -184,7 +184,7 @@ func (s *Server) serviceProxy(w http.ResponseWriter, r *http.Request, req *reque
 		encoding.WriteError(w, r, apierrors.NewNotFound(schema.GroupResource{Resource: "services"}, name))
 		return
 	}
-	ep, _, err := s.getObject(r.Context(), res, req.namespace, name)
+	ep, _, err := s.reg.getObject(r.Context(), res, req.namespace, name)
 	if apierrors.IsNotFound(err) {
 		err = apierrors.NewNotFound(schema.GroupResource{Resource: "services"}, name)
 	}
@@ -214,7 +214,7 @@ func (s *Server) nodeProxy(w http.ResponseWriter, r *http.Request, req *request)
 // podContainer returns the pod of req and the container a request names,
 // or the only one when it names none, as kube-apiserver checks it.
 func (s *Server) podContainer(ctx context.Context, req *request, container string) (object, string, error) {
-	pod, _, err := s.getObject(ctx, s.catalog.Lookup(podsResource), req.namespace, req.name)
+	pod, _, err := s.reg.getObject(ctx, s.catalog.Lookup(podsResource), req.namespace, req.name)
 	if err != nil {
 		return nil, "", err
 	}
@@ -303,7 +303,7 @@ var notFoundAsPods = &schema.GroupResource{Resource: "pods"}
 // kubelet: the node exists (its absence reported as missingAs when set)
 // and has an address of a type it uses.
 func (s *Server) reachNode(ctx context.Context, name string, missingAs *schema.GroupResource) error {
-	node, _, err := s.getObject(ctx, s.catalog.Lookup(nodesResource), "", name)
+	node, _, err := s.reg.getObject(ctx, s.catalog.Lookup(nodesResource), "", name)
 	if apierrors.IsNotFound(err) && missingAs != nil {
 		return apierrors.NewNotFound(*missingAs, name)
 	}

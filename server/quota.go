@@ -28,7 +28,7 @@ var errQuotaChanged = errors.New("quota changed")
 // status.hard, else charged to the quota's status.used (through its status
 // subresource, as kube-apiserver writes it) before the object is stored —
 // but not by a dry run.
-func (s *Server) admitQuota(ctx context.Context, req *request, obj, old object, dryRun bool) error {
+func (s *admission) admitQuota(ctx context.Context, req *request, obj, old object, dryRun bool) error {
 	if req.namespace == "" || obj == nil {
 		return nil
 	}
@@ -56,7 +56,7 @@ func (s *Server) admitQuota(ctx context.Context, req *request, obj, old object, 
 // chargeQuotas charges the write to the quotas of its namespace as they
 // are now, but those already charged (by name), which it adds to;
 // errQuotaChanged says one changed before it was charged: the others are.
-func (s *Server) chargeQuotas(ctx context.Context, req *request, ev quota.Evaluator, obj, old object, dryRun bool, charged map[string]bool) error {
+func (s *admission) chargeQuotas(ctx context.Context, req *request, ev quota.Evaluator, obj, old object, dryRun bool, charged map[string]bool) error {
 	res := catalog.LookupBuiltin(resourceQuotasGVR)
 	list, err := s.store.List(ctx, collectionPrefix(res, req.namespace), "", 0, 0)
 	if err != nil {

@@ -120,7 +120,7 @@ func parseResourceVersion(v string) (int64, error) {
 
 // awaitRevision waits up to futureRevisionWait for the store to reach rev;
 // a revision still in the future is 504 "Too large resource version".
-func (s *Server) awaitRevision(ctx context.Context, rev int64) error {
+func (s *registry) awaitRevision(ctx context.Context, rev int64) error {
 	if s.currentRevision(ctx) >= rev {
 		return nil // the common case, without timers
 	}

@@ -4,31 +4,93 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
+	"sync"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"kubeplay/server/authz"
 	"kubeplay/server/catalog"
 	"kubeplay/server/encoding"
+	"kubeplay/server/fieldmanager"
+	"kubeplay/server/openapi"
 	"kubeplay/store"
 )
 
-// The registry: the one create and the one update every write goes
-// through, whatever its handler (POST, PUT, the three patch types, apply).
-// A handler parses the request into a write and, for an update, a compute
-// function that makes the new object from the live one; the registry
-// admits, validates, records managedFields and stores, asking the
-// resource's strategy what differs by type.
+// registry is the generic registry store: the one create and the one
+// update every write goes through, whatever its handler (POST, PUT, the
+// three patch types, apply), the one deletion, and the reads (get, list,
+// watch). It alone holds the store. A handler parses the request into a
+// write and, for an update, a compute function that makes the new object
+// from the live one; the registry admits, validates, records managedFields
+// and stores, asking the resource's strategy what differs by type.
+type registry struct {
+	store   store.Store
+	catalog *catalog.Catalog
+	// openapi is told the schemas of the custom resources the registry
+	// establishes.
+	openapi *openapi.Handler
+	now     func() time.Time
+	// enabled reports whether a feature gate is on (Server.enabled).
+	enabled func(gate string) bool
+	// fields are the field managers of the built-in types and, once
+	// asked for, of each custom resource.
+	fields fieldmanager.Managers
+	// customTypes holds the type converter of each custom resource
+	// (*catalog.Custom -> managedfields.TypeConverter).
+	customTypes sync.Map
+	// authz authorizes what admission asks beyond the request: RBAC's
+	// escalation check, the create of a PUT or apply that creates, the
+	// authorizer policies see.
+	authz *authz.Authorizer
+	// onDeletion: see Options.OnDeletion.
+	onDeletion func(DeletionEvent)
+	// noWebhookCalls: see Options.NoWebhookCalls.
+	noWebhookCalls bool
+	admission      *admission
+}
+
+// newRegistry returns the registry of opts.Store, serving the types of
+// cat, which tells docs the schemas of the custom ones.
+func newRegistry(opts Options, cat *catalog.Catalog, docs *openapi.Handler, now func() time.Time, enabled func(gate string) bool) *registry {
+	reg := &registry{store: auditedStore{opts.Store}, catalog: cat, openapi: docs, now: now, enabled: enabled,
+		onDeletion: opts.OnDeletion, noWebhookCalls: opts.NoWebhookCalls}
+	reg.admission = &admission{registry: reg, noServiceAccountAdmission: opts.NoServiceAccountAdmission}
+	return reg
+}
+
+// admission is the admission chain the registry runs on every write, in
+// kube-apiserver's fixed order (admitCreate; for an update, the registry's
+// commitChange, which records managedFields between its steps;
+// admitDeletion): the mutating plugins of the resource's strategy, the
+// mutating webhooks, the type's own authorization of the write (RBAC's
+// escalation check), the type's validation, then the validating plugins,
+// ValidatingAdmissionPolicies, the validating webhooks and ResourceQuota
+// (admitValidating). Its plugins read what they need through the registry
+// it belongs to (ResourceQuota also writes the quotas' usage through it).
+type admission struct {
+	*registry
+	// policies holds the compiled ValidatingAdmissionPolicies by name
+	// (*compiledPolicy).
+	policies sync.Map
+	quotaMu  sync.Mutex // serializes quota admission (admitQuota)
+	// noServiceAccountAdmission: see Options.NoServiceAccountAdmission.
+	noServiceAccountAdmission bool
+}
 
 // A write is one create, update or patch as its handler parsed it.
 type write struct {
 	*request
 	manager string
 	dryRun  bool
-	// applied says Server-Side Apply computed the object's managedFields:
-	// the registry records nothing more.
+	// applied says the compute function recorded the object's
+	// managedFields (Server-Side Apply, a write through /scale): the
+	// registry records nothing more.
 	applied bool
 	// createsMissing says a missing object is created from what compute
 	// makes of nothing (a PUT of a type that allows it, an apply).
@@ -50,7 +112,7 @@ var errRetry = errors.New("object changed during the update")
 // before the new one was stored, it is read again and compute runs again,
 // so a write that named no resourceVersion wins, one that named it gets
 // its 409 from compute.
-func (s *Server) updateWith(ctx context.Context, wr *write, compute func(live object, rev int64) (object, error)) (object, int, error) {
+func (s *registry) updateWith(ctx context.Context, wr *write, compute func(live object, rev int64) (object, error)) (object, int, error) {
 	for attempt := 1; ; attempt++ {
 		live, kv, err := s.getLive(ctx, wr.res, wr.namespace, wr.name)
 		creating := apierrors.IsNotFound(err) && wr.createsMissing && wr.subresource == ""
@@ -92,7 +154,7 @@ func checkResourceVersion(wr *write, obj object, rev int64) error {
 
 // commitChange admits obj, computed from live (stored as kv), and stores it
 // in live's place, in kube-apiserver's order.
-func (s *Server) commitChange(ctx context.Context, wr *write, obj, live object, kv store.KeyValue) (object, error) {
+func (s *registry) commitChange(ctx context.Context, wr *write, obj, live object, kv store.KeyValue) (object, error) {
 	res := wr.res
 	if err := applyDefaults(res, obj); err != nil {
 		return nil, err
@@ -113,11 +175,11 @@ func (s *Server) commitChange(ctx context.Context, wr *write, obj, live object, 
 		// Mutating webhooks patch what they see; a write through a view
 		// (/scale) is not mutated by them yet.
 		var err error
-		if unmutated, err = s.admitMutatingWebhooks(ctx, wr.request, obj, live, wr.dryRun, s.recordedManagedFields(wr, live, obj)); err != nil {
+		if unmutated, err = s.admission.admitMutatingWebhooks(ctx, wr.request, obj, live, wr.dryRun, s.recordedManagedFields(wr, live, obj)); err != nil {
 			return nil, err
 		}
 	}
-	if err := s.confirmNoEscalation(ctx, wr.request, obj, live); err != nil {
+	if err := s.admission.authorizeWrite(ctx, wr.request, obj, live); err != nil {
 		return nil, err
 	}
 	if errs, err := validateUpdate(ctx, wr.request, obj, live); err != nil {
@@ -128,7 +190,8 @@ func (s *Server) commitChange(ctx context.Context, wr *write, obj, live object, 
 	// A pod's ephemeralcontainers and resize record in managedFields what
 	// the client sent, before the strategy drops what they may not change
 	// (kube-apiserver resets no fields for them).
-	recordsSent := podSpecSubresources[subresourceKey(res, wr.subresource)]
+	st := strategyOf(res)
+	recordsSent := st.recordsSent && slices.Contains(st.subresources, wr.subresource)
 	if !recordsSent {
 		// After the validation, which compares what the client sent with the
 		// stored object (a changed deletionGracePeriodSeconds, say).
@@ -159,7 +222,7 @@ func (s *Server) commitChange(ctx context.Context, wr *write, obj, live object, 
 	if view := wr.policyView; view != nil {
 		admitted, was = view(obj), view(live)
 	}
-	if err := s.admitValidating(ctx, wr.request, admitted, was, wr.dryRun); err != nil {
+	if err := s.admission.admitValidating(ctx, wr.request, admitted, was, wr.dryRun); err != nil {
 		return nil, err
 	}
 	if wr.subresource == "" {
@@ -178,7 +241,7 @@ func (s *Server) commitChange(ctx context.Context, wr *write, obj, live object, 
 }
 
 // afterWrite runs the strategy's afterWrite on a stored object.
-func (s *Server) afterWrite(ctx context.Context, wr *write, obj object) error {
+func (s *registry) afterWrite(ctx context.Context, wr *write, obj object) error {
 	if hook := strategyOf(wr.res).afterWrite; hook != nil && !wr.dryRun {
 		return hook(s, ctx, wr.res, deepCopyObject(obj))
 	}
@@ -188,7 +251,7 @@ func (s *Server) afterWrite(ctx context.Context, wr *write, obj object) error {
 // recordedManagedFields gives the managedFields an update of live to obj
 // will record (nil: an apply's, already recorded in obj), for mutating
 // webhooks to see them as kube-apiserver's see them.
-func (s *Server) recordedManagedFields(wr *write, live, obj object) func() (any, error) {
+func (s *registry) recordedManagedFields(wr *write, live, obj object) func() (any, error) {
 	if wr.applied {
 		return nil
 	}
@@ -203,7 +266,7 @@ func (s *Server) recordedManagedFields(wr *write, live, obj object) func() (any,
 
 // createWith is the one create: of a POST, of a PUT or an apply of a
 // missing object.
-func (s *Server) createWith(ctx context.Context, wr *write, obj object) (object, error) {
+func (s *registry) createWith(ctx context.Context, wr *write, obj object) (object, error) {
 	res := wr.res
 	md := metadata(obj)
 	if str(md, "resourceVersion") != "" && !wr.dryRun {
@@ -266,7 +329,7 @@ func (s *Server) createWith(ctx context.Context, wr *write, obj object) (object,
 			return nil, err
 		}
 	}
-	if err := s.admitCreate(ctx, wr.request, obj, errs, wr.dryRun); err != nil {
+	if err := s.admission.admitCreate(ctx, wr.request, obj, errs, wr.dryRun); err != nil {
 		return nil, err
 	}
 	if readBack := strategyOf(res).readBack; readBack != nil {
@@ -298,7 +361,7 @@ func (s *Server) createWith(ctx context.Context, wr *write, obj object) (object,
 // stored stores nothing: the answer keeps live's resourceVersion and no
 // watcher hears of it, so a client that writes back what it read does not
 // wake every informer.
-func (s *Server) commitUpdate(ctx context.Context, res *catalog.Resource, ns, name string, obj object, live store.KeyValue, isDryRun bool) (object, error) {
+func (s *registry) commitUpdate(ctx context.Context, res *catalog.Resource, ns, name string, obj object, live store.KeyValue, isDryRun bool) (object, error) {
 	expected := live.ModRevision
 	key := objectKey(res, ns, name)
 	if deleting(obj) && len(allFinalizers(res, obj)) == 0 && int64Of(metadata(obj)["deletionGracePeriodSeconds"]) == 0 {
@@ -332,4 +395,58 @@ func (s *Server) commitUpdate(ctx context.Context, res *catalog.Resource, ns, na
 		s.journalWrite(ctx, res, key, expected, obj, false)
 	}
 	return obj, nil
+}
+
+// prepareUpdate carries over from old what an update through req cannot
+// change: the status for the main resource of a type with a status
+// subresource, what a subresource does not write for the others.
+func (s *registry) prepareUpdate(req *request, obj, old object) object {
+	if !writesStatus(req.res, req.subresource) {
+		prepareForUpdate(req.res, req.subresource, obj, old)
+		return obj
+	}
+	return s.subresourceWrite(req, obj, old)
+}
+
+// writesStatus reports whether an update of res through subresource writes
+// (some of) the status: through /status, or a subresource the type's
+// strategy writes through (a CertificateSigningRequest's /approval).
+func writesStatus(res *catalog.Resource, subresource string) bool {
+	return subresource == "status" || subresource != "" && strategyOf(res).writeThrough != nil
+}
+
+// subresourceWrite is what an update through req writes of obj, sent to
+// replace old: through a subresource that writes the status, what the
+// status strategy says (statusOnly), then what the type's strategy adds.
+func (s *registry) subresourceWrite(req *request, obj, old object) object {
+	if !writesStatus(req.res, req.subresource) {
+		return obj
+	}
+	obj = statusOnly(req.res, obj, old)
+	if through := strategyOf(req.res).writeThrough; through != nil {
+		obj = through(req.subresource, obj, old, s.now())
+	}
+	return obj
+}
+
+// withSentMetadata is what managedFields record of obj, an update through
+// req of the object the client sent: through /status, obj with the
+// metadata as sent, which kube-apiserver's field manager sees before the
+// status strategy keeps some of it as stored (what it must not record is
+// the strategy's resets).
+func withSentMetadata(req *request, obj, sent object) object {
+	if req.subresource != "status" {
+		return obj
+	}
+	out := maps.Clone(obj)
+	md := maps.Clone(metadata(obj))
+	for _, k := range statusResetMetadata {
+		if v, ok := metadata(sent)[k]; ok {
+			md[k] = v
+		} else {
+			delete(md, k)
+		}
+	}
+	out["metadata"] = md
+	return out
 }

@@ -81,7 +81,7 @@ func (s *Server) newConverter(r *http.Request, req *request) (*converter, error)
 	if req.verb == "watch" && as.MediaType == encoding.YAML {
 		return nil, encoding.NotAcceptableStream(r) // watch events have no YAML form
 	}
-	c := &converter{as: as, res: req.res, now: s.now}
+	c := &converter{as: as, res: req.res, now: s.reg.now}
 	if as.As == encoding.AsTable {
 		c.include = r.URL.Query().Get("includeObject")
 		switch c.include {

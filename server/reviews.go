@@ -52,7 +52,7 @@ func (s *Server) review(w http.ResponseWriter, r *http.Request, req *request) {
 		encoding.WriteError(w, r, err)
 		return
 	}
-	if obj, err = s.trackUpdate(req.res, "", nil, obj, opts.manager); err != nil {
+	if obj, err = s.reg.trackUpdate(req.res, "", nil, obj, opts.manager); err != nil {
 		encoding.WriteError(w, r, err)
 		return
 	}
@@ -60,7 +60,7 @@ func (s *Server) review(w http.ResponseWriter, r *http.Request, req *request) {
 		encoding.WriteError(w, r, err)
 		return
 	}
-	conv := &converter{as: as, res: req.res, now: s.now}
+	conv := &converter{as: as, res: req.res, now: s.reg.now}
 	out, err := conv.object(obj)
 	if err != nil {
 		encoding.WriteError(w, r, err)
@@ -176,7 +176,7 @@ func (s *Server) selfSubjectRulesReview(r *http.Request, req *request, obj objec
 func (s *Server) selfSubjectReview(r *http.Request, req *request, obj object) error {
 	clear(obj)
 	obj["apiVersion"], obj["kind"] = req.group+"/"+req.version, req.res.Kind
-	obj["metadata"] = map[string]any{"creationTimestamp": s.now().UTC().Format(time.RFC3339)}
+	obj["metadata"] = map[string]any{"creationTimestamp": s.reg.now().UTC().Format(time.RFC3339)}
 	obj["status"] = map[string]any{"userInfo": userInfo(authn.UserFrom(r.Context()))}
 	return nil
 }

@@ -14,21 +14,24 @@ import (
 
 	"kubeplay/internal/jsonmap"
 	"kubeplay/server/encoding"
-	"kubeplay/store"
 )
 
 // customScale serves the scale subresource of a custom resource: an
 // autoscaling/v1 Scale read from and written to the paths its CRD names.
+// A write goes through the registry's one update, as the built-in /scale.
 func (s *Server) customScale(w http.ResponseWriter, r *http.Request, req *request) {
 	res := req.res
-	obj, kv, err := s.getObject(r.Context(), res, req.namespace, req.name)
-	if err != nil {
-		encoding.WriteError(w, r, err)
-		return
-	}
 	paths := res.Custom.Scale
+	view := func(obj object) object {
+		return customScaleOf(obj, paths.SpecReplicasPath, paths.StatusReplicasPath, paths.LabelSelectorPath)
+	}
 	if req.verb == "get" {
-		encoding.Write(w, r, http.StatusOK, customScaleOf(obj, paths.SpecReplicasPath, paths.StatusReplicasPath, paths.LabelSelectorPath))
+		obj, _, err := s.reg.getObject(r.Context(), res, req.namespace, req.name)
+		if err != nil {
+			encoding.WriteError(w, r, err)
+			return
+		}
+		encoding.Write(w, r, http.StatusOK, view(obj))
 		return
 	}
 	body, err := readBytes(r)
@@ -36,52 +39,47 @@ func (s *Server) customScale(w http.ResponseWriter, r *http.Request, req *reques
 		encoding.WriteError(w, r, err)
 		return
 	}
-	scale, err := s.newScale(r, req, obj, body)
-	if err != nil {
-		encoding.WriteError(w, r, err)
-		return
-	}
-	if rv := str(metadata(scale), "resourceVersion"); rv != "" && rv != str(metadata(obj), "resourceVersion") {
-		encoding.WriteError(w, r, storeError(res, req.name, store.ErrConflict))
-		return
-	}
-	spec, _ := scale["spec"].(map[string]any)
-	replicas, ok := spec["replicas"]
-	if n := int64Of(replicas); !ok || n < 0 {
-		encoding.WriteError(w, r, errInvalid(res, req.name, field.ErrorList{
-			field.Invalid(field.NewPath(paths.SpecReplicasPath), n, "should be a non-negative integer")}))
-		return
-	}
-	updated := deepCopyObject(obj)
-	setPath(updated, paths.SpecReplicasPath, int64Of(replicas))
 	opts, err := writeOptionsOf(r, "UpdateOptions", "")
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return
 	}
-	manager, isDryRun := opts.manager, opts.dryRun
-	// Policies see the Scales, old and new.
-	if err := s.admitValidating(r.Context(), req, scale, customScaleOf(obj, paths.SpecReplicasPath, paths.StatusReplicasPath, paths.LabelSelectorPath), isDryRun); err != nil {
-		encoding.WriteError(w, r, err)
-		return
-	}
-	prepareForUpdate(res, "scale", updated, obj)
-	if updated, err = s.trackUpdate(res, "scale", obj, updated, manager); err != nil {
-		encoding.WriteError(w, r, err)
-		return
-	}
-	// kube-apiserver records writes through /scale without a time.
-	for _, e := range jsonmap.List(metadata(updated), "managedFields") {
-		if m, ok := e.(map[string]any); ok && m["subresource"] == "scale" {
-			delete(m, "time")
+	// Policies see the Scales, old and new; the compute records the
+	// managedFields.
+	wr := &write{request: req, manager: opts.manager, dryRun: opts.dryRun, applied: true, policyView: view}
+	out, _, err := s.reg.updateWith(r.Context(), wr, func(live object, rev int64) (object, error) {
+		scale, err := s.newScale(r, req, live, body)
+		if err != nil {
+			return nil, err
 		}
-	}
-	out, err := s.commitUpdate(r.Context(), res, req.namespace, req.name, updated, kv, isDryRun)
+		if err := checkResourceVersion(wr, scale, rev); err != nil {
+			return nil, err
+		}
+		spec, _ := scale["spec"].(map[string]any)
+		replicas, ok := spec["replicas"]
+		if n := int64Of(replicas); !ok || n < 0 {
+			return nil, errInvalid(res, req.name, field.ErrorList{
+				field.Invalid(field.NewPath(paths.SpecReplicasPath), n, "should be a non-negative integer")})
+		}
+		updated := deepCopyObject(live)
+		setPath(updated, paths.SpecReplicasPath, int64Of(replicas))
+		prepareForUpdate(res, "scale", updated, live)
+		if updated, err = s.reg.trackUpdate(res, "scale", live, updated, wr.manager); err != nil {
+			return nil, err
+		}
+		// kube-apiserver records writes through /scale without a time.
+		for _, e := range jsonmap.List(metadata(updated), "managedFields") {
+			if m, ok := e.(map[string]any); ok && m["subresource"] == "scale" {
+				delete(m, "time")
+			}
+		}
+		return updated, nil
+	})
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return
 	}
-	encoding.Write(w, r, http.StatusOK, customScaleOf(out, paths.SpecReplicasPath, paths.StatusReplicasPath, paths.LabelSelectorPath))
+	encoding.Write(w, r, http.StatusOK, view(out))
 }
 
 // newScale is the Scale a PUT or a JSON or merge PATCH asks for.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,7 +22,6 @@ import (
 	"kubeplay/server/authz"
 	"kubeplay/server/catalog"
 	"kubeplay/server/encoding"
-	"kubeplay/server/fieldmanager"
 	"kubeplay/server/openapi"
 	"kubeplay/server/releases"
 	"kubeplay/store"
@@ -88,24 +88,18 @@ type Access struct {
 	ServiceAccountIssuer *ServiceAccountIssuer
 }
 
-// Server serves the Kubernetes API over one store.
+// Server serves the Kubernetes API over one store: its handlers parse,
+// authorize and answer requests; everything they read or write goes
+// through its registry.
 type Server struct {
-	store    store.Store
+	reg      *registry
 	catalog  *catalog.Catalog
 	openapi  *openapi.Handler
-	now      func() time.Time
-	fields   fieldmanager.Managers
 	authn    *authn.Authenticator
 	authz    *authz.Authorizer
 	saTokens *serviceAccountTokens
 	// clusterCA is the cluster's CA (see ClusterCA).
 	clusterCA clusterCAHolder
-	// customTypes holds the type converter of each custom resource
-	// (*catalog.Custom -> managedfields.TypeConverter).
-	customTypes sync.Map
-	// policies holds the compiled ValidatingAdmissionPolicies by name
-	// (*compiledPolicy).
-	policies sync.Map
 
 	// events shares the encoding of watch events among watchers.
 	events eventCache
@@ -113,17 +107,11 @@ type Server struct {
 	// sharing watch events' encodings (tests).
 	decodeReads bool
 
-	onDeletion func(DeletionEvent)
-	// noWebhookCalls: see Options.NoWebhookCalls.
-	noWebhookCalls bool
-	// noServiceAccountAdmission: see Options.NoServiceAccountAdmission.
-	noServiceAccountAdmission bool
 	// containerLog: see Options.ContainerLog.
 	containerLog func(pod map[string]any, container string, previous bool) string
 	// metrics is the resource metrics source served, if any (SetMetrics).
 	metrics metricsHolder
 	apiMu   sync.Mutex // serializes changes of api
-	quotaMu sync.Mutex // serializes quota admission (admitQuota)
 	api     atomic.Pointer[apiSettings]
 }
 
@@ -136,23 +124,25 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Store == nil {
 		return nil, errors.New("server: no store")
 	}
-	s := &Server{store: auditedStore{opts.Store}, catalog: catalog.New(catalog.Builtin(served)), now: opts.Now, onDeletion: opts.OnDeletion, noWebhookCalls: opts.NoWebhookCalls,
-		noServiceAccountAdmission: opts.NoServiceAccountAdmission, containerLog: opts.ContainerLog}
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	s := &Server{catalog: catalog.New(catalog.Builtin(served)), containerLog: opts.ContainerLog}
+	s.openapi = openapi.NewHandler(s.servesGroupVersion, s.resourcesOff, now())
+	s.reg = newRegistry(opts, s.catalog, s.openapi, now, s.enabled)
 	s.api.Store(&apiSettings{minor: releases.Newest})
 	var err error
-	if s.saTokens, err = newServiceAccountTokens(s, opts.ServiceAccountIssuer); err != nil {
+	if s.saTokens, err = newServiceAccountTokens(s.reg, opts.ServiceAccountIssuer); err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
 	s.authn = newAuthenticator(opts, s.saTokens)
-	s.authz = &authz.Authorizer{Rules: &rbacRules{s: s}, AlwaysAllow: opts.Access.AlwaysAllow}
-	if s.now == nil {
-		s.now = time.Now
-	}
-	s.openapi = openapi.NewHandler(s.servesGroupVersion, s.resourcesOff, s.now())
-	if err := s.bootstrap(ctx); err != nil {
+	s.authz = &authz.Authorizer{Rules: &rbacRules{s: s.reg}, AlwaysAllow: opts.Access.AlwaysAllow}
+	s.reg.authz = s.authz
+	if err := s.reg.bootstrap(ctx); err != nil {
 		return nil, fmt.Errorf("server: bootstrap: %w", err)
 	}
-	if err := s.loadCRDs(ctx); err != nil {
+	if err := s.reg.loadCRDs(ctx); err != nil {
 		return nil, fmt.Errorf("server: custom resources: %w", err)
 	}
 	// After the bootstrap, which writes through types a configuration or
@@ -184,17 +174,10 @@ func served(r *catalog.Resource) bool {
 
 // subresourceServed reports whether the server implements a subresource.
 func subresourceServed(r *catalog.Resource, sub string) bool {
-	switch sub {
-	case "finalize":
-		return strategyOf(r).isNamespace
-	case "token":
-		return r.Group == "" && r.Resource == "serviceaccounts"
-	case "status", "scale":
+	if sub == "status" || sub == "scale" {
 		return true
-	case "approval":
-		return isCSRs(r)
 	}
-	return subresourceHandlers[subresourceKey(r, sub)] != nil || podSpecSubresources[subresourceKey(r, sub)]
+	return subresourceHandlers[subresourceKey(r, sub)] != nil || slices.Contains(strategyOf(r).subresources, sub)
 }
 
 // ServeHTTP routes one API request.
@@ -363,8 +346,6 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, gv schema
 		unstoredHandlers[res.GroupResource()](s, w, r, req)
 	case subresourceHandlers[subresourceKey(res, sub)] != nil:
 		subresourceHandlers[subresourceKey(res, sub)](s, w, r, req)
-	case sub == "token":
-		s.tokenRequest(w, r, req)
 	case sub != "":
 		s.serveSubresource(w, r, req)
 	case req.verb == "get":

@@ -75,7 +75,7 @@ var serviceAccountsGVR = schema.GroupVersionResource{Version: "v1", Resource: "s
 
 // serviceAccountTokens issues and verifies ServiceAccount tokens.
 type serviceAccountTokens struct {
-	s *Server
+	s *registry
 	// issuers are the accepted iss; the first is that of issued tokens.
 	issuers []string
 	// audiences identify the API (see ServiceAccountIssuer.Audiences).
@@ -96,7 +96,7 @@ type issuerDiscovery struct {
 
 var _ authn.TokenVerifier = (*serviceAccountTokens)(nil)
 
-func newServiceAccountTokens(s *Server, cfg *ServiceAccountIssuer) (*serviceAccountTokens, error) {
+func newServiceAccountTokens(s *registry, cfg *ServiceAccountIssuer) (*serviceAccountTokens, error) {
 	if cfg == nil {
 		return &serviceAccountTokens{s: s, issuers: []string{defaultIssuer}, audiences: []string{defaultIssuer}}, nil
 	}
@@ -190,12 +190,13 @@ func (t *serviceAccountTokens) signerFor(ctx context.Context, create bool) (*aut
 	if t.signer != nil {
 		return t.signer, nil
 	}
-	kv, err := t.s.store.Get(ctx, signingKeyKey, 0)
+	var newKey func() ([]byte, error)
+	if create {
+		newKey = newSigningKey
+	}
+	kv, err := t.s.ownEntry(ctx, signingKeyKey, newKey)
 	if errors.Is(err, store.ErrNotFound) {
-		if !create {
-			return nil, nil
-		}
-		kv, err = t.createKey(ctx)
+		return nil, nil
 	}
 	if err != nil {
 		return nil, err
@@ -228,19 +229,13 @@ func (t *serviceAccountTokens) publicKeys(ctx context.Context) ([]authn.PublicKe
 	return t.keys, nil
 }
 
-// createKey stores a new signing key, unless another process sharing the
-// store did first, and returns the key stored.
-func (t *serviceAccountTokens) createKey(ctx context.Context) (store.KeyValue, error) {
+// newSigningKey makes a new signing key, PEM-encoded.
+func newSigningKey() ([]byte, error) {
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
-		return store.KeyValue{}, err
+		return nil, err
 	}
-	value := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
-	_, err = t.s.store.Create(ctx, signingKeyKey, value)
-	if errors.Is(err, store.ErrExists) {
-		return t.s.store.Get(ctx, signingKeyKey, 0)
-	}
-	return store.KeyValue{Key: signingKeyKey, Value: value}, err
+	return pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}), nil
 }
 
 type tokenClaims struct {
@@ -429,7 +424,7 @@ func (s *Server) issueToken(ctx context.Context, req *request, obj object) (obje
 	if len(audiences) == 0 {
 		audiences = s.saTokens.audiences
 	}
-	sa, _, err := s.getObject(ctx, req.res, req.namespace, req.name)
+	sa, _, err := s.reg.getObject(ctx, req.res, req.namespace, req.name)
 	if err != nil {
 		return nil, err
 	}
@@ -437,7 +432,7 @@ func (s *Server) issueToken(ctx context.Context, req *request, obj object) (obje
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
-	now := s.now().UTC().Truncate(time.Second)
+	now := s.reg.now().UTC().Truncate(time.Second)
 	exp := now.Add(time.Duration(seconds) * time.Second)
 	uid := str(metadata(sa), "uid")
 	c := tokenClaims{Audience: audiences, Expiry: exp.Unix(), IssuedAt: now.Unix(), Issuer: s.saTokens.issuers[0],

@@ -15,7 +15,7 @@ import (
 // ports among those the existing Services leave free (see
 // defaults.AllocateService). Two creates racing may pick the same free
 // address: a sandbox has one writer at a time in practice.
-func (s *Server) allocateServiceAddresses(ctx context.Context, res *catalog.Resource, obj object, dryRun bool) error {
+func (s *registry) allocateServiceAddresses(ctx context.Context, res *catalog.Resource, obj object, dryRun bool) error {
 	if res.Group != "" || res.Resource != "services" {
 		return nil
 	}
@@ -27,7 +27,7 @@ func (s *Server) allocateServiceAddresses(ctx context.Context, res *catalog.Reso
 // to a NodePort Service), as kube-apiserver does after recording who
 // changed what: an update that leaves out an allocated field takes it from
 // whoever owned it.
-func (s *Server) keepServiceAddresses(ctx context.Context, res *catalog.Resource, ns, name string, obj, old object, dryRun bool) error {
+func (s *registry) keepServiceAddresses(ctx context.Context, res *catalog.Resource, ns, name string, obj, old object, dryRun bool) error {
 	if res.Group != "" || res.Resource != "services" {
 		return nil
 	}
@@ -39,7 +39,7 @@ func (s *Server) keepServiceAddresses(ctx context.Context, res *catalog.Resource
 
 // allocate gives the Service obj its addresses among those of the stored
 // Services but the one at key self.
-func (s *Server) allocate(ctx context.Context, res *catalog.Resource, self string, obj object, dryRun bool) error {
+func (s *registry) allocate(ctx context.Context, res *catalog.Resource, self string, obj object, dryRun bool) error {
 	list, err := s.store.List(ctx, collectionPrefix(res, ""), "", 0, 0)
 	if err != nil {
 		return storeError(res, str(metadata(obj), "name"), err)

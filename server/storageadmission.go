@@ -32,7 +32,7 @@ const (
 // admitClaim runs DefaultStorageClass, then StorageObjectInUseProtection,
 // on a new PersistentVolumeClaim, and LimitRanger's bounds in the
 // validating phase.
-func (s *Server) admitClaim(ctx context.Context, res *catalog.Resource, ns string, obj object) (func() error, error) {
+func (s *admission) admitClaim(ctx context.Context, res *catalog.Resource, ns string, obj object) (func() error, error) {
 	rec := audit.FromContext(ctx)
 	if err := rec.Ran(mutating("DefaultStorageClass"), s.defaultStorageClass(ctx, obj)); err != nil {
 		return nil, err
@@ -54,13 +54,13 @@ func (s *Server) admitClaim(ctx context.Context, res *catalog.Resource, ns strin
 }
 
 // admitVolume runs StorageObjectInUseProtection on a new PersistentVolume.
-func admitVolume(_ *Server, ctx context.Context, _ *catalog.Resource, _ string, obj object) (func() error, error) {
+func admitVolume(_ *admission, ctx context.Context, _ *catalog.Resource, _ string, obj object) (func() error, error) {
 	return nil, protect(ctx, obj, volumeProtectionFinalizer)
 }
 
 // admitVolumeAttributesClass runs StorageObjectInUseProtection on a new
 // VolumeAttributesClass.
-func admitVolumeAttributesClass(_ *Server, ctx context.Context, _ *catalog.Resource, _ string, obj object) (func() error, error) {
+func admitVolumeAttributesClass(_ *admission, ctx context.Context, _ *catalog.Resource, _ string, obj object) (func() error, error) {
 	return nil, protect(ctx, obj, vacProtectionFinalizer)
 }
 
@@ -82,7 +82,7 @@ func protect(ctx context.Context, obj object, finalizer string) error {
 // by spec.storageClassName nor by the beta annotation) the default one:
 // of the classes annotated as default, the newest, and of those created in
 // the same second the first by name.
-func (s *Server) defaultStorageClass(ctx context.Context, obj object) error {
+func (s *admission) defaultStorageClass(ctx context.Context, obj object) error {
 	spec, _ := obj["spec"].(map[string]any)
 	if _, named := spec["storageClassName"]; spec == nil || named {
 		return nil

@@ -14,7 +14,7 @@ var coreStrategies = map[schema.GroupResource]strategy{
 		validate: validation.PodTemplate, validateUpdate: validation.PodTemplateUpdate,
 	},
 	{Resource: "replicationcontrollers"}: {
-		tracksGeneration: true, orphansByDefault: true, updateSkipsObjectMeta: true,
+		tracksGeneration: true, orphansByDefault: true, updateSkipsObjectMeta: true, mapSelector: true,
 		validate: validation.ReplicationController, validateUpdate: validation.ReplicationControllerUpdate,
 		selectableFields: withNamespace(map[string]selectableField{"status.replicas": {zero: "0"}}),
 	},
@@ -40,7 +40,7 @@ var coreStrategies = map[schema.GroupResource]strategy{
 	},
 	{Resource: "configmaps"}: {validate: validation.ConfigMap, validateUpdate: validation.ConfigMapUpdate},
 	{Resource: "persistentvolumeclaims"}: {
-		returnsDeletedObject: true, admitNew: (*Server).admitClaim,
+		returnsDeletedObject: true, admitNew: (*admission).admitClaim,
 		validate: validation.PersistentVolumeClaim, validateUpdate: validation.PersistentVolumeClaimUpdate,
 	},
 	{Resource: "events"}: {

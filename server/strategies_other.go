@@ -82,7 +82,7 @@ var otherStrategies = map[schema.GroupResource]strategy{
 	{Group: "flowcontrol.apiserver.k8s.io", Resource: "flowschemas"}: {
 		tracksGeneration: true, statusOnlyStatus: true, resets: onStatus(metadataPath), updateSkipsMetadataChanges: true,
 		validate: validation.FlowSchema, validateUpdate: validation.FlowSchemaUpdate,
-		afterWrite: (*Server).markDangling,
+		afterWrite: (*registry).markDangling,
 	},
 	{Group: "flowcontrol.apiserver.k8s.io", Resource: "prioritylevelconfigurations"}: {
 		tracksGeneration: true, statusOnlyStatus: true, resets: onStatus(metadataPath), updateSkipsMetadataChanges: true,

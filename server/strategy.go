@@ -62,6 +62,20 @@ type strategy struct {
 	// admitChecksName: the type's admit hook checks the name of a new
 	// object with the rest of it, so the generic check reports nothing.
 	admitChecksName bool
+	// subresources are the subresources besides status and scale that are
+	// views of the stored object, written through the generic update (a
+	// namespace's finalize, a CSR's approval, a pod's ephemeralcontainers
+	// and resize).
+	subresources []string
+	// recordsSent: an update through one of subresources records in
+	// managedFields what the client sent, before prepareForUpdate drops
+	// what that subresource may not change (kube-apiserver resets no
+	// fields for a pod's ephemeralcontainers and resize).
+	recordsSent bool
+	// mapSelector: the type's spec.selector is a map of labels (a
+	// ReplicationController's), not a LabelSelector; its Scale renders it
+	// as the selector of those labels.
+	mapSelector bool
 	// isNamespace: the object is a namespace, which admission sees as in
 	// itself, and whose spec.finalizers hold it back from deletion too.
 	isNamespace bool
@@ -114,21 +128,25 @@ type strategy struct {
 	validateSubresource func(subresource string, obj, old object) field.ErrorList
 	// admitNew runs the default mutating admission plugins on a new
 	// object in namespace ns; validate is their validating phase.
-	admitNew func(s *Server, ctx context.Context, res *catalog.Resource, ns string, obj object) (validate func() error, err error)
+	admitNew func(s *admission, ctx context.Context, res *catalog.Resource, ns string, obj object) (validate func() error, err error)
+	// authorizeWrite checks that the request's user may write obj (old nil
+	// on create), after mutating admission and before validation: RBAC's
+	// escalation check on roles and bindings.
+	authorizeWrite func(a *admission, ctx context.Context, req *request, obj, old object) error
 	// admitUpdate runs the default mutating admission plugins on an update
 	// of the main resource, old the stored object.
 	admitUpdate func(obj, old object)
 	// admit checks, and may default, an object about to be written (old
 	// nil on create) against rules that are not the built-in types'
 	// validation: a CRD's and its objects' schemas.
-	admit func(s *Server, ctx context.Context, req *request, obj, old object) error
+	admit func(s *registry, ctx context.Context, req *request, obj, old object) error
 	// afterWrite does what follows from a stored write at once, as
 	// kube-apiserver's own controllers do.
-	afterWrite func(s *Server, ctx context.Context, res *catalog.Resource, obj object) error
+	afterWrite func(s *registry, ctx context.Context, res *catalog.Resource, obj object) error
 
 	// afterDelete does what follows from a request's deletions (not run
 	// for each object, so that it may delete objects itself).
-	afterDelete func(s *Server, ctx context.Context, res *catalog.Resource) error
+	afterDelete func(s *registry, ctx context.Context, res *catalog.Resource) error
 	// admitDelete is the admission of a DELETE of the object found.
 	admitDelete func(ctx context.Context, res *catalog.Resource, name string) error
 	// deletePreconditions replaces the generic check of a DELETE's
@@ -136,7 +154,7 @@ type strategy struct {
 	deletePreconditions func(res *catalog.Resource, name string, md map[string]any, pre *metav1.Preconditions) error
 	// markDeleted replaces the generic deletion: the object is only ever
 	// marked, and its own machinery removes it.
-	markDeleted func(s *Server, ctx context.Context, d *deletion) (int, any, error)
+	markDeleted func(s *registry, ctx context.Context, d *deletion) (int, any, error)
 	// gracefulDelete sets the grace period of a deletion (see
 	// deletion.graceful).
 	gracefulDelete func(d *deletion, now time.Time) (done bool)

@@ -11,6 +11,12 @@ import (
 	"kubeplay/server/catalog"
 )
 
+// isCRDV1beta1 reports whether r is apiextensions.k8s.io/v1beta1's CRDs
+// (served until v1.21), stored in v1's shape as every CRD is.
+func isCRDV1beta1(r *catalog.Resource) bool {
+	return r.GroupResource() == crdsGVR.GroupResource() && r.Custom == nil && r.Version == "v1beta1"
+}
+
 // crdStrategy is the CustomResourceDefinition's: its status comes from its
 // spec, its names are accepted and its resource served once it is stored,
 // and a deleted CRD first loses its objects.
@@ -22,25 +28,25 @@ var crdStrategy = strategy{
 	// Its /status means to reset the metadata, but resets it to the new
 	// object's: the changes are kept, not recorded.
 	resets: onStatus(metadataPath),
-	admit:  (*Server).admitCRD,
+	admit:  (*registry).admitCRD,
 	prepareForUpdate: func(subresource string, obj, _ object) {
 		if subresource == "" {
 			apiextensions.AddStoredVersion(obj)
 		}
 	},
-	afterWrite: func(s *Server, ctx context.Context, res *catalog.Resource, obj object) error {
+	afterWrite: func(s *registry, ctx context.Context, res *catalog.Resource, obj object) error {
 		if deleting(obj) {
 			return nil
 		}
 		return s.establish(ctx, storedCRD(res, obj))
 	},
-	markDeleted: (*Server).markCRDDeleted,
+	markDeleted: (*registry).markCRDDeleted,
 }
 
 // admitCRD defaults and validates a CRD about to be written (old nil on
 // create). A v1beta1 CRD is checked as v1, but for what v1beta1 allows or
 // forbids besides.
-func (s *Server) admitCRD(ctx context.Context, req *request, obj, old object) error {
+func (s *registry) admitCRD(ctx context.Context, req *request, obj, old object) error {
 	if req.subresource != "" {
 		return nil
 	}
@@ -68,7 +74,7 @@ func (s *Server) admitCRD(ctx context.Context, req *request, obj, old object) er
 // markCRDDeleted is kube-apiserver's CRD storage on DELETE: the CRD gets
 // the cleanup finalizer and a Terminating condition, and its objects are
 // deleted (cleanupCRD) before it goes.
-func (s *Server) markCRDDeleted(ctx context.Context, d *deletion) (int, any, error) {
+func (s *registry) markCRDDeleted(ctx context.Context, d *deletion) (int, any, error) {
 	if d.wasDeleting {
 		return s.deleteMarked(ctx, d)
 	}

@@ -15,7 +15,6 @@ import (
 
 	"kubeplay/internal/jsonmap"
 	"kubeplay/server/authn"
-	"kubeplay/server/catalog"
 )
 
 // csrStrategy is the CertificateSigningRequest's. A request is written
@@ -24,6 +23,7 @@ import (
 // (the Approved and Denied ones only there), /status the rest of the
 // status. A condition once Approved, Denied or Failed stays.
 var csrStrategy = strategy{
+	subresources:        []string{"approval"},
 	selectableFields:    withNamespace(map[string]selectableField{"spec.signerName": {}}),
 	prepareForCreateBy:  signingRequestForCreate,
 	writeThrough:        prepareSigningRequestWrite,
@@ -35,10 +35,6 @@ var csrStrategy = strategy{
 		"status":   {fieldpath.MakePathOrDie("status", "conditions")},
 		"approval": {fieldpath.MakePathOrDie("spec"), fieldpath.MakePathOrDie("status", "certificate")},
 	},
-}
-
-func isCSRs(r *catalog.Resource) bool {
-	return r.Group == "certificates.k8s.io" && r.Resource == "certificatesigningrequests"
 }
 
 // The condition types an approver sets, and the terminal ones.

@@ -25,15 +25,15 @@ func init() {
 		statusOnlyStatus:    true,
 		// A new custom object has no status.
 		prepareForCreate: func(obj object) { delete(obj, "status") },
-		admit:            (*Server).admitCustom,
+		admit:            (*registry).admitCustom,
 		// A deleted object may have been the last of a deleted CRD's.
-		afterWrite: func(s *Server, ctx context.Context, res *catalog.Resource, obj object) error {
+		afterWrite: func(s *registry, ctx context.Context, res *catalog.Resource, obj object) error {
 			if !deleting(obj) {
 				return nil
 			}
 			return s.cleanupCRD(ctx, res.Custom.CRD)
 		},
-		afterDelete: func(s *Server, ctx context.Context, res *catalog.Resource) error {
+		afterDelete: func(s *registry, ctx context.Context, res *catalog.Resource) error {
 			return s.cleanupCRD(ctx, res.Custom.CRD)
 		},
 	}
@@ -43,7 +43,7 @@ func init() {
 // create) against its CRD's schema: it is pruned of unknown fields
 // (reported as the request's fieldValidation says), defaulted and
 // validated, then its validation rules are evaluated.
-func (s *Server) admitCustom(ctx context.Context, req *request, obj, old object) error {
+func (s *registry) admitCustom(ctx context.Context, req *request, obj, old object) error {
 	res := req.res
 	if old == nil && res.Custom.Terminating {
 		return apierrors.NewForbidden(res.GroupResource(), str(metadata(obj), "name"), errors.New("create not allowed while custom resource definition is terminating"))

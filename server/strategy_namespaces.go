@@ -26,6 +26,7 @@ var namespaceStrategy = strategy{
 	returnsDeletedObject: true,
 	selectableFields:     map[string]selectableField{"status.phase": {}},
 	isNamespace:          true,
+	subresources:         []string{"finalize"},
 	validate:             validation.Namespace,
 	normalize: func(obj object) {
 		md := metadata(obj)
@@ -64,7 +65,7 @@ var namespaceStrategy = strategy{
 		return audit.FromContext(ctx).Ran(audit.Stage{Phase: audit.Mutating, Plugin: "NamespaceLifecycle"}, errImmortalNamespace(res, name))
 	},
 	deletePreconditions: namespacePreconditions,
-	markDeleted:         (*Server).markNamespaceDeleted,
+	markDeleted:         (*registry).markNamespaceDeleted,
 }
 
 // immortalNamespaces are those the NamespaceLifecycle plugin never lets
@@ -98,7 +99,7 @@ func namespacePreconditions(res *catalog.Resource, name string, md map[string]an
 // markNamespaceDeleted is kube-apiserver's namespace registry on DELETE:
 // a namespace is never deleted at once, its spec.finalizers hold it for
 // the namespace controller, and a second DELETE changes nothing.
-func (s *Server) markNamespaceDeleted(ctx context.Context, d *deletion) (int, any, error) {
+func (s *registry) markNamespaceDeleted(ctx context.Context, d *deletion) (int, any, error) {
 	if d.wasDeleting {
 		return d.answer()
 	}

@@ -1,9 +1,11 @@
 package server
 
 import (
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"kubeplay/server/defaults"
@@ -23,10 +25,82 @@ var podStrategy = strategy{
 	// Old kubelets corrupted ownerReferences through /status.
 	statusIgnoresMetadata: []string{"ownerReferences"},
 	resets:                onStatus(fieldpath.MakePathOrDie("metadata", "deletionTimestamp"), fieldpath.MakePathOrDie("metadata", "ownerReferences")),
-	admitNew:              (*Server).admitPod,
+	admitNew:              (*admission).admitPod,
 	admitUpdate:           admitPodUpdate,
 	gracefulDelete:        podGracefulDelete,
 	prepareForUpdate:      preparePodSpecUpdate,
+	subresources:          podSpecSubresources,
+	recordsSent:           true,
+}
+
+// podSpecSubresources update a part of a pod's spec only (see
+// preparePodSpecUpdate).
+var podSpecSubresources = []string{"ephemeralcontainers", "resize"}
+
+// preparePodSpecUpdate keeps of an update through pods/ephemeralcontainers
+// or pods/resize what that subresource may change, the rest as stored, as
+// kube-apiserver's strategies for them do: the ephemeral containers; the
+// containers' resources and resize policies (when the containers are the
+// same ones, in the same order: otherwise validation is to refuse them).
+func preparePodSpecUpdate(sub string, obj, old object) {
+	if !slices.Contains(podSpecSubresources, sub) {
+		return
+	}
+	spec, _ := obj["spec"].(map[string]any)
+	kept, _ := runtime.DeepCopyJSONValue(old["spec"]).(map[string]any)
+	if kept == nil {
+		kept = map[string]any{}
+	}
+	switch sub {
+	case "ephemeralcontainers":
+		kept["ephemeralContainers"] = spec["ephemeralContainers"]
+		if spec["ephemeralContainers"] == nil {
+			delete(kept, "ephemeralContainers")
+		}
+	case "resize":
+		for _, list := range []string{"containers", "initContainers"} {
+			if spec[list] == nil && kept[list] == nil {
+				continue
+			}
+			if resized, ok := resizedContainers(asSlice(spec[list]), asSlice(kept[list])); ok {
+				kept[list] = resized
+			} else if v, sent := spec[list]; sent {
+				kept[list] = v
+			}
+		}
+	}
+	obj["spec"] = kept
+	md, oldMD := metadata(obj), metadata(old)
+	for _, k := range []string{"labels", "annotations", "finalizers", "ownerReferences"} {
+		if v, ok := oldMD[k]; ok {
+			md[k] = v
+		} else {
+			delete(md, k)
+		}
+	}
+}
+
+// resizedContainers returns the stored containers with the resources and
+// resize policies of the new ones, if they are the same containers.
+func resizedContainers(containers, stored []any) ([]any, bool) {
+	if len(containers) != len(stored) {
+		return nil, false
+	}
+	for i, c := range containers {
+		m, _ := c.(map[string]any)
+		was, _ := stored[i].(map[string]any)
+		if str(m, "name") != str(was, "name") {
+			return nil, false
+		}
+		for _, k := range []string{"resources", "resizePolicy"} {
+			if v, ok := m[k]; ok {
+				was[k] = v
+			} else {
+				delete(was, k)
+			}
+		}
+	}
+	return stored, true
 }
 
 // podGracefulDelete marks a pod for deletion after its grace period. A

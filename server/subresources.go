@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"maps"
 	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -48,85 +47,16 @@ type handler func(*Server, http.ResponseWriter, *http.Request, *request)
 // subresourceHandlers serve the subresources that are not a view of the
 // stored object, by subresourceKey.
 var subresourceHandlers = map[string]handler{
-	"pods/binding":     (*Server).bind,
-	"pods/eviction":    (*Server).evict,
-	"pods/log":         (*Server).podLog,
-	"pods/exec":        (*Server).podStream,
-	"pods/attach":      (*Server).podStream,
-	"pods/portforward": (*Server).podStream,
-	"pods/proxy":       (*Server).podProxy,
-	"services/proxy":   (*Server).serviceProxy,
-	"nodes/proxy":      (*Server).nodeProxy,
-}
-
-// podSpecSubresources update a part of a pod's spec only (see
-// preparePodUpdate).
-var podSpecSubresources = map[string]bool{"pods/ephemeralcontainers": true, "pods/resize": true}
-
-// preparePodSpecUpdate keeps of an update through pods/ephemeralcontainers
-// or pods/resize what that subresource may change, the rest as stored, as
-// kube-apiserver's strategies for them do: the ephemeral containers; the
-// containers' resources and resize policies (when the containers are the
-// same ones, in the same order: otherwise validation is to refuse them).
-func preparePodSpecUpdate(sub string, obj, old object) {
-	if !podSpecSubresources["pods/"+sub] {
-		return
-	}
-	spec, _ := obj["spec"].(map[string]any)
-	kept, _ := runtime.DeepCopyJSONValue(old["spec"]).(map[string]any)
-	if kept == nil {
-		kept = map[string]any{}
-	}
-	switch sub {
-	case "ephemeralcontainers":
-		kept["ephemeralContainers"] = spec["ephemeralContainers"]
-		if spec["ephemeralContainers"] == nil {
-			delete(kept, "ephemeralContainers")
-		}
-	case "resize":
-		for _, list := range []string{"containers", "initContainers"} {
-			if spec[list] == nil && kept[list] == nil {
-				continue
-			}
-			if resized, ok := resizedContainers(asSlice(spec[list]), asSlice(kept[list])); ok {
-				kept[list] = resized
-			} else if v, sent := spec[list]; sent {
-				kept[list] = v
-			}
-		}
-	}
-	obj["spec"] = kept
-	md, oldMD := metadata(obj), metadata(old)
-	for _, k := range []string{"labels", "annotations", "finalizers", "ownerReferences"} {
-		if v, ok := oldMD[k]; ok {
-			md[k] = v
-		} else {
-			delete(md, k)
-		}
-	}
-}
-
-// resizedContainers returns the stored containers with the resources and
-// resize policies of the new ones, if they are the same containers.
-func resizedContainers(containers, stored []any) ([]any, bool) {
-	if len(containers) != len(stored) {
-		return nil, false
-	}
-	for i, c := range containers {
-		m, _ := c.(map[string]any)
-		was, _ := stored[i].(map[string]any)
-		if str(m, "name") != str(was, "name") {
-			return nil, false
-		}
-		for _, k := range []string{"resources", "resizePolicy"} {
-			if v, ok := m[k]; ok {
-				was[k] = v
-			} else {
-				delete(was, k)
-			}
-		}
-	}
-	return stored, true
+	"serviceaccounts/token": (*Server).tokenRequest,
+	"pods/binding":          (*Server).bind,
+	"pods/eviction":         (*Server).evict,
+	"pods/log":              (*Server).podLog,
+	"pods/exec":             (*Server).podStream,
+	"pods/attach":           (*Server).podStream,
+	"pods/portforward":      (*Server).podStream,
+	"pods/proxy":            (*Server).podProxy,
+	"services/proxy":        (*Server).serviceProxy,
+	"nodes/proxy":           (*Server).nodeProxy,
 }
 
 // unstoredHandlers serve the built-in resources besides the reviews that
@@ -168,60 +98,6 @@ func subresourceVerb(r *catalog.Resource, sub, verb string) bool {
 	return false
 }
 
-// prepareUpdate carries over from old what an update through req cannot
-// change: the status for the main resource of a type with a status
-// subresource, what a subresource does not write for the others.
-func (s *Server) prepareUpdate(req *request, obj, old object) object {
-	if !writesStatus(req.res, req.subresource) {
-		prepareForUpdate(req.res, req.subresource, obj, old)
-		return obj
-	}
-	return s.subresourceWrite(req, obj, old)
-}
-
-// writesStatus reports whether an update of res through subresource writes
-// (some of) the status: through /status, or a subresource the type's
-// strategy writes through (a CertificateSigningRequest's /approval).
-func writesStatus(res *catalog.Resource, subresource string) bool {
-	return subresource == "status" || subresource != "" && strategyOf(res).writeThrough != nil
-}
-
-// subresourceWrite is what an update through req writes of obj, sent to
-// replace old: through a subresource that writes the status, what the
-// status strategy says (statusOnly), then what the type's strategy adds.
-func (s *Server) subresourceWrite(req *request, obj, old object) object {
-	if !writesStatus(req.res, req.subresource) {
-		return obj
-	}
-	obj = statusOnly(req.res, obj, old)
-	if through := strategyOf(req.res).writeThrough; through != nil {
-		obj = through(req.subresource, obj, old, s.now())
-	}
-	return obj
-}
-
-// withSentMetadata is what managedFields record of obj, an update through
-// req of the object the client sent: through /status, obj with the
-// metadata as sent, which kube-apiserver's field manager sees before the
-// status strategy keeps some of it as stored (what it must not record is
-// the strategy's resets).
-func withSentMetadata(req *request, obj, sent object) object {
-	if req.subresource != "status" {
-		return obj
-	}
-	out := maps.Clone(obj)
-	md := maps.Clone(metadata(obj))
-	for _, k := range statusResetMetadata {
-		if v, ok := metadata(sent)[k]; ok {
-			md[k] = v
-		} else {
-			delete(md, k)
-		}
-	}
-	out["metadata"] = md
-	return out
-}
-
 // scaleKind describes the autoscaling/v1 Scale objects of /scale.
 var scaleKind = &catalog.Resource{Group: "autoscaling", Version: "v1", Kind: "Scale", Resource: "scale", Namespaced: true}
 
@@ -256,13 +132,13 @@ func scaleOf(res *catalog.Resource, obj object) object {
 }
 
 // selectorString renders a selector as Scale's status.selector does: a
-// label selector for the apps types, a map for replication controllers.
+// label selector, or a map of labels (see strategy.mapSelector).
 func selectorString(res *catalog.Resource, v any) string {
 	m, _ := v.(map[string]any)
 	if m == nil {
 		return ""
 	}
-	if res.Group == "" {
+	if strategyOf(res).mapSelector {
 		set := labels.Set{}
 		for k, v := range m {
 			set[k], _ = v.(string)
@@ -281,7 +157,7 @@ func selectorString(res *catalog.Resource, v any) string {
 }
 
 func (s *Server) getScale(w http.ResponseWriter, r *http.Request, req *request) {
-	obj, _, err := s.getObject(r.Context(), req.res, req.namespace, req.name)
+	obj, _, err := s.reg.getObject(r.Context(), req.res, req.namespace, req.name)
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return
@@ -312,7 +188,7 @@ func (s *Server) writeScale(r *http.Request, req *request) (object, error) {
 		return nil, encoding.BadRequest("the name of the object (%s) does not match the name on the URL (%s)", name, req.name)
 	}
 	wr := scaleWrite(req, opts.manager, opts.dryRun)
-	out, _, err := s.updateWith(r.Context(), wr, func(live object, rev int64) (object, error) {
+	out, _, err := s.reg.updateWith(r.Context(), wr, func(live object, rev int64) (object, error) {
 		return s.scaled(wr, live, rev, func(f *managedfields.FieldManager, old object) (object, error) {
 			return fieldmanager.Update(f, scaleKind.GroupVersionKind(), old, runtime.DeepCopyJSON(body), wr.manager), nil
 		})
@@ -326,7 +202,7 @@ func (s *Server) writeScale(r *http.Request, req *request) (object, error) {
 // patchScale patches the Scale view of an object.
 func (s *Server) patchScale(ctx context.Context, pr *patchRequest) (object, int, error) {
 	wr := scaleWrite(pr.request, pr.manager, pr.dryRun)
-	out, _, err := s.updateWith(ctx, wr, func(live object, rev int64) (object, error) {
+	out, _, err := s.reg.updateWith(ctx, wr, func(live object, rev int64) (object, error) {
 		return s.scaled(wr, live, rev, func(f *managedfields.FieldManager, old object) (object, error) {
 			if pr.patchType == applyPatchType {
 				return s.applyConfiguration(ctx, pr, old)
@@ -368,7 +244,7 @@ func (s *Server) scaled(wr *write, live object, rev int64, write func(*managedfi
 	}
 	old := scaleOf(res, live)
 	(&unstructured.Unstructured{Object: old}).SetManagedFields(entries)
-	f, err := s.fieldManager(scaleKind, "scale")
+	f, err := s.reg.fieldManager(scaleKind, "scale")
 	if err != nil {
 		return nil, err
 	}

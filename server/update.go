@@ -46,7 +46,7 @@ func (s *Server) updateObject(r *http.Request, req *request) (object, int, error
 		delete(md, "namespace")
 	}
 	wr := &write{request: req, manager: opts.manager, dryRun: opts.dryRun, createsMissing: strategyOf(res).createOnUpdate}
-	out, code, err := s.updateWith(r.Context(), wr, func(live object, rev int64) (object, error) {
+	out, code, err := s.reg.updateWith(r.Context(), wr, func(live object, rev int64) (object, error) {
 		obj := deepCopyObject(sent) // computed again on a retry
 		md := metadata(obj)
 		if live == nil {

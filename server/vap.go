@@ -104,7 +104,7 @@ func compilePolicy(ctx context.Context, p policy) (*compiledPolicy, error) {
 
 // policyFor is the compiled policy stored as raw, compiled again only when
 // its resourceVersion changed.
-func (s *Server) policyFor(ctx context.Context, p policy) (*compiledPolicy, error) {
+func (s *admission) policyFor(ctx context.Context, p policy) (*compiledPolicy, error) {
 	if c, ok := s.policies.Load(p.Metadata.Name); ok && c.(*compiledPolicy).resourceVersion == p.Metadata.ResourceVersion {
 		return c.(*compiledPolicy), nil
 	}
@@ -118,7 +118,7 @@ func (s *Server) policyFor(ctx context.Context, p policy) (*compiledPolicy, erro
 
 // listDecoded decodes every stored object of a cluster-scoped resource into
 // a T, with its revision (resourceVersion).
-func listDecoded[T any](ctx context.Context, s *Server, gvr schema.GroupVersionResource) ([]T, []int64, error) {
+func listDecoded[T any](ctx context.Context, s *admission, gvr schema.GroupVersionResource) ([]T, []int64, error) {
 	res := catalog.LookupBuiltin(gvr)
 	list, err := s.store.List(ctx, collectionPrefix(res, ""), "", 0, 0)
 	if err != nil {
@@ -141,7 +141,7 @@ func listDecoded[T any](ctx context.Context, s *Server, gvr schema.GroupVersionR
 // that fails denies the request (Deny) or adds a warning (Warn). As in
 // kube-apiserver, the admission configuration resources themselves are
 // exempt.
-func (s *Server) admitPolicies(ctx context.Context, req *request, obj, old object, dryRun bool) error {
+func (s *admission) admitPolicies(ctx context.Context, req *request, obj, old object, dryRun bool) error {
 	if req.res.Group == "admissionregistration.k8s.io" {
 		return nil
 	}
@@ -205,7 +205,7 @@ func (s *Server) admitPolicies(ctx context.Context, req *request, obj, old objec
 // evaluateBinding evaluates policy c as bound by b on a request: the
 // denial it returns, if its binding denies, the failure for the audit log,
 // if it audits, and its warnings added to req.
-func (s *Server) evaluateBinding(ctx context.Context, req *request, a *attributes, c *compiledPolicy, b policyBinding) (deny error, audited *auditedFailure, err error) {
+func (s *admission) evaluateBinding(ctx context.Context, req *request, a *attributes, c *compiledPolicy, b policyBinding) (deny error, audited *auditedFailure, err error) {
 	msg, reason, err := s.decide(ctx, a, c, b)
 	var unconfigured errUnconfigured
 	if errors.As(err, &unconfigured) {
@@ -234,7 +234,7 @@ func (s *Server) evaluateBinding(ctx context.Context, req *request, a *attribute
 
 // decide evaluates policy c, as bound by b, on a request: on each of its
 // params (see params) if it has a paramKind, the first failure.
-func (s *Server) decide(ctx context.Context, a *attributes, c *compiledPolicy, b policyBinding) (string, metav1.StatusReason, error) {
+func (s *admission) decide(ctx context.Context, a *attributes, c *compiledPolicy, b policyBinding) (string, metav1.StatusReason, error) {
 	// Without a paramRef, params is null.
 	if c.policy.Spec.ParamKind == nil || b.Spec.ParamRef == nil {
 		return c.evaluate(ctx, a, nil)
@@ -260,7 +260,7 @@ func (s *Server) decide(ctx context.Context, a *attributes, c *compiledPolicy, b
 // params are the objects of the policy's paramKind the binding's paramRef
 // names or selects: in the paramRef's namespace or, for a namespaced kind,
 // else in the request's.
-func (s *Server) params(ctx context.Context, a *attributes, c *compiledPolicy, b policyBinding) ([]object, error) {
+func (s *admission) params(ctx context.Context, a *attributes, c *compiledPolicy, b policyBinding) ([]object, error) {
 	ref := b.Spec.ParamRef
 	kind := c.policy.Spec.ParamKind
 	gv, err := schema.ParseGroupVersion(kind.APIVersion)
@@ -339,7 +339,7 @@ type attributes struct {
 	res *catalog.Resource
 }
 
-func (s *Server) newAttributes(ctx context.Context, req *request, obj, old object, dryRun bool) (*attributes, error) {
+func (s *admission) newAttributes(ctx context.Context, req *request, obj, old object, dryRun bool) (*attributes, error) {
 	a := &attributes{req: req, operation: "CREATE", obj: obj, old: old, subject: obj, res: req.res}
 	switch {
 	case obj == nil:
@@ -417,7 +417,7 @@ func celNumbers(obj object) any {
 // request's user.
 type policyAuthorizer struct {
 	ctx  context.Context
-	s    *Server
+	s    *admission
 	user *authn.User
 }
 

@@ -81,12 +81,12 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, req *request) {
 	asStored := conv.sendsStored() && !s.decodeReads
 	var initial *objectList
 	if initialEvents {
-		if err := s.awaitRevision(r.Context(), fromRev); err != nil {
+		if err := s.reg.awaitRevision(r.Context(), fromRev); err != nil {
 			// The real server has accepted the watch by then: the 504 comes as an event.
 			stream.send(watchEvent{Type: "ERROR", Object: statusObject(err)})
 			return
 		}
-		list, err := s.listObjects(r.Context(), res, req.namespace, sel, listOptions{}, asStored)
+		list, err := s.reg.listObjects(r.Context(), res, req.namespace, sel, listOptions{}, asStored)
 		if err != nil {
 			writeError(w, r, err)
 			return
@@ -98,10 +98,10 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, req *request) {
 	// kube-apiserver: it delivers the changes after that revision when they
 	// come. Without initial events, "0" and unset start from now.
 	after := fromRev
-	if cur := s.currentRevision(r.Context()); after > cur || !initialEvents && fromRev == 0 {
+	if cur := s.reg.currentRevision(r.Context()); after > cur || !initialEvents && fromRev == 0 {
 		after = cur
 	}
-	watcher, err := s.store.Watch(r.Context(), collectionPrefix(res, req.namespace), after)
+	watcher, err := s.reg.watch(r.Context(), res, req.namespace, after)
 	switch {
 	case errors.Is(err, store.ErrCompacted):
 		// kube-apiserver accepts the watch, then reports 410 Gone as an event.
@@ -225,9 +225,4 @@ func bookmark(res *catalog.Resource, rev int64, initialEventsEnd bool) watchEven
 func statusObject(err error) *metav1.Status {
 	st := encoding.StatusOf(err)
 	return &st
-}
-
-func (s *Server) currentRevision(ctx context.Context) int64 {
-	rev, _ := s.store.CurrentRevision(ctx)
-	return rev
 }

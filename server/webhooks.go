@@ -85,7 +85,7 @@ type hookCall struct {
 // matchingWebhooks are the webhooks of configs that match the request a
 // describes, in kube-apiserver's order. A match condition that fails to
 // evaluate, under failurePolicy Fail, is the request's error.
-func (s *Server) matchingWebhooks(ctx context.Context, configs []webhookConfiguration, a *attributes) ([]hookCall, error) {
+func (s *admission) matchingWebhooks(ctx context.Context, configs []webhookConfiguration, a *attributes) ([]hookCall, error) {
 	var calls []hookCall
 	for _, c := range configs {
 		for i := range c.Webhooks {
@@ -116,7 +116,7 @@ const matchedMarker = "matched"
 // matchConditionsHold evaluates a webhook's matchConditions (all must
 // hold) with the CEL machinery of ValidatingAdmissionPolicy: as a policy
 // of those conditions and one validation that always fails.
-func (s *Server) matchConditionsHold(ctx context.Context, call hookCall) (bool, error) {
+func (s *admission) matchConditionsHold(ctx context.Context, call hookCall) (bool, error) {
 	h := call.hook
 	if len(h.MatchConditions) == 0 {
 		return true, nil
@@ -154,7 +154,7 @@ func (call hookCall) versioned(o object) object {
 // returns its answer, or the error that fails the request: a denial, or a
 // failed call under failurePolicy Fail (a failed call it ignores is a nil
 // answer).
-func (s *Server) callWebhook(ctx context.Context, call hookCall, mutating, dryRun bool) (*webhook.Response, error) {
+func (s *admission) callWebhook(ctx context.Context, call hookCall, mutating, dryRun bool) (*webhook.Response, error) {
 	resp, err := s.postReview(ctx, call, mutating, dryRun)
 	var failed *webhook.CallError
 	if errors.As(err, &failed) {
@@ -166,7 +166,7 @@ func (s *Server) callWebhook(ctx context.Context, call hookCall, mutating, dryRu
 	return resp, err
 }
 
-func (s *Server) postReview(ctx context.Context, call hookCall, mutating, dryRun bool) (*webhook.Response, error) {
+func (s *admission) postReview(ctx context.Context, call hookCall, mutating, dryRun bool) (*webhook.Response, error) {
 	h := call.hook
 	if dryRun {
 		switch {
@@ -228,7 +228,7 @@ func (s *Server) postReview(ctx context.Context, call hookCall, mutating, dryRun
 // the webhooks' changes are nobody's. On an update, managedFields (nil:
 // obj's own) gives the managedFields the webhooks see: those the request
 // will record.
-func (s *Server) admitMutatingWebhooks(ctx context.Context, req *request, obj, old object, dryRun bool, managedFields func() (any, error)) (object, error) {
+func (s *admission) admitMutatingWebhooks(ctx context.Context, req *request, obj, old object, dryRun bool, managedFields func() (any, error)) (object, error) {
 	if req.res.Group == "admissionregistration.k8s.io" {
 		return nil, nil
 	}
@@ -316,7 +316,7 @@ func (s *Server) admitMutatingWebhooks(ctx context.Context, req *request, obj, o
 // version the webhook saw, then back), defaulted and, for custom objects,
 // pruned and checked against their schema again; it reports whether obj
 // changed.
-func (s *Server) applyWebhookPatch(ctx context.Context, call hookCall, obj object, patch []byte) (bool, error) {
+func (s *admission) applyWebhookPatch(ctx context.Context, call hookCall, obj object, patch []byte) (bool, error) {
 	name := call.hook.Name
 	ops, err := jsonpatch.DecodePatch(patch)
 	if err != nil {
@@ -368,7 +368,7 @@ func (s *Server) applyWebhookPatch(ctx context.Context, call hookCall, obj objec
 	quiet := *call.a.req
 	quiet.fieldValidation = "Ignore"
 	if admit := strategyOf(call.a.req.res).admit; admit != nil {
-		return true, admit(s, ctx, &quiet, obj, call.a.old)
+		return true, admit(s.registry, ctx, &quiet, obj, call.a.old)
 	}
 	return true, nil
 }
@@ -388,7 +388,7 @@ func replaceObject(obj, with object) {
 // create (old nil), an update or a delete (obj nil): the matching webhooks
 // are called together; the first (in order) that denies or fails under
 // failurePolicy Fail fails the request, with the warnings of all.
-func (s *Server) admitValidatingWebhooks(ctx context.Context, req *request, obj, old object, dryRun bool) error {
+func (s *admission) admitValidatingWebhooks(ctx context.Context, req *request, obj, old object, dryRun bool) error {
 	if req.res.Group == "admissionregistration.k8s.io" {
 		return nil
 	}
@@ -435,7 +435,7 @@ func firstError(errs []error) error {
 
 // annotateWebhook records a webhook's audit annotations, as
 // "<webhook>/<key>".
-func (s *Server) annotateWebhook(ctx context.Context, call hookCall, resp *webhook.Response) {
+func (s *admission) annotateWebhook(ctx context.Context, call hookCall, resp *webhook.Response) {
 	rec := audit.FromContext(ctx)
 	for k, v := range resp.AuditAnnotations {
 		rec.Annotate(call.hook.Name+"/"+k, v)
@@ -443,7 +443,7 @@ func (s *Server) annotateWebhook(ctx context.Context, call hookCall, resp *webho
 }
 
 // endpointOf is where the webhook name configured by cc is called.
-func (s *Server) endpointOf(name string, cc webhook.ClientConfig) (webhook.Endpoint, error) {
+func (s *registry) endpointOf(name string, cc webhook.ClientConfig) (webhook.Endpoint, error) {
 	e, err := webhook.EndpointOf(name, cc, s.resolveService)
 	if s.noWebhookCalls {
 		e.Unreachable = webhook.ErrCallsOff
@@ -456,7 +456,7 @@ func (s *Server) endpointOf(name string, cc webhook.ClientConfig) (webhook.Endpo
 // EndpointSlices list (as kube-apiserver resolves with
 // --enable-aggregator-routing). A Service's clusterIP is not tried: no
 // proxy makes kubeplay's simulated addresses reach anything.
-func (s *Server) resolveService(ctx context.Context, namespace, name string, port int32) (string, error) {
+func (s *registry) resolveService(ctx context.Context, namespace, name string, port int32) (string, error) {
 	svcRes := catalog.LookupBuiltin(servicesGVR)
 	svc, _, err := s.getObject(ctx, svcRes, namespace, name)
 	if apierrors.IsNotFound(err) {
