@@ -113,7 +113,7 @@ func kubeAPIServer(ctx context.Context, args []string, stdout, stderr io.Writer)
 		}
 		dsn = filepath.Join(cfg.data, "kubeplay.db")
 	}
-	st, err := store.Open(ctx, dsn, store.Options{})
+	st, err := store.Open(ctx, dsn, store.Options{ListCacheBytes: rootListCacheBytes})
 	if err != nil {
 		return err
 	}

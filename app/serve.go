@@ -155,13 +155,19 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveConfig, error) {
 	return cfg, nil
 }
 
+// rootListCacheBytes is the memory the root cluster's store may keep its
+// collections' listings in (the sandboxes', many to a process, keep the
+// store's default): kube-apiserver serves lists from its watch cache, which
+// holds every object.
+const rootListCacheBytes = 64 << 20
+
 // openClusters opens the root cluster on DIR/kubeplay.db and the manager of
 // the playground API's sandboxes; the caller closes both.
 func openClusters(ctx context.Context, cfg *serveConfig) (*playground.Sandbox, *playground.Manager, error) {
 	if err := os.MkdirAll(cfg.data, 0o755); err != nil {
 		return nil, nil, err
 	}
-	st, err := store.Open(ctx, filepath.Join(cfg.data, "kubeplay.db"), store.Options{})
+	st, err := store.Open(ctx, filepath.Join(cfg.data, "kubeplay.db"), store.Options{ListCacheBytes: rootListCacheBytes})
 	if err != nil {
 		return nil, nil, err
 	}
