@@ -362,6 +362,10 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, req *request) {
 		return
 	}
 	asStored := s.sendsStored(r, req)
+	if asStored && sel.empty() && opts.limit == 0 && opts.continued == nil && opts.atRev == 0 {
+		s.writeWholeStoredList(r.Context(), w, r, req.res, req.namespace)
+		return
+	}
 	list, err := s.listObjects(r.Context(), req.res, req.namespace, sel, opts, asStored)
 	if err != nil {
 		writeError(w, r, err)

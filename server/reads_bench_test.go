@@ -11,6 +11,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"kubeplay/server"
+	"kubeplay/store"
 )
 
 // putConfigMap sends a create (or, with rv, an update) to h in process.
@@ -116,11 +119,28 @@ func createConfigMaps(tb testing.TB, h http.Handler, ns string, n int) {
 
 // BenchmarkList_ConfigMaps1000 lists 1,000 config maps of about 1 KiB as
 // JSON in process: the whole list, in pages of 500, with a label selector,
-// and for a client that accepts gzip (the answer is then compressed).
+// and for a client that accepts gzip (the answer is then compressed); with
+// the store's default room for listings (a sandbox's), and with the root
+// cluster's of kubeplay serve (64 MiB: the whole collection's listing kept).
 //
 //	go test ./server -run '^$' -bench 'BenchmarkList_ConfigMaps1000' -benchmem
 func BenchmarkList_ConfigMaps1000(b *testing.B) {
-	h := newTestServer(b)
+	for _, c := range []struct {
+		name  string
+		bytes int
+	}{{"sandbox", 0}, {"root", 64 << 20}} {
+		b.Run("store="+c.name, func(b *testing.B) {
+			st, err := store.Open(b.Context(), ":memory:", store.Options{ListCacheBytes: c.bytes})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { st.Close() })
+			benchmarkListConfigMaps1000(b, newTestServerWith(b, server.Options{Store: st}))
+		})
+	}
+}
+
+func benchmarkListConfigMaps1000(b *testing.B, h http.Handler) {
 	createConfigMaps(b, h, "default", 1000)
 	for _, c := range []struct{ name, query, encoding string }{
 		{"all", "", ""},

@@ -134,13 +134,11 @@ func writeStoredObject(w http.ResponseWriter, r *http.Request, code int, o *stor
 // writeStoredList answers with a list read with its objects as stored,
 // streaming them from their stored bytes.
 func writeStoredList(w http.ResponseWriter, r *http.Request, res *catalog.Resource, list *objectList) {
-	head, err := encoding.MarshalObject(list.encode(res)) // items: []
+	head, tail, err := storedListHead(res, list)
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return
 	}
-	const tail = "]}"
-	head = head[:len(head)-len(tail)]
 	// Decoded objects are encoded first: an error is still an answer.
 	size := len(head) + len(tail) + max(len(list.stored)-1, 0)
 	encoded := map[int][]byte{}
@@ -178,7 +176,7 @@ func writeStoredList(w http.ResponseWriter, r *http.Request, res *catalog.Resour
 				return
 			}
 		}
-		yield([]byte(tail))
+		yield(tail)
 	})
 }
 
