@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"kubeplay/playground"
@@ -48,18 +49,31 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	play.CACert = l.caCert
 	play.Addresses = sandboxAddresses(l)
 	srv := &http.Server{
-		Handler: play.RefuseSandboxTokens(website.New(website.Options{
+		Handler: onFirstRequest(root.StartControllers, play.RefuseSandboxTokens(website.New(website.Options{
 			Sandbox:    root,
 			Playground: play,
 			Browser:    static.Handler(),
 			Anonymous:  cfg.root.Access.Anonymous,
 			Hosted:     cfg.sandboxes.AdminToken != "",
-		})),
+		}))),
 		ReadHeaderTimeout: 10 * time.Second,
 		TLSConfig:         l.tls,
 	}
 	fmt.Fprintf(stdout, "kubeplay is serving on %s\n  UI:       %s/\n  browser:  %s/browser/\n  kubectl:  kubectl --server %s get namespaces\n", l.url, l.url, l.url, l.url)
 	return serveUntilDone(ctx, srv, l)
+}
+
+// onFirstRequest runs start before h serves its first request. The root
+// cluster's controllers start so, as a kube-controller-manager starts once
+// its API server answers: their first passes (listing what they watch, the
+// ClusterRole aggregation's first writes, which load the field manager's
+// schemas) are then no part of the API server's start.
+func onFirstRequest(start func(), h http.Handler) http.Handler {
+	var once sync.Once
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		once.Do(start)
+		h.ServeHTTP(w, r)
+	})
 }
 
 // serveConfig is what serve's flags ask for, read and checked.
@@ -103,6 +117,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveConfig, error) {
 
 	opts := &cfg.root
 	opts.Controllers = playground.BasicControllers(true, *simulate)
+	opts.StartControllersLater = true // see onFirstRequest
 	var err error
 	if opts.RuntimeConfig, err = server.ParseRuntimeConfig(*runtimeConfig); err != nil {
 		return nil, fmt.Errorf("--runtime-config: %w", err)
