@@ -58,9 +58,20 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}))),
 		ReadHeaderTimeout: 10 * time.Second,
 		TLSConfig:         l.tls,
+		HTTP2:             kubeAPIServerHTTP2(),
 	}
 	fmt.Fprintf(stdout, "kubeplay is serving on %s\n  UI:       %s/\n  browser:  %s/browser/\n  kubectl:  kubectl --server %s get namespaces\n", l.url, l.url, l.url, l.url)
 	return serveUntilDone(ctx, srv, l)
+}
+
+// kubeAPIServerHTTP2 is the HTTP/2 configuration kube-apiserver v1.35
+// announces in its SETTINGS frame: 100 streams a connection, frames and
+// stream windows of 256 KiB. Clients spread their streams (watches) over as
+// many connections as they do with it, each served by its own goroutine.
+func kubeAPIServerHTTP2() *http.HTTP2Config {
+	const streams, window = 100, 256 << 10
+	return &http.HTTP2Config{MaxConcurrentStreams: streams, MaxReadFrameSize: window,
+		MaxReceiveBufferPerStream: window, MaxReceiveBufferPerConnection: streams * window}
 }
 
 // onFirstRequest runs start before h serves its first request. The root
