@@ -113,7 +113,7 @@ func kubeAPIServer(ctx context.Context, args []string, stdout, stderr io.Writer)
 		}
 		dsn = filepath.Join(cfg.data, "kubeplay.db")
 	}
-	st, err := store.Open(ctx, dsn, store.Options{})
+	st, err := store.Open(ctx, dsn, store.Options{ListCacheBytes: rootListCacheBytes})
 	if err != nil {
 		return err
 	}
@@ -136,7 +136,7 @@ func kubeAPIServer(ctx context.Context, args []string, stdout, stderr io.Writer)
 	// As in serve: the authenticator verifies client certificates, so that
 	// a bad one gets a 401 rather than a failed handshake.
 	tlsConfig := &tls.Config{Certificates: []tls.Certificate{cert}, ClientAuth: tls.RequestClientCert}
-	srv := &http.Server{Handler: cluster.Handler(), ReadHeaderTimeout: 10 * time.Second, TLSConfig: tlsConfig}
+	srv := &http.Server{Handler: cluster.Handler(), ReadHeaderTimeout: 10 * time.Second, TLSConfig: tlsConfig, HTTP2: kubeAPIServerHTTP2()}
 	fmt.Fprintf(stdout, "kubeplay (as kube-apiserver %s) is serving on https://%s\n", releases.GitVersion(cluster.Version()), ln.Addr())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ServeTLS(ln, "", "") }() // HTTP/2 too, as kube-apiserver

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"kubeplay/playground"
@@ -48,18 +49,42 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	play.CACert = l.caCert
 	play.Addresses = sandboxAddresses(l)
 	srv := &http.Server{
-		Handler: play.RefuseSandboxTokens(website.New(website.Options{
+		Handler: onFirstRequest(root.StartControllers, play.RefuseSandboxTokens(website.New(website.Options{
 			Sandbox:    root,
 			Playground: play,
 			Browser:    static.Handler(),
 			Anonymous:  cfg.root.Access.Anonymous,
 			Hosted:     cfg.sandboxes.AdminToken != "",
-		})),
+		}))),
 		ReadHeaderTimeout: 10 * time.Second,
 		TLSConfig:         l.tls,
+		HTTP2:             kubeAPIServerHTTP2(),
 	}
 	fmt.Fprintf(stdout, "kubeplay is serving on %s\n  UI:       %s/\n  browser:  %s/browser/\n  kubectl:  kubectl --server %s get namespaces\n", l.url, l.url, l.url, l.url)
 	return serveUntilDone(ctx, srv, l)
+}
+
+// kubeAPIServerHTTP2 is the HTTP/2 configuration kube-apiserver v1.35
+// announces in its SETTINGS frame: 100 streams a connection, frames and
+// stream windows of 256 KiB. Clients spread their streams (watches) over as
+// many connections as they do with it, each served by its own goroutine.
+func kubeAPIServerHTTP2() *http.HTTP2Config {
+	const streams, window = 100, 256 << 10
+	return &http.HTTP2Config{MaxConcurrentStreams: streams, MaxReadFrameSize: window,
+		MaxReceiveBufferPerStream: window, MaxReceiveBufferPerConnection: streams * window}
+}
+
+// onFirstRequest runs start before h serves its first request. The root
+// cluster's controllers start so, as a kube-controller-manager starts once
+// its API server answers: their first passes (listing what they watch, the
+// ClusterRole aggregation's first writes, which load the field manager's
+// schemas) are then no part of the API server's start.
+func onFirstRequest(start func(), h http.Handler) http.Handler {
+	var once sync.Once
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		once.Do(start)
+		h.ServeHTTP(w, r)
+	})
 }
 
 // serveConfig is what serve's flags ask for, read and checked.
@@ -103,6 +128,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveConfig, error) {
 
 	opts := &cfg.root
 	opts.Controllers = playground.BasicControllers(true, *simulate)
+	opts.StartControllersLater = true // see onFirstRequest
 	var err error
 	if opts.RuntimeConfig, err = server.ParseRuntimeConfig(*runtimeConfig); err != nil {
 		return nil, fmt.Errorf("--runtime-config: %w", err)
@@ -155,13 +181,19 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveConfig, error) {
 	return cfg, nil
 }
 
+// rootListCacheBytes is the memory the root cluster's store may keep its
+// collections' listings in (the sandboxes', many to a process, keep the
+// store's default): kube-apiserver serves lists from its watch cache, which
+// holds every object.
+const rootListCacheBytes = 64 << 20
+
 // openClusters opens the root cluster on DIR/kubeplay.db and the manager of
 // the playground API's sandboxes; the caller closes both.
 func openClusters(ctx context.Context, cfg *serveConfig) (*playground.Sandbox, *playground.Manager, error) {
 	if err := os.MkdirAll(cfg.data, 0o755); err != nil {
 		return nil, nil, err
 	}
-	st, err := store.Open(ctx, filepath.Join(cfg.data, "kubeplay.db"), store.Options{})
+	st, err := store.Open(ctx, filepath.Join(cfg.data, "kubeplay.db"), store.Options{ListCacheBytes: rootListCacheBytes})
 	if err != nil {
 		return nil, nil, err
 	}

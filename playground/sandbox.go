@@ -25,6 +25,10 @@ type Options struct {
 	// Controllers are the controllers of a real cluster the sandbox runs;
 	// the zero value runs them all.
 	Controllers Controllers
+	// StartControllersLater leaves the controllers stopped until
+	// StartControllers, as a kube-controller-manager starts once its API
+	// server answers.
+	StartControllersLater bool
 	// FeatureGates switch kube-apiserver's feature gates (see
 	// server.FeatureGates; default: those of the emulated release).
 	FeatureGates server.FeatureGates
@@ -101,9 +105,17 @@ func Open(ctx context.Context, opts Options) (*Sandbox, error) {
 			return nil, err
 		}
 	}
-	sb.SetControllers(opts.Controllers)
+	if opts.StartControllersLater {
+		sb.controllers = opts.Controllers
+	} else {
+		sb.SetControllers(opts.Controllers)
+	}
 	return sb, nil
 }
+
+// StartControllers starts the controllers of a sandbox opened with
+// Options.StartControllersLater (or starts them again).
+func (sb *Sandbox) StartControllers() { sb.SetControllers(sb.Controllers()) }
 
 // installerAgent is who installs what a new cluster starts with (what
 // kind's node image applies with kubectl), and so the field manager of
@@ -210,7 +222,7 @@ func (sb *Sandbox) Clock() *Clock { return sb.clock }
 // controller look again at once, so what became due happens now.
 func (sb *Sandbox) AdvanceClock(d time.Duration) {
 	sb.clock.advance(d)
-	sb.SetControllers(sb.Controllers())
+	sb.StartControllers()
 }
 
 // stopControllers requires sb.mu.

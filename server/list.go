@@ -277,6 +277,16 @@ func (l *objectList) len() int { return len(l.items) + len(l.stored) }
 
 // listObjects reads one page of res's objects in ns matching sel, from one
 // consistent snapshot; decoded, or to be sent as stored when asStored.
+// listAll reads every object under prefix, a collection of res, at the
+// latest revision, as stored.
+func (s *registry) listAll(ctx context.Context, res *catalog.Resource, prefix string) (store.ListResult, error) {
+	page, err := s.store.List(ctx, prefix, "", 0, 0)
+	if err != nil {
+		return page, storeError(res, "", err)
+	}
+	return page, nil
+}
+
 func (s *registry) listObjects(ctx context.Context, res *catalog.Resource, ns string, sel selectors, opts listOptions, asStored bool) (*objectList, error) {
 	prefix := collectionPrefix(res, ns)
 	start := ""
@@ -362,6 +372,10 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, req *request) {
 		return
 	}
 	asStored := s.sendsStored(r, req)
+	if asStored && sel.empty() && opts.limit == 0 && opts.continued == nil && opts.atRev == 0 {
+		s.writeWholeStoredList(r.Context(), w, r, req.res, req.namespace)
+		return
+	}
 	list, err := s.reg.listObjects(r.Context(), req.res, req.namespace, sel, opts, asStored)
 	if err != nil {
 		writeError(w, r, err)

@@ -11,6 +11,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"kubeplay/server"
+	"kubeplay/store"
 )
 
 // putConfigMap sends a create (or, with rv, an update) to h in process.
@@ -53,19 +56,34 @@ func BenchmarkList10000(b *testing.B) {
 
 // BenchmarkWatchFanout1000: 1,000 clients watch config maps over HTTP; one
 // op is an update and the wait until the last of them has received it
-// (p50-ms and p99-ms: that time's median and 99th percentile).
+// (p50-ms and p99-ms: that time's median and 99th percentile). Over
+// HTTP/1.1, a connection each; over HTTP/2 with TLS, all on one connection,
+// as bench:oracle's watchers (and a client-go informer's) are.
 //
 //	go test ./server -run '^$' -bench 'BenchmarkWatchFanout1000' -benchtime 200x
 func BenchmarkWatchFanout1000(b *testing.B) {
+	b.Run("http1", func(b *testing.B) {
+		h := newTestServer(b)
+		srv := httptest.NewServer(h)
+		defer srv.Close()
+		benchmarkWatchFanout1000(b, h, srv.URL, &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1000}})
+	})
+	b.Run("http2", func(b *testing.B) {
+		h := newTestServer(b)
+		srv := httptest.NewUnstartedServer(h)
+		srv.EnableHTTP2 = true
+		srv.StartTLS()
+		defer srv.Close()
+		benchmarkWatchFanout1000(b, h, srv.URL, srv.Client())
+	})
+}
+
+func benchmarkWatchFanout1000(b *testing.B, h http.Handler, url string, client *http.Client) {
 	const watchers = 1000
-	h := newTestServer(b)
-	srv := httptest.NewServer(h)
-	defer srv.Close()
 	putConfigMap(b, h, "default", "w", "0", false)
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: watchers}}
 	got := make(chan struct{}, watchers)
 	for range watchers {
-		resp, err := client.Get(srv.URL + "/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=0")
+		resp, err := client.Get(url + "/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=0")
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -116,11 +134,28 @@ func createConfigMaps(tb testing.TB, h http.Handler, ns string, n int) {
 
 // BenchmarkList_ConfigMaps1000 lists 1,000 config maps of about 1 KiB as
 // JSON in process: the whole list, in pages of 500, with a label selector,
-// and for a client that accepts gzip (the answer is then compressed).
+// and for a client that accepts gzip (the answer is then compressed); with
+// the store's default room for listings (a sandbox's), and with the root
+// cluster's of kubeplay serve (64 MiB: the whole collection's listing kept).
 //
 //	go test ./server -run '^$' -bench 'BenchmarkList_ConfigMaps1000' -benchmem
 func BenchmarkList_ConfigMaps1000(b *testing.B) {
-	h := newTestServer(b)
+	for _, c := range []struct {
+		name  string
+		bytes int
+	}{{"sandbox", 0}, {"root", 64 << 20}} {
+		b.Run("store="+c.name, func(b *testing.B) {
+			st, err := store.Open(b.Context(), ":memory:", store.Options{ListCacheBytes: c.bytes})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { st.Close() })
+			benchmarkListConfigMaps1000(b, newTestServerWith(b, server.Options{Store: st}))
+		})
+	}
+}
+
+func benchmarkListConfigMaps1000(b *testing.B, h http.Handler) {
 	createConfigMaps(b, h, "default", 1000)
 	for _, c := range []struct{ name, query, encoding string }{
 		{"all", "", ""},

@@ -103,6 +103,8 @@ type Server struct {
 
 	// events shares the encoding of watch events among watchers.
 	events eventCache
+	// storedLists keeps the items of whole lists to send again.
+	storedLists storedLists
 	// decodeReads turns off sending stored objects as they are, and
 	// sharing watch events' encodings (tests).
 	decodeReads bool

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
@@ -134,13 +135,11 @@ func writeStoredObject(w http.ResponseWriter, r *http.Request, code int, o *stor
 // writeStoredList answers with a list read with its objects as stored,
 // streaming them from their stored bytes.
 func writeStoredList(w http.ResponseWriter, r *http.Request, res *catalog.Resource, list *objectList) {
-	head, err := encoding.MarshalObject(list.encode(res)) // items: []
+	head, tail, err := storedListHead(res, list)
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return
 	}
-	const tail = "]}"
-	head = head[:len(head)-len(tail)]
 	// Decoded objects are encoded first: an error is still an answer.
 	size := len(head) + len(tail) + max(len(list.stored)-1, 0)
 	encoded := map[int][]byte{}
@@ -178,7 +177,7 @@ func writeStoredList(w http.ResponseWriter, r *http.Request, res *catalog.Resour
 				return
 			}
 		}
-		yield([]byte(tail))
+		yield(tail)
 	})
 }
 
@@ -277,6 +276,9 @@ func errorEvent(err error) watchEvent {
 // the value of a key at a revision, so (resource, media type, event type,
 // key, revision) names an event's bytes for good.
 type eventCache struct {
+	// last is the event put last, read without the lock: the one the
+	// watchers of a collection all ask for at once after a write.
+	last    atomic.Pointer[cachedEvent]
 	mu      sync.Mutex
 	entries [64]cachedEvent
 	next    int
@@ -294,10 +296,12 @@ type cachedEvent struct {
 // get returns the event's encoding, computing it (outside the lock) when
 // it is not cached.
 func (c *eventCache) get(res *catalog.Resource, mt, typ string, kv store.KeyValue, encode func() ([]byte, error)) ([]byte, error) {
+	if e := c.last.Load(); e != nil && e.is(res, mt, typ, kv) {
+		return e.body, nil
+	}
 	c.mu.Lock()
 	for i := range c.entries {
-		e := &c.entries[i]
-		if e.rev == kv.ModRevision && e.res == res && e.mt == mt && e.typ == typ && e.key == kv.Key {
+		if e := &c.entries[i]; e.is(res, mt, typ, kv) {
 			b := e.body
 			c.mu.Unlock()
 			return b, nil
@@ -308,9 +312,15 @@ func (c *eventCache) get(res *catalog.Resource, mt, typ string, kv store.KeyValu
 	if err != nil {
 		return nil, err
 	}
+	e := &cachedEvent{res: res, mt: mt, typ: typ, key: kv.Key, rev: kv.ModRevision, body: b}
 	c.mu.Lock()
-	c.entries[c.next] = cachedEvent{res: res, mt: mt, typ: typ, key: kv.Key, rev: kv.ModRevision, body: b}
+	c.entries[c.next] = *e
 	c.next = (c.next + 1) % len(c.entries)
 	c.mu.Unlock()
+	c.last.Store(e)
 	return b, nil
+}
+
+func (e *cachedEvent) is(res *catalog.Resource, mt, typ string, kv store.KeyValue) bool {
+	return e.rev == kv.ModRevision && e.res == res && e.mt == mt && e.typ == typ && e.key == kv.Key
 }

@@ -171,6 +171,21 @@ func TestStoredAnswers_SameAsDecoded(t *testing.T) {
 		}
 	}
 
+	// A large collection's list, whose items are kept to be sent again,
+	// after a change to one of them, and after none.
+	const big = "/api/v1/namespaces/eq-big/configmaps"
+	for _, change := range [][3]string{
+		{"PUT", big + "/big007", fmt.Sprintf(`{"metadata":{"name":"big007"},"data":{"v":%q}}`, strings.Repeat("y>", 500))},
+		{"DELETE", big + "/big100", ""},
+		{"POST", big, `{"metadata":{"name":"big-new"}}`},
+	} {
+		send(change[0], change[1], "application/json", change[2])
+		for range 2 {
+			sameAnswer(t, fast, slow, big, http.Header{})
+			sameAnswer(t, fast, slow, big, http.Header{"Accept": {"application/json"}, "Accept-Encoding": {"gzip"}})
+		}
+	}
+
 	// Watches, replayed from history or from the initial state, side by
 	// side. Last writes (named to come last in the initial state too) end
 	// what each has to send: a watch is read until it sent its marker, so

@@ -23,6 +23,11 @@ type Options struct {
 	WatchBuffer int
 	// Now: clock, for tests (default time.Now).
 	Now func() time.Time
+	// ListCacheBytes bounds the memory for the listings of whole prefixes
+	// kept at the current revision, so that listing them again costs no
+	// query (default DefaultListCacheBytes); a quarter of it is the largest
+	// listing kept.
+	ListCacheBytes int
 }
 
 // DefaultRetention is the history a store keeps unless told otherwise.
@@ -43,6 +48,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.ListCacheBytes <= 0 {
+		o.ListCacheBytes = DefaultListCacheBytes
 	}
 	return o
 }
@@ -124,6 +132,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		sdb.Close()
 		return nil, fmt.Errorf("store: open %q: %w", dsn, err)
 	}
+	db.lists.budget = db.opts.ListCacheBytes
 	db.retention.Store(int64(db.opts.Retention))
 	db.retentionChanged = make(chan struct{}, 1)
 	db.historyChanges = make(chan struct{}, 1)

@@ -1,21 +1,26 @@
 package store
 
 import (
-	"bytes"
 	"strings"
 	"sync"
 )
 
-// listCache keeps the current listings of small key prefixes: what the API
+// listCache keeps the current listings of key prefixes: what the API
 // server's admission reads on every write (webhook configurations,
 // admission policies, quotas, limit ranges), which seldom change, so that
-// those reads cost no query. A write clears the listings of the prefixes its
-// key is under before the store's revision moves past it (see committed), so
-// a listing found here is the prefix's current state.
+// those reads cost no query, and, within Options.ListCacheBytes, whole
+// collections listed again and again. A write clears the listings of the
+// prefixes its key is under before the store's revision moves past it (see
+// committed), so a listing found here is the prefix's current state.
 type listCache struct {
 	mu      sync.Mutex
 	entries map[string]*listEntry
-	bytes   int // of the listings held, at most maxCachedBytes
+	bytes   int // of the listings held, at most budget
+	// budget bounds the keys and values held, all listings together, and
+	// a quarter of it one listing, so that one collection cannot take the
+	// room of the others: a larger one is listed from the database each
+	// time.
+	budget int
 }
 
 // listEntry is one prefix's listing, tracked from the entry's making on.
@@ -31,11 +36,9 @@ type listEntry struct {
 const (
 	// maxCachedLists bounds the prefixes tracked; beyond it one is dropped.
 	maxCachedLists = 64
-	// maxCachedBytes bounds the keys and values held, all listings
-	// together (a process may hold many stores: sandboxes), and a quarter
-	// of it one listing, so that one collection cannot take the room of
-	// the others: a large collection is listed from the database each time.
-	maxCachedBytes = 64 << 10
+	// DefaultListCacheBytes is Options.ListCacheBytes unless set: small, as
+	// a process may hold many stores (sandboxes).
+	DefaultListCacheBytes = 64 << 10
 )
 
 // get returns prefix's listing, copied, at the current revision (current
@@ -64,11 +67,22 @@ func (c *listCache) get(prefix string, current func() int64) (items []KeyValue, 
 		return nil, 0, e
 	}
 	// Callers own what List returns: they get their own copy.
-	for _, kv := range e.items {
-		kv.Value = bytes.Clone(kv.Value)
-		items = append(items, kv)
+	return cloneValues(e.items, e.bytes), max(e.rev, current()), nil
+}
+
+// cloneValues copies items with their values in one allocation of size
+// bytes (at least the values' total length), each value's capacity its length, so that an append to one
+// cannot write into the next.
+func cloneValues(items []KeyValue, size int) []KeyValue {
+	out := make([]KeyValue, len(items))
+	slab := make([]byte, 0, size)
+	for i, kv := range items {
+		n := len(slab)
+		slab = append(slab, kv.Value...)
+		kv.Value = slab[n:len(slab):len(slab)]
+		out[i] = kv
 	}
-	return items, max(e.rev, current()), nil
+	return out
 }
 
 // put keeps items, prefix's listing read at rev after get returned e, unless
@@ -79,19 +93,15 @@ func (c *listCache) put(prefix string, e *listEntry, items []KeyValue, rev int64
 	for _, kv := range items {
 		size += len(kv.Key) + len(kv.Value)
 	}
-	if size > maxCachedBytes/4 {
+	if size > c.budget/4 {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.entries[prefix] != e || e.changed > rev || c.bytes-e.bytes+size > maxCachedBytes {
+	if c.entries[prefix] != e || e.changed > rev || c.bytes-e.bytes+size > c.budget {
 		return
 	}
-	kept := make([]KeyValue, len(items))
-	for i, kv := range items {
-		kv.Value = bytes.Clone(kv.Value)
-		kept[i] = kv
-	}
+	kept := cloneValues(items, size)
 	c.bytes += size - e.bytes
 	e.items, e.bytes, e.rev = kept, size, rev
 }

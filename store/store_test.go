@@ -23,6 +23,18 @@ func TestDB_Contract(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store { return openMemory(t) })
 }
 
+// TestDB_Contract_largeListCache runs the suite with room for large
+// listings, as the root cluster of kubeplay serve has.
+func TestDB_Contract_largeListCache(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store {
+		db, err := store.Open(t.Context(), ":memory:", store.Options{ListCacheBytes: 64 << 20})
+		if err != nil {
+			t.Fatalf("Open: %v", err)
+		}
+		return db
+	})
+}
+
 func BenchmarkDB(b *testing.B) {
 	storetest.Benchmark(b, func(b *testing.B) store.Store { return openMemory(b) })
 }

@@ -17,7 +17,9 @@
 // Both servers serve TLS on 127.0.0.1 and start fresh for every run (after
 // one unrecorded start of each, as the first start of a just-copied binary
 // is several times slower); the client is plain net/http over HTTP/2 (TLS
-// verification off, as both use self-signed certificates). Only one server
+// verification off, as both use self-signed certificates). Like client-go's,
+// its transport asks for gzip (Accept-Encoding: gzip, decompressed as it is
+// read), so that both servers compress a LIST of 128 KiB or more. Only one server
 // runs at a time, and the runs
 // alternate (kube-apiserver, kubeplay, kube-apiserver, …) so that both see
 // the same machine load. Each figure is the median of -runs fresh starts,

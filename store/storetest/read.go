@@ -116,6 +116,13 @@ func (s suite) testList(t *testing.T) {
 		list("after a write elsewhere", kvString(kv("/a/1", "one", r1, r1)))
 		r2 := mustUpdate(t, st, "/a/1", "uno", r1)
 		list("after an update", kvString(kv("/a/1", "uno", r1, r2)))
+		r3 := mustCreate(t, st, "/a/2", "two")
+		both := []string{kvString(kv("/a/1", "uno", r1, r2)), kvString(kv("/a/2", "two", r3, r3))}
+		list("two", both...)
+		res = list("two again", both...)
+		_ = append(res.Items[0].Value, "XYZ"...) // must not write into the next value
+		wantStrings(t, "after an append to the first value", kvs(res.Items...), both)
+		mustDelete(t, st, "/a/2", r3)
 		mustDelete(t, st, "/a/1", r2)
 		list("after a delete")
 	})
