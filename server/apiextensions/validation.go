@@ -36,18 +36,16 @@ func Validate(ctx context.Context, obj, old, given map[string]any, nameErrs fiel
 	specPath := field.NewPath("spec")
 	name, group, plural := jsonmap.String(obj, "metadata", "name"), jsonmap.String(spec, "group"), jsonmap.String(names, "plural")
 	errs := nameErrs
-	if len(errs) == 0 && name != plural+"."+group {
+	if name != plural+"."+group {
 		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), name, `must be spec.names.plural+"."+spec.group`))
 	}
-	switch {
+	switch msgs := validation.IsDNS1123Subdomain(group); {
 	case group == "":
 		errs = append(errs, field.Required(specPath.Child("group"), ""))
+	case len(msgs) > 0:
+		errs = append(errs, field.Invalid(specPath.Child("group"), group, strings.Join(msgs, ",")))
 	case len(strings.Split(group, ".")) < 2:
 		errs = append(errs, field.Invalid(specPath.Child("group"), group, "should be a domain with at least one dot"))
-	default:
-		for _, msg := range validation.IsDNS1123Subdomain(group) {
-			errs = append(errs, field.Invalid(specPath.Child("group"), group, msg))
-		}
 	}
 	switch scope := jsonmap.String(spec, "scope"); scope {
 	case "":
@@ -99,9 +97,10 @@ func Validate(ctx context.Context, obj, old, given map[string]any, nameErrs fiel
 		if len(versions) > 0 && jsonmap.String(versions[0], "name") != v {
 			errs = append(errs, field.Invalid(specPath.Child("version"), v, "must match the first version in spec.versions"))
 		}
-	case len(versions) > 0:
+	case len(versions) > 0 && jsonmap.String(versions[0], "name") != "":
 		// kube-apiserver's internal type still has the single spec.version
-		// of v1beta1, set to the first version's name, and checks it too.
+		// of v1beta1, set to the first version's name, and checks it too
+		// when there is one.
 		for _, msg := range validation.IsDNS1035Label(jsonmap.String(versions[0], "name")) {
 			errs = append(errs, field.Invalid(specPath.Child("version"), jsonmap.String(versions[0], "name"), msg))
 		}
@@ -248,7 +247,7 @@ func validateNames(names map[string]any, path *field.Path) field.ErrorList {
 			continue
 		}
 		for _, msg := range validation.IsDNS1035Label(strings.ToLower(v)) {
-			errs = append(errs, field.Invalid(path.Child(k), v, msg))
+			errs = append(errs, field.Invalid(path.Child(k), v, "may have mixed case, but should otherwise match: "+msg))
 		}
 	}
 	if jsonmap.String(names, "kind") != "" && jsonmap.String(names, "kind") == jsonmap.String(names, "listKind") {
@@ -324,7 +323,7 @@ func validatePrinterColumns(v map[string]any, path *field.Path) field.ErrorList 
 			errs = append(errs, field.Required(p.Child("name"), ""))
 		}
 		if t := jsonmap.String(col, "type"); t == "" {
-			errs = append(errs, field.Required(p.Child("type"), ""))
+			errs = append(errs, field.Required(p.Child("type"), "must be one of "+strings.Join(printerColumnTypes, ",")))
 		} else if !slices.Contains(printerColumnTypes, t) {
 			errs = append(errs, field.Invalid(p.Child("type"), t, "must be one of "+strings.Join(printerColumnTypes, ",")))
 		}

@@ -62,7 +62,11 @@ func Parse(raw map[string]any, path *field.Path) (*Schema, field.ErrorList) {
 	if errs := checkDefaults(s, path, true); len(errs) > 0 {
 		return nil, errs
 	}
-	if s.Type != "object" {
+	switch s.Type {
+	case "object":
+	case "":
+		errs = append(errs, field.Required(path.Child("type"), "must not be empty at the root"))
+	default:
 		errs = append(errs, field.Invalid(path.Child("type"), s.Type, "must be object at the root"))
 	}
 	return s, errs
@@ -157,7 +161,8 @@ func parse(raw map[string]any, path *field.Path, root bool, violations *field.Er
 			errs = append(errs, e...)
 			s.Properties[name] = child
 		}
-		if s.Type != "" && s.Type != "object" {
+		// A type not in the list has its own error alone.
+		if slices.Contains([]string{"array", "string", "integer", "number", "boolean"}, s.Type) {
 			errs = append(errs, field.Forbidden(path.Child("properties"), "must not be specified when type is not object"))
 		}
 	}
