@@ -109,9 +109,12 @@ func (s *Server) commitChange(ctx context.Context, wr *write, obj, live object, 
 		admitUpdate(obj, live)
 	}
 	var unmutated object
-	if wr.policyView == nil {
-		// Mutating webhooks patch what they see; a write through a view
-		// (/scale) is not mutated by them yet.
+	if wr.subresource == "scale" {
+		// Mutating webhooks patch what they see: there, the Scales.
+		if err := s.admitMutatingScale(ctx, wr.request, obj, live, wr.dryRun); err != nil {
+			return nil, err
+		}
+	} else {
 		var err error
 		if unmutated, err = s.admitMutatingWebhooks(ctx, wr.request, obj, live, wr.dryRun, s.recordedManagedFields(wr, live, obj)); err != nil {
 			return nil, err

@@ -45,6 +45,18 @@ func (s *Server) customScale(w http.ResponseWriter, r *http.Request, req *reques
 		encoding.WriteError(w, r, storeError(res, req.name, store.ErrConflict))
 		return
 	}
+	opts, err := writeOptionsOf(r, "UpdateOptions", "")
+	if err != nil {
+		encoding.WriteError(w, r, err)
+		return
+	}
+	manager, isDryRun := opts.manager, opts.dryRun
+	// Webhooks and policies see the Scales, old and new.
+	oldScale := customScaleOf(obj, paths.SpecReplicasPath, paths.StatusReplicasPath, paths.LabelSelectorPath)
+	if _, err := s.admitMutatingWebhooks(r.Context(), req, scale, oldScale, isDryRun, nil); err != nil {
+		encoding.WriteError(w, r, err)
+		return
+	}
 	spec, _ := scale["spec"].(map[string]any)
 	replicas, ok := spec["replicas"]
 	if n := int64Of(replicas); !ok || n < 0 {
@@ -54,14 +66,7 @@ func (s *Server) customScale(w http.ResponseWriter, r *http.Request, req *reques
 	}
 	updated := deepCopyObject(obj)
 	setPath(updated, paths.SpecReplicasPath, int64Of(replicas))
-	opts, err := writeOptionsOf(r, "UpdateOptions", "")
-	if err != nil {
-		encoding.WriteError(w, r, err)
-		return
-	}
-	manager, isDryRun := opts.manager, opts.dryRun
-	// Policies see the Scales, old and new.
-	if err := s.admitValidating(r.Context(), req, scale, customScaleOf(obj, paths.SpecReplicasPath, paths.StatusReplicasPath, paths.LabelSelectorPath), isDryRun); err != nil {
+	if err := s.admitValidating(r.Context(), req, scale, oldScale, isDryRun); err != nil {
 		encoding.WriteError(w, r, err)
 		return
 	}

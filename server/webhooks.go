@@ -312,6 +312,25 @@ func (s *Server) admitMutatingWebhooks(ctx context.Context, req *request, obj, o
 	return unmutated, nil
 }
 
+// admitMutatingScale is the MutatingAdmissionWebhook plugin on a write
+// through /scale, as kube-apiserver runs it: the webhooks see the Scales
+// (autoscaling/v1) of obj and live, and the replicas their patches leave in
+// the new Scale are obj's.
+func (s *Server) admitMutatingScale(ctx context.Context, req *request, obj, live object, dryRun bool) error {
+	scale := scaleOf(req.res, obj)
+	unmutated, err := s.admitMutatingWebhooks(ctx, req, scale, scaleOf(req.res, live), dryRun, nil)
+	if err != nil || unmutated == nil {
+		return err
+	}
+	spec := jsonmap.Ensure(obj, "spec")
+	if n, ok := jsonmap.Child(scale, "spec")["replicas"]; ok {
+		spec["replicas"] = n
+	} else {
+		delete(spec, "replicas")
+	}
+	return nil
+}
+
 // applyWebhookPatch applies a webhook's JSON patch to obj, in place (in the
 // version the webhook saw, then back), defaulted and, for custom objects,
 // pruned and checked against their schema again; it reports whether obj
@@ -347,6 +366,14 @@ func (s *Server) applyWebhookPatch(ctx context.Context, call hookCall, obj objec
 	}
 	if reflect.DeepEqual(before, out) {
 		return false, nil
+	}
+	if call.a.req.subresource == "scale" {
+		// A Scale: typed as one, and nothing of its object's type applies.
+		if out, err = asTyped(scaleKind, out); err != nil {
+			return false, err
+		}
+		replaceObject(obj, out)
+		return true, nil
 	}
 	if call.a.res != call.a.req.res {
 		out = toStorage(call.a.res, out)
