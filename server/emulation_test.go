@@ -425,7 +425,7 @@ func TestServer_OlderVersionDefaults(t *testing.T) {
 			"/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/w",
 			`[{"admissionReviewVersions":["v1beta1"],"clientConfig":{"url":"https://example.com/validate"},"failurePolicy":"Ignore","matchPolicy":"Exact","name":"w.example.com","namespaceSelector":{},"objectSelector":{},"sideEffects":"Unknown","timeoutSeconds":30}]`},
 		{"/apis/certificates.k8s.io/v1beta1/certificatesigningrequests",
-			`{"metadata":{"name":"c"},"spec":{"request":"`+certificateRequestPEM+`"}}`,
+			`{"metadata":{"name":"c"},"spec":{"request":"` + certificateRequestPEM + `"}}`,
 			"/apis/certificates.k8s.io/v1/certificatesigningrequests/c",
 			``},
 	} {
