@@ -335,13 +335,26 @@ func collect(ctx context.Context, c corpus, runID string, t target) ([]record, e
 			if m.createOnly {
 				continue
 			}
-			o := deepCopy(stored).(map[string]any)
-			m.apply(o)
 			path := item
 			if m.subresource != "" {
 				path += "/" + m.subresource
 			}
-			a, _, err := send("PUT", path+"?dryRun=All", o)
+			update := func() (answer, error) {
+				o := deepCopy(stored).(map[string]any)
+				m.apply(o)
+				a, _, err := send("PUT", path+"?dryRun=All", o)
+				return a, err
+			}
+			a, err := update()
+			// A controller of the server wrote the object since (a CRD's
+			// or a FlowSchema's conditions, in one write or more), sooner
+			// or later on each: mutate what is stored now.
+			for attempt := 0; err == nil && a.Code == http.StatusConflict && attempt < maxRereads; attempt++ {
+				var got answer
+				if got, stored, err = send("GET", item, nil); err == nil && got.Code == http.StatusOK {
+					a, err = update()
+				}
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -355,6 +368,10 @@ func collect(ctx context.Context, c corpus, runID string, t target) ([]record, e
 	}
 	return out, nil
 }
+
+// maxRereads bounds how often an update that conflicts with a controller's
+// write is tried again on the object read anew.
+const maxRereads = 5
 
 // mergePatch applies a JSON merge patch (RFC 7386).
 func mergePatch(patch map[string]any) func(map[string]any) {

@@ -67,6 +67,25 @@ func validateKind(gvk schema.GroupVersionKind, obj, old Object) field.ErrorList 
 			return ipAddress(spec)
 		}
 		return ipAddressUpdate(spec, oldSpec)
+	case schema.GroupKind{Group: "resource.k8s.io", Kind: "DeviceClass"}:
+		return deviceClass(spec)
+	case schema.GroupKind{Group: "resource.k8s.io", Kind: "ResourceClaim"}:
+		if old == nil {
+			return resourceClaimSpec(spec, specPath)
+		}
+		// Its spec unchanged is all an update is checked for.
+		return immutableSpec(spec, oldSpec, "resource.ResourceClaimSpec")
+	case schema.GroupKind{Group: "resource.k8s.io", Kind: "ResourceClaimTemplate"}:
+		claimSpec, path := jsonmap.Child(spec, "spec"), specPath.Child("spec")
+		if old == nil {
+			return resourceClaimSpec(claimSpec, path)
+		}
+		return append(immutableSpec(spec, oldSpec, "resource.ResourceClaimTemplateSpec"), resourceClaimSpec(claimSpec, path)...)
+	case schema.GroupKind{Group: "resource.k8s.io", Kind: "ResourceSlice"}:
+		if old == nil {
+			return resourceSlice(spec)
+		}
+		return resourceSliceUpdate(spec, oldSpec)
 	case schema.GroupKind{Group: "apiregistration.k8s.io", Kind: "APIService"}:
 		name, _ := jsonmap.Child(obj, "metadata")["name"].(string)
 		return apiService(name, spec)
