@@ -95,13 +95,15 @@ var otherStrategies = map[schema.GroupResource]strategy{
 	},
 
 	{Group: "resource.k8s.io", Resource: "deviceclasses"}:          {tracksGeneration: true, returnsDeletedObject: true},
-	{Group: "resource.k8s.io", Resource: "resourceslices"}:         {tracksGeneration: true, returnsDeletedObject: true},
+	{Group: "resource.k8s.io", Resource: "resourceslices"}:         {tracksGeneration: true, returnsDeletedObject: true, updateSkipsObjectMeta: true},
 	{Group: "resource.k8s.io", Resource: "resourceclaimtemplates"}: {returnsDeletedObject: true},
 	{Group: "resource.k8s.io", Resource: "resourceclaims"}: {
 		statusIgnoresMetadata: statusResetMetadata, resets: onStatus(metadataPath), returnsDeletedObject: true,
 	},
 
-	{Group: "networking.k8s.io", Resource: "servicecidrs"}: {statusIgnoresMetadata: statusResetMetadata, resets: onStatus(metadataPath)},
+	{Group: "networking.k8s.io", Resource: "servicecidrs"}: {
+		statusIgnoresMetadata: statusResetMetadata, resets: onStatus(metadataPath), updateSkipsObjectMeta: true,
+	},
 	{Group: "storage.k8s.io", Resource: "volumeattachments"}: {
 		statusIgnoresMetadata: statusResetMetadata, resets: onStatus(metadataPath), returnsDeletedObject: true,
 		updateSkipsMetadataChanges: true,

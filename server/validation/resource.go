@@ -1,6 +1,7 @@
 package validation
 
 import (
+	"context"
 	"maps"
 	"reflect"
 	"slices"
@@ -10,28 +11,58 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"kubeplay/internal/jsonmap"
+	"kubeplay/server/celeval"
 )
 
 // Dynamic resource allocation (resource.k8s.io): device classes, the
 // claims for devices and their templates, and the slices drivers publish.
-// The CEL expressions of selectors are not compiled here: kube-apiserver
-// compiles them in an environment of devices kubeplay does not declare.
 
-// deviceClass checks a DeviceClass's spec: selectors with an expression,
-// opaque configurations of a driver.
-func deviceClass(spec Object) field.ErrorList {
-	return append(deviceSelectors(jsonmap.Items(spec["selectors"]), specPath.Child("selectors")),
-		deviceConfigs(jsonmap.Items(spec["config"]), specPath.Child("config"))...)
+// deviceClass checks a DeviceClass's spec: selectors whose expressions
+// compile, opaque configurations of a driver.
+func deviceClass(ctx context.Context, spec Object) (field.ErrorList, error) {
+	var selectors deviceSelectors
+	errs := selectors.add(jsonmap.Items(spec["selectors"]), specPath.Child("selectors"))
+	errs = append(errs, deviceConfigs(jsonmap.Items(spec["config"]), specPath.Child("config"))...)
+	compileErrs, err := selectors.compile(ctx)
+	return append(errs, compileErrs...), err
 }
 
-func deviceSelectors(selectors []map[string]any, path *field.Path) field.ErrorList {
+// deviceSelectors gathers the CEL expressions of device selectors, to be
+// compiled together.
+type deviceSelectors struct {
+	paths []*field.Path
+	exprs []string
+}
+
+// add checks selectors (at path): each a CEL one; it keeps their
+// expressions.
+func (d *deviceSelectors) add(selectors []map[string]any, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for i, s := range selectors {
-		if jsonmap.Child(s, "cel") == nil {
+		c := jsonmap.Child(s, "cel")
+		if c == nil {
 			errs = append(errs, field.Required(path.Index(i).Child("cel"), ""))
+			continue
 		}
+		expr, _ := c["expression"].(string)
+		d.paths, d.exprs = append(d.paths, path.Index(i).Child("cel", "expression")), append(d.exprs, expr)
 	}
 	return errs
+}
+
+// compile reports the expressions that do not compile.
+func (d *deviceSelectors) compile(ctx context.Context) (field.ErrorList, error) {
+	msgs, err := celeval.DeviceSelectorErrors(ctx, d.exprs)
+	if err != nil {
+		return nil, err
+	}
+	var errs field.ErrorList
+	for i, msg := range msgs {
+		if msg != "" {
+			errs = append(errs, field.Invalid(d.paths[i], d.exprs[i], msg))
+		}
+	}
+	return errs, nil
 }
 
 // deviceConfigs checks opaque configurations: a driver's name and its
@@ -72,10 +103,11 @@ func driverName(path *field.Path, name string) field.ErrorList {
 // resourceClaimSpec checks the spec of a claim (at path): its requests,
 // named, each of exactly one kind, of a device class; its constraints,
 // naming its requests.
-func resourceClaimSpec(spec Object, path *field.Path) field.ErrorList {
+func resourceClaimSpec(ctx context.Context, spec Object, path *field.Path) (field.ErrorList, error) {
 	devices := jsonmap.Child(spec, "devices")
 	path = path.Child("devices")
 	var errs field.ErrorList
+	var selectors deviceSelectors
 	var names []string
 	for i, r := range jsonmap.Items(devices["requests"]) {
 		p := path.Child("requests").Index(i)
@@ -96,7 +128,7 @@ func resourceClaimSpec(spec Object, path *field.Path) field.ErrorList {
 		p = p.Child("exactly")
 		className, _ := exactly["deviceClassName"].(string)
 		errs = append(errs, driverName(p.Child("deviceClassName"), className)...)
-		errs = append(errs, deviceSelectors(jsonmap.Items(exactly["selectors"]), p.Child("selectors"))...)
+		errs = append(errs, selectors.add(jsonmap.Items(exactly["selectors"]), p.Child("selectors"))...)
 		switch mode, _ := exactly["allocationMode"].(string); mode {
 		case "ExactCount":
 			if n := intOf(exactly["count"]); n <= 0 {
@@ -127,7 +159,8 @@ func resourceClaimSpec(spec Object, path *field.Path) field.ErrorList {
 			errs = append(errs, fullyQualifiedName(p.Child("matchAttribute"), attr)...)
 		}
 	}
-	return errs
+	compileErrs, err := selectors.compile(ctx)
+	return append(errs, compileErrs...), err
 }
 
 // qualifiedName checks the name of a device's attribute or capacity: a C

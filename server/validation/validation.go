@@ -43,6 +43,22 @@ func validate(ctx context.Context, gvk schema.GroupVersionKind, obj, old Object)
 		return webhookConfiguration(ctx, obj, old, false, gvk.Version == "v1")
 	case schema.GroupKind{Group: "admissionregistration.k8s.io", Kind: "MutatingWebhookConfiguration"}:
 		return webhookConfiguration(ctx, obj, old, true, gvk.Version == "v1")
+	case schema.GroupKind{Group: "resource.k8s.io", Kind: "DeviceClass"}:
+		return deviceClass(ctx, jsonmap.Child(obj, "spec"))
+	case schema.GroupKind{Group: "resource.k8s.io", Kind: "ResourceClaim"}:
+		spec := jsonmap.Child(obj, "spec")
+		if old == nil {
+			return resourceClaimSpec(ctx, spec, specPath)
+		}
+		// Its spec unchanged is all an update is checked for.
+		return immutableSpec(spec, jsonmap.Child(old, "spec"), "resource.ResourceClaimSpec"), nil
+	case schema.GroupKind{Group: "resource.k8s.io", Kind: "ResourceClaimTemplate"}:
+		spec := jsonmap.Child(obj, "spec")
+		errs, err := resourceClaimSpec(ctx, jsonmap.Child(spec, "spec"), specPath.Child("spec"))
+		if old != nil {
+			errs = append(immutableSpec(spec, jsonmap.Child(old, "spec"), "resource.ResourceClaimTemplateSpec"), errs...)
+		}
+		return errs, err
 	}
 	return validateKind(gvk, obj, old), nil
 }
@@ -67,20 +83,6 @@ func validateKind(gvk schema.GroupVersionKind, obj, old Object) field.ErrorList 
 			return ipAddress(spec)
 		}
 		return ipAddressUpdate(spec, oldSpec)
-	case schema.GroupKind{Group: "resource.k8s.io", Kind: "DeviceClass"}:
-		return deviceClass(spec)
-	case schema.GroupKind{Group: "resource.k8s.io", Kind: "ResourceClaim"}:
-		if old == nil {
-			return resourceClaimSpec(spec, specPath)
-		}
-		// Its spec unchanged is all an update is checked for.
-		return immutableSpec(spec, oldSpec, "resource.ResourceClaimSpec")
-	case schema.GroupKind{Group: "resource.k8s.io", Kind: "ResourceClaimTemplate"}:
-		claimSpec, path := jsonmap.Child(spec, "spec"), specPath.Child("spec")
-		if old == nil {
-			return resourceClaimSpec(claimSpec, path)
-		}
-		return append(immutableSpec(spec, oldSpec, "resource.ResourceClaimTemplateSpec"), resourceClaimSpec(claimSpec, path)...)
 	case schema.GroupKind{Group: "resource.k8s.io", Kind: "ResourceSlice"}:
 		if old == nil {
 			return resourceSlice(spec)
