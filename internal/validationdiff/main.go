@@ -119,19 +119,23 @@ func report(w io.Writer, c corpus, results []result, verbose bool) {
 			n.differ++
 		}
 	}
-	fmt.Fprintf(w, "%-45s %8s %8s %8s\n", "type", "tried", "differ", "accepted")
+	width := len("type")
+	for _, t := range c.types() {
+		width = max(width, len(t))
+	}
+	fmt.Fprintf(w, "%-*s %8s %8s %8s\n", width, "type", "tried", "differ", "accepted")
 	total := count{}
 	for _, t := range c.types() {
 		n := counts[t]
 		if n == nil {
 			n = &count{}
 		}
-		fmt.Fprintf(w, "%-45s %8d %8d %8d\n", t, n.tried, n.differ, n.accepted)
+		fmt.Fprintf(w, "%-*s %8d %8d %8d\n", width, t, n.tried, n.differ, n.accepted)
 		total.tried += n.tried
 		total.differ += n.differ
 		total.accepted += n.accepted
 	}
-	fmt.Fprintf(w, "%-45s %8d %8d %8d\n", "total", total.tried, total.differ, total.accepted)
+	fmt.Fprintf(w, "%-*s %8d %8d %8d\n", width, "total", total.tried, total.differ, total.accepted)
 	for _, r := range results {
 		if r.same() && !verbose {
 			continue
