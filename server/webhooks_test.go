@@ -644,6 +644,21 @@ func TestWebhooks_Conversion(t *testing.T) {
 	if w := serve(h, http.MethodGet, base+"v2/namespaces/default/widgets", "", ""); !strings.Contains(w.Body.String(), `"spec":{"colour":"red"}`) {
 		t.Errorf("list v2: %d %s", w.Code, w.Body)
 	}
+	// A list is converted one object a review, as kube-apiserver v1.35
+	// converts each object into the watch cache its lists are served from
+	// (asked with a webhook of its own on loopback: three objects, three
+	// reviews of one object each).
+	if w := serve(h, http.MethodPost, base+"v1/namespaces/default/widgets", "application/json", `{"apiVersion":"webhooks.example.com/v1","kind":"Widget","metadata":{"name":"w2"},"spec":{"color":"blue"}}`); w.Code != http.StatusCreated {
+		t.Fatalf("create v1: %d %s", w.Code, w.Body)
+	}
+	before := len(ws.received("/convert"))
+	if w := serve(h, http.MethodGet, base+"v2/namespaces/default/widgets", "", ""); !strings.Contains(w.Body.String(), `"spec":{"colour":"blue"}`) {
+		t.Errorf("list v2: %d %s", w.Code, w.Body)
+	}
+	listed := ws.received("/convert")[before:]
+	if len(listed) != 2 || len(listed[0]["objects"].([]any)) != 1 || len(listed[1]["objects"].([]any)) != 1 {
+		t.Errorf("list conversions: %v", listed)
+	}
 
 	if w := serve(h, http.MethodPost, base+"v1/namespaces/default/gadgets", "application/json", `{"apiVersion":"webhooks.example.com/v1","kind":"Gadget","metadata":{"name":"g"}}`); w.Code != http.StatusCreated {
 		t.Fatalf("create v1: %d %s", w.Code, w.Body)
