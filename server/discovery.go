@@ -256,12 +256,12 @@ func (s *Server) resourceDiscovery(gv schema.GroupVersion) []resourceDiscovery {
 	return out
 }
 
-// aggregatedMediaType returns the media type ("application/json" or
-// "application/yaml") of the first Accept clause asking for aggregated
-// discovery v2, or "" if none does. Like kube-apiserver, it ignores quality
-// values and the profile parameter, and serves any such clause even when a
-// plain type comes first. Protobuf is not served, so a protobuf clause is
-// skipped: the client's next choice applies.
+// aggregatedMediaType returns the media type (JSON, YAML or protobuf) of
+// the first Accept clause asking for aggregated discovery v2, or "" if none
+// does. Like kube-apiserver, it ignores quality values and the profile
+// parameter, and serves any such clause even when a plain type comes first.
+// The browser build serves no protobuf: a protobuf clause is skipped there,
+// and the client's next choice applies.
 func aggregatedMediaType(accept string) string {
 	for _, part := range strings.Split(accept, ",") {
 		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
@@ -273,6 +273,10 @@ func aggregatedMediaType(accept string) string {
 			return encoding.JSON
 		case encoding.YAML:
 			return encoding.YAML
+		case encoding.Protobuf:
+			if encoding.ProtobufServed {
+				return encoding.Protobuf
+			}
 		}
 	}
 	return ""
@@ -308,6 +312,12 @@ func (s *Server) serveAggregated(w http.ResponseWriter, r *http.Request, mediaTy
 		return
 	}
 	switch {
+	case mediaType == encoding.Protobuf:
+		// The ETag is the JSON's, whatever the form, as kube-apiserver's.
+		if body, err = encoding.MarshalProtobuf(s.aggregated(core)); err != nil {
+			encoding.WriteError(w, r, apierrors.NewInternalError(err))
+			return
+		}
 	case mediaType == encoding.YAML:
 		if body, err = yaml.JSONToYAML(body); err != nil {
 			encoding.WriteError(w, r, apierrors.NewInternalError(err))

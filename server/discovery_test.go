@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"kubeplay/server"
+	"kubeplay/server/encoding"
 	"kubeplay/store"
 )
 
@@ -147,7 +148,15 @@ func TestDiscovery_CoreResources(t *testing.T) {
 	}
 }
 
-const aggregatedV2 = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+// protobufOrJSON is the media type a client asking for aggregated discovery
+// in protobuf, then for JSON, is answered in: protobuf natively, JSON in
+// the browser build.
+var protobufOrJSON = map[bool]string{true: protobufAggregatedV2, false: "application/json"}[encoding.ProtobufServed]
+
+const (
+	aggregatedV2         = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+	protobufAggregatedV2 = "application/vnd.kubernetes.protobuf;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+)
 
 // kubectlDiscoveryAccept is what kubectl v1.32 and client-go v0.35 send to
 // /api and /apis (seen with kubectl -v=8 against kube-apiserver v1.35.4).
@@ -308,9 +317,10 @@ func TestAggregatedDiscovery_Negotiation(t *testing.T) {
 		{"application/json", "application/json"},
 		{"*/*", "application/json"},
 		{"", "application/json"},
-		// kube-apiserver answers the protobuf form; kubeplay serves no
-		// protobuf, so the client's next choice applies.
-		{"application/vnd.kubernetes.protobuf;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList, application/json", "application/json"},
+		// The protobuf form natively (TestProtobuf_AggregatedDiscovery);
+		// the browser build serves no protobuf, so the client's next choice
+		// applies.
+		{protobufAggregatedV2 + ", application/json", protobufOrJSON},
 	} {
 		for _, path := range []string{"/api", "/apis"} {
 			rec := get(t, h, http.MethodGet, path, http.Header{"Accept": {tc.accept}})

@@ -411,6 +411,10 @@ func TestServer_VersionMatchesEmulatedOracle(t *testing.T) {
 	}
 }
 
+// certificateRequestPEM is a certificate signing request (for CN=jane,
+// O=devs), PEM, base64 as a CertificateSigningRequest's spec.request is.
+const certificateRequestPEM = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURSBSRVFVRVNULS0tLS0KTUlIWk1JR0FBZ0VBTUI0eERUQUxCZ05WQkFNTUJHcGhibVV4RFRBTEJnTlZCQW9NQkdSbGRuTXdXVEFUQmdjcQpoa2pPUFFJQkJnZ3Foa2pPUFFNQkJ3TkNBQVRFY1VPNFhGR2lLcVgyUDh1ZHh2TjhxNTZEMjlVUElxN2NpLzZVCmFUVU9jSE5hM0RUSTlRSVhJVnJtVXdRV0NBL3NkTS9oazZ0U01zc0E4dFVBVkV1MG9BQXdDZ1lJS29aSXpqMEUKQXdJRFNBQXdSUUloQUtYaEhoQzF5dVlLSzZPaFZIa1NyVVZNUExBRWxmMDFwQnNBZVYvbzBwTE9BaUI4djVUZQpmTExaRjJDSU81T21TMER2elBwRlloeENGaVlLdXI5MGZCZEN4QT09Ci0tLS0tRU5EIENFUlRJRklDQVRFIFJFUVVFU1QtLS0tLQo="
+
 // TestServer_OlderVersionDefaults creates objects through v1beta1 versions
 // whose defaults were not v1's: v1.21 sets v1beta1's, and v1 reads them.
 func TestServer_OlderVersionDefaults(t *testing.T) {
@@ -421,7 +425,7 @@ func TestServer_OlderVersionDefaults(t *testing.T) {
 			"/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/w",
 			`[{"admissionReviewVersions":["v1beta1"],"clientConfig":{"url":"https://example.com/validate"},"failurePolicy":"Ignore","matchPolicy":"Exact","name":"w.example.com","namespaceSelector":{},"objectSelector":{},"sideEffects":"Unknown","timeoutSeconds":30}]`},
 		{"/apis/certificates.k8s.io/v1beta1/certificatesigningrequests",
-			`{"metadata":{"name":"c"},"spec":{"request":"LS0tLS1CRUdJTiBDRVJUSUZJQ0FURSBSRVFVRVNULS0tLS0K"}}`,
+			`{"metadata":{"name":"c"},"spec":{"request":"` + certificateRequestPEM + `"}}`,
 			"/apis/certificates.k8s.io/v1/certificatesigningrequests/c",
 			``},
 	} {

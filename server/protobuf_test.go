@@ -5,12 +5,15 @@ package server_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
 
+	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -317,5 +320,41 @@ func TestProtobuf_UnchangedRoundTrip(t *testing.T) {
 	created.Labels = map[string]string{"touched": "yes"}
 	if _, err := revs.Update(ctx, created, metav1.UpdateOptions{}); err != nil {
 		t.Errorf("an update leaving data as it was: %v", err)
+	}
+}
+
+// TestProtobuf_AggregatedDiscovery checks /api and /apis asked for in
+// protobuf (Accept: application/vnd.kubernetes.protobuf;g=apidiscovery.k8s.io;
+// v=v2;as=APIGroupDiscoveryList): answered as kube-apiserver v1.35.4 answers
+// (recorded with curl), in that Content-Type, with the ETag of the JSON
+// form, the "k8s\x00" envelope naming apidiscovery.k8s.io/v2
+// APIGroupDiscoveryList, and the document of the JSON answer.
+func TestProtobuf_AggregatedDiscovery(t *testing.T) {
+	h := newTestServer(t)
+	for _, path := range []string{"/api", "/apis"} {
+		js := get(t, h, http.MethodGet, path, http.Header{"Accept": {aggregatedV2}})
+		pb := get(t, h, http.MethodGet, path, http.Header{"Accept": {protobufAggregatedV2}})
+		if pb.Code != http.StatusOK || pb.Header().Get("Content-Type") != protobufAggregatedV2 {
+			t.Fatalf("%s: %d %q", path, pb.Code, pb.Header().Get("Content-Type"))
+		}
+		if pb.Header().Get("Etag") != js.Header().Get("Etag") || pb.Header().Get("Vary") != "Accept" {
+			t.Errorf("%s: Etag %q (JSON's %q), Vary %q", path, pb.Header().Get("Etag"), js.Header().Get("Etag"), pb.Header().Get("Vary"))
+		}
+		body, ok := bytes.CutPrefix(pb.Body.Bytes(), []byte("k8s\x00"))
+		var envelope runtime.Unknown
+		if !ok || envelope.Unmarshal(body) != nil || envelope.APIVersion != "apidiscovery.k8s.io/v2" || envelope.Kind != "APIGroupDiscoveryList" {
+			t.Fatalf("%s: envelope %v %+v", path, ok, envelope.TypeMeta)
+		}
+		var fromProtobuf, fromJSON apidiscoveryv2.APIGroupDiscoveryList
+		if err := fromProtobuf.Unmarshal(envelope.Raw); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(js.Body.Bytes(), &fromJSON); err != nil {
+			t.Fatal(err)
+		}
+		fromJSON.TypeMeta = metav1.TypeMeta{} // carried by the envelope
+		if len(fromJSON.Items) == 0 || !reflect.DeepEqual(fromProtobuf, fromJSON) {
+			t.Errorf("%s: protobuf %+v\n JSON %+v", path, fromProtobuf, fromJSON)
+		}
 	}
 }

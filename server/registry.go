@@ -95,9 +95,12 @@ type write struct {
 	// createsMissing says a missing object is created from what compute
 	// makes of nothing (a PUT of a type that allows it, an apply).
 	createsMissing bool
-	// policyView, when set, is what admission policies see of the objects
-	// written: the Scales of a write through /scale.
-	policyView func(obj object) object
+	// view, when set, is what admission (webhooks and policies) sees of
+	// the objects written, and fromView writes back into the object what a
+	// mutating webhook changed in its view: the Scales of a write through
+	// /scale, and their replicas.
+	view     func(obj object) object
+	fromView func(obj, view object)
 }
 
 // maxUpdateAttempts bounds how often an update is recomputed when the
@@ -171,9 +174,11 @@ func (s *registry) commitChange(ctx context.Context, wr *write, obj, live object
 		admitUpdate(obj, live)
 	}
 	var unmutated object
-	if wr.policyView == nil {
-		// Mutating webhooks patch what they see; a write through a view
-		// (/scale) is not mutated by them yet.
+	if wr.view != nil {
+		if err := s.admission.admitMutatingView(ctx, wr, obj, live); err != nil {
+			return nil, err
+		}
+	} else {
 		var err error
 		if unmutated, err = s.admission.admitMutatingWebhooks(ctx, wr.request, obj, live, wr.dryRun, s.recordedManagedFields(wr, live, obj)); err != nil {
 			return nil, err
@@ -219,7 +224,7 @@ func (s *registry) commitChange(ctx context.Context, wr *write, obj, live object
 		obj = s.prepareUpdate(wr.request, obj, live)
 	}
 	admitted, was := obj, live
-	if view := wr.policyView; view != nil {
+	if view := wr.view; view != nil {
 		admitted, was = view(obj), view(live)
 	}
 	if err := s.admission.admitValidating(ctx, wr.request, admitted, was, wr.dryRun); err != nil {

@@ -44,9 +44,14 @@ func (s *Server) customScale(w http.ResponseWriter, r *http.Request, req *reques
 		encoding.WriteError(w, r, err)
 		return
 	}
-	// Policies see the Scales, old and new; the compute records the
-	// managedFields.
-	wr := &write{request: req, manager: opts.manager, dryRun: opts.dryRun, applied: true, policyView: view}
+	// Webhooks and policies see the Scales, old and new; the compute
+	// records the managedFields.
+	wr := &write{request: req, manager: opts.manager, dryRun: opts.dryRun, applied: true, view: view,
+		fromView: func(obj, scale object) {
+			if n, ok := jsonmap.Child(scale, "spec")["replicas"]; ok {
+				setPath(obj, paths.SpecReplicasPath, int64Of(n))
+			}
+		}}
 	out, _, err := s.reg.updateWith(r.Context(), wr, func(live object, rev int64) (object, error) {
 		scale, err := s.newScale(r, req, live, body)
 		if err != nil {

@@ -94,17 +94,24 @@ var otherStrategies = map[schema.GroupResource]strategy{
 		validate: validation.EndpointSlice, validateUpdate: validation.EndpointSliceUpdate,
 	},
 
-	{Group: "resource.k8s.io", Resource: "deviceclasses"}:  {tracksGeneration: true},
-	{Group: "resource.k8s.io", Resource: "resourceslices"}: {tracksGeneration: true},
-	{Group: "resource.k8s.io", Resource: "resourceclaims"}: {statusIgnoresMetadata: statusResetMetadata, resets: onStatus(metadataPath)},
+	{Group: "resource.k8s.io", Resource: "deviceclasses"}:          {tracksGeneration: true, returnsDeletedObject: true},
+	{Group: "resource.k8s.io", Resource: "resourceslices"}:         {tracksGeneration: true, returnsDeletedObject: true, updateSkipsObjectMeta: true},
+	{Group: "resource.k8s.io", Resource: "resourceclaimtemplates"}: {returnsDeletedObject: true},
+	{Group: "resource.k8s.io", Resource: "resourceclaims"}: {
+		statusIgnoresMetadata: statusResetMetadata, resets: onStatus(metadataPath), returnsDeletedObject: true,
+	},
 
-	{Group: "networking.k8s.io", Resource: "servicecidrs"}: {statusIgnoresMetadata: statusResetMetadata, resets: onStatus(metadataPath)},
+	{Group: "networking.k8s.io", Resource: "servicecidrs"}: {
+		statusIgnoresMetadata: statusResetMetadata, resets: onStatus(metadataPath), updateSkipsObjectMeta: true,
+	},
 	{Group: "storage.k8s.io", Resource: "volumeattachments"}: {
 		statusIgnoresMetadata: statusResetMetadata, resets: onStatus(metadataPath), returnsDeletedObject: true,
 		updateSkipsMetadataChanges: true,
 		validate:                   validation.VolumeAttachment, validateUpdate: validation.VolumeAttachmentUpdate,
 	},
-	{Group: "apiregistration.k8s.io", Resource: "apiservices"}: {statusIgnoresMetadata: statusResetMetadata, resets: onStatus(metadataPath)},
+	{Group: "apiregistration.k8s.io", Resource: "apiservices"}: {
+		statusIgnoresMetadata: statusResetMetadata, resets: onStatus(metadataPath), genericFinalizerNames: true,
+	},
 
 	{Group: "certificates.k8s.io", Resource: "certificatesigningrequests"}: csrStrategy,
 }

@@ -21,10 +21,11 @@ func isCRDV1beta1(r *catalog.Resource) bool {
 // spec, its names are accepted and its resource served once it is stored,
 // and a deleted CRD first loses its objects.
 var crdStrategy = strategy{
-	tracksGeneration:    true,
-	conditionalUpdate:   true,
-	keepsStatusOnCreate: true, // set by admitCRD from the spec
-	admitChecksName:     true, // it must be <plural>.<group>
+	tracksGeneration:      true,
+	conditionalUpdate:     true,
+	keepsStatusOnCreate:   true, // set by admitCRD from the spec
+	admitChecksName:       true, // it must be <plural>.<group>
+	genericFinalizerNames: true,
 	// Its /status means to reset the metadata, but resets it to the new
 	// object's: the changes are kept, not recorded.
 	resets: onStatus(metadataPath),

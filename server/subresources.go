@@ -225,7 +225,15 @@ func (s *Server) patchScale(ctx context.Context, pr *patchRequest) (object, int,
 // kube-apiserver.
 func scaleWrite(req *request, manager string, dryRun bool) *write {
 	return &write{request: req, manager: manager, dryRun: dryRun, applied: true,
-		policyView: func(obj object) object { return scaleOf(req.res, obj) }}
+		view: func(obj object) object { return scaleOf(req.res, obj) },
+		fromView: func(obj, scale object) {
+			spec := jsonmap.Ensure(obj, "spec")
+			if n, ok := jsonmap.Child(scale, "spec")["replicas"]; ok {
+				spec["replicas"] = n
+			} else {
+				delete(spec, "replicas")
+			}
+		}}
 }
 
 // scaled is live with the replicas of a new Scale, which write computes

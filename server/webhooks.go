@@ -312,6 +312,20 @@ func (s *admission) admitMutatingWebhooks(ctx context.Context, req *request, obj
 	return unmutated, nil
 }
 
+// admitMutatingView is the MutatingAdmissionWebhook plugin on a write
+// through a view of the object, as kube-apiserver runs it on /scale: the
+// webhooks see the views (autoscaling/v1 Scales) of obj and live, and what
+// their patches leave in the new view is written back into obj.
+func (s *admission) admitMutatingView(ctx context.Context, wr *write, obj, live object) error {
+	view := wr.view(obj)
+	unmutated, err := s.admitMutatingWebhooks(ctx, wr.request, view, wr.view(live), wr.dryRun, nil)
+	if err != nil || unmutated == nil {
+		return err
+	}
+	wr.fromView(obj, view)
+	return nil
+}
+
 // applyWebhookPatch applies a webhook's JSON patch to obj, in place (in the
 // version the webhook saw, then back), defaulted and, for custom objects,
 // pruned and checked against their schema again; it reports whether obj
@@ -347,6 +361,14 @@ func (s *admission) applyWebhookPatch(ctx context.Context, call hookCall, obj ob
 	}
 	if reflect.DeepEqual(before, out) {
 		return false, nil
+	}
+	if call.a.req.subresource == "scale" {
+		// A Scale: typed as one, and nothing of its object's type applies.
+		if out, err = asTyped(scaleKind, out); err != nil {
+			return false, err
+		}
+		replaceObject(obj, out)
+		return true, nil
 	}
 	if call.a.res != call.a.req.res {
 		out = toStorage(call.a.res, out)

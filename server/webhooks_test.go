@@ -153,6 +153,8 @@ func testResponder(w http.ResponseWriter, r *http.Request, request map[string]an
 		return nil
 	case "/patch-custom":
 		return patch(`[{"op":"add","path":"/spec/size","value":3},{"op":"add","path":"/spec/extra","value":"dropped"}]`)
+	case "/scale-to-3":
+		return patch(`[{"op":"replace","path":"/spec/replicas","value":3}]`)
 	case "/label-b":
 		return patch(`[{"op":"add","path":"/metadata/labels/b","value":"set"}]`)
 	case "/count-a":
@@ -642,6 +644,21 @@ func TestWebhooks_Conversion(t *testing.T) {
 	if w := serve(h, http.MethodGet, base+"v2/namespaces/default/widgets", "", ""); !strings.Contains(w.Body.String(), `"spec":{"colour":"red"}`) {
 		t.Errorf("list v2: %d %s", w.Code, w.Body)
 	}
+	// A list is converted one object a review, as kube-apiserver v1.35
+	// converts each object into the watch cache its lists are served from
+	// (asked with a webhook of its own on loopback: three objects, three
+	// reviews of one object each).
+	if w := serve(h, http.MethodPost, base+"v1/namespaces/default/widgets", "application/json", `{"apiVersion":"webhooks.example.com/v1","kind":"Widget","metadata":{"name":"w2"},"spec":{"color":"blue"}}`); w.Code != http.StatusCreated {
+		t.Fatalf("create v1: %d %s", w.Code, w.Body)
+	}
+	before := len(ws.received("/convert"))
+	if w := serve(h, http.MethodGet, base+"v2/namespaces/default/widgets", "", ""); !strings.Contains(w.Body.String(), `"spec":{"colour":"blue"}`) {
+		t.Errorf("list v2: %d %s", w.Code, w.Body)
+	}
+	listed := ws.received("/convert")[before:]
+	if len(listed) != 2 || len(listed[0]["objects"].([]any)) != 1 || len(listed[1]["objects"].([]any)) != 1 {
+		t.Errorf("list conversions: %v", listed)
+	}
 
 	if w := serve(h, http.MethodPost, base+"v1/namespaces/default/gadgets", "application/json", `{"apiVersion":"webhooks.example.com/v1","kind":"Gadget","metadata":{"name":"g"}}`); w.Code != http.StatusCreated {
 		t.Fatalf("create v1: %d %s", w.Code, w.Body)
@@ -699,5 +716,69 @@ func TestWebhooks_MutatedCustomObject(t *testing.T) {
 	w := serve(h, http.MethodPost, "/apis/webhooks.example.com/v1/namespaces/default/boxes", "application/json", `{"apiVersion":"webhooks.example.com/v1","kind":"Box","metadata":{"name":"b"},"spec":{}}`)
 	if w.Code != http.StatusCreated || !strings.Contains(w.Body.String(), `"spec":{"size":3}`) || w.Header().Get("Warning") != "" {
 		t.Errorf("%d %q %s", w.Code, w.Header().Get("Warning"), w.Body)
+	}
+}
+
+// TestWebhooks_MutatedScale checks that mutating webhooks registered for
+// deployments/scale, and for a custom resource's scale, are sent the
+// Scales (autoscaling/v1, subResource scale) of a PUT or a patch of /scale,
+// and that the replicas their patch sets are what is stored, what the
+// validating webhooks see, and what the client is answered.
+func TestWebhooks_MutatedScale(t *testing.T) {
+	ws := newWebhookServer(t, testResponder)
+	h := newTestServer(t)
+	crd := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"crews.webhooks.example.com"},
+"spec":{"group":"webhooks.example.com","scope":"Namespaced","names":{"plural":"crews","singular":"crew","kind":"Crew","listKind":"CrewList"},
+"versions":[{"name":"v1","served":true,"storage":true,"subresources":{"scale":{"specReplicasPath":".spec.replicas","statusReplicasPath":".status.replicas"}},
+"schema":{"openAPIV3Schema":{"type":"object","properties":{"spec":{"type":"object","properties":{"replicas":{"type":"integer"}}},"status":{"type":"object","properties":{"replicas":{"type":"integer"}}}}}}}]}}`
+	if w := serve(h, http.MethodPost, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "application/json", crd); w.Code != http.StatusCreated {
+		t.Fatalf("CRD: %d %s", w.Code, w.Body)
+	}
+	rules := func(group, resource string) map[string]any {
+		return map[string]any{"rules": []any{map[string]any{"operations": []string{"UPDATE"},
+			"apiGroups": []string{group}, "apiVersions": []string{"v1"}, "resources": []string{resource + "/scale"}}}}
+	}
+	configure(t, h, "Mutating", "scale", hook("deployments.webhooks.test", ws.url("/scale-to-3"), rules("apps", "deployments")),
+		hook("crews.webhooks.test", ws.url("/scale-to-3"), rules("webhooks.example.com", "crews")))
+	configure(t, h, "Validating", "scale", hook("allow.webhooks.test", ws.url("/allow"), rules("*", "*")))
+	const deployments = "/apis/apps/v1/namespaces/default/deployments"
+	const crews = "/apis/webhooks.example.com/v1/namespaces/default/crews"
+	for _, create := range []struct{ path, body string }{
+		{deployments, `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},"spec":{"replicas":1,"selector":{"matchLabels":{"app":"web"}},
+"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"web","image":"nginx"}]}}}}`},
+		{crews, `{"apiVersion":"webhooks.example.com/v1","kind":"Crew","metadata":{"name":"web"},"spec":{"replicas":1}}`},
+	} {
+		if w := serve(h, http.MethodPost, create.path, "application/json", create.body); w.Code != http.StatusCreated {
+			t.Fatalf("create: %d %s", w.Code, w.Body)
+		}
+	}
+	for _, step := range []struct{ method, path, contentType, body string }{
+		{http.MethodPut, deployments + "/web/scale", "application/json", `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"web","namespace":"default"},"spec":{"replicas":5}}`},
+		{http.MethodPatch, deployments + "/web/scale", "application/merge-patch+json", `{"spec":{"replicas":7}}`},
+		{http.MethodPut, crews + "/web/scale", "application/json", `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"web","namespace":"default"},"spec":{"replicas":5}}`},
+	} {
+		w := serve(h, step.method, step.path, step.contentType, step.body)
+		if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"spec":{"replicas":3}`) {
+			t.Errorf("%s %s: %d %s", step.method, step.path, w.Code, w.Body)
+		}
+		parent := strings.TrimSuffix(step.path, "/scale")
+		if w := serve(h, http.MethodGet, parent, "", ""); !strings.Contains(w.Body.String(), `"replicas":3`) {
+			t.Errorf("stored %s: %s", parent, w.Body)
+		}
+	}
+	reviews := ws.received("/scale-to-3")
+	if len(reviews) != 3 {
+		t.Fatalf("%d mutating reviews, want 3", len(reviews))
+	}
+	for i, r := range reviews {
+		object, _ := r["object"].(map[string]any)
+		if kind := jsonString(t, r["kind"]); kind != `{"group":"autoscaling","kind":"Scale","version":"v1"}` || r["subResource"] != "scale" || object["kind"] != "Scale" {
+			t.Errorf("review %d: kind %s, subResource %v, object %v", i, kind, r["subResource"], object)
+		}
+	}
+	for i, r := range ws.received("/allow") {
+		if replicas := r["object"].(map[string]any)["spec"].(map[string]any)["replicas"]; replicas != float64(3) {
+			t.Errorf("validating review %d saw replicas %v", i, replicas)
+		}
 	}
 }

@@ -8,8 +8,9 @@
 // as an update (PUT of the stored object) with dryRun=All to both servers.
 // It reports, per type, how many mutations it tried and how many got a
 // different status code, reason, or causes (field, reason, message; the
-// message too when neither has causes), then the types the oracle serves
-// that the corpus has no object of.
+// message too when neither has causes), apart from the accepted ones (a
+// 500 from kube-apiserver where kubeplay gives a 4xx), then the types the
+// oracle serves that the corpus has no object of.
 //
 //	go run ./internal/validationdiff -oracle https://127.0.0.1:6453 -token oracle-token [-types Secret,Pod]
 //
@@ -99,10 +100,10 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	return nil
 }
 
-// report prints, per type, the mutations tried and those that differ, then
-// the differences.
+// report prints, per type, the mutations tried, those that differ and
+// those whose difference is accepted, then the differences.
 func report(w io.Writer, c corpus, results []result, verbose bool) {
-	type count struct{ tried, differ int }
+	type count struct{ tried, differ, accepted int }
 	counts := map[string]*count{}
 	for _, r := range results {
 		n := counts[r.Type]
@@ -111,22 +112,30 @@ func report(w io.Writer, c corpus, results []result, verbose bool) {
 			counts[r.Type] = n
 		}
 		n.tried++
-		if !r.same() {
+		switch {
+		case r.accepted() != "":
+			n.accepted++
+		case r.differs():
 			n.differ++
 		}
 	}
-	fmt.Fprintf(w, "%-45s %8s %8s\n", "type", "tried", "differ")
+	width := len("type")
+	for _, t := range c.types() {
+		width = max(width, len(t))
+	}
+	fmt.Fprintf(w, "%-*s %8s %8s %8s\n", width, "type", "tried", "differ", "accepted")
 	total := count{}
 	for _, t := range c.types() {
 		n := counts[t]
 		if n == nil {
 			n = &count{}
 		}
-		fmt.Fprintf(w, "%-45s %8d %8d\n", t, n.tried, n.differ)
+		fmt.Fprintf(w, "%-*s %8d %8d %8d\n", width, t, n.tried, n.differ, n.accepted)
 		total.tried += n.tried
 		total.differ += n.differ
+		total.accepted += n.accepted
 	}
-	fmt.Fprintf(w, "%-45s %8d %8d\n", "total", total.tried, total.differ)
+	fmt.Fprintf(w, "%-*s %8d %8d %8d\n", width, "total", total.tried, total.differ, total.accepted)
 	for _, r := range results {
 		if r.same() && !verbose {
 			continue
@@ -135,6 +144,9 @@ func report(w io.Writer, c corpus, results []result, verbose bool) {
 		fmt.Fprintf(w, "  oracle:   %s\n", r.Oracle)
 		if !r.same() {
 			fmt.Fprintf(w, "  kubeplay: %s\n", r.Kubeplay)
+		}
+		if reason := r.accepted(); reason != "" {
+			fmt.Fprintf(w, "  accepted: %s\n", reason)
 		}
 	}
 }

@@ -37,10 +37,8 @@ func Default(obj map[string]any, creating bool) {
 	}
 	if creating {
 		var stored []any
-		for _, v := range Versions(spec) {
-			if b, _ := v["storage"].(bool); b {
-				stored = append(stored, jsonmap.String(v, "name"))
-			}
+		for _, v := range withStorageVersions(nil, Versions(spec)) {
+			stored = append(stored, v)
 		}
 		obj["status"] = map[string]any{
 			"acceptedNames":  map[string]any{"plural": "", "kind": ""},
@@ -194,13 +192,22 @@ func Condition(typ, status, reason, message, now string) map[string]any {
 func AddStoredVersion(obj map[string]any) {
 	st := structural.DeepCopy(jsonmap.Ensure(obj, "status")).(map[string]any)
 	obj["status"] = st
-	stored := jsonmap.List(st, "storedVersions")
-	for _, v := range Versions(jsonmap.Ensure(obj, "spec")) {
-		if b, _ := v["storage"].(bool); b && !slices.Contains(stored, any(jsonmap.String(v, "name"))) {
+	var stored []any
+	for _, v := range withStorageVersions(jsonmap.Strings(st, "storedVersions"), Versions(jsonmap.Ensure(obj, "spec"))) {
+		stored = append(stored, v)
+	}
+	st["storedVersions"] = stored
+}
+
+// withStorageVersions is stored with the storage versions of versions it
+// lacks.
+func withStorageVersions(stored []string, versions []map[string]any) []string {
+	for _, v := range versions {
+		if b, _ := v["storage"].(bool); b && !slices.Contains(stored, jsonmap.String(v, "name")) {
 			stored = append(stored, jsonmap.String(v, "name"))
 		}
 	}
-	st["storedVersions"] = stored
+	return stored
 }
 
 func deleting(obj map[string]any) bool {

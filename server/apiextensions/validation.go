@@ -36,18 +36,16 @@ func Validate(ctx context.Context, obj, old, given map[string]any, nameErrs fiel
 	specPath := field.NewPath("spec")
 	name, group, plural := jsonmap.String(obj, "metadata", "name"), jsonmap.String(spec, "group"), jsonmap.String(names, "plural")
 	errs := nameErrs
-	if len(errs) == 0 && name != plural+"."+group {
+	if old == nil && name != plural+"."+group {
 		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), name, `must be spec.names.plural+"."+spec.group`))
 	}
-	switch {
+	switch msgs := validation.IsDNS1123Subdomain(group); {
 	case group == "":
 		errs = append(errs, field.Required(specPath.Child("group"), ""))
+	case len(msgs) > 0:
+		errs = append(errs, field.Invalid(specPath.Child("group"), group, strings.Join(msgs, ",")))
 	case len(strings.Split(group, ".")) < 2:
 		errs = append(errs, field.Invalid(specPath.Child("group"), group, "should be a domain with at least one dot"))
-	default:
-		for _, msg := range validation.IsDNS1123Subdomain(group) {
-			errs = append(errs, field.Invalid(specPath.Child("group"), group, msg))
-		}
 	}
 	switch scope := jsonmap.String(spec, "scope"); scope {
 	case "":
@@ -99,18 +97,19 @@ func Validate(ctx context.Context, obj, old, given map[string]any, nameErrs fiel
 		if len(versions) > 0 && jsonmap.String(versions[0], "name") != v {
 			errs = append(errs, field.Invalid(specPath.Child("version"), v, "must match the first version in spec.versions"))
 		}
-	case len(versions) > 0:
+	case len(versions) > 0 && jsonmap.String(versions[0], "name") != "":
 		// kube-apiserver's internal type still has the single spec.version
-		// of v1beta1, set to the first version's name, and checks it too.
+		// of v1beta1, set to the first version's name, and checks it too
+		// when there is one.
 		for _, msg := range validation.IsDNS1035Label(jsonmap.String(versions[0], "name")) {
 			errs = append(errs, field.Invalid(specPath.Child("version"), jsonmap.String(versions[0], "name"), msg))
 		}
 	}
 	dump := versionsDump(spec, shared)
-	switch {
-	case !unique:
+	if !unique {
 		errs = append(errs, field.Invalid(specPath.Child("versions"), dump, "must contain unique version names"))
-	case storage != 1:
+	}
+	if storage != 1 {
 		errs = append(errs, field.Invalid(specPath.Child("versions"), dump, "must have exactly one version marked as storage version"))
 	}
 	errs = append(errs, validateNames(names, specPath.Child("names"))...)
@@ -121,10 +120,63 @@ func Validate(ctx context.Context, obj, old, given map[string]any, nameErrs fiel
 	if keepUnknown && !beta && !wasKept {
 		errs = append(errs, field.Invalid(specPath.Child("preserveUnknownFields"), true, "cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead"))
 	}
-	if st, _ := obj["status"].(map[string]any); len(jsonmap.List(st, "storedVersions")) == 0 {
-		errs = append(errs, field.Invalid(field.NewPath("status", "storedVersions"), nil, "must have at least one stored version"))
+	// Checked as the update will store them (see AddStoredVersion).
+	st, _ := obj["status"].(map[string]any)
+	errs = append(errs, storedVersions(withStorageVersions(jsonmap.Strings(st, "storedVersions"), versions), versions)...)
+	if old != nil {
+		errs = append(errs, immutableParts(spec, oldSpec, old)...)
 	}
 	return errs, nil
+}
+
+// storedVersions checks a CRD's status.storedVersions against its
+// versions: the storage version among them, and each still served (until
+// a storage migration drops it from the list).
+func storedVersions(stored []string, versions []map[string]any) field.ErrorList {
+	path := field.NewPath("status", "storedVersions")
+	if len(stored) == 0 {
+		return field.ErrorList{field.Invalid(path, nil, "must have at least one stored version")}
+	}
+	var errs field.ErrorList
+	unmatched := slices.Clone(stored)
+	for _, v := range versions {
+		name := jsonmap.String(v, "name")
+		i := slices.Index(unmatched, name)
+		if storage, _ := v["storage"].(bool); storage && i < 0 {
+			errs = append(errs, field.Invalid(path, stored, "must have the storage version "+name))
+		}
+		if i >= 0 {
+			unmatched[i] = "" // matched once
+		}
+	}
+	for i, v := range unmatched {
+		if v != "" {
+			errs = append(errs, field.Invalid(path.Index(i), v, "missing from spec.versions; "+v+" was previously a storage version, and must remain in spec.versions until a storage migration ensures no data remains persisted in "+v+" and removes "+v+" from status.storedVersions"))
+		}
+	}
+	return errs
+}
+
+// immutableParts checks what an update of a CRD may not change: its group,
+// and once it is established, its scope and the names of its objects.
+func immutableParts(spec, oldSpec, old map[string]any) field.ErrorList {
+	specPath := field.NewPath("spec")
+	var errs field.ErrorList
+	immutable := func(path *field.Path, v, was string) {
+		if v != was {
+			errs = append(errs, field.Invalid(path, v, "field is immutable"))
+		}
+	}
+	immutable(specPath.Child("group"), jsonmap.String(spec, "group"), jsonmap.String(oldSpec, "group"))
+	if !Established(jsonmap.Child(old, "status")) {
+		return errs
+	}
+	immutable(specPath.Child("scope"), jsonmap.String(spec, "scope"), jsonmap.String(oldSpec, "scope"))
+	names, oldNames := jsonmap.Child(spec, "names"), jsonmap.Child(oldSpec, "names")
+	for _, k := range []string{"kind", "plural"} {
+		immutable(specPath.Child("names", k), jsonmap.String(names, k), jsonmap.String(oldNames, k))
+	}
+	return errs
 }
 
 // sharedParts says which parts of a version all versions have in common.
@@ -185,6 +237,11 @@ func validateVersionParts(ctx context.Context, v map[string]any, p, specPath *fi
 		}
 	}
 	subs, _ := v["subresources"].(map[string]any)
+	if _, status := subs["status"]; status && raw != nil {
+		if t, _ := raw["type"].(string); t != "" && t != "object" {
+			errs = append(errs, field.Invalid(schemaPath.Child("type"), t, `only "object" is allowed as the type at the root of the schema if the status subresource is enabled`))
+		}
+	}
 	if sc, ok := subs["scale"].(map[string]any); ok {
 		errs = append(errs, validateScale(sc, at("subresources").Child("scale"))...)
 	}
@@ -248,7 +305,7 @@ func validateNames(names map[string]any, path *field.Path) field.ErrorList {
 			continue
 		}
 		for _, msg := range validation.IsDNS1035Label(strings.ToLower(v)) {
-			errs = append(errs, field.Invalid(path.Child(k), v, msg))
+			errs = append(errs, field.Invalid(path.Child(k), v, "may have mixed case, but should otherwise match: "+msg))
 		}
 	}
 	if jsonmap.String(names, "kind") != "" && jsonmap.String(names, "kind") == jsonmap.String(names, "listKind") {
@@ -324,7 +381,7 @@ func validatePrinterColumns(v map[string]any, path *field.Path) field.ErrorList 
 			errs = append(errs, field.Required(p.Child("name"), ""))
 		}
 		if t := jsonmap.String(col, "type"); t == "" {
-			errs = append(errs, field.Required(p.Child("type"), ""))
+			errs = append(errs, field.Required(p.Child("type"), "must be one of "+strings.Join(printerColumnTypes, ",")))
 		} else if !slices.Contains(printerColumnTypes, t) {
 			errs = append(errs, field.Invalid(p.Child("type"), t, "must be one of "+strings.Join(printerColumnTypes, ",")))
 		}

@@ -247,6 +247,8 @@ var nameRules = map[schema.GroupResource]NameRule{
 	{Group: "rbac.authorization.k8s.io", Resource: "clusterrolebindings"}:  PathSegment,
 	{Group: "networking.k8s.io", Resource: "ipaddresses"}:                  IPAddress,
 	{Group: "certificates.k8s.io", Resource: "certificatesigningrequests"}: Unchecked,
+	// An APIService is named after its group version (its validation).
+	{Group: "apiregistration.k8s.io", Resource: "apiservices"}: Unchecked,
 }
 
 // NameRuleOf returns the rule r's object names must follow.

@@ -112,3 +112,13 @@ func (p *Policy) Evaluate(ctx context.Context, in celtypes.PolicyInput, authoriz
 func TypeCheck(ctx context.Context, objects []celtypes.CheckedType, params *celtypes.CheckedType, exprs celtypes.PolicyExpressions) ([]celtypes.ExpressionWarning, error) {
 	return typeCheck(ctx, objects, params, exprs)
 }
+
+// DeviceSelectorErrors compiles the expressions of device selectors
+// (dynamic resource allocation's) and returns why each does not compile
+// ("" if it does).
+func DeviceSelectorErrors(ctx context.Context, exprs []string) ([]string, error) {
+	if len(exprs) == 0 {
+		return nil, nil
+	}
+	return deviceSelectorErrors(ctx, exprs)
+}

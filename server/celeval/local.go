@@ -40,3 +40,7 @@ func evaluate(_ context.Context, h policyHandle, in celtypes.PolicyInput, a celt
 func typeCheck(_ context.Context, objects []celtypes.CheckedType, params *celtypes.CheckedType, exprs celtypes.PolicyExpressions) ([]celtypes.ExpressionWarning, error) {
 	return celrules.TypeCheck(objects, params, exprs)
 }
+
+func deviceSelectorErrors(_ context.Context, exprs []string) ([]string, error) {
+	return celrules.DeviceSelectorErrors(exprs)
+}

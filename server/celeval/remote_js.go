@@ -111,6 +111,14 @@ func typeCheck(ctx context.Context, objects []celtypes.CheckedType, params *celt
 	return resp.Warnings, nil
 }
 
+func deviceSelectorErrors(ctx context.Context, exprs []string) ([]string, error) {
+	resp, err := call(ctx, celtypes.OpCompileDeviceSelectors, celtypes.DeviceSelectorsRequest{Expressions: exprs}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return resp.CompileErrors, nil
+}
+
 // call runs operation op of the module on req and returns its answer,
 // authorizer answering the checks of the authorizer variable. It waits
 // for the module without blocking JavaScript's event loop: the module

@@ -2,12 +2,14 @@ package celrules
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/traits"
 	"github.com/google/cel-go/ext"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -57,7 +59,6 @@ func TypedAdmissionEnv(authorizer bool, object, params *celtypes.CheckedType) (*
 		cel.Variable("request", p.declare(request, "kubernetes.AdmissionRequest", false)),
 		cel.Variable("params", paramsType),
 		cel.Variable("namespaceObject", cel.DynType),
-		cel.Variable("variables", cel.MapType(cel.StringType, cel.DynType)),
 		cel.EagerlyValidateDeclarations(true),
 		cel.DefaultUTCTimeZone(true),
 		cel.CrossTypeNumericComparisons(true),
@@ -140,23 +141,82 @@ func admissionProgram(env *cel.Env, expr string, outs ...*types.Type) (cel.Progr
 }
 
 // Variables compiles a policy's variables in order in env, each seeing
-// those before it: variables.<name>, of the type of its expression (dyn
-// if it does not compile), as kube-apiserver types them. It returns their
-// programs (nil for one that does not compile, with its error), and the
-// declarations that give the policy's other expressions the variables.
-func Variables(env *cel.Env, names, exprs []string) (programs []cel.Program, errs []error, decls []cel.EnvOption) {
+// those before it, as kube-apiserver composes them: variables is an object
+// whose fields are the variables, each of the type of its expression (dyn
+// if it does not compile), so that an expression naming a variable not
+// declared before it fails to compile ("undefined field"). A variable
+// without a name or an expression is not declared (its own check reports
+// it). It returns their programs (nil for one that does not compile, with
+// its error, or that is not declared), and their types, which declare them
+// to the policy's other expressions.
+func Variables(env *cel.Env, names, exprs []string) (programs []cel.Program, errs []error, declared VariableTypes) {
+	declared = VariableTypes{}
+	env, envErr := declared.Declare(env)
 	for i, expr := range exprs {
-		prg, t, err := admissionProgram(env, expr)
+		if strings.TrimSpace(names[i]) == "" || strings.TrimSpace(expr) == "" {
+			programs, errs = append(programs, nil), append(errs, nil)
+			continue
+		}
+		var prg cel.Program
+		t, err := types.DynType, envErr
+		if err == nil {
+			prg, t, err = admissionProgram(env, expr)
+		}
 		if err != nil {
 			t = types.DynType
 		}
-		decl := cel.Variable("variables."+names[i], t)
-		if next, extendErr := env.Extend(decl); extendErr == nil {
-			env = next
-		}
-		programs, errs, decls = append(programs, prg), append(errs, err), append(decls, decl)
+		// The checker reads the fields when it compiles: each variable
+		// sees those declared before it.
+		declared[names[i]] = t
+		programs, errs = append(programs, prg), append(errs, err)
 	}
-	return programs, errs, decls
+	return programs, errs, declared
+}
+
+// VariableTypes are the types of a policy's variables, by name.
+type VariableTypes map[string]*types.Type
+
+// Declare returns env with the variable variables, an object of v's fields
+// (those v has when an expression is compiled).
+func (v VariableTypes) Declare(env *cel.Env) (*cel.Env, error) {
+	return env.Extend(
+		cel.CustomTypeProvider(&variablesProvider{Provider: env.CELTypeProvider(), fields: v}),
+		cel.Variable("variables", types.NewObjectType(variablesTypeName, traits.FieldTesterType|traits.IndexerType)))
+}
+
+// variablesTypeName is the CEL type of the variables variable.
+const variablesTypeName = "kubernetes.variables"
+
+// variablesProvider is a provider that also declares the variables
+// variable's type, with the fields declared so far.
+type variablesProvider struct {
+	types.Provider
+	fields VariableTypes
+}
+
+func (p *variablesProvider) FindStructType(name string) (*types.Type, bool) {
+	if name == variablesTypeName {
+		return types.NewTypeTypeWithParam(types.NewObjectType(name, traits.FieldTesterType|traits.IndexerType)), true
+	}
+	return p.Provider.FindStructType(name)
+}
+
+func (p *variablesProvider) FindStructFieldNames(name string) ([]string, bool) {
+	if name == variablesTypeName {
+		return slices.Sorted(maps.Keys(p.fields)), true
+	}
+	return p.Provider.FindStructFieldNames(name)
+}
+
+func (p *variablesProvider) FindStructFieldType(name, field string) (*types.FieldType, bool) {
+	if name == variablesTypeName {
+		t, ok := p.fields[field]
+		if !ok {
+			return nil, false
+		}
+		return &types.FieldType{Type: t}, true
+	}
+	return p.Provider.FindStructFieldType(name, field)
 }
 
 // VariableValue is the value of a variable for the expressions that use

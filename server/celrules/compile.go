@@ -147,7 +147,7 @@ func compileRule(env *cel.Env, s *structural.Schema, r structural.Rule, path *fi
 	var errs field.ErrorList
 	var err error
 	if strings.TrimSpace(r.Rule) == "" {
-		return nil, field.ErrorList{field.Required(path.Child("rule"), "")}
+		return nil, field.ErrorList{field.Required(path.Child("rule"), "rule is not specified")}
 	}
 	checked, issues := env.Compile(r.Rule)
 	if issues != nil && issues.Err() != nil {

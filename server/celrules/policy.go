@@ -51,20 +51,22 @@ func CompilePolicy(p celtypes.Policy) *Policy {
 		c.conditions = append(c.conditions, compileExpression(env, err, m.Name, m.Expression, types.BoolType))
 	}
 	msgEnv, msgErr := SharedAdmissionEnv(false)
-	if err == nil {
+	// kube-apiserver declares the variables only for a policy that has
+	// some: otherwise "variables" is an undeclared reference.
+	if err == nil && len(p.Variables) > 0 {
 		// The other expressions see the variables, typed.
 		names := make([]string, len(p.Variables))
 		exprs := make([]string, len(p.Variables))
 		for i, v := range p.Variables {
 			names[i], exprs[i] = v.Name, v.Expression
 		}
-		programs, errs, decls := Variables(env, names, exprs)
+		programs, errs, declared := Variables(env, names, exprs)
 		for i, v := range p.Variables {
 			c.variables = append(c.variables, compiledExpression{name: v.Name, expression: v.Expression, program: programs[i], err: errs[i]})
 		}
-		env, err = env.Extend(decls...)
+		env, err = declared.Declare(env)
 		if msgErr == nil {
-			msgEnv, msgErr = msgEnv.Extend(decls...)
+			msgEnv, msgErr = declared.Declare(msgEnv)
 		}
 	} else {
 		for _, v := range p.Variables {
@@ -128,13 +130,15 @@ func (c *Policy) Evaluate(in celtypes.PolicyInput, authorizer Authorizer) celtyp
 	for _, v := range c.variables {
 		// Evaluated in order, so that a variable may use those before it;
 		// one that fails fails the expressions that use it.
+		if v.program == nil && v.err == nil {
+			continue // never declared: validation refuses such a policy
+		}
 		var out any
 		err := v.err
 		if err == nil {
 			out, _, err = v.program.Eval(vars)
 		}
 		variables[v.name] = VariableValue(v.name, out, err)
-		vars["variables."+v.name] = variables[v.name]
 	}
 	var result celtypes.PolicyResult
 	for _, m := range c.conditions {

@@ -36,8 +36,8 @@ func TypeCheck(objects []celtypes.CheckedType, params *celtypes.CheckedType, p c
 		if err != nil {
 			return nil, err
 		}
-		_, _, decls := Variables(env, p.VariableNames, p.VariableExpressions)
-		if env, err = env.Extend(decls...); err != nil {
+		_, _, declared := Variables(env, p.VariableNames, p.VariableExpressions)
+		if env, err = declared.Declare(env); err != nil {
 			return nil, err
 		}
 		for i, e := range exprs {

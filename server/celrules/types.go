@@ -12,6 +12,7 @@ import (
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/common/types/traits"
 
+	"kubeplay/server/celtypes"
 	"kubeplay/server/structural"
 )
 
@@ -61,15 +62,11 @@ func (p *provider) FindStructFieldType(name, field string) (*types.FieldType, bo
 	return p.Registry.FindStructFieldType(name, field)
 }
 
-// celReserved are the words a property name cannot be used as in a rule.
-var celReserved = []string{"true", "false", "null", "in", "as", "break", "const", "continue", "else", "for",
-	"function", "if", "import", "let", "loop", "package", "namespace", "return", "var", "void", "while"}
-
 // fieldName is how a rule names a property ("" if it cannot): names are
 // CEL identifiers, with kube-apiserver's escapes for "_", ".", "-", "/" and
 // reserved words.
 func fieldName(name string) string {
-	if slices.Contains(celReserved, name) {
+	if slices.Contains(celtypes.ReservedWords, name) {
 		return "__" + name + "__"
 	}
 	var b strings.Builder
@@ -114,7 +111,7 @@ func (p *provider) declare(s *structural.Schema, name string, resource bool) *ty
 		for prop, child := range s.Properties {
 			if f := fieldName(prop); f != "" {
 				fields[f] = p.declare(child, name+"."+prop, false)
-				if slices.Contains(celReserved, prop) {
+				if slices.Contains(celtypes.ReservedWords, prop) {
 					fields[prop] = fields[f] // kube-apiserver accepts both
 				}
 			}
@@ -179,7 +176,7 @@ func value(s *structural.Schema, v any, resource bool) any {
 				}
 			}
 			out[key] = value(child, e, false)
-			if key != k && slices.Contains(celReserved, k) {
+			if key != k && slices.Contains(celtypes.ReservedWords, k) {
 				out[k] = out[key]
 			}
 		}

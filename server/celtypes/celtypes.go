@@ -2,6 +2,7 @@ package celtypes
 
 import (
 	"fmt"
+	"slices"
 
 	"kubeplay/server/structural"
 )
@@ -150,4 +151,20 @@ type ValidationExpressions struct {
 type ExpressionWarning struct {
 	FieldRef string `json:"fieldRef"`
 	Warning  string `json:"warning"`
+}
+
+// ReservedWords are the words CEL reserves: no variable or field may be
+// named by one.
+var ReservedWords = []string{"true", "false", "null", "in", "as", "break", "const", "continue", "else", "for",
+	"function", "if", "import", "let", "loop", "package", "namespace", "return", "var", "void", "while"}
+
+// IsIdentifier reports whether name can name a CEL variable: letters,
+// digits and underscores, not first a digit, not a reserved word.
+func IsIdentifier(name string) bool {
+	for i, c := range name {
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return name != "" && !slices.Contains(ReservedWords, name)
 }

@@ -16,12 +16,13 @@ import (
 // JSON and answers a Response as JSON. A handle names what the module
 // compiled until a Release; 0 is "nothing to run" (a schema without rules).
 const (
-	OpCompileRules  = "compileRules"  // CompileRulesRequest -> Response{Handle, FieldErrors}
-	OpValidate      = "validate"      // ValidateRequest -> Response{FieldErrors}
-	OpCompilePolicy = "compilePolicy" // CompilePolicyRequest -> Response{Handle, PolicyErrors}
-	OpEvaluate      = "evaluate"      // EvaluateRequest -> Response{PolicyResult}; calls the authorizer
-	OpTypeCheck     = "typeCheck"     // TypeCheckRequest -> Response{Warnings}
-	OpRelease       = "release"       // ReleaseRequest -> Response{}
+	OpCompileRules           = "compileRules"           // CompileRulesRequest -> Response{Handle, FieldErrors}
+	OpValidate               = "validate"               // ValidateRequest -> Response{FieldErrors}
+	OpCompilePolicy          = "compilePolicy"          // CompilePolicyRequest -> Response{Handle, PolicyErrors}
+	OpEvaluate               = "evaluate"               // EvaluateRequest -> Response{PolicyResult}; calls the authorizer
+	OpTypeCheck              = "typeCheck"              // TypeCheckRequest -> Response{Warnings}
+	OpCompileDeviceSelectors = "compileDeviceSelectors" // DeviceSelectorsRequest -> Response{CompileErrors}
+	OpRelease                = "release"                // ReleaseRequest -> Response{}
 )
 
 // CompileRulesRequest compiles the rules of Schema, reported under Path.
@@ -54,6 +55,11 @@ type TypeCheckRequest struct {
 	Expressions PolicyExpressions `json:"expressions"`
 }
 
+// DeviceSelectorsRequest compiles the expressions of device selectors.
+type DeviceSelectorsRequest struct {
+	Expressions []string `json:"expressions"`
+}
+
 type ReleaseRequest struct {
 	Handle int `json:"handle"`
 }
@@ -67,6 +73,8 @@ type Response struct {
 	PolicyErrors *PolicyErrors       `json:"policyErrors,omitempty"`
 	PolicyResult *PolicyResult       `json:"policyResult,omitempty"`
 	Warnings     []ExpressionWarning `json:"warnings,omitempty"`
+	// CompileErrors are why each expression did not compile ("" if it did).
+	CompileErrors []string `json:"compileErrors,omitempty"`
 }
 
 // Decision is the authorizer's answer to an AuthzCheck, as the CEL module

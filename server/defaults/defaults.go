@@ -102,6 +102,10 @@ func Apply(gvk schema.GroupVersionKind, obj Object) {
 				queuing[k] = num(v)
 			}
 		}
+	case schema.GroupKind{Group: "resource.k8s.io", Kind: "ResourceClaim"}:
+		deviceRequests(spec)
+	case schema.GroupKind{Group: "resource.k8s.io", Kind: "ResourceClaimTemplate"}:
+		deviceRequests(jsonmap.Child(spec, "spec"))
 	case schema.GroupKind{Group: "scheduling.k8s.io", Kind: "PriorityClass"}:
 		set(obj, "preemptionPolicy", "PreemptLowerPriority")
 	case schema.GroupKind{Group: "storage.k8s.io", Kind: "CSIDriver"}:

@@ -114,3 +114,21 @@ func horizontalPodAutoscaler(version string, spec Object) {
 func policy(typ string, value int) map[string]any {
 	return map[string]any{"type": typ, "value": num(value), "periodSeconds": num(15)}
 }
+
+// deviceRequests defaults the device requests of a claim's spec: each asks
+// for an exact count of devices, one, unless it says otherwise; so does each
+// of a request's alternatives (firstAvailable).
+func deviceRequests(spec Object) {
+	exact := func(r Object) {
+		set(r, "allocationMode", "ExactCount")
+		if n, _ := jsonmap.IntOf(r["count"]); r != nil && r["allocationMode"] == "ExactCount" && n == 0 {
+			r["count"] = num(1)
+		}
+	}
+	for _, r := range jsonmap.Items(jsonmap.Child(spec, "devices")["requests"]) {
+		exact(jsonmap.Child(r, "exactly"))
+		for _, sub := range jsonmap.Items(r["firstAvailable"]) {
+			exact(sub)
+		}
+	}
+}

@@ -83,12 +83,13 @@ type Negotiated struct {
 // Negotiate picks the representation of a response from r's Accept header,
 // as kube-apiserver does: the media types in its order of preference (see
 // acceptClauses), the first one served wins. Protobuf is served natively for
-// built-in resources only, CBOR only when r was marked WithCBOR, so a client
-// that accepts only them gets 406 Not Acceptable otherwise; one that also
-// accepts JSON gets JSON. A media type asking for a conversion (as=Table) is
-// chosen only when the conversion is one of conversions (and no Table in
-// CBOR or protobuf, as kube-apiserver); collection says whether the endpoint
-// also serves watch streams (named in the 406 message).
+// built-in resources and the metadata of custom ones only, CBOR only when r
+// was marked WithCBOR, so a client that accepts only them gets 406 Not
+// Acceptable otherwise; one that also accepts JSON gets JSON. A media type
+// asking for a conversion (as=Table) is chosen only when the conversion is
+// one of conversions (and no Table in CBOR or protobuf, as kube-apiserver);
+// collection says whether the endpoint also serves watch streams (named in
+// the 406 message).
 func Negotiate(r *http.Request, collection bool, conversions ...string) (Negotiated, error) {
 	accept := r.Header.Get("Accept")
 	cbor := CBORServed(r)
@@ -103,10 +104,11 @@ func Negotiate(r *http.Request, collection bool, conversions ...string) (Negotia
 			mt = JSON
 		case JSON, YAML:
 		case Protobuf:
-			// Custom objects have no protobuf form; the browser build
-			// has none at all, and refuses it as kube-apiserver refuses
-			// a form it cannot convert to.
-			if customResource(r) || !ProtobufServed && c.params["as"] == "" {
+			// Custom objects have no protobuf form, but their metadata
+			// (as=PartialObjectMetadata[List]) has; the browser build has
+			// none at all, and refuses it as kube-apiserver refuses a form
+			// it cannot convert to.
+			if (customResource(r) || !ProtobufServed) && c.params["as"] == "" {
 				continue
 			}
 		case CBOR:

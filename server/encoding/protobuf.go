@@ -10,6 +10,7 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	admissionregistrationv1beta1 "k8s.io/api/admissionregistration/v1beta1"
+	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -68,8 +69,9 @@ import (
 const ProtobufServed = true
 
 // protobufCodecs are the serializers of the built-in types of every
-// group-version kubeplay serves, and of the meta.k8s.io kinds (Status,
-// WatchEvent, the options, PartialObjectMetadata). Custom resources have no
+// group-version kubeplay serves, of the meta.k8s.io kinds (Status,
+// WatchEvent, the options, PartialObjectMetadata) and of aggregated
+// discovery (apidiscovery.k8s.io/v2). Custom resources have no
 // protobuf form.
 var protobufCodecs = sync.OnceValue(func() (c struct {
 	scheme *runtime.Scheme
@@ -79,7 +81,7 @@ var protobufCodecs = sync.OnceValue(func() (c struct {
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
 		corev1.AddToScheme, admissionregistrationv1.AddToScheme, admissionregistrationv1beta1.AddToScheme,
-		apiextensionsv1.AddToScheme, apiextensionsv1beta1.AddToScheme, apiregistrationv1.AddToScheme,
+		apiextensionsv1.AddToScheme, apiextensionsv1beta1.AddToScheme, apiregistrationv1.AddToScheme, apidiscoveryv2.AddToScheme,
 		appsv1.AddToScheme, authenticationv1.AddToScheme, authorizationv1.AddToScheme,
 		autoscalingv1.AddToScheme, autoscalingv2.AddToScheme, autoscalingv2beta1.AddToScheme, autoscalingv2beta2.AddToScheme,
 		batchv1.AddToScheme, batchv1beta1.AddToScheme, certificatesv1.AddToScheme, certificatesv1beta1.AddToScheme,

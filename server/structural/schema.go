@@ -57,15 +57,25 @@ type Rule struct {
 func Parse(raw map[string]any, path *field.Path) (*Schema, field.ErrorList) {
 	s, errs := parse(raw, path, true, nil)
 	if len(errs) > 0 {
-		return nil, errs
+		// The root's type is checked apart, as kube-apiserver checks it.
+		typ, _ := raw["type"].(string)
+		return nil, append(errs, rootType(typ, path)...)
 	}
 	if errs := checkDefaults(s, path, true); len(errs) > 0 {
 		return nil, errs
 	}
-	if s.Type != "object" {
-		errs = append(errs, field.Invalid(path.Child("type"), s.Type, "must be object at the root"))
+	return s, rootType(s.Type, path)
+}
+
+// rootType checks the type of a schema's root: an object.
+func rootType(typ string, path *field.Path) field.ErrorList {
+	switch typ {
+	case "object":
+		return nil
+	case "":
+		return field.ErrorList{field.Required(path.Child("type"), "must not be empty at the root")}
 	}
-	return s, errs
+	return field.ErrorList{field.Invalid(path.Child("type"), typ, "must be object at the root")}
 }
 
 // ParseNonStructural reads a schema as apiextensions.k8s.io/v1beta1 accepts
@@ -157,7 +167,8 @@ func parse(raw map[string]any, path *field.Path, root bool, violations *field.Er
 			errs = append(errs, e...)
 			s.Properties[name] = child
 		}
-		if s.Type != "" && s.Type != "object" {
+		// A type not in the list has its own error alone.
+		if slices.Contains([]string{"array", "string", "integer", "number", "boolean"}, s.Type) {
 			errs = append(errs, field.Forbidden(path.Child("properties"), "must not be specified when type is not object"))
 		}
 	}

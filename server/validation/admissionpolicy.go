@@ -71,14 +71,14 @@ func admissionPolicy(ctx context.Context, name string, spec Object) (field.Error
 		check(specPath.Child("matchConditions").Index(i).Child("expression"), m.Expression, "", compileErrs.MatchConditions[i])
 	}
 	for i, v := range p.Variables {
-		if strings.TrimSpace(v.Expression) == "" {
-			errs = append(errs, field.Required(specPath.Child("variables").Index(i).Child("expression"), ""))
+		path := specPath.Child("variables").Index(i)
+		switch {
+		case strings.TrimSpace(v.Name) == "":
+			errs = append(errs, field.Required(path.Child("name"), "name is not specified"))
+		case !celtypes.IsIdentifier(v.Name):
+			errs = append(errs, field.Invalid(path.Child("name"), v.Name, "must be a valid CEL identifier"))
 		}
-	}
-	for i, v := range p.Variables {
-		if compileErrs.Variables[i] != "" && strings.TrimSpace(v.Expression) != "" {
-			errs = append(errs, field.Invalid(specPath.Child("variables").Index(i).Child("expression"), v.Expression, compileErrs.Variables[i]))
-		}
+		check(path.Child("expression"), v.Expression, "expression is not specified", compileErrs.Variables[i])
 	}
 	for i, v := range p.Validations {
 		path := specPath.Child("validations").Index(i)

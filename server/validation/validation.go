@@ -43,15 +43,54 @@ func validate(ctx context.Context, gvk schema.GroupVersionKind, obj, old Object)
 		return webhookConfiguration(ctx, obj, old, false, gvk.Version == "v1")
 	case schema.GroupKind{Group: "admissionregistration.k8s.io", Kind: "MutatingWebhookConfiguration"}:
 		return webhookConfiguration(ctx, obj, old, true, gvk.Version == "v1")
+	case schema.GroupKind{Group: "resource.k8s.io", Kind: "DeviceClass"}:
+		return deviceClass(ctx, jsonmap.Child(obj, "spec"))
+	case schema.GroupKind{Group: "resource.k8s.io", Kind: "ResourceClaim"}:
+		spec := jsonmap.Child(obj, "spec")
+		if old == nil {
+			return resourceClaimSpec(ctx, spec, specPath)
+		}
+		// Its spec unchanged is all an update is checked for.
+		return immutableSpec(spec, jsonmap.Child(old, "spec"), "resource.ResourceClaimSpec"), nil
+	case schema.GroupKind{Group: "resource.k8s.io", Kind: "ResourceClaimTemplate"}:
+		spec := jsonmap.Child(obj, "spec")
+		errs, err := resourceClaimSpec(ctx, jsonmap.Child(spec, "spec"), specPath.Child("spec"))
+		if old != nil {
+			errs = append(immutableSpec(spec, jsonmap.Child(old, "spec"), "resource.ResourceClaimTemplateSpec"), errs...)
+		}
+		return errs, err
 	}
-	return validateKind(gvk, obj), nil
+	return validateKind(gvk, obj, old), nil
 }
 
-// validateKind checks obj, an object of kind gvk, for what needs no CEL
-// (the kinds whose strategy has no validate hook yet).
-func validateKind(gvk schema.GroupVersionKind, obj Object) field.ErrorList {
-	spec := jsonmap.Child(obj, "spec")
+// validateKind checks obj, an object of kind gvk replacing old (nil on
+// create), for what needs no CEL (the kinds whose strategy has no validate
+// hook yet).
+func validateKind(gvk schema.GroupVersionKind, obj, old Object) field.ErrorList {
+	spec, oldSpec := jsonmap.Child(obj, "spec"), jsonmap.Child(old, "spec")
 	switch gvk.GroupKind() {
+	case schema.GroupKind{Group: "certificates.k8s.io", Kind: "CertificateSigningRequest"}:
+		if old == nil { // an update never changes the spec
+			return certificateSigningRequest(spec)
+		}
+	case schema.GroupKind{Group: "networking.k8s.io", Kind: "ServiceCIDR"}:
+		if old == nil {
+			return serviceCIDR(spec)
+		}
+		return serviceCIDRUpdate(spec, oldSpec)
+	case schema.GroupKind{Group: "networking.k8s.io", Kind: "IPAddress"}:
+		if old == nil {
+			return ipAddress(spec)
+		}
+		return ipAddressUpdate(spec, oldSpec)
+	case schema.GroupKind{Group: "resource.k8s.io", Kind: "ResourceSlice"}:
+		if old == nil {
+			return resourceSlice(spec)
+		}
+		return resourceSliceUpdate(spec, oldSpec)
+	case schema.GroupKind{Group: "apiregistration.k8s.io", Kind: "APIService"}:
+		name, _ := jsonmap.Child(obj, "metadata")["name"].(string)
+		return apiService(name, spec)
 	case schema.GroupKind{Kind: "Pod"}:
 		return podSpec(spec, specPath)
 	case schema.GroupKind{Group: "networking.k8s.io", Kind: "Ingress"}:

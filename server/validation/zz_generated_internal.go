@@ -179,6 +179,24 @@ core.VsphereVirtualDiskVolumeSource	VolumePath:volumePath:string	FSType:fsType:s
 core.WeightedPodAffinityTerm	Weight:weight:int32	PodAffinityTerm:podAffinityTerm:core.PodAffinityTerm
 core.WindowsSecurityContextOptions	GMSACredentialSpecName:gmsaCredentialSpecName:*string	GMSACredentialSpec:gmsaCredentialSpec:*string	RunAsUserName:runAsUserName:*string	HostProcess:hostProcess:*bool
 core.WorkloadReference	Name:name:string	PodGroup:podGroup:string	PodGroupReplicaKey:podGroupReplicaKey:string
+resource.CELDeviceSelector	Expression:expression:string
+resource.CapacityRequirements	Requests:requests:map[resource.QualifiedName]resource.Quantity
+resource.DeviceAllocationMode	=string
+resource.DeviceClaim	Requests:requests:[]resource.DeviceRequest	Constraints:constraints:[]resource.DeviceConstraint	Config:config:[]resource.DeviceClaimConfiguration
+resource.DeviceClaimConfiguration	Requests:requests:[]string	DeviceConfiguration::resource.DeviceConfiguration:inline
+resource.DeviceConfiguration	Opaque:opaque:*resource.OpaqueDeviceConfiguration
+resource.DeviceConstraint	Requests:requests:[]string	MatchAttribute:matchAttribute:*resource.FullyQualifiedName	DistinctAttribute:distinctAttribute:*resource.FullyQualifiedName
+resource.DeviceRequest	Name:name:string	Exactly:exactly:*resource.ExactDeviceRequest	FirstAvailable:firstAvailable:[]resource.DeviceSubRequest
+resource.DeviceSelector	CEL:cel:*resource.CELDeviceSelector
+resource.DeviceSubRequest	Name:name:string	DeviceClassName:deviceClassName:string	Selectors:selectors:[]resource.DeviceSelector	AllocationMode:allocationMode:resource.DeviceAllocationMode	Count:count:int64	Tolerations:tolerations:[]resource.DeviceToleration	Capacity:capacity:*resource.CapacityRequirements
+resource.DeviceTaintEffect	=string
+resource.DeviceToleration	Key:key:string	Operator:operator:resource.DeviceTolerationOperator	Value:value:string	Effect:effect:resource.DeviceTaintEffect	TolerationSeconds:tolerationSeconds:*int64
+resource.DeviceTolerationOperator	=string
+resource.ExactDeviceRequest	DeviceClassName:deviceClassName:string	Selectors:selectors:[]resource.DeviceSelector	AllocationMode:allocationMode:resource.DeviceAllocationMode	Count:count:int64	AdminAccess:adminAccess:*bool	Tolerations:tolerations:[]resource.DeviceToleration	Capacity:capacity:*resource.CapacityRequirements
+resource.FullyQualifiedName	=string
+resource.OpaqueDeviceConfiguration	Driver:driver:string	Parameters:parameters:runtime.RawExtension
+resource.ResourceClaimSpec	Devices:devices:resource.DeviceClaim
+resource.ResourceClaimTemplateSpec	ObjectMeta::metav1.ObjectMeta:inline	Spec:spec:resource.ResourceClaimSpec
 storage.CSINodeDriver	Name:name:string	NodeID:nodeID:string	TopologyKeys:topologyKeys:[]string	Allocatable:allocatable:*storage.VolumeNodeResources
 storage.VolumeAttachmentSource	PersistentVolumeName:persistentVolumeName:*string	InlineVolumeSpec:inlineVolumeSpec:*core.PersistentVolumeSpec
 storage.VolumeAttachmentSpec	Attacher:attacher:string	Source:source:storage.VolumeAttachmentSource	NodeName:nodeName:string

@@ -142,6 +142,16 @@ func (m *module) do(op string, body []byte, authorize js.Value) (celtypes.Respon
 			return resp, err
 		}
 		resp.Warnings = warnings
+	case celtypes.OpCompileDeviceSelectors:
+		var req celtypes.DeviceSelectorsRequest
+		if err := json.Unmarshal(body, &req); err != nil {
+			return resp, err
+		}
+		errs, err := celrules.DeviceSelectorErrors(req.Expressions)
+		if err != nil {
+			return resp, err
+		}
+		resp.CompileErrors = errs
 	case celtypes.OpRelease:
 		var req celtypes.ReleaseRequest
 		if err := json.Unmarshal(body, &req); err != nil {

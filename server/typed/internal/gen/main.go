@@ -3,7 +3,8 @@
 // type in its errors ("v1.SecretType", "v1.ResourceList", "[]uint8"), and
 // the embedded structs Go names on the way to a field promoted from one
 // ("IngressRuleValue"). It reads the types of k8s.io/api through
-// client-go's scheme; the engine itself does not import them.
+// client-go's scheme, and those of apiextensions and the aggregator; the
+// engine itself does not import them.
 package main
 
 import (
@@ -18,7 +19,11 @@ import (
 	"slices"
 	"strings"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsv1beta1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1beta1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/scheme"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 )
 
 var marshaler = reflect.TypeFor[json.Unmarshaler]()
@@ -28,8 +33,16 @@ func main() {
 	flag.Parse()
 	lines := map[string]bool{}
 	seen := map[reflect.Type]bool{}
-	for _, t := range scheme.Scheme.AllKnownTypes() {
-		walk(t, lines, seen)
+	extensions := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{apiextensionsv1.AddToScheme, apiextensionsv1beta1.AddToScheme, apiregistrationv1.AddToScheme} {
+		if err := add(extensions); err != nil {
+			log.Fatal(err)
+		}
+	}
+	for _, s := range []*runtime.Scheme{scheme.Scheme, extensions} {
+		for _, t := range s.AllKnownTypes() {
+			walk(t, lines, seen)
+		}
 	}
 	sorted := make([]string, 0, len(lines))
 	for l := range lines {

@@ -32,13 +32,14 @@ var groups = []struct{ name, internal, versioned string }{
 	{"apps", "k8s.io/kubernetes@v1.35.4/pkg/apis/apps/types.go", "k8s.io/api@v0.35.4/apps/v1/types.go"},
 	{"batch", "k8s.io/kubernetes@v1.35.4/pkg/apis/batch/types.go", "k8s.io/api@v0.35.4/batch/v1/types.go"},
 	{"storage", "k8s.io/kubernetes@v1.35.4/pkg/apis/storage/types.go", "k8s.io/api@v0.35.4/storage/v1/types.go"},
+	{"resource", "k8s.io/kubernetes@v1.35.4/pkg/apis/resource/types.go", "k8s.io/api@v0.35.4/resource/v1/types.go"},
 }
 
 // roots are the types validation prints; the table holds what they reach.
 var roots = []string{
 	"core.PodSpec", "core.PodTemplateSpec", "core.PersistentVolumeClaimSpec", "core.PersistentVolumeSource",
 	"apps.DeploymentStrategy", "apps.DaemonSetUpdateStrategy", "apps.StatefulSetUpdateStrategy", "core.EventSource", "core.Taint",
-	"storage.CSINodeDriver", "storage.VolumeAttachmentSpec",
+	"storage.CSINodeDriver", "storage.VolumeAttachmentSpec", "resource.ResourceClaimTemplateSpec",
 }
 
 // hoisted are the internal structs some of whose fields the versioned
