@@ -61,13 +61,17 @@ type kubelet struct {
 	// probed are, by pod uid and container ID, the offsets from the
 	// container's start up to which its probes' events are recorded.
 	probed map[string]map[string]time.Duration
+	// pullBackOffs are the failed pulls of images that cannot be pulled,
+	// by pod uid and image (see pullBackOffKey).
+	pullBackOffs map[string]pullBackOff
 }
 
 func init() {
 	registerController(controllerDef{name: "kubelet", title: "kubelets", simulated: true,
 		start: func(sb *Sandbox) reconciler {
 			return &kubelet{api: inproc.New(sb.handler, kubeletAgent), now: sb.clock.Now, names: sb.nodeNames(),
-				events: map[string]*eventRecorder{}, nextIP: map[string]int{}, pulled: map[string]map[string]bool{}, killing: map[string]bool{}, probed: map[string]map[string]time.Duration{}}
+				events: map[string]*eventRecorder{}, nextIP: map[string]int{}, pulled: map[string]map[string]bool{}, killing: map[string]bool{}, probed: map[string]map[string]time.Duration{},
+				pullBackOffs: map[string]pullBackOff{}}
 		}})
 }
 
@@ -167,6 +171,11 @@ func (k *kubelet) remove(ctx context.Context, p jsonmap.Object) error {
 	k.mu.Lock()
 	delete(k.killing, string(uid))
 	delete(k.probed, string(uid))
+	for key := range k.pullBackOffs {
+		if strings.HasPrefix(key, string(uid)+"_") {
+			delete(k.pullBackOffs, key)
+		}
+	}
 	k.mu.Unlock()
 	return nil
 }
@@ -275,6 +284,9 @@ func (k *kubelet) sync(ctx context.Context, p jsonmap.Object, i int) (time.Durat
 		return s.write(ctx)
 	}
 	if err := k.recallProbeEvents(ctx, p); err != nil {
+		return 0, err
+	}
+	if err := k.recallPullBackOffs(ctx, p); err != nil {
 		return 0, err
 	}
 	s.syncContainers(sandboxReady)
@@ -521,6 +533,10 @@ const createContainerConfigError = "CreateContainerConfigError"
 // start pulls the container's image as its pull policy says and starts it.
 func (s *podSync) start(c map[string]any, cs jsonmap.Object, fieldPath string) {
 	image := stringOf(c["image"])
+	if reason := pullError(image); reason != "" {
+		s.failPull(cs, image, reason, fieldPath)
+		return
+	}
 	s.k.mu.Lock()
 	pulled := s.k.pulled[s.node]
 	if pulled == nil {
