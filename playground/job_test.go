@@ -416,3 +416,36 @@ func TestJob_ttlAfterFinished(t *testing.T) {
 	})
 	waitIdle(t, sb)
 }
+
+// A Job adopts an orphan its selector matches (with the tracking
+// finalizer) and releases a pod it controls whose labels no longer match
+// (taking the finalizer off: nobody counts it any more), replacing it.
+func TestJob_adoptsAndReleases(t *testing.T) {
+	sb := jobSandbox(t)
+	h := sb.Handler()
+	job := createJob(t, h, "adopter", `"parallelism":2,"completions":4,`)
+	uid := lookup(job, "metadata.uid")
+	pods := waitJobPods(t, h, "adopter", 2)
+	name := podName(pods[0])
+	path := podPath("default", name)
+	mergePatch(t, h, path, `{"metadata":{"ownerReferences":null,"finalizers":null}}`)
+	waitFor(t, "the orphan to be adopted", func() bool { return lookup(pod(t, h, name), "metadata.ownerReferences.0.uid") == uid })
+	p := pod(t, h, name)
+	if lookup(p, "metadata.ownerReferences.0.controller") != true || lookup(p, "metadata.finalizers.0") != "batch.kubernetes.io/job-tracking" {
+		t.Errorf("adopted: %s", jsonOf(p["metadata"]))
+	}
+	if n := len(jobPods(t, h, "adopter")); n != 2 {
+		t.Errorf("%d pods after the adoption, want 2", n)
+	}
+
+	mergePatch(t, h, path, `{"metadata":{"labels":null}}`)
+	waitFor(t, "the pod to be released", func() bool {
+		md := pod(t, h, name)["metadata"].(map[string]any)
+		return md["ownerReferences"] == nil && md["finalizers"] == nil
+	})
+	waitJobPods(t, h, "adopter", 2) // a replacement
+	waitIdle(t, sb)
+	if ref := lookup(pod(t, h, name), "metadata.ownerReferences"); ref != nil {
+		t.Errorf("released pod readopted: %v", ref)
+	}
+}
