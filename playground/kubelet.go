@@ -39,7 +39,9 @@ const (
 // whose containers are done Succeeds or Fails, one past its
 // activeDeadlineSeconds Fails (DeadlineExceeded); a pod whose RuntimeClass
 // cannot be run gets no sandbox, a container whose subPathExpr is wrong
-// is not created (CreateContainerConfigError). A pod deleted gracefully has its containers
+// is not created (CreateContainerConfigError), an image that cannot be
+// pulled backs off (ImagePullBackOff: see imagepull.go), and a pod whose
+// host port a pod of the node holds is rejected (Failed: see admit). A pod deleted gracefully has its containers
 // stopped (a shell or sleep as PID 1 ignores SIGTERM and is killed when
 // the grace period ends), then is removed for good. Every timed step is a
 // later look at the pod (reconcile's after), on the sandbox's clock.
@@ -262,6 +264,15 @@ func (k *kubelet) sync(ctx context.Context, p jsonmap.Object, i int) (time.Durat
 	}
 	st := s.status
 	if st["startTime"] == nil {
+		reason, message, err := k.admit(ctx, p, s.node)
+		if err != nil {
+			return 0, err
+		}
+		if reason != "" {
+			s.event("", "Warning", reason, message)
+			st["phase"], st["reason"], st["message"] = "Failed", reason, "Pod was rejected: "+message
+			return s.write(ctx)
+		}
 		// First sight: the pod is accepted, its sandbox being made; the
 		// change this write makes brings the pod back here to start it.
 		hostIP := nodeIP(i)
@@ -292,6 +303,31 @@ func (k *kubelet) sync(ctx context.Context, p jsonmap.Object, i int) (time.Durat
 	s.syncContainers(sandboxReady)
 	s.conditions(sandboxReady)
 	return s.write(ctx)
+}
+
+// admit is why the kubelet of node rejects p on first sight, as its
+// admission handler does ("" if it accepts it): a host port that a pod it
+// accepted before holds (a pod bound to the node by its nodeName, which no
+// scheduler checked).
+func (k *kubelet) admit(ctx context.Context, p jsonmap.Object, node string) (reason, message string, err error) {
+	if len(hostPortsOf(p)) == 0 {
+		return "", "", nil
+	}
+	pods, err := list(ctx, k.api, "/api/v1/pods?fieldSelector=spec.nodeName%3D"+node)
+	if err != nil {
+		return "", "", err
+	}
+	var accepted []jsonmap.Object
+	for _, other := range pods {
+		if jsonmap.String(other, "metadata", "uid") != jsonmap.String(p, "metadata", "uid") && !podTerminal(other) &&
+			jsonmap.String(other, "status", "startTime") != "" {
+			accepted = append(accepted, other)
+		}
+	}
+	if portsConflict(p, accepted) {
+		return "NodePorts", "Predicate NodePorts failed: node(s) didn't have free ports for the requested pod ports", nil
+	}
+	return "", "", nil
 }
 
 // pastActiveDeadline fails the pod, as a kubelet does, once it has been

@@ -404,3 +404,37 @@ func TestKubelet_imagePullBackOff(t *testing.T) {
 		t.Errorf("phase %s", phaseOf(t, h, "missing"))
 	}
 }
+
+// A kubelet rejects a pod bound to its node whose host port a pod it
+// accepted holds (no scheduler checked it: it named its node): Failed,
+// with the NodePorts reason and event, never started.
+func TestKubelet_rejectsHostPortConflict(t *testing.T) {
+	sb := openSandboxWith(t, playground.Options{Controllers: playground.Controllers{Nodes: 1}})
+	h := sb.Handler()
+	waitNodes(t, sb, "kubeplay-worker")
+	waitForDefaultServiceAccount(t, h, "default")
+	const spec = `{"nodeName":"kubeplay-worker","containers":[{"name":"c","image":"nginx","ports":[{"containerPort":21017,"hostPort":21017}]}]}`
+	createPod(t, h, "holder", spec)
+	waitFor(t, "holder to run", func() bool { return phaseOf(t, h, "holder") == "Running" })
+	createPod(t, h, "rival", spec)
+	waitFor(t, "rival to be rejected", func() bool { return phaseOf(t, h, "rival") == "Failed" })
+	const message = "Predicate NodePorts failed: node(s) didn't have free ports for the requested pod ports"
+	p := pod(t, h, "rival")
+	for path, want := range map[string]any{
+		"status.reason":            "NodePorts",
+		"status.message":           "Pod was rejected: " + message,
+		"status.containerStatuses": nil,
+		"status.startTime":         nil,
+	} {
+		if got := lookup(p, path); got != want {
+			t.Errorf("%s = %v, want %v", path, got, want)
+		}
+	}
+	if events := kubeletEvents(t, h, "rival"); jsonOf(events) != jsonOf([]string{"NodePorts: " + message}) {
+		t.Errorf("events %q", events)
+	}
+	waitIdle(t, sb)
+	if phaseOf(t, h, "holder") != "Running" {
+		t.Errorf("holder: %s", phaseOf(t, h, "holder"))
+	}
+}
