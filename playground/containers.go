@@ -92,7 +92,13 @@ func imageName(image string) string {
 
 // programOf is what container c (an entry of a pod's containers or
 // initContainers) of pod p does.
-func programOf(p, c jsonmap.Object) program {
+func programOf(p, c jsonmap.Object) program { return programFinding(p, c, nil) }
+
+// programFinding is what container c of pod p does when, at its start, it
+// finds the files found says (known: found knows of path). A file that
+// found does not know of, and the program did not make, is the image's:
+// there.
+func programFinding(p, c jsonmap.Object, found func(path string) (exists, known bool)) program {
 	argv := append(jsonmap.StringsOf(c["command"]), jsonmap.StringsOf(c["args"])...)
 	if len(jsonmap.StringsOf(c["command"])) == 0 && !shellImages[imageName(stringOf(c["image"]))] {
 		// The image's own entrypoint: a server, as far as kubeplay knows.
@@ -102,6 +108,19 @@ func programOf(p, c jsonmap.Object) program {
 		argv = []string{"sh"}
 	}
 	sh := newShell(p, c)
+	if found != nil {
+		sh.files = func(path string) (exists, known bool) {
+			for _, f := range sh.prog.files {
+				if f.path == path {
+					exists, known = f.exists, true
+				}
+			}
+			if known {
+				return exists, true
+			}
+			return found(path)
+		}
+	}
 	if !sh.exec(argv) {
 		return program{forever: true, serves: true}
 	}
@@ -166,7 +185,8 @@ func isShell(name string) bool {
 type shell struct {
 	env         map[string]string
 	messagePath string
-	// files, in an exec probe, are the container's files when it runs.
+	// files are the files the commands find (an exec probe's, those of
+	// its container when it runs); nil: every file is there.
 	files   func(path string) (exists, known bool)
 	prog    program
 	elapsed time.Duration
@@ -401,25 +421,43 @@ func isFunctionDefinition(words []string) bool {
 }
 
 // block runs a loop or an if: a loop whose condition stays true runs
-// forever once its body has run; a for loop runs its body once per word.
+// forever once its body has run; a for loop runs its body once per word;
+// an if runs its then or its else branch.
 func (sh *shell) block(stmts []statement, closing string) {
 	head := stmts[0].words
-	var body []statement
+	var branches [2][]statement // the body (an if's then branch), an if's else branch
+	branch, depth := 0, 0
 	for _, st := range stmts[1:] {
 		words := st.words
-		if len(words) > 0 && (words[0] == "do" || words[0] == "then" || words[0] == "else") {
-			words = words[1:]
+		if len(words) > 0 && depth == 0 {
+			switch words[0] {
+			case "else":
+				branch = 1
+				words = words[1:]
+			case "do", "then":
+				words = words[1:]
+			}
 		}
-		if len(words) > 0 && words[len(words)-1] == closing {
-			words = words[:len(words)-1]
+		for _, w := range words {
+			switch w {
+			case "while", "until", "for", "if":
+				depth++
+			case "done", "fi":
+				depth--
+			}
 		}
-		if len(words) > 0 && words[0] == closing {
-			words = words[1:]
+		if depth < 0 && len(words) > 0 { // the block's end
+			if words[len(words)-1] == closing {
+				words = words[:len(words)-1]
+			} else if words[0] == closing {
+				words = words[1:]
+			}
 		}
 		if len(words) > 0 {
-			body = append(body, statement{words: words, join: st.join})
+			branches[branch] = append(branches[branch], statement{words: words, join: st.join})
 		}
 	}
+	body := branches[0]
 	switch head[0] {
 	case "for":
 		for _, v := range forWords(head) {
@@ -430,6 +468,8 @@ func (sh *shell) block(stmts []statement, closing string) {
 		sh.builtin(head[1:])
 		if sh.status == 0 {
 			sh.run(body)
+		} else {
+			sh.run(branches[1])
 		}
 	default: // while, until
 		sh.run(body)
@@ -486,10 +526,10 @@ func (sh *shell) builtin(words []string) bool {
 			}
 		}
 		sh.status = 0
-	case "cat", "ls", "test", "[":
+	case "cat", "ls", "test", "[", "[[":
 		sh.status = 0
 		for _, a := range words[1:] {
-			if strings.HasPrefix(a, "-") || a == "]" || !sh.missing(a) {
+			if strings.HasPrefix(a, "-") || a == "]" || a == "]]" || !sh.missing(a) {
 				continue
 			}
 			sh.status = 1

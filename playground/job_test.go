@@ -449,3 +449,38 @@ func TestJob_adoptsAndReleases(t *testing.T) {
 		t.Errorf("released pod readopted: %v", ref)
 	}
 }
+
+// An Indexed Job whose pods leave a marker file on their node (a hostPath
+// directory under /tmp) and wait to be evicted, as the e2e suite's: each
+// evicted pod fails with the DisruptionTarget condition, which the pod
+// failure policy ignores, and its replacement finds the marker and
+// succeeds.
+func TestJob_podFailurePolicyIgnoresEviction(t *testing.T) {
+	sb := openSandboxWith(t, playground.Options{Controllers: playground.Controllers{Nodes: 1}})
+	h := sb.Handler()
+	waitNodes(t, sb, "kubeplay-worker")
+	waitForDefaultServiceAccount(t, h, "default")
+	mustDo(t, h, 201, "POST", jobsPath, `{"metadata":{"name":"marker"},"spec":{"parallelism":3,"completions":3,"backoffLimit":2,
+		"completionMode":"Indexed","podFailurePolicy":{"rules":[{"action":"Ignore","onPodConditions":[{"type":"DisruptionTarget","status":"True"}]}]},
+		"template":{"spec":{"restartPolicy":"Never","terminationGracePeriodSeconds":1,"nodeSelector":{"kubernetes.io/hostname":"kubeplay-worker"},
+			"volumes":[{"name":"data","hostPath":{"path":"/tmp/job-e2e/x1","type":"DirectoryOrCreate"}}],
+			"containers":[{"name":"c","image":"busybox","command":["/bin/sh","-c"],
+				"args":["\n\t\t\tif [[ -r /data/foo-$JOB_COMPLETION_INDEX ]]\n\t\t\tthen\n\t\t\t\texit 0\n\t\t\telse\n\t\t\t\ttouch /data/foo-$JOB_COMPLETION_INDEX\n\t\t\t\tsleep 1000000\n\t\t\tfi\n\t\t"],
+				"volumeMounts":[{"name":"data","mountPath":"/data"}],
+				"readinessProbe":{"periodSeconds":1,"exec":{"command":["/bin/sh","-c","cat /data/foo-$JOB_COMPLETION_INDEX"]}}}]}}}}`)
+	waitFor(t, "3 ready pods", func() bool { return jobStatus(t, h, "marker")["ready"] == 3.0 })
+	evicted := waitJobPods(t, h, "marker", 3)
+	for _, p := range evicted {
+		name := podName(p)
+		mustDo(t, h, 201, "POST", podPath("default", name)+"/eviction", `{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"`+name+`"}}`)
+	}
+	sb.AdvanceClock(2 * time.Second) // the grace period: the shells ignore SIGTERM
+	for _, p := range evicted {
+		waitFor(t, podName(p)+" to go", gone(t, h, podPath("default", podName(p))))
+	}
+	sb.AdvanceClock(time.Minute) // the back-off of the Job's three failures
+	st := waitJobCondition(t, h, "marker", "Complete=True CompletionsReached: Reached expected number of succeeded pods")
+	if st["succeeded"] != 3.0 || st["failed"] != nil && st["failed"] != 0.0 || st["completedIndexes"] != "0-2" {
+		t.Errorf("status %s", jsonOf(st))
+	}
+}

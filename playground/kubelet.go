@@ -66,6 +66,8 @@ type kubelet struct {
 	// pullBackOffs are the failed pulls of images that cannot be pulled,
 	// by pod uid and image (see pullBackOffKey).
 	pullBackOffs map[string]pullBackOff
+	// disks are the nodes' disks, which outlive the kubelets.
+	disks *nodeDisks
 }
 
 func init() {
@@ -73,7 +75,7 @@ func init() {
 		start: func(sb *Sandbox) reconciler {
 			return &kubelet{api: inproc.New(sb.handler, kubeletAgent), now: sb.clock.Now, names: sb.nodeNames(),
 				events: map[string]*eventRecorder{}, nextIP: map[string]int{}, pulled: map[string]map[string]bool{}, killing: map[string]bool{}, probed: map[string]map[string]time.Duration{},
-				pullBackOffs: map[string]pullBackOff{}}
+				pullBackOffs: map[string]pullBackOff{}, disks: &sb.disks}
 		}})
 }
 
@@ -609,8 +611,9 @@ func (s *podSync) start(c map[string]any, cs jsonmap.Object, fieldPath string) {
 // has started and is ready, and whether its program has ended or its
 // probes have had it killed.
 func (s *podSync) running(c map[string]any, cs jsonmap.Object, startedAt time.Time, policy, fieldPath string) {
-	prog := programOf(s.p, c)
+	prog := s.program(c)
 	ran := s.now.Sub(startedAt)
+	s.wrote(c, prog, ran)
 	end := prog.runs
 	if prog.forever {
 		end = -1
