@@ -90,16 +90,18 @@ func (b pullBackOff) delay() time.Duration {
 	return d
 }
 
-func pullBackOffKey(uid, image string) string { return uid + "_" + image }
-
 // failPull is an attempt to start a container whose image cannot be
 // pulled (why says the runtime's error): pulled again, failing, unless the
 // back-off of its last failure still holds.
 func (s *podSync) failPull(cs jsonmap.Object, image, why, fieldPath string) {
-	key := pullBackOffKey(jsonmap.String(s.p, "metadata", "uid"), image)
+	uid := jsonmap.String(s.p, "metadata", "uid")
 	s.k.mu.Lock()
 	defer s.k.mu.Unlock()
-	b := s.k.pullBackOffs[key]
+	if s.k.pullBackOffs[uid] == nil {
+		s.k.pullBackOffs[uid] = map[string]pullBackOff{}
+	}
+	backOffs := s.k.pullBackOffs[uid]
+	b := backOffs[image]
 	if since := s.now.Sub(b.looked); b.failures > 0 && since < podSyncRetry {
 		// Its own status write brings the pod back at once; a kubelet
 		// tries again when its pod worker's retry comes.
@@ -108,7 +110,7 @@ func (s *podSync) failPull(cs jsonmap.Object, image, why, fieldPath string) {
 	}
 	if b.failures > 0 {
 		b.looked = s.now
-		s.k.pullBackOffs[key] = b
+		backOffs[image] = b
 		if wait := b.last.Add(b.delay()).Sub(s.now); wait > 0 {
 			s.event(fieldPath, "Normal", "BackOff", fmt.Sprintf("Back-off pulling image %q", image))
 			s.event(fieldPath, "Warning", "Failed", "Error: ImagePullBackOff")
@@ -121,7 +123,7 @@ func (s *podSync) failPull(cs jsonmap.Object, image, why, fieldPath string) {
 	s.event(fieldPath, "Normal", "Pulling", fmt.Sprintf("Pulling image %q", image))
 	s.event(fieldPath, "Warning", "Failed", fmt.Sprintf("Failed to pull image %q: %s", image, why))
 	s.event(fieldPath, "Warning", "Failed", "Error: ErrImagePull")
-	s.k.pullBackOffs[key] = pullBackOff{failures: b.failures + 1, last: s.now, looked: s.now}
+	backOffs[image] = pullBackOff{failures: b.failures + 1, last: s.now, looked: s.now}
 	cs["state"] = map[string]any{"waiting": map[string]any{"reason": "ErrImagePull", "message": why}}
 	s.later(podSyncRetry)
 }
@@ -138,7 +140,7 @@ func (k *kubelet) recallPullBackOffs(ctx context.Context, p jsonmap.Object) erro
 	for _, cs := range append(jsonmap.Items(st["initContainerStatuses"]), jsonmap.Items(st["containerStatuses"])...) {
 		switch jsonmap.String(jsonmap.Object(cs), "state", "waiting", "reason") {
 		case "ErrImagePull", "ImagePullBackOff":
-			if _, known := k.pullBackOffs[pullBackOffKey(uid, specImage(p, stringOf(cs["name"])))]; !known {
+			if _, known := k.pullBackOffs[uid][specImage(p, stringOf(cs["name"]))]; !known {
 				images = append(images, specImage(p, stringOf(cs["name"])))
 			}
 		}
@@ -153,6 +155,9 @@ func (k *kubelet) recallPullBackOffs(ctx context.Context, p jsonmap.Object) erro
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if k.pullBackOffs[uid] == nil {
+		k.pullBackOffs[uid] = map[string]pullBackOff{}
+	}
 	for _, image := range images {
 		var b pullBackOff
 		prefix := fmt.Sprintf("Failed to pull image %q: ", image)
@@ -167,7 +172,7 @@ func (k *kubelet) recallPullBackOffs(ctx context.Context, p jsonmap.Object) erro
 			}
 		}
 		b.looked = b.last
-		k.pullBackOffs[pullBackOffKey(uid, image)] = b
+		k.pullBackOffs[uid][image] = b
 	}
 	return nil
 }

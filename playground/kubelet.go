@@ -64,8 +64,8 @@ type kubelet struct {
 	// container's start up to which its probes' events are recorded.
 	probed map[string]map[string]time.Duration
 	// pullBackOffs are the failed pulls of images that cannot be pulled,
-	// by pod uid and image (see pullBackOffKey).
-	pullBackOffs map[string]pullBackOff
+	// by pod uid and image.
+	pullBackOffs map[string]map[string]pullBackOff
 	// disks are the nodes' disks, which outlive the kubelets.
 	disks *nodeDisks
 }
@@ -75,7 +75,7 @@ func init() {
 		start: func(sb *Sandbox) reconciler {
 			return &kubelet{api: inproc.New(sb.handler, kubeletAgent), now: sb.clock.Now, names: sb.nodeNames(),
 				events: map[string]*eventRecorder{}, nextIP: map[string]int{}, pulled: map[string]map[string]bool{}, killing: map[string]bool{}, probed: map[string]map[string]time.Duration{},
-				pullBackOffs: map[string]pullBackOff{}, disks: &sb.disks}
+				pullBackOffs: map[string]map[string]pullBackOff{}, disks: &sb.disks}
 		}})
 }
 
@@ -175,11 +175,7 @@ func (k *kubelet) remove(ctx context.Context, p jsonmap.Object) error {
 	k.mu.Lock()
 	delete(k.killing, string(uid))
 	delete(k.probed, string(uid))
-	for key := range k.pullBackOffs {
-		if strings.HasPrefix(key, string(uid)+"_") {
-			delete(k.pullBackOffs, key)
-		}
-	}
+	delete(k.pullBackOffs, string(uid))
 	k.mu.Unlock()
 	return nil
 }
