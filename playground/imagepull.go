@@ -81,13 +81,7 @@ type pullBackOff struct {
 
 // delay is how long after the last failure the next pull waits.
 func (b pullBackOff) delay() time.Duration {
-	d := pullBackoffInitial
-	for range b.failures - 1 {
-		if d *= 2; d >= pullBackoffMax {
-			return pullBackoffMax
-		}
-	}
-	return d
+	return doubling(pullBackoffInitial, pullBackoffMax, b.failures)
 }
 
 // failPull is an attempt to start a container whose image cannot be

@@ -41,10 +41,11 @@ const (
 // cannot be run gets no sandbox, a container whose subPathExpr is wrong
 // is not created (CreateContainerConfigError), an image that cannot be
 // pulled backs off (ImagePullBackOff: see imagepull.go), and a pod whose
-// host port a pod of the node holds is rejected (Failed: see admit). A pod deleted gracefully has its containers
-// stopped (a shell or sleep as PID 1 ignores SIGTERM and is killed when
-// the grace period ends), then is removed for good. Every timed step is a
-// later look at the pod (reconcile's after), on the sandbox's clock.
+// host port a pod of the node holds is rejected (Failed: see admit). A pod
+// deleted gracefully has its containers stopped (a shell or sleep as PID 1
+// ignores SIGTERM and is killed when the grace period ends), then is
+// removed for good. Every timed step is a later look at the pod
+// (reconcile's after), on the sandbox's clock.
 // Its keys are "<namespace>/<name>" of pods.
 type kubelet struct {
 	api   *inproc.Client
@@ -523,10 +524,16 @@ func backoff(restarts int64, ran time.Duration) time.Duration {
 	if restarts <= 0 || ran > 2*backoffMax {
 		return 0
 	}
-	d := backoffInitial
-	for range restarts - 1 {
-		if d *= 2; d >= backoffMax {
-			return backoffMax
+	return doubling(backoffInitial, backoffMax, int(restarts))
+}
+
+// doubling is the nth delay (from 1) of a back-off that starts at initial
+// and doubles up to limit.
+func doubling(initial, limit time.Duration, n int) time.Duration {
+	d := initial
+	for range n - 1 {
+		if d *= 2; d >= limit {
+			return limit
 		}
 	}
 	return d

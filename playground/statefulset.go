@@ -58,13 +58,7 @@ func (r replacements) wait() time.Duration {
 	if r.count < 2 {
 		return 0
 	}
-	d := time.Second
-	for range r.count - 2 {
-		if d *= 2; d >= backoffMax {
-			return backoffMax
-		}
-	}
-	return d
+	return doubling(time.Second, backoffMax, r.count-1)
 }
 
 func init() {
