@@ -67,7 +67,8 @@ type kubelet struct {
 	// pullBackOffs are the failed pulls of images that cannot be pulled,
 	// by pod uid and image.
 	pullBackOffs map[string]map[string]pullBackOff
-	// disks are the nodes' disks, which outlive the kubelets.
+	// disks are the nodes' disks, which outlive the kubelets, and the
+	// pods' emptyDir volumes.
 	disks *nodeDisks
 }
 
@@ -178,6 +179,7 @@ func (k *kubelet) remove(ctx context.Context, p jsonmap.Object) error {
 	delete(k.probed, string(uid))
 	delete(k.pullBackOffs, string(uid))
 	k.mu.Unlock()
+	k.disks.drop("pod/" + string(uid))
 	return nil
 }
 
@@ -614,9 +616,9 @@ func (s *podSync) start(c map[string]any, cs jsonmap.Object, fieldPath string) {
 // has started and is ready, and whether its program has ended or its
 // probes have had it killed.
 func (s *podSync) running(c map[string]any, cs jsonmap.Object, startedAt time.Time, policy, fieldPath string) {
-	prog := s.program(c)
+	prog := s.program(c, cs)
 	ran := s.now.Sub(startedAt)
-	s.wrote(c, prog, ran)
+	s.wrote(c, cs, prog, ran)
 	end := prog.runs
 	if prog.forever {
 		end = -1

@@ -438,3 +438,27 @@ func TestKubelet_rejectsHostPortConflict(t *testing.T) {
 		t.Errorf("holder: %s", phaseOf(t, h, "holder"))
 	}
 }
+
+// An emptyDir volume keeps what a container's run wrote for its next run:
+// the e2e suite's "fail once" script fails, leaving a marker, and its
+// restart finds the marker and succeeds.
+func TestKubelet_emptyDirOutlivesARun(t *testing.T) {
+	sb := openSandboxWith(t, playground.Options{Controllers: playground.Controllers{Nodes: 1}})
+	h := sb.Handler()
+	waitNodes(t, sb, "kubeplay-worker")
+	waitForDefaultServiceAccount(t, h, "default")
+	createPod(t, h, "once", `{"restartPolicy":"OnFailure","volumes":[{"name":"data","emptyDir":{}}],
+		"containers":[{"name":"c","image":"busybox","command":["/bin/sh","-c"],"volumeMounts":[{"name":"data","mountPath":"/data"}],
+			"args":["\n\t\t\tif [[ -r /data/foo ]]\n\t\t\tthen\n\t\t\t\texit 0\n\t\t\telse\n\t\t\t\ttouch /data/foo\n\t\t\t\texit 1\n\t\t\tfi\n\t\t"]}]}`)
+	waitFor(t, "once to succeed", func() bool { return phaseOf(t, h, "once") == "Succeeded" })
+	p := pod(t, h, "once")
+	for path, want := range map[string]any{
+		"status.containerStatuses.0.restartCount":                  float64(1),
+		"status.containerStatuses.0.lastState.terminated.exitCode": float64(1),
+		"status.containerStatuses.0.state.terminated.exitCode":     float64(0),
+	} {
+		if got := lookup(p, path); got != want {
+			t.Errorf("%s = %v, want %v", path, got, want)
+		}
+	}
+}
