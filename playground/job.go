@@ -124,12 +124,12 @@ func (jc *jobController) reconcile(ctx context.Context, key string) (time.Durati
 	if _, err := jc.removeFinalizers(ctx, orphans); err != nil || job == nil {
 		return 0, err
 	}
+	if job.Spec.ManagedBy != nil && *job.Spec.ManagedBy != jobControllerManagerName {
+		return 0, nil // another controller's
+	}
 	pods, err := jc.claimPods(ctx, job, candidates)
 	if err != nil {
 		return 0, err
-	}
-	if job.Spec.ManagedBy != nil && *job.Spec.ManagedBy != jobControllerManagerName {
-		return 0, nil // another controller's
 	}
 	if jobFinished(job) {
 		delete(jc.backoff, job.UID)
