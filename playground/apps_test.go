@@ -492,3 +492,33 @@ func TestDaemonSet_podPerNodeAndRollingUpdate(t *testing.T) {
 	waitIdle(t, sb)
 	assertStaysIdle(t, sb)
 }
+
+// A StatefulSet replaces its pod that the kubelet rejects (a host port
+// taken on the node it names) until the port is free, then the pod runs.
+func TestStatefulSet_replacesRejectedPod(t *testing.T) {
+	sb := openSandboxWith(t, playground.Options{Controllers: playground.Controllers{Nodes: 1}})
+	h := sb.Handler()
+	waitNodes(t, sb, "kubeplay-worker")
+	waitForDefaultServiceAccount(t, h, "default")
+	const ports = `"nodeName":"kubeplay-worker","containers":[{"name":"c","image":"nginx","ports":[{"containerPort":21017,"hostPort":21017}]}]`
+	createPod(t, h, "holder", `{`+ports+`}`)
+	waitFor(t, "holder to run", func() bool { return phaseOf(t, h, "holder") == "Running" })
+	mustDo(t, h, 201, "POST", "/apis/apps/v1/namespaces/default/statefulsets", `{"metadata":{"name":"web"},"spec":{"replicas":1,"serviceName":"web",
+		"selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web"}},"spec":{`+ports+`}}}}`)
+	first := ""
+	waitFor(t, "web-0 to be rejected", func() bool {
+		code, p := do(t, h, "GET", podPath("default", "web-0"), "")
+		if code == 200 && first == "" {
+			first, _ = lookup(p, "metadata.uid").(string)
+		}
+		return len(eventMessages(t, h, "default", "StatefulSet", "web", "SuccessfulDelete")) > 0
+	})
+	mustDo(t, h, 200, "DELETE", podPath("default", "holder"), `{"gracePeriodSeconds":0}`)
+	waitFor(t, "a new web-0 to run", func() bool {
+		code, p := do(t, h, "GET", podPath("default", "web-0"), "")
+		return code == 200 && lookup(p, "status.phase") == "Running" && lookup(p, "metadata.uid") != first
+	})
+	if events := strings.Join(kubeletEvents(t, h, "web-0"), "\n"); !strings.Contains(events, "NodePorts: Predicate NodePorts failed") {
+		t.Errorf("kubelet events: %s", events)
+	}
+}

@@ -92,7 +92,13 @@ func imageName(image string) string {
 
 // programOf is what container c (an entry of a pod's containers or
 // initContainers) of pod p does.
-func programOf(p, c jsonmap.Object) program {
+func programOf(p, c jsonmap.Object) program { return programFinding(p, c, nil) }
+
+// programFinding is what container c of pod p does when, at its start, it
+// finds the files found says (known: found knows of path). A file that
+// found does not know of, and the program did not make, is the image's:
+// there.
+func programFinding(p, c jsonmap.Object, found func(path string) (exists, known bool)) program {
 	argv := append(jsonmap.StringsOf(c["command"]), jsonmap.StringsOf(c["args"])...)
 	if len(jsonmap.StringsOf(c["command"])) == 0 && !shellImages[imageName(stringOf(c["image"]))] {
 		// The image's own entrypoint: a server, as far as kubeplay knows.
@@ -102,6 +108,19 @@ func programOf(p, c jsonmap.Object) program {
 		argv = []string{"sh"}
 	}
 	sh := newShell(p, c)
+	if found != nil {
+		sh.files = func(path string) (exists, known bool) {
+			for _, f := range sh.prog.files {
+				if f.path == path {
+					exists, known = f.exists, true
+				}
+			}
+			if known {
+				return exists, true
+			}
+			return found(path)
+		}
+	}
 	if !sh.exec(argv) {
 		return program{forever: true, serves: true}
 	}
@@ -166,7 +185,8 @@ func isShell(name string) bool {
 type shell struct {
 	env         map[string]string
 	messagePath string
-	// files, in an exec probe, are the container's files when it runs.
+	// files are the files the commands find (an exec probe's, those of
+	// its container when it runs); nil: every file is there.
 	files   func(path string) (exists, known bool)
 	prog    program
 	elapsed time.Duration
@@ -302,7 +322,7 @@ func (sh *shell) variable(rs []rune) (int, string) {
 				depth++
 			} else if rs[j] == ')' {
 				if depth--; depth == 0 {
-					return j + 1, "" // a command's output: not simulated
+					return j + 1, sh.substitute(string(rs[2:j]))
 				}
 			}
 		}
@@ -401,25 +421,43 @@ func isFunctionDefinition(words []string) bool {
 }
 
 // block runs a loop or an if: a loop whose condition stays true runs
-// forever once its body has run; a for loop runs its body once per word.
+// forever once its body has run; a for loop runs its body once per word;
+// an if runs its then or its else branch.
 func (sh *shell) block(stmts []statement, closing string) {
 	head := stmts[0].words
-	var body []statement
+	var branches [2][]statement // the body (an if's then branch), an if's else branch
+	branch, depth := 0, 0
 	for _, st := range stmts[1:] {
 		words := st.words
-		if len(words) > 0 && (words[0] == "do" || words[0] == "then" || words[0] == "else") {
-			words = words[1:]
+		if len(words) > 0 && depth == 0 {
+			switch words[0] {
+			case "else":
+				branch = 1
+				words = words[1:]
+			case "do", "then":
+				words = words[1:]
+			}
 		}
-		if len(words) > 0 && words[len(words)-1] == closing {
-			words = words[:len(words)-1]
+		for _, w := range words {
+			switch w {
+			case "while", "until", "for", "if":
+				depth++
+			case "done", "fi":
+				depth--
+			}
 		}
-		if len(words) > 0 && words[0] == closing {
-			words = words[1:]
+		if depth < 0 && len(words) > 0 { // the block's end
+			if words[len(words)-1] == closing {
+				words = words[:len(words)-1]
+			} else if words[0] == closing {
+				words = words[1:]
+			}
 		}
 		if len(words) > 0 {
-			body = append(body, statement{words: words, join: st.join})
+			branches[branch] = append(branches[branch], statement{words: words, join: st.join})
 		}
 	}
+	body := branches[0]
 	switch head[0] {
 	case "for":
 		for _, v := range forWords(head) {
@@ -430,6 +468,8 @@ func (sh *shell) block(stmts []statement, closing string) {
 		sh.builtin(head[1:])
 		if sh.status == 0 {
 			sh.run(body)
+		} else {
+			sh.run(branches[1])
 		}
 	default: // while, until
 		sh.run(body)
@@ -451,10 +491,7 @@ func forWords(head []string) []string {
 func (sh *shell) builtin(words []string) bool {
 	words = slices.Clone(words)
 	for i, w := range words {
-		words[i] = os.Expand(w, func(name string) string {
-			name, _, _ = strings.Cut(name, ":")
-			return sh.env[name]
-		})
+		words[i] = os.Expand(w, sh.lookup)
 	}
 	words, toFile, redirected := redirection(words)
 	if redirected && toFile != "/dev/null" {
@@ -486,10 +523,19 @@ func (sh *shell) builtin(words []string) bool {
 			}
 		}
 		sh.status = 0
-	case "cat", "ls", "test", "[":
+	case "test", "[", "[[":
+		args := words[1:]
+		if n := len(args); n > 0 && (args[n-1] == "]" || args[n-1] == "]]") {
+			args = args[:n-1]
+		}
+		sh.status = 1
+		if sh.test(args) {
+			sh.status = 0
+		}
+	case "cat", "ls":
 		sh.status = 0
 		for _, a := range words[1:] {
-			if strings.HasPrefix(a, "-") || a == "]" || !sh.missing(a) {
+			if strings.HasPrefix(a, "-") || !sh.missing(a) {
 				continue
 			}
 			sh.status = 1
@@ -548,6 +594,98 @@ func (sh *shell) builtin(words []string) bool {
 		return false
 	default:
 		return false
+	}
+	return true
+}
+
+// lookup is the value of the variable name (${name:-default} reads name).
+func (sh *shell) lookup(name string) string {
+	name, _, _ = strings.Cut(name, ":")
+	return sh.env[name]
+}
+
+// substitute is the output of a command substitution, $(command): the
+// integer arithmetic of expr ("expr $I % 2"); any other command's output
+// is not simulated, and is empty.
+func (sh *shell) substitute(command string) string {
+	words := strings.Fields(os.Expand(command, sh.lookup))
+	if len(words) != 4 || words[0] != "expr" {
+		return ""
+	}
+	a, errA := strconv.Atoi(words[1])
+	b, errB := strconv.Atoi(words[3])
+	if errA != nil || errB != nil {
+		return ""
+	}
+	switch words[2] {
+	case "+":
+		return strconv.Itoa(a + b)
+	case "-":
+		return strconv.Itoa(a - b)
+	case "*":
+		return strconv.Itoa(a * b)
+	case "/", "%":
+		if b == 0 {
+			return ""
+		}
+		if words[2] == "/" {
+			return strconv.Itoa(a / b)
+		}
+		return strconv.Itoa(a % b)
+	}
+	return ""
+}
+
+// test evaluates the expression of test, [ or [[: a comparison of
+// integers or strings, a string's emptiness, a file's presence (as the
+// files the shell finds say); another expression is true when no file it
+// names is missing.
+func (sh *shell) test(args []string) bool {
+	if len(args) > 0 && args[0] == "!" {
+		return !sh.test(args[1:])
+	}
+	switch len(args) {
+	case 1:
+		return args[0] != ""
+	case 2:
+		switch args[0] {
+		case "-z":
+			return args[1] == ""
+		case "-n":
+			return args[1] != ""
+		case "-e", "-f", "-d", "-r", "-s", "-x", "-w":
+			return !sh.missing(args[1])
+		}
+	case 3:
+		switch args[1] {
+		case "=", "==":
+			return args[0] == args[2]
+		case "!=":
+			return args[0] != args[2]
+		}
+		a, errA := strconv.Atoi(args[0])
+		b, errB := strconv.Atoi(args[2])
+		if errA == nil && errB == nil {
+			switch args[1] {
+			case "-eq":
+				return a == b
+			case "-ne":
+				return a != b
+			case "-lt":
+				return a < b
+			case "-le":
+				return a <= b
+			case "-gt":
+				return a > b
+			case "-ge":
+				return a >= b
+			}
+		}
+	}
+	for _, a := range args {
+		if !strings.HasPrefix(a, "-") && sh.missing(a) {
+			return false
+		}
 	}
 	return true
 }

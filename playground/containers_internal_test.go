@@ -30,6 +30,14 @@ func TestProgramOf(t *testing.T) {
 			runs: 2 * time.Second, log: "hello web-1\ndone: hi\n", ignoresSIGTERM: true},
 		{name: "or", container: `{"image":"busybox","command":["sh","-c","false || echo fallback; false && echo never"]}`, exit: 1, log: "fallback\n", ignoresSIGTERM: true},
 		{name: "a loop", container: `{"image":"busybox","command":["sh","-c","while true; do echo tick; sleep 5; done"]}`, forever: true, log: "tick\n", ignoresSIGTERM: true},
+		{name: "if then", container: `{"image":"busybox","command":["sh","-c","if true; then echo yes; else echo no; fi; echo after"]}`, log: "yes\nafter\n", ignoresSIGTERM: true},
+		{name: "if else", container: `{"image":"busybox","command":["sh","-c","if false\nthen\n  echo yes\nelse\n  echo no\n  if true; then echo nested; fi\nfi"]}`, log: "no\nnested\n", ignoresSIGTERM: true},
+		{name: "odd index fails", container: `{"image":"busybox","command":["sh","-c"],"args":["\n\t\t\tif [ $(expr ${JOB_COMPLETION_INDEX} % 2) -ne 0 ]; then\n\t\t\t\texit 1\n\t\t\telse\n\t\t\t\texit 0\n\t\t\tfi\n\t\t\t"],"env":[{"name":"JOB_COMPLETION_INDEX","value":"3"}]}`,
+			exit: 1, ignoresSIGTERM: true},
+		{name: "even index succeeds", container: `{"image":"busybox","command":["sh","-c"],"args":["if [ $(expr ${JOB_COMPLETION_INDEX} % 2) -ne 0 ]; then exit 1; else exit 0; fi"],"env":[{"name":"JOB_COMPLETION_INDEX","value":"4"}]}`,
+			ignoresSIGTERM: true},
+		{name: "string test", container: `{"image":"busybox","command":["sh","-c","[ \"$A\" = b ] && echo same; [ -z \"$A\" ] || echo set; test 2 -gt 3 || exit 4"],"env":[{"name":"A","value":"b"}]}`,
+			log: "same\nset\n", exit: 4, ignoresSIGTERM: true},
 		{name: "for", container: `{"image":"busybox","command":["sh","-c","for i in 1 2; do echo $i; done"]}`, log: "1\n2\n", ignoresSIGTERM: true},
 		{name: "termination message", container: `{"image":"busybox","command":["/bin/sh","-c","echo -n DONE > /dev/termination-custom-log; /bin/false"],"terminationMessagePath":"/dev/termination-custom-log"}`,
 			exit: 1, message: "DONE", ignoresSIGTERM: true},
@@ -66,5 +74,26 @@ func TestProgramOf_functionDefinitionSkipped(t *testing.T) {
 	}
 	if exists, known := prog.fileAt("/tmp/ready", time.Hour); !exists || !known {
 		t.Errorf("/tmp/ready: exists %v, known %v", exists, known)
+	}
+}
+
+// A container whose mounts hold a host directory finds in it the files
+// other pods left there: a Job's pod leaves a marker for its replacement.
+func TestProgramFinding_hostDirectory(t *testing.T) {
+	pod := jsonmap.Object{"metadata": map[string]any{"name": "job-0"}}
+	script := "if [[ -r /data/marker ]]\nthen\n  exit 0\nelse\n  touch /data/marker\n  sleep 1000000\nfi"
+	c := jsonmap.Object{"image": "busybox", "command": []any{"/bin/sh", "-c", script}}
+	for _, left := range []bool{false, true} {
+		p := programFinding(pod, c, func(path string) (bool, bool) { return left && path == "/data/marker", true })
+		switch {
+		case left && (p.runs != 0 || p.exitCode != 0):
+			t.Errorf("marker left: runs %v exit %d, want an exit 0 at once", p.runs, p.exitCode)
+		case !left && p.runs != 1000000*time.Second:
+			t.Errorf("no marker: runs %v, want the sleep", p.runs)
+		case !left:
+			if exists, _ := p.fileAt("/data/marker", 0); !exists {
+				t.Error("no marker made")
+			}
+		}
 	}
 }

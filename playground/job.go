@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"kubeplay/internal/jsonmap"
 	"kubeplay/server/inproc"
 	"kubeplay/store"
 )
@@ -34,6 +35,7 @@ type jobController struct {
 	// it lives in memory: a restart forgets it. Only the one worker
 	// goroutine touches it.
 	backoff map[types.UID]jobBackoff
+	keys    *selectorKeys
 }
 
 // jobBackoff is a Job's pod failures since its last pod success.
@@ -47,7 +49,7 @@ func init() {
 		start: func(sb *Sandbox) reconciler {
 			c := inproc.New(sb.handler, controllerAgent("job-controller"))
 			return &jobController{c: c, now: sb.clock.Now, events: newEventRecorder(c, "job-controller", "", sb.clock.Now),
-				backoff: map[types.UID]jobBackoff{}}
+				backoff: map[types.UID]jobBackoff{}, keys: newSelectorKeys(batchV1("jobs"), coreV1("pods"), "Job", labelSelectorOf)}
 		}})
 }
 
@@ -67,20 +69,15 @@ const (
 	maxUncountedPods = 500
 )
 
-var jobs = ownerKeys{owner: batchV1("jobs"), owned: coreV1("pods"), kind: "Job"}
-
 // resync looks at every Job not finished, and at the Job of every finished
 // pod that still holds the tracking finalizer.
 func (jc *jobController) resync(ctx context.Context, _ int64) ([]string, error) {
-	all, err := listAs[batchv1.Job](ctx, jc.c, allPath(batchV1("jobs")))
+	keys, err := jc.keys.resync(ctx, jc.c, func(o jsonmap.Object) bool {
+		var job batchv1.Job
+		return decodeInto(o, &job) == nil && jobFinished(&job)
+	})
 	if err != nil {
 		return nil, err
-	}
-	var keys []string
-	for _, j := range all {
-		if !jobFinished(&j) {
-			keys = append(keys, j.Namespace+"/"+j.Name)
-		}
 	}
 	pods, err := listAs[corev1.Pod](ctx, jc.c, allPath(coreV1("pods")))
 	if err != nil {
@@ -94,7 +91,7 @@ func (jc *jobController) resync(ctx context.Context, _ int64) ([]string, error) 
 	return keys, nil
 }
 
-func (jc *jobController) keysOf(ev store.Event, q queue) { jobs.keysOf(ev, q) }
+func (jc *jobController) keysOf(ev store.Event, q queue) { jc.keys.keysOf(ev, q) }
 
 func (jc *jobController) reconcile(ctx context.Context, key string) (time.Duration, error) {
 	ns, name, _ := strings.Cut(key, "/")
@@ -106,15 +103,19 @@ func (jc *jobController) reconcile(ctx context.Context, key string) (time.Durati
 	if err != nil {
 		return 0, err
 	}
-	var pods, orphans []*corev1.Pod
+	var candidates, orphans []*corev1.Pod
 	for i := range all {
 		p := &all[i]
 		ref := metav1.GetControllerOf(p)
-		if ref == nil || ref.Kind != "Job" || !strings.HasPrefix(ref.APIVersion, "batch/") || ref.Name != name {
+		if ref == nil {
+			candidates = append(candidates, p) // one the Job may adopt
+			continue
+		}
+		if ref.Kind != "Job" || !strings.HasPrefix(ref.APIVersion, "batch/") || ref.Name != name {
 			continue
 		}
 		if job != nil && ref.UID == job.UID {
-			pods = append(pods, p)
+			candidates = append(candidates, p)
 		} else if hasTrackingFinalizer(p) {
 			orphans = append(orphans, p)
 		}
@@ -125,6 +126,10 @@ func (jc *jobController) reconcile(ctx context.Context, key string) (time.Durati
 	}
 	if job.Spec.ManagedBy != nil && *job.Spec.ManagedBy != jobControllerManagerName {
 		return 0, nil // another controller's
+	}
+	pods, err := jc.claimPods(ctx, job, candidates)
+	if err != nil {
+		return 0, err
 	}
 	if jobFinished(job) {
 		delete(jc.backoff, job.UID)
@@ -138,6 +143,20 @@ func (jc *jobController) reconcile(ctx context.Context, key string) (time.Durati
 		return 0, err
 	}
 	return jc.sync(ctx, job, pods)
+}
+
+// claimPods returns the pods job controls once it has adopted the orphans
+// its selector matches (adding the tracking finalizer, as the pods it makes
+// have) and released those it controls that its selector no longer matches
+// (removing it: nobody counts them any more).
+func (jc *jobController) claimPods(ctx context.Context, job *batchv1.Job, pods []*corev1.Pod) ([]*corev1.Pod, error) {
+	sel, err := metav1.LabelSelectorAsSelector(job.Spec.Selector)
+	if err != nil || sel.Empty() {
+		sel = nil // it selects nothing
+	}
+	m := &claimer{c: jc.c, owner: job, apiVersion: "batch/v1", kind: "Job", selector: sel, ownedResource: "pods",
+		ownerPath: namedPath("batch/v1", "jobs", job.Namespace, job.Name), finalizers: []string{jobTrackingFinalizer}}
+	return claim(ctx, m, pods)
 }
 
 // jobLook is what one look at a Job found and decided.

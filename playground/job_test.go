@@ -416,3 +416,71 @@ func TestJob_ttlAfterFinished(t *testing.T) {
 	})
 	waitIdle(t, sb)
 }
+
+// A Job adopts an orphan its selector matches (with the tracking
+// finalizer) and releases a pod it controls whose labels no longer match
+// (taking the finalizer off: nobody counts it any more), replacing it.
+func TestJob_adoptsAndReleases(t *testing.T) {
+	sb := jobSandbox(t)
+	h := sb.Handler()
+	job := createJob(t, h, "adopter", `"parallelism":2,"completions":4,`)
+	uid := lookup(job, "metadata.uid")
+	pods := waitJobPods(t, h, "adopter", 2)
+	name := podName(pods[0])
+	path := podPath("default", name)
+	mergePatch(t, h, path, `{"metadata":{"ownerReferences":null,"finalizers":null}}`)
+	waitFor(t, "the orphan to be adopted", func() bool { return lookup(pod(t, h, name), "metadata.ownerReferences.0.uid") == uid })
+	p := pod(t, h, name)
+	if lookup(p, "metadata.ownerReferences.0.controller") != true || lookup(p, "metadata.finalizers.0") != "batch.kubernetes.io/job-tracking" {
+		t.Errorf("adopted: %s", jsonOf(p["metadata"]))
+	}
+	if n := len(jobPods(t, h, "adopter")); n != 2 {
+		t.Errorf("%d pods after the adoption, want 2", n)
+	}
+
+	mergePatch(t, h, path, `{"metadata":{"labels":null}}`)
+	waitFor(t, "the pod to be released", func() bool {
+		md := pod(t, h, name)["metadata"].(map[string]any)
+		return md["ownerReferences"] == nil && md["finalizers"] == nil
+	})
+	waitJobPods(t, h, "adopter", 2) // a replacement
+	waitIdle(t, sb)
+	if ref := lookup(pod(t, h, name), "metadata.ownerReferences"); ref != nil {
+		t.Errorf("released pod readopted: %v", ref)
+	}
+}
+
+// An Indexed Job whose pods leave a marker file on their node (a hostPath
+// directory under /tmp) and wait to be evicted, as the e2e suite's: each
+// evicted pod fails with the DisruptionTarget condition, which the pod
+// failure policy ignores, and its replacement finds the marker and
+// succeeds.
+func TestJob_podFailurePolicyIgnoresEviction(t *testing.T) {
+	sb := openSandboxWith(t, playground.Options{Controllers: playground.Controllers{Nodes: 1}})
+	h := sb.Handler()
+	waitNodes(t, sb, "kubeplay-worker")
+	waitForDefaultServiceAccount(t, h, "default")
+	mustDo(t, h, 201, "POST", jobsPath, `{"metadata":{"name":"marker"},"spec":{"parallelism":3,"completions":3,"backoffLimit":2,
+		"completionMode":"Indexed","podFailurePolicy":{"rules":[{"action":"Ignore","onPodConditions":[{"type":"DisruptionTarget","status":"True"}]}]},
+		"template":{"spec":{"restartPolicy":"Never","terminationGracePeriodSeconds":1,"nodeSelector":{"kubernetes.io/hostname":"kubeplay-worker"},
+			"volumes":[{"name":"data","hostPath":{"path":"/tmp/job-e2e/x1","type":"DirectoryOrCreate"}}],
+			"containers":[{"name":"c","image":"busybox","command":["/bin/sh","-c"],
+				"args":["\n\t\t\tif [[ -r /data/foo-$JOB_COMPLETION_INDEX ]]\n\t\t\tthen\n\t\t\t\texit 0\n\t\t\telse\n\t\t\t\ttouch /data/foo-$JOB_COMPLETION_INDEX\n\t\t\t\tsleep 1000000\n\t\t\tfi\n\t\t"],
+				"volumeMounts":[{"name":"data","mountPath":"/data"}],
+				"readinessProbe":{"periodSeconds":1,"exec":{"command":["/bin/sh","-c","cat /data/foo-$JOB_COMPLETION_INDEX"]}}}]}}}}`)
+	waitFor(t, "3 ready pods", func() bool { return jobStatus(t, h, "marker")["ready"] == 3.0 })
+	evicted := waitJobPods(t, h, "marker", 3)
+	for _, p := range evicted {
+		name := podName(p)
+		mustDo(t, h, 201, "POST", podPath("default", name)+"/eviction", `{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"`+name+`"}}`)
+	}
+	sb.AdvanceClock(2 * time.Second) // the grace period: the shells ignore SIGTERM
+	for _, p := range evicted {
+		waitFor(t, podName(p)+" to go", gone(t, h, podPath("default", podName(p))))
+	}
+	sb.AdvanceClock(time.Minute) // the back-off of the Job's three failures
+	st := waitJobCondition(t, h, "marker", "Complete=True CompletionsReached: Reached expected number of succeeded pods")
+	if st["succeeded"] != 3.0 || st["failed"] != nil && st["failed"] != 0.0 || st["completedIndexes"] != "0-2" {
+		t.Errorf("status %s", jsonOf(st))
+	}
+}

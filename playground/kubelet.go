@@ -39,10 +39,13 @@ const (
 // whose containers are done Succeeds or Fails, one past its
 // activeDeadlineSeconds Fails (DeadlineExceeded); a pod whose RuntimeClass
 // cannot be run gets no sandbox, a container whose subPathExpr is wrong
-// is not created (CreateContainerConfigError). A pod deleted gracefully has its containers
-// stopped (a shell or sleep as PID 1 ignores SIGTERM and is killed when
-// the grace period ends), then is removed for good. Every timed step is a
-// later look at the pod (reconcile's after), on the sandbox's clock.
+// is not created (CreateContainerConfigError), an image that cannot be
+// pulled backs off (ImagePullBackOff: see imagepull.go), and a pod whose
+// host port a pod of the node holds is rejected (Failed: see admit). A pod
+// deleted gracefully has its containers stopped (a shell or sleep as PID 1
+// ignores SIGTERM and is killed when the grace period ends), then is
+// removed for good. Every timed step is a later look at the pod
+// (reconcile's after), on the sandbox's clock.
 // Its keys are "<namespace>/<name>" of pods.
 type kubelet struct {
 	api   *inproc.Client
@@ -61,13 +64,20 @@ type kubelet struct {
 	// probed are, by pod uid and container ID, the offsets from the
 	// container's start up to which its probes' events are recorded.
 	probed map[string]map[string]time.Duration
+	// pullBackOffs are the failed pulls of images that cannot be pulled,
+	// by pod uid and image.
+	pullBackOffs map[string]map[string]pullBackOff
+	// disks are the nodes' disks, which outlive the kubelets, and the
+	// pods' emptyDir volumes.
+	disks *nodeDisks
 }
 
 func init() {
 	registerController(controllerDef{name: "kubelet", title: "kubelets", simulated: true,
 		start: func(sb *Sandbox) reconciler {
 			return &kubelet{api: inproc.New(sb.handler, kubeletAgent), now: sb.clock.Now, names: sb.nodeNames(),
-				events: map[string]*eventRecorder{}, nextIP: map[string]int{}, pulled: map[string]map[string]bool{}, killing: map[string]bool{}, probed: map[string]map[string]time.Duration{}}
+				events: map[string]*eventRecorder{}, nextIP: map[string]int{}, pulled: map[string]map[string]bool{}, killing: map[string]bool{}, probed: map[string]map[string]time.Duration{},
+				pullBackOffs: map[string]map[string]pullBackOff{}, disks: &sb.disks}
 		}})
 }
 
@@ -167,7 +177,9 @@ func (k *kubelet) remove(ctx context.Context, p jsonmap.Object) error {
 	k.mu.Lock()
 	delete(k.killing, string(uid))
 	delete(k.probed, string(uid))
+	delete(k.pullBackOffs, string(uid))
 	k.mu.Unlock()
+	k.disks.drop("pod/" + string(uid))
 	return nil
 }
 
@@ -253,6 +265,15 @@ func (k *kubelet) sync(ctx context.Context, p jsonmap.Object, i int) (time.Durat
 	}
 	st := s.status
 	if st["startTime"] == nil {
+		reason, message, err := k.admit(ctx, p, s.node)
+		if err != nil {
+			return 0, err
+		}
+		if reason != "" {
+			s.event("", "Warning", reason, message)
+			st["phase"], st["reason"], st["message"] = "Failed", reason, "Pod was rejected: "+message
+			return s.write(ctx)
+		}
 		// First sight: the pod is accepted, its sandbox being made; the
 		// change this write makes brings the pod back here to start it.
 		hostIP := nodeIP(i)
@@ -277,9 +298,37 @@ func (k *kubelet) sync(ctx context.Context, p jsonmap.Object, i int) (time.Durat
 	if err := k.recallProbeEvents(ctx, p); err != nil {
 		return 0, err
 	}
+	if err := k.recallPullBackOffs(ctx, p); err != nil {
+		return 0, err
+	}
 	s.syncContainers(sandboxReady)
 	s.conditions(sandboxReady)
 	return s.write(ctx)
+}
+
+// admit is why the kubelet of node rejects p on first sight, as its
+// admission handler does ("" if it accepts it): a host port that a pod it
+// accepted before holds (a pod bound to the node by its nodeName, which no
+// scheduler checked).
+func (k *kubelet) admit(ctx context.Context, p jsonmap.Object, node string) (reason, message string, err error) {
+	if len(hostPortsOf(p)) == 0 {
+		return "", "", nil
+	}
+	pods, err := list(ctx, k.api, "/api/v1/pods?fieldSelector=spec.nodeName%3D"+node)
+	if err != nil {
+		return "", "", err
+	}
+	var accepted []jsonmap.Object
+	for _, other := range pods {
+		if jsonmap.String(other, "metadata", "uid") != jsonmap.String(p, "metadata", "uid") && !podTerminal(other) &&
+			jsonmap.String(other, "status", "startTime") != "" {
+			accepted = append(accepted, other)
+		}
+	}
+	if portsConflict(p, accepted) {
+		return "NodePorts", "Predicate NodePorts failed: node(s) didn't have free ports for the requested pod ports", nil
+	}
+	return "", "", nil
 }
 
 // pastActiveDeadline fails the pod, as a kubelet does, once it has been
@@ -477,10 +526,16 @@ func backoff(restarts int64, ran time.Duration) time.Duration {
 	if restarts <= 0 || ran > 2*backoffMax {
 		return 0
 	}
-	d := backoffInitial
-	for range restarts - 1 {
-		if d *= 2; d >= backoffMax {
-			return backoffMax
+	return doubling(backoffInitial, backoffMax, int(restarts))
+}
+
+// doubling is the nth delay (from 1) of a back-off that starts at initial
+// and doubles up to limit.
+func doubling(initial, limit time.Duration, n int) time.Duration {
+	d := initial
+	for range n - 1 {
+		if d *= 2; d >= limit {
+			return limit
 		}
 	}
 	return d
@@ -521,6 +576,10 @@ const createContainerConfigError = "CreateContainerConfigError"
 // start pulls the container's image as its pull policy says and starts it.
 func (s *podSync) start(c map[string]any, cs jsonmap.Object, fieldPath string) {
 	image := stringOf(c["image"])
+	if reason := pullError(image); reason != "" {
+		s.failPull(cs, image, reason, fieldPath)
+		return
+	}
 	s.k.mu.Lock()
 	pulled := s.k.pulled[s.node]
 	if pulled == nil {
@@ -557,8 +616,9 @@ func (s *podSync) start(c map[string]any, cs jsonmap.Object, fieldPath string) {
 // has started and is ready, and whether its program has ended or its
 // probes have had it killed.
 func (s *podSync) running(c map[string]any, cs jsonmap.Object, startedAt time.Time, policy, fieldPath string) {
-	prog := programOf(s.p, c)
+	prog := s.program(c, cs)
 	ran := s.now.Sub(startedAt)
+	s.wrote(c, cs, prog, ran)
 	end := prog.runs
 	if prog.forever {
 		end = -1

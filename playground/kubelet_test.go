@@ -316,3 +316,149 @@ func TestKubelet_unconfiguredRuntimeHandler(t *testing.T) {
 		t.Errorf("status %s", jsonOf(p["status"]))
 	}
 }
+
+// An image that cannot be pulled (see imagepull.go) leaves its container
+// waiting, the pod Pending: ErrImagePull at each attempt, ImagePullBackOff
+// between them, the attempts backing off from 10 s doubling, with the
+// events kubectl describe shows on a kind node.
+func TestKubelet_imagePullBackOff(t *testing.T) {
+	sb := openSandboxWith(t, playground.Options{Controllers: playground.Controllers{Nodes: 1}})
+	h := sb.Handler()
+	waitNodes(t, sb, "kubeplay-worker")
+	waitForDefaultServiceAccount(t, h, "default")
+	createPod(t, h, "missing", `{"containers":[{"name":"web","image":"webserver:404"}]}`)
+	createPod(t, h, "unresolved", `{"containers":[{"name":"c","image":"invalid.registry.k8s.io/invalid/alpine:3.1"}]}`)
+	createPod(t, h, "typo", `{"containers":[{"name":"nginx","image":"nginx:1.161"}]}`)
+	createPod(t, h, "fine", `{"containers":[{"name":"nginx","image":"nginx:1.16.1"}]}`)
+	const notFound = `rpc error: code = NotFound desc = failed to pull and unpack image "docker.io/library/webserver:404": ` +
+		`failed to resolve reference "docker.io/library/webserver:404": docker.io/library/webserver:404: not found`
+	waiting := func(name string) (reason, message any) {
+		p := pod(t, h, name)
+		return lookup(p, "status.containerStatuses.0.state.waiting.reason"), lookup(p, "status.containerStatuses.0.state.waiting.message")
+	}
+	pullFailures := func() int {
+		n := 0
+		for _, ev := range items(t, h, "/api/v1/namespaces/default/events") {
+			if lookup(ev, "involvedObject.name") == "missing" && ev["message"] == `Failed to pull image "webserver:404": `+notFound {
+				n += int(ev["count"].(float64))
+			}
+		}
+		return n
+	}
+	waitFor(t, "fine to run", func() bool { return phaseOf(t, h, "fine") == "Running" })
+	waitFor(t, "the first pull to fail", func() bool { r, _ := waiting("missing"); return r == "ErrImagePull" })
+	p := pod(t, h, "missing")
+	for path, want := range map[string]any{
+		"status.phase": "Pending",
+		"status.containerStatuses.0.state.waiting.message": notFound,
+		"status.containerStatuses.0.ready":                 false,
+		"status.containerStatuses.0.imageID":               "",
+	} {
+		if got := lookup(p, path); got != want {
+			t.Errorf("%s = %v, want %v", path, got, want)
+		}
+	}
+	if c := condition(p, "Ready"); c["status"] != "False" || c["reason"] != "ContainersNotReady" {
+		t.Errorf("Ready: %v", c)
+	}
+	events := strings.Join(kubeletEvents(t, h, "missing"), "\n")
+	for _, want := range []string{`Pulling: Pulling image "webserver:404"`, `Failed: Failed to pull image "webserver:404": ` + notFound, "Failed: Error: ErrImagePull"} {
+		if !strings.Contains(events, want) {
+			t.Errorf("events lack %q:\n%s", want, events)
+		}
+	}
+	if strings.Contains(events, "Pulled") || strings.Contains(events, "Started") {
+		t.Errorf("a container started:\n%s", events)
+	}
+	waitFor(t, "unresolved to fail", func() bool { r, _ := waiting("unresolved"); return r == "ErrImagePull" })
+	if _, msg := waiting("unresolved"); !strings.HasSuffix(msg.(string), "dial tcp: lookup invalid.registry.k8s.io: no such host") {
+		t.Errorf("unresolved: %v", msg)
+	}
+	waitFor(t, "typo to fail", func() bool { r, _ := waiting("typo"); return r == "ErrImagePull" })
+
+	// The back-off: 10 s after the first failure, a second pull (and 20 s
+	// of back-off); 10 s later still, backing off; 10 s later, a third.
+	// (Each advance restarts the kubelets: they recall the back-off.)
+	sb.AdvanceClock(10 * time.Second)
+	waitFor(t, "the second pull", func() bool { return pullFailures() == 2 })
+	sb.AdvanceClock(10 * time.Second)
+	waitFor(t, "the back-off", func() bool { r, _ := waiting("missing"); return r == "ImagePullBackOff" })
+	if _, msg := waiting("missing"); msg != `Back-off pulling image "webserver:404": ErrImagePull: `+notFound {
+		t.Errorf("back-off message: %v", msg)
+	}
+	events = strings.Join(kubeletEvents(t, h, "missing"), "\n")
+	for _, want := range []string{`BackOff: Back-off pulling image "webserver:404"`, "Failed: Error: ImagePullBackOff"} {
+		if !strings.Contains(events, want) {
+			t.Errorf("events lack %q:\n%s", want, events)
+		}
+	}
+	if n := pullFailures(); n != 2 {
+		t.Errorf("%d pulls during the back-off, want 2", n)
+	}
+	sb.AdvanceClock(10 * time.Second)
+	waitFor(t, "the third pull", func() bool { return pullFailures() == 3 })
+	if r, _ := waiting("missing"); r != "ErrImagePull" {
+		t.Errorf("after the third pull: %v", r)
+	}
+	if phaseOf(t, h, "missing") != "Pending" {
+		t.Errorf("phase %s", phaseOf(t, h, "missing"))
+	}
+}
+
+// A kubelet rejects a pod bound to its node whose host port a pod it
+// accepted holds (no scheduler checked it: it named its node): Failed,
+// with the NodePorts reason and event, never started.
+func TestKubelet_rejectsHostPortConflict(t *testing.T) {
+	sb := openSandboxWith(t, playground.Options{Controllers: playground.Controllers{Nodes: 1}})
+	h := sb.Handler()
+	waitNodes(t, sb, "kubeplay-worker")
+	waitForDefaultServiceAccount(t, h, "default")
+	const spec = `{"nodeName":"kubeplay-worker","containers":[{"name":"c","image":"nginx","ports":[{"containerPort":21017,"hostPort":21017}]}]}`
+	createPod(t, h, "holder", spec)
+	waitFor(t, "holder to run", func() bool { return phaseOf(t, h, "holder") == "Running" })
+	createPod(t, h, "rival", spec)
+	waitFor(t, "rival to be rejected", func() bool { return phaseOf(t, h, "rival") == "Failed" })
+	const message = "Predicate NodePorts failed: node(s) didn't have free ports for the requested pod ports"
+	p := pod(t, h, "rival")
+	for path, want := range map[string]any{
+		"status.reason":            "NodePorts",
+		"status.message":           "Pod was rejected: " + message,
+		"status.containerStatuses": nil,
+		"status.startTime":         nil,
+	} {
+		if got := lookup(p, path); got != want {
+			t.Errorf("%s = %v, want %v", path, got, want)
+		}
+	}
+	if events := kubeletEvents(t, h, "rival"); jsonOf(events) != jsonOf([]string{"NodePorts: " + message}) {
+		t.Errorf("events %q", events)
+	}
+	waitIdle(t, sb)
+	if phaseOf(t, h, "holder") != "Running" {
+		t.Errorf("holder: %s", phaseOf(t, h, "holder"))
+	}
+}
+
+// An emptyDir volume keeps what a container's run wrote for its next run:
+// the e2e suite's "fail once" script fails, leaving a marker, and its
+// restart finds the marker and succeeds.
+func TestKubelet_emptyDirOutlivesARun(t *testing.T) {
+	sb := openSandboxWith(t, playground.Options{Controllers: playground.Controllers{Nodes: 1}})
+	h := sb.Handler()
+	waitNodes(t, sb, "kubeplay-worker")
+	waitForDefaultServiceAccount(t, h, "default")
+	createPod(t, h, "once", `{"restartPolicy":"OnFailure","volumes":[{"name":"data","emptyDir":{}}],
+		"containers":[{"name":"c","image":"busybox","command":["/bin/sh","-c"],"volumeMounts":[{"name":"data","mountPath":"/data"}],
+			"args":["\n\t\t\tif [[ -r /data/foo ]]\n\t\t\tthen\n\t\t\t\texit 0\n\t\t\telse\n\t\t\t\ttouch /data/foo\n\t\t\t\texit 1\n\t\t\tfi\n\t\t"]}]}`)
+	waitFor(t, "once to succeed", func() bool { return phaseOf(t, h, "once") == "Succeeded" })
+	p := pod(t, h, "once")
+	for path, want := range map[string]any{
+		"status.containerStatuses.0.restartCount":                  float64(1),
+		"status.containerStatuses.0.lastState.terminated.exitCode": float64(1),
+		"status.containerStatuses.0.state.terminated.exitCode":     float64(0),
+	} {
+		if got := lookup(p, path); got != want {
+			t.Errorf("%s = %v, want %v", path, got, want)
+		}
+	}
+}

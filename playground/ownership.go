@@ -3,6 +3,7 @@ package playground
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -177,6 +178,9 @@ type claimer struct {
 	// again, so that an owner deleted meanwhile adopts nothing.
 	ownerPath string
 	recheck   *bool
+	// finalizers are put on the objects adopted and taken off those
+	// released (a Job's tracking finalizer).
+	finalizers []string
 }
 
 func (m *claimer) controllerRef() metav1.OwnerReference {
@@ -247,17 +251,29 @@ func (m *claimer) path(o metav1.Object) string {
 // adopt makes o the owner's, by a patch that fails if o was replaced by
 // another object of its name.
 func (m *claimer) adopt(ctx context.Context, o metav1.Object) error {
-	patch := map[string]any{"metadata": map[string]any{"ownerReferences": []metav1.OwnerReference{m.controllerRef()}, "uid": o.GetUID()}}
-	if err := m.c.Patch(ctx, m.path(o), "application/strategic-merge-patch+json", patch, nil); err != nil {
+	md := map[string]any{"ownerReferences": []metav1.OwnerReference{m.controllerRef()}, "uid": o.GetUID()}
+	if len(m.finalizers) > 0 {
+		md["finalizers"] = m.finalizers
+	}
+	if err := m.c.Patch(ctx, m.path(o), "application/strategic-merge-patch+json", map[string]any{"metadata": md}, nil); err != nil {
 		return err
 	}
 	o.SetOwnerReferences(append(o.GetOwnerReferences(), m.controllerRef()))
+	for _, f := range m.finalizers {
+		if !slices.Contains(o.GetFinalizers(), f) {
+			o.SetFinalizers(append(o.GetFinalizers(), f))
+		}
+	}
 	return nil
 }
 
 // release removes the owner's reference from o.
 func (m *claimer) release(ctx context.Context, o metav1.Object) error {
-	patch := map[string]any{"metadata": map[string]any{"ownerReferences": []any{map[string]any{"$patch": "delete", "uid": m.owner.GetUID()}}, "uid": o.GetUID()}}
+	md := map[string]any{"ownerReferences": []any{map[string]any{"$patch": "delete", "uid": m.owner.GetUID()}}, "uid": o.GetUID()}
+	if len(m.finalizers) > 0 {
+		md["$deleteFromPrimitiveList/finalizers"] = m.finalizers
+	}
+	patch := map[string]any{"metadata": md}
 	err := m.c.Patch(ctx, m.path(o), "application/strategic-merge-patch+json", patch, nil)
 	if apierrors.IsNotFound(err) || apierrors.IsInvalid(err) {
 		return nil // gone, or the owner's reference is already gone

@@ -62,6 +62,8 @@ type Sandbox struct {
 	deletions *DeletionJournal
 	clock     *Clock
 	ctx       context.Context
+	// disks are the simulated nodes' disks (see nodeDisks).
+	disks nodeDisks
 
 	mu          sync.Mutex // guards the fields below
 	controllers Controllers

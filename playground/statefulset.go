@@ -40,6 +40,25 @@ type statefulSetController struct {
 	now    func() time.Time
 	events *eventRecorder
 	keys   *selectorKeys
+	// replaced counts, by "<namespace>/<pod name>", the failed pods of
+	// that name replaced since one last ran. Only the worker touches it.
+	replaced map[string]replacements
+}
+
+// replacements are a pod's failed predecessors: a pod a kubelet keeps
+// rejecting would otherwise be replaced in a loop as fast as the API
+// answers, so the second replacement waits 1 s, doubling up to 5 minutes.
+type replacements struct {
+	count int
+	last  time.Time
+}
+
+// wait is how long after the last replacement the next one waits.
+func (r replacements) wait() time.Duration {
+	if r.count < 2 {
+		return 0
+	}
+	return doubling(time.Second, backoffMax, r.count-1)
 }
 
 func init() {
@@ -47,7 +66,7 @@ func init() {
 		start: func(sb *Sandbox) reconciler {
 			c := inproc.New(sb.handler, controllerAgent("statefulset-controller"))
 			return &statefulSetController{c: c, now: sb.clock.Now, events: newEventRecorder(c, "statefulset-controller", "", sb.clock.Now),
-				keys: newSelectorKeys(appsV1("statefulsets"), coreV1("pods"), "StatefulSet", labelSelectorOf)}
+				keys: newSelectorKeys(appsV1("statefulsets"), coreV1("pods"), "StatefulSet", labelSelectorOf), replaced: map[string]replacements{}}
 		}})
 }
 
@@ -217,6 +236,14 @@ func (s *statefulSync) podFor(ordinal int) *corev1.Pod {
 	return p
 }
 
+// lookAgain asks for another look at the set after d (the earliest asked
+// wins).
+func (s *statefulSync) lookAgain(d time.Duration) {
+	if d > 0 && (s.after == 0 || d < s.after) {
+		s.after = d
+	}
+}
+
 func startOrdinal(set *appsv1.StatefulSet) int {
 	if set.Spec.Ordinals != nil {
 		return int(set.Spec.Ordinals.Start)
@@ -340,10 +367,15 @@ func (s *statefulSync) syncReplicas(ctx context.Context, pods []*corev1.Pod) (ap
 
 	// Failed pods are replaced; missing ones made.
 	for i, p := range replicas {
+		if p != nil && p.Status.Phase == corev1.PodRunning {
+			delete(s.sc.replaced, p.Namespace+"/"+p.Name)
+		}
 		if p != nil && (p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded) && p.DeletionTimestamp == nil {
 			if err := s.deletePod(ctx, p); err != nil {
 				return status, err
 			}
+			r := s.sc.replaced[p.Namespace+"/"+p.Name]
+			s.sc.replaced[p.Namespace+"/"+p.Name] = replacements{count: r.count + 1, last: s.now}
 			replicas[i] = nil
 			if ordered {
 				return status, nil
@@ -355,15 +387,21 @@ func (s *statefulSync) syncReplicas(ctx context.Context, pods []*corev1.Pod) (ap
 			return false
 		}
 		in := podAvailableIn(p, minReady, s.now)
-		if in > 0 && (s.after == 0 || in < s.after) {
-			s.after = in
-		}
+		s.lookAgain(in)
 		return in == 0
 	}
 	for i, p := range replicas {
 		ordinal := start + i
 		if p == nil {
 			p = s.podFor(ordinal)
+			r := s.sc.replaced[p.Namespace+"/"+p.Name]
+			if wait := r.last.Add(r.wait()).Sub(s.now); wait > 0 {
+				s.lookAgain(wait)
+				if ordered {
+					return status, nil
+				}
+				continue
+			}
 			if err := s.createPod(ctx, p, ordinal); err != nil {
 				return status, err
 			}
