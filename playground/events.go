@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
 	"kubeplay/internal/jsonmap"
 	"kubeplay/server/inproc"
 )
@@ -102,14 +104,14 @@ func (r *eventRecorder) event(ctx context.Context, ref objectRef, eventType, rea
 	if ns == "" {
 		ns = "default"
 	}
-	name := fmt.Sprintf("%s.%x", ref.Name, now.UnixNano())
-	ev := map[string]any{"apiVersion": "v1", "kind": "Event",
-		"metadata":       map[string]any{"name": name, "namespace": ns},
+	meta := map[string]any{"namespace": ns}
+	ev := map[string]any{"apiVersion": "v1", "kind": "Event", "metadata": meta,
 		"involvedObject": ref, "reason": reason, "message": message, "type": eventType,
 		"source":         eventSource(r.component, r.host),
 		"firstTimestamp": ts, "lastTimestamp": ts, "count": 1,
 		"reportingComponent": r.component, "reportingInstance": r.host}
-	if err := r.c.Do(ctx, "POST", workloadCollection("", "events", ns), ev, nil); err != nil {
+	name, err := createEvent(ctx, r.c, "", ns, ref.Name, now, meta, ev)
+	if err != nil {
 		slog.Debug("event", "component", r.component, "reason", reason, "err", err)
 		return
 	}
@@ -142,12 +144,33 @@ func schedulerEvent(ctx context.Context, c *inproc.Client, now time.Time, contro
 	if ns == "" {
 		ns = "default"
 	}
-	ev := map[string]any{"apiVersion": "events.k8s.io/v1", "kind": "Event",
-		"metadata":            map[string]any{"name": fmt.Sprintf("%s.%x", regarding.Name, now.UnixNano()), "namespace": ns},
+	meta := map[string]any{"namespace": ns}
+	ev := map[string]any{"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": meta,
 		"eventTime":           now.UTC().Format("2006-01-02T15:04:05.000000Z07:00"),
 		"reportingController": controller, "reportingInstance": instance,
 		"action": action, "reason": reason, "regarding": regarding, "note": note, "type": eventType}
-	if err := c.Do(ctx, "POST", workloadCollection("events.k8s.io/v1", "events", ns), ev, nil); err != nil {
+	if _, err := createEvent(ctx, c, "events.k8s.io/v1", ns, regarding.Name, now, meta, ev); err != nil {
 		slog.Debug("event", "controller", controller, "reason", reason, "err", err)
+	}
+}
+
+// maxEventNameTries bounds how often an Event's name moves on past a taken
+// one.
+const maxEventNameTries = 16
+
+// createEvent creates ev (whose metadata is meta) in ns under the name
+// client-go's recorders give an Event: the object's name and the time in
+// hexadecimal nanoseconds. A clock coarser than that (the browser's counts
+// milliseconds) gives two events of one instant the same name: the later
+// one takes the next nanosecond instead of being lost.
+func createEvent(ctx context.Context, c *inproc.Client, apiVersion, ns, object string, now time.Time, meta, ev map[string]any) (string, error) {
+	nanos := now.UnixNano()
+	for try := int64(0); ; try++ {
+		name := fmt.Sprintf("%s.%x", object, nanos+try)
+		meta["name"] = name
+		err := c.Do(ctx, "POST", workloadCollection(apiVersion, "events", ns), ev, nil)
+		if err == nil || !apierrors.IsAlreadyExists(err) || try == maxEventNameTries-1 {
+			return name, err
+		}
 	}
 }
