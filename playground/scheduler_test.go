@@ -142,3 +142,74 @@ func TestScheduler_filters(t *testing.T) {
 	waitFor(t, "near to be bound", func() bool { return nodeOf(t, h, "near") == "kubeplay-worker2" })
 	waitIdle(t, sb)
 }
+
+// spreadPod creates the pod name in default, labelled app=web, with the
+// spec fields spec and one constraint spreading app=web over zone (maxSkew
+// 1; constraint adds its fields).
+func spreadPod(t *testing.T, h http.Handler, name, spec, constraint string) {
+	t.Helper()
+	mustDo(t, h, 201, "POST", "/api/v1/namespaces/default/pods", `{"metadata":{"name":"`+name+`","labels":{"app":"web"}},"spec":{`+spec+
+		`"topologySpreadConstraints":[{"maxSkew":1,"topologyKey":"zone","labelSelector":{"matchLabels":{"app":"web"}}`+constraint+`}],`+
+		`"containers":[{"name":"c","image":"nginx"}]}}`)
+}
+
+// PodTopologySpread: DoNotSchedule filters nodes by the skew their zone
+// would have, and ScheduleAnyway prefers the emptier zone even over the
+// least allocated node.
+func TestScheduler_topologySpread(t *testing.T) {
+	sb := openSandbox(t)
+	h := sb.Handler()
+	waitNodes(t, sb, "kubeplay-worker", "kubeplay-worker2", "kubeplay-worker3")
+	mergePatch(t, h, "/api/v1/nodes/kubeplay-worker", `{"metadata":{"labels":{"zone":"a"}}}`)
+	mergePatch(t, h, "/api/v1/nodes/kubeplay-worker2", `{"metadata":{"labels":{"zone":"b"}}}`)
+	for _, name := range []string{"a1", "a2"} {
+		mustDo(t, h, 201, "POST", "/api/v1/namespaces/default/pods", `{"metadata":{"name":"`+name+`","labels":{"app":"web"}},"spec":{"nodeName":"kubeplay-worker","containers":[{"name":"c","image":"nginx"}]}}`)
+	}
+	// Zone a has 2, b none, and kubeplay-worker3 has no zone.
+	spreadPod(t, h, "spread", "", `,"whenUnsatisfiable":"DoNotSchedule"`)
+	waitFor(t, "spread to be bound", func() bool { return nodeOf(t, h, "spread") != "" })
+	if got := nodeOf(t, h, "spread"); got != "kubeplay-worker2" {
+		t.Errorf("spread on %s, want kubeplay-worker2 (zone b)", got)
+	}
+	// Held to kubeplay-worker: its node affinity decides which nodes count,
+	// unless nodeAffinityPolicy is Ignore.
+	spreadPod(t, h, "honored", `"nodeSelector":{"kubernetes.io/hostname":"kubeplay-worker"},`, `,"whenUnsatisfiable":"DoNotSchedule"`)
+	waitFor(t, "honored to be bound", func() bool { return nodeOf(t, h, "honored") == "kubeplay-worker" })
+	spreadPod(t, h, "ignored", `"nodeSelector":{"kubernetes.io/hostname":"kubeplay-worker"},`, `,"whenUnsatisfiable":"DoNotSchedule","nodeAffinityPolicy":"Ignore"`)
+	// Three zones of one pod each, but four asked for: the emptiest counts as 0.
+	mergePatch(t, h, "/api/v1/nodes/kubeplay-worker3", `{"metadata":{"labels":{"zone":"c"}}}`)
+	mustDo(t, h, 201, "POST", "/api/v1/namespaces/default/pods", `{"metadata":{"name":"c1","labels":{"app":"web"}},"spec":{"nodeName":"kubeplay-worker3","containers":[{"name":"c","image":"nginx"}]}}`)
+	spreadPod(t, h, "few", "", `,"whenUnsatisfiable":"DoNotSchedule","minDomains":4`)
+	for name, want := range map[string]string{
+		"ignored": "0/3 nodes are available: 1 node(s) didn't match pod topology spread constraints, 2 node(s) didn't match Pod's node affinity/selector. preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling.",
+		"few":     "0/3 nodes are available: 3 node(s) didn't match pod topology spread constraints. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.",
+	} {
+		waitFor(t, name+" to be unschedulable", func() bool {
+			return condition(mustDo(t, h, 200, "GET", podPath("default", name), ""), "PodScheduled")["message"] == want
+		})
+	}
+	waitIdle(t, sb)
+}
+
+func TestScheduler_topologySpreadScore(t *testing.T) {
+	sb := openSandbox(t)
+	h := sb.Handler()
+	waitNodes(t, sb, "kubeplay-worker", "kubeplay-worker2", "kubeplay-worker3")
+	for node, zone := range map[string]string{"kubeplay-worker": "a", "kubeplay-worker2": "a", "kubeplay-worker3": "b"} {
+		mergePatch(t, h, "/api/v1/nodes/"+node, `{"metadata":{"labels":{"zone":"`+zone+`"}}}`)
+	}
+	// Zone a is the more allocated, zone b has the one pod of app=web.
+	for _, node := range []string{"kubeplay-worker", "kubeplay-worker2"} {
+		mustDo(t, h, 201, "POST", "/api/v1/namespaces/default/pods", `{"metadata":{"name":"heavy-`+node+`"},"spec":{"nodeName":"`+node+`","containers":[{"name":"c","image":"nginx","resources":{"requests":{"cpu":"4"}}}]}}`)
+	}
+	mustDo(t, h, 201, "POST", "/api/v1/namespaces/default/pods", `{"metadata":{"name":"b1","labels":{"app":"web"}},"spec":{"nodeName":"kubeplay-worker3","containers":[{"name":"c","image":"nginx"}]}}`)
+	spreadPod(t, h, "soft", "", `,"whenUnsatisfiable":"ScheduleAnyway"`)
+	waitFor(t, "soft to be bound", func() bool { return nodeOf(t, h, "soft") != "" })
+	if got := nodeOf(t, h, "soft"); got == "kubeplay-worker3" {
+		t.Errorf("soft on %s (zone b, where app=web is), want zone a", got)
+	}
+	// Without the constraint, the least allocated node wins.
+	createPod(t, h, "plain", `{"containers":[{"name":"c","image":"nginx"}]}`)
+	waitFor(t, "plain to be bound", func() bool { return nodeOf(t, h, "plain") == "kubeplay-worker3" })
+	waitIdle(t, sb)
+}
