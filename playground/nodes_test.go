@@ -16,8 +16,13 @@ func nodeReady(t testing.TB, sb *playground.Sandbox, name string) bool {
 	if code != 200 {
 		return false
 	}
-	spec, _ := node["spec"].(map[string]any)
-	return condition(node, "Ready")["status"] == "True" && spec["taints"] == nil
+	taints, _ := lookup(node, "spec.taints").([]any)
+	for _, t := range taints {
+		if t.(map[string]any)["key"] == "node.kubernetes.io/not-ready" {
+			return false
+		}
+	}
+	return condition(node, "Ready")["status"] == "True"
 }
 
 func TestNodes_registerAndLease(t *testing.T) {
