@@ -78,7 +78,11 @@ func TestHorizontal_replicaCalculator(t *testing.T) {
 		// Ready 5 s ago, read now over a 15 s window: not yet counted, and
 		// taken at 0 on the way up (4 pods rather than 8); counted in 11 s.
 		{name: "a pod whose cpu initializes", current: 2,
-			pods:     []corev1.Pod{running("a"), func() corev1.Pod { p := pod("b", corev1.PodRunning, true, 5*time.Second); p.Status.StartTime.Time = now.Add(-time.Minute); return p }()},
+			pods: []corev1.Pod{running("a"), func() corev1.Pod {
+				p := pod("b", corev1.PodRunning, true, 5*time.Second)
+				p.Status.StartTime.Time = now.Add(-time.Minute)
+				return p
+			}()},
 			readings: []metricsv1beta1.PodMetrics{reading("a", "2"), reading("b", "2")},
 			want:     4, recheck: 11 * time.Second},
 		// Unready for cpu, and below target: ignored.
