@@ -34,12 +34,13 @@ func TestScheduler_preemption(t *testing.T) {
 		waitFor(t, name+" to run", func() bool { return phaseOf(t, h, name) == "Running" })
 	}
 
-	// Too low a priority, or not allowed to preempt.
+	// Too low a priority, or not allowed to preempt: lowly would only
+	// preempt kindnet's pods (priority 0), which free no fakecpu.
 	createPod(t, h, "meek", `{"priorityClassName":"high-meek","containers":[{"name":"c","image":"registry.k8s.io/pause:3.10","resources":{"requests":{"example.com/fakecpu":"2"},"limits":{"example.com/fakecpu":"2"}}}]}`)
 	createPod(t, h, "lowly", `{"priorityClassName":"low","containers":[{"name":"c","image":"registry.k8s.io/pause:3.10","resources":{"requests":{"example.com/fakecpu":"2"},"limits":{"example.com/fakecpu":"2"}}}]}`)
 	for name, want := range map[string]string{
-		"meek":  "0/2 nodes are available: 2 Insufficient example.com/fakecpu. preemption: not eligible due to preemptionPolicy=Never.",
-		"lowly": "0/2 nodes are available: 2 Insufficient example.com/fakecpu. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.",
+		"meek":  "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient example.com/fakecpu. preemption: not eligible due to preemptionPolicy=Never.",
+		"lowly": "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient example.com/fakecpu. preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 Insufficient example.com/fakecpu.",
 	} {
 		waitFor(t, name+" to be unschedulable", func() bool {
 			return condition(pod(t, h, name), "PodScheduled")["reason"] == "Unschedulable"
@@ -65,7 +66,7 @@ func TestScheduler_preemption(t *testing.T) {
 	if notes := schedulerEvents(t, h, "victim", "Preempted"); len(notes) != 1 || notes[0] != fmt.Sprintf("Preempted by pod %s on node %s", uid, nodes[0]) {
 		t.Errorf("Preempted events %q", notes)
 	}
-	if notes := schedulerEvents(t, h, "preemptor", "FailedScheduling"); len(notes) == 0 || notes[0] != "0/2 nodes are available: 2 Insufficient example.com/fakecpu." {
+	if notes := schedulerEvents(t, h, "preemptor", "FailedScheduling"); len(notes) == 0 || notes[0] != "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient example.com/fakecpu." {
 		t.Errorf("FailedScheduling events %q", notes)
 	}
 	for _, name := range []string{"kept0", "kept1", "kept2", "victim-held"} {
