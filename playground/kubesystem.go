@@ -68,7 +68,17 @@ func (k *kubeadmAddons) reconcile(ctx context.Context, _ string) (time.Duration,
 		if err := yaml.Unmarshal([]byte(doc), &o); err != nil {
 			return 0, err
 		}
-		if err := k.api.Do(ctx, "POST", collectionOf(o), o, nil); err != nil && !apierrors.IsAlreadyExists(err) {
+		// What an earlier, interrupted run made is kept, as kubeadm
+		// does: created again, a Service would not get its cluster IP.
+		collection := collectionOf(o)
+		existing, err := get(ctx, k.api, collection+"/"+jsonmap.String(o, "metadata", "name"))
+		if err != nil {
+			return 0, err
+		}
+		if existing != nil {
+			continue
+		}
+		if err := k.api.Do(ctx, "POST", collection, o, nil); err != nil && !apierrors.IsAlreadyExists(err) {
 			return 0, fmt.Errorf("%s %s: %w", o["kind"], jsonmap.String(o, "metadata", "name"), err)
 		}
 	}
