@@ -29,9 +29,9 @@ import (
 // They are in every sandbox whose simulated cluster runs, as in the root
 // cluster run with --simulate-workloads: a learner's `kubectl get pods -A`
 // shows what kind's does, and the conformance suite finds kube-proxy on
-// every node before its [Serial] tests. They cost some 40 objects of a
-// sandbox's 10,000. Switching the controller off before the sandbox's
-// first start leaves kube-system empty.
+// every node. They cost some 40 objects of a sandbox's 10,000, and their
+// pods' events. Switched off before a sandbox first starts (kubeadm), it
+// has no add-ons; the mirror pods are the control plane's kubelet's.
 
 // kubeadmAgent and kubeadmUser are who kubeadm init acts as: the
 // super-admin credentials it bootstraps the cluster with.
