@@ -349,7 +349,7 @@ func TestSandboxes_kubectlTop(t *testing.T) {
 		t.Errorf("the metrics APIService: %s", out)
 	}
 	nodes := k("top", "node")
-	if lines := strings.Split(strings.TrimSpace(nodes), "\n"); len(lines) != 4 || !strings.HasPrefix(lines[0], "NAME ") || !strings.Contains(lines[0], "CPU(cores)") || !strings.HasPrefix(lines[1], "kubeplay-worker ") {
+	if lines := strings.Split(strings.TrimSpace(nodes), "\n"); len(lines) != 5 || !strings.HasPrefix(lines[0], "NAME ") || !strings.Contains(lines[0], "CPU(cores)") || !strings.HasPrefix(lines[1], "kubeplay-control-plane ") {
 		t.Errorf("kubectl top node:\n%s", nodes)
 	}
 	// Rolled out, the old ReplicaSet's pods may still be terminating: they

@@ -51,11 +51,11 @@ func TestKubectl_PodStreams(t *testing.T) {
 	kubectl.Stdin(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"db","labels":{"app":"db"}},"spec":{"nodeName":"kubeplay-worker","containers":[{"name":"db","image":"postgres"}]}}`).Succeeds("create", "-f", "-")
 	waitRunning("db") // a pending pod is evicted whatever its budget
 	k("create", "poddisruptionbudget", "db", "--selector=app=db", "--min-available=1")
-	if out := kubectl.Fails("drain", "kubeplay-worker", "--force", "--timeout=2s"); !strings.Contains(out, "Cannot evict pod as it would violate the pod's disruption budget.") {
+	if out := kubectl.Fails("drain", "kubeplay-worker", "--force", "--ignore-daemonsets", "--timeout=2s"); !strings.Contains(out, "Cannot evict pod as it would violate the pod's disruption budget.") {
 		t.Errorf("drain held back by a budget:\n%s", out)
 	}
 	k("delete", "poddisruptionbudget", "db")
-	if out := k("drain", "kubeplay-worker", "--force", "--grace-period=0", e2e.TimeoutFlag(t)); !strings.Contains(out, "pod/db evicted") || !strings.Contains(out, "node/kubeplay-worker drained") {
+	if out := k("drain", "kubeplay-worker", "--force", "--ignore-daemonsets", "--grace-period=0", e2e.TimeoutFlag(t)); !strings.Contains(out, "pod/db evicted") || !strings.Contains(out, "node/kubeplay-worker drained") {
 		t.Errorf("drain:\n%s", out)
 	}
 }

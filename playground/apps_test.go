@@ -289,7 +289,7 @@ func TestDeployment_paused(t *testing.T) {
 // A Deployment whose pods never become ready exceeds its progress deadline
 // on the sandbox clock, and then rests.
 func TestDeployment_progressDeadline(t *testing.T) {
-	sb := openSandboxWith(t, playground.Options{Controllers: playground.Controllers{}.Without("kubelet")})
+	sb := openSandboxWith(t, playground.Options{Controllers: playground.Controllers{}.Without("kubelet", "kubeadm")})
 	h := sb.Handler()
 	mustDo(t, h, 201, "POST", "/apis/apps/v1/namespaces/default/deployments", strings.Replace(deploymentJSON, `"replicas":2,`, `"replicas":2,"progressDeadlineSeconds":30,`, 1))
 	waitFor(t, "the pods", func() bool {
@@ -430,13 +430,11 @@ func TestStatefulSet_orderedPodsClaimsAndRollingUpdate(t *testing.T) {
 func TestDaemonSet_podPerNodeAndRollingUpdate(t *testing.T) {
 	sb := openSandbox(t)
 	h := sb.Handler()
-	// The three simulated nodes, once registered and ready (untainted): one
-	// dedicated to something else, one unschedulable.
+	// The three simulated workers, once registered and ready (without the
+	// not-ready taint): one dedicated to something else, one
+	// unschedulable; the control plane's node is tainted for it alone.
 	const n1, n2, n3 = "kubeplay-worker", "kubeplay-worker2", "kubeplay-worker3"
-	waitFor(t, "three ready nodes", func() bool {
-		nodes := items(t, h, "/api/v1/nodes")
-		return len(nodes) == 3 && !strings.Contains(jsonOf(nodes), `"taints"`)
-	})
+	waitNodes(t, sb, n1, n2, n3, "kubeplay-control-plane")
 	mergePatch(t, h, "/api/v1/nodes/"+n2, `{"spec":{"taints":[{"key":"dedicated","value":"db","effect":"NoSchedule"}]}}`)
 	mergePatch(t, h, "/api/v1/nodes/"+n3, `{"spec":{"taints":[{"key":"node.kubernetes.io/unschedulable","effect":"NoSchedule"}]}}`)
 	mustDo(t, h, 201, "POST", "/apis/apps/v1/namespaces/default/daemonsets", `{"metadata":{"name":"agent"},"spec":{"selector":{"matchLabels":{"app":"agent"}},

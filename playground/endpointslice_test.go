@@ -44,7 +44,7 @@ func TestEndpointSlices_service(t *testing.T) {
 	waitIdle(t, sb)
 
 	// Pod a runs on a node in a zone; pod b on a node in none.
-	waitFor(t, "the simulated nodes", func() bool { return len(items(t, h, "/api/v1/nodes")) == 3 })
+	waitNodes(t, sb, "kubeplay-worker", "kubeplay-worker2")
 	mergePatch(t, h, "/api/v1/nodes/kubeplay-worker", `{"metadata":{"labels":{"topology.kubernetes.io/zone":"zone-a"}}}`)
 	// (Pod a runs sleep, which ignores SIGTERM: deleted, it stays until
 	// its grace period ends.)

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -137,8 +139,9 @@ func (hc *horizontalController) reconcile(ctx context.Context, key string) (time
 	}
 	if errors.Is(err, errUntilChange) {
 		// Said in the status and events; it fails again until the HPA,
-		// its target or their pods change, which queues it anyway.
-		return 0, nil
+		// its target or their pods change, which queues it anyway, or
+		// until pods not counted yet count (after).
+		return after, nil
 	}
 	return after, err
 }
@@ -192,12 +195,12 @@ func (hc *horizontalController) sync(ctx context.Context, key string, hpa *autos
 	case current < minReplicas:
 		desired, reason = minReplicas, "Current number of replicas below Spec.MinReplicas"
 	default:
-		proposed, metric, statuses, err := hc.replicasForMetrics(ctx, hpa, scale.Status.Selector, current)
+		proposed, metric, statuses, pending, err := hc.replicasForMetrics(ctx, hpa, scale.Status.Selector, current)
 		hpa.Status.CurrentMetrics = statuses
 		if err != nil {
 			hpa.Status.CurrentReplicas = current
 			hc.events.event(ctx, ref, "Warning", "FailedComputeMetricsReplicas", err.Error())
-			return 0, fmt.Errorf("failed to compute desired number of replicas based on listed metrics for %s/%s/%s: %v: %w", target.Kind, hpa.Namespace, target.Name, err, errUntilChange)
+			return pending, fmt.Errorf("failed to compute desired number of replicas based on listed metrics for %s/%s/%s: %v: %w", target.Kind, hpa.Namespace, target.Name, err, errUntilChange)
 		}
 		desired = proposed
 		switch {
@@ -207,6 +210,9 @@ func (hc *horizontalController) sync(ctx context.Context, key string, hpa *autos
 			reason = "All metrics below target"
 		}
 		desired, recheck = hc.normalize(key, hpa, current, desired, minReplicas)
+		if pending > 0 && (recheck == 0 || pending < recheck) {
+			recheck = pending
+		}
 		rescale = desired != current
 	}
 	if !rescale {
@@ -298,8 +304,9 @@ func (hc *horizontalController) normalize(key string, hpa *autoscalingv2.Horizon
 }
 
 // replicasForMetrics proposes, of hpa's metrics, the most replicas any
-// asks for, and names that metric.
-func (hc *horizontalController) replicasForMetrics(ctx context.Context, hpa *autoscalingv2.HorizontalPodAutoscaler, selector string, current int32) (int32, string, []autoscalingv2.MetricStatus, error) {
+// asks for, and names that metric; recheck is when pods not counted yet
+// will be.
+func (hc *horizontalController) replicasForMetrics(ctx context.Context, hpa *autoscalingv2.HorizontalPodAutoscaler, selector string, current int32) (int32, string, []autoscalingv2.MetricStatus, time.Duration, error) {
 	sel, err := labels.Parse(selector)
 	if selector == "" || err != nil {
 		msg := "the HPA target's scale is missing a selector"
@@ -308,11 +315,11 @@ func (hc *horizontalController) replicasForMetrics(ctx context.Context, hpa *aut
 		}
 		hc.events.event(ctx, metaRef("autoscaling/v2", "HorizontalPodAutoscaler", hpa.ObjectMeta), "Warning", "SelectorRequired", msg)
 		hc.setCondition(hpa, autoscalingv2.ScalingActive, corev1.ConditionFalse, "InvalidSelector", "%s", msg)
-		return 0, "", nil, fmt.Errorf("%s", msg)
+		return 0, "", nil, 0, fmt.Errorf("%s", msg)
 	}
 	var pods corev1.PodList
 	if err := hc.c.Get(ctx, workloadCollection("", "pods", hpa.Namespace)+labelSelectorQuery(sel.String()), &pods); err != nil {
-		return 0, "", nil, err
+		return 0, "", nil, 0, err
 	}
 	// Read once for all the HPA's resource metrics, as the real one lists
 	// them for each.
@@ -329,9 +336,13 @@ func (hc *horizontalController) replicasForMetrics(ctx context.Context, hpa *aut
 		bestName string
 		statuses []autoscalingv2.MetricStatus
 		firstErr error
+		recheck  time.Duration
 	)
 	for _, m := range metrics {
-		replicas, name, status, reason, err := hc.replicasForMetric(m, pods.Items, readings.Items, readErr, current)
+		replicas, name, status, reason, after, err := hc.replicasForMetric(m, pods.Items, readings.Items, readErr, current)
+		if after > 0 && (recheck == 0 || after < recheck) {
+			recheck = after
+		}
 		if err != nil {
 			if firstErr == nil {
 				firstErr = err
@@ -346,83 +357,249 @@ func (hc *horizontalController) replicasForMetrics(ctx context.Context, hpa *aut
 		}
 	}
 	if best == -1 {
-		return 0, "", statuses, firstErr
+		return 0, "", statuses, recheck, firstErr
 	}
 	if firstErr == nil {
 		hc.setCondition(hpa, autoscalingv2.ScalingActive, corev1.ConditionTrue, "ValidMetricFound", "the HPA was able to successfully calculate a replica count from %s", bestName)
 	}
-	return best, bestName, statuses, nil
+	return best, bestName, statuses, recheck, nil
 }
 
-// replicasForMetric proposes a replica count for one metric: the count of
-// the ready pods with readings scaled by how far their usage is from the
-// target, unless it is within the tolerance. readings are the pods'
-// resource metrics, or readErr why there are none.
-func (hc *horizontalController) replicasForMetric(m autoscalingv2.MetricSpec, pods []corev1.Pod, readings []metricsv1beta1.PodMetrics, readErr error, current int32) (int32, string, autoscalingv2.MetricStatus, string, error) {
+// replicasForMetric proposes a replica count for one metric, as
+// kube-controller-manager's replica calculator: from the usage of the pods
+// with readings that count as ready, scaled by how far it is from the
+// target, unless it is within the tolerance; then, if some pods have no
+// reading, or some are unready while the usage is over target, again with
+// those counted at the target's usage or nothing, whichever holds the
+// change back, the change kept only if it still goes the same way.
+// readings are the pods' resource metrics, or readErr why there are none;
+// recheck is when a pod that does not count yet for its cpu's
+// initialization will.
+func (hc *horizontalController) replicasForMetric(m autoscalingv2.MetricSpec, pods []corev1.Pod, readings []metricsv1beta1.PodMetrics, readErr error, current int32) (replicas int32, name string, status autoscalingv2.MetricStatus, reason string, recheck time.Duration, err error) {
 	if m.Type != autoscalingv2.ResourceMetricSourceType || m.Resource == nil {
 		reason := "FailedGet" + string(m.Type) + "Metric"
-		return 0, "", autoscalingv2.MetricStatus{}, reason, fmt.Errorf("unable to get %s metric: the simulated metrics-server serves resource metrics only", strings.ToLower(string(m.Type)))
+		return 0, "", status, reason, 0, fmt.Errorf("unable to get %s metric: the simulated metrics-server serves resource metrics only", strings.ToLower(string(m.Type)))
 	}
 	res := m.Resource.Name
-	const reason = "FailedGetResourceMetric"
+	reason = "FailedGetResourceMetric"
+	fail := func(format string, args ...any) (int32, string, autoscalingv2.MetricStatus, string, time.Duration, error) {
+		return 0, "", autoscalingv2.MetricStatus{}, reason, recheck, fmt.Errorf("failed to get %s utilization: "+format, append([]any{res}, args...)...)
+	}
 	switch {
 	case readErr != nil:
-		return 0, "", autoscalingv2.MetricStatus{}, reason, fmt.Errorf("failed to get %s utilization: unable to get metrics for resource %s: unable to fetch metrics from resource metrics API: %v", res, res, readErr)
+		return fail("unable to get metrics for resource %s: unable to fetch metrics from resource metrics API: %v", res, readErr)
 	case len(readings) == 0:
-		return 0, "", autoscalingv2.MetricStatus{}, reason, fmt.Errorf("failed to get %s utilization: unable to get metrics for resource %s: no metrics returned from resource metrics API", res, res)
+		return fail("unable to get metrics for resource %s: no metrics returned from resource metrics API", res)
 	}
-	used := map[string]int64{} // by pod name, in milli-units
-	for _, r := range readings {
-		for _, c := range r.Containers {
-			q := c.Usage[res]
-			used[r.Name] += q.MilliValue()
-		}
+	if len(pods) == 0 {
+		return fail("no pods returned by selector while calculating replica count")
 	}
-	var usage, request int64
-	ready := 0
-	for i := range pods {
-		pod := &pods[i]
-		u, read := used[pod.Name]
-		if !read || pod.DeletionTimestamp != nil || pod.Status.Phase != corev1.PodRunning || !isPodReady(pod) {
-			continue
-		}
-		ready++
-		usage += u
-		for _, c := range pod.Spec.Containers {
-			r, ok := c.Resources.Requests[res]
-			if !ok && m.Resource.Target.Type == autoscalingv2.UtilizationMetricType {
-				return 0, "", autoscalingv2.MetricStatus{}, reason, fmt.Errorf("failed to get %s utilization: missing request for %s in container %s of Pod %s", res, res, c.Name, pod.Name)
+	g := hc.groupPods(pods, readings, res)
+	recheck = g.recheck
+	if len(g.metrics) == 0 {
+		return fail("did not receive metrics for targeted pods (pods might be unready)")
+	}
+	utilizationTarget := m.Resource.Target.Type == autoscalingv2.UtilizationMetricType
+	requests := map[string]int64{}
+	if utilizationTarget {
+		for i := range pods {
+			r, err := podRequest(&pods[i], res)
+			if err != nil {
+				return fail("%v", err)
 			}
-			request += r.MilliValue()
+			requests[pods[i].Name] = r
 		}
 	}
-	if ready == 0 {
-		return 0, "", autoscalingv2.MetricStatus{}, reason, fmt.Errorf("failed to get %s utilization: did not receive metrics for targeted pods (pods might be unready)", res)
-	}
-	average := resource.NewMilliQuantity(usage/int64(ready), resource.DecimalSI)
-	if res == corev1.ResourceMemory {
-		average = resource.NewQuantity(usage/int64(ready)/1000, resource.BinarySI)
-	}
-	status := autoscalingv2.MetricStatus{Type: autoscalingv2.ResourceMetricSourceType,
-		Resource: &autoscalingv2.ResourceMetricStatus{Name: res, Current: autoscalingv2.MetricValueStatus{AverageValue: average}}}
-	var ratio float64
-	var name string
+	status = autoscalingv2.MetricStatus{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricStatus{Name: res}}
+	// ratioOf is how far metrics are from the target, with the usage
+	// status reports.
+	var ratioOf func(metrics map[string]int64) (ratio float64, utilization int32, average int64)
+	var target int64 // what a missing pod is taken to use, below target
 	switch t := m.Resource.Target; {
-	case t.Type == autoscalingv2.UtilizationMetricType && t.AverageUtilization != nil && request > 0:
-		utilization := int32(usage * 100 / request)
-		status.Resource.Current.AverageUtilization = &utilization
-		ratio = float64(utilization) / float64(*t.AverageUtilization)
+	case utilizationTarget && t.AverageUtilization != nil:
+		ratioOf = func(metrics map[string]int64) (float64, int32, int64) {
+			var total, requested int64
+			for pod, v := range metrics {
+				total += v
+				requested += requests[pod]
+			}
+			if requested == 0 {
+				return 0, 0, 0
+			}
+			utilization := int32(total * 100 / requested)
+			return float64(utilization) / float64(*t.AverageUtilization), utilization, total / int64(len(metrics))
+		}
 		name = fmt.Sprintf("%s resource utilization (percentage of request)", res)
 	case t.Type == autoscalingv2.AverageValueMetricType && t.AverageValue != nil && t.AverageValue.MilliValue() > 0:
-		ratio = float64(usage) / float64(ready) / float64(t.AverageValue.MilliValue())
+		target = t.AverageValue.MilliValue()
+		ratioOf = func(metrics map[string]int64) (float64, int32, int64) {
+			var total int64
+			for _, v := range metrics {
+				total += v
+			}
+			average := total / int64(len(metrics))
+			return float64(average) / float64(target), 0, average
+		}
 		name = fmt.Sprintf("%s resource", res)
 	default:
-		return 0, "", autoscalingv2.MetricStatus{}, reason, fmt.Errorf("failed to get %s utilization: invalid target for resource metric %s", res, res)
+		return fail("invalid target for resource metric %s", res)
 	}
-	if math.Abs(1-ratio) <= hpaTolerance {
-		return current, name, status, "", nil
+	if utilizationTarget {
+		var requested int64
+		for pod := range g.metrics {
+			requested += requests[pod]
+		}
+		if requested == 0 {
+			return fail("no metrics returned matched known pods")
+		}
 	}
-	return int32(math.Ceil(ratio * float64(ready))), name, status, "", nil
+	ratio, utilization, average := ratioOf(g.metrics)
+	if utilizationTarget {
+		status.Resource.Current.AverageUtilization = &utilization
+	}
+	status.Resource.Current.AverageValue = resource.NewMilliQuantity(average, resource.DecimalSI)
+	if res == corev1.ResourceMemory {
+		status.Resource.Current.AverageValue = resource.NewQuantity(average/1000, resource.BinarySI)
+	}
+	within := func(r float64) bool { return math.Abs(1-r) <= hpaTolerance }
+	scaleUpWithUnready := len(g.unready) > 0 && ratio > 1
+	if !scaleUpWithUnready && len(g.missing) == 0 {
+		if within(ratio) {
+			return current, name, status, "", recheck, nil
+		}
+		return int32(math.Ceil(ratio * float64(g.ready))), name, status, "", recheck, nil
+	}
+	metrics := maps.Clone(g.metrics)
+	for _, pod := range g.missing {
+		switch {
+		case ratio < 1 && utilizationTarget:
+			metrics[pod] = requests[pod] * int64(max(100, *m.Resource.Target.AverageUtilization)) / 100
+		case ratio < 1:
+			metrics[pod] = target
+		case ratio > 1:
+			metrics[pod] = 0
+		}
+	}
+	if scaleUpWithUnready {
+		for _, pod := range g.unready {
+			metrics[pod] = 0
+		}
+	}
+	newRatio, _, _ := ratioOf(metrics)
+	if within(newRatio) || ratio < 1 && newRatio > 1 || ratio > 1 && newRatio < 1 {
+		return current, name, status, "", recheck, nil
+	}
+	replicas = int32(math.Ceil(newRatio * float64(len(metrics))))
+	if newRatio < 1 && replicas > current || newRatio > 1 && replicas < current {
+		return current, name, status, "", recheck, nil
+	}
+	return replicas, name, status, "", recheck, nil
+}
+
+// Defaults of kube-controller-manager's
+// --horizontal-pod-autoscaler-cpu-initialization-period and
+// --horizontal-pod-autoscaler-initial-readiness-delay.
+const (
+	cpuInitializationPeriod = 5 * time.Minute
+	initialReadinessDelay   = 30 * time.Second
+)
+
+// podGroups sorts an HPA's pods as the replica calculator does.
+type podGroups struct {
+	// metrics are the usage readings (milli-units) of the pods that count.
+	metrics map[string]int64
+	ready   int
+	// unready pods are pending, or for cpu not ready yet or too lately
+	// ready for their reading; missing ones have no reading.
+	unready, missing []string
+	// recheck is when the first pod unready only because its reading
+	// predates its readiness will count.
+	recheck time.Duration
+}
+
+// groupPods sorts pods: those deleted or failed are ignored, pending ones
+// are unready, those without a reading missing; for cpu, a pod is unready
+// too if it has no Ready condition or start time, or, while its cpu
+// initializes, is not ready or was read before a whole window of
+// readiness, or, later, is not ready and never was since its start.
+func (hc *horizontalController) groupPods(pods []corev1.Pod, readings []metricsv1beta1.PodMetrics, res corev1.ResourceName) podGroups {
+	type reading struct {
+		used   int64
+		at     time.Time
+		window time.Duration
+	}
+	read := map[string]reading{}
+	for _, r := range readings {
+		v := reading{at: r.Timestamp.Time, window: r.Window.Duration}
+		for _, c := range r.Containers {
+			q := c.Usage[res]
+			v.used += q.MilliValue()
+		}
+		read[r.Name] = v
+	}
+	now := hc.now()
+	g := podGroups{metrics: map[string]int64{}}
+	for i := range pods {
+		pod := &pods[i]
+		if pod.DeletionTimestamp != nil || pod.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		if pod.Status.Phase == corev1.PodPending {
+			g.unready = append(g.unready, pod.Name)
+			continue
+		}
+		r, ok := read[pod.Name]
+		if !ok {
+			g.missing = append(g.missing, pod.Name)
+			continue
+		}
+		if res == corev1.ResourceCPU {
+			cond, start := podReadyCondition(pod), pod.Status.StartTime
+			var unready bool
+			switch {
+			case cond == nil || start == nil:
+				unready = true
+			case start.Add(cpuInitializationPeriod).After(now):
+				fresh := cond.LastTransitionTime.Add(r.window)
+				unready = cond.Status == corev1.ConditionFalse || r.at.Before(fresh)
+				if cond.Status == corev1.ConditionTrue && r.at.Before(fresh) {
+					// Read again once a window has passed since it became ready.
+					if wait := fresh.Sub(now) + time.Second; g.recheck == 0 || wait < g.recheck {
+						g.recheck = max(wait, time.Second)
+					}
+				}
+			default:
+				unready = cond.Status == corev1.ConditionFalse && start.Add(initialReadinessDelay).After(cond.LastTransitionTime.Time)
+			}
+			if unready {
+				g.unready = append(g.unready, pod.Name)
+				continue
+			}
+		}
+		g.ready++
+		g.metrics[pod.Name] = r.used
+	}
+	return g
+}
+
+// podRequest is what pod's containers and sidecars request of res, in
+// milli-units.
+func podRequest(pod *corev1.Pod, res corev1.ResourceName) (int64, error) {
+	containers := slices.Clone(pod.Spec.Containers)
+	for _, c := range pod.Spec.InitContainers {
+		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			containers = append(containers, c)
+		}
+	}
+	var request int64
+	for _, c := range containers {
+		r, ok := c.Resources.Requests[res]
+		if !ok {
+			return 0, fmt.Errorf("missing request for %s in container %s of Pod %s", res, c.Name, pod.Name)
+		}
+		request += r.MilliValue()
+	}
+	return request, nil
 }
 
 // setCondition sets hpa's condition of type t; its lastTransitionTime

@@ -116,7 +116,10 @@ func TestGarbageCollector_BlockedDeletionIsIdle(t *testing.T) {
 // whose time has not come cost nothing: the controller asks nothing of the
 // API until the eviction falls due.
 func TestTaintEviction_TolerationIsIdle(t *testing.T) {
-	sb := openSandboxWith(t, playground.Options{Controllers: playground.Controllers{Nodes: 1}})
+	// Without kubeadm's add-ons: the taint rightly evicts CoreDNS's pods,
+	// which do not tolerate it.
+	c := playground.Controllers{Nodes: 1}.Without("kubeadm")
+	sb := openSandboxWith(t, playground.Options{Controllers: c})
 	h := sb.Handler()
 	waitNodes(t, sb, "kubeplay-worker")
 	waitForDefaultServiceAccount(t, h, "default")

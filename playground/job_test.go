@@ -16,8 +16,9 @@ import (
 
 func jobSandbox(t *testing.T) *playground.Sandbox {
 	t.Helper()
-	// The test plays the kubelet: nothing else writes the pods' status.
-	sb := openSandboxWith(t, playground.Options{Controllers: playground.Controllers{}.Without("kubelet", "scheduler")})
+	// The test plays the kubelet: nothing else writes the pods' status;
+	// without them, kubeadm's add-ons would wait forever to run.
+	sb := openSandboxWith(t, playground.Options{Controllers: playground.Controllers{}.Without("kubelet", "scheduler", "kubeadm")})
 	waitForDefaultServiceAccount(t, sb.Handler(), "default")
 	return sb
 }

@@ -386,7 +386,7 @@ func (k *kubelet) assignIP(s *podSync, i int) {
 		n := max(k.nextIP[s.node], 2)
 		k.nextIP[s.node] = n + 1
 		k.mu.Unlock()
-		ip = fmt.Sprintf("10.244.%d.%d", i+1, n%254)
+		ip = podIP(i, n)
 	}
 	s.status["podIP"], s.status["podIPs"] = ip, []any{map[string]any{"ip": ip}}
 }

@@ -50,18 +50,46 @@ const (
 const metricsWindow = 15 * time.Second
 
 func init() {
-	registerController(controllerDef{name: "metrics", title: "metrics-server", simulated: true,
-		start: func(*Sandbox) reconciler { return metricsServer{} }})
+	registerController(controllerDef{name: "metrics", title: "metrics-server", simulated: true, actsAs: kubeadmUser,
+		start: func(sb *Sandbox) reconciler { return &metricsServer{api: inproc.New(sb.handler, kubectlApplyAgent)} }})
 }
 
-// metricsServer has nothing to do on its own: the API server computes its
-// readings when asked (simulatedMetrics). It is a switch, so that a
-// sandbox can be without metrics.
-type metricsServer struct{}
+// metricsServer installs what metrics-server's manifest adds to the
+// cluster besides its APIService (which the API server registers with the
+// readings: server.SetMetrics): the ClusterRole that lets view, edit and
+// admin read metrics. The API server computes the readings when asked
+// (simulatedMetrics); it is a switch, so that a sandbox can be without
+// metrics.
+type metricsServer struct{ api *inproc.Client }
 
-func (metricsServer) resync(context.Context, int64) ([]string, error)          { return nil, nil }
-func (metricsServer) keysOf(store.Event, queue)                                {}
-func (metricsServer) reconcile(context.Context, string) (time.Duration, error) { return 0, nil }
+// kubectlApplyAgent is the user agent of `kubectl apply`, as an
+// administrator installs metrics-server's manifest.
+const kubectlApplyAgent = "kubectl-client-side-apply/v1.35.4 (linux/amd64) kubernetes/7b8c6cf"
+
+const metricsReaderRole = "system:aggregated-metrics-reader"
+
+func (*metricsServer) resync(context.Context, int64) ([]string, error) {
+	return []string{metricsReaderRole}, nil
+}
+
+func (*metricsServer) keysOf(store.Event, queue) {}
+
+func (m *metricsServer) reconcile(ctx context.Context, _ string) (time.Duration, error) {
+	path := "/apis/rbac.authorization.k8s.io/v1/clusterroles/" + url.PathEscape(metricsReaderRole)
+	if role, err := get(ctx, m.api, path); err != nil || role != nil {
+		return 0, err
+	}
+	role := map[string]any{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+		"metadata": map[string]any{"name": metricsReaderRole, "labels": map[string]any{"k8s-app": "metrics-server",
+			"rbac.authorization.k8s.io/aggregate-to-admin": "true", "rbac.authorization.k8s.io/aggregate-to-edit": "true",
+			"rbac.authorization.k8s.io/aggregate-to-view": "true"}},
+		"rules": []any{map[string]any{"apiGroups": []any{"metrics.k8s.io"}, "resources": []any{"pods", "nodes"}, "verbs": []any{"get", "list", "watch"}}}}
+	err := m.api.Do(ctx, "POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles", role, nil)
+	if apierrors.IsAlreadyExists(err) {
+		return 0, nil
+	}
+	return 0, err
+}
 
 // simulatedMetrics is the sandbox's server.MetricsSource. It reads the
 // cluster as metrics-server's informers hold it: straight from the API

@@ -47,8 +47,9 @@ func TestMetrics_simulatedUsage(t *testing.T) {
 	for _, n := range nodes {
 		nodesCPU.Add(resource.MustParse(n["usage"].(map[string]any)["cpu"].(string)))
 	}
-	if len(nodes) != 3 || nodesCPU.MilliValue() < podsCPU.MilliValue()+3*60 {
-		t.Errorf("the three nodes use %s of cpu, their pods %s: %s", nodesCPU.String(), podsCPU.String(), jsonOf(nodes))
+	// The control plane's node and the three workers.
+	if len(nodes) != 4 || nodesCPU.MilliValue() < podsCPU.MilliValue()+4*60 {
+		t.Errorf("the four nodes use %s of cpu, their pods %s: %s", nodesCPU.String(), podsCPU.String(), jsonOf(nodes))
 	}
 
 	// An annotation sets a pod's usage, per container.
@@ -77,4 +78,13 @@ func TestMetrics_simulatedUsage(t *testing.T) {
 	sb.SetControllers(playground.Controllers{})
 	mustDo(t, h, 200, "GET", "/apis/apiregistration.k8s.io/v1/apiservices/v1beta1.metrics.k8s.io", "")
 	waitIdle(t, sb)
+
+	// metrics-server's manifest lets view, edit and admin read metrics.
+	role := mustDo(t, h, 200, "GET", "/apis/rbac.authorization.k8s.io/v1/clusterroles/system:aggregated-metrics-reader", "")
+	if rules := jsonOf(role["rules"]); rules != `[{"apiGroups":["metrics.k8s.io"],"resources":["pods","nodes"],"verbs":["get","list","watch"]}]` {
+		t.Errorf("system:aggregated-metrics-reader's rules: %s", rules)
+	}
+	if view := jsonOf(mustDo(t, h, 200, "GET", "/apis/rbac.authorization.k8s.io/v1/clusterroles/view", "")["rules"]); !strings.Contains(view, `"metrics.k8s.io"`) {
+		t.Errorf("view does not read metrics: %s", view)
+	}
 }

@@ -54,18 +54,28 @@ const (
 	notReadyTaint        = "node.kubernetes.io/not-ready"
 )
 
-// nodeNames names the n simulated nodes as kind names a cluster's workers:
-// kubeplay-worker, kubeplay-worker2, ...
+// controlPlaneNode is the simulated node the control plane runs on, as
+// kind names it: tainted so that workloads go to the workers, with the
+// control plane's components as static pods (kubesystem.go).
+const controlPlaneNode = "kubeplay-control-plane"
+
+// controlPlaneTaint keeps pods that do not tolerate it off the control
+// plane's node, as kubeadm taints it.
+const controlPlaneTaint = "node-role.kubernetes.io/control-plane"
+
+// nodeNames names the simulated nodes as kind names a cluster's: the
+// control plane's, then n workers (kubeplay-worker, kubeplay-worker2, ...).
 func nodeNames(n int) []string {
 	if n <= 0 {
 		n = defaultNodes
 	}
-	names := make([]string, n)
-	for i := range names {
-		names[i] = "kubeplay-worker"
+	names := []string{controlPlaneNode}
+	for i := range n {
+		name := "kubeplay-worker"
 		if i > 0 {
-			names[i] += strconv.Itoa(i + 1)
+			name += strconv.Itoa(i + 1)
 		}
+		names = append(names, name)
 	}
 	return names
 }
@@ -74,8 +84,8 @@ func nodeNames(n int) []string {
 // controllers start, with sb.mu held.
 func (sb *Sandbox) nodeNames() []string { return nodeNames(sb.controllers.Nodes) }
 
-// nodeIndex is the position of a simulated node among names (from 0), -1
-// for a node not simulated.
+// nodeIndex is the position of a simulated node among names (from 0, the
+// control plane's), -1 for a node not simulated.
 func nodeIndex(names []string, name string) int {
 	for i, n := range names {
 		if n == name {
@@ -85,13 +95,16 @@ func nodeIndex(names []string, name string) int {
 	return -1
 }
 
-// nodeIP is the InternalIP of the simulated node i, on kind's network,
-// after the control plane's address (defaults.APIServerAddress, .2).
-func nodeIP(i int) string { return fmt.Sprintf("172.18.0.%d", i+3) }
+// nodeIP is the InternalIP of the simulated node i, on kind's network: the
+// control plane's is defaults.APIServerAddress (.2), the workers' follow.
+func nodeIP(i int) string { return fmt.Sprintf("172.18.0.%d", i+2) }
 
 // nodePodCIDR is the range the pods of the simulated node i get their IPs
 // from (kind's control plane has 10.244.0.0/24, its workers the next ones).
-func nodePodCIDR(i int) string { return fmt.Sprintf("10.244.%d.0/24", i+1) }
+func nodePodCIDR(i int) string { return fmt.Sprintf("10.244.%d.0/24", i) }
+
+// podIP is the n-th address of node i's pod CIDR.
+func podIP(i, n int) string { return fmt.Sprintf("10.244.%d.%d", i, n%254) }
 
 // leaseKeyPrefix is where the store keeps the nodes' Leases (nodeKeyPrefix,
 // the nodes, is the DaemonSet controller's).
@@ -150,6 +163,10 @@ func (n *nodes) keysOf(ev store.Event, q queue) {
 		}
 		return
 	}
+	if pod, ok := strings.CutPrefix(key, podKeyPrefix); ok && ev.Type == store.Deleted && isMirrorPodKey(pod) {
+		q.Add(nodeKey + controlPlaneNode)
+		return
+	}
 	if strings.HasPrefix(key, podKeyPrefix) && ev.Type != store.Deleted {
 		if name := podNodeName(ev.KV.Value); nodeIndex(n.names, name) >= 0 {
 			q.Add(leaseKey + name)
@@ -205,6 +222,11 @@ func (n *nodes) reconcile(ctx context.Context, key string) (time.Duration, error
 	if err := n.untaint(ctx, node); err != nil {
 		return 0, err
 	}
+	if name == controlPlaneNode {
+		if err := n.publishStaticPods(ctx, node); err != nil {
+			return 0, err
+		}
+	}
 	return 0, n.renewLease(ctx, node)
 }
 
@@ -222,13 +244,20 @@ func (n *nodes) register(name string, i int) jsonmap.Object {
 		fmt.Fprint(h, what, name)
 		return fmt.Sprintf("%x", h.Sum(nil))
 	}
+	labels := map[string]any{"beta.kubernetes.io/arch": "amd64", "beta.kubernetes.io/os": "linux",
+		"kubernetes.io/arch": "amd64", "kubernetes.io/hostname": name, "kubernetes.io/os": "linux"}
+	spec := map[string]any{"podCIDR": nodePodCIDR(i), "podCIDRs": []any{nodePodCIDR(i)},
+		"providerID": "kubeplay://simulated/" + name}
+	if name == controlPlaneNode {
+		// kubeadm labels and taints it as it joins.
+		labels[controlPlaneTaint] = ""
+		labels["node.kubernetes.io/exclude-from-external-load-balancers"] = ""
+		spec["taints"] = []any{map[string]any{"key": controlPlaneTaint, "effect": "NoSchedule"}}
+	}
 	return jsonmap.Object{"apiVersion": "v1", "kind": "Node",
-		"metadata": map[string]any{"name": name,
-			"labels": map[string]any{"beta.kubernetes.io/arch": "amd64", "beta.kubernetes.io/os": "linux",
-				"kubernetes.io/arch": "amd64", "kubernetes.io/hostname": name, "kubernetes.io/os": "linux"},
+		"metadata": map[string]any{"name": name, "labels": labels,
 			"annotations": map[string]any{"volumes.kubernetes.io/controller-managed-attach-detach": "true"}},
-		"spec": map[string]any{"podCIDR": nodePodCIDR(i), "podCIDRs": []any{nodePodCIDR(i)},
-			"providerID": "kubeplay://simulated/" + name},
+		"spec": spec,
 		"status": map[string]any{
 			"capacity": resources, "allocatable": resources,
 			"conditions": []any{

@@ -16,8 +16,13 @@ func nodeReady(t testing.TB, sb *playground.Sandbox, name string) bool {
 	if code != 200 {
 		return false
 	}
-	spec, _ := node["spec"].(map[string]any)
-	return condition(node, "Ready")["status"] == "True" && spec["taints"] == nil
+	taints, _ := lookup(node, "spec.taints").([]any)
+	for _, t := range taints {
+		if t.(map[string]any)["key"] == "node.kubernetes.io/not-ready" {
+			return false
+		}
+	}
+	return condition(node, "Ready")["status"] == "True"
 }
 
 func TestNodes_registerAndLease(t *testing.T) {
@@ -28,8 +33,8 @@ func TestNodes_registerAndLease(t *testing.T) {
 	}
 	waitIdle(t, sb)
 	nodes := items(t, h, "/api/v1/nodes")
-	if len(nodes) != 2 {
-		t.Fatalf("%d nodes, want 2", len(nodes))
+	if len(nodes) != 3 {
+		t.Fatalf("%d nodes, want the control plane's and 2 workers", len(nodes))
 	}
 	node := mustDo(t, h, 200, "GET", "/api/v1/nodes/kubeplay-worker2", "")
 	for path, want := range map[string]string{

@@ -19,7 +19,7 @@ func gcSandbox(t *testing.T, threshold int) (*Sandbox, *podGC, *time.Time) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sb, err := Open(t.Context(), Options{Store: st, Controllers: Controllers{}.Without("podGC", "kubelet", "job")})
+	sb, err := Open(t.Context(), Options{Store: st, Controllers: Controllers{}.Without("podGC", "kubelet", "job", "kubeadm")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func podNames(t *testing.T, gc *podGC) []string {
 	t.Helper()
 	pods, err := listAs[struct {
 		Metadata struct{ Name string } `json:"metadata"`
-	}](t.Context(), gc.c, "/api/v1/pods")
+	}](t.Context(), gc.c, "/api/v1/namespaces/default/pods")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -151,8 +151,23 @@ func (s *scheduler) evict(ctx context.Context, preemptor jsonmap.Object, pre *pr
 		if err := s.api.Do(ctx, "DELETE", path, opts, nil); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 			return err
 		}
+		s.assumeDeleting(victim)
 		schedulerEvent(ctx, s.api, s.now(), defaultScheduler, schedulerInstance, ref, "Normal", "Preempted", "Preempting",
 			fmt.Sprintf("Preempted by pod %s on node %s", jsonmap.String(preemptor, "metadata", "uid"), pre.node))
 	}
 	return nil
+}
+
+// assumeDeleting notes a victim as being deleted before its change comes
+// back through the watch, so that its preemptor, tried again meanwhile,
+// waits for it rather than preempting again.
+func (s *scheduler) assumeDeleting(victim jsonmap.Object) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := podKey(victim)
+	if cached := s.pods[key]; cached != nil && !deleting(cached) {
+		gone := copyMap(cached)
+		jsonmap.Ensure(gone, "metadata")["deletionTimestamp"] = timestamp(s.now)
+		s.pods[key] = gone
+	}
 }

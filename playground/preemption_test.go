@@ -11,7 +11,9 @@ import (
 // priority that makes room for it, as kube-scheduler's DefaultPreemption,
 // and is scheduled on that node once its victim is gone.
 func TestScheduler_preemption(t *testing.T) {
-	sb := openSandboxWith(t, playground.Options{Controllers: playground.Controllers{Nodes: 2}})
+	c := withoutAddons
+	c.Nodes = 2
+	sb := openSandboxWith(t, playground.Options{Controllers: c})
 	h := sb.Handler()
 	nodes := []string{"kubeplay-worker", "kubeplay-worker2"}
 	waitNodes(t, sb, nodes...)
@@ -38,8 +40,8 @@ func TestScheduler_preemption(t *testing.T) {
 	createPod(t, h, "meek", `{"priorityClassName":"high-meek","containers":[{"name":"c","image":"registry.k8s.io/pause:3.10","resources":{"requests":{"example.com/fakecpu":"2"},"limits":{"example.com/fakecpu":"2"}}}]}`)
 	createPod(t, h, "lowly", `{"priorityClassName":"low","containers":[{"name":"c","image":"registry.k8s.io/pause:3.10","resources":{"requests":{"example.com/fakecpu":"2"},"limits":{"example.com/fakecpu":"2"}}}]}`)
 	for name, want := range map[string]string{
-		"meek":  "0/2 nodes are available: 2 Insufficient example.com/fakecpu. preemption: not eligible due to preemptionPolicy=Never.",
-		"lowly": "0/2 nodes are available: 2 Insufficient example.com/fakecpu. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.",
+		"meek":  "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient example.com/fakecpu. preemption: not eligible due to preemptionPolicy=Never.",
+		"lowly": "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient example.com/fakecpu. preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod.",
 	} {
 		waitFor(t, name+" to be unschedulable", func() bool {
 			return condition(pod(t, h, name), "PodScheduled")["reason"] == "Unschedulable"
@@ -65,7 +67,7 @@ func TestScheduler_preemption(t *testing.T) {
 	if notes := schedulerEvents(t, h, "victim", "Preempted"); len(notes) != 1 || notes[0] != fmt.Sprintf("Preempted by pod %s on node %s", uid, nodes[0]) {
 		t.Errorf("Preempted events %q", notes)
 	}
-	if notes := schedulerEvents(t, h, "preemptor", "FailedScheduling"); len(notes) == 0 || notes[0] != "0/2 nodes are available: 2 Insufficient example.com/fakecpu." {
+	if notes := schedulerEvents(t, h, "preemptor", "FailedScheduling"); len(notes) == 0 || notes[0] != "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient example.com/fakecpu." {
 		t.Errorf("FailedScheduling events %q", notes)
 	}
 	for _, name := range []string{"kept0", "kept1", "kept2", "victim-held"} {

@@ -27,7 +27,8 @@ import (
 // schedulable, the pod tolerates its taints, matches its node selector and
 // required node affinity, its host ports are free, its requests fit in what
 // the node's pods leave of its allocatable, its required pod (anti-)affinity
-// holds), preferring the least allocated node so that pods spread. A pod
+// holds, its topology spread constraints hold: topologyspread.go),
+// preferring the least allocated node so that pods spread. A pod
 // that fits nowhere gets the PodScheduled condition and FailedScheduling
 // event kube-scheduler gives it, and is tried again when a node or a pod
 // changes in a way that may make room for it, never on a timer.
@@ -275,7 +276,7 @@ func (s *scheduler) schedule(p jsonmap.Object) (node, reason, fitErr string, pre
 	// are.
 	var resolvable []string
 	nominated := jsonmap.String(p, "status", "nominatedNodeName")
-	best, bestScore := "", -1.0
+	var feasible []string
 	for _, name := range slices.Sorted(maps.Keys(s.nodes)) {
 		n := s.nodes[name]
 		why, canPreempt := s.filter(p, req, n, onNode)
@@ -291,11 +292,9 @@ func (s *scheduler) schedule(p jsonmap.Object) (node, reason, fitErr string, pre
 		if name == nominated {
 			return name, "", "", nil // the node its preemption made room on
 		}
-		if score := leastAllocated(req, n, onNode[name]); score > bestScore {
-			best, bestScore = name, score
-		}
+		feasible = append(feasible, name)
 	}
-	if best != "" {
+	if best := s.best(p, req, feasible, onNode); best != "" {
 		return best, "", "", nil
 	}
 	total := len(s.nodes)
@@ -311,6 +310,22 @@ func (s *scheduler) schedule(p jsonmap.Object) (node, reason, fitErr string, pre
 		preReasons["Preemption is not helpful for scheduling"] = total - len(resolvable)
 	}
 	return "", "Unschedulable", fmt.Sprintf("%s preemption: 0/%d nodes are available: %s.", msg, total, histogram(preReasons)), nil
+}
+
+// best is the feasible node that scores highest for p, "" if none: the
+// least allocated, weighed with PodTopologySpread's score as
+// kube-scheduler weighs its plugins (NodeResourcesFit 1, PodTopologySpread
+// 2); it requires s.mu.
+func (s *scheduler) best(p jsonmap.Object, req resources, feasible []string, onNode map[string][]jsonmap.Object) string {
+	spread := s.spreadScores(p, feasible, onNode)
+	best, bestScore := "", -1.0
+	for _, name := range feasible {
+		score := leastAllocated(req, s.nodes[name], onNode[name])*maxNodeScore + 2*float64(spread[name])
+		if score > bestScore {
+			best, bestScore = name, score
+		}
+	}
+	return best
 }
 
 // histogram words reasons by count, as kube-scheduler: "1 Insufficient
@@ -362,11 +377,8 @@ func (s *scheduler) filter(p jsonmap.Object, req resources, n jsonmap.Object, on
 		!tolerates(tolerations, map[string]any{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}) {
 		return []string{"node(s) were unschedulable"}, false
 	}
-	for _, t := range jsonmap.List(n, "spec", "taints") {
-		taint, _ := t.(map[string]any)
-		if e := taint["effect"]; (e == "NoSchedule" || e == "NoExecute") && !tolerates(tolerations, taint) {
-			return []string{"node(s) had untolerated taint(s)"}, false
-		}
+	if untoleratedTaint(tolerations, n) != nil {
+		return []string{"node(s) had untolerated taint(s)"}, false
 	}
 	if !matchesNodeSelector(p, n) {
 		return []string{"node(s) didn't match Pod's node affinity/selector"}, false
@@ -379,10 +391,25 @@ func (s *scheduler) filter(p jsonmap.Object, req resources, n jsonmap.Object, on
 	if why, unresolvable := insufficient(req, n, here); len(why) > 0 {
 		return why, !unresolvable
 	}
+	if why, resolvable := s.topologySpread(p, n, onNode); why != "" {
+		return []string{why}, resolvable
+	}
 	if why, resolvable := s.podAffinity(p, n, onNode); why != "" {
 		return []string{why}, resolvable
 	}
 	return nil, false
+}
+
+// untoleratedTaint is the first of n's NoSchedule or NoExecute taints that
+// tolerations do not tolerate, nil if none.
+func untoleratedTaint(tolerations []any, n jsonmap.Object) map[string]any {
+	for _, t := range jsonmap.List(n, "spec", "taints") {
+		taint, _ := t.(map[string]any)
+		if e := taint["effect"]; (e == "NoSchedule" || e == "NoExecute") && !tolerates(tolerations, taint) {
+			return taint
+		}
+	}
+	return nil
 }
 
 // tolerates reports whether one of tolerations tolerates taint.
@@ -713,9 +740,5 @@ func (t affinityTerm) matches(s *scheduler, ns string, other jsonmap.Object) boo
 	if !inNS {
 		return false
 	}
-	set := labels.Set{}
-	for k, v := range jsonmap.Child(other, "metadata", "labels") {
-		set[k], _ = v.(string)
-	}
-	return t.selector.Matches(set)
+	return t.selector.Matches(objectLabels(other))
 }

@@ -104,7 +104,7 @@ func TestWorkloads_disabled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sb, err := playground.Open(t.Context(), playground.Options{Store: st, Controllers: playground.Controllers{}.Without("deployment")})
+	sb, err := playground.Open(t.Context(), playground.Options{Store: st, Controllers: playground.Controllers{}.Without("deployment", "kubeadm")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,7 +39,9 @@ func (s *admission) admitPod(ctx context.Context, res *catalog.Resource, ns stri
 		return rec.Ran(audit.Stage{Phase: audit.Validating, Plugin: "LimitRanger"}, beyondLimits)
 	}
 	automount := false
-	if !s.noServiceAccountAdmission {
+	// A mirror pod is left as its kubelet wrote it, with no ServiceAccount.
+	_, mirror := jsonmap.Child(metadata(obj), "annotations")["kubernetes.io/config.mirror"]
+	if !s.noServiceAccountAdmission && !mirror {
 		saName := defaults.PodServiceAccount(spec)
 		sa, _, err := s.getObject(ctx, catalog.LookupBuiltin(serviceAccountsGVR), ns, saName)
 		switch {
@@ -63,7 +65,7 @@ func (s *admission) admitPod(ctx context.Context, res *catalog.Resource, ns stri
 	}
 	msg := defaults.AdmitPod(spec, automount, GenerateName("kube-api-access-"), class)
 	// AdmitPod runs the three plugins; only Priority rejects.
-	if !s.noServiceAccountAdmission {
+	if !s.noServiceAccountAdmission && !mirror {
 		rec.Ran(mutating("ServiceAccount"), nil)
 	}
 	if msg != "" {
