@@ -12,11 +12,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"kubeplay/internal/jsonmap"
 	"kubeplay/server/catalog"
-	"kubeplay/server/validation"
 	"kubeplay/store"
 )
 
@@ -56,22 +54,6 @@ func gcFinalizers(res *catalog.Resource, obj object, opts *metav1.DeleteOptions)
 		out = append(out, FinalizerForeground)
 	}
 	return out, !sameSet(old, out)
-}
-
-// finalizerErrors checks a written object's finalizers: qualified names,
-// not both cascade finalizers, and for a built-in type of most groups no
-// domain-less name but the standard ones (a custom object is only warned).
-func finalizerErrors(ctx context.Context, res *catalog.Resource, obj object) field.ErrorList {
-	errs := validation.Finalizers(obj)
-	switch names := validation.KubeFinalizerNames(obj); {
-	case res.Custom != nil:
-		for _, e := range names {
-			warn(ctx, fmt.Sprintf("%s: %q: prefer a domain-qualified finalizer name including a path (/) to avoid accidental conflicts with other finalizer writers", e.Field, e.BadValue))
-		}
-	case !strategyOf(res).genericFinalizerNames:
-		errs = append(errs, names...)
-	}
-	return errs
 }
 
 func sameSet(a, b []string) bool {
@@ -189,7 +171,7 @@ func (s *registry) deleteObjectOnce(ctx context.Context, res *catalog.Resource, 
 		}
 	}
 	d := &deletion{res: res, ns: ns, name: name, obj: obj, live: kv, opts: opts, dryRun: len(opts.DryRun) > 0, wasDeleting: deleting(obj), code: http.StatusOK}
-	ar := &request{res: res, namespace: ns, name: name, verb: "delete", deleteOptions: opts}
+	ar := &request{res: res, store: newResourceStore(res), namespace: ns, name: name, verb: "delete", deleteOptions: opts}
 	if err := s.admission.admitDeletion(ctx, ar, obj, d.dryRun); err != nil {
 		return 0, nil, err
 	}
@@ -236,7 +218,7 @@ func (s *registry) deleteMarked(ctx context.Context, d *deletion) (int, any, err
 	// (DELETED), as they do with kube-apiserver.
 	key, rev := objectKey(d.res, d.ns, d.name), d.live.ModRevision
 	if !d.dryRun && d.modified {
-		value, err := encodeForStorage(d.res, d.obj)
+		value, err := newResourceStore(d.res).encode(d.obj)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -266,7 +248,7 @@ func (s *registry) deleteMarked(ctx context.Context, d *deletion) (int, any, err
 
 // writeDeleting stores an object marked for deletion and answers with it.
 func (s *registry) writeDeleting(ctx context.Context, d *deletion) (int, any, error) {
-	out, err := s.commitUpdate(ctx, d.res, d.ns, d.name, d.obj, d.live, d.dryRun)
+	out, err := s.commitUpdate(ctx, newResourceStore(d.res), d.ns, d.name, d.obj, d.live, d.dryRun)
 	if err != nil {
 		return 0, nil, err
 	}

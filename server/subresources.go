@@ -252,7 +252,7 @@ func (s *Server) scaled(wr *write, live object, rev int64, write func(*managedfi
 	}
 	old := scaleOf(res, live)
 	(&unstructured.Unstructured{Object: old}).SetManagedFields(entries)
-	f, err := s.reg.fieldManager(scaleKind, "scale")
+	f, err := s.reg.fieldManager(newResourceStore(scaleKind), "scale")
 	if err != nil {
 		return nil, err
 	}
