@@ -189,7 +189,7 @@ func (s *registry) cleanupCRD(ctx context.Context, name string) error {
 				continue // waiting for its finalizers
 			}
 			md := metadata(obj)
-			_, _, err = s.deleteObject(withoutWarnings(ctx), custom, str(md, "namespace"), str(md, "name"), &metav1.DeleteOptions{})
+			_, _, err = s.deleteObject(withoutWarnings(ctx), newResourceStore(custom), str(md, "namespace"), str(md, "name"), &metav1.DeleteOptions{})
 			if err != nil && !apierrors.IsNotFound(err) {
 				return err
 			}

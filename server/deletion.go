@@ -88,7 +88,7 @@ func (s *registry) journal(ctx context.Context, res *catalog.Resource, obj objec
 	ev.Time = s.now()
 	ev.Object = ObjectRef{Resource: res.GroupResource(), Namespace: str(md, "namespace"), Name: str(md, "name"), UID: str(md, "uid")}
 	ev.Actor = actorOf(ctx)
-	ev.Finalizers = allFinalizers(res, obj)
+	ev.Finalizers = allFinalizers(strategyOf(res), obj)
 	ev.DeletionTimestamp = str(md, "deletionTimestamp")
 	if g, ok := md["deletionGracePeriodSeconds"]; ok {
 		n := int64Of(g)
@@ -99,9 +99,9 @@ func (s *registry) journal(ctx context.Context, res *catalog.Resource, obj objec
 
 // allFinalizers is what holds obj back: metadata.finalizers and, for a
 // namespace, spec.finalizers.
-func allFinalizers(res *catalog.Resource, obj object) []string {
+func allFinalizers(st *strategy, obj object) []string {
 	out := finalizers(obj)
-	if strategyOf(res).isNamespace {
+	if st.isNamespace {
 		out = append(out, namespaceFinalizers(obj)...)
 	}
 	return out
@@ -110,7 +110,7 @@ func allFinalizers(res *catalog.Resource, obj object) []string {
 // journalWrite records what a write of an object being deleted did: each
 // finalizer it removed (compared with the object at revision prev) and, if
 // it was the last, the object's removal.
-func (s *registry) journalWrite(ctx context.Context, res *catalog.Resource, key string, prev int64, obj object, removed bool) {
+func (s *registry) journalWrite(ctx context.Context, rs *resourceStore, key string, prev int64, obj object, removed bool) {
 	if s.onDeletion == nil {
 		return
 	}
@@ -118,18 +118,18 @@ func (s *registry) journalWrite(ctx context.Context, res *catalog.Resource, key 
 	if err != nil {
 		return // history compacted: nothing to compare with
 	}
-	old, err := decodeStored(res, kv)
+	old, err := rs.decode(kv)
 	if err != nil {
 		return
 	}
-	now := allFinalizers(res, obj)
-	for _, f := range allFinalizers(res, old) {
+	now := allFinalizers(rs.strategy, obj)
+	for _, f := range allFinalizers(rs.strategy, old) {
 		if !slices.Contains(now, f) {
-			s.journal(ctx, res, obj, DeletionEvent{Phase: PhaseFinalizerRemoved, Finalizer: f})
+			s.journal(ctx, rs.res, obj, DeletionEvent{Phase: PhaseFinalizerRemoved, Finalizer: f})
 		}
 	}
 	if removed {
-		s.journal(ctx, res, obj, DeletionEvent{Phase: PhaseRemoved})
+		s.journal(ctx, rs.res, obj, DeletionEvent{Phase: PhaseRemoved})
 	}
 }
 

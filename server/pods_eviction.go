@@ -364,6 +364,6 @@ func (s *registry) markAndDeletePod(ctx context.Context, pods *catalog.Resource,
 	if err := s.validateDeleteOptions(opts, false); err != nil {
 		return err
 	}
-	_, _, err := s.deleteObject(ctx, pods, req.namespace, req.name, opts)
+	_, _, err := s.deleteObject(ctx, newResourceStore(pods), req.namespace, req.name, opts)
 	return err
 }

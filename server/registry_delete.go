@@ -28,9 +28,9 @@ import (
 // explicit orphanDependents or propagationPolicy decides; else an orphan or
 // foregroundDeletion finalizer already there; else the type's default.
 // changed is false when the set of finalizers stays the same.
-func gcFinalizers(res *catalog.Resource, obj object, opts *metav1.DeleteOptions) (out []string, changed bool) {
+func gcFinalizers(st *strategy, obj object, opts *metav1.DeleteOptions) (out []string, changed bool) {
 	old := finalizers(obj)
-	orphan, foreground := strategyOf(res).orphansByDefault, false
+	orphan, foreground := st.orphansByDefault, false
 	switch {
 	case opts.OrphanDependents != nil:
 		orphan, foreground = *opts.OrphanDependents, false
@@ -91,10 +91,10 @@ func int64Of(v any) int64 {
 
 // delete is a DELETE of one object: deleteObject, then the strategy's
 // afterDelete unless it is a dry run.
-func (s *registry) delete(ctx context.Context, res *catalog.Resource, ns, name string, opts *metav1.DeleteOptions) (int, any, error) {
-	code, out, err := s.deleteObject(ctx, res, ns, name, opts)
+func (s *registry) delete(ctx context.Context, rs *resourceStore, ns, name string, opts *metav1.DeleteOptions) (int, any, error) {
+	code, out, err := s.deleteObject(ctx, rs, ns, name, opts)
 	if err == nil && len(opts.DryRun) == 0 {
-		err = s.afterDelete(ctx, res)
+		err = s.afterDelete(ctx, rs)
 	}
 	return code, out, err
 }
@@ -102,11 +102,11 @@ func (s *registry) delete(ctx context.Context, res *catalog.Resource, ns, name s
 // deleteObject deletes one object as kube-apiserver's registry does: an
 // object with finalizers (or, for a pod, a grace period) is only marked as
 // being deleted (deletionTimestamp) and returned; otherwise it is removed.
-func (s *registry) deleteObject(ctx context.Context, res *catalog.Resource, ns, name string, opts *metav1.DeleteOptions) (int, any, error) {
+func (s *registry) deleteObject(ctx context.Context, rs *resourceStore, ns, name string, opts *metav1.DeleteOptions) (int, any, error) {
 	// As kube-apiserver, a delete that lost a race with another write reads
 	// the object again and retries, rather than answering 409.
 	for attempt := 1; ; attempt++ {
-		code, out, err := s.deleteObjectOnce(ctx, res, ns, name, opts)
+		code, out, err := s.deleteObjectOnce(ctx, rs, ns, name, opts)
 		if !errors.Is(err, store.ErrConflict) || attempt == maxDeleteAttempts {
 			return code, out, err
 		}
@@ -119,9 +119,9 @@ const maxDeleteAttempts = 10
 
 // afterDelete runs the strategy's afterDelete once a request's deletions
 // are done.
-func (s *registry) afterDelete(ctx context.Context, res *catalog.Resource) error {
-	if hook := strategyOf(res).afterDelete; hook != nil {
-		return hook(s, ctx, res)
+func (s *registry) afterDelete(ctx context.Context, rs *resourceStore) error {
+	if hook := rs.strategy.afterDelete; hook != nil {
+		return hook(s, ctx, rs.res)
 	}
 	return nil
 }
@@ -130,6 +130,7 @@ func (s *registry) afterDelete(ctx context.Context, res *catalog.Resource) error
 // in place as the deletion goes.
 type deletion struct {
 	res      *catalog.Resource
+	store    *resourceStore // res's
 	ns, name string
 	obj      object
 	live     store.KeyValue
@@ -147,15 +148,15 @@ type deletion struct {
 // answer is the deletion's answer with the object as it is.
 func (d *deletion) answer() (int, any, error) { return d.code, d.obj, nil }
 
-func (s *registry) deleteObjectOnce(ctx context.Context, res *catalog.Resource, ns, name string, opts *metav1.DeleteOptions) (int, any, error) {
+func (s *registry) deleteObjectOnce(ctx context.Context, rs *resourceStore, ns, name string, opts *metav1.DeleteOptions) (int, any, error) {
+	res, st := rs.res, rs.strategy
 	if unsafeDelete(opts) {
 		return s.unsafeDeleteObject(ctx, res, ns, name)
 	}
-	obj, kv, err := s.getObject(ctx, res, ns, name)
+	obj, kv, err := s.get(ctx, rs, ns, name)
 	if err != nil {
 		return 0, nil, err
 	}
-	st := strategyOf(res)
 	checkPre := checkPreconditions
 	if st.deletePreconditions != nil {
 		checkPre = st.deletePreconditions
@@ -170,8 +171,8 @@ func (s *registry) deleteObjectOnce(ctx context.Context, res *catalog.Resource, 
 			return 0, nil, err
 		}
 	}
-	d := &deletion{res: res, ns: ns, name: name, obj: obj, live: kv, opts: opts, dryRun: len(opts.DryRun) > 0, wasDeleting: deleting(obj), code: http.StatusOK}
-	ar := &request{res: res, store: newResourceStore(res), namespace: ns, name: name, verb: "delete", deleteOptions: opts}
+	d := &deletion{res: res, store: rs, ns: ns, name: name, obj: obj, live: kv, opts: opts, dryRun: len(opts.DryRun) > 0, wasDeleting: deleting(obj), code: http.StatusOK}
+	ar := &request{res: res, store: rs, namespace: ns, name: name, verb: "delete", deleteOptions: opts}
 	if err := s.admission.admitDeletion(ctx, ar, obj, d.dryRun); err != nil {
 		return 0, nil, err
 	}
@@ -192,10 +193,10 @@ func (s *registry) deleteObjectOnce(ctx context.Context, res *catalog.Resource, 
 // removed.
 func (s *registry) deleteMarked(ctx context.Context, d *deletion) (int, any, error) {
 	md := metadata(d.obj)
-	if graceful := strategyOf(d.res).gracefulDelete; graceful != nil && graceful(d, s.now()) {
+	if graceful := d.store.strategy.gracefulDelete; graceful != nil && graceful(d, s.now()) {
 		return d.answer()
 	}
-	list, changed := gcFinalizers(d.res, d.obj, d.opts)
+	list, changed := gcFinalizers(d.store.strategy, d.obj, d.opts)
 	if changed {
 		setFinalizers(d.obj, list)
 		d.modified = true
@@ -216,9 +217,9 @@ func (s *registry) deleteMarked(ctx context.Context, d *deletion) (int, any, err
 	// Delete now. What the deletion changed is written first, so watchers
 	// see it (MODIFIED: a pod's deletionTimestamp) before the object goes
 	// (DELETED), as they do with kube-apiserver.
-	key, rev := objectKey(d.res, d.ns, d.name), d.live.ModRevision
+	key, rev := d.store.key(d.ns, d.name), d.live.ModRevision
 	if !d.dryRun && d.modified {
-		value, err := newResourceStore(d.res).encode(d.obj)
+		value, err := d.store.encode(d.obj)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -234,7 +235,7 @@ func (s *registry) deleteMarked(ctx context.Context, d *deletion) (int, any, err
 		md["resourceVersion"] = strconv.FormatInt(drev, 10)
 		s.journal(ctx, d.res, d.obj, DeletionEvent{Phase: PhaseRemoved})
 	}
-	if strategyOf(d.res).returnsDeletedObject {
+	if d.store.strategy.returnsDeletedObject {
 		return d.answer()
 	}
 	return http.StatusOK, &metav1.Status{
@@ -248,13 +249,13 @@ func (s *registry) deleteMarked(ctx context.Context, d *deletion) (int, any, err
 
 // writeDeleting stores an object marked for deletion and answers with it.
 func (s *registry) writeDeleting(ctx context.Context, d *deletion) (int, any, error) {
-	out, err := s.commitUpdate(ctx, newResourceStore(d.res), d.ns, d.name, d.obj, d.live, d.dryRun)
+	out, err := s.commitUpdate(ctx, d.store, d.ns, d.name, d.obj, d.live, d.dryRun)
 	if err != nil {
 		return 0, nil, err
 	}
 	// commitUpdate removes at once what nothing holds (a namespace without
 	// finalizers): that is journaled as its removal, not as marked.
-	stays := len(allFinalizers(d.res, out)) > 0 || int64Of(metadata(out)["deletionGracePeriodSeconds"]) > 0
+	stays := len(allFinalizers(d.store.strategy, out)) > 0 || int64Of(metadata(out)["deletionGracePeriodSeconds"]) > 0
 	if !d.dryRun && !d.wasDeleting && stays {
 		s.journal(ctx, d.res, out, DeletionEvent{Phase: PhaseMarked})
 	}
@@ -285,15 +286,15 @@ func checkPreconditions(res *catalog.Resource, name string, md map[string]any, p
 
 // deleteCollection deletes the objects of res in ns that sel selects, one
 // by one as delete does, and lists them as they were before.
-func (s *registry) deleteCollection(ctx context.Context, res *catalog.Resource, ns string, sel selectors, opts *metav1.DeleteOptions) (*objectList, error) {
-	list, err := s.listObjects(ctx, res, ns, sel, listOptions{}, false)
+func (s *registry) deleteCollection(ctx context.Context, rs *resourceStore, ns string, sel selectors, opts *metav1.DeleteOptions) (*objectList, error) {
+	list, err := s.listObjects(ctx, rs.res, ns, sel, listOptions{}, false)
 	if err != nil {
 		return nil, err
 	}
 	deleted := []object{}
 	for _, item := range list.items {
 		md := metadata(item)
-		_, _, err := s.deleteObject(ctx, res, str(md, "namespace"), str(md, "name"), opts)
+		_, _, err := s.deleteObject(ctx, rs, str(md, "namespace"), str(md, "name"), opts)
 		if apierrors.IsNotFound(err) {
 			continue // deleted meanwhile
 		}
@@ -303,7 +304,7 @@ func (s *registry) deleteCollection(ctx context.Context, res *catalog.Resource, 
 		deleted = append(deleted, item)
 	}
 	if len(opts.DryRun) == 0 {
-		if err := s.afterDelete(ctx, res); err != nil {
+		if err := s.afterDelete(ctx, rs); err != nil {
 			return nil, err
 		}
 	}
