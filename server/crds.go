@@ -240,8 +240,6 @@ func (s *registry) customResource(crd string) *catalog.Resource {
 	return nil
 }
 
-func deepCopyObject(obj object) object { return structural.DeepCopy(obj).(map[string]any) }
-
 // setCustom serves the resources of the CRD named crd (none to stop), in
 // the catalog and in the OpenAPI documents of their group versions.
 func (s *registry) setCustom(crd string, resources []catalog.Resource) {

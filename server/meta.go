@@ -3,6 +3,9 @@ package server
 import (
 	"encoding/base64"
 	"math/rand/v2"
+
+	"kubeplay/internal/jsonmap"
+	"kubeplay/server/structural"
 )
 
 // object is a decoded Kubernetes object.
@@ -72,4 +75,15 @@ func normalizeSecret(obj object) {
 	if t, _ := obj["type"].(string); t == "" {
 		obj["type"] = "Opaque"
 	}
+}
+
+func deepCopyObject(obj object) object { return structural.DeepCopy(obj).(map[string]any) }
+
+// deleting reports whether obj is being deleted.
+func deleting(obj object) bool { return metadata(obj)["deletionTimestamp"] != nil }
+
+// int64Of reads an integer field of a decoded object (0 if it is none).
+func int64Of(v any) int64 {
+	n, _ := jsonmap.IntOf(v)
+	return n
 }

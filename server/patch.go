@@ -143,7 +143,7 @@ func (s *Server) patchedObject(ctx context.Context, pr *patchRequest, live objec
 		return nil, err
 	}
 	if uid := str(md, "uid"); uid != str(metadata(live), "uid") {
-		return nil, errUIDChanged(res, pr.name, uid)
+		return nil, pr.store.errUIDChanged(pr.name, uid)
 	}
 	return obj, nil
 }

@@ -164,6 +164,21 @@ func checkResourceVersion(wr *write, obj object, rev int64) error {
 	return nil
 }
 
+// errUIDPrecondition is the 409 for an update whose metadata.uid names
+// another object than the one stored under its name.
+func (rs *resourceStore) errUIDPrecondition(ns, name, uid, stored string) error {
+	return apierrors.NewConflict(rs.res.GroupResource(), name, errors.New(fmt.Sprintf(
+		"StorageError: invalid object, Code: 4, Key: %s, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: %s, UID in object meta: %s",
+		rs.key(ns, name), uid, stored)))
+}
+
+// errUIDChanged is kube-apiserver's 422 for a patch that changes
+// metadata.uid; it checks object metadata twice and so names the field twice.
+func (rs *resourceStore) errUIDChanged(name, uid string) error {
+	e := field.Invalid(field.NewPath("metadata", "uid"), uid, "field is immutable")
+	return rs.errInvalid(name, field.ErrorList{e, e})
+}
+
 // commitChange admits obj, computed from live (stored as kv), and stores it
 // in live's place, in kube-apiserver's order.
 func (s *registry) commitChange(ctx context.Context, wr *write, obj, live object, kv store.KeyValue) (object, error) {

@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"kubeplay/internal/jsonmap"
 	"kubeplay/server/catalog"
 	"kubeplay/store"
 )
@@ -82,12 +81,6 @@ func setFinalizers(obj object, list []string) {
 }
 
 func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
-
-// int64Of reads an integer field of a decoded object (0 if it is none).
-func int64Of(v any) int64 {
-	n, _ := jsonmap.IntOf(v)
-	return n
-}
 
 // delete is a DELETE of one object: deleteObject, then the strategy's
 // afterDelete unless it is a dry run.

@@ -269,12 +269,7 @@ func (c codec) fromStorage(obj object) {
 func (c codec) viaStorage(obj object) {
 	back := c.toStorage(obj)
 	c.fromStorage(back)
-	md := metadata(obj)
-	clear(md)
-	maps.Copy(md, metadata(back))
-	back["metadata"] = md
-	clear(obj)
-	maps.Copy(obj, back)
+	replaceObject(obj, back)
 }
 
 // storeError turns a store error on an object into the Status kube-apiserver gives.

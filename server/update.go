@@ -65,7 +65,7 @@ func (s *Server) updateObject(r *http.Request, req *request) (object, int, error
 			return nil, err
 		}
 		if uid, stored := str(md, "uid"), str(metadata(live), "uid"); uid != "" && uid != stored {
-			return nil, errUIDPrecondition(res, req.namespace, req.name, uid, stored)
+			return nil, req.store.errUIDPrecondition(req.namespace, req.name, uid, stored)
 		}
 		return obj, nil
 	})
