@@ -720,7 +720,7 @@ func validateName(r *catalog.Resource, name string, path *field.Path) field.Erro
 	case catalog.DNS1035Label:
 		msgs = k8svalidation.IsDNS1035Label(name)
 	case catalog.PathSegment:
-		msgs = pathSegmentErrors(name)
+		msgs = validation.PathSegmentName(name)
 	case catalog.IPAddress:
 		if _, err := netip.ParseAddr(name); err != nil {
 			msgs = []string{"must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"}
@@ -740,20 +740,6 @@ func maskTrailingDash(prefix string) string {
 		return prefix[:len(prefix)-1] + "a"
 	}
 	return prefix
-}
-
-func pathSegmentErrors(name string) []string {
-	switch name {
-	case ".", "..":
-		return []string{fmt.Sprintf("may not be '%s'", name)}
-	}
-	var msgs []string
-	for _, c := range []string{"/", "%"} {
-		if strings.Contains(name, c) {
-			msgs = append(msgs, fmt.Sprintf("may not contain '%s'", c))
-		}
-	}
-	return msgs
 }
 
 // errInvalid is the 422 for an object that failed validation.

@@ -144,7 +144,7 @@ func (d *deletion) answer() (int, any, error) { return d.code, d.obj, nil }
 func (s *registry) deleteObjectOnce(ctx context.Context, rs *resourceStore, ns, name string, opts *metav1.DeleteOptions) (int, any, error) {
 	res, st := rs.res, rs.strategy
 	if unsafeDelete(opts) {
-		return s.unsafeDeleteObject(ctx, res, ns, name)
+		return s.unsafeDeleteObject(ctx, rs, ns, name)
 	}
 	obj, kv, err := s.get(ctx, rs, ns, name)
 	if err != nil {
@@ -169,7 +169,7 @@ func (s *registry) deleteObjectOnce(ctx context.Context, rs *resourceStore, ns, 
 	if err := s.admission.admitDeletion(ctx, ar, obj, d.dryRun); err != nil {
 		return 0, nil, err
 	}
-	s.journal(ctx, res, obj, DeletionEvent{Phase: PhaseDeleteRequested, Options: opts})
+	s.journal(ctx, rs, obj, DeletionEvent{Phase: PhaseDeleteRequested, Options: opts})
 	if opts.OrphanDependents != nil && !*opts.OrphanDependents {
 		// kube-apiserver's answer for a cascading delete that has not
 		// finished: 202, kept for old clients that asked for it this way.
@@ -226,7 +226,7 @@ func (s *registry) deleteMarked(ctx context.Context, d *deletion) (int, any, err
 			return 0, nil, storeError(d.res, d.name, err)
 		}
 		md["resourceVersion"] = strconv.FormatInt(drev, 10)
-		s.journal(ctx, d.res, d.obj, DeletionEvent{Phase: PhaseRemoved})
+		s.journal(ctx, d.store, d.obj, DeletionEvent{Phase: PhaseRemoved})
 	}
 	if d.store.strategy.returnsDeletedObject {
 		return d.answer()
@@ -250,7 +250,7 @@ func (s *registry) writeDeleting(ctx context.Context, d *deletion) (int, any, er
 	// finalizers): that is journaled as its removal, not as marked.
 	stays := len(allFinalizers(d.store.strategy, out)) > 0 || int64Of(metadata(out)["deletionGracePeriodSeconds"]) > 0
 	if !d.dryRun && !d.wasDeleting && stays {
-		s.journal(ctx, d.res, out, DeletionEvent{Phase: PhaseMarked})
+		s.journal(ctx, d.store, out, DeletionEvent{Phase: PhaseMarked})
 	}
 	return d.code, out, nil
 }
