@@ -17,6 +17,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/validate/content"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	k8svalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -110,6 +111,9 @@ type write struct {
 	// /scale, and their replicas.
 	view     func(obj object) object
 	fromView func(obj, view object)
+	// fieldManager records the write's managedFields (trackWrite), resolved
+	// at its first use.
+	fieldManager *managedfields.FieldManager
 }
 
 // maxUpdateAttempts bounds how often an update is recomputed when the
@@ -233,7 +237,7 @@ func (s *registry) commitChange(ctx context.Context, wr *write, obj, live object
 		if unmutated != nil {
 			recorded = s.prepareUpdate(wr.request, unmutated, live)
 		}
-		tracked, err := s.trackUpdate(rs, wr.subresource, live, withSentMetadata(wr.request, recorded, sent), wr.manager)
+		tracked, err := s.trackWrite(wr, live, withSentMetadata(wr.request, recorded, sent))
 		if err != nil {
 			return nil, err
 		}
@@ -268,6 +272,19 @@ func (s *registry) commitChange(ctx context.Context, wr *write, obj, live object
 	return out, s.afterWrite(ctx, wr, out)
 }
 
+// trackWrite records in obj's managedFields what wr's manager changed from
+// live (nil for a create) and returns obj.
+func (s *registry) trackWrite(wr *write, live, obj object) (object, error) {
+	if wr.fieldManager == nil {
+		f, err := s.fieldManager(wr.store, wr.subresource)
+		if err != nil {
+			return nil, err
+		}
+		wr.fieldManager = f
+	}
+	return fieldmanager.Update(wr.fieldManager, wr.res.GroupVersionKind(), live, obj, wr.manager), nil
+}
+
 // afterWrite runs the strategy's afterWrite on a stored object.
 func (s *registry) afterWrite(ctx context.Context, wr *write, obj object) error {
 	if hook := wr.store.strategy.afterWrite; hook != nil && !wr.dryRun {
@@ -284,7 +301,7 @@ func (s *registry) recordedManagedFields(wr *write, live, obj object) func() (an
 		return nil
 	}
 	return func() (any, error) {
-		tracked, err := s.trackUpdate(wr.store, wr.subresource, deepCopyObject(live), s.prepareUpdate(wr.request, deepCopyObject(obj), live), wr.manager)
+		tracked, err := s.trackWrite(wr, deepCopyObject(live), s.prepareUpdate(wr.request, deepCopyObject(obj), live))
 		if err != nil {
 			return nil, err
 		}
@@ -353,7 +370,7 @@ func (s *registry) createWith(ctx context.Context, wr *write, obj object) (objec
 	}
 	if !wr.applied {
 		var err error
-		if obj, err = s.trackUpdate(rs, wr.subresource, nil, obj, wr.manager); err != nil {
+		if obj, err = s.trackWrite(wr, nil, obj); err != nil {
 			return nil, err
 		}
 	}

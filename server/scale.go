@@ -69,7 +69,7 @@ func (s *Server) customScale(w http.ResponseWriter, r *http.Request, req *reques
 		updated := deepCopyObject(live)
 		setPath(updated, paths.SpecReplicasPath, int64Of(replicas))
 		req.store.prepareForUpdate("scale", updated, live)
-		if updated, err = s.reg.trackUpdate(req.store, "scale", live, updated, wr.manager); err != nil {
+		if updated, err = s.reg.trackWrite(wr, live, updated); err != nil {
 			return nil, err
 		}
 		// kube-apiserver records writes through /scale without a time.
