@@ -29,9 +29,9 @@ import (
 //  5. Validating admission (the validating phase of those plugins, then
 //     admitValidating's), which may only reject or warn.
 func (s *admission) admitCreate(ctx context.Context, req *request, obj object, metaErrs field.ErrorList, dryRun bool) error {
-	res := req.res
+	res, rs := req.res, req.store
 	var validate func() error
-	if admitNew := strategyOf(res).admitNew; admitNew != nil {
+	if admitNew := rs.strategy.admitNew; admitNew != nil {
 		var err error
 		if validate, err = admitNew(s, ctx, res, req.namespace, obj); err != nil {
 			return err
@@ -43,14 +43,14 @@ func (s *admission) admitCreate(ctx context.Context, req *request, obj object, m
 	if err := s.authorizeWrite(ctx, req, obj, nil); err != nil {
 		return err
 	}
-	s.prepareForCreate(res, obj)
-	if prepare := strategyOf(res).prepareForCreateBy; prepare != nil {
+	s.prepareForCreate(rs, obj)
+	if prepare := rs.strategy.prepareForCreateBy; prepare != nil {
 		prepare(ctx, obj)
 	}
-	if errs, err := validateCreate(ctx, res, obj); err != nil {
+	if errs, err := rs.validateCreate(ctx, obj); err != nil {
 		return err
 	} else if errs = append(metaErrs, errs...); len(errs) > 0 {
-		return errInvalid(res, str(metadata(obj), "name"), errs)
+		return rs.errInvalid(str(metadata(obj), "name"), errs)
 	}
 	if req.verb != "create" {
 		if err := s.authorizeCreate(ctx, req); err != nil {
@@ -110,7 +110,7 @@ func (s *admission) authorizeCreate(ctx context.Context, req *request) error {
 // or an update, made after mutating admission and before the type's
 // validation (strategy.authorizeWrite).
 func (s *admission) authorizeWrite(ctx context.Context, req *request, obj, old object) error {
-	if authorize := strategyOf(req.res).authorizeWrite; authorize != nil {
+	if authorize := req.store.strategy.authorizeWrite; authorize != nil {
 		return authorize(s, ctx, req, obj, old)
 	}
 	return nil

@@ -34,7 +34,7 @@ func (s *registry) syncCRDAPIServices(ctx context.Context, crd object) error {
 		case apierrors.IsNotFound(err) && served:
 			err = s.createBootstrap(ctx, res, objectKey(res, "", name), crdAPIService(gv))
 		case err == nil && !served && jsonmap.String(obj, "metadata", "labels", "kube-aggregator.kubernetes.io/automanaged") == "true":
-			_, _, err = s.deleteObject(ctx, res, "", name, &metav1.DeleteOptions{})
+			_, _, err = s.deleteObject(ctx, newResourceStore(res), "", name, &metav1.DeleteOptions{})
 		case apierrors.IsNotFound(err):
 			err = nil
 		}

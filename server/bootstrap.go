@@ -250,7 +250,7 @@ func (s *registry) applyBootstrapDangling(res *catalog.Resource, obj object) (ob
 // right after its creation: its managedFields entry gets the time of the
 // object's first one, as both are written at once.
 func (s *registry) applyBootstrapStatus(res *catalog.Resource, obj object, manager string, status map[string]any) (object, error) {
-	f, err := s.fieldManager(res, "status")
+	f, err := s.fieldManager(newResourceStore(res), "status")
 	if err != nil {
 		return nil, err
 	}
@@ -283,7 +283,7 @@ func danglingCondition(obj object, dangling bool, now string) map[string]any {
 // applyDanglingCondition applies, as kube-apiserver's APF configuration
 // consumer does, a FlowSchema's Dangling condition.
 func (s *registry) applyDanglingCondition(res *catalog.Resource, obj object, dangling bool) (object, error) {
-	f, err := s.fieldManager(res, "status")
+	f, err := s.fieldManager(newResourceStore(res), "status")
 	if err != nil {
 		return nil, err
 	}
@@ -322,7 +322,7 @@ func (s *registry) markDangling(ctx context.Context, res *catalog.Resource, obj 
 	if err != nil {
 		return storeError(res, name, err)
 	}
-	_, err = s.commitUpdate(ctx, res, "", name, out, kv, false)
+	_, err = s.commitUpdate(ctx, newResourceStore(res), "", name, out, kv, false)
 	return err
 }
 
@@ -406,21 +406,24 @@ func kubernetesEndpoints() []object {
 // createBootstrap stores obj, a bootstrap object, under key, unless
 // something else created it meanwhile.
 func (s *registry) createBootstrap(ctx context.Context, res *catalog.Resource, key string, obj object) error {
-	if err := applyDefaults(res, obj); err != nil {
+	rs := newResourceStore(res)
+	if err := rs.applyDefaults(obj); err != nil {
 		return err
 	}
-	obj, err := s.trackUpdate(res, "", nil, obj, bootstrapManager(res))
+	obj, err := s.trackUpdate(rs, "", nil, obj, bootstrapManager(res))
 	if err != nil {
 		return err
 	}
-	if err := s.allocateServiceAddresses(ctx, res, obj, false); err != nil {
-		return err
+	if allocate := rs.strategy.allocate; allocate != nil {
+		if err := allocate(s, ctx, rs, "", str(metadata(obj), "name"), obj, nil, false); err != nil {
+			return err
+		}
 	}
-	s.prepareForCreate(res, obj)
+	s.prepareForCreate(rs, obj)
 	if obj, err = s.bootstrapStatus(res, obj); err != nil {
 		return err
 	}
-	value, err := encodeForStorage(res, obj)
+	value, err := rs.encode(obj)
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package server
 
 import (
 	"fmt"
-	"maps"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -12,21 +11,9 @@ import (
 	"kubeplay/server/fieldmanager"
 )
 
-// toStorage returns obj in r's storage encoding. It never modifies obj: the
-// result is a copy at the top level and in metadata, and a deep copy when
-// a conversion applies.
-func toStorage(r *catalog.Resource, obj object) object {
-	out := maps.Clone(obj)
-	out["metadata"] = maps.Clone(metadata(obj))
-	if c := conversionOf(r); c != nil {
-		out = deepCopyObject(out)
-		c.ToStorage(out)
-	}
-	st := catalog.StorageOf(r)
-	out["apiVersion"] = schemaAPIVersion(st.Group, st.Version)
-	out["kind"] = st.Kind
-	return out
-}
+// toStorage returns obj in r's storage encoding (see
+// codec.toStorage).
+func toStorage(r *catalog.Resource, obj object) object { return codecOf(r).toStorage(obj) }
 
 // conversionOf is the conversion of r's objects to and from storage, nil
 // for those stored as they are served.
@@ -44,36 +31,8 @@ func convertsOnRead(r *catalog.Resource) bool {
 }
 
 // fromStorage converts a freshly decoded stored object, in place, to r's
-// version. As kube-apiserver, a custom object is read through its
-// version's schema as it is now: what it does not know is dropped, its
-// defaults are set.
-func fromStorage(r *catalog.Resource, obj object) {
-	if r.Custom != nil {
-		r.Custom.Schema.Prune(obj)
-		r.Custom.Schema.ApplyDefaults(obj)
-	} else if c := conversionOf(r); c != nil {
-		c.FromStorage(obj)
-	}
-	obj["apiVersion"] = r.APIVersion()
-	obj["kind"] = r.Kind
-}
-
-// viaStorage converts obj, in place, to r's storage version and back, as
-// kube-apiserver decodes a request of a version it does not store into its
-// internal type before the field manager sees it: the object then holds
-// the other version's defaults and what the conversion carries (HPA v1's
-// annotations), which its managedFields record. obj's metadata map stays
-// the same map.
-func viaStorage(r *catalog.Resource, obj object) {
-	back := toStorage(r, obj)
-	fromStorage(r, back)
-	md := metadata(obj)
-	clear(md)
-	maps.Copy(md, metadata(back))
-	back["metadata"] = md
-	clear(obj)
-	maps.Copy(obj, back)
-}
+// version (see codec.fromStorage).
+func fromStorage(r *catalog.Resource, obj object) { codecOf(r).fromStorage(obj) }
 
 func schemaAPIVersion(group, version string) string {
 	if group == "" {

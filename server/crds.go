@@ -67,15 +67,16 @@ func (s *registry) establish(ctx context.Context, crd object) error {
 		s.setCustom(name, s.customResources(crd))
 		return s.syncCRDAPIServices(ctx, crd)
 	}
-	out, err := s.trackUpdate(res, "status", old, crd, "kube-apiserver")
+	rs := newResourceStore(res)
+	out, err := s.trackUpdate(rs, "status", old, crd, "kube-apiserver")
 	if err != nil {
 		return err
 	}
-	kv, err := s.store.Get(ctx, objectKey(res, "", name), 0)
+	kv, err := s.store.Get(ctx, rs.key("", name), 0)
 	if err != nil {
 		return storeError(res, name, err)
 	}
-	if out, err = s.commitUpdate(ctx, res, "", name, out, kv, false); err != nil {
+	if out, err = s.commitUpdate(ctx, rs, "", name, out, kv, false); err != nil {
 		return err
 	}
 	s.setCustom(name, s.customResources(out))
@@ -188,7 +189,7 @@ func (s *registry) cleanupCRD(ctx context.Context, name string) error {
 				continue // waiting for its finalizers
 			}
 			md := metadata(obj)
-			_, _, err = s.deleteObject(withoutWarnings(ctx), custom, str(md, "namespace"), str(md, "name"), &metav1.DeleteOptions{})
+			_, _, err = s.deleteObject(withoutWarnings(ctx), newResourceStore(custom), str(md, "namespace"), str(md, "name"), &metav1.DeleteOptions{})
 			if err != nil && !apierrors.IsNotFound(err) {
 				return err
 			}
@@ -205,7 +206,7 @@ func (s *registry) cleanupCRD(ctx context.Context, name string) error {
 		return err
 	}
 	setFinalizers(crd, slices.DeleteFunc(finalizers(crd), func(f string) bool { return f == apiextensions.CleanupFinalizer }))
-	_, err = s.commitUpdate(ctx, res, "", name, crd, kv, false)
+	_, err = s.commitUpdate(ctx, newResourceStore(res), "", name, crd, kv, false)
 	return err
 }
 
@@ -217,12 +218,12 @@ func (s *registry) terminatingCondition(ctx context.Context, crd object, live st
 		m, _ := c.(map[string]any)
 		if str(m, "type") == "Terminating" && (str(m, "reason") != reason || str(m, "message") != message) {
 			m["reason"], m["message"] = reason, message
-			res := catalog.LookupBuiltin(crdsGVR)
-			out, err := s.trackUpdate(res, "status", old, crd, "kube-apiserver")
+			rs := newResourceStore(catalog.LookupBuiltin(crdsGVR))
+			out, err := s.trackUpdate(rs, "status", old, crd, "kube-apiserver")
 			if err != nil {
 				return err
 			}
-			_, err = s.commitUpdate(ctx, res, "", str(metadata(crd), "name"), out, live, false)
+			_, err = s.commitUpdate(ctx, rs, "", str(metadata(crd), "name"), out, live, false)
 			return err
 		}
 	}
@@ -238,8 +239,6 @@ func (s *registry) customResource(crd string) *catalog.Resource {
 	}
 	return nil
 }
-
-func deepCopyObject(obj object) object { return structural.DeepCopy(obj).(map[string]any) }
 
 // setCustom serves the resources of the CRD named crd (none to stop), in
 // the catalog and in the OpenAPI documents of their group versions.
@@ -288,7 +287,7 @@ func (s *registry) setCustom(crd string, resources []catalog.Resource) {
 func customType(r *catalog.Resource) openapi.CustomType {
 	return openapi.CustomType{
 		GVK: r.GroupVersionKind(), Plural: r.Resource, Namespaced: r.Namespaced, Schema: r.Custom.RawSchema,
-		Status: hasStatus(r), Scale: r.Custom.Scale != nil, ListKindName: r.Custom.ListKind,
+		Status: hasSubresource(r, "status"), Scale: r.Custom.Scale != nil, ListKindName: r.Custom.ListKind,
 	}
 }
 

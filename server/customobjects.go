@@ -2,11 +2,8 @@ package server
 
 import (
 	"fmt"
-	"maps"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
-
-	"kubeplay/server/catalog"
 )
 
 // unknownFields are the reports of the unknown fields pruning found
@@ -30,49 +27,4 @@ func blocking(errs field.ErrorList) bool {
 		}
 	}
 	return false
-}
-
-// statusOnly is the object an update of the status subresource writes, as
-// the type's status strategy says: the new status, the stored spec (and
-// whatever else is neither metadata nor status), and the new metadata but
-// for what the strategy keeps as stored; or, for the types whose /status
-// changes the status alone, the stored object with the new status (and
-// the managedFields the field manager computed for the update, or the
-// client sent). A strategy's own statusOnly replaces both.
-func statusOnly(res *catalog.Resource, obj, old object) object {
-	st := strategyOf(res)
-	if st.statusOnly != nil {
-		return st.statusOnly(res, obj, old)
-	}
-	if !st.statusOnlyStatus {
-		out, was := deepCopyObject(obj), deepCopyObject(old)
-		for k := range desiredState(out) {
-			delete(out, k)
-		}
-		maps.Copy(out, desiredState(was))
-		md, oldMD := metadata(out), metadata(was)
-		for _, k := range st.statusIgnoresMetadata {
-			if v, ok := oldMD[k]; ok {
-				md[k] = v
-			} else {
-				delete(md, k)
-			}
-		}
-		prepareForUpdate(res, "status", out, old)
-		return out
-	}
-	out := deepCopyObject(old)
-	if st, ok := obj["status"]; ok {
-		out["status"] = st
-	} else {
-		delete(out, "status")
-	}
-	md := metadata(out)
-	md["resourceVersion"] = metadata(obj)["resourceVersion"]
-	if mf, ok := metadata(obj)["managedFields"]; ok {
-		md["managedFields"] = mf
-	} else {
-		delete(md, "managedFields")
-	}
-	return out
 }

@@ -148,7 +148,7 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, req *request) {
 		encoding.WriteError(w, r, err)
 		return
 	}
-	code, out, err := s.reg.delete(r.Context(), req.res, req.namespace, req.name, opts)
+	code, out, err := s.reg.delete(r.Context(), req.store, req.namespace, req.name, opts)
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return
@@ -170,7 +170,7 @@ func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request, req *r
 		encoding.WriteError(w, r, err)
 		return
 	}
-	list, err := s.reg.deleteCollection(r.Context(), req.res, req.namespace, sel, opts)
+	list, err := s.reg.deleteCollection(r.Context(), req.store, req.namespace, sel, opts)
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return

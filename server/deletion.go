@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"kubeplay/server/catalog"
 	"kubeplay/store"
 )
 
@@ -80,15 +79,15 @@ func actorOf(ctx context.Context) string {
 }
 
 // journal fills in ev from obj and hands it to the observer, if any.
-func (s *registry) journal(ctx context.Context, res *catalog.Resource, obj object, ev DeletionEvent) {
+func (s *registry) journal(ctx context.Context, rs *resourceStore, obj object, ev DeletionEvent) {
 	if s.onDeletion == nil || ev.Options != nil && len(ev.Options.DryRun) > 0 {
 		return
 	}
 	md := metadata(obj)
 	ev.Time = s.now()
-	ev.Object = ObjectRef{Resource: res.GroupResource(), Namespace: str(md, "namespace"), Name: str(md, "name"), UID: str(md, "uid")}
+	ev.Object = ObjectRef{Resource: rs.res.GroupResource(), Namespace: str(md, "namespace"), Name: str(md, "name"), UID: str(md, "uid")}
 	ev.Actor = actorOf(ctx)
-	ev.Finalizers = allFinalizers(res, obj)
+	ev.Finalizers = allFinalizers(rs.strategy, obj)
 	ev.DeletionTimestamp = str(md, "deletionTimestamp")
 	if g, ok := md["deletionGracePeriodSeconds"]; ok {
 		n := int64Of(g)
@@ -99,9 +98,9 @@ func (s *registry) journal(ctx context.Context, res *catalog.Resource, obj objec
 
 // allFinalizers is what holds obj back: metadata.finalizers and, for a
 // namespace, spec.finalizers.
-func allFinalizers(res *catalog.Resource, obj object) []string {
+func allFinalizers(st *strategy, obj object) []string {
 	out := finalizers(obj)
-	if strategyOf(res).isNamespace {
+	if st.isNamespace {
 		out = append(out, namespaceFinalizers(obj)...)
 	}
 	return out
@@ -110,7 +109,7 @@ func allFinalizers(res *catalog.Resource, obj object) []string {
 // journalWrite records what a write of an object being deleted did: each
 // finalizer it removed (compared with the object at revision prev) and, if
 // it was the last, the object's removal.
-func (s *registry) journalWrite(ctx context.Context, res *catalog.Resource, key string, prev int64, obj object, removed bool) {
+func (s *registry) journalWrite(ctx context.Context, rs *resourceStore, key string, prev int64, obj object, removed bool) {
 	if s.onDeletion == nil {
 		return
 	}
@@ -118,18 +117,18 @@ func (s *registry) journalWrite(ctx context.Context, res *catalog.Resource, key 
 	if err != nil {
 		return // history compacted: nothing to compare with
 	}
-	old, err := decodeStored(res, kv)
+	old, err := rs.decode(kv)
 	if err != nil {
 		return
 	}
-	now := allFinalizers(res, obj)
-	for _, f := range allFinalizers(res, old) {
+	now := allFinalizers(rs.strategy, obj)
+	for _, f := range allFinalizers(rs.strategy, old) {
 		if !slices.Contains(now, f) {
-			s.journal(ctx, res, obj, DeletionEvent{Phase: PhaseFinalizerRemoved, Finalizer: f})
+			s.journal(ctx, rs, obj, DeletionEvent{Phase: PhaseFinalizerRemoved, Finalizer: f})
 		}
 	}
 	if removed {
-		s.journal(ctx, res, obj, DeletionEvent{Phase: PhaseRemoved})
+		s.journal(ctx, rs, obj, DeletionEvent{Phase: PhaseRemoved})
 	}
 }
 
@@ -161,8 +160,8 @@ func (s *registry) corruptError(kv store.KeyValue, decodeErr error) error {
 // it (DeleteOptions.ignoreStoreReadErrorWithClusterBreakingPotential): no
 // finalizer, no grace period, no garbage collection; kube-apiserver refuses
 // it for an object that can be read.
-func (s *registry) unsafeDeleteObject(ctx context.Context, res *catalog.Resource, ns, name string) (int, any, error) {
-	key := objectKey(res, ns, name)
+func (s *registry) unsafeDeleteObject(ctx context.Context, rs *resourceStore, ns, name string) (int, any, error) {
+	res, key := rs.res, rs.key(ns, name)
 	notCorrupt := apierrors.NewInvalid(schema.GroupKind{Group: res.Group, Kind: res.Resource}, name, field.ErrorList{
 		field.Invalid(field.NewPath("ignoreStoreReadErrorWithClusterBreakingPotential"), true, "is exclusively used to delete corrupt object(s), try again by removing this option")})
 	kv, err := s.store.Get(ctx, key, 0)
@@ -172,13 +171,13 @@ func (s *registry) unsafeDeleteObject(ctx context.Context, res *catalog.Resource
 	if err != nil {
 		return 0, nil, storeError(res, name, err)
 	}
-	if _, err := decodeStored(res, kv); err == nil {
+	if _, err := rs.decode(kv); err == nil {
 		return 0, nil, notCorrupt
 	}
 	if _, _, err := s.store.Delete(ctx, key, kv.ModRevision); err != nil {
 		return 0, nil, storeError(res, name, err)
 	}
-	s.journal(ctx, res, object{"metadata": map[string]any{"namespace": ns, "name": name}},
+	s.journal(ctx, rs, object{"metadata": map[string]any{"namespace": ns, "name": name}},
 		DeletionEvent{Phase: PhaseRemoved, Message: "corrupt object deleted unsafely (ignoreStoreReadErrorWithClusterBreakingPotential)"})
 	return http.StatusOK, &metav1.Status{
 		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},

@@ -21,6 +21,10 @@
 // in registry_store.go, its deletion in registry_delete.go), the generic
 // registry store and the only holder of the store, which owns the catalog
 // lookups it needs, the clock, the field managers and the admission chain.
+// As kube-apiserver builds a registry.Store per resource, a request resolves
+// its resource's store once (request.store, a resourceStore): the strategy,
+// the store keys, the codec to and from storage, whether the status is a
+// subresource. The registry asks these of it and looks none up again.
 //
 // A PUT, the three patch types and an apply (and a write through /scale,
 // /status, /finalize or /approval) each become a function computing the new

@@ -64,16 +64,18 @@ func errInvalidOptions(optionsKind string, errs field.ErrorList) error {
 	return apierrors.NewInvalid(schema.GroupKind{Group: "meta.k8s.io", Kind: optionsKind}, "", errs)
 }
 
-// fieldManager returns the field manager of res written through subresource.
-func (s *registry) fieldManager(res *catalog.Resource, subresource string) (*managedfields.FieldManager, error) {
+// fieldManager returns the field manager of rs's resource written through
+// subresource.
+func (s *registry) fieldManager(rs *resourceStore, subresource string) (*managedfields.FieldManager, error) {
+	res, resets := rs.res, rs.strategy.resets[subresource]
 	// The status is written elsewhere, so not recorded here.
-	statusElsewhere := hasStatus(res) && !writesStatus(res, subresource)
+	statusElsewhere := rs.hasStatus && !rs.writesStatus(subresource)
 	if res.Custom != nil {
 		tc, err := s.customTypeConverter(res)
 		if err != nil {
 			return nil, apierrors.NewInternalError(err)
 		}
-		f, err := s.fields.ForType(tc, res.GroupVersionKind(), subresource, statusElsewhere, strategyOf(res).resets[subresource])
+		f, err := s.fields.ForType(tc, res.GroupVersionKind(), subresource, statusElsewhere, resets)
 		if err != nil {
 			return nil, apierrors.NewInternalError(err)
 		}
@@ -82,9 +84,9 @@ func (s *registry) fieldManager(res *catalog.Resource, subresource string) (*man
 	var f *managedfields.FieldManager
 	var err error
 	if catalog.SharesStorage(res) {
-		f, err = s.fields.ForVersions(res.GroupVersionKind(), subresource, statusElsewhere, strategyOf(res).resets[subresource], convertVersion)
+		f, err = s.fields.ForVersions(res.GroupVersionKind(), subresource, statusElsewhere, resets, convertVersion)
 	} else {
-		f, err = s.fields.For(res.GroupVersionKind(), subresource, statusElsewhere, strategyOf(res).resets[subresource])
+		f, err = s.fields.For(res.GroupVersionKind(), subresource, statusElsewhere, resets)
 	}
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
@@ -94,12 +96,12 @@ func (s *registry) fieldManager(res *catalog.Resource, subresource string) (*man
 
 // trackUpdate records in obj's managedFields what manager changed from live
 // (nil for a create) and returns obj.
-func (s *registry) trackUpdate(res *catalog.Resource, subresource string, live, obj object, manager string) (object, error) {
-	f, err := s.fieldManager(res, subresource)
+func (s *registry) trackUpdate(rs *resourceStore, subresource string, live, obj object, manager string) (object, error) {
+	f, err := s.fieldManager(rs, subresource)
 	if err != nil {
 		return nil, err
 	}
-	return fieldmanager.Update(f, res.GroupVersionKind(), live, obj, manager), nil
+	return fieldmanager.Update(f, rs.res.GroupVersionKind(), live, obj, manager), nil
 }
 
 // customTypeConverter types the objects of a custom resource by its CRD's

@@ -74,7 +74,7 @@ func (s *Server) SetMetrics(ctx context.Context, src MetricsSource) error {
 	case apierrors.IsNotFound(err) && src != nil:
 		return s.reg.createBootstrap(ctx, res, objectKey(res, "", metricsAPIService), metricsServerAPIService())
 	case err == nil && src == nil:
-		_, _, err = s.reg.deleteObject(ctx, res, "", metricsAPIService, &metav1.DeleteOptions{})
+		_, _, err = s.reg.deleteObject(ctx, newResourceStore(res), "", metricsAPIService, &metav1.DeleteOptions{})
 	case apierrors.IsNotFound(err):
 		err = nil
 	}

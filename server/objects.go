@@ -230,5 +230,3 @@ func truncate(b []byte, n int) string {
 	}
 	return string(b[:n]) + "..."
 }
-
-func deleting(obj object) bool { return metadata(obj)["deletionTimestamp"] != nil }

@@ -37,9 +37,9 @@ const (
 // patchRequest is a PATCH after its options were checked.
 type patchRequest struct {
 	*write
-	// kind describes the patched objects: req.res, or autoscaling/v1 Scale
-	// for the scale subresource.
-	kind      *catalog.Resource
+	// kind is the store of the patched objects: req.store, or autoscaling/v1
+	// Scale's for the scale subresource.
+	kind      *resourceStore
 	patchType string
 	body      []byte
 	force     bool
@@ -63,12 +63,12 @@ func (s *Server) patchObject(r *http.Request, req *request) (object, int, error)
 	applies := patchType == applyPatchType
 	pr := &patchRequest{
 		write:     &write{request: req, manager: opts.manager, dryRun: opts.dryRun, applied: applies, createsMissing: applies},
-		kind:      req.res,
+		kind:      req.store,
 		patchType: patchType,
 		force:     opts.force,
 	}
 	if req.subresource == "scale" {
-		pr.kind = scaleKind
+		pr.kind = newResourceStore(scaleKind)
 	}
 	if pr.body, err = readBytes(r); err != nil {
 		return nil, 0, err
@@ -143,7 +143,7 @@ func (s *Server) patchedObject(ctx context.Context, pr *patchRequest, live objec
 		return nil, err
 	}
 	if uid := str(md, "uid"); uid != str(metadata(live), "uid") {
-		return nil, errUIDChanged(res, pr.name, uid)
+		return nil, pr.store.errUIDChanged(pr.name, uid)
 	}
 	return obj, nil
 }
@@ -187,7 +187,7 @@ func decodeApplied(ctx context.Context, pr *patchRequest, exactVersion bool) (ma
 	apiVersion, _ := applied["apiVersion"].(string)
 	kind, _ := applied["kind"].(string)
 	gv, _ := schema.ParseGroupVersion(apiVersion)
-	if kind != pr.kind.Kind || exactVersion && gv != pr.kind.GroupVersionKind().GroupVersion() {
+	if kind != pr.kind.res.Kind || exactVersion && gv != pr.kind.res.GroupVersionKind().GroupVersion() {
 		return nil, encoding.BadRequest("invalid object type: %v", gv.WithKind(kind))
 	}
 	return applied, nil
@@ -206,10 +206,10 @@ func (s *Server) applyDecoded(pr *patchRequest, live, applied object) (object, e
 		// not in the schema, say) through.
 		return nil, errBare(err)
 	}
-	if err == nil && pr.kind.Custom == nil {
+	if err == nil && pr.kind.res.Custom == nil {
 		// The merged object becomes the type's Go object, which holds
 		// its quantities in canonical form.
-		if obj, err = asTyped(pr.kind, obj); err != nil {
+		if obj, err = asTyped(pr.kind.res, obj); err != nil {
 			return nil, err
 		}
 		fieldmanager.PlainNumbers(obj) // as the field manager left them
@@ -305,15 +305,15 @@ func patchFieldErrors(ctx context.Context, pr *patchRequest, patched []byte, obj
 		duplicates = typed.Duplicates(pr.body)
 	}
 	switch {
-	case pr.kind.Custom != nil && pr.fieldValidation == "Strict":
-		unknown = unknownFields(pr.kind.Custom.Schema.Prune(deepCopyObject(obj)))
+	case pr.kind.res.Custom != nil && pr.fieldValidation == "Strict":
+		unknown = unknownFields(pr.kind.res.Custom.Schema.Prune(deepCopyObject(obj)))
 		b, err := json.Marshal(obj) // a custom object's fields in the order of its map
 		if err != nil {
 			return nil, apierrors.NewInternalError(err)
 		}
 		shown = func() string { return string(b) }
-	case pr.kind.Custom == nil:
-		decoded, _, err := decodeAs(pr.kind, encoding.JSON, patched, "")
+	case pr.kind.res.Custom == nil:
+		decoded, _, err := decodeAs(pr.kind.res, encoding.JSON, patched, "")
 		if err != nil {
 			return nil, err
 		}
@@ -368,7 +368,7 @@ func strategicMergePatch(pr *patchRequest, current []byte) (patched []byte, patc
 		return nil, nil, nil, encoding.BadRequest("%v", err)
 	}
 	applied := patch
-	if decoded, _, err := decodeAs(pr.kind, encoding.JSON, pr.body, ""); err == nil {
+	if decoded, _, err := decodeAs(pr.kind.res, encoding.JSON, pr.body, ""); err == nil {
 		for _, path := range decoded.Unknown {
 			if strings.Contains(path, "$") {
 				continue // a directive ($patch, $setElementOrder/...), not a field
@@ -388,7 +388,7 @@ func strategicMergePatch(pr *patchRequest, current []byte) (patched []byte, patc
 	if err != nil {
 		return nil, nil, nil, apierrors.NewInternalError(err)
 	}
-	def, ok := defs[pr.kind.GroupVersionKind()]
+	def, ok := defs[pr.kind.res.GroupVersionKind()]
 	if !ok {
 		return nil, nil, nil, errCustomMediaType() // custom resources have no patch strategies
 	}

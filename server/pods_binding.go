@@ -123,7 +123,7 @@ func (s *registry) assignPod(r *http.Request, req *request, node string, binding
 			}
 		}
 		setPodCondition(pod, map[string]any{"type": "PodScheduled", "status": "True"}, formatTime(s.now()))
-		_, err = s.commitUpdate(ctx, pods, req.namespace, req.name, pod, kv, dryRun)
+		_, err = s.commitUpdate(ctx, newResourceStore(pods), req.namespace, req.name, pod, kv, dryRun)
 		if errors.Is(err, store.ErrConflict) && attempt < maxUpdateAttempts {
 			continue
 		}

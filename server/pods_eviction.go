@@ -225,7 +225,7 @@ func (s *registry) podBudgets(ctx context.Context, ns string, pod object) ([]obj
 func (s *registry) useDisruption(ctx context.Context, ns, name, pod string, dryRun bool) error {
 	res := s.catalog.Lookup(pdbResource)
 	wr := &write{request: &request{group: res.Group, version: res.Version, namespace: ns, resource: res.Resource, name: name,
-		subresource: "status", verb: "update", res: res}, manager: "kube-apiserver", dryRun: dryRun}
+		subresource: "status", verb: "update", res: res, store: newResourceStore(res)}, manager: "kube-apiserver", dryRun: dryRun}
 	_, _, err := s.updateWith(ctx, wr, func(live object, _ int64) (object, error) {
 		pdb := runtime.DeepCopyJSON(live)
 		if err := allowsDisruption(pdb); err != nil {
@@ -346,7 +346,7 @@ func (s *registry) markAndDeletePod(ctx context.Context, pods *catalog.Resource,
 				return err
 			}
 			setPodCondition(pod, map[string]any{"type": "DisruptionTarget", "status": "True", "reason": "EvictionByEvictionAPI", "message": "Eviction API: evicting"}, formatTime(s.now()))
-			out, err := s.commitUpdate(ctx, pods, req.namespace, req.name, pod, kv, false)
+			out, err := s.commitUpdate(ctx, newResourceStore(pods), req.namespace, req.name, pod, kv, false)
 			if errors.Is(err, store.ErrConflict) && attempt < maxUpdateAttempts {
 				continue
 			}
@@ -364,6 +364,6 @@ func (s *registry) markAndDeletePod(ctx context.Context, pods *catalog.Resource,
 	if err := s.validateDeleteOptions(opts, false); err != nil {
 		return err
 	}
-	_, _, err := s.deleteObject(ctx, pods, req.namespace, req.name, opts)
+	_, _, err := s.deleteObject(ctx, newResourceStore(pods), req.namespace, req.name, opts)
 	return err
 }

@@ -88,7 +88,7 @@ func (s *admission) chargeQuotas(ctx context.Context, req *request, ev quota.Eva
 	for i, used := range usage {
 		kv := kvs[i]
 		wr := &write{request: &request{version: res.Version, namespace: req.namespace, resource: res.Resource, name: quotas[i].Name,
-			subresource: "status", verb: "update", res: res}, manager: "kube-apiserver"}
+			subresource: "status", verb: "update", res: res, store: newResourceStore(res)}, manager: "kube-apiserver"}
 		_, _, err := s.updateWith(ctx, wr, func(live object, rev int64) (object, error) {
 			if rev != kv.ModRevision {
 				return nil, errQuotaChanged

@@ -4,21 +4,31 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"net/http"
+	"net/netip"
+	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/validate/content"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	k8svalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"kubeplay/server/authz"
 	"kubeplay/server/catalog"
+	"kubeplay/server/defaults"
 	"kubeplay/server/encoding"
 	"kubeplay/server/fieldmanager"
 	"kubeplay/server/openapi"
+	"kubeplay/server/validation"
 	"kubeplay/store"
 )
 
@@ -101,6 +111,9 @@ type write struct {
 	// /scale, and their replicas.
 	view     func(obj object) object
 	fromView func(obj, view object)
+	// fieldManager records the write's managedFields (trackWrite), resolved
+	// at its first use.
+	fieldManager *managedfields.FieldManager
 }
 
 // maxUpdateAttempts bounds how often an update is recomputed when the
@@ -117,7 +130,7 @@ var errRetry = errors.New("object changed during the update")
 // its 409 from compute.
 func (s *registry) updateWith(ctx context.Context, wr *write, compute func(live object, rev int64) (object, error)) (object, int, error) {
 	for attempt := 1; ; attempt++ {
-		live, kv, err := s.getLive(ctx, wr.res, wr.namespace, wr.name)
+		live, kv, err := s.getLive(ctx, wr.store, wr.namespace, wr.name)
 		creating := apierrors.IsNotFound(err) && wr.createsMissing && wr.subresource == ""
 		if err != nil && !creating {
 			return nil, 0, err
@@ -155,23 +168,38 @@ func checkResourceVersion(wr *write, obj object, rev int64) error {
 	return nil
 }
 
+// errUIDPrecondition is the 409 for an update whose metadata.uid names
+// another object than the one stored under its name.
+func (rs *resourceStore) errUIDPrecondition(ns, name, uid, stored string) error {
+	return apierrors.NewConflict(rs.res.GroupResource(), name, errors.New(fmt.Sprintf(
+		"StorageError: invalid object, Code: 4, Key: %s, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: %s, UID in object meta: %s",
+		rs.key(ns, name), uid, stored)))
+}
+
+// errUIDChanged is kube-apiserver's 422 for a patch that changes
+// metadata.uid; it checks object metadata twice and so names the field twice.
+func (rs *resourceStore) errUIDChanged(name, uid string) error {
+	e := field.Invalid(field.NewPath("metadata", "uid"), uid, "field is immutable")
+	return rs.errInvalid(name, field.ErrorList{e, e})
+}
+
 // commitChange admits obj, computed from live (stored as kv), and stores it
 // in live's place, in kube-apiserver's order.
 func (s *registry) commitChange(ctx context.Context, wr *write, obj, live object, kv store.KeyValue) (object, error) {
-	res := wr.res
-	if err := applyDefaults(res, obj); err != nil {
+	rs, st := wr.store, wr.store.strategy
+	if err := rs.applyDefaults(obj); err != nil {
 		return nil, err
 	}
 	sent := obj
 	// What the subresource does not write is checked as stored.
 	obj = s.subresourceWrite(wr.request, obj, live)
-	if admit := strategyOf(res).admit; admit != nil {
-		if err := admit(s, ctx, wr.request, obj, live); err != nil {
+	if st.admit != nil {
+		if err := st.admit(s, ctx, wr.request, obj, live); err != nil {
 			return nil, err
 		}
 	}
-	if admitUpdate := strategyOf(res).admitUpdate; admitUpdate != nil && wr.subresource == "" {
-		admitUpdate(obj, live)
+	if st.admitUpdate != nil && wr.subresource == "" {
+		st.admitUpdate(obj, live)
 	}
 	var unmutated object
 	if wr.view != nil {
@@ -187,15 +215,14 @@ func (s *registry) commitChange(ctx context.Context, wr *write, obj, live object
 	if err := s.admission.authorizeWrite(ctx, wr.request, obj, live); err != nil {
 		return nil, err
 	}
-	if errs, err := validateUpdate(ctx, wr.request, obj, live); err != nil {
+	if errs, err := rs.validateUpdate(ctx, wr.subresource, obj, live); err != nil {
 		return nil, err
 	} else if len(errs) > 0 {
-		return nil, errInvalid(res, wr.name, errs)
+		return nil, rs.errInvalid(wr.name, errs)
 	}
 	// A pod's ephemeralcontainers and resize record in managedFields what
 	// the client sent, before the strategy drops what they may not change
 	// (kube-apiserver resets no fields for them).
-	st := strategyOf(res)
 	recordsSent := st.recordsSent && slices.Contains(st.subresources, wr.subresource)
 	if !recordsSent {
 		// After the validation, which compares what the client sent with the
@@ -210,7 +237,7 @@ func (s *registry) commitChange(ctx context.Context, wr *write, obj, live object
 		if unmutated != nil {
 			recorded = s.prepareUpdate(wr.request, unmutated, live)
 		}
-		tracked, err := s.trackUpdate(res, wr.subresource, live, withSentMetadata(wr.request, recorded, sent), wr.manager)
+		tracked, err := s.trackWrite(wr, live, withSentMetadata(wr.request, recorded, sent))
 		if err != nil {
 			return nil, err
 		}
@@ -230,12 +257,12 @@ func (s *registry) commitChange(ctx context.Context, wr *write, obj, live object
 	if err := s.admission.admitValidating(ctx, wr.request, admitted, was, wr.dryRun); err != nil {
 		return nil, err
 	}
-	if wr.subresource == "" {
-		if err := s.keepServiceAddresses(ctx, res, wr.namespace, wr.name, obj, live, wr.dryRun); err != nil {
+	if st.allocate != nil && wr.subresource == "" {
+		if err := st.allocate(s, ctx, rs, wr.namespace, wr.name, obj, live, wr.dryRun); err != nil {
 			return nil, err
 		}
 	}
-	out, err := s.commitUpdate(ctx, res, wr.namespace, wr.name, obj, kv, wr.dryRun)
+	out, err := s.commitUpdate(ctx, rs, wr.namespace, wr.name, obj, kv, wr.dryRun)
 	if apierrors.IsConflict(err) {
 		return nil, errRetry
 	}
@@ -245,9 +272,22 @@ func (s *registry) commitChange(ctx context.Context, wr *write, obj, live object
 	return out, s.afterWrite(ctx, wr, out)
 }
 
+// trackWrite records in obj's managedFields what wr's manager changed from
+// live (nil for a create) and returns obj.
+func (s *registry) trackWrite(wr *write, live, obj object) (object, error) {
+	if wr.fieldManager == nil {
+		f, err := s.fieldManager(wr.store, wr.subresource)
+		if err != nil {
+			return nil, err
+		}
+		wr.fieldManager = f
+	}
+	return fieldmanager.Update(wr.fieldManager, wr.res.GroupVersionKind(), live, obj, wr.manager), nil
+}
+
 // afterWrite runs the strategy's afterWrite on a stored object.
 func (s *registry) afterWrite(ctx context.Context, wr *write, obj object) error {
-	if hook := strategyOf(wr.res).afterWrite; hook != nil && !wr.dryRun {
+	if hook := wr.store.strategy.afterWrite; hook != nil && !wr.dryRun {
 		return hook(s, ctx, wr.res, deepCopyObject(obj))
 	}
 	return nil
@@ -261,7 +301,7 @@ func (s *registry) recordedManagedFields(wr *write, live, obj object) func() (an
 		return nil
 	}
 	return func() (any, error) {
-		tracked, err := s.trackUpdate(wr.res, wr.subresource, deepCopyObject(live), s.prepareUpdate(wr.request, deepCopyObject(obj), live), wr.manager)
+		tracked, err := s.trackWrite(wr, deepCopyObject(live), s.prepareUpdate(wr.request, deepCopyObject(obj), live))
 		if err != nil {
 			return nil, err
 		}
@@ -272,7 +312,7 @@ func (s *registry) recordedManagedFields(wr *write, live, obj object) func() (an
 // createWith is the one create: of a POST, of a PUT or an apply of a
 // missing object.
 func (s *registry) createWith(ctx context.Context, wr *write, obj object) (object, error) {
-	res := wr.res
+	res, rs, st := wr.res, wr.store, wr.store.strategy
 	md := metadata(obj)
 	if str(md, "resourceVersion") != "" && !wr.dryRun {
 		// kube-apiserver's storage refuses it with a 500 (a dry run never
@@ -308,50 +348,52 @@ func (s *registry) createWith(ctx context.Context, wr *write, obj object) (objec
 	} else {
 		errs = append(errs, validateName(res, name, field.NewPath("metadata", "name"))...)
 	}
-	errs = append(errs, finalizerErrors(ctx, res, obj)...)
+	errs = append(errs, rs.finalizerErrors(ctx, obj)...)
 	// These errors join the type's validation's, in one 422 as
 	// kube-apiserver's; a type whose admit hook checks the name itself
 	// hears only of a missing one, at once.
-	if strategyOf(res).admitChecksName {
+	if st.admitChecksName {
 		if name == "" {
-			return nil, errInvalid(res, name, errs)
+			return nil, rs.errInvalid(name, errs)
 		}
 		errs = nil
 	}
 	// As kube-apiserver, the fields are recorded after defaulting and
 	// before the type's own rules for new objects.
-	if err := applyDefaults(res, obj); err != nil {
+	if err := rs.applyDefaults(obj); err != nil {
 		return nil, err
 	}
-	if admit := strategyOf(res).admit; admit != nil {
-		if err := admit(s, ctx, wr.request, obj, nil); err != nil {
+	if st.admit != nil {
+		if err := st.admit(s, ctx, wr.request, obj, nil); err != nil {
 			return nil, err
 		}
 	}
 	if !wr.applied {
 		var err error
-		if obj, err = s.trackUpdate(res, wr.subresource, nil, obj, wr.manager); err != nil {
+		if obj, err = s.trackWrite(wr, nil, obj); err != nil {
 			return nil, err
 		}
 	}
 	if err := s.admission.admitCreate(ctx, wr.request, obj, errs, wr.dryRun); err != nil {
 		return nil, err
 	}
-	if readBack := strategyOf(res).readBack; readBack != nil {
-		readBack(obj)
+	if st.readBack != nil {
+		st.readBack(obj)
 	}
-	if err := s.allocateServiceAddresses(ctx, res, obj, wr.dryRun); err != nil {
-		return nil, err
+	if st.allocate != nil {
+		if err := st.allocate(s, ctx, rs, wr.namespace, name, obj, nil, wr.dryRun); err != nil {
+			return nil, err
+		}
 	}
 	if wr.dryRun {
-		omitEmpty(res, obj)
+		rs.omitEmpty(obj)
 		return obj, nil
 	}
-	value, err := encodeForStorage(res, obj)
+	value, err := rs.encode(obj)
 	if err != nil {
 		return nil, err
 	}
-	rev, err := s.store.Create(ctx, objectKey(res, wr.namespace, name), value)
+	rev, err := s.store.Create(ctx, rs.key(wr.namespace, name), value)
 	if err != nil {
 		return nil, storeError(res, name, err)
 	}
@@ -366,23 +408,24 @@ func (s *registry) createWith(ctx context.Context, wr *write, obj object) (objec
 // stored stores nothing: the answer keeps live's resourceVersion and no
 // watcher hears of it, so a client that writes back what it read does not
 // wake every informer.
-func (s *registry) commitUpdate(ctx context.Context, res *catalog.Resource, ns, name string, obj object, live store.KeyValue, isDryRun bool) (object, error) {
+func (s *registry) commitUpdate(ctx context.Context, rs *resourceStore, ns, name string, obj object, live store.KeyValue, isDryRun bool) (object, error) {
+	res := rs.res
 	expected := live.ModRevision
-	key := objectKey(res, ns, name)
-	if deleting(obj) && len(allFinalizers(res, obj)) == 0 && int64Of(metadata(obj)["deletionGracePeriodSeconds"]) == 0 {
+	key := rs.key(ns, name)
+	if deleting(obj) && len(allFinalizers(rs.strategy, obj)) == 0 && int64Of(metadata(obj)["deletionGracePeriodSeconds"]) == 0 {
 		if !isDryRun {
 			if _, _, err := s.store.Delete(ctx, key, expected); err != nil {
 				return nil, storeError(res, name, err)
 			}
-			s.journalWrite(ctx, res, key, expected, obj, true)
+			s.journalWrite(ctx, rs, key, expected, obj, true)
 		}
 		// kube-apiserver answers with the object at the revision it read,
 		// as its Go type encodes it.
-		omitEmpty(res, obj)
+		rs.omitEmpty(obj)
 		metadata(obj)["resourceVersion"] = strconv.FormatInt(expected, 10)
 		return obj, nil
 	}
-	value, err := encodeForStorage(res, obj)
+	value, err := rs.encode(obj)
 	if err != nil {
 		return nil, err
 	}
@@ -397,7 +440,7 @@ func (s *registry) commitUpdate(ctx context.Context, res *catalog.Resource, ns, 
 	}
 	metadata(obj)["resourceVersion"] = strconv.FormatInt(rev, 10)
 	if deleting(obj) {
-		s.journalWrite(ctx, res, key, expected, obj, false)
+		s.journalWrite(ctx, rs, key, expected, obj, false)
 	}
 	return obj, nil
 }
@@ -406,32 +449,77 @@ func (s *registry) commitUpdate(ctx context.Context, res *catalog.Resource, ns, 
 // change: the status for the main resource of a type with a status
 // subresource, what a subresource does not write for the others.
 func (s *registry) prepareUpdate(req *request, obj, old object) object {
-	if !writesStatus(req.res, req.subresource) {
-		prepareForUpdate(req.res, req.subresource, obj, old)
+	if !req.store.writesStatus(req.subresource) {
+		req.store.prepareForUpdate(req.subresource, obj, old)
 		return obj
 	}
 	return s.subresourceWrite(req, obj, old)
 }
 
-// writesStatus reports whether an update of res through subresource writes
-// (some of) the status: through /status, or a subresource the type's
-// strategy writes through (a CertificateSigningRequest's /approval).
-func writesStatus(res *catalog.Resource, subresource string) bool {
-	return subresource == "status" || subresource != "" && strategyOf(res).writeThrough != nil
+// writesStatus reports whether an update through subresource writes (some
+// of) the status: through /status, or a subresource the type's strategy
+// writes through (a CertificateSigningRequest's /approval).
+func (rs *resourceStore) writesStatus(subresource string) bool {
+	return subresource == "status" || subresource != "" && rs.strategy.writeThrough != nil
 }
 
 // subresourceWrite is what an update through req writes of obj, sent to
 // replace old: through a subresource that writes the status, what the
 // status strategy says (statusOnly), then what the type's strategy adds.
 func (s *registry) subresourceWrite(req *request, obj, old object) object {
-	if !writesStatus(req.res, req.subresource) {
+	if !req.store.writesStatus(req.subresource) {
 		return obj
 	}
-	obj = statusOnly(req.res, obj, old)
-	if through := strategyOf(req.res).writeThrough; through != nil {
+	obj = req.store.statusOnly(obj, old)
+	if through := req.store.strategy.writeThrough; through != nil {
 		obj = through(req.subresource, obj, old, s.now())
 	}
 	return obj
+}
+
+// statusOnly is the object an update of the status subresource writes, as
+// the type's status strategy says: the new status, the stored spec (and
+// whatever else is neither metadata nor status), and the new metadata but
+// for what the strategy keeps as stored; or, for the types whose /status
+// changes the status alone, the stored object with the new status (and
+// the managedFields the field manager computed for the update, or the
+// client sent). A strategy's own statusOnly replaces both.
+func (rs *resourceStore) statusOnly(obj, old object) object {
+	st := rs.strategy
+	if st.statusOnly != nil {
+		return st.statusOnly(rs, obj, old)
+	}
+	if !st.statusOnlyStatus {
+		out, was := deepCopyObject(obj), deepCopyObject(old)
+		for k := range desiredState(out) {
+			delete(out, k)
+		}
+		maps.Copy(out, desiredState(was))
+		md, oldMD := metadata(out), metadata(was)
+		for _, k := range st.statusIgnoresMetadata {
+			if v, ok := oldMD[k]; ok {
+				md[k] = v
+			} else {
+				delete(md, k)
+			}
+		}
+		rs.prepareForUpdate("status", out, old)
+		return out
+	}
+	out := deepCopyObject(old)
+	if status, ok := obj["status"]; ok {
+		out["status"] = status
+	} else {
+		delete(out, "status")
+	}
+	md := metadata(out)
+	md["resourceVersion"] = metadata(obj)["resourceVersion"]
+	if mf, ok := metadata(obj)["managedFields"]; ok {
+		md["managedFields"] = mf
+	} else {
+		delete(md, "managedFields")
+	}
+	return out
 }
 
 // withSentMetadata is what managedFields record of obj, an update through
@@ -454,4 +542,234 @@ func withSentMetadata(req *request, obj, sent object) object {
 	}
 	out["metadata"] = md
 	return out
+}
+
+// applyDefaults does what kube-apiserver's decoding does to an object
+// before its field manager records who set what: a namespace's
+// kubernetes.io/metadata.name label, a Secret's stringData folded into data,
+// the fields Go types hold as structs present, and the built-in types'
+// defaults (which read those structs and may add more).
+func (rs *resourceStore) applyDefaults(obj object) error {
+	gvk := rs.res.GroupVersionKind()
+	if err := fieldmanager.Materialize(gvk, obj); err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	defaults.Apply(gvk, obj)
+	if err := fieldmanager.Materialize(gvk, obj); err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	if normalize := rs.strategy.normalize; normalize != nil {
+		normalize(obj)
+	}
+	if c := rs.conversion; c != nil && c.DecodesThroughStorage {
+		rs.viaStorage(obj)
+	}
+	return nil
+}
+
+// prepareForCreate sets the metadata the server owns on a new object of
+// rs, and applies the type's own rules for new objects.
+func (s *registry) prepareForCreate(rs *resourceStore, obj object) {
+	gvk, st := rs.res.GroupVersionKind(), rs.strategy
+	md := metadata(obj)
+	for _, k := range []string{"uid", "generation", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"} {
+		delete(md, k)
+	}
+	md["uid"] = string(uuid.NewUUID())
+	md["creationTimestamp"] = s.now().UTC().Format("2006-01-02T15:04:05Z")
+	if st.tracksGeneration {
+		md["generation"] = int64(1)
+	}
+	if _, ok := obj["status"]; ok && rs.hasStatus && !st.keepsStatusOnCreate {
+		obj["status"] = fieldmanager.NewObject(gvk)["status"]
+	}
+	defaults.PrepareForCreate(gvk, obj, s.now())
+	if st.prepareForCreate != nil {
+		st.prepareForCreate(obj)
+	}
+}
+
+// prepareForUpdate carries over what an update of subresource ("" for the
+// main resource) cannot change and bumps the generation when the object's
+// desired state changed.
+func (rs *resourceStore) prepareForUpdate(subresource string, obj, old object) {
+	st := rs.strategy
+	md, oldMD := metadata(obj), metadata(old)
+	for _, k := range []string{"uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"} {
+		if v, ok := oldMD[k]; ok {
+			md[k] = v
+		} else {
+			delete(md, k)
+		}
+	}
+	delete(md, "selfLink")
+	if rs.hasStatus && subresource != "status" {
+		if status, ok := old["status"]; ok {
+			obj["status"] = status
+		} else {
+			delete(obj, "status")
+		}
+	}
+	if st.prepareForUpdate != nil {
+		st.prepareForUpdate(subresource, obj, old)
+	}
+	defaults.PrepareForUpdate(rs.res.GroupVersionKind(), obj, old)
+	// A Deployment's annotations once carried rollback requests; they
+	// change through /status too, where kube-controller-manager writes them.
+	annotationsChanged := st.annotationsAreDesiredState && subresource != "status" && !reflect.DeepEqual(md["annotations"], oldMD["annotations"])
+	if st.tracksGeneration && (annotationsChanged || !reflect.DeepEqual(desiredState(obj), desiredState(old))) {
+		md["generation"] = generationOf(oldMD) + 1
+	}
+}
+
+// desiredState is an object without its metadata and status: what a change of
+// generation tracks.
+func desiredState(obj object) object {
+	out := maps.Clone(obj)
+	for _, k := range []string{"metadata", "status", "kind", "apiVersion"} {
+		delete(out, k)
+	}
+	return out
+}
+
+func generationOf(md map[string]any) int64 { return int64Of(md["generation"]) }
+
+// validateCreate validates a new object, its metadata.uid set: what
+// package validation checks of every kind, then the strategy.
+func (rs *resourceStore) validateCreate(ctx context.Context, obj object) (field.ErrorList, error) {
+	errs, err := validation.Create(ctx, rs.res.GroupVersionKind(), obj)
+	if err != nil {
+		return nil, err
+	}
+	if rs.strategy.validate != nil {
+		errs = append(errs, rs.strategy.validate(obj)...)
+	}
+	return errs, nil
+}
+
+// validateUpdate checks, before the update is prepared (so against what the
+// client sent), what an update of the main resource may not change: no new
+// finalizers or grace period on an object being deleted; and the type's
+// own rules (see package validation and the strategy's validateUpdate). A
+// subresource's update changes only its part, which prepareUpdate takes
+// care of, and which the strategy's validateSubresource checks.
+func (rs *resourceStore) validateUpdate(ctx context.Context, subresource string, obj, old object) (field.ErrorList, error) {
+	r, st := rs.res, rs.strategy
+	if subresource != "" {
+		if st.validateSubresource == nil {
+			return nil, nil
+		}
+		return st.validateSubresource(subresource, obj, old), nil
+	}
+	errs := validation.MetadataOnUpdate(obj, !st.updateSkipsMetadataChanges, !st.updateSkipsObjectMeta && r.Custom == nil, r.Custom == nil && !st.genericFinalizerNames)
+	if r.Custom != nil {
+		rs.finalizerErrors(ctx, obj) // its warnings; the errors are in errs
+	}
+	errs = append(errs, validateDeletingUpdate(obj, old)...)
+	kindErrs, err := validation.Update(ctx, r.GroupVersionKind(), obj, old)
+	if err != nil {
+		return nil, err
+	}
+	errs = append(errs, kindErrs...)
+	if st.validateUpdate != nil {
+		errs = append(errs, st.validateUpdate(obj, old)...)
+	}
+	return errs, nil
+}
+
+// validateDeletingUpdate rejects, on an object being deleted, new
+// finalizers and a different deletionGracePeriodSeconds, as kube-apiserver
+// does. It checks object metadata twice on update (generic and
+// type-specific validation), so it reports each error twice.
+func validateDeletingUpdate(obj, old object) field.ErrorList {
+	if !deleting(old) {
+		return nil
+	}
+	if g, ok := metadata(obj)["deletionGracePeriodSeconds"]; ok && g != nil && int64Of(g) != int64Of(metadata(old)["deletionGracePeriodSeconds"]) {
+		err := field.Invalid(field.NewPath("metadata", "deletionGracePeriodSeconds"), int64Of(g), "field is immutable")
+		return field.ErrorList{err, err}
+	}
+	had := map[string]bool{}
+	for _, f := range finalizers(old) {
+		had[f] = true
+	}
+	var added []string
+	for _, f := range finalizers(obj) {
+		if !had[f] {
+			added = append(added, f)
+		}
+	}
+	if len(added) == 0 {
+		return nil
+	}
+	err := field.Forbidden(field.NewPath("metadata", "finalizers"),
+		fmt.Sprintf("no new finalizers can be added if the object is being deleted, found new finalizers %#v", added))
+	return field.ErrorList{err, err}
+}
+
+// finalizerErrors checks a written object's finalizers: qualified names,
+// not both cascade finalizers, and for a built-in type of most groups no
+// domain-less name but the standard ones (a custom object is only warned).
+func (rs *resourceStore) finalizerErrors(ctx context.Context, obj object) field.ErrorList {
+	errs := validation.Finalizers(obj)
+	switch names := validation.KubeFinalizerNames(obj); {
+	case rs.res.Custom != nil:
+		for _, e := range names {
+			warn(ctx, fmt.Sprintf("%s: %q: prefer a domain-qualified finalizer name including a path (/) to avoid accidental conflicts with other finalizer writers", e.Field, e.BadValue))
+		}
+	case !rs.strategy.genericFinalizerNames:
+		errs = append(errs, names...)
+	}
+	return errs
+}
+
+// validateName checks a name against the rule its type follows, with the
+// messages kube-apiserver gives.
+func validateName(r *catalog.Resource, name string, path *field.Path) field.ErrorList {
+	var msgs []string
+	switch catalog.NameRuleOf(r) {
+	case catalog.DNSSubdomain:
+		msgs = k8svalidation.IsDNS1123Subdomain(name)
+	case catalog.LongName:
+		msgs = content.IsDNS1123Subdomain(name)
+	case catalog.DNSLabel:
+		msgs = k8svalidation.IsDNS1123Label(name)
+	case catalog.DNS1035Label:
+		msgs = k8svalidation.IsDNS1035Label(name)
+	case catalog.PathSegment:
+		msgs = validation.PathSegmentName(name)
+	case catalog.IPAddress:
+		if _, err := netip.ParseAddr(name); err != nil {
+			msgs = []string{"must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"}
+		}
+	}
+	var errs field.ErrorList
+	for _, m := range msgs {
+		errs = append(errs, field.Invalid(path, name, m))
+	}
+	return errs
+}
+
+// maskTrailingDash lets a generateName end in "-", as kube-apiserver
+// validates a prefix: the name it completes will not.
+func maskTrailingDash(prefix string) string {
+	if len(prefix) > 1 && strings.HasSuffix(prefix, "-") {
+		return prefix[:len(prefix)-1] + "a"
+	}
+	return prefix
+}
+
+// errInvalid is the 422 for an object that failed validation.
+func (rs *resourceStore) errInvalid(name string, errs field.ErrorList) error {
+	kind := qualifiedKind(rs.res)
+	if rs.strategy.coreInternalType {
+		kind.Group = ""
+	}
+	return apierrors.NewInvalid(kind, name, errs)
+}
+
+// errInvalid is resourceStore.errInvalid for a caller that holds the
+// resource alone.
+func errInvalid(r *catalog.Resource, name string, errs field.ErrorList) error {
+	return newResourceStore(r).errInvalid(name, errs)
 }

@@ -12,11 +12,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"kubeplay/internal/jsonmap"
 	"kubeplay/server/catalog"
-	"kubeplay/server/validation"
 	"kubeplay/store"
 )
 
@@ -30,9 +27,9 @@ import (
 // explicit orphanDependents or propagationPolicy decides; else an orphan or
 // foregroundDeletion finalizer already there; else the type's default.
 // changed is false when the set of finalizers stays the same.
-func gcFinalizers(res *catalog.Resource, obj object, opts *metav1.DeleteOptions) (out []string, changed bool) {
+func gcFinalizers(st *strategy, obj object, opts *metav1.DeleteOptions) (out []string, changed bool) {
 	old := finalizers(obj)
-	orphan, foreground := strategyOf(res).orphansByDefault, false
+	orphan, foreground := st.orphansByDefault, false
 	switch {
 	case opts.OrphanDependents != nil:
 		orphan, foreground = *opts.OrphanDependents, false
@@ -56,22 +53,6 @@ func gcFinalizers(res *catalog.Resource, obj object, opts *metav1.DeleteOptions)
 		out = append(out, FinalizerForeground)
 	}
 	return out, !sameSet(old, out)
-}
-
-// finalizerErrors checks a written object's finalizers: qualified names,
-// not both cascade finalizers, and for a built-in type of most groups no
-// domain-less name but the standard ones (a custom object is only warned).
-func finalizerErrors(ctx context.Context, res *catalog.Resource, obj object) field.ErrorList {
-	errs := validation.Finalizers(obj)
-	switch names := validation.KubeFinalizerNames(obj); {
-	case res.Custom != nil:
-		for _, e := range names {
-			warn(ctx, fmt.Sprintf("%s: %q: prefer a domain-qualified finalizer name including a path (/) to avoid accidental conflicts with other finalizer writers", e.Field, e.BadValue))
-		}
-	case !strategyOf(res).genericFinalizerNames:
-		errs = append(errs, names...)
-	}
-	return errs
 }
 
 func sameSet(a, b []string) bool {
@@ -101,18 +82,12 @@ func setFinalizers(obj object, list []string) {
 
 func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
-// int64Of reads an integer field of a decoded object (0 if it is none).
-func int64Of(v any) int64 {
-	n, _ := jsonmap.IntOf(v)
-	return n
-}
-
 // delete is a DELETE of one object: deleteObject, then the strategy's
 // afterDelete unless it is a dry run.
-func (s *registry) delete(ctx context.Context, res *catalog.Resource, ns, name string, opts *metav1.DeleteOptions) (int, any, error) {
-	code, out, err := s.deleteObject(ctx, res, ns, name, opts)
+func (s *registry) delete(ctx context.Context, rs *resourceStore, ns, name string, opts *metav1.DeleteOptions) (int, any, error) {
+	code, out, err := s.deleteObject(ctx, rs, ns, name, opts)
 	if err == nil && len(opts.DryRun) == 0 {
-		err = s.afterDelete(ctx, res)
+		err = s.afterDelete(ctx, rs)
 	}
 	return code, out, err
 }
@@ -120,11 +95,11 @@ func (s *registry) delete(ctx context.Context, res *catalog.Resource, ns, name s
 // deleteObject deletes one object as kube-apiserver's registry does: an
 // object with finalizers (or, for a pod, a grace period) is only marked as
 // being deleted (deletionTimestamp) and returned; otherwise it is removed.
-func (s *registry) deleteObject(ctx context.Context, res *catalog.Resource, ns, name string, opts *metav1.DeleteOptions) (int, any, error) {
+func (s *registry) deleteObject(ctx context.Context, rs *resourceStore, ns, name string, opts *metav1.DeleteOptions) (int, any, error) {
 	// As kube-apiserver, a delete that lost a race with another write reads
 	// the object again and retries, rather than answering 409.
 	for attempt := 1; ; attempt++ {
-		code, out, err := s.deleteObjectOnce(ctx, res, ns, name, opts)
+		code, out, err := s.deleteObjectOnce(ctx, rs, ns, name, opts)
 		if !errors.Is(err, store.ErrConflict) || attempt == maxDeleteAttempts {
 			return code, out, err
 		}
@@ -137,9 +112,9 @@ const maxDeleteAttempts = 10
 
 // afterDelete runs the strategy's afterDelete once a request's deletions
 // are done.
-func (s *registry) afterDelete(ctx context.Context, res *catalog.Resource) error {
-	if hook := strategyOf(res).afterDelete; hook != nil {
-		return hook(s, ctx, res)
+func (s *registry) afterDelete(ctx context.Context, rs *resourceStore) error {
+	if hook := rs.strategy.afterDelete; hook != nil {
+		return hook(s, ctx, rs.res)
 	}
 	return nil
 }
@@ -148,6 +123,7 @@ func (s *registry) afterDelete(ctx context.Context, res *catalog.Resource) error
 // in place as the deletion goes.
 type deletion struct {
 	res      *catalog.Resource
+	store    *resourceStore // res's
 	ns, name string
 	obj      object
 	live     store.KeyValue
@@ -165,15 +141,15 @@ type deletion struct {
 // answer is the deletion's answer with the object as it is.
 func (d *deletion) answer() (int, any, error) { return d.code, d.obj, nil }
 
-func (s *registry) deleteObjectOnce(ctx context.Context, res *catalog.Resource, ns, name string, opts *metav1.DeleteOptions) (int, any, error) {
+func (s *registry) deleteObjectOnce(ctx context.Context, rs *resourceStore, ns, name string, opts *metav1.DeleteOptions) (int, any, error) {
+	res, st := rs.res, rs.strategy
 	if unsafeDelete(opts) {
-		return s.unsafeDeleteObject(ctx, res, ns, name)
+		return s.unsafeDeleteObject(ctx, rs, ns, name)
 	}
-	obj, kv, err := s.getObject(ctx, res, ns, name)
+	obj, kv, err := s.get(ctx, rs, ns, name)
 	if err != nil {
 		return 0, nil, err
 	}
-	st := strategyOf(res)
 	checkPre := checkPreconditions
 	if st.deletePreconditions != nil {
 		checkPre = st.deletePreconditions
@@ -188,12 +164,12 @@ func (s *registry) deleteObjectOnce(ctx context.Context, res *catalog.Resource, 
 			return 0, nil, err
 		}
 	}
-	d := &deletion{res: res, ns: ns, name: name, obj: obj, live: kv, opts: opts, dryRun: len(opts.DryRun) > 0, wasDeleting: deleting(obj), code: http.StatusOK}
-	ar := &request{res: res, namespace: ns, name: name, verb: "delete", deleteOptions: opts}
+	d := &deletion{res: res, store: rs, ns: ns, name: name, obj: obj, live: kv, opts: opts, dryRun: len(opts.DryRun) > 0, wasDeleting: deleting(obj), code: http.StatusOK}
+	ar := &request{res: res, store: rs, namespace: ns, name: name, verb: "delete", deleteOptions: opts}
 	if err := s.admission.admitDeletion(ctx, ar, obj, d.dryRun); err != nil {
 		return 0, nil, err
 	}
-	s.journal(ctx, res, obj, DeletionEvent{Phase: PhaseDeleteRequested, Options: opts})
+	s.journal(ctx, rs, obj, DeletionEvent{Phase: PhaseDeleteRequested, Options: opts})
 	if opts.OrphanDependents != nil && !*opts.OrphanDependents {
 		// kube-apiserver's answer for a cascading delete that has not
 		// finished: 202, kept for old clients that asked for it this way.
@@ -210,10 +186,10 @@ func (s *registry) deleteObjectOnce(ctx context.Context, res *catalog.Resource, 
 // removed.
 func (s *registry) deleteMarked(ctx context.Context, d *deletion) (int, any, error) {
 	md := metadata(d.obj)
-	if graceful := strategyOf(d.res).gracefulDelete; graceful != nil && graceful(d, s.now()) {
+	if graceful := d.store.strategy.gracefulDelete; graceful != nil && graceful(d, s.now()) {
 		return d.answer()
 	}
-	list, changed := gcFinalizers(d.res, d.obj, d.opts)
+	list, changed := gcFinalizers(d.store.strategy, d.obj, d.opts)
 	if changed {
 		setFinalizers(d.obj, list)
 		d.modified = true
@@ -234,9 +210,9 @@ func (s *registry) deleteMarked(ctx context.Context, d *deletion) (int, any, err
 	// Delete now. What the deletion changed is written first, so watchers
 	// see it (MODIFIED: a pod's deletionTimestamp) before the object goes
 	// (DELETED), as they do with kube-apiserver.
-	key, rev := objectKey(d.res, d.ns, d.name), d.live.ModRevision
+	key, rev := d.store.key(d.ns, d.name), d.live.ModRevision
 	if !d.dryRun && d.modified {
-		value, err := encodeForStorage(d.res, d.obj)
+		value, err := d.store.encode(d.obj)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -250,9 +226,9 @@ func (s *registry) deleteMarked(ctx context.Context, d *deletion) (int, any, err
 			return 0, nil, storeError(d.res, d.name, err)
 		}
 		md["resourceVersion"] = strconv.FormatInt(drev, 10)
-		s.journal(ctx, d.res, d.obj, DeletionEvent{Phase: PhaseRemoved})
+		s.journal(ctx, d.store, d.obj, DeletionEvent{Phase: PhaseRemoved})
 	}
-	if strategyOf(d.res).returnsDeletedObject {
+	if d.store.strategy.returnsDeletedObject {
 		return d.answer()
 	}
 	return http.StatusOK, &metav1.Status{
@@ -266,15 +242,15 @@ func (s *registry) deleteMarked(ctx context.Context, d *deletion) (int, any, err
 
 // writeDeleting stores an object marked for deletion and answers with it.
 func (s *registry) writeDeleting(ctx context.Context, d *deletion) (int, any, error) {
-	out, err := s.commitUpdate(ctx, d.res, d.ns, d.name, d.obj, d.live, d.dryRun)
+	out, err := s.commitUpdate(ctx, d.store, d.ns, d.name, d.obj, d.live, d.dryRun)
 	if err != nil {
 		return 0, nil, err
 	}
 	// commitUpdate removes at once what nothing holds (a namespace without
 	// finalizers): that is journaled as its removal, not as marked.
-	stays := len(allFinalizers(d.res, out)) > 0 || int64Of(metadata(out)["deletionGracePeriodSeconds"]) > 0
+	stays := len(allFinalizers(d.store.strategy, out)) > 0 || int64Of(metadata(out)["deletionGracePeriodSeconds"]) > 0
 	if !d.dryRun && !d.wasDeleting && stays {
-		s.journal(ctx, d.res, out, DeletionEvent{Phase: PhaseMarked})
+		s.journal(ctx, d.store, out, DeletionEvent{Phase: PhaseMarked})
 	}
 	return d.code, out, nil
 }
@@ -303,15 +279,15 @@ func checkPreconditions(res *catalog.Resource, name string, md map[string]any, p
 
 // deleteCollection deletes the objects of res in ns that sel selects, one
 // by one as delete does, and lists them as they were before.
-func (s *registry) deleteCollection(ctx context.Context, res *catalog.Resource, ns string, sel selectors, opts *metav1.DeleteOptions) (*objectList, error) {
-	list, err := s.listObjects(ctx, res, ns, sel, listOptions{}, false)
+func (s *registry) deleteCollection(ctx context.Context, rs *resourceStore, ns string, sel selectors, opts *metav1.DeleteOptions) (*objectList, error) {
+	list, err := s.listObjects(ctx, rs.res, ns, sel, listOptions{}, false)
 	if err != nil {
 		return nil, err
 	}
 	deleted := []object{}
 	for _, item := range list.items {
 		md := metadata(item)
-		_, _, err := s.deleteObject(ctx, res, str(md, "namespace"), str(md, "name"), opts)
+		_, _, err := s.deleteObject(ctx, rs, str(md, "namespace"), str(md, "name"), opts)
 		if apierrors.IsNotFound(err) {
 			continue // deleted meanwhile
 		}
@@ -321,7 +297,7 @@ func (s *registry) deleteCollection(ctx context.Context, res *catalog.Resource, 
 		deleted = append(deleted, item)
 	}
 	if len(opts.DryRun) == 0 {
-		if err := s.afterDelete(ctx, res); err != nil {
+		if err := s.afterDelete(ctx, rs); err != nil {
 			return nil, err
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -12,6 +13,7 @@ import (
 
 	"kubeplay/server/audit"
 	"kubeplay/server/catalog"
+	"kubeplay/server/conversion"
 	"kubeplay/server/encoding"
 	"kubeplay/server/fieldmanager"
 	"kubeplay/store"
@@ -72,58 +74,118 @@ func (s *registry) storeRaw(ctx context.Context, key string, value []byte) error
 	return err
 }
 
-// collectionPrefix is the store key prefix of a resource's objects in ns
-// (all namespaces when ns is "").
-func collectionPrefix(r *catalog.Resource, ns string) string {
-	p := "/registry/" + catalog.StorageOf(r).Prefix + "/"
-	if r.Namespaced && ns != "" {
-		p += ns + "/"
-	}
-	return p
+// A resourceStore is the registry's store of one resource, as
+// kube-apiserver builds its generic registry.Store per resource: where its
+// objects are kept (storeKeys), how they are encoded for storage (codec),
+// its strategy and whether its status is a subresource, resolved once when
+// a request names the resource (request.store). A write asks these of it
+// and looks none of them up again.
+type resourceStore struct {
+	storeKeys
+	codec
+	strategy *strategy
+	// hasStatus: the status is written through a /status subresource, so
+	// that writes of the main resource leave it alone.
+	hasStatus bool
 }
 
-func objectKey(r *catalog.Resource, ns, name string) string {
-	if !r.Namespaced {
-		return collectionPrefix(r, "") + name
-	}
-	return collectionPrefix(r, ns) + name
+// newResourceStore resolves the store of r.
+func newResourceStore(r *catalog.Resource) *resourceStore {
+	return &resourceStore{storeKeys: storeKeysOf(r), codec: codecOf(r), strategy: strategyOf(r), hasStatus: hasSubresource(r, "status")}
 }
 
-// decodeStored turns a stored value into the object served as r, with its
+// storeKeys are where a resource's objects are kept: under prefix, by
+// namespace if they are namespaced.
+type storeKeys struct {
+	prefix     string
+	namespaced bool
+}
+
+func storeKeysOf(r *catalog.Resource) storeKeys {
+	return storeKeys{prefix: "/registry/" + catalog.StorageOf(r).Prefix + "/", namespaced: r.Namespaced}
+}
+
+// collection is the store key prefix of the objects in ns (all namespaces
+// when ns is "").
+func (k storeKeys) collection(ns string) string {
+	if k.namespaced && ns != "" {
+		return k.prefix + ns + "/"
+	}
+	return k.prefix
+}
+
+// key is the store key of the object ns/name.
+func (k storeKeys) key(ns, name string) string {
+	if !k.namespaced {
+		ns = ""
+	}
+	return k.collection(ns) + name
+}
+
+// collectionPrefix is the store key prefix of r's objects in ns (all
+// namespaces when ns is "").
+func collectionPrefix(r *catalog.Resource, ns string) string { return storeKeysOf(r).collection(ns) }
+
+func objectKey(r *catalog.Resource, ns, name string) string { return storeKeysOf(r).key(ns, name) }
+
+// A codec turns a resource's objects into what is stored and back.
+type codec struct {
+	res *catalog.Resource
+	// conversion converts built-in objects to and from storage, nil for
+	// those stored as they are served.
+	conversion *conversion.Conversion
+	// storageAPIVersion and storageKind are what the objects are stored as.
+	storageAPIVersion, storageKind string
+}
+
+func codecOf(r *catalog.Resource) codec {
+	st := catalog.StorageOf(r)
+	return codec{res: r, conversion: conversionOf(r), storageAPIVersion: schemaAPIVersion(st.Group, st.Version), storageKind: st.Kind}
+}
+
+// decode turns a stored value into the object served, with its
 // resourceVersion filled in from the store revision.
-func decodeStored(r *catalog.Resource, kv store.KeyValue) (object, error) {
+func (c codec) decode(kv store.KeyValue) (object, error) {
+	r := c.res
 	obj, err := encoding.DecodeObject(encoding.JSON, kv.Value)
 	if err != nil {
 		return nil, fmt.Errorf("stored object %s is corrupt: %w", kv.Key, err)
 	}
-	if c := r.Custom; c != nil && c.Convert != nil && str(obj, "apiVersion") != r.APIVersion() {
+	if cr := r.Custom; cr != nil && cr.Convert != nil && str(obj, "apiVersion") != r.APIVersion() {
 		// A conversion webhook is called outside any request's context
 		// here, bounded by its own timeout.
-		if obj, err = c.Convert(context.Background(), obj, r.APIVersion()); err != nil {
+		if obj, err = cr.Convert(context.Background(), obj, r.APIVersion()); err != nil {
 			return nil, err
 		}
 	}
-	fromStorage(r, obj)
+	c.fromStorage(obj)
 	metadata(obj)["resourceVersion"] = strconv.FormatInt(kv.ModRevision, 10)
 	return obj, nil
+}
+
+// decodeStored turns a stored value into the object served as r (see
+// codec.decode).
+func decodeStored(r *catalog.Resource, kv store.KeyValue) (object, error) {
+	return codecOf(r).decode(kv)
 }
 
 // omitEmpty drops from a built-in object, as its Go type does when it is
 // encoded, the fields with omitempty that are empty: the answer to a write
 // is what was stored.
-func omitEmpty(r *catalog.Resource, obj object) {
-	if r.Custom == nil {
-		_ = fieldmanager.OmitEmpty(r.GroupVersionKind(), obj) // an error means the embedded schemas are broken
+func (c codec) omitEmpty(obj object) {
+	if c.res.Custom == nil {
+		_ = fieldmanager.OmitEmpty(c.res.GroupVersionKind(), obj) // an error means the embedded schemas are broken
 	}
 }
 
-// encodeForStorage serialises obj in r's storage version, without the
+// encode serialises obj in the storage version, without the
 // resourceVersion (which is the store's revision). Its error is an API
 // error.
-func encodeForStorage(r *catalog.Resource, obj object) ([]byte, error) {
-	omitEmpty(r, obj)
-	if c := r.Custom; c != nil && c.Convert != nil && c.StorageVersion != r.Version {
-		return encodeConverted(r, obj)
+func (c codec) encode(obj object) ([]byte, error) {
+	r := c.res
+	c.omitEmpty(obj)
+	if cr := r.Custom; cr != nil && cr.Convert != nil && cr.StorageVersion != r.Version {
+		return c.encodeConverted(obj)
 	}
 	if r.Custom != nil && r.Custom.StorageVersion != r.Version {
 		// Stored in another version, what that version's schema does not
@@ -131,7 +193,7 @@ func encodeForStorage(r *catalog.Resource, obj object) ([]byte, error) {
 		// what was stored (after managedFields recorded what was sent).
 		r.Custom.StorageSchema.Prune(obj)
 	}
-	stored := toStorage(r, obj)
+	stored := c.toStorage(obj)
 	delete(metadata(stored), "resourceVersion")
 	value, err := encoding.MarshalObject(stored)
 	if err != nil {
@@ -140,16 +202,16 @@ func encodeForStorage(r *catalog.Resource, obj object) ([]byte, error) {
 	return value, nil
 }
 
-// encodeConverted is encodeForStorage for a custom resource whose CRD has
-// a conversion webhook: the webhook converts obj to the storage version,
-// and what was stored back, for the answer (in obj), as kube-apiserver
-// answers what it stored.
-func encodeConverted(r *catalog.Resource, obj object) ([]byte, error) {
-	st := catalog.StorageOf(r)
+// encodeConverted is encode for a custom resource whose CRD has a
+// conversion webhook: the webhook converts obj to the storage version, and
+// what was stored back, for the answer (in obj), as kube-apiserver answers
+// what it stored.
+func (c codec) encodeConverted(obj object) ([]byte, error) {
+	r := c.res
 	sent := deepCopyObject(obj)
 	sent["apiVersion"], sent["kind"] = r.APIVersion(), r.Kind
 	delete(metadata(sent), "resourceVersion")
-	stored, err := r.Custom.Convert(context.Background(), sent, schemaAPIVersion(st.Group, st.Version))
+	stored, err := r.Custom.Convert(context.Background(), sent, c.storageAPIVersion)
 	if err != nil {
 		return nil, err
 	}
@@ -162,9 +224,52 @@ func encodeConverted(r *catalog.Resource, obj object) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	fromStorage(r, back)
+	c.fromStorage(back)
 	replaceObject(obj, back)
 	return value, nil
+}
+
+// toStorage returns obj in the storage encoding. It never modifies obj:
+// the result is a copy at the top level and in metadata, and a deep copy
+// when a conversion applies.
+func (c codec) toStorage(obj object) object {
+	out := maps.Clone(obj)
+	out["metadata"] = maps.Clone(metadata(obj))
+	if c.conversion != nil {
+		out = deepCopyObject(out)
+		c.conversion.ToStorage(out)
+	}
+	out["apiVersion"] = c.storageAPIVersion
+	out["kind"] = c.storageKind
+	return out
+}
+
+// fromStorage converts a freshly decoded stored object, in place, to the
+// resource's version. As kube-apiserver, a custom object is read through
+// its version's schema as it is now: what it does not know is dropped, its
+// defaults are set.
+func (c codec) fromStorage(obj object) {
+	r := c.res
+	if r.Custom != nil {
+		r.Custom.Schema.Prune(obj)
+		r.Custom.Schema.ApplyDefaults(obj)
+	} else if c.conversion != nil {
+		c.conversion.FromStorage(obj)
+	}
+	obj["apiVersion"] = r.APIVersion()
+	obj["kind"] = r.Kind
+}
+
+// viaStorage converts obj, in place, to the storage version and back, as
+// kube-apiserver decodes a request of a version it does not store into its
+// internal type before the field manager sees it: the object then holds
+// the other version's defaults and what the conversion carries (HPA v1's
+// annotations), which its managedFields record. obj's metadata map stays
+// the same map.
+func (c codec) viaStorage(obj object) {
+	back := c.toStorage(obj)
+	c.fromStorage(back)
+	replaceObject(obj, back)
 }
 
 // storeError turns a store error on an object into the Status kube-apiserver gives.
@@ -193,16 +298,22 @@ type storeConflict struct{ *apierrors.StatusError }
 
 const registryConflictMessage = "the object has been modified; please apply your changes to the latest version and try again"
 
-func (s *registry) getObject(ctx context.Context, res *catalog.Resource, ns, name string) (object, store.KeyValue, error) {
-	kv, err := s.store.Get(ctx, objectKey(res, ns, name), 0)
+// get reads the object ns/name of rs.
+func (s *registry) get(ctx context.Context, rs *resourceStore, ns, name string) (object, store.KeyValue, error) {
+	kv, err := s.store.Get(ctx, rs.key(ns, name), 0)
 	if err != nil {
-		return nil, kv, storeError(res, name, err)
+		return nil, kv, storeError(rs.res, name, err)
 	}
-	obj, err := decodeStored(res, kv)
+	obj, err := rs.decode(kv)
 	if err != nil {
 		return nil, kv, s.corruptError(kv, err)
 	}
 	return obj, kv, nil
+}
+
+// getObject is get for a caller that holds the resource alone.
+func (s *registry) getObject(ctx context.Context, res *catalog.Resource, ns, name string) (object, store.KeyValue, error) {
+	return s.get(ctx, newResourceStore(res), ns, name)
 }
 
 // getStored is getObject for an answer sent as stored.
@@ -252,12 +363,12 @@ func (s *registry) namespaceLifecycle(ctx context.Context, res *catalog.Resource
 // getLive reads the object a write changes, shaped as kube-apiserver's Go
 // types shape what it reads (see applyDefaults): a field the stored JSON
 // lacks but the new object has by default is then no change of anyone's.
-func (s *registry) getLive(ctx context.Context, res *catalog.Resource, ns, name string) (object, store.KeyValue, error) {
-	obj, kv, err := s.getObject(ctx, res, ns, name)
+func (s *registry) getLive(ctx context.Context, rs *resourceStore, ns, name string) (object, store.KeyValue, error) {
+	obj, kv, err := s.get(ctx, rs, ns, name)
 	if err != nil {
 		return nil, kv, err
 	}
-	if err := applyDefaults(res, obj); err != nil {
+	if err := rs.applyDefaults(obj); err != nil {
 		return nil, kv, err
 	}
 	return obj, kv, nil

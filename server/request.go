@@ -23,6 +23,8 @@ type request struct {
 	// delete, deletecollection.
 	verb string
 	res  *catalog.Resource
+	// store is res's store, resolved once for the whole request.
+	store *resourceStore
 	// fieldValidation is the query parameter: Ignore, Warn (default), Strict.
 	fieldValidation string
 	// query holds the request's query parameters, deleteOptions a delete's

@@ -52,7 +52,7 @@ func (s *Server) review(w http.ResponseWriter, r *http.Request, req *request) {
 		encoding.WriteError(w, r, err)
 		return
 	}
-	if obj, err = s.reg.trackUpdate(req.res, "", nil, obj, opts.manager); err != nil {
+	if obj, err = s.reg.trackUpdate(req.store, "", nil, obj, opts.manager); err != nil {
 		encoding.WriteError(w, r, err)
 		return
 	}

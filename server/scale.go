@@ -68,8 +68,8 @@ func (s *Server) customScale(w http.ResponseWriter, r *http.Request, req *reques
 		}
 		updated := deepCopyObject(live)
 		setPath(updated, paths.SpecReplicasPath, int64Of(replicas))
-		prepareForUpdate(res, "scale", updated, live)
-		if updated, err = s.reg.trackUpdate(res, "scale", live, updated, wr.manager); err != nil {
+		req.store.prepareForUpdate("scale", updated, live)
+		if updated, err = s.reg.trackWrite(wr, live, updated); err != nil {
 			return nil, err
 		}
 		// kube-apiserver records writes through /scale without a time.
@@ -138,7 +138,7 @@ func (s *Server) applyCustomScale(r *http.Request, req *request, obj object, bod
 	if err != nil {
 		return err
 	}
-	pr := &patchRequest{write: &write{request: req, manager: opts.manager}, kind: scaleKind, patchType: applyPatchType, body: body, force: opts.force}
+	pr := &patchRequest{write: &write{request: req, manager: opts.manager}, kind: newResourceStore(scaleKind), patchType: applyPatchType, body: body, force: opts.force}
 	applied, err := decodeApplied(r.Context(), pr, true)
 	if err != nil {
 		return err

@@ -307,7 +307,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, gv schema
 		encoding.WriteError(w, r, encoding.BadRequest("%v", err))
 		return
 	}
-	req := &request{group: gv.Group, version: gv.Version, namespace: ns, resource: resource, name: name, subresource: sub, res: res,
+	req := &request{group: gv.Group, version: gv.Version, namespace: ns, resource: resource, name: name, subresource: sub, res: res, store: newResourceStore(res),
 		fieldValidation: r.URL.Query().Get("fieldValidation"), query: r.URL.Query()}
 	req.verb = verbFor(r.Method, name == "", QueryBool(r.URL.Query(), "watch"), watchPath)
 	if sub != "" && sub != "finalize" && r.Method == http.MethodPost {

@@ -18,11 +18,7 @@ var coreStrategies = map[schema.GroupResource]strategy{
 		validate: validation.ReplicationController, validateUpdate: validation.ReplicationControllerUpdate,
 		selectableFields: withNamespace(map[string]selectableField{"status.replicas": {zero: "0"}}),
 	},
-	{Resource: "services"}: {
-		createOnUpdate: true, returnsDeletedObject: true, updateSkipsObjectMeta: true,
-		validate: validation.Service, validateUpdate: validation.ServiceUpdate,
-		selectableFields: withNamespace(map[string]selectableField{"spec.clusterIP": {}, "spec.type": {}}),
-	},
+	{Resource: "services"}:        serviceStrategy,
 	{Resource: "serviceaccounts"}: {returnsDeletedObject: true},
 	{Resource: "namespaces"}:      namespaceStrategy,
 	{Resource: "nodes"}: {

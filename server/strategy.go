@@ -111,7 +111,7 @@ type strategy struct {
 	prepareForUpdate func(subresource string, obj, old object)
 	// statusOnly is the object an update of the status subresource
 	// writes, where the type's rules are not statusOnly's.
-	statusOnly func(res *catalog.Resource, obj, old object) object
+	statusOnly func(rs *resourceStore, obj, old object) object
 	// writeThrough, when set, is what an update through a subresource that
 	// writes part of the status (/status, a CSR's /approval) writes of the
 	// object sent, after statusOnly, given the stored object and the time.
@@ -140,6 +140,10 @@ type strategy struct {
 	// nil on create) against rules that are not the built-in types'
 	// validation: a CRD's and its objects' schemas.
 	admit func(s *registry, ctx context.Context, req *request, obj, old object) error
+	// allocate gives a new object (old nil) or an update of the main
+	// resource what the type allocates among its objects (a Service's
+	// cluster IP and node ports), after admission, before it is stored.
+	allocate func(s *registry, ctx context.Context, rs *resourceStore, ns, name string, obj, old object, dryRun bool) error
 	// afterWrite does what follows from a stored write at once, as
 	// kube-apiserver's own controllers do.
 	afterWrite func(s *registry, ctx context.Context, res *catalog.Resource, obj object) error
@@ -162,23 +166,30 @@ type strategy struct {
 
 // strategies are the built-in resources' strategies, by group resource.
 // They are set in init, as their hooks reach back to what reads them.
-var strategies map[schema.GroupResource]strategy
+var strategies map[schema.GroupResource]*strategy
+
+// noStrategy is the strategy of a resource without an entry.
+var noStrategy strategy
 
 func init() {
-	strategies = map[schema.GroupResource]strategy{}
+	strategies = map[schema.GroupResource]*strategy{}
 	for _, g := range []map[schema.GroupResource]strategy{coreStrategies, appsStrategies, batchStrategies, rbacStrategies, otherStrategies} {
 		for gr, st := range g {
-			strategies[gr] = st
+			strategies[gr] = &st
 		}
 	}
 }
 
-// strategyOf returns r's strategy.
-func strategyOf(r *catalog.Resource) strategy {
+// strategyOf returns r's strategy, which nothing may modify. A write reads
+// it from its request's resourceStore instead.
+func strategyOf(r *catalog.Resource) *strategy {
 	if r.Custom != nil {
-		return customStrategy
+		return &customStrategy
 	}
-	return strategies[r.GroupResource()]
+	if st, ok := strategies[r.GroupResource()]; ok {
+		return st
+	}
+	return &noStrategy
 }
 
 // onStatus are resets of /status.
@@ -195,16 +206,3 @@ var statusResetMetadata = []string{"labels", "annotations", "finalizers", "owner
 // metadataPath is the whole of an object's metadata, which the status
 // strategies that reset it leave unrecorded.
 var metadataPath = fieldpath.MakePathOrDie("metadata")
-
-// validateCreate validates a new object of r, its metadata.uid set: what
-// package validation checks of every kind, then r's strategy.
-func validateCreate(ctx context.Context, r *catalog.Resource, obj object) (field.ErrorList, error) {
-	errs, err := validation.Create(ctx, r.GroupVersionKind(), obj)
-	if err != nil {
-		return nil, err
-	}
-	if st := strategyOf(r); st.validate != nil {
-		errs = append(errs, st.validate(obj)...)
-	}
-	return errs, nil
-}

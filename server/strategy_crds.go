@@ -79,7 +79,7 @@ func (s *registry) markCRDDeleted(ctx context.Context, d *deletion) (int, any, e
 	if d.wasDeleting {
 		return s.deleteMarked(ctx, d)
 	}
-	if list, changed := gcFinalizers(d.res, d.obj, d.opts); changed {
+	if list, changed := gcFinalizers(d.store.strategy, d.obj, d.opts); changed {
 		setFinalizers(d.obj, list)
 	}
 	now := formatTime(s.now())

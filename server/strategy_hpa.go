@@ -2,7 +2,6 @@ package server
 
 import (
 	"kubeplay/internal/jsonmap"
-	"kubeplay/server/catalog"
 	"kubeplay/server/conversion"
 )
 
@@ -13,10 +12,10 @@ var hpaStrategy = strategy{updateSkipsObjectMeta: true, statusOnly: hpaStatusOnl
 
 // hpaStatusOnly is obj with old's spec (in v1, with the annotations that
 // carry the spec's v2-only fields) and the metadata the server owns.
-func hpaStatusOnly(res *catalog.Resource, obj, old object) object {
+func hpaStatusOnly(rs *resourceStore, obj, old object) object {
 	out := deepCopyObject(obj)
 	out["spec"] = deepCopyObject(old)["spec"]
-	prepareForUpdate(res, "status", out, old)
+	rs.prepareForUpdate("status", out, old)
 	annotations := jsonmap.Child(metadata(out), "annotations")
 	oldAnnotations := jsonmap.Child(metadata(old), "annotations")
 	for _, k := range conversion.HPASpecAnnotations {

@@ -103,7 +103,7 @@ func (s *registry) markNamespaceDeleted(ctx context.Context, d *deletion) (int, 
 	if d.wasDeleting {
 		return d.answer()
 	}
-	if list, changed := gcFinalizers(d.res, d.obj, d.opts); changed {
+	if list, changed := gcFinalizers(d.store.strategy, d.obj, d.opts); changed {
 		setFinalizers(d.obj, list)
 	}
 	metadata(d.obj)["deletionTimestamp"] = formatTime(s.now())

@@ -107,7 +107,7 @@ var replicasPath = fieldpath.MakePathOrDie("spec", "replicas")
 
 // scaleOf is the Scale view of obj: its desired and current replicas and
 // its selector as a string.
-func scaleOf(res *catalog.Resource, obj object) object {
+func scaleOf(rs *resourceStore, obj object) object {
 	md := metadata(obj)
 	scaleMD := map[string]any{}
 	for _, k := range []string{"name", "namespace", "uid", "resourceVersion", "creationTimestamp"} {
@@ -125,20 +125,21 @@ func scaleOf(res *catalog.Resource, obj object) object {
 	if n, ok := status["replicas"]; ok && n != nil {
 		scaleStatus["replicas"] = n
 	}
-	if sel := selectorString(res, spec["selector"]); sel != "" {
+	if sel := selectorString(rs.strategy.mapSelector, spec["selector"]); sel != "" {
 		scaleStatus["selector"] = sel
 	}
 	return object{"kind": "Scale", "apiVersion": "autoscaling/v1", "metadata": scaleMD, "spec": scaleSpec, "status": scaleStatus}
 }
 
 // selectorString renders a selector as Scale's status.selector does: a
-// label selector, or a map of labels (see strategy.mapSelector).
-func selectorString(res *catalog.Resource, v any) string {
+// label selector, or, when mapSelector, a map of labels (see
+// strategy.mapSelector).
+func selectorString(mapSelector bool, v any) string {
 	m, _ := v.(map[string]any)
 	if m == nil {
 		return ""
 	}
-	if strategyOf(res).mapSelector {
+	if mapSelector {
 		set := labels.Set{}
 		for k, v := range m {
 			set[k], _ = v.(string)
@@ -162,7 +163,7 @@ func (s *Server) getScale(w http.ResponseWriter, r *http.Request, req *request) 
 		encoding.WriteError(w, r, err)
 		return
 	}
-	encoding.Write(w, r, http.StatusOK, scaleOf(req.res, obj))
+	encoding.Write(w, r, http.StatusOK, scaleOf(req.store, obj))
 }
 
 func (s *Server) updateScale(w http.ResponseWriter, r *http.Request, req *request) {
@@ -196,7 +197,7 @@ func (s *Server) writeScale(r *http.Request, req *request) (object, error) {
 	if err != nil {
 		return nil, err
 	}
-	return scaleOf(req.res, out), nil
+	return scaleOf(req.store, out), nil
 }
 
 // patchScale patches the Scale view of an object.
@@ -217,7 +218,7 @@ func (s *Server) patchScale(ctx context.Context, pr *patchRequest) (object, int,
 	if err != nil {
 		return nil, 0, err
 	}
-	return scaleOf(pr.res, out), http.StatusOK, nil
+	return scaleOf(pr.store, out), http.StatusOK, nil
 }
 
 // scaleWrite is the write of an object through its Scale: scaled records
@@ -225,7 +226,7 @@ func (s *Server) patchScale(ctx context.Context, pr *patchRequest) (object, int,
 // kube-apiserver.
 func scaleWrite(req *request, manager string, dryRun bool) *write {
 	return &write{request: req, manager: manager, dryRun: dryRun, applied: true,
-		view: func(obj object) object { return scaleOf(req.res, obj) },
+		view: func(obj object) object { return scaleOf(req.store, obj) },
 		fromView: func(obj, scale object) {
 			spec := jsonmap.Ensure(obj, "spec")
 			if n, ok := jsonmap.Child(scale, "spec")["replicas"]; ok {
@@ -250,9 +251,9 @@ func (s *Server) scaled(wr *write, live object, rev int64, write func(*managedfi
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
-	old := scaleOf(res, live)
+	old := scaleOf(wr.store, live)
 	(&unstructured.Unstructured{Object: old}).SetManagedFields(entries)
-	f, err := s.reg.fieldManager(scaleKind, "scale")
+	f, err := s.reg.fieldManager(newResourceStore(scaleKind), "scale")
 	if err != nil {
 		return nil, err
 	}

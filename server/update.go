@@ -1,7 +1,6 @@
 package server
 
 import (
-	"fmt"
 	"net/http"
 	"strconv"
 
@@ -45,7 +44,7 @@ func (s *Server) updateObject(r *http.Request, req *request) (object, int, error
 	} else {
 		delete(md, "namespace")
 	}
-	wr := &write{request: req, manager: opts.manager, dryRun: opts.dryRun, createsMissing: strategyOf(res).createOnUpdate}
+	wr := &write{request: req, manager: opts.manager, dryRun: opts.dryRun, createsMissing: req.store.strategy.createOnUpdate}
 	out, code, err := s.reg.updateWith(r.Context(), wr, func(live object, rev int64) (object, error) {
 		obj := deepCopyObject(sent) // computed again on a retry
 		md := metadata(obj)
@@ -54,62 +53,21 @@ func (s *Server) updateObject(r *http.Request, req *request) (object, int, error
 			return obj, nil
 		}
 		rv := str(md, "resourceVersion")
-		if rv == "" && strategyOf(res).conditionalUpdate {
+		if rv == "" && req.store.strategy.conditionalUpdate {
 			return nil, apierrors.NewInvalid(schema.GroupKind{Group: res.Group, Kind: res.Resource}, req.name, field.ErrorList{
 				field.Invalid(field.NewPath("metadata", "resourceVersion"), 0, "must be specified for an update")})
 		}
 		if n, err := strconv.ParseInt(rv, 10, 64); rv != "" && (err != nil || n <= 0) {
-			return nil, errInvalid(res, req.name, field.ErrorList{
+			return nil, req.store.errInvalid(req.name, field.ErrorList{
 				field.Invalid(field.NewPath("metadata", "resourceVersion"), rv, "must be a positive integer")})
 		}
 		if err := checkResourceVersion(wr, obj, rev); err != nil {
 			return nil, err
 		}
 		if uid, stored := str(md, "uid"), str(metadata(live), "uid"); uid != "" && uid != stored {
-			return nil, errUIDPrecondition(res, req.namespace, req.name, uid, stored)
+			return nil, req.store.errUIDPrecondition(req.namespace, req.name, uid, stored)
 		}
 		return obj, nil
 	})
 	return out, code, err
-}
-
-// validateDeletingUpdate rejects, on an object being deleted, new
-// finalizers and a different deletionGracePeriodSeconds, as kube-apiserver
-// does. It checks object metadata twice on update (generic and
-// type-specific validation), so it reports each error twice.
-func validateDeletingUpdate(obj, old object) field.ErrorList {
-	if !deleting(old) {
-		return nil
-	}
-	if g, ok := metadata(obj)["deletionGracePeriodSeconds"]; ok && g != nil && int64Of(g) != int64Of(metadata(old)["deletionGracePeriodSeconds"]) {
-		err := field.Invalid(field.NewPath("metadata", "deletionGracePeriodSeconds"), int64Of(g), "field is immutable")
-		return field.ErrorList{err, err}
-	}
-	had := map[string]bool{}
-	for _, f := range finalizers(old) {
-		had[f] = true
-	}
-	var added []string
-	for _, f := range finalizers(obj) {
-		if !had[f] {
-			added = append(added, f)
-		}
-	}
-	if len(added) == 0 {
-		return nil
-	}
-	err := field.Forbidden(field.NewPath("metadata", "finalizers"),
-		fmt.Sprintf("no new finalizers can be added if the object is being deleted, found new finalizers %#v", added))
-	return field.ErrorList{err, err}
-}
-
-func finalizers(obj object) []string {
-	list, _ := metadata(obj)["finalizers"].([]any)
-	out := make([]string, 0, len(list))
-	for _, f := range list {
-		if s, ok := f.(string); ok {
-			out = append(out, s)
-		}
-	}
-	return out
 }

@@ -389,7 +389,7 @@ func (s *admission) newAttributes(ctx context.Context, req *request, obj, old ob
 	switch {
 	case req.namespace != "":
 		request["namespace"] = req.namespace
-	case strategyOf(req.res).isNamespace:
+	case req.store.strategy.isNamespace:
 		request["namespace"] = name // a namespace is in itself
 	}
 	a.vars = map[string]any{"object": nil, "oldObject": nil, "request": request, "params": nil, "namespaceObject": nil}
@@ -484,7 +484,7 @@ func (a *attributes) options() map[string]any {
 		if a.req.deleteOptions != nil {
 			opts = *a.req.deleteOptions
 		}
-		if opts.Preconditions == nil && strategyOf(a.req.res).isNamespace {
+		if opts.Preconditions == nil && a.req.store.strategy.isNamespace {
 			// kube-apiserver deletes a namespace on condition of its uid.
 			uid := ktypes.UID(str(metadata(a.old), "uid"))
 			opts.Preconditions = &metav1.Preconditions{UID: &uid}
@@ -533,7 +533,7 @@ func (a *attributes) match(m *matchResources, binding bool) *catalog.Resource {
 	// A namespace matches namespaceSelector itself; a cluster-scoped
 	// object other than a namespace always does.
 	switch {
-	case strategyOf(a.req.res).isNamespace:
+	case a.req.store.strategy.isNamespace:
 		if !selects(m.NamespaceSelector, metadata(a.subject)) {
 			return nil
 		}

@@ -381,7 +381,7 @@ func (s *admission) applyWebhookPatch(ctx context.Context, call hookCall, obj ob
 		}
 	}
 	replaceObject(obj, out)
-	if err := applyDefaults(call.a.req.res, obj); err != nil {
+	if err := call.a.req.store.applyDefaults(obj); err != nil {
 		return false, err
 	}
 	// The type's admission again (a custom object's schema): what a
@@ -389,7 +389,7 @@ func (s *admission) applyWebhookPatch(ctx context.Context, call hookCall, obj ob
 	// request did not send it.
 	quiet := *call.a.req
 	quiet.fieldValidation = "Ignore"
-	if admit := strategyOf(call.a.req.res).admit; admit != nil {
+	if admit := call.a.req.store.strategy.admit; admit != nil {
 		return true, admit(s.registry, ctx, &quiet, obj, call.a.old)
 	}
 	return true, nil

@@ -108,7 +108,7 @@ func namedRuleWithOperations(r Object, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	seen := map[string]bool{}
 	for i, name := range jsonmap.Strings(r, "resourceNames") {
-		for _, msg := range pathSegmentName(name) {
+		for _, msg := range PathSegmentName(name) {
 			errs = append(errs, field.Invalid(path.Child("resourceNames").Index(i), name, msg))
 		}
 		if seen[name] {
@@ -119,8 +119,8 @@ func namedRuleWithOperations(r Object, path *field.Path) field.ErrorList {
 	return append(errs, ruleWithOperations(r, path)...)
 }
 
-// pathSegmentName says why name cannot be one segment of a URL path.
-func pathSegmentName(name string) []string {
+// PathSegmentName says why name cannot be one segment of a URL path.
+func PathSegmentName(name string) []string {
 	if name == "." || name == ".." {
 		return []string{fmt.Sprintf("may not be '%s'", name)}
 	}
