@@ -82,6 +82,24 @@ func (k *KubectlRunner) Succeeds(args ...string) string {
 	return out
 }
 
+// Eventually runs kubectl until it succeeds (else the test ends once
+// WaitLimit has passed), and returns what it printed: for what a
+// controller makes soon after the cluster starts.
+func (k *KubectlRunner) Eventually(args ...string) string {
+	k.tb.Helper()
+	deadline := time.Now().Add(WaitLimit(k.tb))
+	for {
+		out, err := k.Run(args...)
+		if err == nil {
+			return out
+		}
+		if time.Now().After(deadline) {
+			k.tb.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // Fails runs kubectl, which must fail (else the test fails), and returns
 // what it printed.
 func (k *KubectlRunner) Fails(args ...string) string {

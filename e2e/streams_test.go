@@ -17,6 +17,10 @@ import (
 func TestKubectl_PodStreams(t *testing.T) {
 	kubectl := e2e.Kubectl(t, e2e.Start(t, t.TempDir(), "--simulate-workloads").URL).Flags("-n", "default")
 	k := kubectl.Succeeds
+	// A pod needs its namespace's default ServiceAccount, which the
+	// ServiceAccount controller makes once the cluster runs (a fresh kind
+	// cluster refuses a pod for a moment too).
+	kubectl.Eventually("get", "serviceaccount", "default")
 	k("run", "web", "--image=nginx")
 	waitRunning := func(pod string) {
 		t.Helper()
