@@ -347,6 +347,10 @@ func TestKubelet_imagePullBackOff(t *testing.T) {
 	}
 	waitFor(t, "fine to run", func() bool { return phaseOf(t, h, "fine") == "Running" })
 	waitFor(t, "the first pull to fail", func() bool { r, _ := waiting("missing"); return r == "ErrImagePull" })
+	// The kubelet's events follow the status it wrote.
+	waitFor(t, "the first pull's events", func() bool {
+		return strings.Contains(strings.Join(kubeletEvents(t, h, "missing"), "\n"), "Failed: Error: ErrImagePull")
+	})
 	p := pod(t, h, "missing")
 	for path, want := range map[string]any{
 		"status.phase": "Pending",
@@ -386,6 +390,9 @@ func TestKubelet_imagePullBackOff(t *testing.T) {
 	if _, msg := waiting("missing"); msg != `Back-off pulling image "webserver:404": ErrImagePull: `+notFound {
 		t.Errorf("back-off message: %v", msg)
 	}
+	waitFor(t, "the back-off's events", func() bool {
+		return strings.Contains(strings.Join(kubeletEvents(t, h, "missing"), "\n"), "Failed: Error: ImagePullBackOff")
+	})
 	events = strings.Join(kubeletEvents(t, h, "missing"), "\n")
 	for _, want := range []string{`BackOff: Back-off pulling image "webserver:404"`, "Failed: Error: ImagePullBackOff"} {
 		if !strings.Contains(events, want) {
@@ -430,10 +437,10 @@ func TestKubelet_rejectsHostPortConflict(t *testing.T) {
 			t.Errorf("%s = %v, want %v", path, got, want)
 		}
 	}
+	waitIdle(t, sb) // the kubelet's event follows the status it wrote
 	if events := kubeletEvents(t, h, "rival"); jsonOf(events) != jsonOf([]string{"NodePorts: " + message}) {
 		t.Errorf("events %q", events)
 	}
-	waitIdle(t, sb)
 	if phaseOf(t, h, "holder") != "Running" {
 		t.Errorf("holder: %s", phaseOf(t, h, "holder"))
 	}

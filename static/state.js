@@ -102,10 +102,11 @@ async function resources() {
 // the API server's bootstrap (its API Priority and Fairness configuration
 // and its default ServiceCIDR's status by managers of their own), what a new
 // sandbox installs (the default
-// StorageClass, playground/sandbox.go's installerAgent), the controllers
+// StorageClass, playground/sandbox.go's installerAgent; kubeadm's add-ons,
+// playground/kubesystem.go's kubeadmAgent), the controllers
 // (the cluster role aggregation updates admin, edit and view) and the
 // simulated nodes, their kubelets and the scheduler (Nodes, Leases, Events).
-const systemManagers = new Set(["kube-apiserver", "kube-controller-manager", "kubeplay-cluster-setup", "kubelet", "kube-scheduler",
+const systemManagers = new Set(["kube-apiserver", "kube-controller-manager", "kubeplay-cluster-setup", "kubeadm", "kubelet", "kube-scheduler",
 	"api-priority-and-fairness-config-producer-v1", "api-priority-and-fairness-config-consumer-v1", "kubernetes-service-cidr-controller"]);
 
 // own reports whether the sandbox made o itself: managed by no client (the
