@@ -51,7 +51,7 @@ const metricsWindow = 15 * time.Second
 
 func init() {
 	registerController(controllerDef{name: "metrics", title: "metrics-server", simulated: true, actsAs: kubeadmUser,
-		start: func(sb *Sandbox) reconciler { return &metricsServer{api: inproc.New(sb.handler, kubectlApplyAgent)} }})
+		start: func(sb *Sandbox) reconciler { return &metricsServer{api: inproc.New(sb.handler, installerAgent)} }})
 }
 
 // metricsServer installs what metrics-server's manifest adds to the
@@ -61,10 +61,6 @@ func init() {
 // (simulatedMetrics); it is a switch, so that a sandbox can be without
 // metrics.
 type metricsServer struct{ api *inproc.Client }
-
-// kubectlApplyAgent is the user agent of `kubectl apply`, as an
-// administrator installs metrics-server's manifest.
-const kubectlApplyAgent = "kubectl-client-side-apply/v1.35.4 (linux/amd64) kubernetes/7b8c6cf"
 
 const metricsReaderRole = "system:aggregated-metrics-reader"
 
