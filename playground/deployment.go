@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -46,6 +47,12 @@ type deploymentController struct {
 	now    func() time.Time
 	events *eventRecorder
 	keys   *selectorKeys
+
+	mu sync.Mutex
+	// replicaSetOwners names, by "<namespace>/<name>" of a ReplicaSet, the
+	// Deployment that controls it: a Recreate rollout waits for the old
+	// pods to be gone, and only a pod's deletion says when they are.
+	replicaSetOwners map[string]string
 }
 
 func init() {
@@ -53,15 +60,56 @@ func init() {
 		start: func(sb *Sandbox) reconciler {
 			c := inproc.New(sb.handler, controllerAgent("deployment-controller"))
 			return &deploymentController{c: c, now: sb.clock.Now, events: newEventRecorder(c, "deployment-controller", "", sb.clock.Now),
-				keys: newSelectorKeys(appsV1("deployments"), appsV1("replicasets"), "Deployment", labelSelectorOf)}
+				keys: newSelectorKeys(appsV1("deployments"), appsV1("replicasets"), "Deployment", labelSelectorOf), replicaSetOwners: map[string]string{}}
 		}})
 }
 
 func (dc *deploymentController) resync(ctx context.Context, _ int64) ([]string, error) {
+	rss, err := listTyped[appsv1.ReplicaSet](ctx, dc.c, allPath(appsV1("replicasets")))
+	if err != nil {
+		return nil, err
+	}
+	owners := map[string]string{}
+	for _, rs := range rss {
+		if ref := metav1.GetControllerOfNoCopy(rs); ref != nil && ref.Kind == "Deployment" && strings.HasPrefix(ref.APIVersion, "apps/") {
+			owners[rs.Namespace+"/"+rs.Name] = ref.Name
+		}
+	}
+	dc.mu.Lock()
+	dc.replicaSetOwners = owners
+	dc.mu.Unlock()
 	return dc.keys.resync(ctx, dc.c, deleting)
 }
 
-func (dc *deploymentController) keysOf(ev store.Event, q queue) { dc.keys.keysOf(ev, q) }
+func (dc *deploymentController) keysOf(ev store.Event, q queue) {
+	dc.keys.keysOf(ev, q)
+	if rs, ok := strings.CutPrefix(ev.KV.Key, builtinKeyPrefix(appsV1("replicasets"))); ok {
+		dc.mu.Lock()
+		defer dc.mu.Unlock()
+		if name := controllerName(ev.KV.Value, "apps", "Deployment"); name != "" && ev.Type != store.Deleted {
+			dc.replicaSetOwners[rs] = name
+		} else {
+			delete(dc.replicaSetOwners, rs)
+		}
+		return
+	}
+	if ev.Type != store.Deleted {
+		return
+	}
+	if pod, ok := strings.CutPrefix(ev.KV.Key, builtinKeyPrefix(coreV1("pods"))); ok {
+		ns, _, _ := strings.Cut(pod, "/")
+		rs := controllerName(ev.KV.Value, "apps", "ReplicaSet")
+		if rs == "" {
+			return
+		}
+		dc.mu.Lock()
+		d := dc.replicaSetOwners[ns+"/"+rs]
+		dc.mu.Unlock()
+		if d != "" {
+			q.Add(ns + "/" + d)
+		}
+	}
+}
 
 // deploymentSync is one look at a Deployment: what it has, and what the
 // look found out to write.
