@@ -954,6 +954,7 @@ func (k *kubelet) terminate(ctx context.Context, p jsonmap.Object, i int) (time.
 	wait := k.untilDeadline(p)
 	allStopped := s.stopContainers(first, wait)
 	if allStopped {
+		s.neverStarted()
 		failed := false
 		for _, cs := range jsonmap.Items(s.status["containerStatuses"]) {
 			failed = failed || exitCodeOf(cs) != 0
@@ -969,6 +970,22 @@ func (k *kubelet) terminate(ctx context.Context, p jsonmap.Object, i int) (time.
 		return wait, nil
 	}
 	return 0, k.remove(ctx, p)
+}
+
+// neverStarted marks the containers of a pod that ended that were still
+// waiting (their image not pulled, a back-off) as a kubelet does: terminated,
+// their state unknown, so the pod ends Failed rather than Succeeded.
+func (s *podSync) neverStarted() {
+	for _, field := range []string{"initContainerStatuses", "containerStatuses"} {
+		for _, cs := range jsonmap.Items(s.status[field]) {
+			if jsonmap.Child(cs, "state", "waiting") == nil {
+				continue
+			}
+			cs["ready"], cs["started"] = false, false
+			cs["state"] = map[string]any{"terminated": map[string]any{"exitCode": int64(137), "reason": "ContainerStatusUnknown",
+				"message": "The container could not be located when the pod was terminated", "startedAt": nil, "finishedAt": nil}}
+		}
+	}
 }
 
 // stopContainers stops the pod's running containers (announcing it when

@@ -410,6 +410,17 @@ func TestKubelet_imagePullBackOff(t *testing.T) {
 	if phaseOf(t, h, "missing") != "Pending" {
 		t.Errorf("phase %s", phaseOf(t, h, "missing"))
 	}
+
+	// Deleted while its image cannot be pulled, the pod ends Failed: its
+	// container never ran, and the kubelet cannot say how it ended. (A
+	// finalizer keeps the pod to be read.)
+	mergePatch(t, h, "/api/v1/namespaces/default/pods/missing", `{"metadata":{"finalizers":["example.com/keep"]}}`)
+	mustDo(t, h, 200, "DELETE", "/api/v1/namespaces/default/pods/missing", "")
+	waitFor(t, "the deleted pod to end", func() bool { return phaseOf(t, h, "missing") == "Failed" })
+	p = pod(t, h, "missing")
+	if got := jsonOf(lookup(p, "status.containerStatuses.0.state")); got != `{"terminated":{"exitCode":137,"finishedAt":null,"message":"The container could not be located when the pod was terminated","reason":"ContainerStatusUnknown","startedAt":null}}` {
+		t.Errorf("the container's last state: %s", got)
+	}
 }
 
 // A kubelet rejects a pod bound to its node whose host port a pod it
