@@ -227,8 +227,15 @@ func parseListOptions(r *http.Request) (listOptions, error) {
 // objectList is one page of a list: its objects decoded (items) or, for a
 // list read to be sent as stored, not (stored).
 type objectList struct {
-	items     []object
-	stored    []storedObject
+	items  []object
+	stored []storedObject
+	listMeta
+}
+
+// listMeta is what a list says of itself: the revision it was read at,
+// where the next page starts and how many objects the pages after it hold
+// (when known).
+type listMeta struct {
 	rev       int64
 	cont      string
 	remaining *int64
@@ -261,7 +268,7 @@ func (l *objectList) encode(res *catalog.Resource) object {
 }
 
 // meta is the list's ListMeta.
-func (l *objectList) meta() map[string]any {
+func (l *listMeta) meta() map[string]any {
 	md := map[string]any{"resourceVersion": strconv.FormatInt(l.rev, 10)}
 	if l.cont != "" {
 		md["continue"] = l.cont
@@ -277,51 +284,22 @@ func (l *objectList) len() int { return len(l.items) + len(l.stored) }
 
 // listObjects reads one page of res's objects in ns matching sel, from one
 // consistent snapshot; decoded, or to be sent as stored when asStored.
-// listAll reads every object under prefix, a collection of res, at the
-// latest revision, as stored.
-func (s *registry) listAll(ctx context.Context, res *catalog.Resource, prefix string) (store.ListResult, error) {
-	page, err := s.store.List(ctx, prefix, "", 0, 0)
-	if err != nil {
-		return page, storeError(res, "", err)
-	}
-	return page, nil
-}
-
 func (s *registry) listObjects(ctx context.Context, res *catalog.Resource, ns string, sel selectors, opts listOptions, asStored bool) (*objectList, error) {
-	prefix := collectionPrefix(res, ns)
-	start := ""
-	if opts.continued != nil {
-		start = prefix + opts.continued.StartKey
-	}
 	out := &objectList{items: []object{}}
-	rev := opts.atRev
-	for {
-		want := 0
-		if opts.limit > 0 {
-			want = int(opts.limit) - out.len()
-		}
-		page, err := s.store.List(ctx, prefix, start, want, rev)
-		switch {
-		case errors.Is(err, store.ErrCompacted) && opts.continued != nil:
-			return nil, errContinueExpired(opts.continued.StartKey)
-		case errors.Is(err, store.ErrCompacted):
-			return nil, errListTooOld()
-		case err != nil:
-			return nil, storeError(res, "", err)
-		}
-		rev = page.Revision
+	keep := func(page []store.KeyValue) (int, error) {
+		n := out.len()
 		if asStored {
-			out.stored = slices.Grow(out.stored, len(page.Items))
+			out.stored = slices.Grow(out.stored, len(page))
 		}
-		for _, kv := range page.Items {
+		for _, kv := range page {
 			if asStored {
 				o, err := readStored(res, kv)
 				if err != nil {
-					return nil, apierrors.NewInternalError(err)
+					return 0, apierrors.NewInternalError(err)
 				}
 				ok, err := sel.matchesStored(res, &o)
 				if err != nil {
-					return nil, apierrors.NewInternalError(err)
+					return 0, apierrors.NewInternalError(err)
 				}
 				if ok {
 					out.stored = append(out.stored, o)
@@ -330,27 +308,71 @@ func (s *registry) listObjects(ctx context.Context, res *catalog.Resource, ns st
 			}
 			obj, err := decodeStored(res, kv)
 			if _, ok := err.(apierrors.APIStatus); ok {
-				return nil, err // a conversion webhook failed
+				return 0, err // a conversion webhook failed
 			}
 			if err != nil {
-				return nil, apierrors.NewInternalError(err)
+				return 0, apierrors.NewInternalError(err)
 			}
 			if sel.matches(res, obj) {
 				out.items = append(out.items, obj)
 			}
 		}
-		out.rev = rev
+		return out.len() - n, nil
+	}
+	var err error
+	if out.listMeta, err = s.readList(ctx, res, collectionPrefix(res, ns), opts, keep); err != nil {
+		return nil, err
+	}
+	if !sel.empty() {
+		out.remaining = nil // the rest is not filtered, so not counted (as kube-apiserver)
+	}
+	return out, nil
+}
+
+// readList is the one read of a list from the store: it reads the objects
+// of the collection under prefix, a collection of res, from one consistent
+// snapshot as opts says (where to continue from, at which revision, at most
+// how many), a page at a time, handing each page's items to keep, which
+// returns how many of them the list has (those a selector matches); it
+// returns the list's metadata. A list that reaches opts.limit ends with a
+// continue token and the count of the objects it did not read.
+func (s *registry) readList(ctx context.Context, res *catalog.Resource, prefix string, opts listOptions, keep func([]store.KeyValue) (int, error)) (listMeta, error) {
+	var md listMeta
+	start := ""
+	if opts.continued != nil {
+		start = prefix + opts.continued.StartKey
+	}
+	rev, kept := opts.atRev, int64(0)
+	for {
+		want := 0
+		if opts.limit > 0 {
+			want = int(opts.limit - kept)
+		}
+		page, err := s.store.List(ctx, prefix, start, want, rev)
+		switch {
+		case errors.Is(err, store.ErrCompacted) && opts.continued != nil:
+			return md, errContinueExpired(opts.continued.StartKey)
+		case errors.Is(err, store.ErrCompacted):
+			return md, errListTooOld()
+		case err != nil:
+			return md, storeError(res, "", err)
+		}
+		rev = page.Revision
+		n, err := keep(page.Items)
+		if err != nil {
+			return md, err
+		}
+		kept += int64(n)
+		md.rev = rev
 		if page.Remaining == 0 || len(page.Items) == 0 {
-			return out, nil
+			return md, nil
 		}
 		next := page.Items[len(page.Items)-1].Key + "\x00"
-		if opts.limit > 0 && int64(out.len()) >= opts.limit {
-			out.cont = encodeContinue(rev, strings.TrimPrefix(next, prefix))
-			if sel.empty() {
-				n := page.Remaining
-				out.remaining = &n
-			}
-			return out, nil
+		if opts.limit > 0 && kept >= opts.limit {
+			md.cont = encodeContinue(rev, strings.TrimPrefix(next, prefix))
+			n := page.Remaining
+			md.remaining = &n
+			return md, nil
 		}
 		start = next
 	}

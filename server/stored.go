@@ -135,7 +135,7 @@ func writeStoredObject(w http.ResponseWriter, r *http.Request, code int, o *stor
 // writeStoredList answers with a list read with its objects as stored,
 // streaming them from their stored bytes.
 func writeStoredList(w http.ResponseWriter, r *http.Request, res *catalog.Resource, list *objectList) {
-	head, tail, err := storedListHead(res, list)
+	head, tail, err := storedListHead(res, list.listMeta)
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return

@@ -104,22 +104,26 @@ func (c *storedLists) put(k storedListKey, items []store.KeyValue, part *encodin
 // latest revision, with no selector, sent as stored.
 func (s *Server) writeWholeStoredList(ctx context.Context, w http.ResponseWriter, r *http.Request, res *catalog.Resource, ns string) {
 	prefix := collectionPrefix(res, ns)
-	page, err := s.reg.listAll(ctx, res, prefix)
+	var kvs []store.KeyValue
+	md, err := s.reg.readList(ctx, res, prefix, listOptions{}, func(page []store.KeyValue) (int, error) {
+		kvs = page // with no limit, the store answers in one page
+		return len(page), nil
+	})
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	head, tail, err := storedListHead(res, &objectList{rev: page.Revision})
+	head, tail, err := storedListHead(res, md)
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return
 	}
 	k := storedListKey{res: res, prefix: prefix}
-	part := s.storedLists.get(k, page.Items)
+	part := s.storedLists.get(k, kvs)
 	if part == nil {
-		stored := make([]storedObject, len(page.Items))
+		stored := make([]storedObject, len(kvs))
 		size := max(len(stored)-1, 0) // the commas
-		for i, kv := range page.Items {
+		for i, kv := range kvs {
 			if stored[i], err = readStored(res, kv); err != nil {
 				writeError(w, r, apierrors.NewInternalError(err))
 				return
@@ -137,14 +141,15 @@ func (s *Server) writeWholeStoredList(ctx context.Context, w http.ResponseWriter
 			}
 		}
 		part = encoding.NewPart(items)
-		s.storedLists.put(k, page.Items, part)
+		s.storedLists.put(k, kvs, part)
 	}
 	encoding.WriteJSONAround(w, r, http.StatusOK, head, part, tail)
 }
 
-// storedListHead is list's JSON, sent as stored, before and after its items.
-func storedListHead(res *catalog.Resource, list *objectList) (head, tail []byte, err error) {
-	body, err := encoding.MarshalObject((&objectList{rev: list.rev, cont: list.cont, remaining: list.remaining}).encode(res)) // items: []
+// storedListHead is the JSON of a list with metadata md, sent as stored,
+// before and after its items.
+func storedListHead(res *catalog.Resource, md listMeta) (head, tail []byte, err error) {
+	body, err := encoding.MarshalObject((&objectList{listMeta: md}).encode(res)) // items: []
 	if err != nil {
 		return nil, nil, err
 	}

@@ -92,7 +92,7 @@ func admissionPolicy(ctx context.Context, name string, spec Object) (field.Error
 	}
 	// An audit annotation's key is the name part of a qualified name
 	// prefixed by the policy's name.
-	keys := map[string]bool{}
+	keys := uniqueNames{}
 	for i, a := range p.AuditAnnotations {
 		path := specPath.Child("auditAnnotations").Index(i)
 		qualified := name + "/" + a.Key
@@ -100,10 +100,7 @@ func admissionPolicy(ctx context.Context, name string, spec Object) (field.Error
 			errs = append(errs, field.Invalid(path.Child("key"), qualified, msg))
 		}
 		check(path.Child("valueExpression"), a.ValueExpression, "valueExpression is not specified", compileErrs.AuditAnnotations[i])
-		if keys[a.Key] {
-			errs = append(errs, field.Duplicate(path.Child("key"), a.Key))
-		}
-		keys[a.Key] = true
+		errs = append(errs, keys.add(path.Child("key"), a.Key)...)
 	}
 	if len(validations) == 0 && len(auditAnnotations) == 0 {
 		const msg = "validations or auditAnnotations must contain at least one item"

@@ -106,15 +106,12 @@ func admissionResources(resources []string, path *field.Path) field.ErrorList {
 // namedRuleWithOperations checks a policy's rule, which may name objects.
 func namedRuleWithOperations(r Object, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	seen := map[string]bool{}
+	seen := uniqueNames{}
 	for i, name := range jsonmap.Strings(r, "resourceNames") {
 		for _, msg := range PathSegmentName(name) {
 			errs = append(errs, field.Invalid(path.Child("resourceNames").Index(i), name, msg))
 		}
-		if seen[name] {
-			errs = append(errs, field.Duplicate(path.Child("resourceNames").Index(i), name))
-		}
-		seen[name] = true
+		errs = append(errs, seen.add(path.Child("resourceNames").Index(i), name)...)
 	}
 	return append(errs, ruleWithOperations(r, path)...)
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/netip"
 	"reflect"
-	"slices"
 
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -111,18 +110,14 @@ func endpointSliceMeta(obj Object) field.ErrorList {
 	default:
 		errs = append(errs, field.NotSupported(field.NewPath("addressType"), typ, []string{"FQDN", "IPv4", "IPv6"}))
 	}
-	var names []string
+	names := uniqueNames{}
 	for i, p := range jsonmap.Items(obj["ports"]) {
 		at := field.NewPath("ports").Index(i)
 		name := str(p, "name")
 		if name != "" {
 			errs = append(errs, dnsLabel(at.Child("name"), name)...)
 		}
-		if slices.Contains(names, name) {
-			errs = append(errs, field.Duplicate(at.Child("name"), name))
-		} else {
-			names = append(names, name)
-		}
+		errs = append(errs, names.add(at.Child("name"), name)...)
 		if protocol, ok := p["protocol"].(string); !ok {
 			errs = append(errs, field.Required(at.Child("protocol"), ""))
 		} else if protocol != "TCP" && protocol != "UDP" && protocol != "SCTP" {

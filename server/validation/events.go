@@ -24,39 +24,7 @@ const (
 // "default", for an object without one); one with an eventTime is a new
 // style Event, with a reporter, an action and a reason.
 func CoreEvent(obj Object) field.ErrorList {
-	var errs field.ErrorList
-	ns := jsonmap.String(obj, "metadata", "namespace")
-	involvedNS := jsonmap.String(obj, "involvedObject", "namespace")
-	mismatch := func() {
-		errs = append(errs, field.Invalid(field.NewPath("involvedObject", "namespace"), involvedNS, "does not match event.namespace"))
-	}
-	if obj["eventTime"] == nil {
-		switch {
-		case involvedNS == "" && ns != "" && ns != "default":
-			mismatch()
-		case involvedNS != "" && ns != involvedNS:
-			mismatch()
-		}
-	} else {
-		if involvedNS == "" && ns != "default" && ns != "kube-system" {
-			mismatch()
-		}
-		reporter := str(obj, "reportingComponent")
-		if reporter == "" {
-			errs = append(errs, field.Required(field.NewPath("reportingComponent"), ""))
-		}
-		for _, msg := range utilvalidation.IsQualifiedName(reporter) {
-			errs = append(errs, field.Invalid(field.NewPath("reportingComponent"), reporter, msg))
-		}
-		errs = append(errs, eventText(obj, "reportingInstance", eventReportingInstanceLimit, true)...)
-		errs = append(errs, eventText(obj, "action", eventActionLimit, true)...)
-		errs = append(errs, eventText(obj, "reason", eventReasonLimit, true)...)
-		errs = append(errs, eventText(obj, "message", eventNoteLimit, false)...)
-	}
-	for _, msg := range utilvalidation.IsDNS1123Subdomain(ns) {
-		errs = append(errs, field.Invalid(field.NewPath("namespace"), ns, msg))
-	}
-	return errs
+	return eventCommon(obj, "involvedObject", "reportingComponent", "message")
 }
 
 // CoreEventUpdate checks an update of a core Event: the Event as new.
@@ -146,34 +114,43 @@ func EventUpdate(obj, old Object) field.ErrorList {
 // legacyEvent is what kube-apiserver checks of every Event, as CoreEvent
 // does, for an Event of events.k8s.io.
 func legacyEvent(obj Object) field.ErrorList {
+	return eventCommon(obj, "regarding", "reportingController", "note")
+}
+
+// eventCommon is what kube-apiserver checks of an Event of either group,
+// whose fields for the object it is about, its reporter and its message
+// are named about, reporter and message: the object's namespace is
+// reported as involvedObject's and the message as message, as the core
+// type names them.
+func eventCommon(obj Object, about, reporter, message string) field.ErrorList {
 	ns := jsonmap.String(obj, "metadata", "namespace")
-	regardingNS := jsonmap.String(obj, "regarding", "namespace")
+	aboutNS := jsonmap.String(obj, about, "namespace")
 	var errs field.ErrorList
 	mismatch := func() {
-		errs = append(errs, field.Invalid(field.NewPath("involvedObject", "namespace"), regardingNS, "does not match event.namespace"))
+		errs = append(errs, field.Invalid(field.NewPath("involvedObject", "namespace"), aboutNS, "does not match event.namespace"))
 	}
 	if obj["eventTime"] == nil {
 		switch {
-		case regardingNS == "" && ns != "" && ns != "default":
+		case aboutNS == "" && ns != "" && ns != "default":
 			mismatch()
-		case regardingNS != "" && ns != regardingNS:
+		case aboutNS != "" && ns != aboutNS:
 			mismatch()
 		}
 	} else {
-		if regardingNS == "" && ns != "default" && ns != "kube-system" {
+		if aboutNS == "" && ns != "default" && ns != "kube-system" {
 			mismatch()
 		}
-		reporter := str(obj, "reportingController")
-		if reporter == "" {
-			errs = append(errs, field.Required(field.NewPath("reportingController"), ""))
+		name := str(obj, reporter)
+		if name == "" {
+			errs = append(errs, field.Required(field.NewPath(reporter), ""))
 		}
-		for _, msg := range utilvalidation.IsQualifiedName(reporter) {
-			errs = append(errs, field.Invalid(field.NewPath("reportingController"), reporter, msg))
+		for _, msg := range utilvalidation.IsQualifiedName(name) {
+			errs = append(errs, field.Invalid(field.NewPath(reporter), name, msg))
 		}
 		errs = append(errs, eventText(obj, "reportingInstance", eventReportingInstanceLimit, true)...)
 		errs = append(errs, eventText(obj, "action", eventActionLimit, true)...)
 		errs = append(errs, eventText(obj, "reason", eventReasonLimit, true)...)
-		if len(str(obj, "note")) > eventNoteLimit {
+		if len(str(obj, message)) > eventNoteLimit {
 			errs = append(errs, field.Invalid(field.NewPath("message"), "", fmt.Sprintf("can have at most %d characters", eventNoteLimit)))
 		}
 	}

@@ -185,73 +185,63 @@ func flowSchemaRule(r Object, path *field.Path) field.ErrorList {
 	for i, rr := range resourceRules {
 		at := path.Child("resourceRules").Index(i)
 		errs = append(errs, flowSchemaVerbsOf(rr, at)...)
-		errs = append(errs, wildcardList(rr, "apiGroups", "resource rules must supply at least one api group", "api groups", at)...)
-		errs = append(errs, wildcardList(rr, "resources", "resource rules must supply at least one resource", "resources", at)...)
-		namespaces := jsonmap.Strings(rr, "namespaces")
-		switch {
-		case len(namespaces) == 0 && rr["clusterScope"] != true:
-			errs = append(errs, field.Required(at.Child("namespaces"), "resource rules that are not cluster scoped must supply at least one namespace"))
-		case slices.Contains(namespaces, "*"):
-			if len(namespaces) > 1 {
-				errs = append(errs, field.Invalid(at.Child("namespaces"), namespaces, "if '*' is present, must not specify other namespaces"))
-			}
-		default:
+		errs = append(errs, wildcardList(rr, "apiGroups", "resource rules must supply at least one api group", "api groups", at, nil)...)
+		errs = append(errs, wildcardList(rr, "resources", "resource rules must supply at least one resource", "resources", at, nil)...)
+		required := "resource rules that are not cluster scoped must supply at least one namespace"
+		if rr["clusterScope"] == true {
+			required = ""
+		}
+		errs = append(errs, wildcardList(rr, "namespaces", required, "namespaces", at, func(path *field.Path, namespaces []string) field.ErrorList {
+			var errs field.ErrorList
 			for j, ns := range namespaces {
 				for _, msg := range utilvalidation.IsDNS1123Label(ns) {
-					errs = append(errs, field.Invalid(at.Child("namespaces").Index(j), ns, "each member of this list must be '*' or a DNS-1123 label; "+msg))
+					errs = append(errs, field.Invalid(path.Index(j), ns, "each member of this list must be '*' or a DNS-1123 label; "+msg))
 				}
 			}
-		}
+			return errs
+		})...)
 	}
 	for i, nr := range nonResourceRules {
 		at := path.Child("nonResourceRules").Index(i)
 		errs = append(errs, flowSchemaVerbsOf(nr, at)...)
-		urls := jsonmap.Strings(nr, "nonResourceURLs")
-		switch {
-		case len(urls) == 0:
-			errs = append(errs, field.Required(at.Child("nonResourceURLs"), "nonResourceURLs must contain at least one value"))
-		case slices.Contains(urls, "*"):
-			if len(urls) > 1 {
-				errs = append(errs, field.Invalid(at.Child("nonResourceURLs"), urls, "if '*' is present, must not specify other non-resource URLs"))
-			}
-		default:
+		errs = append(errs, wildcardList(nr, "nonResourceURLs", "nonResourceURLs must contain at least one value", "non-resource URLs", at, func(path *field.Path, urls []string) field.ErrorList {
+			var errs field.ErrorList
 			for j, u := range urls {
 				if msg := nonResourceURLPath(u); msg != "" {
-					errs = append(errs, field.Invalid(at.Child("nonResourceURLs").Index(j), u, msg))
+					errs = append(errs, field.Invalid(path.Index(j), u, msg))
 				}
 			}
-		}
+			return errs
+		})...)
 	}
 	return errs
 }
 
 func flowSchemaVerbsOf(rule Object, path *field.Path) field.ErrorList {
-	verbs := jsonmap.Strings(rule, "verbs")
-	switch {
-	case len(verbs) == 0:
-		return field.ErrorList{field.Required(path.Child("verbs"), "verbs must contain at least one value")}
-	case slices.Contains(verbs, "*"):
-		if len(verbs) > 1 {
-			return field.ErrorList{field.Invalid(path.Child("verbs"), verbs, "if '*' is present, must not specify other verbs")}
-		}
-	default:
+	return wildcardList(rule, "verbs", "verbs must contain at least one value", "verbs", path, func(path *field.Path, verbs []string) field.ErrorList {
 		for _, v := range verbs {
 			if !slices.Contains(flowSchemaVerbs, v) {
-				return field.ErrorList{field.NotSupported(path.Child("verbs"), verbs, flowSchemaVerbs)}
+				return field.ErrorList{field.NotSupported(path, verbs, flowSchemaVerbs)}
 			}
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
-// wildcardList checks a rule's list k: not empty, and "*" alone if there.
-func wildcardList(rule Object, k, required, what string, path *field.Path) field.ErrorList {
+// wildcardList checks a rule's list k: not empty (unless required, why it
+// must not be, is ""), and "*" alone if there, or else each item as check
+// (nil: any) says, given the list's path.
+func wildcardList(rule Object, k, required, what string, path *field.Path, check func(*field.Path, []string) field.ErrorList) field.ErrorList {
 	list := jsonmap.Strings(rule, k)
 	switch {
-	case len(list) == 0:
+	case len(list) == 0 && required != "":
 		return field.ErrorList{field.Required(path.Child(k), required)}
-	case len(list) > 1 && slices.Contains(list, "*"):
-		return field.ErrorList{field.Invalid(path.Child(k), list, "if '*' is present, must not specify other "+what)}
+	case slices.Contains(list, "*"):
+		if len(list) > 1 {
+			return field.ErrorList{field.Invalid(path.Child(k), list, "if '*' is present, must not specify other "+what)}
+		}
+	case check != nil:
+		return check(path.Child(k), list)
 	}
 	return nil
 }

@@ -23,15 +23,12 @@ var limitBounds = []string{"max", "min", "default", "defaultRequest", "maxLimitR
 // least 1 and at most max/min).
 func LimitRange(obj Object) field.ErrorList {
 	var errs field.ErrorList
-	types := map[string]bool{}
+	types := uniqueNames{}
 	for i, item := range jsonmap.Items(jsonmap.Child(obj, "spec")["limits"]) {
 		path := specPath.Child("limits").Index(i)
 		typ := str(item, "type")
 		errs = append(errs, limitType(typ, path.Child("type"))...)
-		if types[typ] {
-			errs = append(errs, field.Duplicate(path.Child("type"), typ))
-		}
-		types[typ] = true
+		errs = append(errs, types.add(path.Child("type"), typ)...)
 		bounds := map[string]map[string]resource.Quantity{}
 		keys := map[string]bool{}
 		for _, b := range limitBounds {

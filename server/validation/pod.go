@@ -20,32 +20,48 @@ import (
 // template may allow less).
 func podSpec(spec Object, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
+	// A volume with an error is not one of the pod's volumes: a later one
+	// may have its name, a container may not mount it (as kube-apiserver).
 	volumes := sets.New[string]()
 	for i, v := range jsonmap.Items(spec["volumes"]) {
 		name, namePath := str(v, "name"), path.Child("volumes").Index(i).Child("name")
-		switch {
-		case name == "":
-			errs = append(errs, field.Required(namePath, ""))
-		case volumes.Has(name):
-			errs = append(errs, field.Duplicate(namePath, name))
-		default:
-			errs = append(errs, dnsLabel(namePath, name)...)
-			volumes.Insert(name)
+		var volumeErrs field.ErrorList
+		if name == "" {
+			volumeErrs = append(volumeErrs, field.Required(namePath, ""))
+		} else {
+			volumeErrs = append(volumeErrs, dnsLabel(namePath, name)...)
+		}
+		if volumes.Has(name) {
+			volumeErrs = append(volumeErrs, field.Duplicate(namePath, name))
 		}
 		if claim, ok := v["persistentVolumeClaim"].(map[string]any); ok && str(claim, "claimName") == "" {
-			errs = append(errs, field.Required(path.Child("volumes").Index(i).Child("persistentVolumeClaim", "claimName"), ""))
+			volumeErrs = append(volumeErrs, field.Required(path.Child("volumes").Index(i).Child("persistentVolumeClaim", "claimName"), ""))
 		}
+		if len(volumeErrs) == 0 {
+			volumes.Insert(name)
+		}
+		errs = append(errs, volumeErrs...)
 	}
-	names := sets.New[string]()
+	// Containers and init containers have distinct names, each checked
+	// after the rest of its container.
+	names := uniqueNames{}
 	containers := jsonmap.Items(spec["containers"])
 	if len(containers) == 0 {
 		errs = append(errs, field.Required(path.Child("containers"), ""))
 	}
 	for i, c := range containers {
-		errs = append(errs, container(c, path.Child("containers").Index(i), names, volumes)...)
+		at := path.Child("containers").Index(i)
+		errs = append(errs, container(c, at, volumes)...)
+		errs = append(errs, names.add(at.Child("name"), str(c, "name"))...)
 	}
 	for i, c := range jsonmap.Items(spec["initContainers"]) {
-		errs = append(errs, container(c, path.Child("initContainers").Index(i), names, volumes)...)
+		at := path.Child("initContainers").Index(i)
+		errs = append(errs, container(c, at, volumes)...)
+		// An unnamed init container is not noted: only a container
+		// before it can be its duplicate.
+		if name := str(c, "name"); name != "" || names[name] {
+			errs = append(errs, names.add(at.Child("name"), name)...)
+		}
 	}
 	if spec["hostNetwork"] == true {
 		errs = append(errs, hostNetworkPorts(spec, path)...)
@@ -65,21 +81,15 @@ func podSpec(spec Object, path *field.Path) field.ErrorList {
 	return errs
 }
 
-// container checks a container's name (unique among names), image, ports,
-// volume mounts (of volumes, at distinct paths) and resources (requests
-// within limits).
-func container(c Object, path *field.Path, names, volumes sets.Set[string]) field.ErrorList {
+// container checks a container's name, image, ports, volume mounts (of
+// volumes, at distinct paths) and resources (requests within limits).
+func container(c Object, path *field.Path, volumes sets.Set[string]) field.ErrorList {
 	var errs field.ErrorList
-	name := str(c, "name")
-	switch {
-	case name == "":
+	if name := str(c, "name"); name == "" {
 		errs = append(errs, field.Required(path.Child("name"), ""))
-	case names.Has(name):
-		errs = append(errs, field.Duplicate(path.Child("name"), name))
-	default:
+	} else {
 		errs = append(errs, dnsLabel(path.Child("name"), name)...)
 	}
-	names.Insert(name)
 	if str(c, "image") == "" {
 		errs = append(errs, field.Required(path.Child("image"), ""))
 	}
@@ -97,7 +107,7 @@ func container(c Object, path *field.Path, names, volumes sets.Set[string]) fiel
 			}
 		}
 	}
-	portNames := sets.New[string]()
+	portNames := uniqueNames{}
 	for i, p := range jsonmap.Items(c["ports"]) {
 		pp := path.Child("ports").Index(i)
 		if name, _ := p["name"].(string); name != "" {
@@ -105,10 +115,9 @@ func container(c Object, path *field.Path, names, volumes sets.Set[string]) fiel
 			for _, msg := range msgs {
 				errs = append(errs, field.Invalid(pp.Child("name"), name, msg))
 			}
-			if len(msgs) == 0 && portNames.Has(name) {
-				errs = append(errs, field.Duplicate(pp.Child("name"), name))
+			if len(msgs) == 0 {
+				errs = append(errs, portNames.add(pp.Child("name"), name)...)
 			}
-			portNames.Insert(name)
 		}
 		if n := intOf(p["containerPort"]); n == 0 {
 			errs = append(errs, field.Required(pp.Child("containerPort"), ""))

@@ -108,15 +108,12 @@ func resourceClaimSpec(ctx context.Context, spec Object, path *field.Path) (fiel
 	path = path.Child("devices")
 	var errs field.ErrorList
 	var selectors deviceSelectors
-	var names []string
+	names, dups := uniqueNames{}, field.ErrorList{}
 	for i, r := range jsonmap.Items(devices["requests"]) {
 		p := path.Child("requests").Index(i)
 		name, _ := r["name"].(string)
 		errs = append(errs, dnsLabel(p.Child("name"), name)...)
-		if slices.Contains(names, name) {
-			errs = append(errs, field.Duplicate(p, name))
-		}
-		names = append(names, name)
+		dups = append(dups, names.add(p, name)...)
 		exactly := jsonmap.Child(r, "exactly")
 		if exactly == nil && r["firstAvailable"] == nil {
 			errs = append(errs, field.Required(p, "exactly one of `exactly` or `firstAvailable` is required"))
@@ -139,6 +136,8 @@ func resourceClaimSpec(ctx context.Context, spec Object, path *field.Path) (fiel
 			errs = append(errs, field.NotSupported(p.Child("allocationMode"), mode, []string{"All", "ExactCount"}))
 		}
 	}
+	// A list's duplicates follow its items' errors (as kube-apiserver).
+	errs = append(errs, dups...)
 	for i, c := range jsonmap.Items(devices["constraints"]) {
 		p := path.Child("constraints").Index(i)
 		requests := jsonmap.Strings(c, "requests")
@@ -146,7 +145,7 @@ func resourceClaimSpec(ctx context.Context, spec Object, path *field.Path) (fiel
 			rp := p.Child("requests").Index(j)
 			request, _, _ := strings.Cut(r, "/")
 			errs = append(errs, dnsLabel(rp, r)...)
-			if !slices.Contains(names, request) {
+			if !names[request] {
 				errs = append(errs, field.Invalid(rp, r, "must be the name of a request in the claim or the name of a request and a subrequest separated by '/'"))
 			}
 			if slices.Contains(requests[:j], r) {
@@ -255,15 +254,12 @@ func resourceSlice(spec Object) field.ErrorList {
 	if set == 0 {
 		errs = append(errs, field.Required(specPath, "exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` is required"))
 	}
-	var names []string
+	names, dups := uniqueNames{}, field.ErrorList{}
 	for i, d := range jsonmap.Items(spec["devices"]) {
 		p := specPath.Child("devices").Index(i)
 		name, _ := d["name"].(string)
 		errs = append(errs, dnsLabel(p.Child("name"), name)...)
-		if slices.Contains(names, name) {
-			errs = append(errs, field.Duplicate(p, name))
-		}
-		names = append(names, name)
+		dups = append(dups, names.add(p, name)...)
 		attributes := jsonmap.Child(d, "attributes")
 		for _, k := range slices.Sorted(maps.Keys(attributes)) {
 			ap := p.Child("attributes").Key(k)
@@ -282,7 +278,7 @@ func resourceSlice(spec Object) field.ErrorList {
 			errs = append(errs, qualifiedName(p.Child("capacity").Key(k), k)...)
 		}
 	}
-	return errs
+	return append(errs, dups...) // last, as a claim's requests
 }
 
 // resourceSliceUpdate checks a ResourceSlice's update: as new, its driver,

@@ -47,7 +47,7 @@ func service(spec Object) field.ErrorList {
 		errs = append(errs, field.Invalid(specPath.Child("clusterIPs").Index(0), "None", "may not be set to 'None' for "+typ+" services"))
 	}
 	ports := jsonmap.Items(spec["ports"])
-	names, keys := sets.New[string](), sets.New[servicePortKey]()
+	names, keys := uniqueNames{}, sets.New[servicePortKey]()
 	if len(ports) == 0 && str(spec, "clusterIP") != "None" && typ != "ExternalName" {
 		errs = append(errs, field.Required(specPath.Child("ports"), ""))
 	}
@@ -58,10 +58,7 @@ func service(spec Object) field.ErrorList {
 			errs = append(errs, field.Required(pp.Child("name"), ""))
 		} else if name != "" {
 			errs = append(errs, dnsLabel(pp.Child("name"), name)...)
-			if names.Has(name) {
-				errs = append(errs, field.Duplicate(pp.Child("name"), name))
-			}
-			names.Insert(name)
+			errs = append(errs, names.add(pp.Child("name"), name)...)
 		}
 		errs = append(errs, protocol(pp.Child("protocol"), p)...)
 		errs = append(errs, portRange(pp.Child("port"), intOf(p["port"]))...)

@@ -214,15 +214,14 @@ func CSIDriver(obj Object) field.ErrorList {
 	if policy, ok := spec["fsGroupPolicy"].(string); ok && !slices.Contains(fsGroupPolicies, policy) {
 		errs = append(errs, field.NotSupported(path.Child("fsGroupPolicy"), policy, fsGroupPolicies))
 	}
-	audiences := map[string]bool{}
+	audiences := uniqueNames{}
 	for i, r := range jsonmap.Items(spec["tokenRequests"]) {
 		at := path.Child("tokenRequests").Index(i)
 		audience := str(r, "audience")
-		if audiences[audience] {
-			errs = append(errs, field.Duplicate(at.Child("audience"), audience))
+		if dup := audiences.add(at.Child("audience"), audience); dup != nil {
+			errs = append(errs, dup...)
 			continue
 		}
-		audiences[audience] = true
 		if r["expirationSeconds"] == nil {
 			continue
 		}
@@ -291,7 +290,7 @@ func VolumeAttributesClassUpdate(obj, old Object) field.ErrorList {
 // a count not negative, qualified topology keys.
 func CSINode(obj Object) field.ErrorList {
 	var errs field.ErrorList
-	names := map[string]bool{}
+	names := uniqueNames{}
 	for i, d := range jsonmap.Items(jsonmap.Child(obj, "spec")["drivers"]) {
 		path := specPath.Child("drivers").Index(i)
 		name := str(d, "name")
@@ -305,19 +304,13 @@ func CSINode(obj Object) field.ErrorList {
 		if count, ok := jsonmap.IntOf(jsonmap.Child(d, "allocatable")["count"]); ok && count < 0 {
 			errs = append(errs, field.Invalid(path.Child("allocatable", "count"), count, "must be greater than or equal to 0"))
 		}
-		if names[name] {
-			errs = append(errs, field.Duplicate(path.Child("name"), name))
-		}
-		names[name] = true
-		keys := map[string]bool{}
+		errs = append(errs, names.add(path.Child("name"), name)...)
+		keys := uniqueNames{}
 		for _, k := range jsonmap.Strings(d, "topologyKeys") {
 			if k == "" {
 				errs = append(errs, field.Required(path, ""))
 			}
-			if keys[k] {
-				errs = append(errs, field.Duplicate(path, k))
-			}
-			keys[k] = true
+			errs = append(errs, keys.add(path, k)...)
 			for _, msg := range utilvalidation.IsQualifiedName(k) {
 				errs = append(errs, field.Invalid(path, k, msg))
 			}

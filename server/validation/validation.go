@@ -129,6 +129,20 @@ func intOf(v any) int64 {
 	return n
 }
 
+// uniqueNames are the names met so far in a list whose items a name (or
+// another key) tells apart.
+type uniqueNames map[string]bool
+
+// add notes name, the name at path of a list's item: a Duplicate if an
+// item before it has it.
+func (n uniqueNames) add(path *field.Path, name string) field.ErrorList {
+	if n[name] {
+		return field.ErrorList{field.Duplicate(path, name)}
+	}
+	n[name] = true
+	return nil
+}
+
 // dnsLabel checks a name that must be a DNS label.
 func dnsLabel(path *field.Path, name string) field.ErrorList {
 	var errs field.ErrorList

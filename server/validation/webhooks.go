@@ -56,7 +56,7 @@ func webhookConfiguration(ctx context.Context, obj, old Object, mutating, v1 boo
 		}
 	}
 	var errs field.ErrorList
-	names := map[string]bool{}
+	names := uniqueNames{}
 	for i, h := range hooks {
 		path := field.NewPath("webhooks").Index(i)
 		hookErrs, err := webhook(ctx, h, path, mutating, rules)
@@ -66,10 +66,7 @@ func webhookConfiguration(ctx context.Context, obj, old Object, mutating, v1 boo
 		errs = append(errs, hookErrs...)
 		errs = append(errs, reviewVersions(jsonmap.Strings(h, "admissionReviewVersions"), rules.recognizedReviewVersion, path.Child("admissionReviewVersions"))...)
 		if name := str(h, "name"); rules.uniqueNames && name != "" {
-			if names[name] {
-				errs = append(errs, field.Duplicate(path.Child("name"), name))
-			}
-			names[name] = true
+			errs = append(errs, names.add(path.Child("name"), name)...)
 		}
 	}
 	return errs, nil
@@ -243,7 +240,7 @@ func matchConditions(ctx context.Context, conditions []Object, path *field.Path)
 		return nil, err
 	}
 	compileErrs := compiled.Errors().MatchConditions
-	seen := map[string]bool{}
+	seen := uniqueNames{}
 	for i, c := range p.MatchConditions {
 		at := path.Index(i)
 		switch {
@@ -258,10 +255,7 @@ func matchConditions(ctx context.Context, conditions []Object, path *field.Path)
 			for _, msg := range utilvalidation.IsQualifiedName(c.Name) {
 				errs = append(errs, field.Invalid(at.Child("name"), c.Name, msg))
 			}
-			if seen[c.Name] {
-				errs = append(errs, field.Duplicate(at.Child("name"), c.Name))
-			}
-			seen[c.Name] = true
+			errs = append(errs, seen.add(at.Child("name"), c.Name)...)
 		}
 	}
 	return errs, nil
