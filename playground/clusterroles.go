@@ -30,11 +30,9 @@ import (
 
 // The controller acts as its ServiceAccount, which the default RBAC roles
 // grant escalate on ClusterRoles.
-func init() {
-	registerController(controllerDef{name: "clusterRoleAggregation", title: "clusterrole aggregation controller",
-		serviceAccount: "clusterrole-aggregation-controller",
-		start:          func(sb *Sandbox) reconciler { return newClusterRoleAggregator(sb.handler, sb.store) }})
-}
+var clusterRoleAggregationDef = controllerDef{name: "clusterRoleAggregation", title: "clusterrole aggregation controller",
+	serviceAccount: "clusterrole-aggregation-controller",
+	start:          func(sb *Sandbox) reconciler { return newClusterRoleAggregator(sb.handler, sb.store) }}
 
 // clusterRoleAggregator keeps the rules of every ClusterRole with an
 // aggregationRule equal to the rules of the ClusterRoles its selectors

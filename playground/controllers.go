@@ -13,7 +13,7 @@ import (
 // A controllerDef is one controller a sandbox can run: a controller of
 // kube-controller-manager, or a simulated part of the cluster (nodes,
 // kubelets, the scheduler) that stands in for what cannot run here. Each
-// file that implements one registers it from its init.
+// file that implements one declares it; controllerDefs lists them.
 type controllerDef struct {
 	// name switches it in Controllers.Off and in the playground API's
 	// settings ("namespace", "garbageCollector", "serviceAccount"...).
@@ -37,16 +37,30 @@ type controllerDef struct {
 	start func(sb *Sandbox) reconciler
 }
 
-// controllerDefs are the registered controllers, by name.
-var controllerDefs = map[string]controllerDef{}
+// controllerDefs are the controllers a sandbox can run, by name. Each def
+// is declared beside its controller as static data and listed here, rather
+// than registered by an init function in each file: a program's start then
+// runs no code of theirs, spread over the package (each init touches a page
+// of its own, resident from the first run on).
+var controllerDefs = defsByName(
+	clusterRoleAggregationDef, cronJobDef, csrApprovingDef, csrSigningDef, daemonSetDef,
+	deploymentDef, disruptionDef, endpointsDef, endpointSliceDef, endpointSliceMirroringDef,
+	garbageCollectorDef, horizontalPodAutoscalerDef, jobDef, kubeletDef, kubeadmDef, metricsDef,
+	namespaceDef, nodesDef, podGCDef, provisionerDef, replicaSetDef, replicationControllerDef,
+	resourceQuotaDef, rootCACertPublisherDef, schedulerDef, serviceAccountDef, serviceAccountTokenDef,
+	statefulSetDef, taintEvictionDef, ttlAfterFinishedDef, validatingAdmissionPolicyStatusDef,
+	persistentVolumeBinderDef, pvcProtectionDef, pvProtectionDef, vacProtectionDef,
+)
 
-// registerController adds d to the controllers a sandbox can run; called
-// from init.
-func registerController(d controllerDef) {
-	if _, dup := controllerDefs[d.name]; dup {
-		panic("playground: controller " + d.name + " registered twice")
+func defsByName(defs ...controllerDef) map[string]controllerDef {
+	m := make(map[string]controllerDef, len(defs))
+	for _, d := range defs {
+		if _, dup := m[d.name]; dup {
+			panic("playground: controller " + d.name + " listed twice")
+		}
+		m[d.name] = d
 	}
-	controllerDefs[d.name] = d
+	return m
 }
 
 // user is who the controller's requests are made as.

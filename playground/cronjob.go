@@ -31,13 +31,11 @@ type cronJobController struct {
 	events *eventRecorder
 }
 
-func init() {
-	registerController(controllerDef{name: "cronJob", title: "cronjob controller", serviceAccount: "cronjob-controller",
-		start: func(sb *Sandbox) reconciler {
-			c := inproc.New(sb.handler, controllerAgent("cronjob-controller"))
-			return &cronJobController{c: c, now: sb.clock.Now, events: newEventRecorder(c, "cronjob-controller", "", sb.clock.Now)}
-		}})
-}
+var cronJobDef = controllerDef{name: "cronJob", title: "cronjob controller", serviceAccount: "cronjob-controller",
+	start: func(sb *Sandbox) reconciler {
+		c := inproc.New(sb.handler, controllerAgent("cronjob-controller"))
+		return &cronJobController{c: c, now: sb.clock.Now, events: newEventRecorder(c, "cronjob-controller", "", sb.clock.Now)}
+	}}
 
 // nextScheduleDelta is how long after a scheduled time the controller
 // looks, so that the time has surely come.

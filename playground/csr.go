@@ -26,16 +26,16 @@ import (
 // ask for one (as a SubjectAccessReview says); the signer signs approved
 // requests of the built-in signers with the cluster's CA.
 
-func init() {
-	registerController(controllerDef{name: "csrApproving", title: "csrapproving controller", serviceAccount: "certificate-controller",
+var (
+	csrApprovingDef = controllerDef{name: "csrApproving", title: "csrapproving controller", serviceAccount: "certificate-controller",
 		start: func(sb *Sandbox) reconciler {
 			return &csrApprover{c: inproc.New(sb.handler, controllerAgent("certificate-controller"))}
-		}})
-	registerController(controllerDef{name: "csrSigning", title: "csrsigning controller", serviceAccount: "certificate-controller",
+		}}
+	csrSigningDef = controllerDef{name: "csrSigning", title: "csrsigning controller", serviceAccount: "certificate-controller",
 		start: func(sb *Sandbox) reconciler {
 			return &csrSigner{c: inproc.New(sb.handler, controllerAgent("certificate-controller")), api: sb.api, now: sb.clock.Now}
-		}})
-}
+		}}
+)
 
 var (
 	csrsGVR       = schema.GroupVersionResource{Group: "certificates.k8s.io", Version: "v1", Resource: "certificatesigningrequests"}

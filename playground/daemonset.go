@@ -42,14 +42,12 @@ type daemonSetController struct {
 	keys   *selectorKeys
 }
 
-func init() {
-	registerController(controllerDef{name: "daemonSet", title: "daemonset controller", serviceAccount: "daemon-set-controller",
-		start: func(sb *Sandbox) reconciler {
-			c := inproc.New(sb.handler, controllerAgent("daemon-set-controller"))
-			return &daemonSetController{c: c, now: sb.clock.Now, events: newEventRecorder(c, "daemonset-controller", "", sb.clock.Now),
-				keys: newSelectorKeys(appsV1("daemonsets"), coreV1("pods"), "DaemonSet", labelSelectorOf)}
-		}})
-}
+var daemonSetDef = controllerDef{name: "daemonSet", title: "daemonset controller", serviceAccount: "daemon-set-controller",
+	start: func(sb *Sandbox) reconciler {
+		c := inproc.New(sb.handler, controllerAgent("daemon-set-controller"))
+		return &daemonSetController{c: c, now: sb.clock.Now, events: newEventRecorder(c, "daemonset-controller", "", sb.clock.Now),
+			keys: newSelectorKeys(appsV1("daemonsets"), coreV1("pods"), "DaemonSet", labelSelectorOf)}
+	}}
 
 var nodeKeyPrefix = builtinKeyPrefix(coreV1("nodes"))
 

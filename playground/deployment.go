@@ -55,14 +55,12 @@ type deploymentController struct {
 	replicaSetOwners map[string]string
 }
 
-func init() {
-	registerController(controllerDef{name: "deployment", title: "deployment controller", serviceAccount: "deployment-controller",
-		start: func(sb *Sandbox) reconciler {
-			c := inproc.New(sb.handler, controllerAgent("deployment-controller"))
-			return &deploymentController{c: c, now: sb.clock.Now, events: newEventRecorder(c, "deployment-controller", "", sb.clock.Now),
-				keys: newSelectorKeys(appsV1("deployments"), appsV1("replicasets"), "Deployment", labelSelectorOf), replicaSetOwners: map[string]string{}}
-		}})
-}
+var deploymentDef = controllerDef{name: "deployment", title: "deployment controller", serviceAccount: "deployment-controller",
+	start: func(sb *Sandbox) reconciler {
+		c := inproc.New(sb.handler, controllerAgent("deployment-controller"))
+		return &deploymentController{c: c, now: sb.clock.Now, events: newEventRecorder(c, "deployment-controller", "", sb.clock.Now),
+			keys: newSelectorKeys(appsV1("deployments"), appsV1("replicasets"), "Deployment", labelSelectorOf), replicaSetOwners: map[string]string{}}
+	}}
 
 func (dc *deploymentController) resync(ctx context.Context, _ int64) ([]string, error) {
 	rss, err := listTyped[appsv1.ReplicaSet](ctx, dc.c, allPath(appsV1("replicasets")))

@@ -43,14 +43,12 @@ type disruptionController struct {
 	served  func() bool
 }
 
-func init() {
-	registerController(controllerDef{name: "disruption", title: "disruption controller", serviceAccount: "disruption-controller",
-		start: func(sb *Sandbox) reconciler {
-			c := inproc.New(sb.handler, controllerAgent("disruption-controller"))
-			return &disruptionController{c: c, reads: inproc.New(sb.handler, informerAgent), events: newEventRecorder(c, "controllermanager", "", sb.clock.Now), now: sb.clock.Now,
-				served: servedIn(sb, pdbGVR)}
-		}})
-}
+var disruptionDef = controllerDef{name: "disruption", title: "disruption controller", serviceAccount: "disruption-controller",
+	start: func(sb *Sandbox) reconciler {
+		c := inproc.New(sb.handler, controllerAgent("disruption-controller"))
+		return &disruptionController{c: c, reads: inproc.New(sb.handler, informerAgent), events: newEventRecorder(c, "controllermanager", "", sb.clock.Now), now: sb.clock.Now,
+			served: servedIn(sb, pdbGVR)}
+	}}
 
 // evictionDeletionTimeout is how long after an eviction the controller
 // waits to see its pod being deleted before it forgets the eviction.

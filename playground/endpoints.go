@@ -32,13 +32,11 @@ type endpointsController struct {
 	triggers triggerTimes
 }
 
-func init() {
-	registerController(controllerDef{name: "endpoints", title: "endpoints controller", serviceAccount: "endpoint-controller",
-		start: func(sb *Sandbox) reconciler {
-			c := inproc.New(sb.handler, controllerAgent("endpoint-controller"))
-			return &endpointsController{c: c, events: newEventRecorder(c, "endpoint-controller", "", sb.clock.Now), triggers: triggerTimes{}}
-		}})
-}
+var endpointsDef = controllerDef{name: "endpoints", title: "endpoints controller", serviceAccount: "endpoint-controller",
+	start: func(sb *Sandbox) reconciler {
+		c := inproc.New(sb.handler, controllerAgent("endpoint-controller"))
+		return &endpointsController{c: c, events: newEventRecorder(c, "endpoint-controller", "", sb.clock.Now), triggers: triggerTimes{}}
+	}}
 
 const (
 	// endpointsManagedBy labels the Endpoints the controller writes.

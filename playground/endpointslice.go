@@ -36,14 +36,12 @@ type endpointSliceController struct {
 	served   func() bool
 }
 
-func init() {
-	registerController(controllerDef{name: "endpointSlice", title: "endpointslice controller", serviceAccount: "endpointslice-controller",
-		start: func(sb *Sandbox) reconciler {
-			c := inproc.New(sb.handler, controllerAgent("endpointslice-controller"))
-			return &endpointSliceController{c: c, events: newEventRecorder(c, "endpoint-slice-controller", "", sb.clock.Now), triggers: triggerTimes{},
-				served: servedIn(sb, endpointSliceGVR)}
-		}})
-}
+var endpointSliceDef = controllerDef{name: "endpointSlice", title: "endpointslice controller", serviceAccount: "endpointslice-controller",
+	start: func(sb *Sandbox) reconciler {
+		c := inproc.New(sb.handler, controllerAgent("endpointslice-controller"))
+		return &endpointSliceController{c: c, events: newEventRecorder(c, "endpoint-slice-controller", "", sb.clock.Now), triggers: triggerTimes{},
+			served: servedIn(sb, endpointSliceGVR)}
+	}}
 
 const (
 	// endpointSliceManager is the endpointslice.kubernetes.io/managed-by

@@ -37,14 +37,12 @@ type endpointSliceMirroring struct {
 	served func() bool
 }
 
-func init() {
-	registerController(controllerDef{name: "endpointSliceMirroring", title: "endpointslicemirroring controller", serviceAccount: "endpointslicemirroring-controller",
-		start: func(sb *Sandbox) reconciler {
-			c := inproc.New(sb.handler, controllerAgent("endpointslicemirroring-controller"))
-			return &endpointSliceMirroring{c: c, events: newEventRecorder(c, "endpoint-slice-mirroring-controller", "", sb.clock.Now),
-				served: servedIn(sb, endpointSliceGVR)}
-		}})
-}
+var endpointSliceMirroringDef = controllerDef{name: "endpointSliceMirroring", title: "endpointslicemirroring controller", serviceAccount: "endpointslicemirroring-controller",
+	start: func(sb *Sandbox) reconciler {
+		c := inproc.New(sb.handler, controllerAgent("endpointslicemirroring-controller"))
+		return &endpointSliceMirroring{c: c, events: newEventRecorder(c, "endpoint-slice-mirroring-controller", "", sb.clock.Now),
+			served: servedIn(sb, endpointSliceGVR)}
+	}}
 
 const (
 	// mirroringManager is the endpointslice.kubernetes.io/managed-by label

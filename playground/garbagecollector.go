@@ -27,12 +27,10 @@ import (
 // identifies itself.
 var garbageCollectorAgent = controllerAgent("generic-garbage-collector")
 
-func init() {
-	registerController(controllerDef{name: "garbageCollector", title: "garbage collector", serviceAccount: "generic-garbage-collector",
-		start: func(sb *Sandbox) reconciler {
-			return newGarbageCollector(sb.handler, sb.api.Catalog(), sb.store, sb.deletions)
-		}})
-}
+var garbageCollectorDef = controllerDef{name: "garbageCollector", title: "garbage collector", serviceAccount: "generic-garbage-collector",
+	start: func(sb *Sandbox) reconciler {
+		return newGarbageCollector(sb.handler, sb.api.Catalog(), sb.store, sb.deletions)
+	}}
 
 // garbageCollector does what kube-controller-manager's garbage collector
 // does, through the API: it deletes objects all of whose owners are gone

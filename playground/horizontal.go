@@ -52,14 +52,12 @@ type recommendation struct {
 	at       time.Time
 }
 
-func init() {
-	registerController(controllerDef{name: "horizontalPodAutoscaler", title: "horizontal pod autoscaler", serviceAccount: "horizontal-pod-autoscaler",
-		start: func(sb *Sandbox) reconciler {
-			c := inproc.New(sb.handler, controllerAgent("horizontal-pod-autoscaler"))
-			return &horizontalController{c: c, events: newEventRecorder(c, "horizontal-pod-autoscaler", "", sb.clock.Now), now: sb.clock.Now,
-				served: servedIn(sb, hpaGVR), recommendations: map[string][]recommendation{}}
-		}})
-}
+var horizontalPodAutoscalerDef = controllerDef{name: "horizontalPodAutoscaler", title: "horizontal pod autoscaler", serviceAccount: "horizontal-pod-autoscaler",
+	start: func(sb *Sandbox) reconciler {
+		c := inproc.New(sb.handler, controllerAgent("horizontal-pod-autoscaler"))
+		return &horizontalController{c: c, events: newEventRecorder(c, "horizontal-pod-autoscaler", "", sb.clock.Now), now: sb.clock.Now,
+			served: servedIn(sb, hpaGVR), recommendations: map[string][]recommendation{}}
+	}}
 
 const (
 	// hpaTolerance is how far from its target a metric may be before the

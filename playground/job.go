@@ -44,14 +44,12 @@ type jobBackoff struct {
 	lastFailure time.Time
 }
 
-func init() {
-	registerController(controllerDef{name: "job", title: "job controller", serviceAccount: "job-controller",
-		start: func(sb *Sandbox) reconciler {
-			c := inproc.New(sb.handler, controllerAgent("job-controller"))
-			return &jobController{c: c, now: sb.clock.Now, events: newEventRecorder(c, "job-controller", "", sb.clock.Now),
-				backoff: map[types.UID]jobBackoff{}, keys: newSelectorKeys(batchV1("jobs"), coreV1("pods"), "Job", labelSelectorOf)}
-		}})
-}
+var jobDef = controllerDef{name: "job", title: "job controller", serviceAccount: "job-controller",
+	start: func(sb *Sandbox) reconciler {
+		c := inproc.New(sb.handler, controllerAgent("job-controller"))
+		return &jobController{c: c, now: sb.clock.Now, events: newEventRecorder(c, "job-controller", "", sb.clock.Now),
+			backoff: map[types.UID]jobBackoff{}, keys: newSelectorKeys(batchV1("jobs"), coreV1("pods"), "Job", labelSelectorOf)}
+	}}
 
 const (
 	jobTrackingFinalizer     = batchv1.JobTrackingFinalizer

@@ -72,14 +72,12 @@ type kubelet struct {
 	disks *nodeDisks
 }
 
-func init() {
-	registerController(controllerDef{name: "kubelet", title: "kubelets", simulated: true,
-		start: func(sb *Sandbox) reconciler {
-			return &kubelet{api: inproc.New(sb.handler, kubeletAgent), now: sb.clock.Now, names: sb.nodeNames(),
-				events: map[string]*eventRecorder{}, nextIP: map[string]int{}, pulled: map[string]map[string]bool{}, killing: map[string]bool{}, probed: map[string]map[string]time.Duration{},
-				pullBackOffs: map[string]map[string]pullBackOff{}, disks: &sb.disks}
-		}})
-}
+var kubeletDef = controllerDef{name: "kubelet", title: "kubelets", simulated: true,
+	start: func(sb *Sandbox) reconciler {
+		return &kubelet{api: inproc.New(sb.handler, kubeletAgent), now: sb.clock.Now, names: sb.nodeNames(),
+			events: map[string]*eventRecorder{}, nextIP: map[string]int{}, pulled: map[string]map[string]bool{}, killing: map[string]bool{}, probed: map[string]map[string]time.Duration{},
+			pullBackOffs: map[string]map[string]pullBackOff{}, disks: &sb.disks}
+	}}
 
 // podKeyPrefix is where the store keeps pods.
 var podKeyPrefix = builtinKeyPrefix(coreV1("pods"))

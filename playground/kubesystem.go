@@ -39,10 +39,8 @@ const kubeadmAgent = "kubeadm/v1.35.4 (linux/amd64) kubernetes/7b8c6cf"
 
 var kubeadmUser = &authn.User{Name: "kubernetes-super-admin", Groups: []string{authn.Masters, authn.Authenticated}}
 
-func init() {
-	registerController(controllerDef{name: "kubeadm", title: "kubeadm add-ons", simulated: true, actsAs: kubeadmUser,
-		start: func(sb *Sandbox) reconciler { return &kubeadmAddons{api: inproc.New(sb.handler, kubeadmAgent)} }})
-}
+var kubeadmDef = controllerDef{name: "kubeadm", title: "kubeadm add-ons", simulated: true, actsAs: kubeadmUser,
+	start: func(sb *Sandbox) reconciler { return &kubeadmAddons{api: inproc.New(sb.handler, kubeadmAgent)} }}
 
 // kubeadmAddons installs the add-ons once: the kubeadm-config ConfigMap,
 // made last, says they were. Its one key is addonsKey.

@@ -49,10 +49,8 @@ const (
 // resolution, the time between the two scrapes a reading compares.
 const metricsWindow = 15 * time.Second
 
-func init() {
-	registerController(controllerDef{name: "metrics", title: "metrics-server", simulated: true, actsAs: kubeadmUser,
-		start: func(sb *Sandbox) reconciler { return &metricsServer{api: inproc.New(sb.handler, installerAgent)} }})
-}
+var metricsDef = controllerDef{name: "metrics", title: "metrics-server", simulated: true, actsAs: kubeadmUser,
+	start: func(sb *Sandbox) reconciler { return &metricsServer{api: inproc.New(sb.handler, installerAgent)} }}
 
 // metricsServer installs what metrics-server's manifest adds to the
 // cluster besides its APIService (which the API server registers with the

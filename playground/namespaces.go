@@ -20,10 +20,8 @@ import (
 	"kubeplay/store"
 )
 
-func init() {
-	registerController(controllerDef{name: "namespace", title: "namespace controller", serviceAccount: "namespace-controller",
-		start: func(sb *Sandbox) reconciler { return newNamespaceController(sb.handler, sb.api.Catalog()) }})
-}
+var namespaceDef = controllerDef{name: "namespace", title: "namespace controller", serviceAccount: "namespace-controller",
+	start: func(sb *Sandbox) reconciler { return newNamespaceController(sb.handler, sb.api.Catalog()) }}
 
 // namespaceController does what kube-controller-manager's namespace
 // controller does: when a namespace is being deleted, it deletes everything

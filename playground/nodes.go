@@ -131,13 +131,11 @@ type nodes struct {
 	renewed map[string]time.Time
 }
 
-func init() {
-	registerController(controllerDef{name: "nodes", title: "nodes", simulated: true,
-		start: func(sb *Sandbox) reconciler {
-			return &nodes{api: inproc.New(sb.handler, kubeletAgent), now: sb.clock.Now,
-				names: sb.nodeNames(), renewed: map[string]time.Time{}}
-		}})
-}
+var nodesDef = controllerDef{name: "nodes", title: "nodes", simulated: true,
+	start: func(sb *Sandbox) reconciler {
+		return &nodes{api: inproc.New(sb.handler, kubeletAgent), now: sb.clock.Now,
+			names: sb.nodeNames(), renewed: map[string]time.Time{}}
+	}}
 
 // resync looks at every node, which renews their Leases: it runs when the
 // controllers start and when the sandbox's clock is advanced.

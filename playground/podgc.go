@@ -46,13 +46,11 @@ type podGC struct {
 	missingSince map[string]time.Time
 }
 
-func init() {
-	registerController(controllerDef{name: "podGC", title: "pod garbage collector", serviceAccount: "pod-garbage-collector",
-		start: func(sb *Sandbox) reconciler {
-			return &podGC{c: inproc.New(sb.handler, controllerAgent("pod-garbage-collector")), now: sb.clock.Now,
-				threshold: terminatedPodThreshold, missingSince: map[string]time.Time{}}
-		}})
-}
+var podGCDef = controllerDef{name: "podGC", title: "pod garbage collector", serviceAccount: "pod-garbage-collector",
+	start: func(sb *Sandbox) reconciler {
+		return &podGC{c: inproc.New(sb.handler, controllerAgent("pod-garbage-collector")), now: sb.clock.Now,
+			threshold: terminatedPodThreshold, missingSince: map[string]time.Time{}}
+	}}
 
 const (
 	// terminatedPodThreshold is kube-controller-manager's default

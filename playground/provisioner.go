@@ -36,13 +36,11 @@ const (
 	annLocalPathNode  = "local.path.provisioner/selected-node"
 )
 
-func init() {
-	registerController(controllerDef{name: "provisioner", title: "local-path provisioner", simulated: true,
-		start: func(sb *Sandbox) reconciler {
-			c := inproc.New(sb.handler, localPathAgent)
-			return &localPathProvisioner{c: c, events: newEventRecorder(c, localPathIdentity, "", sb.clock.Now)}
-		}})
-}
+var provisionerDef = controllerDef{name: "provisioner", title: "local-path provisioner", simulated: true,
+	start: func(sb *Sandbox) reconciler {
+		c := inproc.New(sb.handler, localPathAgent)
+		return &localPathProvisioner{c: c, events: newEventRecorder(c, localPathIdentity, "", sb.clock.Now)}
+	}}
 
 // defaultStorageClass is the StorageClass a kind cluster starts with, its
 // volumes made by the simulated provisioner.

@@ -48,14 +48,14 @@ type replicaKind struct {
 // burstReplicas is the most pods one sync creates or deletes, as upstream.
 const burstReplicas = 500
 
-func init() {
-	registerController(controllerDef{name: "replicaSet", title: "replicaset controller", serviceAccount: "replicaset-controller",
-		start: func(sb *Sandbox) reconciler { return newReplicaManager(sb, "replicaset-controller", replicaSetKind) }})
-	registerController(controllerDef{name: "replicationController", title: "replication controller", serviceAccount: "replication-controller",
+var (
+	replicaSetDef = controllerDef{name: "replicaSet", title: "replicaset controller", serviceAccount: "replicaset-controller",
+		start: func(sb *Sandbox) reconciler { return newReplicaManager(sb, "replicaset-controller", replicaSetKind) }}
+	replicationControllerDef = controllerDef{name: "replicationController", title: "replication controller", serviceAccount: "replication-controller",
 		start: func(sb *Sandbox) reconciler {
 			return newReplicaManager(sb, "replication-controller", replicationControllerKind)
-		}})
-}
+		}}
+)
 
 func newReplicaManager(sb *Sandbox, component string, kind replicaKind) *replicaManager {
 	c := inproc.New(sb.handler, controllerAgent(component))

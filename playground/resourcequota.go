@@ -35,14 +35,12 @@ type resourceQuotaController struct {
 	tracks map[string]map[string][]schema.GroupResource
 }
 
-func init() {
-	registerController(controllerDef{name: "resourceQuota", title: "resourcequota controller", serviceAccount: "resourcequota-controller",
-		start: func(sb *Sandbox) reconciler {
-			cat := sb.api.Catalog()
-			return &resourceQuotaController{c: inproc.New(sb.handler, controllerAgent("resourcequota-controller")), catalog: cat,
-				keys: newStoreKeys(cat), now: sb.clock.Now, tracks: map[string]map[string][]schema.GroupResource{}}
-		}})
-}
+var resourceQuotaDef = controllerDef{name: "resourceQuota", title: "resourcequota controller", serviceAccount: "resourcequota-controller",
+	start: func(sb *Sandbox) reconciler {
+		cat := sb.api.Catalog()
+		return &resourceQuotaController{c: inproc.New(sb.handler, controllerAgent("resourcequota-controller")), catalog: cat,
+			keys: newStoreKeys(cat), now: sb.clock.Now, tracks: map[string]map[string][]schema.GroupResource{}}
+	}}
 
 var resourceQuotas = coreV1("resourcequotas")
 

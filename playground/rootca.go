@@ -13,13 +13,11 @@ import (
 	"kubeplay/store"
 )
 
-func init() {
-	registerController(controllerDef{name: "rootCACertPublisher", title: "root-ca-cert-publisher", serviceAccount: "root-ca-cert-publisher",
-		start: func(sb *Sandbox) reconciler {
-			return &rootCAPublisher{h: sb.handler, c: inproc.New(sb.handler, controllerAgent("root-ca-cert-publisher")), api: sb.api,
-				each: newPerNamespace(coreV1("configmaps"), rootCAConfigMap)}
-		}})
-}
+var rootCACertPublisherDef = controllerDef{name: "rootCACertPublisher", title: "root-ca-cert-publisher", serviceAccount: "root-ca-cert-publisher",
+	start: func(sb *Sandbox) reconciler {
+		return &rootCAPublisher{h: sb.handler, c: inproc.New(sb.handler, controllerAgent("root-ca-cert-publisher")), api: sb.api,
+			each: newPerNamespace(coreV1("configmaps"), rootCAConfigMap)}
+	}}
 
 const (
 	// rootCAConfigMap is the ConfigMap of every namespace that holds the

@@ -43,13 +43,11 @@ const (
 	schedulerInstance = defaultScheduler + "-kubeplay-control-plane"
 )
 
-func init() {
-	registerController(controllerDef{name: "scheduler", title: "scheduler", simulated: true,
-		actsAs: schedulerUser,
-		start: func(sb *Sandbox) reconciler {
-			return &scheduler{api: inproc.New(sb.handler, schedulerAgent), now: sb.clock.Now}
-		}})
-}
+var schedulerDef = controllerDef{name: "scheduler", title: "scheduler", simulated: true,
+	actsAs: schedulerUser,
+	start: func(sb *Sandbox) reconciler {
+		return &scheduler{api: inproc.New(sb.handler, schedulerAgent), now: sb.clock.Now}
+	}}
 
 // scheduler's keys are pods, "<namespace>/<name>".
 type scheduler struct {

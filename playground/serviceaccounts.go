@@ -17,13 +17,11 @@ import (
 	"kubeplay/store"
 )
 
-func init() {
-	registerController(controllerDef{name: "serviceAccount", title: "serviceaccount controller", serviceAccount: "service-account-controller",
-		start: func(sb *Sandbox) reconciler {
-			return &serviceAccountController{h: sb.handler, c: inproc.New(sb.handler, controllerAgent("service-account-controller")),
-				each: newPerNamespace(coreV1("serviceaccounts"), "default")}
-		}})
-}
+var serviceAccountDef = controllerDef{name: "serviceAccount", title: "serviceaccount controller", serviceAccount: "service-account-controller",
+	start: func(sb *Sandbox) reconciler {
+		return &serviceAccountController{h: sb.handler, c: inproc.New(sb.handler, controllerAgent("service-account-controller")),
+			each: newPerNamespace(coreV1("serviceaccounts"), "default")}
+	}}
 
 // perNamespace are the keys of a controller that keeps an object of one
 // name in every active namespace (the default ServiceAccount, the

@@ -17,12 +17,10 @@ import (
 	"kubeplay/store"
 )
 
-func init() {
-	registerController(controllerDef{name: "serviceAccountToken", title: "serviceaccount-token controller", actsAs: informersUser,
-		start: func(sb *Sandbox) reconciler {
-			return &tokensController{c: inproc.New(sb.handler, rootAgent("tokens-controller")), api: sb.api}
-		}})
-}
+var serviceAccountTokenDef = controllerDef{name: "serviceAccountToken", title: "serviceaccount-token controller", actsAs: informersUser,
+	start: func(sb *Sandbox) reconciler {
+		return &tokensController{c: inproc.New(sb.handler, rootAgent("tokens-controller")), api: sb.api}
+	}}
 
 const (
 	serviceAccountTokenType = "kubernetes.io/service-account-token"

@@ -61,14 +61,12 @@ func (r replacements) wait() time.Duration {
 	return doubling(time.Second, backoffMax, r.count-1)
 }
 
-func init() {
-	registerController(controllerDef{name: "statefulSet", title: "statefulset controller", serviceAccount: "statefulset-controller",
-		start: func(sb *Sandbox) reconciler {
-			c := inproc.New(sb.handler, controllerAgent("statefulset-controller"))
-			return &statefulSetController{c: c, now: sb.clock.Now, events: newEventRecorder(c, "statefulset-controller", "", sb.clock.Now),
-				keys: newSelectorKeys(appsV1("statefulsets"), coreV1("pods"), "StatefulSet", labelSelectorOf), replaced: map[string]replacements{}}
-		}})
-}
+var statefulSetDef = controllerDef{name: "statefulSet", title: "statefulset controller", serviceAccount: "statefulset-controller",
+	start: func(sb *Sandbox) reconciler {
+		c := inproc.New(sb.handler, controllerAgent("statefulset-controller"))
+		return &statefulSetController{c: c, now: sb.clock.Now, events: newEventRecorder(c, "statefulset-controller", "", sb.clock.Now),
+			keys: newSelectorKeys(appsV1("statefulsets"), coreV1("pods"), "StatefulSet", labelSelectorOf), replaced: map[string]replacements{}}
+	}}
 
 func (sc *statefulSetController) resync(ctx context.Context, _ int64) ([]string, error) {
 	return sc.keys.resync(ctx, sc.c, deleting)

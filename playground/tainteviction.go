@@ -50,16 +50,14 @@ type pendingEviction struct {
 	since, at time.Time
 }
 
-func init() {
-	// kube-controller-manager runs it with the node lifecycle controller's
-	// credentials, whose role covers it.
-	registerController(controllerDef{name: "taintEviction", title: "taint-eviction controller", serviceAccount: "node-controller",
-		start: func(sb *Sandbox) reconciler {
-			c := inproc.New(sb.handler, controllerAgent("node-controller"))
-			return &taintEvictionController{c: c, now: sb.clock.Now, events: newEventRecorder(c, "taint-eviction-controller", "", sb.clock.Now),
-				pending: map[string]pendingEviction{}}
-		}})
-}
+// kube-controller-manager runs it with the node lifecycle controller's
+// credentials, whose role covers it.
+var taintEvictionDef = controllerDef{name: "taintEviction", title: "taint-eviction controller", serviceAccount: "node-controller",
+	start: func(sb *Sandbox) reconciler {
+		c := inproc.New(sb.handler, controllerAgent("node-controller"))
+		return &taintEvictionController{c: c, now: sb.clock.Now, events: newEventRecorder(c, "taint-eviction-controller", "", sb.clock.Now),
+			pending: map[string]pendingEviction{}}
+	}}
 
 // taintedPod is what the controller reads of a stored pod.
 type taintedPod struct {

@@ -23,12 +23,10 @@ type ttlAfterFinishedController struct {
 	now func() time.Time
 }
 
-func init() {
-	registerController(controllerDef{name: "ttlAfterFinished", title: "ttl-after-finished controller", serviceAccount: "ttl-after-finished-controller",
-		start: func(sb *Sandbox) reconciler {
-			return &ttlAfterFinishedController{c: inproc.New(sb.handler, controllerAgent("ttl-after-finished-controller")), now: sb.clock.Now}
-		}})
-}
+var ttlAfterFinishedDef = controllerDef{name: "ttlAfterFinished", title: "ttl-after-finished controller", serviceAccount: "ttl-after-finished-controller",
+	start: func(sb *Sandbox) reconciler {
+		return &ttlAfterFinishedController{c: inproc.New(sb.handler, controllerAgent("ttl-after-finished-controller")), now: sb.clock.Now}
+	}}
 
 var jobKeyPrefix = builtinKeyPrefix(batchV1("jobs"))
 

@@ -32,11 +32,9 @@ import (
 // documentation and, where that is silent or loose, what
 // kube-controller-manager does (see celeval.TypeCheck and policyTypes).
 
-func init() {
-	registerController(controllerDef{name: "validatingAdmissionPolicyStatus", title: "validatingadmissionpolicy status controller",
-		serviceAccount: "validatingadmissionpolicy-status-controller",
-		start:          func(sb *Sandbox) reconciler { return newPolicyStatusController(sb.handler, sb.api.Catalog()) }})
-}
+var validatingAdmissionPolicyStatusDef = controllerDef{name: "validatingAdmissionPolicyStatus", title: "validatingadmissionpolicy status controller",
+	serviceAccount: "validatingadmissionpolicy-status-controller",
+	start:          func(sb *Sandbox) reconciler { return newPolicyStatusController(sb.handler, sb.api.Catalog()) }}
 
 // policyStatusFieldManager is the field manager of the status the
 // controller applies.

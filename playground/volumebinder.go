@@ -47,14 +47,12 @@ const (
 // system:volume-scheduler role lets it bind volumes and select nodes.
 var schedulerUser = &authn.User{Name: "system:kube-scheduler", Groups: []string{authn.Authenticated}}
 
-func init() {
-	registerController(controllerDef{name: "persistentVolumeBinder", title: "persistentvolume-binder controller", serviceAccount: binderSA,
-		start: func(sb *Sandbox) reconciler {
-			c := inproc.New(sb.handler, controllerAgent(binderSA))
-			return &volumeBinder{c: c, scheduler: inproc.New(sb.handler, schedulerAgent),
-				events: newEventRecorder(c, "persistentvolume-controller", "", sb.clock.Now)}
-		}})
-}
+var persistentVolumeBinderDef = controllerDef{name: "persistentVolumeBinder", title: "persistentvolume-binder controller", serviceAccount: binderSA,
+	start: func(sb *Sandbox) reconciler {
+		c := inproc.New(sb.handler, controllerAgent(binderSA))
+		return &volumeBinder{c: c, scheduler: inproc.New(sb.handler, schedulerAgent),
+			events: newEventRecorder(c, "persistentvolume-controller", "", sb.clock.Now)}
+	}}
 
 var (
 	claimKeyPrefix  = builtinKeyPrefix(coreV1("persistentvolumeclaims"))

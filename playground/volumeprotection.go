@@ -29,20 +29,20 @@ const (
 	vacProtectionFinalizer = "kubernetes.io/vac-protection"
 )
 
-func init() {
-	registerController(controllerDef{name: "pvcProtection", title: "pvc-protection controller", serviceAccount: "pvc-protection-controller",
+var (
+	pvcProtectionDef = controllerDef{name: "pvcProtection", title: "pvc-protection controller", serviceAccount: "pvc-protection-controller",
 		start: func(sb *Sandbox) reconciler {
 			return &pvcProtection{c: inproc.New(sb.handler, controllerAgent("pvc-protection-controller"))}
-		}})
-	registerController(controllerDef{name: "pvProtection", title: "pv-protection controller", serviceAccount: "pv-protection-controller",
+		}}
+	pvProtectionDef = controllerDef{name: "pvProtection", title: "pv-protection controller", serviceAccount: "pv-protection-controller",
 		start: func(sb *Sandbox) reconciler {
 			return &pvProtection{c: inproc.New(sb.handler, controllerAgent("pv-protection-controller"))}
-		}})
-	registerController(controllerDef{name: "vacProtection", title: "volumeattributesclass-protection controller", serviceAccount: vacProtectionSA,
+		}}
+	vacProtectionDef = controllerDef{name: "vacProtection", title: "volumeattributesclass-protection controller", serviceAccount: vacProtectionSA,
 		start: func(sb *Sandbox) reconciler {
 			return &vacProtection{c: inproc.New(sb.handler, controllerAgent(vacProtectionSA))}
-		}})
-}
+		}}
+)
 
 const vacProtectionSA = "volumeattributesclass-protection-controller"
 

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -50,7 +51,10 @@ const (
 // prebuilt is one line of prebuiltBootstrap.
 type prebuilt struct{ key, value string }
 
-func prebuiltLines() []prebuilt {
+// prebuiltLines splits prebuiltBootstrap once: the start asks for them
+// again and again (bootstraps, for the health checks). Callers must not
+// modify them.
+var prebuiltLines = sync.OnceValue(func() []prebuilt {
 	var out []prebuilt
 	for line := range strings.Lines(prebuiltBootstrap) {
 		if key, value, ok := strings.Cut(strings.TrimSuffix(line, "\n"), "\t"); ok {
@@ -58,7 +62,7 @@ func prebuiltLines() []prebuilt {
 		}
 	}
 	return out
-}
+})
 
 // prebuiltObjects returns the bootstrap objects to store on an empty store,
 // created at created (the server's clock) with managedFields of managed

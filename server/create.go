@@ -8,22 +8,32 @@ import (
 
 // create serves a POST of a new object.
 func (s *Server) create(w http.ResponseWriter, r *http.Request, req *request) {
-	obj, err := s.createObject(r, req)
+	wr, obj, err := s.createObject(r, req)
 	if err != nil {
 		encoding.WriteError(w, r, err)
 		return
 	}
+	// The answer is the object stored: sent as stored, it is the bytes just
+	// written with the resourceVersion spliced in, not encoded a second time.
+	if wr.stored.Value != nil && s.sendsStored(r, req) {
+		if o, ok := canonicalStored(req.res, wr.stored); ok {
+			writeStoredObject(w, r, http.StatusCreated, &o)
+			return
+		}
+	}
 	s.writeObject(w, r, req, http.StatusCreated, obj)
 }
 
-func (s *Server) createObject(r *http.Request, req *request) (object, error) {
+func (s *Server) createObject(r *http.Request, req *request) (*write, object, error) {
 	opts, err := writeOptionsOf(r, "CreateOptions", "")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	obj, err := readBody(r, req.res)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return s.reg.createWith(r.Context(), &write{request: req, manager: opts.manager, dryRun: opts.dryRun}, obj)
+	wr := &write{request: req, manager: opts.manager, dryRun: opts.dryRun}
+	obj, err = s.reg.createWith(r.Context(), wr, obj)
+	return wr, obj, err
 }

@@ -114,6 +114,9 @@ type write struct {
 	// fieldManager records the write's managedFields (trackWrite), resolved
 	// at its first use.
 	fieldManager *managedfields.FieldManager
+	// stored is what a create stored (its Value nil until then, and for a
+	// dry run): the answer is sent from it when it is sent as stored.
+	stored store.KeyValue
 }
 
 // maxUpdateAttempts bounds how often an update is recomputed when the
@@ -393,10 +396,12 @@ func (s *registry) createWith(ctx context.Context, wr *write, obj object) (objec
 	if err != nil {
 		return nil, err
 	}
-	rev, err := s.store.Create(ctx, rs.key(wr.namespace, name), value)
+	key := rs.key(wr.namespace, name)
+	rev, err := s.store.Create(ctx, key, value)
 	if err != nil {
 		return nil, storeError(res, name, err)
 	}
+	wr.stored = store.KeyValue{Key: key, Value: value, CreateRevision: rev, ModRevision: rev}
 	metadata(obj)["resourceVersion"] = strconv.FormatInt(rev, 10)
 	return obj, s.afterWrite(ctx, wr, obj)
 }

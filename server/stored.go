@@ -39,8 +39,8 @@ func (c *converter) sendsStored() bool {
 	return c.as.MediaType == encoding.JSON && c.as.As == "" && readsAsStored(c.res)
 }
 
-// sendsStored reports whether the answer to a get or a list is sent as
-// stored: not pretty JSON, and not a representation that cannot be
+// sendsStored reports whether the answer to a get, a list or a create is
+// sent as stored: not pretty JSON, and not a representation that cannot be
 // negotiated, whose error is reported where it always was.
 func (s *Server) sendsStored(r *http.Request, req *request) bool {
 	c, err := s.newConverter(r, req)
@@ -58,17 +58,25 @@ type storedObject struct {
 // readStored reads a stored value of r's: its layout when it is canonical
 // and of r's kind and version, else decoded (an error when it cannot be).
 func readStored(r *catalog.Resource, kv store.KeyValue) (storedObject, error) {
-	o := storedObject{kv: kv}
-	if l, ok := encoding.Canonical(kv.Value); ok && quotedIs(l.Kind(kv.Value), r.Kind) && quotedIs(l.APIVersion(kv.Value), r.APIVersion()) {
-		o.layout = l
+	if o, ok := canonicalStored(r, kv); ok {
 		return o, nil
 	}
+	o := storedObject{kv: kv}
 	obj, err := decodeStored(r, kv)
 	if err != nil {
 		return o, err
 	}
 	o.obj = obj
 	return o, nil
+}
+
+// canonicalStored returns a stored value of r's with its layout, if it is
+// canonical and of r's kind and version.
+func canonicalStored(r *catalog.Resource, kv store.KeyValue) (storedObject, bool) {
+	if l, ok := encoding.Canonical(kv.Value); ok && quotedIs(l.Kind(kv.Value), r.Kind) && quotedIs(l.APIVersion(kv.Value), r.APIVersion()) {
+		return storedObject{kv: kv, layout: l}, true
+	}
+	return storedObject{}, false
 }
 
 // quotedIs reports whether the JSON string q is s (which needs no escaping).

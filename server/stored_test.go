@@ -362,3 +362,68 @@ func TestList_ItemFieldOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestCreateAnswers_SameAsDecoded creates objects of several types on two
+// servers over one store, one that answers a create with the bytes it stored
+// (the resourceVersion spliced in), one that encodes the object again as
+// before: each answer must be the bytes the other server's GET gives of the
+// object just created, in every representation.
+func TestCreateAnswers_SameAsDecoded(t *testing.T) {
+	st, err := store.Open(t.Context(), ":memory:", store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	fast := newTestServerWith(t, server.Options{Store: st}).(*server.Server)
+	slow := newTestServerWith(t, server.Options{Store: st}).(*server.Server)
+	server.DecodeReads(slow)
+	if rec := serve(fast, "POST", "/api/v1/namespaces", "application/json", `{"metadata":{"name":"eq"}}`); rec.Code != http.StatusCreated {
+		t.Fatalf("namespace: %d %s", rec.Code, rec.Body)
+	}
+	createDefaultServiceAccount(t, fast, "eq")
+
+	objects := []struct{ collection, body string }{
+		{"/api/v1/namespaces/eq/configmaps", `{"metadata":{"name":"%s","labels":{"app":"a"},"annotations":{"note":"<x>"}},"data":{"html":"<b>&amp;</b>","unicode":"héllo ✓ 😀 \u2028","ctl":"\u0001\n\t","quote":"\"\\/"},"binaryData":{"b":"AAEC"}}`},
+		{"/api/v1/namespaces/eq/configmaps", `{"metadata":{"name":"%s"}}`},
+		{"/api/v1/namespaces/eq/secrets", `{"metadata":{"name":"%s"},"type":"Opaque","data":{"k":"dmFsdWU="},"stringData":{"t":"text"}}`},
+		{"/api/v1/namespaces/eq/pods", `{"metadata":{"name":"%s","labels":{"app":"a"}},"spec":{"containers":[{"name":"c","image":"nginx","resources":{"limits":{"cpu":"1.5"}}}],"terminationGracePeriodSeconds":7}}`},
+		{"/apis/apps/v1/namespaces/eq/deployments", `{"metadata":{"name":"%s"},"spec":{"replicas":3,"selector":{"matchLabels":{"app":"d"}},"template":{"metadata":{"labels":{"app":"d"}},"spec":{"containers":[{"name":"c","image":"nginx"}]}}}}`},
+		{"/apis/autoscaling/v2/namespaces/eq/horizontalpodautoscalers", `{"metadata":{"name":"%s"},"spec":{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"d"},"maxReplicas":5}}`},
+		{"/apis/autoscaling/v1/namespaces/eq/horizontalpodautoscalers", `{"metadata":{"name":"%s"},"spec":{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"d"},"maxReplicas":5}}`},
+	}
+	headers := []http.Header{
+		{},
+		{"Accept": {"application/json"}, "Accept-Encoding": {"gzip"}},
+		{"Accept": {"application/yaml"}},
+		{"Accept": {"application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io"}},
+	}
+	n := 0
+	for _, o := range objects {
+		for _, h := range headers {
+			for _, pair := range [][2]*server.Server{{fast, slow}, {slow, fast}} {
+				n++
+				name := fmt.Sprintf("o%d", n)
+				req := httptest.NewRequest("POST", o.collection, strings.NewReader(fmt.Sprintf(o.body, name)))
+				req.Header.Set("Content-Type", "application/json")
+				for k, v := range h {
+					req.Header[k] = v
+				}
+				created := httptest.NewRecorder()
+				pair[0].ServeHTTP(created, req)
+				if created.Code != http.StatusCreated {
+					t.Fatalf("POST %s: %d %s", o.collection, created.Code, created.Body)
+				}
+				got := get(t, pair[1], "GET", o.collection+"/"+name, h)
+				cb, gb := unzipped(t, created), unzipped(t, got)
+				for _, k := range []string{"Content-Type", "Content-Encoding", "Vary"} {
+					if created.Header().Get(k) != got.Header().Get(k) {
+						t.Errorf("POST %s %v: %s %q, GET %q", o.collection, h, k, created.Header().Get(k), got.Header().Get(k))
+					}
+				}
+				if !bytes.Equal(cb, gb) {
+					t.Errorf("POST %s %v (stored answer: %v):\ncreate: %s\nGET:    %s", o.collection, h, pair[0] == fast, cb, gb)
+				}
+			}
+		}
+	}
+}

@@ -105,6 +105,13 @@ type DB struct {
 	watchers map[*watcher]struct{}
 
 	lists listCache // see List
+	// gets keeps the current values of keys read at the latest revision
+	// (each an entry of its own, named by the key): what every create reads
+	// first, its namespace. A write to a key clears its entry as it clears
+	// the listings it is under (see committed; a write to a key that
+	// extends another clears that one's too, a needless miss), so a value
+	// found here is the key's current one.
+	gets listCache
 
 	// retention is the history kept (a time.Duration; SetRetention
 	// changes it and signals retentionChanged to the compactor).
@@ -133,6 +140,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("store: open %q: %w", dsn, err)
 	}
 	db.lists.budget = db.opts.ListCacheBytes
+	db.gets.budget = DefaultListCacheBytes
 	db.retention.Store(int64(db.opts.Retention))
 	db.retentionChanged = make(chan struct{}, 1)
 	db.historyChanges = make(chan struct{}, 1)

@@ -17,10 +17,20 @@ const getSQL = `WITH s (cur, horizon) AS (` + stateSQL + `)
 		ORDER BY rev DESC LIMIT 1
 	) AS k`
 
-// Get implements Store.
+// Get implements Store. A key's latest value is served from the values kept
+// in memory when it has one (see DB.gets): nothing wrote the key since it was
+// read.
 func (db *DB) Get(ctx context.Context, key string, atRev int64) (KeyValue, error) {
 	if err := db.check(ctx); err != nil {
 		return KeyValue{}, err
+	}
+	var tracked *listEntry
+	if atRev == 0 {
+		kept, _, miss := db.gets.get(key, db.rev.Load)
+		if miss == nil {
+			return kept[0], nil
+		}
+		tracked = miss
 	}
 	var (
 		cur, horizon  int64
@@ -40,6 +50,9 @@ func (db *DB) Get(ctx context.Context, key string, atRev int64) (KeyValue, error
 		return KeyValue{}, fmt.Errorf("%w: %q", ErrNotFound, key)
 	}
 	kv.ModRevision, kv.CreateRevision = rev.Int64, createRV.Int64
+	if tracked != nil {
+		db.gets.put(key, tracked, []KeyValue{kv}, cur)
+	}
 	return kv, nil
 }
 

@@ -160,11 +160,13 @@ func (db *DB) write(ctx context.Context, key string, decide func(cur *KeyValue, 
 
 // committed records that the writes up to rev are in the database, and
 // publishes their events; it requires db.mu, so that watchers see writes in
-// commit order. The cached listings the writes change are cleared before the
-// revision moves, so that none is served at a revision after a change to it.
+// commit order. The cached listings and kept values the writes change are
+// cleared before the revision moves, so that none is served at a revision
+// after a change to it.
 func (db *DB) committed(rev int64, events ...Event) {
 	for _, ev := range events {
 		db.lists.written(ev.KV.Key, ev.KV.ModRevision)
+		db.gets.written(ev.KV.Key, ev.KV.ModRevision)
 	}
 	db.rev.Store(rev)
 	db.historyChanged()

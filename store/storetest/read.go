@@ -26,6 +26,34 @@ func (s suite) testGet(t *testing.T) {
 		wantKV(t, "Get at a later write", mustGet(t, st, "/a", r5), kv("/a", "v3", r4, r4))
 		wantKV(t, "Get latest", mustGet(t, st, "/a", 0), kv("/a", "v3", r4, r4))
 	})
+	t.Run("latest, repeated", func(t *testing.T) {
+		// A key read again and again at the latest revision, as every
+		// create reads its namespace: each read is the key's current
+		// value, whatever was written in between, and what a caller does
+		// to one value is not in the next.
+		st := s.new(t)
+		r1 := mustCreate(t, st, "/a", "v1")
+		wantKV(t, "Get", mustGet(t, st, "/a", 0), kv("/a", "v1", r1, r1))
+		got := mustGet(t, st, "/a", 0)
+		wantKV(t, "Get again", got, kv("/a", "v1", r1, r1))
+		got.Value[0] = 'X'
+		_ = append(got.Value[:1], "XYZ"...)
+		mustCreate(t, st, "/b", "elsewhere")
+		mustCreate(t, st, "/ab", "a key that extends it")
+		wantKV(t, "Get after writes elsewhere", mustGet(t, st, "/a", 0), kv("/a", "v1", r1, r1))
+		r2 := mustUpdate(t, st, "/a", "v2", r1)
+		wantKV(t, "Get after an update", mustGet(t, st, "/a", 0), kv("/a", "v2", r1, r2))
+		wantKV(t, "Get after an update, again", mustGet(t, st, "/a", 0), kv("/a", "v2", r1, r2))
+		r3 := mustDelete(t, st, "/a", r2)
+		_, err := st.Get(t.Context(), "/a", 0)
+		wantErr(t, "Get after a delete", err, store.ErrNotFound)
+		wantKV(t, "Get at the update", mustGet(t, st, "/a", r2), kv("/a", "v2", r1, r2))
+		r4 := mustCreate(t, st, "/a", "v3")
+		wantKV(t, "Get after re-creation", mustGet(t, st, "/a", 0), kv("/a", "v3", r4, r4))
+		if r4 <= r3 {
+			t.Fatalf("re-creation at %d, not after the delete at %d", r4, r3)
+		}
+	})
 	t.Run("missing key", func(t *testing.T) {
 		st := s.new(t)
 		mustCreate(t, st, "/a", "v")

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -30,7 +31,10 @@ func URL(name string) string { return Prefix + name }
 // ETag per file so that a cache can revalidate cheaply (cache policy itself is
 // set where the handler is mounted). Unknown names get 404.
 type Handler struct {
-	files map[string]asset
+	// files are read, and their ETags computed, at the first request, not
+	// at the server's start: editor.js alone is 330 KB, copied and hashed,
+	// which a server that answers no UI request never needs.
+	files func() map[string]asset
 }
 
 type asset struct {
@@ -38,9 +42,14 @@ type asset struct {
 	etag string
 }
 
-// NewHandler reads the embedded files once.
+// NewHandler returns the handler; it reads the embedded files once, when
+// it is first asked for one.
 func NewHandler() *Handler {
-	h := &Handler{files: map[string]asset{}}
+	return &Handler{files: sync.OnceValue(readAll)}
+}
+
+func readAll() map[string]asset {
+	all := map[string]asset{}
 	_ = fs.WalkDir(files, ".", func(name string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -50,10 +59,10 @@ func NewHandler() *Handler {
 			return err
 		}
 		sum := sha256.Sum256(data)
-		h.files[name] = asset{data: data, etag: `"` + hex.EncodeToString(sum[:8]) + `"`}
+		all[name] = asset{data: data, etag: `"` + hex.EncodeToString(sum[:8]) + `"`}
 		return nil
 	})
-	return h
+	return all
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -62,7 +71,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	a, ok := h.files[strings.TrimPrefix(r.URL.Path, Prefix)]
+	a, ok := h.files()[strings.TrimPrefix(r.URL.Path, Prefix)]
 	if !ok {
 		http.NotFound(w, r)
 		return
