@@ -115,7 +115,9 @@ func (s *admission) podRuntimeClass(ctx context.Context, res *catalog.Resource, 
 
 func mutating(plugin string) audit.Stage { return audit.Stage{Phase: audit.Mutating, Plugin: plugin} }
 
-func validating(plugin string) audit.Stage { return audit.Stage{Phase: audit.Validating, Plugin: plugin} }
+func validating(plugin string) audit.Stage {
+	return audit.Stage{Phase: audit.Validating, Plugin: plugin}
+}
 
 var priorityClassesGVR = schema.GroupVersionResource{Group: "scheduling.k8s.io", Version: "v1", Resource: "priorityclasses"}
 
