@@ -45,7 +45,7 @@ var kubeAPIServerHonoured = map[string]string{
 	"anonymous-auth":                   "requests without credentials run as system:anonymous, whom RBAC grants discovery, /healthz, /readyz, /livez and /version (default true)",
 	"authorization-mode":               "RBAC (the default) and AlwaysAllow (every request RBAC does not allow is allowed); Node is ignored: RBAC decides for kubelets",
 	"runtime-config":                   "switch group versions and resources on and off: api/all, api/ga, group/version or group/version/resource = true|false",
-	"feature-gates":                    "kube-apiserver's feature gates kubeplay follows: AllowUnsafeMalformedObjectDeletion, CBORServingAndStorage, WatchList",
+	"feature-gates":                    "kube-apiserver's feature gates kubeplay follows: AllowUnsafeMalformedObjectDeletion, CBORServingAndStorage, PodTopologyLabelsAdmission, WatchList",
 	"emulated-version":                 "the release whose API to serve, 1.16 to 1.35",
 	"help":                             "print this help",
 	"version":                          "print the version",

@@ -51,7 +51,6 @@ const (
 	nodeMaxPods          = "110"
 	nodeRuntime          = "kubeplay://simulated"
 	kubeletPort          = 10250
-	notReadyTaint        = "node.kubernetes.io/not-ready"
 )
 
 // controlPlaneNode is the simulated node the control plane runs on, as
@@ -217,9 +216,6 @@ func (n *nodes) reconcile(ctx context.Context, key string) (time.Duration, error
 	if deleting(node) {
 		return 0, nil
 	}
-	if err := n.untaint(ctx, node); err != nil {
-		return 0, err
-	}
 	if name == controlPlaneNode {
 		if err := n.publishStaticPods(ctx, node); err != nil {
 			return 0, err
@@ -277,26 +273,6 @@ func uuidOf(hex string) string {
 	return hex[:8] + "-" + hex[8:12] + "-" + hex[12:16] + "-" + hex[16:20] + "-" + hex[20:32]
 }
 
-// untaint removes the not-ready taint that the API puts on a new node
-// (TaintNodesByCondition), as the node lifecycle controller does once the
-// node reports Ready: no such controller runs here, and a simulated node
-// is ready as soon as it registers.
-func (n *nodes) untaint(ctx context.Context, node jsonmap.Object) error {
-	taints := jsonmap.List(node, "spec", "taints")
-	var kept []any
-	for _, t := range taints {
-		if m, _ := t.(map[string]any); m["key"] != notReadyTaint {
-			kept = append(kept, t)
-		}
-	}
-	if len(kept) == len(taints) {
-		return nil
-	}
-	patch := map[string]any{"spec": map[string]any{"taints": kept}}
-	return n.api.Patch(ctx, "/api/v1/nodes/"+jsonmap.String(node, "metadata", "name"), "application/merge-patch+json", patch, nil)
-}
-
-// renewLease creates the node's Lease, or renews it when it is due.
 func (n *nodes) renewLease(ctx context.Context, node jsonmap.Object) error {
 	name := jsonmap.String(node, "metadata", "name")
 	now := n.now()

@@ -15,7 +15,7 @@ import (
 )
 
 // admitPod runs the LimitRanger, ServiceAccount, Priority,
-// DefaultTolerationSeconds and RuntimeClass plugins on a new Pod in namespace ns (see
+// DefaultTolerationSeconds, RuntimeClass and PodTopologyLabels plugins on a new Pod in namespace ns (see
 // defaults.LimitPod and defaults.AdmitPod). LimitRanger sets the defaults
 // now and bounds the resources in the validating phase, as kube-apiserver
 // does, so a pod the Priority plugin or validation rejects is rejected
@@ -82,6 +82,9 @@ func (s *admission) admitPod(ctx context.Context, res *catalog.Resource, ns stri
 	if err := rec.Ran(mutating("RuntimeClass"), err); err != nil {
 		return nil, err
 	}
+	if err := s.admitPodTopology(ctx, str(spec, "nodeName"), metadata(obj)); err != nil {
+		return nil, err
+	}
 	return func() error {
 		if err := validate(); err != nil {
 			return err
@@ -111,6 +114,10 @@ func (s *admission) podRuntimeClass(ctx context.Context, res *catalog.Resource, 
 }
 
 func mutating(plugin string) audit.Stage { return audit.Stage{Phase: audit.Mutating, Plugin: plugin} }
+
+func validating(plugin string) audit.Stage {
+	return audit.Stage{Phase: audit.Validating, Plugin: plugin}
+}
 
 var priorityClassesGVR = schema.GroupVersionResource{Group: "scheduling.k8s.io", Version: "v1", Resource: "priorityclasses"}
 

@@ -25,6 +25,9 @@ const (
 	// (application/cbor, application/apply-patch+cbor, watches as
 	// application/cbor-seq). Objects are still stored as JSON.
 	CBORServingAndStorage = "CBORServingAndStorage"
+	// PodTopologyLabelsAdmission: the PodTopologyLabels admission plugin
+	// copies a node's zone and region labels to the pods bound to it.
+	PodTopologyLabelsAdmission = "PodTopologyLabelsAdmission"
 )
 
 // featureGate is a gate's history: the first release that has it, and
@@ -41,6 +44,8 @@ var featureGates = map[string]featureGate{
 	// v1.33 (as kube-apiserver v1.35 reports it at /metrics, emulating
 	// v1.32 to v1.35).
 	WatchList: {since: 27, defaults: func(minor int) bool { return minor >= 32 && minor != 33 }},
+	// Alpha in v1.33 and v1.34, beta from v1.35.
+	PodTopologyLabelsAdmission: {since: 33, defaults: func(minor int) bool { return minor >= 35 }},
 }
 
 // ParseFeatureGates parses a --feature-gates value: comma-separated

@@ -45,7 +45,7 @@ func TestFeatureGates_WatchList(t *testing.T) {
 	if rec := get(t, srv, http.MethodGet, path, nil); rec.Code != http.StatusUnprocessableEntity || strings.TrimSpace(rec.Body.String()) != want {
 		t.Errorf("1.33: %d %s", rec.Code, rec.Body)
 	}
-	if got := srv.FeatureGates(); !maps.Equal(got, map[string]bool{"AllowUnsafeMalformedObjectDeletion": false, "CBORServingAndStorage": false, "WatchList": false}) {
+	if got := srv.FeatureGates(); !maps.Equal(got, map[string]bool{"AllowUnsafeMalformedObjectDeletion": false, "CBORServingAndStorage": false, "PodTopologyLabelsAdmission": false, "WatchList": false}) {
 		t.Errorf("1.33 gates: %v", got)
 	}
 	srv.SetVersion(34)

@@ -52,6 +52,16 @@ func (s *Server) bind(w http.ResponseWriter, r *http.Request, req *request) {
 		return
 	}
 	target, _ := binding["target"].(map[string]any)
+	// PodTopologyLabels labels the Binding, whose labels the pod gets; it
+	// looks at no target that does not say it is a Node.
+	labelledBy := str(target, "name")
+	if str(target, "kind") != "Node" {
+		labelledBy = ""
+	}
+	if err := s.reg.admission.admitPodTopology(r.Context(), labelledBy, md); err != nil {
+		encoding.WriteError(w, r, err)
+		return
+	}
 	if err := s.reg.assignPod(r, req, str(target, "name"), md, opts.dryRun); err != nil {
 		encoding.WriteError(w, r, err)
 		return

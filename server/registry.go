@@ -257,6 +257,11 @@ func (s *registry) commitChange(ctx context.Context, wr *write, obj, live object
 	if view := wr.view; view != nil {
 		admitted, was = view(obj), view(live)
 	}
+	if st.admitChange != nil {
+		if err := st.admitChange(s.admission, ctx, wr.request, obj, live); err != nil {
+			return nil, err
+		}
+	}
 	if err := s.admission.admitValidating(ctx, wr.request, admitted, was, wr.dryRun); err != nil {
 		return nil, err
 	}

@@ -3,9 +3,11 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"kubeplay/internal/jsonmap"
@@ -79,9 +81,7 @@ func protect(ctx context.Context, obj object, finalizer string) error {
 }
 
 // defaultStorageClass gives a new claim that asks for no class (neither
-// by spec.storageClassName nor by the beta annotation) the default one:
-// of the classes annotated as default, the newest, and of those created in
-// the same second the first by name.
+// by spec.storageClassName nor by the beta annotation) the default one.
 func (s *admission) defaultStorageClass(ctx context.Context, obj object) error {
 	spec, _ := obj["spec"].(map[string]any)
 	if _, named := spec["storageClassName"]; spec == nil || named {
@@ -92,25 +92,37 @@ func (s *admission) defaultStorageClass(ctx context.Context, obj object) error {
 			return nil
 		}
 	}
-	res := catalog.LookupBuiltin(storageClassesGVR)
+	name, err := s.newestDefault(ctx, storageClassesGVR, isDefaultClass)
+	if name != "" {
+		spec["storageClassName"] = name
+	}
+	return err
+}
+
+// newestDefault names the default class among the cluster-scoped objects
+// of gvr, those whose annotations isDefault accepts: the newest, and of
+// those created in the same second the first by name ("" if none), as
+// DefaultStorageClass and DefaultIngressClass choose.
+func (s *admission) newestDefault(ctx context.Context, gvr schema.GroupVersionResource, isDefault func(annotations map[string]string) bool) (string, error) {
+	res := catalog.LookupBuiltin(gvr)
 	list, err := s.store.List(ctx, collectionPrefix(res, ""), "", 0, 0)
 	if err != nil {
-		return storeError(res, "", err)
+		return "", storeError(res, "", err)
 	}
 	var name, newest string
 	for _, kv := range list.Items {
-		var sc struct {
+		var class struct {
 			Metadata struct {
 				Name              string            `json:"name"`
 				CreationTimestamp string            `json:"creationTimestamp"`
 				Annotations       map[string]string `json:"annotations"`
 			} `json:"metadata"`
 		}
-		if err := json.Unmarshal(kv.Value, &sc); err != nil {
-			return apierrors.NewInternalError(fmt.Errorf("stored object %s is corrupt: %w", kv.Key, err))
+		if err := json.Unmarshal(kv.Value, &class); err != nil {
+			return "", apierrors.NewInternalError(fmt.Errorf("stored object %s is corrupt: %w", kv.Key, err))
 		}
-		md := sc.Metadata
-		if !isDefaultClass(md.Annotations) {
+		md := class.Metadata
+		if !isDefault(md.Annotations) {
 			continue
 		}
 		// RFC 3339 times of one zone order as strings; the list is by name.
@@ -118,10 +130,7 @@ func (s *admission) defaultStorageClass(ctx context.Context, obj object) error {
 			name, newest = md.Name, md.CreationTimestamp
 		}
 	}
-	if name != "" {
-		spec["storageClassName"] = name
-	}
-	return nil
+	return name, nil
 }
 
 // isDefaultClass reports whether a StorageClass's annotations make it a
@@ -129,4 +138,46 @@ func (s *admission) defaultStorageClass(ctx context.Context, obj object) error {
 func isDefaultClass(annotations map[string]string) bool {
 	return annotations["storageclass.kubernetes.io/is-default-class"] == "true" ||
 		annotations["storageclass.beta.kubernetes.io/is-default-class"] == "true"
+}
+
+// admitClaimChange is PersistentVolumeClaimResize: a claim's storage
+// request may grow only if the StorageClass it names, the same before and
+// after, allows volume expansion. (Its other refusal, of a claim not
+// bound, never shows: the claim's validation refuses that growth first.)
+func admitClaimChange(s *admission, ctx context.Context, req *request, obj, old object) error {
+	if req.subresource != "" {
+		return nil
+	}
+	var refusal error
+	if grown, was := claimStorage(obj), claimStorage(old); grown.Cmp(was) > 0 {
+		class := claimClass(obj)
+		allowed := false
+		if class != "" && class == claimClass(old) {
+			sc, _, err := s.getObject(ctx, catalog.LookupBuiltin(storageClassesGVR), "", class)
+			if err != nil && !apierrors.IsNotFound(err) {
+				return err
+			}
+			allowed = sc["allowVolumeExpansion"] == true
+		}
+		if !allowed {
+			refusal = apierrors.NewForbidden(req.res.GroupResource(), req.name, errors.New(
+				"only dynamically provisioned pvc can be resized and the storageclass that provisions the pvc must support resize"))
+		}
+	}
+	return audit.FromContext(ctx).Ran(validating("PersistentVolumeClaimResize"), refusal)
+}
+
+// claimStorage is the storage a claim requests.
+func claimStorage(claim object) resource.Quantity {
+	q, _ := jsonmap.Quantity(jsonmap.Child(claim, "spec", "resources", "requests")["storage"])
+	return q
+}
+
+// claimClass is the StorageClass a claim names: by the beta annotation,
+// else by spec.storageClassName.
+func claimClass(claim object) string {
+	if class, ok := jsonmap.Child(claim, "metadata", "annotations")["volume.beta.kubernetes.io/storage-class"].(string); ok {
+		return class
+	}
+	return str(jsonmap.Child(claim, "spec"), "storageClassName")
 }

@@ -27,6 +27,7 @@ var coreStrategies = map[schema.GroupResource]strategy{
 		keepsStatusOnCreate: true,
 		selectableFields:    map[string]selectableField{"spec.unschedulable": {zero: "false"}},
 		normalize:           normalizeNode,
+		admitNew:            admitNode,
 		validate:            validation.Node, validateUpdate: validation.NodeUpdate,
 	},
 	{Resource: "secrets"}: {
@@ -36,7 +37,7 @@ var coreStrategies = map[schema.GroupResource]strategy{
 	},
 	{Resource: "configmaps"}: {validate: validation.ConfigMap, validateUpdate: validation.ConfigMapUpdate},
 	{Resource: "persistentvolumeclaims"}: {
-		returnsDeletedObject: true, admitNew: (*admission).admitClaim,
+		returnsDeletedObject: true, admitNew: (*admission).admitClaim, admitChange: admitClaimChange,
 		validate: validation.PersistentVolumeClaim, validateUpdate: validation.PersistentVolumeClaimUpdate,
 	},
 	{Resource: "events"}: {

@@ -55,7 +55,7 @@ var otherStrategies = map[schema.GroupResource]strategy{
 		validate: validation.PodDisruptionBudget, validateUpdate: validation.PodDisruptionBudgetUpdate,
 	},
 
-	{Group: "networking.k8s.io", Resource: "ingresses"}: {tracksGeneration: true},
+	{Group: "networking.k8s.io", Resource: "ingresses"}: {tracksGeneration: true, admitNew: admitIngress},
 	{Group: "networking.k8s.io", Resource: "networkpolicies"}: {
 		tracksGeneration: true, validate: validation.NetworkPolicy, validateUpdate: validation.NetworkPolicyUpdate,
 	},

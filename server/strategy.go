@@ -136,6 +136,10 @@ type strategy struct {
 	// admitUpdate runs the default mutating admission plugins on an update
 	// of the main resource, old the stored object.
 	admitUpdate func(obj, old object)
+	// admitChange runs the default validating admission plugins on an
+	// update of the main resource or of a subresource (req.subresource),
+	// old the stored object, before those of every resource.
+	admitChange func(s *admission, ctx context.Context, req *request, obj, old object) error
 	// admit checks, and may default, an object about to be written (old
 	// nil on create) against rules that are not the built-in types'
 	// validation: a CRD's and its objects' schemas.

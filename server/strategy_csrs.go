@@ -28,6 +28,8 @@ var csrStrategy = strategy{
 	prepareForCreateBy:  signingRequestForCreate,
 	writeThrough:        prepareSigningRequestWrite,
 	validateSubresource: validateSigningRequestWrite,
+	admitNew:            admitSigningRequest,
+	admitChange:         admitSigningRequestChange,
 	// managedFields record neither the spec nor what each subresource
 	// does not write.
 	resets: map[string][]fieldpath.Path{

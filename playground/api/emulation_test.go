@@ -51,7 +51,7 @@ func TestAPI_featureGates(t *testing.T) {
 	base := serve(t, playground.ManagerOptions{InMemory: true})
 	var sb api.Sandbox
 	call(t, "POST", base+"/playground/v1/sandboxes", "application/json", []byte(`{"featureGates":{"WatchList":false}}`), 201, &sb)
-	if want := map[string]bool{"AllowUnsafeMalformedObjectDeletion": false, "CBORServingAndStorage": false, "WatchList": false}; !maps.Equal(sb.Settings.FeatureGates, want) {
+	if want := map[string]bool{"AllowUnsafeMalformedObjectDeletion": false, "CBORServingAndStorage": false, "PodTopologyLabelsAdmission": true, "WatchList": false}; !maps.Equal(sb.Settings.FeatureGates, want) {
 		t.Errorf("created with %v", sb.Settings.FeatureGates)
 	}
 	watch := base + sb.Server + "/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=1"

@@ -31,12 +31,6 @@ func PrepareForCreate(gvk schema.GroupVersionKind, obj Object, now time.Time) {
 		obj["status"] = map[string]any{"phase": "Pending"}
 	case schema.GroupKind{Kind: "PersistentVolume"}:
 		obj["status"] = map[string]any{"phase": "Pending", "lastPhaseTransitionTime": now.UTC().Format(time.RFC3339)}
-	case schema.GroupKind{Kind: "Node"}:
-		// The TaintNodesByCondition admission plugin: a new node is not
-		// ready until its kubelet says so.
-		spec := setObject(obj, "spec")
-		taints, _ := spec["taints"].([]any)
-		spec["taints"] = append(taints, map[string]any{"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"})
 	case schema.GroupKind{Group: "apps", Kind: "DaemonSet"}:
 		setObject(md, "annotations")[templateGeneration] = "1"
 	case schema.GroupKind{Group: "batch", Kind: "Job"}:

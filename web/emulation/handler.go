@@ -105,6 +105,7 @@ var gateDocs = []struct{ name, doc string }{
 	{server.WatchList, "watches with sendInitialEvents=true: a list streamed as watch events, ended by a bookmark"},
 	{server.AllowUnsafeMalformedObjectDeletion, "DELETE with ignoreStoreReadErrorWithClusterBreakingPotential removes an object that cannot be decoded"},
 	{server.CBORServingAndStorage, "CBOR bodies; kubeplay does not speak CBOR yet, so this gate changes nothing"},
+	{server.PodTopologyLabelsAdmission, "the PodTopologyLabels admission plugin: a pod created on a node, or bound to one, gets the node's topology.kubernetes.io zone and region labels"},
 }
 
 // PropsOf returns what the page and the header show of c.
