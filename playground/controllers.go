@@ -46,7 +46,7 @@ var controllerDefs = defsByName(
 	clusterRoleAggregationDef, cronJobDef, csrApprovingDef, csrSigningDef, daemonSetDef,
 	deploymentDef, disruptionDef, endpointsDef, endpointSliceDef, endpointSliceMirroringDef,
 	garbageCollectorDef, horizontalPodAutoscalerDef, jobDef, kubeletDef, kubeadmDef, metricsDef,
-	namespaceDef, nodesDef, podGCDef, provisionerDef, replicaSetDef, replicationControllerDef,
+	namespaceDef, nodeLifecycleDef, nodesDef, podGCDef, provisionerDef, replicaSetDef, replicationControllerDef,
 	resourceQuotaDef, rootCACertPublisherDef, schedulerDef, serviceAccountDef, serviceAccountTokenDef,
 	statefulSetDef, taintEvictionDef, ttlAfterFinishedDef, validatingAdmissionPolicyStatusDef,
 	persistentVolumeBinderDef, pvcProtectionDef, pvProtectionDef, vacProtectionDef,

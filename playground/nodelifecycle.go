@@ -28,12 +28,10 @@ type nodeLifecycleController struct {
 	now func() time.Time
 }
 
-func init() {
-	registerController(controllerDef{name: "nodeLifecycle", title: "node-lifecycle-controller", serviceAccount: "node-controller",
-		start: func(sb *Sandbox) reconciler {
-			return &nodeLifecycleController{c: inproc.New(sb.handler, controllerAgent("node-controller")), now: sb.clock.Now}
-		}})
-}
+var nodeLifecycleDef = controllerDef{name: "nodeLifecycle", title: "node-lifecycle-controller", serviceAccount: "node-controller",
+	start: func(sb *Sandbox) reconciler {
+		return &nodeLifecycleController{c: inproc.New(sb.handler, controllerAgent("node-controller")), now: sb.clock.Now}
+	}}
 
 // conditionTaints are the NoSchedule taints a node's conditions call for,
 // by condition type and status.
