@@ -67,9 +67,12 @@ func (s *admission) admitCreate(ctx context.Context, req *request, obj object, m
 
 // admitValidating is the validating admission of kube-apiserver's default
 // plugins that applies to every resource, in their order, on a create (old
-// nil), an update or a delete (obj nil): ValidatingAdmissionPolicy, the
-// validating webhooks, then ResourceQuota.
+// nil), an update or a delete (obj nil): PodSecurity, ValidatingAdmissionPolicy,
+// the validating webhooks, then ResourceQuota.
 func (s *admission) admitValidating(ctx context.Context, req *request, obj, old object, dryRun bool) error {
+	if err := s.admitPodSecurity(ctx, req, obj, old); err != nil {
+		return err
+	}
 	if err := s.admitPolicies(ctx, req, obj, old, dryRun); err != nil {
 		return err
 	}

@@ -76,6 +76,9 @@ type strategy struct {
 	// ReplicationController's), not a LabelSelector; its Scale renders it
 	// as the selector of those labels.
 	mapSelector bool
+	// podSecurity, when set, is where the PodSecurity admission plugin
+	// finds the pod an object is or holds (see podSecurityTarget).
+	podSecurity *podSecurityTarget
 	// isNamespace: the object is a namespace, which admission sees as in
 	// itself, and whose spec.finalizers hold it back from deletion too.
 	isNamespace bool
