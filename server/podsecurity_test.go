@@ -1,0 +1,85 @@
+package server_test
+
+import (
+	"maps"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"kubeplay/playground/journal"
+	"kubeplay/server"
+)
+
+// podSecurityNamespace creates namespace ns with labels (a JSON object)
+// and its default ServiceAccount, for pods to be admitted there.
+func podSecurityNamespace(t *testing.T, h http.Handler, ns, labels string) {
+	t.Helper()
+	for _, step := range []struct{ path, body string }{
+		{"/api/v1/namespaces", `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"` + ns + `","labels":` + labels + `}}`},
+		{"/api/v1/namespaces/" + ns + "/serviceaccounts", `{"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":"default"}}`},
+	} {
+		if w := serve(h, http.MethodPost, step.path, "application/json", step.body); w.Code != http.StatusCreated {
+			t.Fatalf("%s: %d %s", step.path, w.Code, w.Body)
+		}
+	}
+}
+
+const nginxPod = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web"},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`
+
+// TestPodSecurity_Audit checks the audit annotations PodSecurity leaves in
+// the request journal (kube-apiserver writes them to its audit log): the
+// enforced policy of every pod admitted or refused, and what breaks the
+// audit level, of pods and of workloads (which are not enforced).
+func TestPodSecurity_Audit(t *testing.T) {
+	j := journal.New(journal.Limits{}, time.Now)
+	h := j.Handler(newTestServer(t))
+	podSecurityNamespace(t, h, "plain", `{}`)
+	podSecurityNamespace(t, h, "audited", `{"pod-security.kubernetes.io/enforce":"baseline","pod-security.kubernetes.io/audit":"restricted"}`)
+	podSecurityNamespace(t, h, "enforced", `{"pod-security.kubernetes.io/enforce":"restricted"}`)
+	violations := `would violate PodSecurity "restricted:latest": allowPrivilegeEscalation != false (container "c" must set securityContext.allowPrivilegeEscalation=false), unrestricted capabilities (container "c" must set securityContext.capabilities.drop=["ALL"]), runAsNonRoot != true (pod or container "c" must set securityContext.runAsNonRoot=true), seccompProfile (pod or container "c" must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost")`
+	deployment := `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},"spec":{"selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"c","image":"nginx"}]}}}}`
+	for _, tc := range []struct {
+		name, path, body string
+		code             int
+		want             map[string]string
+	}{
+		{"pod in a namespace without labels", "/api/v1/namespaces/plain/pods", nginxPod, http.StatusCreated,
+			map[string]string{"pod-security.kubernetes.io/enforce-policy": "privileged:latest"}},
+		{"pod breaking the audit level", "/api/v1/namespaces/audited/pods", nginxPod, http.StatusCreated,
+			map[string]string{"pod-security.kubernetes.io/enforce-policy": "baseline:latest", "pod-security.kubernetes.io/audit-violations": violations}},
+		{"pod refused", "/api/v1/namespaces/enforced/pods", nginxPod, http.StatusForbidden,
+			map[string]string{"pod-security.kubernetes.io/enforce-policy": "restricted:latest"}},
+		{"workload breaking the audit level", "/apis/apps/v1/namespaces/audited/deployments", deployment, http.StatusCreated,
+			map[string]string{"pod-security.kubernetes.io/audit-violations": violations}},
+		{"workload in a namespace without labels", "/apis/apps/v1/namespaces/plain/deployments", deployment, http.StatusCreated, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if w := serve(h, http.MethodPost, tc.path, "application/json", tc.body); w.Code != tc.code {
+				t.Fatalf("%d %s", w.Code, w.Body)
+			}
+			entries, _ := j.Page(0, 0)
+			if got := entries[len(entries)-1].Audit.Annotations; !maps.Equal(got, tc.want) {
+				t.Errorf("audit annotations %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestPodSecurity_EmulatedRelease checks that "latest" is the checks of the
+// release the server emulates, as kube-apiserver's --emulated-version
+// lowers it: a probe's host breaks baseline from v1.34 only.
+func TestPodSecurity_EmulatedRelease(t *testing.T) {
+	probe := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"probe"},"spec":{"containers":[{"name":"c","image":"nginx","readinessProbe":{"httpGet":{"host":"10.0.0.1","port":80}}}]}}`
+	for minor, want := range map[int]int{33: http.StatusCreated, 34: http.StatusForbidden, 35: http.StatusForbidden} {
+		h := newTestServerWith(t, server.Options{Version: minor})
+		podSecurityNamespace(t, h, "base", `{"pod-security.kubernetes.io/enforce":"baseline"}`)
+		w := serve(h, http.MethodPost, "/api/v1/namespaces/base/pods", "application/json", probe)
+		if w.Code != want {
+			t.Errorf("1.%d: %d %s, want %d", minor, w.Code, w.Body, want)
+		}
+		if want == http.StatusForbidden && !strings.Contains(w.Body.String(), `violates PodSecurity \"baseline:latest\": probe or lifecycle host`) {
+			t.Errorf("1.%d: %s", minor, w.Body)
+		}
+	}
+}
