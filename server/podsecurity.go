@@ -121,10 +121,11 @@ func (s *admission) podSecurityCheck(ctx context.Context, req *request, obj, pod
 	rec := audit.FromContext(ctx)
 	annotate := func(key, value string) { rec.Annotate(psapi.AuditAnnotationPrefix+key, value) }
 	ns, _, err := s.getObject(ctx, catalog.LookupBuiltin(namespacesGVR), "", req.namespace)
-	if err != nil {
+	if err != nil { // only in a race with the namespace's deletion: NamespaceLifecycle ran first
 		if enforce {
-			annotate("error", fmt.Sprintf("failed to lookup namespace %q", req.namespace))
-			return apierrors.NewInternalError(fmt.Errorf("failed to lookup namespace %q", req.namespace))
+			refused := apierrors.NewInternalError(fmt.Errorf("failed to lookup namespace %q", req.namespace))
+			annotate("error", fmt.Sprintf("%s: %v", refused.ErrStatus.Message, err))
+			return refused
 		}
 		annotate("error", fmt.Sprintf("failed to lookup namespace %q: %v", req.namespace, err))
 		return nil

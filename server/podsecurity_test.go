@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"fmt"
 	"maps"
 	"net/http"
 	"strings"
@@ -13,7 +14,7 @@ import (
 
 // podSecurityNamespace creates namespace ns with labels (a JSON object)
 // and its default ServiceAccount, for pods to be admitted there.
-func podSecurityNamespace(t *testing.T, h http.Handler, ns, labels string) {
+func podSecurityNamespace(t testing.TB, h http.Handler, ns, labels string) {
 	t.Helper()
 	for _, step := range []struct{ path, body string }{
 		{"/api/v1/namespaces", `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"` + ns + `","labels":` + labels + `}}`},
@@ -81,5 +82,27 @@ func TestPodSecurity_EmulatedRelease(t *testing.T) {
 		if want == http.StatusForbidden && !strings.Contains(w.Body.String(), `violates PodSecurity \"baseline:latest\": probe or lifecycle host`) {
 			t.Errorf("1.%d: %s", minor, w.Body)
 		}
+	}
+}
+
+// BenchmarkCreatePodPodSecurity measures creating pods in a namespace
+// without PodSecurity labels (the plugin reads the namespace only) and in
+// one that enforces, warns and audits restricted (the pod is checked).
+func BenchmarkCreatePodPodSecurity(b *testing.B) {
+	for name, labels := range map[string]string{
+		"unlabelled": `{}`,
+		"restricted": `{"pod-security.kubernetes.io/enforce":"restricted","pod-security.kubernetes.io/audit":"restricted"}`,
+	} {
+		b.Run(name, func(b *testing.B) {
+			h := newTestServer(b)
+			podSecurityNamespace(b, h, "bench", labels)
+			for i := 0; b.Loop(); i++ {
+				body := fmt.Sprintf(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p%d"},"spec":{"securityContext":{"runAsNonRoot":true,"seccompProfile":{"type":"RuntimeDefault"}},
+"containers":[{"name":"c","image":"nginx","securityContext":{"allowPrivilegeEscalation":false,"capabilities":{"drop":["ALL"]}}}]}}`, i)
+				if w := serve(h, http.MethodPost, "/api/v1/namespaces/bench/pods", "application/json", body); w.Code != http.StatusCreated {
+					b.Fatalf("create: %d %s", w.Code, w.Body)
+				}
+			}
+		})
 	}
 }
