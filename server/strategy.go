@@ -130,8 +130,9 @@ type strategy struct {
 	// /approval).
 	validateSubresource func(subresource string, obj, old object) field.ErrorList
 	// admitNew runs the default mutating admission plugins on a new
-	// object in namespace ns; validate is their validating phase.
-	admitNew func(s *admission, ctx context.Context, res *catalog.Resource, ns string, obj object) (validate func() error, err error)
+	// object in namespace ns; validate is their validating phase, which
+	// runs podSecurity, the PodSecurity plugin's, in its place among them.
+	admitNew func(s *admission, ctx context.Context, res *catalog.Resource, ns string, obj object) (validate func(podSecurity func() error) error, err error)
 	// authorizeWrite checks that the request's user may write obj (old nil
 	// on create), after mutating admission and before validation: RBAC's
 	// escalation check on roles and bindings.
