@@ -78,7 +78,7 @@ func (s *admission) podSecurityEvaluator(minor int) (pspolicy.Evaluator, error) 
 }
 
 // admitPodSecurity is the PodSecurity plugin's validation of a create (old
-// nil) or an update (obj nil: a delete, which it lets through).
+// nil), an update, or a delete (obj nil), which it lets through.
 func (s *admission) admitPodSecurity(ctx context.Context, req *request, obj, old object) error {
 	st := req.store.strategy
 	if obj == nil || (!st.isNamespace && st.podSecurity == nil) {
