@@ -55,7 +55,9 @@ var podSecurityIgnoredSubresources = map[string]bool{
 }
 
 // The plugin's limits on checking a namespace's pods against a new
-// enforce level: the first 3000 pods, for at most a second.
+// enforce level: the first 3000 pods, for at most a second (of the
+// sandbox's clock; kube-apiserver also stops at half the request's time
+// left, which its 60 s request timeout leaves longer).
 const (
 	podSecurityMaxPodsToCheck = 3000
 	podSecurityPodCheckTime   = time.Second
@@ -226,12 +228,7 @@ func (s *admission) podSecurityNamespace(ctx context.Context, req *request, obj,
 // checking one pod of each controller before the others, within the
 // plugin's limits.
 func (s *admission) podSecurityExistingPods(ctx context.Context, ns string, enforce psapi.LevelVersion) ([]string, error) {
-	deadline := time.Now().Add(podSecurityPodCheckTime)
-	if d, ok := ctx.Deadline(); ok {
-		if half := time.Now().Add(time.Until(d) / 2); half.Before(deadline) {
-			deadline = half
-		}
-	}
+	deadline := s.now().Add(podSecurityPodCheckTime)
 	res := catalog.LookupBuiltin(podsResource)
 	list, err := s.store.List(ctx, collectionPrefix(res, ns), "", 0, 0)
 	if err != nil {
@@ -287,7 +284,7 @@ func (s *admission) podSecurityExistingPods(ctx context.Context, ns string, enfo
 			v.count++
 			byReason[reason] = v
 		}
-		if time.Now().After(deadline) {
+		if s.now().After(deadline) {
 			checked = i + 1
 			break
 		}

@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"kubeplay/playground/journal"
 	"kubeplay/server"
+	"kubeplay/store"
 )
 
 // podSecurityNamespace creates namespace ns with labels (a JSON object)
@@ -104,5 +106,51 @@ func BenchmarkCreatePodPodSecurity(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestPodSecurity_ExistingPodsLimit checks the limit on the pods a new
+// enforce level is checked against: the first 3000, one pod of each
+// controller before the other pods of the same controller (a frozen clock
+// keeps the time limit away).
+func TestPodSecurity_ExistingPodsLimit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 3001 pods")
+	}
+	st, err := store.Open(t.Context(), ":memory:", store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	frozen := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	h := newTestServerWith(t, server.Options{Store: st, Now: func() time.Time { return frozen }})
+	podSecurityNamespace(t, h, "many", `{}`)
+	// 3000 pods of one ReplicaSet, then one of none that breaks baseline,
+	// stored as they are (their admission is not what is tested).
+	owned := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"%s","namespace":"many","uid":"%[1]s",
+"ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"rs","uid":"rs-uid","controller":true}]},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`
+	for i := range 3000 {
+		name := fmt.Sprintf("rs-%04d", i)
+		if _, err := st.Create(t.Context(), "/registry/pods/many/"+name, fmt.Appendf(nil, owned, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	host := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"zz-host","namespace":"many","uid":"zz"},"spec":{"hostNetwork":true,"containers":[{"name":"c","image":"nginx"}]}}`
+	if _, err := st.Create(t.Context(), "/registry/pods/many/zz-host", []byte(host)); err != nil {
+		t.Fatal(err)
+	}
+	w := serve(h, http.MethodPatch, "/api/v1/namespaces/many", "application/merge-patch+json", `{"metadata":{"labels":{"pod-security.kubernetes.io/enforce":"restricted"}}}`)
+	if w.Code != http.StatusOK {
+		t.Fatalf("%d %s", w.Code, w.Body)
+	}
+	restricted := "allowPrivilegeEscalation != false, unrestricted capabilities, runAsNonRoot != true, seccompProfile"
+	want := []string{
+		`299 - "new PodSecurity enforce level only checked against the first 3000 of 3001 existing pods"`,
+		`299 - "existing pods in namespace \"many\" violate the new PodSecurity enforce level \"restricted:latest\""`,
+		`299 - "rs-0000 (and 2998 other pods): ` + restricted + `"`,
+		`299 - "zz-host: host namespaces, ` + restricted + `"`,
+	}
+	if got := w.Header().Values("Warning"); !slices.Equal(got, want) {
+		t.Errorf("warnings\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
