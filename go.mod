@@ -30,6 +30,7 @@ require (
 	k8s.io/client-go v0.35.4
 	k8s.io/kube-aggregator v0.35.4
 	k8s.io/kube-openapi v0.0.0-20250910181357-589584f1c912
+	k8s.io/pod-security-admission v0.35.4
 	sigs.k8s.io/structured-merge-diff/v6 v6.3.0
 	sigs.k8s.io/yaml v1.6.0
 )
@@ -178,6 +179,7 @@ require (
 	google.golang.org/grpc v1.83.0 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
+	k8s.io/component-base v0.35.4 // indirect
 	k8s.io/klog/v2 v2.130.1 // indirect
 	k8s.io/metrics v0.35.4 // indirect
 	k8s.io/utils v0.0.0-20251002143259-bc988d571ff4 // indirect

@@ -105,7 +105,7 @@ func TestSandbox_JournalAudit(t *testing.T) {
 	pod.Header.Set("Content-Type", "application/json")
 	h.ServeHTTP(httptest.NewRecorder(), pod)
 	want = []string{"mutating NamespaceLifecycle", "mutating LimitRanger", "mutating ServiceAccount", "mutating Priority",
-		"mutating DefaultTolerationSeconds", "mutating RuntimeClass", "mutating PodTopologyLabels", "validating LimitRanger", "validating RuntimeClass", "validating ValidatingAdmissionPolicy", "validating ResourceQuota"}
+		"mutating DefaultTolerationSeconds", "mutating RuntimeClass", "mutating PodTopologyLabels", "validating LimitRanger", "validating PodSecurity", "validating RuntimeClass", "validating ValidatingAdmissionPolicy", "validating ResourceQuota"}
 	if got := stages(lastEntry(t, sb.Journal(), "POST", pod.URL.Path)); !slices.Equal(got, want) {
 		t.Errorf("a pod went through %q, want %q", got, want)
 	}

@@ -26,11 +26,12 @@ import (
 //     (kube-apiserver reports them in the same 422).
 //  4. For a create by PUT or by apply, the authorization of the create
 //     verb besides the request's own.
-//  5. Validating admission (the validating phase of those plugins, then
-//     admitValidating's), which may only reject or warn.
+//  5. Validating admission (the validating phase of those plugins, with
+//     PodSecurity in its place among them, then admitValidating's), which
+//     may only reject or warn.
 func (s *admission) admitCreate(ctx context.Context, req *request, obj object, metaErrs field.ErrorList, dryRun bool) error {
 	res, rs := req.res, req.store
-	var validate func() error
+	var validate func(podSecurity func() error) error
 	if admitNew := rs.strategy.admitNew; admitNew != nil {
 		var err error
 		if validate, err = admitNew(s, ctx, res, req.namespace, obj); err != nil {
@@ -57,19 +58,27 @@ func (s *admission) admitCreate(ctx context.Context, req *request, obj object, m
 			return err
 		}
 	}
-	if validate != nil {
-		if err := validate(); err != nil {
-			return err
-		}
+	podSecurity := func() error { return s.admitPodSecurity(ctx, req, obj, nil) }
+	if validate == nil {
+		validate = func(podSecurity func() error) error { return podSecurity() }
+	}
+	if err := validate(podSecurity); err != nil {
+		return err
 	}
 	return s.admitValidating(ctx, req, obj, nil, dryRun)
 }
 
 // admitValidating is the validating admission of kube-apiserver's default
 // plugins that applies to every resource, in their order, on a create (old
-// nil), an update or a delete (obj nil): ValidatingAdmissionPolicy, the
-// validating webhooks, then ResourceQuota.
+// nil), an update or a delete (obj nil): PodSecurity (on an update: a
+// create's runs among its type's plugins, admitCreate),
+// ValidatingAdmissionPolicy, the validating webhooks, then ResourceQuota.
 func (s *admission) admitValidating(ctx context.Context, req *request, obj, old object, dryRun bool) error {
+	if old != nil {
+		if err := s.admitPodSecurity(ctx, req, obj, old); err != nil {
+			return err
+		}
+	}
 	if err := s.admitPolicies(ctx, req, obj, old, dryRun); err != nil {
 		return err
 	}

@@ -22,7 +22,7 @@ import (
 // for that. The ServiceAccount plugin refuses a pod whose ServiceAccount
 // does not exist, as kube-apiserver's: in a namespace just created, until
 // the serviceaccount controller has made its default one.
-func (s *admission) admitPod(ctx context.Context, res *catalog.Resource, ns string, obj object) (func() error, error) {
+func (s *admission) admitPod(ctx context.Context, res *catalog.Resource, ns string, obj object) (func(podSecurity func() error) error, error) {
 	spec, _ := obj["spec"].(map[string]any)
 	ranges, err := s.limitRanges(ctx, ns)
 	if err != nil {
@@ -85,8 +85,11 @@ func (s *admission) admitPod(ctx context.Context, res *catalog.Resource, ns stri
 	if err := s.admitPodTopology(ctx, str(spec, "nodeName"), metadata(obj)); err != nil {
 		return nil, err
 	}
-	return func() error {
+	return func(podSecurity func() error) error {
 		if err := validate(); err != nil {
+			return err
+		}
+		if err := podSecurity(); err != nil {
 			return err
 		}
 		var mismatch error

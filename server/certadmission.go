@@ -31,8 +31,11 @@ const kubeAPIServerClientSigner = "kubernetes.io/kube-apiserver-client"
 // admitSigningRequest is CertificateSubjectRestriction, in the validating
 // phase of a new request: a request to the kube-apiserver-client signer
 // may not name system:masters among its subject's organizations.
-func admitSigningRequest(_ *admission, ctx context.Context, res *catalog.Resource, _ string, obj object) (func() error, error) {
-	return func() error {
+func admitSigningRequest(_ *admission, ctx context.Context, res *catalog.Resource, _ string, obj object) (func(podSecurity func() error) error, error) {
+	return func(podSecurity func() error) error {
+		if err := podSecurity(); err != nil {
+			return err
+		}
 		var refusal error
 		if spec := jsonmap.Child(obj, "spec"); str(spec, "signerName") == kubeAPIServerClientSigner {
 			orgs, err := requestOrganizations(str(spec, "request"))

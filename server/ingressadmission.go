@@ -16,7 +16,7 @@ var ingressClassesGVR = schema.GroupVersionResource{Group: "networking.k8s.io", 
 // (neither by spec.ingressClassName nor by the legacy annotation) gets the
 // default IngressClass; of several defaults, the newest, as
 // DefaultStorageClass chooses.
-func admitIngress(s *admission, ctx context.Context, _ *catalog.Resource, _ string, obj object) (func() error, error) {
+func admitIngress(s *admission, ctx context.Context, _ *catalog.Resource, _ string, obj object) (func(podSecurity func() error) error, error) {
 	rec := audit.FromContext(ctx)
 	if _, named := jsonmap.Child(obj, "spec")["ingressClassName"]; named {
 		return nil, rec.Ran(mutating("DefaultIngressClass"), nil)

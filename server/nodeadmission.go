@@ -25,7 +25,7 @@ const (
 // admitNode is TaintNodesByCondition: a new node is not ready until its
 // kubelet says so, so no pod is scheduled to it before; a node that has
 // the taint (its key and effect) keeps it as sent.
-func admitNode(_ *admission, ctx context.Context, _ *catalog.Resource, _ string, obj object) (func() error, error) {
+func admitNode(_ *admission, ctx context.Context, _ *catalog.Resource, _ string, obj object) (func(podSecurity func() error) error, error) {
 	spec := jsonmap.Ensure(obj, "spec")
 	taints, _ := spec["taints"].([]any)
 	tainted := false

@@ -91,6 +91,11 @@ type admission struct {
 	quotaMu  sync.Mutex // serializes quota admission (admitQuota)
 	// noServiceAccountAdmission: see Options.NoServiceAccountAdmission.
 	noServiceAccountAdmission bool
+	// emulatedMinor is the minor version of the release the server
+	// emulates (Server.Version), whose checks PodSecurity's "latest" are;
+	// podSecurityEvaluators holds them by that version (policy.Evaluator).
+	emulatedMinor         func() int
+	podSecurityEvaluators sync.Map
 }
 
 // A write is one create, update or patch as its handler parsed it.

@@ -80,7 +80,8 @@ type step struct {
 	// admin there).
 	Headers map[string]string `json:"headers,omitempty"`
 	// CheckHeaders names response headers recorded and compared, besides
-	// the code and body.
+	// the code and body: the first value of each, or all of them joined by
+	// newlines for a name ending in "*" ("Warning*": every warning).
 	CheckHeaders []string `json:"checkHeaders,omitempty"`
 	// CheckBytes compares a CBOR answer byte for byte (its maps sorted);
 	// only for answers without uids, timestamps or resourceVersions.
@@ -300,7 +301,11 @@ func readResponse(t *testing.T, resp *http.Response, headers []string, checkByte
 		if r.Headers == nil {
 			r.Headers = map[string]string{}
 		}
-		r.Headers[h] = resp.Header.Get(h)
+		if name, all := strings.CutSuffix(h, "*"); all {
+			r.Headers[h] = strings.Join(resp.Header.Values(name), "\n")
+		} else {
+			r.Headers[h] = resp.Header.Get(h)
+		}
 	}
 	if ct := resp.Header.Get("Content-Type"); isCBOR(ct) {
 		r.Body = cborAsJSON(t, b, strings.HasPrefix(ct, "application/cbor-seq"))

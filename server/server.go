@@ -133,6 +133,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	s := &Server{catalog: catalog.New(catalog.Builtin(served)), containerLog: opts.ContainerLog}
 	s.openapi = openapi.NewHandler(s.servesGroupVersion, s.resourcesOff, now())
 	s.reg = newRegistry(opts, s.catalog, s.openapi, now, s.enabled)
+	s.reg.admission.emulatedMinor = s.Version
 	s.api.Store(&apiSettings{minor: releases.Newest})
 	var err error
 	if s.saTokens, err = newServiceAccountTokens(s.reg, opts.ServiceAccountIssuer); err != nil {

@@ -34,7 +34,7 @@ const (
 // admitClaim runs DefaultStorageClass, then StorageObjectInUseProtection,
 // on a new PersistentVolumeClaim, and LimitRanger's bounds in the
 // validating phase.
-func (s *admission) admitClaim(ctx context.Context, res *catalog.Resource, ns string, obj object) (func() error, error) {
+func (s *admission) admitClaim(ctx context.Context, res *catalog.Resource, ns string, obj object) (func(podSecurity func() error) error, error) {
 	rec := audit.FromContext(ctx)
 	if err := rec.Ran(mutating("DefaultStorageClass"), s.defaultStorageClass(ctx, obj)); err != nil {
 		return nil, err
@@ -42,7 +42,7 @@ func (s *admission) admitClaim(ctx context.Context, res *catalog.Resource, ns st
 	if err := protect(ctx, obj, claimProtectionFinalizer); err != nil {
 		return nil, err
 	}
-	validate := func() error {
+	validate := func(podSecurity func() error) error {
 		ranges, err := s.limitRanges(ctx, ns)
 		if err != nil {
 			return err
@@ -50,19 +50,22 @@ func (s *admission) admitClaim(ctx context.Context, res *catalog.Resource, ns st
 		if err = defaults.LimitClaim(jsonmap.Child(obj, "spec"), ranges); err != nil {
 			err = apierrors.NewForbidden(res.GroupResource(), str(metadata(obj), "name"), err)
 		}
-		return rec.Ran(audit.Stage{Phase: audit.Validating, Plugin: "LimitRanger"}, err)
+		if err := rec.Ran(audit.Stage{Phase: audit.Validating, Plugin: "LimitRanger"}, err); err != nil {
+			return err
+		}
+		return podSecurity()
 	}
 	return validate, nil
 }
 
 // admitVolume runs StorageObjectInUseProtection on a new PersistentVolume.
-func admitVolume(_ *admission, ctx context.Context, _ *catalog.Resource, _ string, obj object) (func() error, error) {
+func admitVolume(_ *admission, ctx context.Context, _ *catalog.Resource, _ string, obj object) (func(func() error) error, error) {
 	return nil, protect(ctx, obj, volumeProtectionFinalizer)
 }
 
 // admitVolumeAttributesClass runs StorageObjectInUseProtection on a new
 // VolumeAttributesClass.
-func admitVolumeAttributesClass(_ *admission, ctx context.Context, _ *catalog.Resource, _ string, obj object) (func() error, error) {
+func admitVolumeAttributesClass(_ *admission, ctx context.Context, _ *catalog.Resource, _ string, obj object) (func(func() error) error, error) {
 	return nil, protect(ctx, obj, vacProtectionFinalizer)
 }
 

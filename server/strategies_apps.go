@@ -13,10 +13,12 @@ var appsStrategies = map[schema.GroupResource]strategy{
 	{Group: "apps", Resource: "replicasets"}: {
 		tracksGeneration: true, updateSkipsObjectMeta: true,
 		validate: validation.ReplicaSet, validateUpdate: validation.ReplicaSetUpdate,
+		podSecurity: podSecurityTemplate("spec", "template"),
 	},
 	{Group: "apps", Resource: "statefulsets"}: {
 		tracksGeneration: true, updateSkipsObjectMeta: true,
 		validate: validation.StatefulSet, validateUpdate: validation.StatefulSetUpdate,
+		podSecurity: podSecurityTemplate("spec", "template"),
 	},
 	{Group: "apps", Resource: "controllerrevisions"}: {
 		validate: validation.ControllerRevision, validateUpdate: validation.ControllerRevisionUpdate,
@@ -24,5 +26,6 @@ var appsStrategies = map[schema.GroupResource]strategy{
 	{Group: "apps", Resource: "daemonsets"}: {
 		tracksGeneration: true, updateSkipsObjectMeta: true,
 		validate: validation.DaemonSet, validateUpdate: validation.DaemonSetUpdate,
+		podSecurity: podSecurityTemplate("spec", "template"),
 	},
 }

@@ -12,10 +12,12 @@ var batchStrategies = map[schema.GroupResource]strategy{
 	{Group: "batch", Resource: "jobs"}: {
 		tracksGeneration: true, orphansByDefault: true,
 		validate: validation.Job, validateUpdate: validation.JobUpdate, readBack: defaults.JobLabels,
+		podSecurity:      podSecurityTemplate("spec", "template"),
 		selectableFields: withNamespace(map[string]selectableField{"status.successful": {path: "status.succeeded", zero: "0"}}),
 	},
 	{Group: "batch", Resource: "cronjobs"}: {
 		tracksGeneration: true, updateSkipsObjectMeta: true,
 		validate: validation.CronJob, validateUpdate: validation.CronJobUpdate,
+		podSecurity: podSecurityTemplate("spec", "jobTemplate", "spec", "template"),
 	},
 }

@@ -12,10 +12,12 @@ var coreStrategies = map[schema.GroupResource]strategy{
 	{Resource: "podtemplates"}: {
 		tracksGeneration: true, updateSkipsObjectMeta: true,
 		validate: validation.PodTemplate, validateUpdate: validation.PodTemplateUpdate,
+		podSecurity: podSecurityTemplate("template"),
 	},
 	{Resource: "replicationcontrollers"}: {
 		tracksGeneration: true, orphansByDefault: true, updateSkipsObjectMeta: true, mapSelector: true,
 		validate: validation.ReplicationController, validateUpdate: validation.ReplicationControllerUpdate,
+		podSecurity:      podSecurityTemplate("spec", "template"),
 		selectableFields: withNamespace(map[string]selectableField{"status.replicas": {zero: "0"}}),
 	},
 	{Resource: "services"}:        serviceStrategy,

@@ -76,6 +76,9 @@ type strategy struct {
 	// ReplicationController's), not a LabelSelector; its Scale renders it
 	// as the selector of those labels.
 	mapSelector bool
+	// podSecurity, when set, is where the PodSecurity admission plugin
+	// finds the pod an object is or holds (see podSecurityTarget).
+	podSecurity *podSecurityTarget
 	// isNamespace: the object is a namespace, which admission sees as in
 	// itself, and whose spec.finalizers hold it back from deletion too.
 	isNamespace bool
@@ -127,8 +130,9 @@ type strategy struct {
 	// /approval).
 	validateSubresource func(subresource string, obj, old object) field.ErrorList
 	// admitNew runs the default mutating admission plugins on a new
-	// object in namespace ns; validate is their validating phase.
-	admitNew func(s *admission, ctx context.Context, res *catalog.Resource, ns string, obj object) (validate func() error, err error)
+	// object in namespace ns; validate is their validating phase, which
+	// runs podSecurity, the PodSecurity plugin's, in its place among them.
+	admitNew func(s *admission, ctx context.Context, res *catalog.Resource, ns string, obj object) (validate func(podSecurity func() error) error, err error)
 	// authorizeWrite checks that the request's user may write obj (old nil
 	// on create), after mutating admission and before validation: RBAC's
 	// escalation check on roles and bindings.

@@ -15,4 +15,5 @@ var deploymentStrategy = strategy{
 	statusIgnoresMetadata: []string{"labels"},
 	resets:                onStatus(fieldpath.MakePathOrDie("metadata", "labels")),
 	validate:              validation.Deployment, validateUpdate: validation.DeploymentUpdate,
+	podSecurity: podSecurityTemplate("spec", "template"),
 }

@@ -26,6 +26,7 @@ var podStrategy = strategy{
 	statusIgnoresMetadata: []string{"ownerReferences"},
 	resets:                onStatus(fieldpath.MakePathOrDie("metadata", "deletionTimestamp"), fieldpath.MakePathOrDie("metadata", "ownerReferences")),
 	admitNew:              (*admission).admitPod,
+	podSecurity:           podSecurityPod,
 	admitUpdate:           admitPodUpdate,
 	gracefulDelete:        podGracefulDelete,
 	prepareForUpdate:      preparePodSpecUpdate,
