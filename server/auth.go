@@ -274,16 +274,22 @@ func errImpersonationWithoutUser(groups, extraKeys []string, extra map[string][]
 }
 
 // rbacRules reads roles and bindings from the store for the authorizer.
-// What it decoded is kept until the store's next write (any write: the
-// revision is global), so a burst of requests between writes reads the
-// RBAC objects once.
+// What it decoded is kept until a write to an object of its resource (as
+// kube-apiserver's authorizer reads informers' caches), so that the
+// controllers' requests, each authorized, do not list and decode the
+// bindings again after every write of theirs.
 type rbacRules struct {
 	s *registry
 
 	mu       sync.Mutex
-	rev      int64
-	bindings map[string][]authz.Binding // by collection prefix
-	rules    map[string][]authz.Rule    // by object key; nil for a missing role
+	bindings map[string]readAt[[]authz.Binding] // by collection prefix
+	rules    map[string]readAt[[]authz.Rule]    // by object key; nil for a missing role
+}
+
+// readAt is what was decoded from the store at revision rev.
+type readAt[T any] struct {
+	rev   int64
+	value T
 }
 
 var _ authz.Rules = (*rbacRules)(nil)
@@ -304,31 +310,21 @@ type storedBinding struct {
 	RoleRef  authz.RoleRef   `json:"roleRef"`
 }
 
-// at returns the store's current revision, forgetting what was cached
-// at an older one. Callers hold b.mu.
-func (b *rbacRules) at(ctx context.Context) (int64, error) {
-	rev, err := b.s.store.CurrentRevision(ctx)
-	if err != nil {
-		return 0, err
-	}
-	if rev != b.rev {
-		b.rev, b.bindings, b.rules = rev, map[string][]authz.Binding{}, map[string][]authz.Rule{}
-	}
-	return rev, nil
+// current reports whether what was read of res at rev is current: no
+// object of res was written since.
+func (b *rbacRules) current(res *catalog.Resource, rev int64) bool {
+	return b.s.store.LastWriteUnder(collectionPrefix(res, "")) <= rev
 }
 
 func (b *rbacRules) list(ctx context.Context, gvr schema.GroupVersionResource, ns string) ([]authz.Binding, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	rev, err := b.at(ctx)
-	if err != nil {
-		return nil, err
+	res := catalog.LookupBuiltin(gvr)
+	prefix := collectionPrefix(res, ns)
+	if cached, ok := b.bindings[prefix]; ok && b.current(res, cached.rev) {
+		return cached.value, nil
 	}
-	prefix := collectionPrefix(catalog.LookupBuiltin(gvr), ns)
-	if cached, ok := b.bindings[prefix]; ok {
-		return cached, nil
-	}
-	list, err := b.s.store.List(ctx, prefix, "", 0, rev)
+	list, err := b.s.store.List(ctx, prefix, "", 0, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -340,7 +336,10 @@ func (b *rbacRules) list(ctx context.Context, gvr schema.GroupVersionResource, n
 		}
 		out = append(out, authz.Binding{Namespace: sb.Metadata.Namespace, Name: sb.Metadata.Name, Subjects: sb.Subjects, RoleRef: sb.RoleRef})
 	}
-	b.bindings[prefix] = out
+	if b.bindings == nil {
+		b.bindings = map[string]readAt[[]authz.Binding]{}
+	}
+	b.bindings[prefix] = readAt[[]authz.Binding]{list.Revision, out}
 	return out, nil
 }
 
@@ -355,24 +354,29 @@ func (b *rbacRules) RoleBindings(ctx context.Context, ns string) ([]authz.Bindin
 func (b *rbacRules) RoleRules(ctx context.Context, ns, name string) ([]authz.Rule, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	rev, err := b.at(ctx)
-	if err != nil {
-		return nil, err
-	}
 	gvr := clusterRolesGVR
 	if ns != "" {
 		gvr = rolesGVR
 	}
-	key := objectKey(catalog.LookupBuiltin(gvr), ns, name)
-	if rules, ok := b.rules[key]; ok {
-		if rules == nil {
+	res := catalog.LookupBuiltin(gvr)
+	key := objectKey(res, ns, name)
+	if cached, ok := b.rules[key]; ok && b.current(res, cached.rev) {
+		if cached.value == nil {
 			return nil, authz.ErrRoleNotFound
 		}
-		return rules, nil
+		return cached.value, nil
+	}
+	// Read at a revision, so that a write after it is seen as one.
+	rev, err := b.s.store.CurrentRevision(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if b.rules == nil {
+		b.rules = map[string]readAt[[]authz.Rule]{}
 	}
 	kv, err := b.s.store.Get(ctx, key, rev)
 	if errors.Is(err, store.ErrNotFound) {
-		b.rules[key] = nil
+		b.rules[key] = readAt[[]authz.Rule]{rev, nil}
 		return nil, authz.ErrRoleNotFound
 	}
 	if err != nil {
@@ -387,6 +391,6 @@ func (b *rbacRules) RoleRules(ctx context.Context, ns, name string) ([]authz.Rul
 	if role.Rules == nil {
 		role.Rules = []authz.Rule{} // cached as found
 	}
-	b.rules[key] = role.Rules
+	b.rules[key] = readAt[[]authz.Rule]{rev, role.Rules}
 	return role.Rules, nil
 }

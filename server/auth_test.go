@@ -116,6 +116,45 @@ func sortedRules(t *testing.T, body string) map[string]any {
 // anonymous administrator (no RBAC evaluation) and as alice, whose
 // permission comes from a RoleBinding evaluated after the default
 // ClusterRoleBindings.
+// The authorizer keeps the roles and bindings it decoded, but every change
+// to one takes effect at the next request, as unrelated writes come and go.
+func TestAuthorization_FollowsRBACChanges(t *testing.T) {
+	h := newTestServerWith(t, server.Options{})
+	const rbac = "/apis/rbac.authorization.k8s.io/v1/namespaces/dev/"
+	admin := func(method, path, body string, want int) {
+		t.Helper()
+		if code, got := callAPI(t, h, method, path, body); code != want {
+			t.Fatalf("%s %s: %d %s, want %d", method, path, code, got, want)
+		}
+	}
+	alice := func(want int) {
+		t.Helper()
+		admin(http.MethodPost, "/api/v1/namespaces/dev/configmaps", `{"metadata":{"generateName":"unrelated-"}}`, http.StatusCreated)
+		if code, got := callAPI(t, h, http.MethodGet, "/api/v1/namespaces/dev/configmaps/x", "", "Authorization", "Bearer alice-token"); code != want {
+			t.Fatalf("alice's GET: %d %s, want %d", code, got, want)
+		}
+	}
+	admin(http.MethodPost, "/api/v1/namespaces", `{"metadata":{"name":"dev"}}`, http.StatusCreated)
+	admin(http.MethodPost, "/api/v1/namespaces/dev/configmaps", `{"metadata":{"name":"x"}}`, http.StatusCreated)
+	alice(http.StatusForbidden)
+	admin(http.MethodPost, rbac+"rolebindings", `{"metadata":{"name":"alice-cm"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"Role","name":"cm-reader"},"subjects":[{"kind":"User","name":"alice"}]}`, http.StatusCreated)
+	alice(http.StatusForbidden) // the role does not exist yet
+	admin(http.MethodPost, rbac+"roles", `{"metadata":{"name":"cm-reader"},"rules":[{"apiGroups":[""],"resources":["configmaps"],"verbs":["get"]}]}`, http.StatusCreated)
+	alice(http.StatusOK)
+	admin(http.MethodPut, rbac+"roles/cm-reader", `{"metadata":{"name":"cm-reader"},"rules":[{"apiGroups":[""],"resources":["configmaps"],"verbs":["list"]}]}`, http.StatusOK)
+	alice(http.StatusForbidden)
+	admin(http.MethodPut, rbac+"roles/cm-reader", `{"metadata":{"name":"cm-reader"},"rules":[{"apiGroups":[""],"resources":["configmaps"],"verbs":["get"]}]}`, http.StatusOK)
+	alice(http.StatusOK)
+	admin(http.MethodDelete, rbac+"rolebindings/alice-cm", "", http.StatusOK)
+	alice(http.StatusForbidden)
+	admin(http.MethodPost, "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", `{"metadata":{"name":"alice-view"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"cm-getter"},"subjects":[{"kind":"User","name":"alice"}]}`, http.StatusCreated)
+	alice(http.StatusForbidden)
+	admin(http.MethodPost, "/apis/rbac.authorization.k8s.io/v1/clusterroles", `{"metadata":{"name":"cm-getter"},"rules":[{"apiGroups":[""],"resources":["configmaps"],"verbs":["get"]}]}`, http.StatusCreated)
+	alice(http.StatusOK)
+	admin(http.MethodDelete, "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/alice-view", "", http.StatusOK)
+	alice(http.StatusForbidden)
+}
+
 func BenchmarkAuthorization(b *testing.B) {
 	for _, bc := range []struct{ name, auth string }{{"anonymous-admin", ""}, {"rbac-rolebinding", "Bearer alice-token"}} {
 		b.Run(bc.name, func(b *testing.B) {

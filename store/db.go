@@ -112,6 +112,8 @@ type DB struct {
 	// extends another clears that one's too, a needless miss), so a value
 	// found here is the key's current one.
 	gets listCache
+	// prefixWrites answers LastWriteUnder.
+	prefixWrites prefixWrites
 
 	// retention is the history kept (a time.Duration; SetRetention
 	// changes it and signals retentionChanged to the compactor).

@@ -107,6 +107,12 @@ type Store interface {
 	Count(ctx context.Context, prefix string) (int64, error)
 	// CurrentRevision returns the revision of the latest write.
 	CurrentRevision(ctx context.Context) (int64, error)
+	// LastWriteUnder returns a revision at or after that of the newest
+	// write to a key starting with prefix, so that what was read under prefix
+	// at a revision at or after it is still current. A prefix is followed
+	// from the first question about it on: until a write under it, the
+	// answer is the revision of that question.
+	LastWriteUnder(prefix string) int64
 	// CompactedRevision returns the compaction horizon (0 if nothing was
 	// compacted): the changes at or below it are gone, so reads at a
 	// revision below it, and watches after one, fail with ErrCompacted;

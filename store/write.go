@@ -167,6 +167,7 @@ func (db *DB) committed(rev int64, events ...Event) {
 	for _, ev := range events {
 		db.lists.written(ev.KV.Key, ev.KV.ModRevision)
 		db.gets.written(ev.KV.Key, ev.KV.ModRevision)
+		db.prefixWrites.written(ev.KV.Key, ev.KV.ModRevision)
 	}
 	db.rev.Store(rev)
 	db.historyChanged()

@@ -292,3 +292,38 @@ func (s suite) testCount(t *testing.T) {
 		}
 	}
 }
+
+func (s suite) testLastWriteUnder(t *testing.T) {
+	st := s.new(t)
+	mustCreate(t, st, "/a/1", "x")
+	asked := mustCreate(t, st, "/b/1", "x")
+	// Before it follows /a/, the store answers the revision of the question.
+	if got := st.LastWriteUnder("/a/"); got != asked {
+		t.Fatalf("first LastWriteUnder(/a/) = %d, want %d", got, asked)
+	}
+	mustCreate(t, st, "/b/2", "x")
+	mustCreate(t, st, "/ab", "x") // not under /a/
+	if got := st.LastWriteUnder("/a/"); got != asked {
+		t.Fatalf("LastWriteUnder(/a/) after writes elsewhere = %d, want %d", got, asked)
+	}
+	for _, write := range []struct {
+		what string
+		do   func() (int64, error)
+	}{
+		{"create", func() (int64, error) { return st.Create(t.Context(), "/a/2", []byte("x")) }},
+		{"update", func() (int64, error) { return st.Update(t.Context(), "/a/1", []byte("y"), 0) }},
+		{"delete", func() (int64, error) { rev, _, err := st.Delete(t.Context(), "/a/2", 0); return rev, err }},
+		{"create in one transaction", func() (int64, error) {
+			return st.CreateAll(t.Context(), []store.KeyValue{{Key: "/a/3", Value: []byte("x")}, {Key: "/c", Value: []byte("x")}})
+		}},
+	} {
+		rev, err := write.do()
+		wantErr(t, write.what, err, nil)
+		if write.what == "create in one transaction" {
+			rev-- // /a/3 is the first of two
+		}
+		if got := st.LastWriteUnder("/a/"); got != rev {
+			t.Fatalf("LastWriteUnder(/a/) after a %s at %d = %d", write.what, rev, got)
+		}
+	}
+}
