@@ -222,11 +222,19 @@ func (s *registry) deleteMarked(ctx context.Context, d *deletion) (int, any, err
 	}
 	if !d.dryRun {
 		drev, _, err := s.store.Delete(ctx, key, rev)
-		if err != nil {
+		switch {
+		case errors.Is(err, store.ErrNotFound) && d.modified:
+			// Removed by another since this deletion's write (the pod
+			// garbage collector, seeing a pod terminating): the object is
+			// gone as asked, and kube-apiserver answers with it as last
+			// written, not 404.
+			md["resourceVersion"] = strconv.FormatInt(rev, 10)
+		case err != nil:
 			return 0, nil, storeError(d.res, d.name, err)
+		default:
+			md["resourceVersion"] = strconv.FormatInt(drev, 10)
+			s.journal(ctx, d.store, d.obj, DeletionEvent{Phase: PhaseRemoved})
 		}
-		md["resourceVersion"] = strconv.FormatInt(drev, 10)
-		s.journal(ctx, d.store, d.obj, DeletionEvent{Phase: PhaseRemoved})
 	}
 	if d.store.strategy.returnsDeletedObject {
 		return d.answer()
