@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/x509"
 	"encoding/base64"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -18,6 +17,7 @@ import (
 	"kubeplay/internal/jsonmap"
 	"kubeplay/server"
 	"kubeplay/server/inproc"
+	"kubeplay/server/validation"
 	"kubeplay/store"
 )
 
@@ -96,11 +96,7 @@ func parseCertificateRequest(request string) (*x509.CertificateRequest, error) {
 	if err != nil {
 		return nil, err
 	}
-	block, _ := pem.Decode(raw)
-	if block == nil || block.Type != "CERTIFICATE REQUEST" {
-		return nil, errors.New("PEM block type must be CERTIFICATE REQUEST")
-	}
-	req, err := x509.ParseCertificateRequest(block.Bytes)
+	req, err := validation.ParseCertificateRequest(raw)
 	if err != nil {
 		return nil, err
 	}

@@ -2,10 +2,7 @@ package server
 
 import (
 	"context"
-	"crypto/x509"
 	"encoding/base64"
-	"encoding/pem"
-	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -18,6 +15,7 @@ import (
 	"kubeplay/server/authn"
 	"kubeplay/server/authz"
 	"kubeplay/server/catalog"
+	"kubeplay/server/validation"
 )
 
 // The admission plugins of CertificateSigningRequests: who may approve
@@ -60,11 +58,7 @@ func requestOrganizations(b64 string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	block, _ := pem.Decode(data)
-	if block == nil || block.Type != "CERTIFICATE REQUEST" {
-		return nil, errors.New("PEM block type must be CERTIFICATE REQUEST")
-	}
-	csr, err := x509.ParseCertificateRequest(block.Bytes)
+	csr, err := validation.ParseCertificateRequest(data)
 	if err != nil {
 		return nil, err
 	}

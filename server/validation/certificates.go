@@ -59,15 +59,22 @@ func certificateSigningRequest(spec Object) field.ErrorList {
 
 // checkCSR parses a PEM certificate request and checks its signature.
 func checkCSR(request []byte) error {
-	block, _ := pem.Decode(request)
-	if block == nil || block.Type != "CERTIFICATE REQUEST" {
-		return errors.New("PEM block type must be CERTIFICATE REQUEST")
-	}
-	csr, err := x509.ParseCertificateRequest(block.Bytes)
+	csr, err := ParseCertificateRequest(request)
 	if err != nil {
 		return err
 	}
 	return csr.CheckSignature()
+}
+
+// ParseCertificateRequest parses a PEM certificate request (a CSR's
+// spec.request, once decoded from base64), with kube-apiserver's error for
+// a block of another type; it does not check the signature.
+func ParseCertificateRequest(request []byte) (*x509.CertificateRequest, error) {
+	block, _ := pem.Decode(request)
+	if block == nil || block.Type != "CERTIFICATE REQUEST" {
+		return nil, errors.New("PEM block type must be CERTIFICATE REQUEST")
+	}
+	return x509.ParseCertificateRequest(block.Bytes)
 }
 
 // signerName checks a signer's name: a domain of two labels or more, a
