@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -22,20 +23,36 @@ func TestHorizontalPodAutoscaler_scalesOnSimulatedLoad(t *testing.T) {
 		"spec":{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"},"minReplicas":1,"maxReplicas":5,
 		"metrics":[{"type":"Resource","resource":{"name":"cpu","target":{"type":"Utilization","averageUtilization":50}}}]}}`)
 	var hpa map[string]any
-	waitFor(t, "the HPA to reach its maximum", func() bool {
+	desiredRolledOut := func(want ...float64) bool {
 		hpa = mustDo(t, h, 200, "GET", hpas+"/web", "")
 		st, _ := hpa["status"].(map[string]any)
-		return st != nil && st["desiredReplicas"] == 5.0 && rolledOut(t, h, 5, "nginx")
+		if st == nil {
+			return false
+		}
+		desired, _ := st["desiredReplicas"].(float64)
+		return slices.Contains(want, desired) && rolledOut(t, h, int(desired), "nginx")
+	}
+	// Each step waits, on the sandbox's clock, for a metrics window (15 s)
+	// to start after the pods' readiness, and the second for the scale-up
+	// period (15 s) too: let that time pass rather than wait for it.
+	waitFor(t, "the HPA's first look", func() bool {
+		return mustDo(t, h, 200, "GET", hpas+"/web", "")["status"].(map[string]any)["conditions"] != nil
 	})
+	sb.AdvanceClock(16 * time.Second)
+	waitFor(t, "the first step", func() bool { return desiredRolledOut(4, 5) })
+	sb.AdvanceClock(16 * time.Second)
+	waitFor(t, "the HPA to reach its maximum", func() bool { return desiredRolledOut(5) })
 	events := jsonOf(items(t, h, "/api/v1/namespaces/default/events"))
 	for _, msg := range []string{"New size: 4; reason: cpu resource utilization (percentage of request) above target", "New size: 5; reason: cpu resource utilization (percentage of request) above target"} {
 		if !strings.Contains(events, `"message":"`+msg+`"`) || !strings.Contains(events, `"reason":"SuccessfulRescale"`) {
 			t.Errorf("no event %q in %s", msg, events)
 		}
 	}
-	// Five ready pods share the load: 60% each. Read once the controllers
-	// are idle: while pods turn ready, the HPA's list of pods and the
-	// metrics it reads next may see different ready pods.
+	// Five ready pods share the load: 60% each, once the fifth pod's
+	// metrics window has passed since it became ready. Read once the
+	// controllers are idle: while pods turn ready, the HPA's list of pods
+	// and the metrics it reads next may see different ready pods.
+	sb.AdvanceClock(16 * time.Second)
 	waitFor(t, "the status at five replicas", func() bool {
 		hpa = mustDo(t, h, 200, "GET", hpas+"/web", "")
 		return strings.Contains(jsonOf(hpa["status"]), `"averageUtilization":60`)
