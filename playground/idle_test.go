@@ -137,7 +137,9 @@ func TestTaintEviction_TolerationIsIdle(t *testing.T) {
 		for _, e := range requestsOf(t, sb, nodeControllerSA, tainted) {
 			looked[e.Method+" "+e.Path] = true
 		}
-		return looked["GET "+podPath("default", "forever")] && looked["GET "+podPath("default", "patient")]
+		// The node lifecycle controller, as the same service account,
+		// looks at the tainted node once too.
+		return looked["GET "+podPath("default", "forever")] && looked["GET "+podPath("default", "patient")] && looked["GET /api/v1/nodes/kubeplay-worker"]
 	})
 	// The wait is scheduled, so the sandbox is not idle, but it asks nothing.
 	before := lastSeq(t, sb)
