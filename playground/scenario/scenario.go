@@ -138,9 +138,10 @@ type Request struct {
 }
 
 // Watch reads the events of a watch request (Path includes watch=true)
-// until it has Events of them or Timeout passes (default 10s). Then are
-// requests sent, in order, once the watch has started: changes it sees
-// happen (each must succeed).
+// until it has Events of them or Timeout passes (default 10s) after the
+// watch started and its Then requests were answered. Then are requests
+// sent, in order, once the watch has started: changes it sees happen (each
+// must succeed).
 type Watch struct {
 	Path    string            `json:"path"`
 	Headers map[string]string `json:"headers,omitempty"`
@@ -515,8 +516,11 @@ func (r *runner) newRequest(ctx context.Context, method, path string, headers ma
 	return req, nil
 }
 
+// requestLimit bounds each request and kubectl command of a scenario.
+const requestLimit = 30 * time.Second
+
 func (r *runner) do(ctx context.Context, method, path string, headers map[string]string, body any) (int, http.Header, []byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, requestLimit)
 	defer cancel()
 	req, err := r.newRequest(ctx, method, path, headers, body)
 	if err != nil {
@@ -613,7 +617,7 @@ func excerpt(b []byte) string {
 // kubectl runs a kubectl step's command and checks its output (as the
 // body: bodyContains, and jsonpath and capture of -o json output).
 func (r *runner) kubectl(ctx context.Context, st Step) (string, []string) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, requestLimit)
 	defer cancel()
 	var out bytes.Buffer
 	err := r.console.Run(ctx, r.expand(st.Kubectl), r.expand(st.File), &out)
@@ -633,13 +637,18 @@ func (r *runner) kubectl(ctx context.Context, st Step) (string, []string) {
 // watch reads the events of a watch and compares them with the expected.
 func (r *runner) watch(ctx context.Context, st Step) (int, []string) {
 	w := st.Watch
-	ctx, cancel := context.WithTimeout(ctx, duration(w.Timeout, 10*time.Second))
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	req, err := r.newRequest(ctx, "GET", w.Path, w.Headers, nil)
 	if err != nil {
 		return 0, []string{err.Error()}
 	}
+	// Starting the watch and each change are bounded as any request is; the
+	// events then have Timeout to arrive, however slowly a busy machine
+	// answered the changes.
+	started := time.AfterFunc(requestLimit, cancel)
 	resp, err := r.t.Client.Do(req)
+	started.Stop()
 	if err != nil {
 		return 0, []string{err.Error()}
 	}
@@ -658,6 +667,7 @@ func (r *runner) watch(ctx context.Context, st Step) (int, []string) {
 			fails = append(fails, fmt.Sprintf("then %s %s: %v", then.Method, r.expand(then.Path), err))
 		}
 	}
+	defer time.AfterFunc(duration(w.Timeout, 10*time.Second), cancel).Stop()
 	var events []map[string]any
 	dec := json.NewDecoder(resp.Body)
 	for len(events) < w.Events {
