@@ -17,9 +17,13 @@ import (
 
 // openSandboxWith opens a sandbox with opts, over a new in-memory store
 // unless opts has one, once the serviceaccount controller (if it runs) has
-// made the default namespace's ServiceAccount.
+// made the default namespace's ServiceAccount. kubeadm's add-ons are off
+// (see openCluster) unless opts.Controllers names them.
 func openSandboxWith(t testing.TB, opts playground.Options) *playground.Sandbox {
 	t.Helper()
+	if _, named := opts.Controllers.Off["kubeadm"]; !named {
+		opts.Controllers = opts.Controllers.Without("kubeadm")
+	}
 	if opts.Store == nil {
 		st, err := store.Open(t.Context(), ":memory:", store.Options{})
 		if err != nil {

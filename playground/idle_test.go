@@ -56,7 +56,7 @@ func assertStaysIdle(t testing.TB, sb *playground.Sandbox) {
 // would look again every few seconds; the change that releases the object
 // is what matters, and it wakes the controller here).
 func TestNamespaceTermination_StuckNamespaceIsIdle(t *testing.T) {
-	sb := openSandbox(t)
+	sb := openCluster(t)
 	h := sb.Handler()
 	mustDo(t, h, 201, "POST", "/api/v1/namespaces", `{"metadata":{"name":"stuck"}}`)
 	createCM(t, h, "stuck", "held", `"finalizers":["example.com/hold"]`)

@@ -11,7 +11,7 @@ import (
 // tainted node, kube-proxy and kindnet on every node, CoreDNS's two pods
 // behind kube-dns.
 func TestKubeSystem_asOnKind(t *testing.T) {
-	sb := openSandbox(t)
+	sb := openCluster(t)
 	h := sb.Handler()
 	nodes := []string{"kubeplay-control-plane", "kubeplay-worker", "kubeplay-worker2", "kubeplay-worker3"}
 	waitNodes(t, sb, nodes...)

@@ -12,17 +12,31 @@ import (
 	"kubeplay/store"
 )
 
-// openSandbox opens a sandbox running every controller, once its default
-// namespace has what the controllers give every namespace (the default
-// ServiceAccount, which pods need, and kube-root-ca.crt), as a cluster's
-// has by the time anyone uses it.
+// openSandbox opens a sandbox running every controller but kubeadm's
+// add-ons (see openCluster), once its default namespace has what the
+// controllers give every namespace (the default ServiceAccount, which pods
+// need, and kube-root-ca.crt), as a cluster's has by the time anyone uses it.
 func openSandbox(t *testing.T) *playground.Sandbox {
+	t.Helper()
+	return openWith(t, playground.Controllers{}.Without("kubeadm"))
+}
+
+// openCluster opens a sandbox as a user gets one, kube-system's add-ons
+// (kube-proxy, kindnet, CoreDNS) included. Their fourteen pods, their
+// events and the controllers' passes over them are six sevenths of a
+// sandbox's start, so only tests about the whole cluster pay for them.
+func openCluster(t *testing.T) *playground.Sandbox {
+	t.Helper()
+	return openWith(t, playground.Controllers{})
+}
+
+func openWith(t *testing.T, c playground.Controllers) *playground.Sandbox {
 	t.Helper()
 	st, err := store.Open(t.Context(), ":memory:", store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sb, err := playground.Open(t.Context(), playground.Options{Store: st})
+	sb, err := playground.Open(t.Context(), playground.Options{Store: st, Controllers: c})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -141,7 +141,7 @@ func rolledOut(t *testing.T, h http.Handler, replicas int, image string) bool {
 }
 
 func TestWorkloads_deploymentRollsOutThenIdles(t *testing.T) {
-	sb := openSandbox(t)
+	sb := openCluster(t)
 	h := sb.Handler()
 	mustDo(t, h, 201, "POST", "/apis/apps/v1/namespaces/default/deployments", strings.Replace(deploymentJSON, `"replicas":2`, `"replicas":3`, 1))
 	waitFor(t, "three running pods and an available Deployment", func() bool { return rolledOut(t, h, 3, "nginx") })
