@@ -30,7 +30,10 @@ func sandboxTarget(t *testing.T) scenario.Target {
 		srv.Close()
 		m.Close()
 	})
-	ms, err := m.Create(t.Context(), playground.CreateOptions{})
+	// Without kube-system's add-ons, most of a sandbox's start: kubeplay
+	// run (package app's TestRun) runs every built-in scenario in a sandbox
+	// as users get it.
+	ms, err := m.Create(t.Context(), playground.CreateOptions{Controllers: playground.Controllers{}.Without("kubeadm")})
 	if err != nil {
 		t.Fatal(err)
 	}
