@@ -22,7 +22,9 @@ func newConsole(t *testing.T) *cli.Console {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sb, err := playground.Open(t.Context(), playground.Options{Store: st})
+	// Without kube-system's add-ons, most of a sandbox's start: the
+	// console's commands are what is tested here.
+	sb, err := playground.Open(t.Context(), playground.Options{Store: st, Controllers: playground.Controllers{}.Without("kubeadm")})
 	if err != nil {
 		t.Fatal(err)
 	}
