@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"kubeplay/playground"
-	"kubeplay/store"
 )
 
 // openSandbox opens a sandbox running every controller but kubeadm's
@@ -18,30 +17,24 @@ import (
 // need, and kube-root-ca.crt), as a cluster's has by the time anyone uses it.
 func openSandbox(t *testing.T) *playground.Sandbox {
 	t.Helper()
-	return openWith(t, playground.Controllers{}.Without("kubeadm"))
+	return withRootCA(t, openSandboxWith(t, playground.Options{}))
 }
 
-// openCluster opens a sandbox as a user gets one, kube-system's add-ons
-// (kube-proxy, kindnet, CoreDNS) included. Their fourteen pods, their
-// events and the controllers' passes over them are six sevenths of a
-// sandbox's start, so only tests about the whole cluster pay for them.
+// openCluster opens a sandbox as openSandbox does, but as a user gets one:
+// kube-system's add-ons (kube-proxy, kindnet, CoreDNS) included. Their
+// fourteen pods, their events and the controllers' passes over them are
+// six sevenths of a sandbox's start, so only tests about the whole cluster
+// pay for them.
 func openCluster(t *testing.T) *playground.Sandbox {
 	t.Helper()
-	return openWith(t, playground.Controllers{})
+	addons := playground.Controllers{Off: map[string]bool{"kubeadm": false}}
+	return withRootCA(t, openSandboxWith(t, playground.Options{Controllers: addons}))
 }
 
-func openWith(t *testing.T, c playground.Controllers) *playground.Sandbox {
+// withRootCA returns sb once the root CA publisher has given its default
+// namespace kube-root-ca.crt.
+func withRootCA(t *testing.T, sb *playground.Sandbox) *playground.Sandbox {
 	t.Helper()
-	st, err := store.Open(t.Context(), ":memory:", store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sb, err := playground.Open(t.Context(), playground.Options{Store: st, Controllers: c})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sb.Close() })
-	waitForDefaultServiceAccount(t, sb.Handler(), "default")
 	waitFor(t, "kube-root-ca.crt in default", func() bool {
 		code, _ := do(t, sb.Handler(), "GET", "/api/v1/namespaces/default/configmaps/kube-root-ca.crt", "")
 		return code == 200

@@ -112,10 +112,6 @@ func sortedRules(t *testing.T, body string) map[string]any {
 	return v
 }
 
-// BenchmarkAuthorization measures a GET of one ConfigMap as the
-// anonymous administrator (no RBAC evaluation) and as alice, whose
-// permission comes from a RoleBinding evaluated after the default
-// ClusterRoleBindings.
 // The authorizer keeps the roles and bindings it decoded, but every change
 // to one takes effect at the next request, as unrelated writes come and go.
 func TestAuthorization_FollowsRBACChanges(t *testing.T) {
@@ -155,6 +151,10 @@ func TestAuthorization_FollowsRBACChanges(t *testing.T) {
 	alice(http.StatusForbidden)
 }
 
+// BenchmarkAuthorization measures a GET of one ConfigMap as the
+// anonymous administrator (no RBAC evaluation) and as alice, whose
+// permission comes from a RoleBinding evaluated after the default
+// ClusterRoleBindings.
 func BenchmarkAuthorization(b *testing.B) {
 	for _, bc := range []struct{ name, auth string }{{"anonymous-admin", ""}, {"rbac-rolebinding", "Bearer alice-token"}} {
 		b.Run(bc.name, func(b *testing.B) {
