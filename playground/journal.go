@@ -61,7 +61,21 @@ func (j *DeletionJournal) record(ev server.DeletionEvent) {
 			j.order = j.order[1:]
 		}
 	}
-	j.byUID[key] = append(j.byUID[key], ev)
+	j.byUID[key] = insertByRevision(j.byUID[key], ev)
+}
+
+// insertByRevision adds ev to tl after the events of writes later than
+// its own: racing writers (the namespace controller's /finalize, the
+// garbage collector's removal of foregroundDeletion) report their writes
+// in whatever order their requests return.
+func insertByRevision(tl []server.DeletionEvent, ev server.DeletionEvent) []server.DeletionEvent {
+	i := len(tl)
+	if ev.Revision > 0 {
+		for i > 0 && tl[i-1].Revision > ev.Revision {
+			i--
+		}
+	}
+	return slices.Insert(tl, i, ev)
 }
 
 func (j *DeletionJournal) evict(key string) {

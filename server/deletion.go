@@ -52,6 +52,11 @@ type DeletionEvent struct {
 	Time   time.Time     `json:"time"`
 	Phase  DeletionPhase `json:"phase"`
 	Object ObjectRef     `json:"object"`
+	// Revision is the store's revision of the write the phase is (0 for a
+	// request, or what the garbage collector records): writes racing each
+	// other are journaled as their requests return, so a timeline is kept
+	// in the order of the writes, not of their reports.
+	Revision int64 `json:"revision,omitempty"`
 	// Actor is who made the request: its User-Agent until kubeplay
 	// authenticates users.
 	Actor   string                `json:"actor,omitempty"`
@@ -106,10 +111,10 @@ func allFinalizers(st *strategy, obj object) []string {
 	return out
 }
 
-// journalWrite records what a write of an object being deleted did: each
-// finalizer it removed (compared with the object at revision prev) and, if
-// it was the last, the object's removal.
-func (s *registry) journalWrite(ctx context.Context, rs *resourceStore, key string, prev int64, obj object, removed bool) {
+// journalWrite records what the write at revision rev of an object being
+// deleted did: each finalizer it removed (compared with the object at
+// revision prev) and, if it was the last, the object's removal.
+func (s *registry) journalWrite(ctx context.Context, rs *resourceStore, key string, prev, rev int64, obj object, removed bool) {
 	if s.onDeletion == nil {
 		return
 	}
@@ -124,11 +129,11 @@ func (s *registry) journalWrite(ctx context.Context, rs *resourceStore, key stri
 	now := allFinalizers(rs.strategy, obj)
 	for _, f := range allFinalizers(rs.strategy, old) {
 		if !slices.Contains(now, f) {
-			s.journal(ctx, rs, obj, DeletionEvent{Phase: PhaseFinalizerRemoved, Finalizer: f})
+			s.journal(ctx, rs, obj, DeletionEvent{Phase: PhaseFinalizerRemoved, Finalizer: f, Revision: rev})
 		}
 	}
 	if removed {
-		s.journal(ctx, rs, obj, DeletionEvent{Phase: PhaseRemoved})
+		s.journal(ctx, rs, obj, DeletionEvent{Phase: PhaseRemoved, Revision: rev})
 	}
 }
 
@@ -174,11 +179,12 @@ func (s *registry) unsafeDeleteObject(ctx context.Context, rs *resourceStore, ns
 	if _, err := rs.decode(kv); err == nil {
 		return 0, nil, notCorrupt
 	}
-	if _, _, err := s.store.Delete(ctx, key, kv.ModRevision); err != nil {
+	rev, _, err := s.store.Delete(ctx, key, kv.ModRevision)
+	if err != nil {
 		return 0, nil, storeError(res, name, err)
 	}
 	s.journal(ctx, rs, object{"metadata": map[string]any{"namespace": ns, "name": name}},
-		DeletionEvent{Phase: PhaseRemoved, Message: "corrupt object deleted unsafely (ignoreStoreReadErrorWithClusterBreakingPotential)"})
+		DeletionEvent{Phase: PhaseRemoved, Revision: rev, Message: "corrupt object deleted unsafely (ignoreStoreReadErrorWithClusterBreakingPotential)"})
 	return http.StatusOK, &metav1.Status{
 		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
 		Status:   metav1.StatusSuccess, Code: http.StatusOK,

@@ -429,10 +429,11 @@ func (s *registry) commitUpdate(ctx context.Context, rs *resourceStore, ns, name
 	key := rs.key(ns, name)
 	if deleting(obj) && len(allFinalizers(rs.strategy, obj)) == 0 && int64Of(metadata(obj)["deletionGracePeriodSeconds"]) == 0 {
 		if !isDryRun {
-			if _, _, err := s.store.Delete(ctx, key, expected); err != nil {
+			rev, _, err := s.store.Delete(ctx, key, expected)
+			if err != nil {
 				return nil, storeError(res, name, err)
 			}
-			s.journalWrite(ctx, rs, key, expected, obj, true)
+			s.journalWrite(ctx, rs, key, expected, rev, obj, true)
 		}
 		// kube-apiserver answers with the object at the revision it read,
 		// as its Go type encodes it.
@@ -455,7 +456,7 @@ func (s *registry) commitUpdate(ctx context.Context, rs *resourceStore, ns, name
 	}
 	metadata(obj)["resourceVersion"] = strconv.FormatInt(rev, 10)
 	if deleting(obj) {
-		s.journalWrite(ctx, rs, key, expected, obj, false)
+		s.journalWrite(ctx, rs, key, expected, rev, obj, false)
 	}
 	return obj, nil
 }

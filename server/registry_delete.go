@@ -233,7 +233,7 @@ func (s *registry) deleteMarked(ctx context.Context, d *deletion) (int, any, err
 			return 0, nil, storeError(d.res, d.name, err)
 		default:
 			md["resourceVersion"] = strconv.FormatInt(drev, 10)
-			s.journal(ctx, d.store, d.obj, DeletionEvent{Phase: PhaseRemoved})
+			s.journal(ctx, d.store, d.obj, DeletionEvent{Phase: PhaseRemoved, Revision: drev})
 		}
 	}
 	if d.store.strategy.returnsDeletedObject {
@@ -258,7 +258,8 @@ func (s *registry) writeDeleting(ctx context.Context, d *deletion) (int, any, er
 	// finalizers): that is journaled as its removal, not as marked.
 	stays := len(allFinalizers(d.store.strategy, out)) > 0 || int64Of(metadata(out)["deletionGracePeriodSeconds"]) > 0
 	if !d.dryRun && !d.wasDeleting && stays {
-		s.journal(ctx, d.store, out, DeletionEvent{Phase: PhaseMarked})
+		rev, _ := strconv.ParseInt(str(metadata(out), "resourceVersion"), 10, 64)
+		s.journal(ctx, d.store, out, DeletionEvent{Phase: PhaseMarked, Revision: rev})
 	}
 	return d.code, out, nil
 }
