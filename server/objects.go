@@ -50,7 +50,16 @@ func readBody(r *http.Request, res *catalog.Resource) (object, error) {
 		}
 		body, mt = j, encoding.JSON
 	}
-	obj, err := encoding.DecodeObject(mt, body)
+	// A built-in type's JSON is decoded once, as its Go type (decodeTyped
+	// below); only its apiVersion and kind are read first.
+	var obj object
+	var apiVersion, kind string
+	if mt == encoding.JSON && res.Custom == nil {
+		apiVersion, kind, err = encoding.TypeMeta(body)
+	} else if obj, err = encoding.DecodeObject(mt, body); err == nil {
+		apiVersion, _ = obj["apiVersion"].(string)
+		kind, _ = obj["kind"].(string)
+	}
 	var yamlErr *encoding.YAMLSyntaxError
 	switch {
 	case errors.As(err, &yamlErr), err != nil && mt == encoding.Protobuf:
@@ -58,8 +67,6 @@ func readBody(r *http.Request, res *catalog.Resource) (object, error) {
 	case err != nil:
 		return nil, encoding.BadRequest("the object provided is unrecognized (must be of type %s): couldn't get version/kind; json parse error: %v (%s)", res.Kind, err, excerpt(body))
 	}
-	apiVersion, _ := obj["apiVersion"].(string)
-	kind, _ := obj["kind"].(string)
 	if apiVersion == "" {
 		apiVersion = res.APIVersion()
 	}

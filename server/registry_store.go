@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -341,8 +342,12 @@ func (s *registry) namespaceLifecycle(ctx context.Context, res *catalog.Resource
 	if err != nil {
 		return storeError(nsRes, ns, err)
 	}
-	// Every create reads its namespace: only the deletion timestamp is
-	// decoded, not the whole object.
+	// Every create reads its namespace: a namespace whose stored JSON does
+	// not name a deletion timestamp is not decoded at all, and otherwise
+	// only the deletion timestamp is.
+	if !bytes.Contains(kv.Value, []byte(`"deletionTimestamp"`)) {
+		return nil
+	}
 	var stored struct {
 		Metadata struct {
 			DeletionTimestamp any `json:"deletionTimestamp"`

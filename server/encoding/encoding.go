@@ -102,13 +102,7 @@ func DecodeObject(mediaType string, body []byte) (map[string]any, error) {
 		}
 		body = j
 	}
-	// kube-apiserver first reads apiVersion and kind: its error for a body
-	// that is no object names this struct.
-	var typeMeta struct {
-		APIVersion string `json:"apiVersion,omitempty"`
-		Kind       string `json:"kind,omitempty"`
-	}
-	if err := json.Unmarshal(body, &typeMeta); err != nil {
+	if _, _, err := TypeMeta(body); err != nil {
 		return nil, err
 	}
 	var obj map[string]any
@@ -117,10 +111,24 @@ func DecodeObject(mediaType string, body []byte) (map[string]any, error) {
 	if err := dec.Decode(&obj); err != nil {
 		return nil, err
 	}
-	if obj == nil {
-		return nil, errors.New("object is null")
-	}
 	return obj, nil
+}
+
+// TypeMeta reads the apiVersion and kind of body, a JSON object, failing
+// as DecodeObject does for JSON that is not one. kube-apiserver reads them
+// first: its error for a body that is no object names this struct.
+func TypeMeta(body []byte) (apiVersion, kind string, err error) {
+	var typeMeta struct {
+		APIVersion string `json:"apiVersion,omitempty"`
+		Kind       string `json:"kind,omitempty"`
+	}
+	if err := json.Unmarshal(body, &typeMeta); err != nil {
+		return "", "", err
+	}
+	if bytes.Equal(bytes.TrimSpace(body), []byte("null")) {
+		return "", "", errors.New("object is null")
+	}
+	return typeMeta.APIVersion, typeMeta.Kind, nil
 }
 
 // YAMLSyntaxError is a YAML body that does not parse: kube-apiserver reports
