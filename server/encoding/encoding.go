@@ -206,8 +206,7 @@ func writeOrdered(b *bytes.Buffer, m map[string]any, first []string, write func(
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		kb, _ := json.Marshal(k)
-		b.Write(kb)
+		writeString(b, k)
 		b.WriteByte(':')
 		var err error
 		if write != nil {
@@ -246,15 +245,6 @@ func writeManagedFields(b *bytes.Buffer, entries []any) error {
 		}
 	}
 	b.WriteByte(']')
-	return nil
-}
-
-func writeValue(b *bytes.Buffer, v any) error {
-	enc := json.NewEncoder(b)
-	if err := enc.Encode(v); err != nil {
-		return err
-	}
-	b.Truncate(b.Len() - 1) // Encode's newline
 	return nil
 }
 
