@@ -74,6 +74,7 @@ func (c *controller) run(ctx context.Context) {
 			if !ok {
 				return
 			}
+			yieldToHost() // each reconcile a task of the host's own (see yield_js.go)
 			after, err := r.reconcile(ctx, key)
 			switch {
 			case err != nil && ctx.Err() == nil:
@@ -108,6 +109,7 @@ func (c *controller) follow(ctx context.Context) {
 	for ctx.Err() == nil {
 		var err error
 		if rev == 0 {
+			yieldToHost() // a cluster's controllers start together: one resync at a time
 			rev, err = st.CurrentRevision(ctx)
 			if err == nil {
 				var keys []string

@@ -215,6 +215,21 @@ async function start(options) {
 	return engine;
 }
 
+// release asks worker to stop its engine and release the saved database,
+// and resolves once it has, or after a few seconds: the files are then
+// free for the worker that replaces it.
+function release(worker) {
+	return new Promise((resolve) => {
+		const timer = setTimeout(resolve, 5000);
+		worker.addEventListener("message", (e) => {
+			if (e.data?.type !== "closed") return;
+			clearTimeout(timer);
+			resolve();
+		});
+		worker.postMessage({ type: "close" });
+	});
+}
+
 // restart replaces the engine's worker by a new one started with options.
 async function restart(options) {
 	options.memory = memory;
@@ -223,6 +238,7 @@ async function restart(options) {
 	engine = null;
 	const reason = new DOMException("kubeplay: the engine restarted", "AbortError");
 	for (const fail of inflight) fail(reason);
+	if (old) await release(old);
 	old?.terminate();
 	started = start(options);
 	try {

@@ -5,6 +5,8 @@
 //
 // page -> worker
 //   {type: "start", module, reset, snapshot, memory}
+//   {type: "close"}   stop the engine and release the database, then
+//                     answer {type: "closed"}: this worker is replaced
 //                       run the engine; reset: empty the saved database
 //                       first; snapshot: an SQLite file (Uint8Array) to
 //                       replace it with first; memory: use a database in
@@ -109,7 +111,9 @@ Promise.all([sqlite, goRuntime]).catch((err) =>
 
 onmessage = (e) => {
 	const m = e.data;
-	if (m.type === "start") {
+	if (m.type === "close") {
+		closeEngine();
+	} else if (m.type === "start") {
 		start(m).catch((err) => postMessage({ type: "failed", message: err.message ?? String(err) }));
 	} else if (!engine) {
 		early.push(m);
@@ -145,6 +149,23 @@ function handle(m) {
 			exportDatabase();
 			break;
 	}
+}
+
+// closeEngine stops the engine and releases the saved database's files,
+// then says so: the worker that replaces this one opens them at once,
+// where a worker terminated while its engine works holds them for seconds.
+function closeEngine() {
+	const done = (err) => {
+		if (err) console.warn(`kubeplay: closing the engine: ${err}`);
+		try {
+			pool?.pauseVfs();
+		} catch (err) {
+			console.warn(`kubeplay: releasing the database: ${err.message ?? err}`);
+		}
+		postMessage({ type: "closed" });
+	};
+	if (engine) engine.close(done);
+	else done(null);
 }
 
 // sink forwards the engine's answer to request id to the page.

@@ -20,13 +20,19 @@ import (
 // goes back through the caller's sink.
 type engine struct {
 	site http.Handler
+	// answered runs once, when the head of the first answer has gone to
+	// the page: the simulated cluster's controllers start then, as a
+	// kube-controller-manager starts once its API server answers, so that
+	// their first passes do not hold the engine's one thread before it.
+	answered func()
+	close    func() error
 
 	mu       sync.Mutex // never held while calling JavaScript
 	inflight map[int]*bridge.Exchange
 }
 
-func newEngine(site http.Handler) *engine {
-	return &engine{site: site, inflight: make(map[int]*bridge.Exchange)}
+func newEngine(site http.Handler, answered func(), close func() error) *engine {
+	return &engine{site: site, answered: sync.OnceFunc(answered), close: close, inflight: make(map[int]*bridge.Exchange)}
 }
 
 // jsValue returns the engine as the page sees it. Its functions live as long
@@ -45,6 +51,8 @@ func newEngine(site http.Handler) *engine {
 //	      end(error)             once, last: null when the body is complete,
 //	                             else a message (a network error: no answer
 //	                             if head was not called, else a cut body).
+//	close(done)  stops the controllers and closes the database, then
+//	             calls done(error): the worker is about to be replaced.
 //	cancel(id)   cancels request id (abort, or the body stream cancelled).
 //	resume(id)   the consumer of request id wants more after chunk said false.
 //	receive(id, bytes)
@@ -56,7 +64,22 @@ func newEngine(site http.Handler) *engine {
 // called before serve, cancel or resume returns.
 func (e *engine) jsValue() js.Value {
 	return js.ValueOf(map[string]any{
-		"serve":  js.FuncOf(e.serve),
+		"serve": js.FuncOf(e.serve),
+		"close": js.FuncOf(func(_ js.Value, args []js.Value) any {
+			if len(args) != 1 || args[0].Type() != js.TypeFunction {
+				return nil
+			}
+			done := args[0]
+			// Closing waits for the controllers, which need the event loop.
+			go func() {
+				msg := any(nil)
+				if err := e.close(); err != nil {
+					msg = err.Error()
+				}
+				done.Invoke(msg)
+			}()
+			return nil
+		}),
 		"cancel": js.FuncOf(e.withExchange((*bridge.Exchange).Cancel)),
 		"resume": js.FuncOf(e.withExchange((*bridge.Exchange).Resume)),
 		"receive": js.FuncOf(func(this js.Value, args []js.Value) any {
@@ -87,7 +110,7 @@ func (e *engine) serve(_ js.Value, args []js.Value) any {
 		sink.End(err)
 		return nil
 	}
-	ex := bridge.New(r, sink)
+	ex := bridge.New(r, headSink{sink, e.answered})
 	e.mu.Lock()
 	if _, dup := e.inflight[id]; dup {
 		e.mu.Unlock()
@@ -156,6 +179,17 @@ func newRequest(method, rawURL, headers, body js.Value) (r *http.Request, err er
 		r.Header.Add(headers.Index(i).String(), headers.Index(i+1).String())
 	}
 	return r, nil
+}
+
+// headSink is a sink that calls sent once it has delivered a head.
+type headSink struct {
+	jsSink
+	sent func()
+}
+
+func (s headSink) Head(status int, h http.Header) {
+	s.jsSink.Head(status, h)
+	s.sent()
 }
 
 // jsSink is the page's sink object as a bridge.Sink. A JavaScript exception

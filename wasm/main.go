@@ -62,13 +62,13 @@ func run(ctx context.Context, global js.Value) error {
 	if db.Type() != js.TypeString {
 		return fmt.Errorf("globalThis.%s is not a string: start this program with static/worker.js", databaseGlobal)
 	}
-	site, err := open(ctx, global, db.String())
+	site, sb, err := open(ctx, global, db.String())
 	if err != nil {
 		hook.Invoke(err.Error(), js.Null())
 		return err
 	}
 	mark(global, "engine")
-	hook.Invoke(js.Null(), newEngine(site).jsValue())
+	hook.Invoke(js.Null(), newEngine(site, func() { go sb.StartControllers() }, sb.Close).jsValue())
 	return nil
 }
 
@@ -80,21 +80,23 @@ func mark(global js.Value, step string) {
 }
 
 // open opens the store on database db and the sandbox, emulating the
-// release the host kept, and returns the site to serve: the UI and API, and
-// the page's command line (package cli), with neither the playground API
-// nor the browser-mode files, which the page itself comes from. They live
-// as long as the page, so nothing closes them once open.
-func open(ctx context.Context, global js.Value, db string) (http.Handler, error) {
+// release the host kept, and returns the site to serve (the UI and API, and
+// the page's command line, package cli, with neither the playground API
+// nor the browser-mode files, which the page itself comes from) and the
+// sandbox, whose controllers it leaves stopped. They live as long as the
+// worker, which closes the sandbox before the page replaces it.
+func open(ctx context.Context, global js.Value, db string) (http.Handler, *playground.Sandbox, error) {
 	st, err := store.Open(ctx, db, store.Options{})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	opts := playground.Options{Store: st}
+	opts := playground.Options{Store: st, StartControllersLater: true}
 	loadEmulation(global, &opts)
 	sb, err := playground.Open(ctx, opts)
 	if err != nil {
 		st.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	return website.New(website.Options{Sandbox: keptSandbox{Sandbox: sb, save: global.Get(saveEmulationHook)}}), nil
+	site := website.New(website.Options{Sandbox: keptSandbox{Sandbox: sb, save: global.Get(saveEmulationHook)}})
+	return site, sb, nil
 }
