@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/uuid"
 
@@ -356,6 +357,45 @@ func (s *registry) markDangling(ctx context.Context, res *catalog.Resource, obj 
 	}
 	_, err = s.commitUpdate(ctx, newResourceStore(res), "", name, out, kv, false)
 	return err
+}
+
+// levelWritten marks the FlowSchemas naming a priority level just written
+// (created, or removed by the update that dropped its last finalizer).
+func (s *registry) levelWritten(ctx context.Context, res *catalog.Resource, level object) error {
+	return s.markFlowSchemasDangling(ctx, res, str(metadata(level), "name"))
+}
+
+// levelsDeleted marks every FlowSchema after a request deleted priority
+// levels.
+func (s *registry) levelsDeleted(ctx context.Context, res *catalog.Resource) error {
+	return s.markFlowSchemasDangling(ctx, res, "")
+}
+
+// markFlowSchemasDangling is the work of kube-apiserver's APF configuration
+// consumer when a priority level (of resource res) comes or goes: each
+// FlowSchema naming level ("": any level) gets the Dangling condition that
+// says whether its level exists now, when it does not have it already.
+func (s *registry) markFlowSchemasDangling(ctx context.Context, res *catalog.Resource, level string) error {
+	schemas := catalog.LookupBuiltin(schema.GroupVersionResource{Group: res.Group, Version: res.Version, Resource: "flowschemas"})
+	list, err := s.store.List(ctx, collectionPrefix(schemas, ""), "", 0, 0)
+	if err != nil {
+		return storeError(schemas, "", err)
+	}
+	for _, kv := range list.Items {
+		obj, err := decodeStored(schemas, kv)
+		if err != nil {
+			return err
+		}
+		if level != "" && jsonmap.String(obj, "spec", "priorityLevelConfiguration", "name") != level {
+			continue
+		}
+		// A FlowSchema written meanwhile had its condition written after
+		// that write, from the levels as they are now.
+		if err := s.markDangling(ctx, schemas, obj); err != nil && !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
+			return err
+		}
+	}
+	return nil
 }
 
 // bootstrapKey returns the resource and the key of a bootstrap object.
