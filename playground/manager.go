@@ -541,19 +541,21 @@ func (ms *Managed) SetControllers(c Controllers) {
 }
 
 // SetVersion makes the sandbox emulate Kubernetes release 1.minor, at once
-// and across restarts; the error is that of keeping it.
+// and across restarts; the error is that of switching it or keeping it.
 func (ms *Managed) SetVersion(minor int) error {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	ms.version = minor
+	var err error
 	if ms.sb != nil {
-		ms.sb.SetVersion(minor)
+		err = ms.sb.SetVersion(minor)
 	}
-	return ms.saveEmulationLocked()
+	return errors.Join(err, ms.saveEmulationLocked())
 }
 
 // SetFeatureGates switches the given feature gates, keeping the others, at
-// once and across restarts; the error is that of keeping them.
+// once and across restarts; the error is that of switching them or
+// keeping them.
 func (ms *Managed) SetFeatureGates(fg server.FeatureGates) error {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
@@ -561,10 +563,11 @@ func (ms *Managed) SetFeatureGates(fg server.FeatureGates) error {
 	maps.Copy(gates, ms.gates)
 	maps.Copy(gates, fg)
 	ms.gates = gates
+	var err error
 	if ms.sb != nil {
-		ms.sb.SetFeatureGates(ms.gates)
+		err = ms.sb.SetFeatureGates(ms.gates)
 	}
-	return ms.saveEmulationLocked()
+	return errors.Join(err, ms.saveEmulationLocked())
 }
 
 // dbPath is where the sandbox's database file lives.

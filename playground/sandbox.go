@@ -125,24 +125,27 @@ func (sb *Sandbox) StartControllers() { sb.SetControllers(sb.Controllers()) }
 const installerAgent = "kubeplay-cluster-setup"
 
 // SetRuntimeConfig switches the sandbox's group versions and resources at
-// once, without a restart: objects of a type switched off stay stored.
-func (sb *Sandbox) SetRuntimeConfig(rc server.RuntimeConfig) { sb.api.SetRuntimeConfig(rc) }
+// once, without a restart: objects of a type switched off stay stored. The
+// error is the store's (see server.Server.SetRuntimeConfig).
+func (sb *Sandbox) SetRuntimeConfig(rc server.RuntimeConfig) error {
+	return sb.api.SetRuntimeConfig(rc)
+}
 
 // SetVersion makes the sandbox's API emulate Kubernetes release 1.minor at
 // once, without a restart (see server.Server.SetVersion): objects of a type
-// that release does not serve stay stored.
-func (sb *Sandbox) SetVersion(minor int) { sb.api.SetVersion(minor) }
+// that release does not serve stay stored. The error is the store's.
+func (sb *Sandbox) SetVersion(minor int) error { return sb.api.SetVersion(minor) }
 
 // Version returns the minor version of the release the sandbox emulates.
 func (sb *Sandbox) Version() int { return sb.api.Version() }
 
 // SetFeatureGates switches the sandbox's feature gates at once (nil: the
-// defaults of the emulated release).
-func (sb *Sandbox) SetFeatureGates(fg server.FeatureGates) {
+// defaults of the emulated release). The error is the store's.
+func (sb *Sandbox) SetFeatureGates(fg server.FeatureGates) error {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	sb.gates = maps.Clone(fg)
-	sb.api.SetFeatureGates(fg)
+	return sb.api.SetFeatureGates(fg)
 }
 
 // SwitchedFeatureGates returns the feature gates switched on or off, as

@@ -7,10 +7,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/uuid"
 
@@ -19,6 +21,7 @@ import (
 	"kubeplay/server/catalog"
 	"kubeplay/server/defaults"
 	"kubeplay/server/fieldmanager"
+	"kubeplay/server/releases"
 	"kubeplay/store"
 )
 
@@ -96,14 +99,32 @@ func prebuiltObjects(created, managed time.Time) []store.KeyValue {
 // bootstrap creates what kube-apiserver creates when it first starts on an
 // empty store: the system namespaces, the RBAC bootstrap policy and the
 // kubernetes Service. An empty store gets them all at once, prebuilt; a
-// store opened again gets those that are missing, if any.
-func (s *registry) bootstrap(ctx context.Context) error {
+// store opened again gets those that are missing, if any. Of the local
+// APIServices, only those of apiServices (the group versions served now)
+// are made here: syncLocalAPIServices sees to the others.
+func (s *registry) bootstrap(ctx context.Context, apiServices []object) error {
+	unwanted := map[string]bool{}
+	for _, obj := range localAPIServices(defaultBuiltin()) {
+		_, key, err := bootstrapKey(obj)
+		if err != nil {
+			return err
+		}
+		unwanted[key] = true
+	}
+	for _, obj := range apiServices {
+		_, key, err := bootstrapKey(obj)
+		if err != nil {
+			return err
+		}
+		delete(unwanted, key)
+	}
 	rev, err := s.store.CurrentRevision(ctx)
 	if err != nil {
 		return err
 	}
 	if rev == 0 {
-		_, err := s.store.CreateAll(ctx, prebuiltObjects(s.now(), time.Now()))
+		kvs := slices.DeleteFunc(prebuiltObjects(s.now(), time.Now()), func(kv store.KeyValue) bool { return unwanted[kv.Key] })
+		_, err := s.store.CreateAll(ctx, kvs)
 		if !errors.Is(err, store.ErrExists) {
 			return err
 		}
@@ -111,7 +132,9 @@ func (s *registry) bootstrap(ctx context.Context) error {
 	}
 	var keys []string
 	for _, p := range prebuiltLines() {
-		keys = append(keys, p.key)
+		if !unwanted[p.key] {
+			keys = append(keys, p.key)
+		}
 	}
 	missing, err := s.missing(ctx, keys)
 	if err != nil || len(missing) == 0 {
@@ -184,16 +207,22 @@ func bootstrapObjects() ([]object, error) {
 	if err := json.Unmarshal(apiserverBootstrapJSON, &own); err != nil {
 		return nil, err
 	}
-	return append(objs, own...), nil
+	return append(append(objs, own...), localAPIServices(defaultBuiltin())...), nil
+}
+
+// defaultBuiltin returns the built-in resources served by default: those
+// of the newest release, without a runtime configuration.
+func defaultBuiltin() []catalog.Resource {
+	return (&apiSettings{minor: releases.Newest}).builtin()
 }
 
 // apiserverBootstrapJSON holds the objects kube-apiserver v1.35 keeps in
-// every cluster besides namespaces, RBAC and the kubernetes Service: the
-// system PriorityClasses, the mandatory and suggested API Priority and
-// Fairness configuration (PriorityLevelConfigurations, FlowSchemas) and
-// the local APIServices of the group versions served by default, as
-// kube-apiserver serves them less uid, resourceVersion, creationTimestamp,
-// generation, managedFields and status.
+// every cluster besides namespaces, RBAC, the kubernetes Service and the
+// local APIServices: the system PriorityClasses and the mandatory and
+// suggested API Priority and Fairness configuration
+// (PriorityLevelConfigurations, FlowSchemas), as kube-apiserver serves
+// them less uid, resourceVersion, creationTimestamp, generation,
+// managedFields and status.
 //
 //go:embed bootstrap_apiserver.json
 var apiserverBootstrapJSON []byte
@@ -328,6 +357,45 @@ func (s *registry) markDangling(ctx context.Context, res *catalog.Resource, obj 
 	}
 	_, err = s.commitUpdate(ctx, newResourceStore(res), "", name, out, kv, false)
 	return err
+}
+
+// levelWritten marks the FlowSchemas naming a priority level just written
+// (created, or removed by the update that dropped its last finalizer).
+func (s *registry) levelWritten(ctx context.Context, res *catalog.Resource, level object) error {
+	return s.markFlowSchemasDangling(ctx, res, str(metadata(level), "name"))
+}
+
+// levelsDeleted marks every FlowSchema after a request deleted priority
+// levels.
+func (s *registry) levelsDeleted(ctx context.Context, res *catalog.Resource) error {
+	return s.markFlowSchemasDangling(ctx, res, "")
+}
+
+// markFlowSchemasDangling is the work of kube-apiserver's APF configuration
+// consumer when a priority level (of resource res) comes or goes: each
+// FlowSchema naming level ("": any level) gets the Dangling condition that
+// says whether its level exists now, when it does not have it already.
+func (s *registry) markFlowSchemasDangling(ctx context.Context, res *catalog.Resource, level string) error {
+	schemas := catalog.LookupBuiltin(schema.GroupVersionResource{Group: res.Group, Version: res.Version, Resource: "flowschemas"})
+	list, err := s.store.List(ctx, collectionPrefix(schemas, ""), "", 0, 0)
+	if err != nil {
+		return storeError(schemas, "", err)
+	}
+	for _, kv := range list.Items {
+		obj, err := decodeStored(schemas, kv)
+		if err != nil {
+			return err
+		}
+		if level != "" && jsonmap.String(obj, "spec", "priorityLevelConfiguration", "name") != level {
+			continue
+		}
+		// A FlowSchema written meanwhile had its condition written after
+		// that write, from the levels as they are now.
+		if err := s.markDangling(ctx, schemas, obj); err != nil && !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
+			return err
+		}
+	}
+	return nil
 }
 
 // bootstrapKey returns the resource and the key of a bootstrap object.

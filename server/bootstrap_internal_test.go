@@ -40,7 +40,7 @@ func storedBootstrap(t *testing.T, one bool) []store.KeyValue {
 		t.Fatal(err)
 	}
 	if one {
-		if err := s.reg.bootstrap(ctx); err != nil { // if New left any to make
+		if err := s.reg.bootstrap(ctx, localAPIServices(defaultBuiltin())); err != nil { // if New left any to make
 			t.Fatal(err)
 		}
 	}

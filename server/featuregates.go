@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -86,9 +87,10 @@ func (fg FeatureGates) Enabled(gate string, minor int) bool {
 }
 
 // SetFeatureGates sets the feature gates at once (nil: the defaults of the
-// emulated release).
-func (s *Server) SetFeatureGates(fg FeatureGates) {
-	s.setAPI(func(a *apiSettings) { a.gates = maps.Clone(fg) })
+// emulated release). The error is the store's, from the update of the
+// local APIServices that follows.
+func (s *Server) SetFeatureGates(fg FeatureGates) error {
+	return s.setAPI(context.Background(), func(a *apiSettings) { a.gates = maps.Clone(fg) })
 }
 
 // FeatureGates returns every gate kubeplay follows that the emulated

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -93,33 +94,46 @@ type apiSettings struct {
 }
 
 // SetRuntimeConfig switches the served group versions and resources at
-// once: discovery, OpenAPI and the handlers follow. Objects of a switched-off
-// type stay stored, and are served again when it is switched on.
-func (s *Server) SetRuntimeConfig(rc RuntimeConfig) {
-	s.setAPI(func(a *apiSettings) { a.rc = rc })
+// once: discovery, OpenAPI, the handlers and the local APIServices follow.
+// Objects of a switched-off type stay stored, and are served again when it
+// is switched on. The error is the store's, from the APIServices' update.
+func (s *Server) SetRuntimeConfig(rc RuntimeConfig) error {
+	return s.setAPI(context.Background(), func(a *apiSettings) { a.rc = rc })
 }
 
 // SetVersion makes the server emulate Kubernetes release 1.minor (see
 // releases.Parse) at once: it serves the resources that release served by
 // default (or as the runtime configuration says), answers 404 for the
-// others exactly as for a path it does not know, and /version reports it.
-// Objects stay stored whatever their types, and are served again by a
-// release that serves their type.
-func (s *Server) SetVersion(minor int) {
-	s.setAPI(func(a *apiSettings) { a.minor = minor })
+// others exactly as for a path it does not know, keeps an APIService for
+// each group version it serves, and /version reports it. Objects stay
+// stored whatever their types, and are served again by a release that
+// serves their type. The error is the store's, from the APIServices'
+// update.
+func (s *Server) SetVersion(minor int) error {
+	return s.setAPI(context.Background(), func(a *apiSettings) { a.minor = minor })
 }
 
 // Version returns the minor version of the Kubernetes release the server
 // emulates.
 func (s *Server) Version() int { return s.api.Load().minor }
 
-func (s *Server) setAPI(change func(*apiSettings)) {
+// setAPI changes the settings, and what is served with them: the catalog,
+// and the local APIServices, as kube-apiserver restarted with the new
+// settings registers them.
+func (s *Server) setAPI(ctx context.Context, change func(*apiSettings)) error {
 	s.apiMu.Lock()
 	defer s.apiMu.Unlock()
 	a := *s.api.Load()
 	change(&a)
 	s.api.Store(&a)
-	s.catalog.SetBuiltin(catalog.Builtin(func(r *catalog.Resource) bool { return served(r) && a.rc.Enables(r, a.minor) }))
+	builtin := a.builtin()
+	s.catalog.SetBuiltin(builtin)
+	return s.reg.syncLocalAPIServices(ctx, localAPIServices(builtin))
+}
+
+// builtin returns the built-in resources served with a.
+func (a *apiSettings) builtin() []catalog.Resource {
+	return catalog.Builtin(func(r *catalog.Resource) bool { return served(r) && a.rc.Enables(r, a.minor) })
 }
 
 // resourcesOff lists the resources of gv that the emulated release or the

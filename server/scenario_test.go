@@ -51,6 +51,9 @@ type scenario struct {
 	// FeatureGates switch kubeplay's gates for the replay, as the oracle's
 	// --feature-gates flag did when it was recorded.
 	FeatureGates string `json:"featureGates,omitempty"`
+	// RuntimeConfig switches kubeplay's group versions for the replay, as
+	// the oracle's --runtime-config flag did when it was recorded.
+	RuntimeConfig string `json:"runtimeConfig,omitempty"`
 	// GeneratedNames are generateName prefixes whose random completions
 	// answers quote (in messages too): compared as prefix+"XXXXX".
 	GeneratedNames []string `json:"generatedNames,omitempty"`
@@ -386,7 +389,11 @@ func replay(t *testing.T, golden string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(newTestServerWith(t, server.Options{FeatureGates: gates}))
+	rc, err := server.ParseRuntimeConfig(sc.RuntimeConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(newTestServerWith(t, server.Options{FeatureGates: gates, RuntimeConfig: rc}))
 	defer srv.Close()
 	var answers []*response
 	for i, st := range sc.Steps {

@@ -142,7 +142,11 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	s.authn = newAuthenticator(opts, s.saTokens)
 	s.authz = &authz.Authorizer{Rules: &rbacRules{s: s.reg}, AlwaysAllow: opts.Access.AlwaysAllow}
 	s.reg.authz = s.authz
-	if err := s.reg.bootstrap(ctx); err != nil {
+	settings := apiSettings{minor: releases.Newest, rc: opts.RuntimeConfig, gates: opts.FeatureGates}
+	if opts.Version != 0 {
+		settings.minor = opts.Version
+	}
+	if err := s.reg.bootstrap(ctx, localAPIServices(settings.builtin())); err != nil {
 		return nil, fmt.Errorf("server: bootstrap: %w", err)
 	}
 	if err := s.reg.loadCRDs(ctx); err != nil {
@@ -150,12 +154,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	// After the bootstrap, which writes through types a configuration or
 	// an older release may switch off.
-	s.setAPI(func(a *apiSettings) {
-		a.rc, a.gates = opts.RuntimeConfig, opts.FeatureGates
-		if opts.Version != 0 {
-			a.minor = opts.Version
-		}
-	})
+	if err := s.setAPI(ctx, func(a *apiSettings) { *a = settings }); err != nil {
+		return nil, fmt.Errorf("server: local APIServices: %w", err)
+	}
 	return s, nil
 }
 

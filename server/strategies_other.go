@@ -87,6 +87,7 @@ var otherStrategies = map[schema.GroupResource]strategy{
 	{Group: "flowcontrol.apiserver.k8s.io", Resource: "prioritylevelconfigurations"}: {
 		tracksGeneration: true, statusOnlyStatus: true, resets: onStatus(metadataPath), updateSkipsMetadataChanges: true,
 		validate: validation.PriorityLevelConfiguration, validateUpdate: validation.PriorityLevelConfigurationUpdate,
+		afterWrite: (*registry).levelWritten, afterDelete: (*registry).levelsDeleted,
 	},
 
 	{Group: "discovery.k8s.io", Resource: "endpointslices"}: {

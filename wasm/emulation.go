@@ -46,14 +46,16 @@ type keptSandbox struct {
 	save js.Value
 }
 
-func (s keptSandbox) SetVersion(minor int) {
-	s.Sandbox.SetVersion(minor)
+func (s keptSandbox) SetVersion(minor int) error {
+	err := s.Sandbox.SetVersion(minor)
 	s.keep()
+	return err
 }
 
-func (s keptSandbox) SetFeatureGates(fg server.FeatureGates) {
-	s.Sandbox.SetFeatureGates(fg)
+func (s keptSandbox) SetFeatureGates(fg server.FeatureGates) error {
+	err := s.Sandbox.SetFeatureGates(fg)
 	s.keep()
+	return err
 }
 
 func (s keptSandbox) keep() {

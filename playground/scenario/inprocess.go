@@ -37,7 +37,7 @@ type Local interface {
 	Compact(context.Context) (int64, error)
 	Controllers() playground.Controllers
 	SetControllers(playground.Controllers)
-	SetVersion(minor int)
+	SetVersion(minor int) error
 }
 
 // LocalTarget runs scenarios in sb, in process: the UI's own cluster (the
@@ -55,8 +55,7 @@ func LocalTarget(sb Local) Target {
 			if err != nil {
 				return err
 			}
-			sb.SetVersion(minor)
-			return nil
+			return sb.SetVersion(minor)
 		}}
 }
 

@@ -1,6 +1,7 @@
 package emulation
 
 import (
+	"errors"
 	"maps"
 	"net/http"
 	"strconv"
@@ -20,8 +21,9 @@ const Path = header.Path
 type Cluster interface {
 	// Version returns the minor version of the release emulated.
 	Version() int
-	// SetVersion emulates release 1.minor from now on.
-	SetVersion(minor int)
+	// SetVersion emulates release 1.minor from now on; the error is the
+	// store's.
+	SetVersion(minor int) error
 	// FeatureGates returns the gates kubeplay follows that the emulated
 	// release has, and whether each is on.
 	FeatureGates() map[string]bool
@@ -29,8 +31,8 @@ type Cluster interface {
 	// than left at the release's default.
 	SwitchedFeatureGates() server.FeatureGates
 	// SetFeatureGates switches the gates at once: those fg lacks take the
-	// release's defaults.
-	SetFeatureGates(fg server.FeatureGates)
+	// release's defaults; the error is the store's.
+	SetFeatureGates(fg server.FeatureGates) error
 }
 
 // Handler serves the page and the forms of a cluster.
@@ -60,8 +62,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		h.c.SetVersion(minor)
-		h.c.SetFeatureGates(gates)
+		if err := errors.Join(h.c.SetVersion(minor), h.c.SetFeatureGates(gates)); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
 		http.Redirect(w, r, origin.LocalPath(r.PostForm.Get("back")), http.StatusSeeOther)
 	default:
 		w.Header().Set("Allow", "GET, HEAD, POST")
