@@ -45,6 +45,7 @@ var kubeAPIServerHonoured = map[string]string{
 	"anonymous-auth":                   "requests without credentials run as system:anonymous, whom RBAC grants discovery, /healthz, /readyz, /livez and /version (default true)",
 	"authorization-mode":               "RBAC (the default) and AlwaysAllow (every request RBAC does not allow is allowed); Node is ignored: RBAC decides for kubelets",
 	"runtime-config":                   "switch group versions and resources on and off: api/all, api/ga, group/version or group/version/resource = true|false",
+	"admission-control-config-file":    "an AdmissionConfiguration (apiserver.config.k8s.io/v1): its PodSecurity plugin's PodSecurityConfiguration (inline or at a path; pod-security.admission.config.k8s.io v1 or v1beta1) sets the policy of namespaces without pod-security.kubernetes.io labels and the exempt usernames, namespaces and runtime classes; other plugins' configurations are ignored, with a warning",
 	"feature-gates":                    "kube-apiserver's feature gates kubeplay follows: AllowUnsafeMalformedObjectDeletion, CBORServingAndStorage, PodTopologyLabelsAdmission, WatchList",
 	"emulated-version":                 "the release whose API to serve, 1.16 to 1.35",
 	"help":                             "print this help",
@@ -247,6 +248,15 @@ func kubeAPIServerConfig(cl *commandLine, stderr io.Writer) (*kubeAPIServerSetti
 			notes = append(notes, "--authorization-mode "+mode+" is not implemented: RBAC decides")
 		default:
 			return nil, fmt.Errorf("--authorization-mode %s: kubeplay implements RBAC only", mode)
+		}
+	}
+	if file := cl.value("admission-control-config-file"); file != "" {
+		var others []string
+		if opts.PodSecurity, others, err = readAdmissionConfiguration(file); err != nil {
+			return nil, err
+		}
+		if len(others) > 0 {
+			notes = append(notes, "the configuration of admission plugins kubeplay does not configure: "+strings.Join(others, ", "))
 		}
 	}
 	var skipped []string

@@ -110,6 +110,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveConfig, error) {
 	fs.BoolVar(&cfg.tls, "tls", false, "serve HTTPS with a self-signed certificate kept in the data directory (tls.crt), as kubectl sends tokens only over TLS")
 	clientCA := fs.String("client-ca-file", "", "with --tls, authenticate client certificates signed by these CAs (user: CN, groups: O)")
 	runtimeConfig := fs.String("runtime-config", "", "switch group versions or resources on and off, as kube-apiserver's flag: comma-separated key=true|false, the key api/all, api/ga, a group version (batch/v1) or one of its resources (batch/v1/cronjobs); for the root cluster and new sandboxes")
+	admissionConfig := fs.String("admission-control-config-file", "", "an AdmissionConfiguration file, as kube-apiserver's flag: its PodSecurity plugin's PodSecurityConfiguration (defaults for namespaces without pod-security.kubernetes.io labels, exempt usernames, namespaces and runtime classes) applies to the root cluster and new sandboxes; other plugins' configurations are ignored")
 	adminTokenFile := fs.String("playground-admin-token-file", "", "hosted mode: the playground API accepts only the bearer token in this file (every sandbox too); each sandbox gets a token of its own, the only other one it accepts")
 	emulated := fs.String("emulated-version", "", "the Kubernetes release whose API to serve, 1.16 to 1.35 (default 1.35), as kube-apiserver's flag; for the root cluster and new sandboxes")
 	featureGates := fs.String("feature-gates", "", "switch kube-apiserver's feature gates kubeplay follows, as its flag: comma-separated Name=true|false of AllowUnsafeMalformedObjectDeletion, CBORServingAndStorage, PodTopologyLabelsAdmission, WatchList; default as in the emulated release; for the root cluster and new sandboxes")
@@ -139,6 +140,15 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveConfig, error) {
 	if *emulated != "" {
 		if opts.Version, err = releases.Parse(*emulated); err != nil {
 			return nil, fmt.Errorf("--emulated-version: %w", err)
+		}
+	}
+	if *admissionConfig != "" {
+		var others []string
+		if opts.PodSecurity, others, err = readAdmissionConfiguration(*admissionConfig); err != nil {
+			return nil, err
+		}
+		if len(others) > 0 {
+			fmt.Fprintln(stderr, "kubeplay: ignoring the configuration of admission plugins kubeplay does not configure:", strings.Join(others, ", "))
 		}
 	}
 	switch *anonymous {
@@ -178,6 +188,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveConfig, error) {
 	mopts.Sandbox.Version = opts.Version
 	mopts.Sandbox.FeatureGates = opts.FeatureGates
 	mopts.Sandbox.NoWebhookCalls = opts.NoWebhookCalls
+	mopts.Sandbox.PodSecurity = opts.PodSecurity
 	return cfg, nil
 }
 

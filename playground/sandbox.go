@@ -49,6 +49,8 @@ type Options struct {
 	NoWebhookCalls bool
 	// NoServiceAccountAdmission: see server.Options.NoServiceAccountAdmission.
 	NoServiceAccountAdmission bool
+	// PodSecurity: see server.Options.PodSecurity.
+	PodSecurity *server.PodSecurityConfiguration
 }
 
 // Sandbox is one isolated cluster: an API server and its controllers.
@@ -89,7 +91,8 @@ func Open(ctx context.Context, opts Options) (*Sandbox, error) {
 	}
 	api, err := server.New(ctx, server.Options{Store: opts.Store, OnDeletion: deletions.record, Now: clock.Now,
 		FeatureGates: opts.FeatureGates, RuntimeConfig: opts.RuntimeConfig, Version: opts.Version, Access: opts.Access,
-		NoWebhookCalls: opts.NoWebhookCalls, NoServiceAccountAdmission: opts.NoServiceAccountAdmission, ContainerLog: containerLog(clock.Now)})
+		NoWebhookCalls: opts.NoWebhookCalls, NoServiceAccountAdmission: opts.NoServiceAccountAdmission, PodSecurity: opts.PodSecurity,
+		ContainerLog: containerLog(clock.Now)})
 	if err != nil {
 		return nil, err
 	}

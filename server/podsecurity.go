@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,16 +20,56 @@ import (
 
 	"kubeplay/internal/jsonmap"
 	"kubeplay/server/audit"
+	"kubeplay/server/authn"
 	"kubeplay/server/catalog"
 )
 
-// The PodSecurity admission plugin, as kube-apiserver runs it by default:
-// no exemptions, and privileged:latest for the enforce, audit and warn
-// modes of a namespace without pod-security.kubernetes.io labels. The Pod
-// Security Standards' checks themselves are k8s.io/pod-security-admission's
-// policy package; the plugin around them (which namespaces, pods and
-// workloads it looks at, its messages, warnings and audit annotations) is
-// kubeplay's, written to kube-apiserver's behaviour.
+// The PodSecurity admission plugin, as kube-apiserver runs it: by default
+// with no exemptions, and privileged:latest for the enforce, audit and warn
+// modes of a namespace without pod-security.kubernetes.io labels; or as a
+// PodSecurityConfiguration says. The Pod Security Standards' checks
+// themselves are k8s.io/pod-security-admission's policy package; the plugin
+// around them (which namespaces, pods and workloads it looks at, its
+// messages, warnings and audit annotations) is kubeplay's, written to
+// kube-apiserver's behaviour.
+
+// PodSecurityConfiguration is what kube-apiserver's PodSecurity plugin
+// reads from its --admission-control-config-file (a
+// pod-security.admission.config.k8s.io PodSecurityConfiguration; see
+// package admissionconfig): the policy of a namespace without
+// pod-security.kubernetes.io labels, and who and what is exempt from it.
+type PodSecurityConfiguration struct {
+	// Defaults is the level and version of each mode where a namespace's
+	// labels set none.
+	Defaults psapi.Policy
+	// Exempt requests are let through unchecked: those of these users,
+	// into these namespaces, and pods of these runtime classes.
+	ExemptUsernames, ExemptNamespaces, ExemptRuntimeClasses []string
+}
+
+// defaultPodSecurity is kube-apiserver's configuration when its file gives
+// none: privileged:latest in every mode, no exemptions.
+func defaultPodSecurity() *PodSecurityConfiguration {
+	privileged := psapi.LevelVersion{Level: psapi.LevelPrivileged, Version: psapi.LatestVersion()}
+	return &PodSecurityConfiguration{Defaults: psapi.Policy{Enforce: privileged, Audit: privileged, Warn: privileged}}
+}
+
+// exemption is the reason a request into namespace ns by user is exempt
+// ("namespace", "user"), "" if it is not.
+func (c *PodSecurityConfiguration) exemption(ns, user string) string {
+	switch {
+	case ns != "" && slices.Contains(c.ExemptNamespaces, ns):
+		return "namespace"
+	case user != "" && slices.Contains(c.ExemptUsernames, user):
+		return "user"
+	}
+	return ""
+}
+
+// exemptRuntimeClass says whether a pod of runtime class name is exempt.
+func (c *PodSecurityConfiguration) exemptRuntimeClass(name string) bool {
+	return name != "" && slices.Contains(c.ExemptRuntimeClasses, name)
+}
 
 // podSecurityTarget says where the PodSecurity plugin finds the pod an
 // object stands for (strategy.podSecurity).
@@ -88,6 +129,15 @@ func (s *admission) admitPodSecurity(ctx context.Context, req *request, obj, old
 	}
 	stage := audit.Stage{Phase: audit.Validating, Plugin: "PodSecurity"}
 	rec := audit.FromContext(ctx)
+	// exempt lets an exempt request through, saying why in the audit
+	// annotations.
+	exempt := func() bool {
+		reason := s.podSecurity.exemption(req.namespace, authn.UserFrom(ctx).Name)
+		if reason != "" {
+			rec.Annotate(psapi.AuditAnnotationPrefix+psapi.ExemptionReasonAnnotationKey, reason)
+		}
+		return reason != ""
+	}
 	switch {
 	case st.isNamespace:
 		if req.subresource != "" {
@@ -98,6 +148,9 @@ func (s *admission) admitPodSecurity(ctx context.Context, req *request, obj, old
 		if podSecurityIgnoredSubresources[req.subresource] {
 			return nil
 		}
+		if exempt() {
+			return rec.Ran(stage, nil)
+		}
 		if old != nil && !significantPodUpdate(obj, old) {
 			return rec.Ran(stage, nil)
 		}
@@ -105,6 +158,9 @@ func (s *admission) admitPodSecurity(ctx context.Context, req *request, obj, old
 	default:
 		if req.subresource != "" {
 			return nil
+		}
+		if exempt() {
+			return rec.Ran(stage, nil)
 		}
 		path := st.podSecurity.template
 		template, _ := jsonmap.Child(obj, path[:len(path)-1]...)[path[len(path)-1]].(map[string]any)
@@ -132,7 +188,7 @@ func (s *admission) podSecurityCheck(ctx context.Context, req *request, obj, pod
 		annotate("error", fmt.Sprintf("failed to lookup namespace %q: %v", req.namespace, err))
 		return nil
 	}
-	nsPolicy, policyErrs := podSecurityPolicy(metadata(ns))
+	nsPolicy, policyErrs := s.podSecurityPolicy(metadata(ns))
 	if len(policyErrs) == 0 {
 		if enforce && nsPolicy.FullyPrivileged() {
 			annotate(psapi.EnforcedPolicyAnnotationKey, psapi.LevelVersion{Level: psapi.LevelPrivileged, Version: psapi.LatestVersion()}.String())
@@ -149,6 +205,10 @@ func (s *admission) podSecurityCheck(ctx context.Context, req *request, obj, pod
 			return apierrors.NewBadRequest("failed to decode object")
 		}
 		annotate("error", "failed to extract pod template: "+err.Error())
+		return nil
+	}
+	if p.Spec.RuntimeClassName != nil && s.podSecurity.exemptRuntimeClass(*p.Spec.RuntimeClassName) {
+		annotate(psapi.ExemptionReasonAnnotationKey, "runtimeClass")
 		return nil
 	}
 	evaluator, err := s.podSecurityEvaluator(s.emulatedMinor())
@@ -193,17 +253,21 @@ func (s *admission) podSecurityCheck(ctx context.Context, req *request, obj, pod
 // enforce level.
 func (s *admission) podSecurityNamespace(ctx context.Context, req *request, obj, old object) error {
 	name := str(metadata(obj), "name")
-	newPolicy, newErrs := podSecurityPolicy(metadata(obj))
+	newPolicy, newErrs := s.podSecurityPolicy(metadata(obj))
 	invalid := func() error {
 		return apierrors.NewInvalid(schema.GroupKind{Kind: "Namespace"}, name, newErrs)
 	}
+	exempt := slices.Contains(s.podSecurity.ExemptNamespaces, name)
 	if old == nil {
 		if len(newErrs) > 0 {
 			return invalid()
 		}
+		if exempt {
+			s.warnExemptNamespace(ctx, name, newPolicy, metadata(obj))
+		}
 		return nil
 	}
-	oldPolicy, oldErrs := podSecurityPolicy(metadata(old))
+	oldPolicy, oldErrs := s.podSecurityPolicy(metadata(old))
 	if len(newErrs) > 0 && (len(oldErrs) == 0 || !reflect.DeepEqual(newErrs, oldErrs)) {
 		return invalid()
 	}
@@ -213,6 +277,9 @@ func (s *admission) podSecurityNamespace(ctx context.Context, req *request, obj,
 	case enforce == was, enforce.Level == psapi.LevelPrivileged,
 		enforce.Version == was.Version && psapi.CompareLevels(enforce.Level, was.Level) < 1:
 		return nil
+	case exempt:
+		s.warnExemptNamespace(ctx, name, newPolicy, metadata(obj))
+		return nil
 	}
 	warnings, err := s.podSecurityExistingPods(ctx, name, newPolicy.Enforce)
 	if err != nil {
@@ -220,6 +287,34 @@ func (s *admission) podSecurityNamespace(ctx context.Context, req *request, obj,
 	}
 	warn(ctx, warnings...)
 	return nil
+}
+
+// warnExemptNamespace warns that the policy that the labels of exempt
+// namespace ns (in its metadata md) set is ignored, naming the modes they
+// set that are not privileged; not if the policy is privileged or the
+// default.
+func (s *admission) warnExemptNamespace(ctx context.Context, ns string, policy psapi.Policy, md map[string]any) {
+	if policy.FullyPrivileged() || policy.Equivalent(&s.podSecurity.Defaults) {
+		return
+	}
+	labels := jsonmap.Child(md, "labels")
+	var set []string
+	for _, mode := range []struct {
+		name                 string
+		lv                   psapi.LevelVersion
+		levelKey, versionKey string
+	}{
+		{"enforce", policy.Enforce, psapi.EnforceLevelLabel, psapi.EnforceVersionLabel},
+		{"audit", policy.Audit, psapi.AuditLevelLabel, psapi.AuditVersionLabel},
+		{"warn", policy.Warn, psapi.WarnLevelLabel, psapi.WarnVersionLabel},
+	} {
+		_, level := labels[mode.levelKey]
+		_, version := labels[mode.versionKey]
+		if mode.lv.Level != psapi.LevelPrivileged && (level || version) {
+			set = append(set, mode.name+"="+mode.lv.String())
+		}
+	}
+	warn(ctx, fmt.Sprintf("namespace %q is exempt from Pod Security, and the policy (%s) will be ignored", ns, strings.Join(set, ", ")))
 }
 
 // podSecurityExistingPods are the warnings about the pods of namespace ns
@@ -248,6 +343,9 @@ func (s *admission) podSecurityExistingPods(ctx context.Context, ns string, enfo
 		p := &corev1.Pod{}
 		if err := decodeInto(obj, p); err != nil {
 			return nil, apierrors.NewInternalError(err)
+		}
+		if p.Spec.RuntimeClassName != nil && s.podSecurity.exemptRuntimeClass(*p.Spec.RuntimeClassName) {
+			continue
 		}
 		switch ref := metav1.GetControllerOfNoCopy(p); {
 		case ref == nil:
@@ -311,15 +409,14 @@ func (s *admission) podSecurityExistingPods(ctx context.Context, ns string, enfo
 }
 
 // podSecurityPolicy is the policy a namespace's labels (in its metadata
-// md) set, privileged:latest where they set none, and what is wrong with
-// them.
-func podSecurityPolicy(md map[string]any) (psapi.Policy, field.ErrorList) {
+// md) set, the configuration's defaults where they set none, and what is
+// wrong with them.
+func (s *admission) podSecurityPolicy(md map[string]any) (psapi.Policy, field.ErrorList) {
 	labels := map[string]string{}
 	for k, v := range jsonmap.Child(md, "labels") {
 		labels[k], _ = v.(string)
 	}
-	privileged := psapi.LevelVersion{Level: psapi.LevelPrivileged, Version: psapi.LatestVersion()}
-	return psapi.PolicyToEvaluate(labels, psapi.Policy{Enforce: privileged, Audit: privileged, Warn: privileged})
+	return psapi.PolicyToEvaluate(labels, s.podSecurity.Defaults)
 }
 
 // significantPodUpdate reports whether an update of a pod changes what

@@ -4,10 +4,13 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	psapi "k8s.io/pod-security-admission/api"
 
 	"kubeplay/playground/journal"
 	"kubeplay/server"
@@ -152,5 +155,116 @@ func TestPodSecurity_ExistingPodsLimit(t *testing.T) {
 	}
 	if got := w.Header().Values("Warning"); !slices.Equal(got, want) {
 		t.Errorf("warnings\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestPodSecurity_Configuration checks the plugin configured as
+// kube-apiserver's --admission-control-config-file configures it: defaults
+// for namespaces without labels (enforce baseline, warn restricted:v1.30),
+// and exempt users, namespaces and runtime classes, which are let through
+// unchecked with the reason in the audit annotations. The codes, messages
+// and warnings are kube-apiserver v1.35.4's, started with that
+// configuration (and testdata/auth-tokens.csv); the audit annotations are
+// those its plugin writes.
+func TestPodSecurity_Configuration(t *testing.T) {
+	j := journal.New(journal.Limits{}, time.Now)
+	baselineDefaults := psapi.Policy{
+		Enforce: psapi.LevelVersion{Level: psapi.LevelBaseline, Version: psapi.LatestVersion()},
+		Audit:   psapi.LevelVersion{Level: psapi.LevelRestricted, Version: psapi.LatestVersion()},
+		Warn:    psapi.LevelVersion{Level: psapi.LevelRestricted, Version: psapi.MajorMinorVersion(1, 30)},
+	}
+	h := j.Handler(newTestServerWith(t, server.Options{PodSecurity: &server.PodSecurityConfiguration{
+		Defaults:             baselineDefaults,
+		ExemptUsernames:      []string{"alice"},
+		ExemptNamespaces:     []string{"psa-exempt"},
+		ExemptRuntimeClasses: []string{"psa-exempt-rc"},
+	}}))
+	const (
+		plain       = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"plain"},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`
+		host        = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"host"},"spec":{"hostNetwork":true,"containers":[{"name":"c","image":"nginx"}]}}`
+		hostExempt  = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"host"},"spec":{"runtimeClassName":"psa-exempt-rc","hostNetwork":true,"containers":[{"name":"c","image":"nginx"}]}}`
+		deployment  = `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},"spec":{"selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web"}},"spec":{%s"hostNetwork":true,"containers":[{"name":"c","image":"nginx"}]}}}}`
+		restricted  = `allowPrivilegeEscalation != false (container \"c\" must set securityContext.allowPrivilegeEscalation=false), unrestricted capabilities (container \"c\" must set securityContext.capabilities.drop=[\"ALL\"]), runAsNonRoot != true (pod or container \"c\" must set securityContext.runAsNonRoot=true), seccompProfile (pod or container \"c\" must set securityContext.seccompProfile.type to \"RuntimeDefault\" or \"Localhost\")`
+		refused     = `pods \"host\" is forbidden: violates PodSecurity \"baseline:latest\": host namespaces (hostNetwork=true)`
+		exemptNS    = `299 - "namespace \"psa-exempt\" is exempt from Pod Security, and the policy (enforce=restricted:latest, audit=restricted:v1.29, warn=baseline:v1.30) will be ignored"`
+		nsLabels    = `{"pod-security.kubernetes.io/enforce":"restricted","pod-security.kubernetes.io/warn":"baseline","pod-security.kubernetes.io/audit-version":"v1.29"}`
+		exemptLabel = "pod-security.kubernetes.io/exempt"
+	)
+	for _, step := range []struct{ path, body string }{
+		{"/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", `{"metadata":{"name":"alice-bob"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"cluster-admin"},
+"subjects":[{"kind":"User","name":"alice","apiGroup":"rbac.authorization.k8s.io"},{"kind":"User","name":"bob","apiGroup":"rbac.authorization.k8s.io"}]}`},
+		{"/apis/node.k8s.io/v1/runtimeclasses", `{"metadata":{"name":"psa-exempt-rc"},"handler":"runc"}`},
+	} {
+		if w := serve(h, http.MethodPost, step.path, "application/json", step.body); w.Code != http.StatusCreated {
+			t.Fatalf("%s: %d %s", step.path, w.Code, w.Body)
+		}
+	}
+	podSecurityNamespace(t, h, "psa-default", `{}`)
+	for _, tc := range []struct {
+		name, method, path, token, body string
+		code                            int
+		message                         string   // of the Status, if refused
+		warnings                        []string // the Warning headers
+		annotations                     map[string]string
+	}{
+		{name: "exempt namespace with a policy of its own", method: http.MethodPost, path: "/api/v1/namespaces",
+			body: `{"metadata":{"name":"psa-exempt","labels":` + nsLabels + `}}`, code: http.StatusCreated, warnings: []string{exemptNS}},
+		{name: "exempt namespace's default ServiceAccount", method: http.MethodPost, path: "/api/v1/namespaces/psa-exempt/serviceaccounts",
+			body: `{"metadata":{"name":"default"}}`, code: http.StatusCreated},
+		{name: "default policy: enforce baseline, warn restricted:v1.30", method: http.MethodPost, path: "/api/v1/namespaces/psa-default/pods", body: plain,
+			code: http.StatusCreated, warnings: []string{`299 - "would violate PodSecurity \"restricted:v1.30\": ` + restricted + `"`}},
+		{name: "default enforce level refuses", method: http.MethodPost, path: "/api/v1/namespaces/psa-default/pods?dryRun=All", body: host,
+			code: http.StatusForbidden, message: refused},
+		{name: "exempt user", method: http.MethodPost, path: "/api/v1/namespaces/psa-default/pods?dryRun=All", token: "alice-token", body: host,
+			code: http.StatusCreated, annotations: map[string]string{exemptLabel: "user"}},
+		{name: "user not exempt", method: http.MethodPost, path: "/api/v1/namespaces/psa-default/pods?dryRun=All", token: "bob-token", body: host,
+			code: http.StatusForbidden, message: refused},
+		{name: "exempt namespace", method: http.MethodPost, path: "/api/v1/namespaces/psa-exempt/pods?dryRun=All", body: host,
+			code: http.StatusCreated, annotations: map[string]string{exemptLabel: "namespace"}},
+		{name: "exempt runtime class", method: http.MethodPost, path: "/api/v1/namespaces/psa-default/pods", body: hostExempt,
+			code: http.StatusCreated, annotations: map[string]string{exemptLabel: "runtimeClass"}},
+		{name: "workload warned by the default policy", method: http.MethodPost, path: "/apis/apps/v1/namespaces/psa-default/deployments?dryRun=All", body: fmt.Sprintf(deployment, ""),
+			code: http.StatusCreated, warnings: []string{`299 - "would violate PodSecurity \"restricted:v1.30\": host namespaces (hostNetwork=true), ` + restricted + `"`}},
+		{name: "workload of an exempt user", method: http.MethodPost, path: "/apis/apps/v1/namespaces/psa-default/deployments?dryRun=All", token: "alice-token", body: fmt.Sprintf(deployment, ""),
+			code: http.StatusCreated, annotations: map[string]string{exemptLabel: "user"}},
+		{name: "workload of an exempt runtime class", method: http.MethodPost, path: "/apis/apps/v1/namespaces/psa-default/deployments?dryRun=All", body: fmt.Sprintf(deployment, `"runtimeClassName":"psa-exempt-rc",`),
+			code: http.StatusCreated, annotations: map[string]string{exemptLabel: "runtimeClass"}},
+		{name: "exempt namespace's enforce level relaxed", method: http.MethodPatch, path: "/api/v1/namespaces/psa-exempt",
+			body: `{"metadata":{"labels":{"pod-security.kubernetes.io/enforce":"baseline"}}}`, code: http.StatusOK},
+		{name: "exempt namespace's enforce level made stricter", method: http.MethodPatch, path: "/api/v1/namespaces/psa-exempt",
+			body: `{"metadata":{"labels":{"pod-security.kubernetes.io/enforce":"restricted"}}}`, code: http.StatusOK, warnings: []string{exemptNS}},
+		{name: "existing pods checked but those of an exempt runtime class", method: http.MethodPatch, path: "/api/v1/namespaces/psa-default",
+			body: `{"metadata":{"labels":{"pod-security.kubernetes.io/enforce":"restricted"}}}`, code: http.StatusOK, warnings: []string{
+				`299 - "existing pods in namespace \"psa-default\" violate the new PodSecurity enforce level \"restricted:latest\""`,
+				`299 - "plain: allowPrivilegeEscalation != false, unrestricted capabilities, runAsNonRoot != true, seccompProfile"`,
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := httptest.NewRequest(tc.method, tc.path, strings.NewReader(tc.body))
+			req.Header.Set("Content-Type", "application/json")
+			if tc.method == http.MethodPatch {
+				req.Header.Set("Content-Type", "application/merge-patch+json")
+			}
+			if tc.token != "" {
+				req.Header.Set("Authorization", "Bearer "+tc.token)
+			}
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, req)
+			if w.Code != tc.code {
+				t.Fatalf("%d %s, want %d", w.Code, w.Body, tc.code)
+			}
+			if tc.message != "" && !strings.Contains(w.Body.String(), `"message":"`+tc.message+`"`) {
+				t.Errorf("%s, want the message %s", w.Body, tc.message)
+			}
+			if got := w.Header().Values("Warning"); !slices.Equal(got, tc.warnings) {
+				t.Errorf("warnings\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tc.warnings, "\n"))
+			}
+			if tc.annotations != nil {
+				entries, _ := j.Page(0, 0)
+				if got := entries[len(entries)-1].Audit.Annotations; !maps.Equal(got, tc.annotations) {
+					t.Errorf("audit annotations %v, want %v", got, tc.annotations)
+				}
+			}
+		})
 	}
 }

@@ -70,7 +70,10 @@ type registry struct {
 func newRegistry(opts Options, cat *catalog.Catalog, docs *openapi.Handler, now func() time.Time, enabled func(gate string) bool) *registry {
 	reg := &registry{store: auditedStore{opts.Store}, catalog: cat, openapi: docs, now: now, enabled: enabled,
 		onDeletion: opts.OnDeletion, noWebhookCalls: opts.NoWebhookCalls}
-	reg.admission = &admission{registry: reg, noServiceAccountAdmission: opts.NoServiceAccountAdmission}
+	reg.admission = &admission{registry: reg, noServiceAccountAdmission: opts.NoServiceAccountAdmission, podSecurity: opts.PodSecurity}
+	if reg.admission.podSecurity == nil {
+		reg.admission.podSecurity = defaultPodSecurity()
+	}
 	return reg
 }
 
@@ -96,6 +99,8 @@ type admission struct {
 	// podSecurityEvaluators holds them by that version (policy.Evaluator).
 	emulatedMinor         func() int
 	podSecurityEvaluators sync.Map
+	// podSecurity: see Options.PodSecurity (never nil here).
+	podSecurity *PodSecurityConfiguration
 }
 
 // A write is one create, update or patch as its handler parsed it.

@@ -59,6 +59,10 @@ type Options struct {
 	// says so, gets no API credentials volume, and is admitted whether its
 	// ServiceAccount exists or not.
 	NoServiceAccountAdmission bool
+	// PodSecurity configures the PodSecurity admission plugin, as
+	// kube-apiserver's --admission-control-config-file does; nil is its
+	// default (privileged, no exemptions).
+	PodSecurity *PodSecurityConfiguration
 	// ContainerLog, if set, is what a pod's container has written to its
 	// log, or wrote in its previous run (previous), as the node's kubelet
 	// would answer pods/log: the simulated kubelets' output. "" for

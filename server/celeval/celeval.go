@@ -113,12 +113,12 @@ func TypeCheck(ctx context.Context, objects []celtypes.CheckedType, params *celt
 	return typeCheck(ctx, objects, params, exprs)
 }
 
-// DeviceSelectorErrors compiles the expressions of device selectors
-// (dynamic resource allocation's) and returns why each does not compile
-// ("" if it does).
-func DeviceSelectorErrors(ctx context.Context, exprs []string) ([]string, error) {
-	if len(exprs) == 0 {
+// DeviceSelectorErrors checks the expressions of device selectors
+// (dynamic resource allocation's) as kube-apiserver does and returns its
+// errors (see celrules.DeviceSelectorErrors).
+func DeviceSelectorErrors(ctx context.Context, selectors []celtypes.DeviceSelector) (field.ErrorList, error) {
+	if len(selectors) == 0 {
 		return nil, nil
 	}
-	return deviceSelectorErrors(ctx, exprs)
+	return deviceSelectorErrors(ctx, selectors)
 }

@@ -41,6 +41,6 @@ func typeCheck(_ context.Context, objects []celtypes.CheckedType, params *celtyp
 	return celrules.TypeCheck(objects, params, exprs)
 }
 
-func deviceSelectorErrors(_ context.Context, exprs []string) ([]string, error) {
-	return celrules.DeviceSelectorErrors(exprs)
+func deviceSelectorErrors(_ context.Context, selectors []celtypes.DeviceSelector) (field.ErrorList, error) {
+	return celrules.DeviceSelectorErrors(selectors)
 }

@@ -111,12 +111,12 @@ func typeCheck(ctx context.Context, objects []celtypes.CheckedType, params *celt
 	return resp.Warnings, nil
 }
 
-func deviceSelectorErrors(ctx context.Context, exprs []string) ([]string, error) {
-	resp, err := call(ctx, celtypes.OpCompileDeviceSelectors, celtypes.DeviceSelectorsRequest{Expressions: exprs}, nil)
+func deviceSelectorErrors(ctx context.Context, selectors []celtypes.DeviceSelector) (field.ErrorList, error) {
+	resp, err := call(ctx, celtypes.OpCompileDeviceSelectors, celtypes.DeviceSelectorsRequest{Selectors: selectors}, nil)
 	if err != nil {
 		return nil, err
 	}
-	return resp.CompileErrors, nil
+	return celtypes.ErrorList(resp.FieldErrors), nil
 }
 
 // call runs operation op of the module on req and returns its answer,

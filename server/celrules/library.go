@@ -24,11 +24,12 @@ import (
 // library is the part of the Kubernetes CEL libraries kubeplay implements:
 // lists (isSorted, sum, min, max, indexOf, lastIndexOf), regex (find,
 // findAll), URLs (url, isURL and the getters), quantities (quantity,
-// isQuantity, comparisons and arithmetic; kube-apiserver v1.35 has no sign),
-// IP addresses and CIDRs (ip, isIP, cidr, isCIDR and their methods) and
-// formats (format.named, format.dns1123Label() and the others, validate)
-// and semantic versions (isSemver, semver and their methods). The authz
-// library is admission's alone (see AdmissionEnv).
+// isQuantity, comparisons, arithmetic and sign, which kube-apiserver v1.35
+// declares as a function, sign(q), not as a method), IP addresses and
+// CIDRs (ip, isIP, cidr, isCIDR and their methods), formats (format.named,
+// format.dns1123Label() and the others, validate) and semantic versions
+// (isSemver, semver and their methods). The authz library is admission's
+// alone (see AdmissionEnv).
 func library() []cel.EnvOption {
 	var opts []cel.EnvOption
 	opts = append(opts, listsLibrary()...)
@@ -326,6 +327,8 @@ func quantityLibrary() []cel.EnvOption {
 				_, err := resource.ParseQuantity(string(s))
 				return types.Bool(err == nil)
 			}))),
+		cel.Function("sign", cel.Overload("quantity_sign", q, cel.IntType,
+			unary(func(a quantityVal) ref.Val { return types.Int(a.v.Sign()) }))),
 		cel.Function("isInteger", cel.MemberOverload("quantity_is_integer", q, cel.BoolType,
 			unary(func(a quantityVal) ref.Val { _, ok := a.v.AsInt64(); return types.Bool(ok) }))),
 		cel.Function("asInteger", cel.MemberOverload("quantity_as_integer", q, cel.IntType,

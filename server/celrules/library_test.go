@@ -55,6 +55,7 @@ func TestLibrary(t *testing.T) {
 		{"quantity('1.5').asApproximateFloat()", 1.5},
 		{"quantity('1').add(2) == quantity('3')", true},
 		{"quantity('5').sub(quantity('2')).compareTo(quantity('3'))", int64(0)},
+		{"sign(quantity('-500m'))", int64(-1)},
 		{"isQuantity('1x')", false},
 		{"isQuantity('100Mi')", true},
 		{"ip('10.0.0.1').family()", int64(4)},

@@ -21,7 +21,7 @@ const (
 	OpCompilePolicy          = "compilePolicy"          // CompilePolicyRequest -> Response{Handle, PolicyErrors}
 	OpEvaluate               = "evaluate"               // EvaluateRequest -> Response{PolicyResult}; calls the authorizer
 	OpTypeCheck              = "typeCheck"              // TypeCheckRequest -> Response{Warnings}
-	OpCompileDeviceSelectors = "compileDeviceSelectors" // DeviceSelectorsRequest -> Response{CompileErrors}
+	OpCompileDeviceSelectors = "compileDeviceSelectors" // DeviceSelectorsRequest -> Response{FieldErrors}
 	OpRelease                = "release"                // ReleaseRequest -> Response{}
 )
 
@@ -55,9 +55,16 @@ type TypeCheckRequest struct {
 	Expressions PolicyExpressions `json:"expressions"`
 }
 
-// DeviceSelectorsRequest compiles the expressions of device selectors.
+// DeviceSelectorsRequest checks the expressions of device selectors.
 type DeviceSelectorsRequest struct {
-	Expressions []string `json:"expressions"`
+	Selectors []DeviceSelector `json:"selectors"`
+}
+
+// DeviceSelector is a device selector's CEL expression and the path its
+// errors are reported at.
+type DeviceSelector struct {
+	Path       string `json:"path"`
+	Expression string `json:"expression"`
 }
 
 type ReleaseRequest struct {
@@ -73,8 +80,6 @@ type Response struct {
 	PolicyErrors *PolicyErrors       `json:"policyErrors,omitempty"`
 	PolicyResult *PolicyResult       `json:"policyResult,omitempty"`
 	Warnings     []ExpressionWarning `json:"warnings,omitempty"`
-	// CompileErrors are why each expression did not compile ("" if it did).
-	CompileErrors []string `json:"compileErrors,omitempty"`
 }
 
 // Decision is the authorizer's answer to an AuthzCheck, as the CEL module

@@ -12,6 +12,7 @@ import (
 
 	"kubeplay/internal/jsonmap"
 	"kubeplay/server/celeval"
+	"kubeplay/server/celtypes"
 )
 
 // Dynamic resource allocation (resource.k8s.io): device classes, the
@@ -28,11 +29,8 @@ func deviceClass(ctx context.Context, spec Object) (field.ErrorList, error) {
 }
 
 // deviceSelectors gathers the CEL expressions of device selectors, to be
-// compiled together.
-type deviceSelectors struct {
-	paths []*field.Path
-	exprs []string
-}
+// checked together.
+type deviceSelectors []celtypes.DeviceSelector
 
 // add checks selectors (at path): each a CEL one; it keeps their
 // expressions.
@@ -45,24 +43,14 @@ func (d *deviceSelectors) add(selectors []map[string]any, path *field.Path) fiel
 			continue
 		}
 		expr, _ := c["expression"].(string)
-		d.paths, d.exprs = append(d.paths, path.Index(i).Child("cel", "expression")), append(d.exprs, expr)
+		*d = append(*d, celtypes.DeviceSelector{Path: path.Index(i).Child("cel", "expression").String(), Expression: expr})
 	}
 	return errs
 }
 
-// compile reports the expressions that do not compile.
-func (d *deviceSelectors) compile(ctx context.Context) (field.ErrorList, error) {
-	msgs, err := celeval.DeviceSelectorErrors(ctx, d.exprs)
-	if err != nil {
-		return nil, err
-	}
-	var errs field.ErrorList
-	for i, msg := range msgs {
-		if msg != "" {
-			errs = append(errs, field.Invalid(d.paths[i], d.exprs[i], msg))
-		}
-	}
-	return errs, nil
+// compile reports the expressions that kube-apiserver refuses.
+func (d deviceSelectors) compile(ctx context.Context) (field.ErrorList, error) {
+	return celeval.DeviceSelectorErrors(ctx, d)
 }
 
 // deviceConfigs checks opaque configurations: a driver's name and its
@@ -115,25 +103,19 @@ func resourceClaimSpec(ctx context.Context, spec Object, path *field.Path) (fiel
 		errs = append(errs, dnsLabel(p.Child("name"), name)...)
 		dups = append(dups, names.add(p, name)...)
 		exactly := jsonmap.Child(r, "exactly")
-		if exactly == nil && r["firstAvailable"] == nil {
+		alternatives := jsonmap.Items(r["firstAvailable"])
+		switch {
+		case exactly != nil:
+			errs = append(errs, deviceRequest(exactly, p.Child("exactly"), &selectors)...)
+		case len(alternatives) == 0:
 			errs = append(errs, field.Required(p, "exactly one of `exactly` or `firstAvailable` is required"))
-			continue
-		}
-		if exactly == nil {
-			continue
-		}
-		p = p.Child("exactly")
-		className, _ := exactly["deviceClassName"].(string)
-		errs = append(errs, driverName(p.Child("deviceClassName"), className)...)
-		errs = append(errs, selectors.add(jsonmap.Items(exactly["selectors"]), p.Child("selectors"))...)
-		switch mode, _ := exactly["allocationMode"].(string); mode {
-		case "ExactCount":
-			if n := intOf(exactly["count"]); n <= 0 {
-				errs = append(errs, field.Invalid(p.Child("count"), n, "must be greater than zero"))
-			}
-		case "All", "":
 		default:
-			errs = append(errs, field.NotSupported(p.Child("allocationMode"), mode, []string{"All", "ExactCount"}))
+			for j, sub := range alternatives {
+				sp := p.Child("firstAvailable").Index(j)
+				name, _ := sub["name"].(string)
+				errs = append(errs, dnsLabel(sp.Child("name"), name)...)
+				errs = append(errs, deviceRequest(sub, sp, &selectors)...)
+			}
 		}
 	}
 	// A list's duplicates follow its items' errors (as kube-apiserver).
@@ -160,6 +142,25 @@ func resourceClaimSpec(ctx context.Context, spec Object, path *field.Path) (fiel
 	}
 	compileErrs, err := selectors.compile(ctx)
 	return append(errs, compileErrs...), err
+}
+
+// deviceRequest checks a request for devices (at path; exactly or one of
+// firstAvailable): its class, its selectors (kept in selectors), its
+// allocation mode and count.
+func deviceRequest(r Object, path *field.Path, selectors *deviceSelectors) field.ErrorList {
+	className, _ := r["deviceClassName"].(string)
+	errs := driverName(path.Child("deviceClassName"), className)
+	errs = append(errs, selectors.add(jsonmap.Items(r["selectors"]), path.Child("selectors"))...)
+	switch mode, _ := r["allocationMode"].(string); mode {
+	case "ExactCount":
+		if n := intOf(r["count"]); n <= 0 {
+			errs = append(errs, field.Invalid(path.Child("count"), n, "must be greater than zero"))
+		}
+	case "All", "":
+	default:
+		errs = append(errs, field.NotSupported(path.Child("allocationMode"), mode, []string{"All", "ExactCount"}))
+	}
+	return errs
 }
 
 // qualifiedName checks the name of a device's attribute or capacity: a C

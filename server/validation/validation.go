@@ -54,9 +54,10 @@ func validate(ctx context.Context, gvk schema.GroupVersionKind, obj, old Object)
 		return immutableSpec(spec, jsonmap.Child(old, "spec"), "resource.ResourceClaimSpec"), nil
 	case schema.GroupKind{Group: "resource.k8s.io", Kind: "ResourceClaimTemplate"}:
 		spec := jsonmap.Child(obj, "spec")
+		// An update is validated as new, then for its spec unchanged.
 		errs, err := resourceClaimSpec(ctx, jsonmap.Child(spec, "spec"), specPath.Child("spec"))
 		if old != nil {
-			errs = append(immutableSpec(spec, jsonmap.Child(old, "spec"), "resource.ResourceClaimTemplateSpec"), errs...)
+			errs = append(errs, immutableSpec(spec, jsonmap.Child(old, "spec"), "resource.ResourceClaimTemplateSpec")...)
 		}
 		return errs, err
 	}

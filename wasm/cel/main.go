@@ -147,11 +147,11 @@ func (m *module) do(op string, body []byte, authorize js.Value) (celtypes.Respon
 		if err := json.Unmarshal(body, &req); err != nil {
 			return resp, err
 		}
-		errs, err := celrules.DeviceSelectorErrors(req.Expressions)
+		errs, err := celrules.DeviceSelectorErrors(req.Selectors)
 		if err != nil {
 			return resp, err
 		}
-		resp.CompileErrors = errs
+		resp.FieldErrors = celtypes.FieldErrors(errs)
 	case celtypes.OpRelease:
 		var req celtypes.ReleaseRequest
 		if err := json.Unmarshal(body, &req); err != nil {
