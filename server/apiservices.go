@@ -1,8 +1,8 @@
 package server
 
 import (
+	"bytes"
 	"context"
-	"reflect"
 	"slices"
 	"strings"
 
@@ -13,6 +13,7 @@ import (
 
 	"kubeplay/internal/jsonmap"
 	"kubeplay/server/catalog"
+	"kubeplay/server/encoding"
 	"kubeplay/store"
 )
 
@@ -189,7 +190,7 @@ func (s *registry) syncLocalAPIServices(ctx context.Context, want []object) erro
 		switch {
 		case !ok:
 			err = s.createBootstrap(ctx, res, rs.key("", name), deepCopyObject(w))
-		case jsonmap.String(cur.obj, "metadata", "labels", automanagedLabel) != "" && !reflect.DeepEqual(cur.obj["spec"], w["spec"]):
+		case jsonmap.String(cur.obj, "metadata", "labels", automanagedLabel) != "" && !encodeAlike(cur.obj["spec"], w["spec"]):
 			err = s.putBackAPIServiceSpec(ctx, rs, cur.obj, cur.kv, w["spec"])
 		}
 		if err != nil {
@@ -207,6 +208,14 @@ func (s *registry) syncLocalAPIServices(ctx context.Context, want []object) erro
 		}
 	}
 	return nil
+}
+
+// encodeAlike reports whether a and b encode to the same JSON: a decoded
+// object holds its numbers as json.Numbers, one built here as ints.
+func encodeAlike(a, b any) bool {
+	ja, errA := encoding.Marshal(a)
+	jb, errB := encoding.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(ja, jb)
 }
 
 // putBackAPIServiceSpec updates a local APIService whose spec was changed
