@@ -186,23 +186,24 @@ type Ordered map[string]any
 // MarshalJSON implements json.Marshaler.
 func (o Ordered) MarshalJSON() ([]byte, error) { return MarshalObject(o) }
 
+// writeOrdered writes m with the keys of first it has first, in that
+// order, then the others sorted, each value by write (writeValue if nil).
 func writeOrdered(b *bytes.Buffer, m map[string]any, first []string, write func(string, any) error) error {
 	keys := make([]string, 0, len(m))
+	for _, k := range first {
+		if _, ok := m[k]; ok {
+			keys = append(keys, k)
+		}
+	}
+	firsts := len(keys)
 	for k := range m {
 		if !slices.Contains(first, k) {
 			keys = append(keys, k)
 		}
 	}
-	slices.Sort(keys)
-	ordered := make([]string, 0, len(m))
-	for _, k := range first {
-		if _, ok := m[k]; ok {
-			ordered = append(ordered, k)
-		}
-	}
-	ordered = append(ordered, keys...)
+	slices.Sort(keys[firsts:])
 	b.WriteByte('{')
-	for i, k := range ordered {
+	for i, k := range keys {
 		if i > 0 {
 			b.WriteByte(',')
 		}

@@ -3,7 +3,6 @@ package encoding
 import (
 	"bytes"
 	"encoding/json"
-	"slices"
 	"strconv"
 	"unicode/utf8"
 )
@@ -36,23 +35,7 @@ func writeValue(b *bytes.Buffer, v any) error {
 			b.WriteString("null")
 			return nil
 		}
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		b.WriteByte('{')
-		for i, k := range keys {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			writeString(b, k)
-			b.WriteByte(':')
-			if err := writeValue(b, v[k]); err != nil {
-				return err
-			}
-		}
-		b.WriteByte('}')
+		return writeOrdered(b, v, nil, nil)
 	case []any:
 		if v == nil {
 			b.WriteString("null")
