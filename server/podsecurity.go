@@ -58,12 +58,17 @@ func defaultPodSecurity() *PodSecurityConfiguration {
 // ("namespace", "user"), "" if it is not.
 func (c *PodSecurityConfiguration) exemption(ns, user string) string {
 	switch {
-	case ns != "" && slices.Contains(c.ExemptNamespaces, ns):
+	case c.exemptNamespace(ns):
 		return "namespace"
 	case user != "" && slices.Contains(c.ExemptUsernames, user):
 		return "user"
 	}
 	return ""
+}
+
+// exemptNamespace says whether requests into namespace ns are exempt.
+func (c *PodSecurityConfiguration) exemptNamespace(ns string) bool {
+	return ns != "" && slices.Contains(c.ExemptNamespaces, ns)
 }
 
 // exemptRuntimeClass says whether a pod of runtime class name is exempt.
@@ -257,7 +262,7 @@ func (s *admission) podSecurityNamespace(ctx context.Context, req *request, obj,
 	invalid := func() error {
 		return apierrors.NewInvalid(schema.GroupKind{Kind: "Namespace"}, name, newErrs)
 	}
-	exempt := slices.Contains(s.podSecurity.ExemptNamespaces, name)
+	exempt := s.podSecurity.exemptNamespace(name)
 	if old == nil {
 		if len(newErrs) > 0 {
 			return invalid()
