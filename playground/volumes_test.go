@@ -79,13 +79,14 @@ func TestVolumes_dynamicProvisioning(t *testing.T) {
 	}
 	// The PV controller's ExternalProvisioning and the provisioner's own
 	// events answer the same change, the scheduler's choice of node, in
-	// either order.
+	// either order; the provisioner's last may come after the claim is
+	// bound, so they are read once the controllers are idle.
+	waitIdle(t, sb)
 	claimEvents := reasons(t, h, "data")
 	provisioned := slices.DeleteFunc(slices.Clone(claimEvents), func(r string) bool { return r == "ExternalProvisioning" })
 	if !slices.Contains(claimEvents, "ExternalProvisioning") || !strings.HasSuffix(strings.Join(provisioned, ","), "WaitForFirstConsumer,Provisioning,ProvisioningSucceeded") {
 		t.Errorf("claim events %s", strings.Join(claimEvents, ","))
 	}
-	waitIdle(t, sb)
 
 	// In use, the claim stays until its pod is gone.
 	mustDo(t, h, 200, "DELETE", "/api/v1/namespaces/default/persistentvolumeclaims/data", "")
