@@ -14,6 +14,11 @@
 //     time; the time from sending the write to each watcher receiving its
 //     event, p50 and p99 over several writes.
 //
+// A third column, the floor (floor.go), runs the same requests against the
+// least a Go server must do for them (-floor=false leaves it out): what a
+// row costs the client and Go's net/http over TLS on their own, which no
+// server in Go goes below on the machine.
+//
 // Both servers serve TLS on 127.0.0.1 and start fresh for every run (after
 // one unrecorded start of each, as the first start of a just-copied binary
 // is several times slower); the client is plain net/http over HTTP/2 (TLS
@@ -89,9 +94,17 @@ type config struct {
 	pregenSAKey  bool
 	copyBinaries bool
 	keepLogs     bool
+	floor        bool
 }
 
 func main() {
+	if len(os.Args) == 3 && os.Args[1] == floorFlag {
+		if err := serveFloor(os.Args[2]); err != nil {
+			fmt.Fprintln(os.Stderr, "benchoracle floor:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	defOracle := os.Getenv("ORACLE_BIN")
 	if defOracle == "" {
 		defOracle = "/tmp/oracle-1.35/bin/kube-apiserver"
@@ -109,6 +122,7 @@ func main() {
 	flag.BoolVar(&c.pregenSAKey, "oracle-pregen-sa-key", true, "write the oracle's service-account key before starting the clock (a real kube-apiserver is given one)")
 	flag.BoolVar(&c.copyBinaries, "copy", true, "run copies of the binaries in a temporary directory")
 	flag.BoolVar(&c.keepLogs, "keep-logs", false, "keep the servers' logs and data directories")
+	flag.BoolVar(&c.floor, "floor", true, "measure the floor too: the least a Go server does for these requests (floor.go)")
 	flag.Parse()
 	if err := run(c); err != nil {
 		fmt.Fprintln(os.Stderr, "benchoracle:", err)
@@ -183,6 +197,15 @@ func run(c config) error {
 		return []string{"serve", "--tls", "--addr", "127.0.0.1:" + strconv.Itoa(port), "--data", dir, "--simulate-workloads=false"}, nil
 	}}
 	targets := []target{oracle, kubeplay}
+	if c.floor {
+		self, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		targets = append(targets, target{name: "floor", bin: self, args: func(_ string, port int) ([]string, error) {
+			return []string{floorFlag, "127.0.0.1:" + strconv.Itoa(port)}, nil
+		}})
+	}
 
 	load0 := loadAvg()
 	began := time.Now()
@@ -221,8 +244,16 @@ func run(c config) error {
 	fmt.Printf("Load average (1, 5, 15 min): %s at the start, %s at the end (%s in all).\n\n", load0, load1, time.Since(began).Round(time.Second))
 	fmt.Println("Each cell: the median of the runs [min–max]. \"kubeplay ×\": how many times better kubeplay's median is (above 1: kubeplay is better).")
 	fmt.Println()
-	fmt.Println("| measure | kube-apiserver | kubeplay | kubeplay × | aim | met |")
-	fmt.Println("|---|---|---|---|---|---|")
+	var fl []result // the floor's runs, if measured
+	floorHead, floorRule := "", ""
+	if len(results) > 2 {
+		fl = results[2]
+		floorHead, floorRule = " floor: Go's net/http alone |", "---|"
+		fmt.Println("The floor is the least a Go server must do for these requests (internal/benchoracle/floor.go): a server written in Go, kubeplay or kube-apiserver, cannot go below it on this machine with this client.")
+		fmt.Println()
+	}
+	fmt.Println("| measure | kube-apiserver | kubeplay | kubeplay × | aim | met |" + floorHead)
+	fmt.Println("|---|---|---|---|---|---|" + floorRule)
 
 	durs := func(rs []result, f func(result) time.Duration) []float64 {
 		var v []float64
@@ -253,16 +284,28 @@ func run(c config) error {
 		return "**no**"
 	}
 
+	// floorCell is the floor's cell of a row, with the trailing separator.
+	floorCell := func(f func([]result) string) string {
+		if fl == nil {
+			return ""
+		}
+		return " " + f(fl) + " |"
+	}
+
 	// launch
 	ol, kl := durs(o, func(r result) time.Duration { return r.launch }), durs(k, func(r result) time.Duration { return r.launch })
-	fmt.Printf("| launch → `/readyz` ok, fresh data dir | %s | %s | %.1f× | ≤ 50 ms | %s |\n",
-		cell(ol, ms), cell(kl, ms), median(ol)/median(kl), yes(median(kl) <= 50))
+	fmt.Printf("| launch → `/readyz` ok, fresh data dir | %s | %s | %.1f× | ≤ 50 ms | %s |%s\n",
+		cell(ol, ms), cell(kl, ms), median(ol)/median(kl), yes(median(kl) <= 50),
+		floorCell(func(rs []result) string { return cell(durs(rs, func(r result) time.Duration { return r.launch }), ms) }))
 	// RSS
 	orss := floats(o, func(r result) float64 { return float64(r.rss) })
 	krss := floats(k, func(r result) float64 { return float64(r.rss) })
 	mb := func(v float64) string { return fmtMB(int64(v)) }
-	fmt.Printf("| RSS at ready | %s | %s | %.1f× | ≤ 30 MB | %s |\n",
-		cell(orss, mb), cell(krss, mb), median(orss)/median(krss), yes(median(krss) <= 30e6))
+	fmt.Printf("| RSS at ready | %s | %s | %.1f× | ≤ 30 MB | %s |%s\n",
+		cell(orss, mb), cell(krss, mb), median(orss)/median(krss), yes(median(krss) <= 30e6),
+		floorCell(func(rs []result) string {
+			return cell(floats(rs, func(r result) float64 { return float64(r.rss) }), mb)
+		}))
 	// creates
 	perSec := func(v float64) string { return fmt.Sprintf("%.0f/s", v) }
 	for _, row := range []struct {
@@ -274,13 +317,15 @@ func run(c config) error {
 	} {
 		ov, kv := floats(o, row.f), floats(k, row.f)
 		ratio := median(kv) / median(ov)
-		fmt.Printf("| %s | %s | %s | %.1f× | ≥ 3× | %s |\n", row.label, cell(ov, perSec), cell(kv, perSec), ratio, yes(ratio >= 3))
+		fmt.Printf("| %s | %s | %s | %.1f× | ≥ 3× | %s |%s\n", row.label, cell(ov, perSec), cell(kv, perSec), ratio, yes(ratio >= 3),
+			floorCell(func(rs []result) string { return cell(floats(rs, row.f), perSec) }))
 	}
 	// LIST
 	olist, klist := durs(o, func(r result) time.Duration { return r.list }), durs(k, func(r result) time.Duration { return r.list })
 	ratio := median(olist) / median(klist)
-	fmt.Printf("| LIST of %s ConfigMaps (ms, median of %d per run) | %s | %s | %.1f× | ≤ half of kube-apiserver's | %s |\n",
-		fmtCount(c.n), c.listReps, cell(olist, ms), cell(klist, ms), ratio, yes(median(klist) <= median(olist)/2))
+	fmt.Printf("| LIST of %s ConfigMaps (ms, median of %d per run) | %s | %s | %.1f× | ≤ half of kube-apiserver's | %s |%s\n",
+		fmtCount(c.n), c.listReps, cell(olist, ms), cell(klist, ms), ratio, yes(median(klist) <= median(olist)/2),
+		floorCell(func(rs []result) string { return cell(durs(rs, func(r result) time.Duration { return r.list }), ms) }))
 	// watch
 	o50, k50 := durs(o, func(r result) time.Duration { return r.watchP50 }), durs(k, func(r result) time.Duration { return r.watchP50 })
 	o99, k99 := durs(o, func(r result) time.Duration { return r.watchP99 }), durs(k, func(r result) time.Duration { return r.watchP99 })
@@ -291,8 +336,11 @@ func run(c config) error {
 		}
 		return s
 	}
-	fmt.Printf("| watch fan-out, %s watchers on one collection, one write: p50 / p99 to delivery (ms, over %d writes per run) | %s | %s | p50 %.1f× / p99 %.1f× | p99 ≤ half of kube-apiserver's | %s |\n",
-		fmtCount(c.watchers), c.watchWrites, wcell(o50, o99), wcell(k50, k99), median(o50)/median(k50), median(o99)/median(k99), yes(median(k99) <= median(o99)/2))
+	fmt.Printf("| watch fan-out, %s watchers on one collection, one write: p50 / p99 to delivery (ms, over %d writes per run) | %s | %s | p50 %.1f× / p99 %.1f× | p99 ≤ half of kube-apiserver's | %s |%s\n",
+		fmtCount(c.watchers), c.watchWrites, wcell(o50, o99), wcell(k50, k99), median(o50)/median(k50), median(o99)/median(k99), yes(median(k99) <= median(o99)/2),
+		floorCell(func(rs []result) string {
+			return wcell(durs(rs, func(r result) time.Duration { return r.watchP50 }), durs(rs, func(r result) time.Duration { return r.watchP99 }))
+		}))
 	fmt.Println()
 	fmt.Println("Runs:")
 	fmt.Println()
