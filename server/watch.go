@@ -132,24 +132,28 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, req *request) {
 			return
 		}
 	}
-	ticker := time.NewTicker(bookmarkInterval)
-	defer ticker.Stop()
-	// kube-apiserver also sends a bookmark 2 s before the watch's deadline,
-	// so that the client resumes from a recent revision.
-	var lastCall <-chan time.Time
-	if bookmarks && timeout > bookmarkBeforeDeadline {
-		t := time.NewTimer(timeout - bookmarkBeforeDeadline)
-		defer t.Stop()
-		lastCall = t.C
+	// Timers only for a watch that takes bookmarks: each channel in the
+	// select below is locked for every event, and a collection's watchers
+	// all take each of its events at once.
+	var tick, lastCall <-chan time.Time
+	if bookmarks {
+		ticker := time.NewTicker(bookmarkInterval)
+		defer ticker.Stop()
+		tick = ticker.C
+		// kube-apiserver also sends a bookmark 2 s before the watch's
+		// deadline, so that the client resumes from a recent revision.
+		if timeout > bookmarkBeforeDeadline {
+			t := time.NewTimer(timeout - bookmarkBeforeDeadline)
+			defer t.Stop()
+			lastCall = t.C
+		}
 	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-ticker.C:
-			if bookmarks {
-				watcher.RequestProgress()
-			}
+		case <-tick:
+			watcher.RequestProgress()
 		case <-lastCall:
 			watcher.RequestProgress()
 		case ev, ok := <-watcher.Events():

@@ -95,7 +95,14 @@ type chunkedStream struct {
 	flusher http.Flusher
 	conv    *converter
 	started bool
+	line    []byte // a JSON event and its newline, written at once
 }
+
+// maxLineBuffer is the largest JSON event a stream copies to write it with
+// its newline in one Write (which a recorder of the stream, the request
+// journal, then takes as one whole line); a larger one goes in two writes
+// rather than held in memory for the rest of the watch.
+const maxLineBuffer = 64 << 10
 
 func (e *chunkedStream) start() {
 	if e.started {
@@ -136,16 +143,20 @@ func (e *chunkedStream) send(ev watchEvent) bool {
 	if err != nil {
 		return false
 	}
-	if e.conv.as.MediaType == encoding.Protobuf {
+	switch {
+	case e.conv.as.MediaType == encoding.Protobuf:
 		b = encoding.ProtobufFrame(b)
+	case e.conv.as.MediaType == encoding.JSON && len(b) < maxLineBuffer:
+		e.line = append(append(e.line[:0], b...), '\n')
+		b = e.line
+	case e.conv.as.MediaType == encoding.JSON:
+		if _, err := e.w.Write(b); err != nil {
+			return false
+		}
+		b = newline
 	}
 	if _, err := e.w.Write(b); err != nil {
 		return false
-	}
-	if e.conv.as.MediaType == encoding.JSON {
-		if _, err := e.w.Write(newline); err != nil {
-			return false
-		}
 	}
 	e.flush()
 	return true

@@ -133,9 +133,15 @@ func (r *recorder) Write(p []byte) (int, error) {
 	if !r.wrote {
 		r.WriteHeader(http.StatusOK)
 	}
-	if r.e.Watch == nil {
+	switch {
+	case r.e.Watch == nil:
 		r.body.Write(p)
-	} else {
+	case len(r.partial) == 0 && len(p) > 0 && bytes.IndexByte(p, '\n') == len(p)-1:
+		// One whole event, as the API writes them: no need to gather it.
+		if line := p[:len(p)-1]; len(bytes.TrimSpace(line)) > 0 {
+			r.j.event(r.e, bytes.Clone(line))
+		}
+	default:
 		r.partial = append(r.partial, p...)
 		for {
 			line, rest, ok := bytes.Cut(r.partial, []byte{'\n'})
