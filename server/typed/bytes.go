@@ -38,7 +38,7 @@ func (b *Bytes) canHold(s *spec.Schema) bool {
 	switch {
 	case s == nil:
 		return false
-	case s.Ref.String() != "":
+	case RefersTo(s) != "":
 		_, name := resolve(b.schemas, s)
 		return b.holds[name]
 	case s.Format == "byte":

@@ -147,14 +147,26 @@ func resolve(schemas map[string]*spec.Schema, s *spec.Schema) (*spec.Schema, str
 		switch {
 		case len(s.AllOf) == 1:
 			s = &s.AllOf[0]
-		case s.Ref.String() != "":
-			name := strings.TrimPrefix(s.Ref.String(), "#/components/schemas/")
+		case RefersTo(s) != "":
+			name := RefersTo(s)
 			return schemas[name], name
 		default:
 			return s, ""
 		}
 	}
 	return nil, ""
+}
+
+// RefersTo is the name of the definition s refers to ("" if none), as
+// the v3 documents write references ("#/components/schemas/NAME"). It
+// reads the parsed reference rather than building its string, which a
+// decoder would do for every value.
+func RefersTo(s *spec.Schema) string {
+	u := s.Ref.GetURL()
+	if u == nil {
+		return ""
+	}
+	return strings.TrimPrefix(u.Fragment, "/components/schemas/")
 }
 
 // fail records a type error at f (the first one only).
