@@ -58,6 +58,7 @@ func (f *FieldManager) created(gvk schema.GroupVersionKind, obj Object, manager 
 		return nil, false
 	}
 	seen := omitEmptyCopy(gvk, obj)
+	dropStripped(seen)
 	tv, err := f.tc.ObjectToTyped(&unstructured.Unstructured{Object: seen}, typed.AllowDuplicates)
 	if err != nil {
 		return nil, false
@@ -98,14 +99,14 @@ func fieldsV1(set *fieldpath.Set) (map[string]any, bool) {
 	m := map[string]any{}
 	ok := true
 	set.Members.Iterate(func(pe fieldpath.PathElement) {
-		k, err := fieldpath.SerializePathElement(pe)
+		k, err := pathElementKey(pe)
 		if err != nil || !utf8.ValidString(k) {
 			ok = false
 		}
 		m[k] = map[string]any{}
 	})
 	set.Children.Iterate(func(pe fieldpath.PathElement) {
-		k, err := fieldpath.SerializePathElement(pe)
+		k, err := pathElementKey(pe)
 		if err != nil || !utf8.ValidString(k) {
 			ok = false
 		}
@@ -125,4 +126,29 @@ func omitEmptyCopy(gvk schema.GroupVersionKind, obj Object) Object {
 	seen := runtime.DeepCopyJSON(obj)
 	_ = OmitEmpty(gvk, seen) // an error means the embedded schemas are broken
 	return seen
+}
+
+// pathElementKey is pe as FieldsV1 writes it; a field's name, by far the
+// most common, without the serializer's buffers.
+func pathElementKey(pe fieldpath.PathElement) (string, error) {
+	if pe.FieldName != nil {
+		return "f:" + *pe.FieldName, nil
+	}
+	return fieldpath.SerializePathElement(pe)
+}
+
+// dropStripped removes from obj, a copy, the stripped metadata fields
+// that cannot change what else is recorded: set, of the type the schema
+// declares (else typing the object fails, as it must), they are leaves the
+// comparison would only record to have them stripped.
+func dropStripped(obj Object) {
+	md, _ := obj["metadata"].(map[string]any)
+	for _, f := range []string{"name", "namespace", "uid", "creationTimestamp", "selfLink", "resourceVersion"} {
+		if _, ok := md[f].(string); ok {
+			delete(md, f)
+		}
+	}
+	if _, ok := md["generation"].(int64); ok {
+		delete(md, "generation")
+	}
 }
