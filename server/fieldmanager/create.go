@@ -1,11 +1,11 @@
 package fieldmanager
 
 import (
+	"maps"
 	"time"
 	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
@@ -57,8 +57,7 @@ func (f *FieldManager) created(gvk schema.GroupVersionKind, obj Object, manager 
 	if err != nil {
 		return nil, false
 	}
-	seen := omitEmptyCopy(gvk, obj)
-	dropStripped(seen)
+	seen := withoutStripped(omitEmptyCopy(gvk, obj))
 	tv, err := f.tc.ObjectToTyped(&unstructured.Unstructured{Object: seen}, typed.AllowDuplicates)
 	if err != nil {
 		return nil, false
@@ -121,13 +120,6 @@ func fieldsV1(set *fieldpath.Set) (map[string]any, bool) {
 	return m, ok
 }
 
-// omitEmptyCopy is obj as OmitEmpty leaves it, obj itself unchanged.
-func omitEmptyCopy(gvk schema.GroupVersionKind, obj Object) Object {
-	seen := runtime.DeepCopyJSON(obj)
-	_ = OmitEmpty(gvk, seen) // an error means the embedded schemas are broken
-	return seen
-}
-
 // pathElementKey is pe as FieldsV1 writes it; a field's name, by far the
 // most common, without the serializer's buffers.
 func pathElementKey(pe fieldpath.PathElement) (string, error) {
@@ -137,12 +129,16 @@ func pathElementKey(pe fieldpath.PathElement) (string, error) {
 	return fieldpath.SerializePathElement(pe)
 }
 
-// dropStripped removes from obj, a copy, the stripped metadata fields
-// that cannot change what else is recorded: set, of the type the schema
-// declares (else typing the object fails, as it must), they are leaves the
-// comparison would only record to have them stripped.
-func dropStripped(obj Object) {
-	md, _ := obj["metadata"].(map[string]any)
+// withoutStripped is obj without the stripped metadata fields that cannot
+// change what else is recorded: set, of the type the schema declares (else
+// typing the object fails, as it must), they are leaves the comparison
+// would only record to have them stripped. obj itself is left as it is.
+func withoutStripped(obj Object) Object {
+	md, ok := obj["metadata"].(map[string]any)
+	if !ok {
+		return obj
+	}
+	md = maps.Clone(md)
 	for _, f := range []string{"name", "namespace", "uid", "creationTimestamp", "selfLink", "resourceVersion"} {
 		if _, ok := md[f].(string); ok {
 			delete(md, f)
@@ -151,4 +147,7 @@ func dropStripped(obj Object) {
 	if _, ok := md["generation"].(int64); ok {
 		delete(md, "generation")
 	}
+	out := maps.Clone(obj)
+	out["metadata"] = md
+	return out
 }
