@@ -49,6 +49,11 @@ func (f *FieldManager) created(gvk schema.GroupVersionKind, obj Object, manager 
 			return nil, false
 		}
 	}
+	// The field manager's identifiers of managers are JSON, which would
+	// change a name that is not UTF-8.
+	if !utf8.ValidString(manager) {
+		return nil, false
+	}
 	// The field manager converts the object to its version by these.
 	if obj["apiVersion"] != gvk.GroupVersion().String() || obj["kind"] != gvk.Kind {
 		return nil, false

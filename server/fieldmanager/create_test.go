@@ -33,7 +33,10 @@ func TestUpdate_createShortcut(t *testing.T) {
 	var m fieldmanager.Managers
 	resets := [][]fieldpath.Path{nil, {fieldpath.MakePathOrDie("metadata", "annotations"), fieldpath.MakePathOrDie("spec", "replicas")}}
 	recorded := 0
-	for _, obj := range builtinObjects(t) {
+	// Named by the client, from its User-Agent, by none.
+	managers := []string{"test-manager", "kubectl\xff", ""}
+	for i, obj := range builtinObjects(t) {
+		manager := managers[i%len(managers)]
 		gvk := gvkOf(obj)
 		if defs[gvk] == "" {
 			continue
@@ -45,7 +48,7 @@ func TestUpdate_createShortcut(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if compareCreate(t, f, v, fmt.Sprintf("%v statusElsewhere=%v resets=%v", gvk, statusElsewhere, reset)) {
+					if compareCreate(t, f, v, manager, fmt.Sprintf("%v statusElsewhere=%v resets=%v", gvk, statusElsewhere, reset)) {
 						recorded++
 					}
 				}
@@ -64,7 +67,7 @@ func TestUpdate_createShortcut(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if compareCreate(t, f, v, fmt.Sprintf("Widget preserveUnknownFields=%v statusElsewhere=%v", preserveUnknownFields, statusElsewhere)) {
+					if compareCreate(t, f, v, "test-manager", fmt.Sprintf("Widget preserveUnknownFields=%v statusElsewhere=%v", preserveUnknownFields, statusElsewhere)) {
 						recorded++
 					}
 				}
@@ -78,13 +81,13 @@ func TestUpdate_createShortcut(t *testing.T) {
 	}
 }
 
-// compareCreate compares the two ways of recording the create of obj; it
-// reports whether the shortcut recorded it.
-func compareCreate(t *testing.T, f *fieldmanager.FieldManager, obj map[string]any, name string) bool {
+// compareCreate compares the two ways of recording the create of obj by
+// manager; it reports whether the shortcut recorded it.
+func compareCreate(t *testing.T, f *fieldmanager.FieldManager, obj map[string]any, manager, name string) bool {
 	t.Helper()
 	short := runtime.DeepCopyJSON(obj)
-	entries, ok := fieldmanager.CreatedByShortcut(f, short, "test-manager")
-	full := fieldmanager.CreatedByFieldManager(f, runtime.DeepCopyJSON(obj), "test-manager")
+	entries, ok := fieldmanager.CreatedByShortcut(f, short, manager)
+	full := fieldmanager.CreatedByFieldManager(f, runtime.DeepCopyJSON(obj), manager)
 	if !ok {
 		return false
 	}
