@@ -66,7 +66,7 @@ func errInvalidOptions(optionsKind string, errs field.ErrorList) error {
 
 // fieldManager returns the field manager of rs's resource written through
 // subresource.
-func (s *registry) fieldManager(rs *resourceStore, subresource string) (*managedfields.FieldManager, error) {
+func (s *registry) fieldManager(rs *resourceStore, subresource string) (*fieldmanager.FieldManager, error) {
 	res, resets := rs.res, rs.strategy.resets[subresource]
 	// The status is written elsewhere, so not recorded here.
 	statusElsewhere := rs.hasStatus && !rs.writesStatus(subresource)
@@ -81,7 +81,7 @@ func (s *registry) fieldManager(rs *resourceStore, subresource string) (*managed
 		}
 		return f, nil
 	}
-	var f *managedfields.FieldManager
+	var f *fieldmanager.FieldManager
 	var err error
 	if catalog.SharesStorage(res) {
 		f, err = s.fields.ForVersions(res.GroupVersionKind(), subresource, statusElsewhere, resets, convertVersion)

@@ -17,7 +17,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/validate/content"
-	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	k8svalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -123,7 +122,7 @@ type write struct {
 	fromView func(obj, view object)
 	// fieldManager records the write's managedFields (trackWrite), resolved
 	// at its first use.
-	fieldManager *managedfields.FieldManager
+	fieldManager *fieldmanager.FieldManager
 	// stored is what a create stored (its Value nil until then, and for a
 	// dry run): the answer is sent from it when it is sent as stored.
 	stored store.KeyValue

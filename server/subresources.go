@@ -190,7 +190,7 @@ func (s *Server) writeScale(r *http.Request, req *request) (object, error) {
 	}
 	wr := scaleWrite(req, opts.manager, opts.dryRun)
 	out, _, err := s.reg.updateWith(r.Context(), wr, func(live object, rev int64) (object, error) {
-		return s.scaled(wr, live, rev, func(f *managedfields.FieldManager, old object) (object, error) {
+		return s.scaled(wr, live, rev, func(f *fieldmanager.FieldManager, old object) (object, error) {
 			return fieldmanager.Update(f, scaleKind.GroupVersionKind(), old, runtime.DeepCopyJSON(body), wr.manager), nil
 		})
 	})
@@ -204,7 +204,7 @@ func (s *Server) writeScale(r *http.Request, req *request) (object, error) {
 func (s *Server) patchScale(ctx context.Context, pr *patchRequest) (object, int, error) {
 	wr := scaleWrite(pr.request, pr.manager, pr.dryRun)
 	out, _, err := s.reg.updateWith(ctx, wr, func(live object, rev int64) (object, error) {
-		return s.scaled(wr, live, rev, func(f *managedfields.FieldManager, old object) (object, error) {
+		return s.scaled(wr, live, rev, func(f *fieldmanager.FieldManager, old object) (object, error) {
 			if pr.patchType == applyPatchType {
 				return s.applyConfiguration(ctx, pr, old)
 			}
@@ -242,7 +242,7 @@ func scaleWrite(req *request, manager string, dryRun bool) *write {
 // Scale translate to and from the object's as kube-apiserver's
 // ScaleHandler does: whoever sets replicas through /scale owns the
 // object's spec.replicas.
-func (s *Server) scaled(wr *write, live object, rev int64, write func(*managedfields.FieldManager, object) (object, error)) (object, error) {
+func (s *Server) scaled(wr *write, live object, rev int64, write func(*fieldmanager.FieldManager, object) (object, error)) (object, error) {
 	res := wr.res
 	liveU := &unstructured.Unstructured{Object: live}
 	handler := managedfields.NewScaleHandler(liveU.GetManagedFields(), res.GroupVersionKind().GroupVersion(),

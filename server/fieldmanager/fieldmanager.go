@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	"sigs.k8s.io/structured-merge-diff/v6/typed"
 )
 
 // Object is a decoded Kubernetes object.
@@ -33,7 +34,20 @@ var typeConverter = sync.OnceValues(func() (managedfields.TypeConverter, error) 
 // Managers hands out the field manager of each kind and subresource. It is
 // safe for concurrent use; the zero value is ready.
 type Managers struct {
-	byKey sync.Map // key -> *managedfields.FieldManager
+	byKey sync.Map // key -> *FieldManager
+}
+
+// FieldManager is kube-apiserver's field manager of a kind written through
+// a subresource, with what Update needs to record a create without it (see
+// created).
+type FieldManager struct {
+	*managedfields.FieldManager
+	tc          managedfields.TypeConverter
+	gvk         schema.GroupVersionKind
+	subresource string
+	untracked   fieldpath.Filter // nil when every field is recorded
+	// zero is the typed empty object a create is compared with.
+	zero func() (*typed.TypedValue, error)
 }
 
 type key struct {
@@ -69,7 +83,7 @@ func CustomTypeConverter(schemas map[string]any, preserveUnknownFields bool) (ma
 // this one do not record it; a write through /status does not record the
 // spec. Nor do they record resets (the kind's other reset fields through
 // subresource).
-func (m *Managers) For(gvk schema.GroupVersionKind, subresource string, statusElsewhere bool, resets []fieldpath.Path) (*managedfields.FieldManager, error) {
+func (m *Managers) For(gvk schema.GroupVersionKind, subresource string, statusElsewhere bool, resets []fieldpath.Path) (*FieldManager, error) {
 	tc, err := typeConverter()
 	if err != nil {
 		return nil, err
@@ -84,7 +98,7 @@ type Converter func(obj Object, to schema.GroupVersion) (Object, error)
 // converts between: managedFields entries of another version then count
 // (an apply conflicts with a manager of another version, as
 // kube-apiserver's does).
-func (m *Managers) ForVersions(gvk schema.GroupVersionKind, subresource string, statusElsewhere bool, resets []fieldpath.Path, convert Converter) (*managedfields.FieldManager, error) {
+func (m *Managers) ForVersions(gvk schema.GroupVersionKind, subresource string, statusElsewhere bool, resets []fieldpath.Path, convert Converter) (*FieldManager, error) {
 	tc, err := typeConverter()
 	if err != nil {
 		return nil, err
@@ -93,17 +107,18 @@ func (m *Managers) ForVersions(gvk schema.GroupVersionKind, subresource string, 
 }
 
 // ForType is For with the objects of a custom kind, typed by tc.
-func (m *Managers) ForType(tc managedfields.TypeConverter, gvk schema.GroupVersionKind, subresource string, statusElsewhere bool, resets []fieldpath.Path) (*managedfields.FieldManager, error) {
+func (m *Managers) ForType(tc managedfields.TypeConverter, gvk schema.GroupVersionKind, subresource string, statusElsewhere bool, resets []fieldpath.Path) (*FieldManager, error) {
 	return m.forType(tc, customVersions{}, gvk, subresource, statusElsewhere, resets)
 }
 
 // forType builds the field manager; the filters it records changes through
 // are a function of gvk and subresource, so it is cached by them.
-func (m *Managers) forType(tc managedfields.TypeConverter, conv runtime.ObjectConvertor, gvk schema.GroupVersionKind, subresource string, statusElsewhere bool, resets []fieldpath.Path) (*managedfields.FieldManager, error) {
+func (m *Managers) forType(tc managedfields.TypeConverter, conv runtime.ObjectConvertor, gvk schema.GroupVersionKind, subresource string, statusElsewhere bool, resets []fieldpath.Path) (*FieldManager, error) {
 	k := key{tc, gvk, subresource}
 	if f, ok := m.byKey.Load(k); ok {
-		return f.(*managedfields.FieldManager), nil
+		return f.(*FieldManager), nil
 	}
+	var untrackedFilter fieldpath.Filter
 	var reset map[fieldpath.APIVersion]fieldpath.Filter
 	apiVersion := fieldpath.APIVersion(gvk.GroupVersion().String())
 	untracked := slices.Clone(resets)
@@ -114,14 +129,23 @@ func (m *Managers) forType(tc managedfields.TypeConverter, conv runtime.ObjectCo
 		untracked = append(untracked, fieldpath.MakePathOrDie("status"))
 	}
 	if len(untracked) > 0 {
-		reset = map[fieldpath.APIVersion]fieldpath.Filter{apiVersion: fieldpath.NewExcludeSetFilter(fieldpath.NewSet(untracked...))}
+		untrackedFilter = fieldpath.NewExcludeSetFilter(fieldpath.NewSet(untracked...))
+		reset = map[fieldpath.APIVersion]fieldpath.Filter{apiVersion: untrackedFilter}
 	}
-	f, err := managedfields.NewDefaultFieldManager(tc, conv, unversioned{}, unversioned{}, gvk, gvk.GroupVersion(), subresource, reset)
+	full, err := managedfields.NewDefaultFieldManager(tc, conv, unversioned{}, unversioned{}, gvk, gvk.GroupVersion(), subresource, reset)
 	if err != nil {
 		return nil, err
 	}
+	f := &FieldManager{FieldManager: full, tc: tc, gvk: gvk, subresource: subresource, untracked: untrackedFilter,
+		zero: sync.OnceValues(func() (*typed.TypedValue, error) {
+			zero := NewObject(gvk)
+			if err := OmitEmpty(gvk, zero); err != nil {
+				return nil, err
+			}
+			return tc.ObjectToTyped(&unstructured.Unstructured{Object: zero}, typed.AllowDuplicates)
+		})}
 	actual, _ := m.byKey.LoadOrStore(k, f)
-	return actual.(*managedfields.FieldManager), nil
+	return actual.(*FieldManager), nil
 }
 
 // Forget drops the field managers of objects typed by tc (a custom kind's
@@ -138,8 +162,21 @@ func (m *Managers) Forget(tc managedfields.TypeConverter) {
 // Update records manager's changes from live to obj in obj's managedFields
 // and returns obj. live is nil for a create. As kube-apiserver does, a
 // failure to compute managedFields drops them rather than failing the write.
-func Update(f *managedfields.FieldManager, gvk schema.GroupVersionKind, live, obj Object, manager string) Object {
+// A plain create is recorded without running the field manager (created),
+// with the same entries.
+func Update(f *FieldManager, gvk schema.GroupVersionKind, live, obj Object, manager string) Object {
 	PlainNumbers(obj)
+	if live == nil {
+		if entries, ok := f.created(gvk, obj, manager); ok {
+			setManagedFields(obj, entries)
+			return obj
+		}
+	}
+	return f.update(gvk, live, obj, manager)
+}
+
+// update is Update by kube-apiserver's field manager.
+func (f *FieldManager) update(gvk schema.GroupVersionKind, live, obj Object, manager string) Object {
 	if live == nil {
 		live = NewObject(gvk)
 	}
@@ -151,17 +188,24 @@ func Update(f *managedfields.FieldManager, gvk schema.GroupVersionKind, live, ob
 	_ = OmitEmpty(gvk, seen) // an error means the embedded schemas are broken
 	_ = OmitEmpty(gvk, was)
 	out := f.UpdateNoErrors(&unstructured.Unstructured{Object: was}, &unstructured.Unstructured{Object: seen}, manager)
+	entries, _ := out.(*unstructured.Unstructured).Object["metadata"].(map[string]any)["managedFields"].([]any)
+	setManagedFields(obj, entries)
+	return obj
+}
+
+// setManagedFields sets obj's metadata.managedFields to entries, or
+// removes them when entries is nil.
+func setManagedFields(obj Object, entries []any) {
 	md, _ := obj["metadata"].(map[string]any)
 	if md == nil {
 		md = map[string]any{}
 		obj["metadata"] = md
 	}
-	if mf, ok := out.(*unstructured.Unstructured).Object["metadata"].(map[string]any)["managedFields"]; ok {
-		md["managedFields"] = mf
+	if entries != nil {
+		md["managedFields"] = entries
 	} else {
 		delete(md, "managedFields")
 	}
-	return obj
 }
 
 // NewObject is the zero value of kind gvk that a create starts from, shaped
@@ -176,7 +220,7 @@ func NewObject(gvk schema.GroupVersionKind) Object {
 // Apply merges the applied configuration into live as manager's, returning
 // the new object; a conflict with another manager's fields is a 409 Status
 // error unless force. live is an empty object of the kind for a create.
-func Apply(f *managedfields.FieldManager, live, applied Object, manager string, force bool) (Object, error) {
+func Apply(f *FieldManager, live, applied Object, manager string, force bool) (Object, error) {
 	PlainNumbers(live)
 	PlainNumbers(applied)
 	out, err := f.Apply(&unstructured.Unstructured{Object: live}, &unstructured.Unstructured{Object: applied}, manager, force)

@@ -2,6 +2,8 @@ package fieldmanager
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 
@@ -82,7 +84,7 @@ func nullFieldsOf(def string) []string {
 }
 
 func materialize(schemas map[string]*spec.Schema, def string, obj map[string]any) {
-	walkTyped(schemas, def, obj, func(def string, obj map[string]any) {
+	walkTyped(schemas, def, obj, func(def string, obj map[string]any) (map[string]any, bool) {
 		for _, f := range structFieldsOf(def) {
 			if _, ok := obj[f]; !ok {
 				obj[f] = map[string]any{}
@@ -108,6 +110,7 @@ func materialize(schemas map[string]*spec.Schema, def string, obj map[string]any
 				delete(obj, f)
 			}
 		}
+		return obj, false
 	})
 }
 
@@ -121,15 +124,37 @@ func OmitEmpty(gvk schema.GroupVersionKind, obj Object) error {
 	if err != nil {
 		return err
 	}
-	walkTyped(schemas, def, obj, func(def string, obj map[string]any) {
+	walkTyped(schemas, def, obj, omitEmpty(false))
+	return nil
+}
+
+// omitEmptyCopy is obj as OmitEmpty leaves it, but obj itself unchanged:
+// what changes is copied, the rest shared.
+func omitEmptyCopy(gvk schema.GroupVersionKind, obj Object) Object {
+	schemas, def, err := schemaOf(gvk)
+	if err != nil {
+		return obj // as OmitEmpty leaves it
+	}
+	out, _ := walkTyped(schemas, def, obj, omitEmpty(true))
+	return out
+}
+
+// omitEmpty is OmitEmpty's visit of an object, which it changes in place,
+// or, with copy, in a copy.
+func omitEmpty(copy bool) func(def string, obj map[string]any) (map[string]any, bool) {
+	return func(def string, obj map[string]any) (map[string]any, bool) {
+		copied := false
 		for _, fk := range omittedFields()[def] {
 			f, kind, _ := strings.Cut(fk, "=")
 			if v, ok := obj[f]; ok && f != "managedFields" && isEmpty(kind, v) {
+				if copy && !copied {
+					obj, copied = maps.Clone(obj), true
+				}
 				delete(obj, f)
 			}
 		}
-	})
-	return nil
+		return obj, copied
+	}
 }
 
 // schemaOf is the schemas and the name of kind gvk's among them.
@@ -146,12 +171,22 @@ func schemaOf(gvk schema.GroupVersionKind) (map[string]*spec.Schema, string, err
 }
 
 // walkTyped calls visit with obj, of schema def, then with each object in
-// it that has a schema of its own, depth first.
-func walkTyped(schemas map[string]*spec.Schema, def string, obj map[string]any, visit func(def string, obj map[string]any)) {
-	visit(def, obj)
+// it that has a schema of its own, depth first, and returns obj. visit
+// returns the object it was given, changed in place or not, or a changed
+// copy (copied) that leaves it as it was: then what holds the copy, up to
+// obj, is copied too, and walkTyped returns obj's copy (copied).
+func walkTyped(schemas map[string]*spec.Schema, def string, obj map[string]any, visit func(def string, obj map[string]any) (map[string]any, bool)) (map[string]any, bool) {
+	obj, copied := visit(def, obj)
 	s := schemas[def]
 	if s == nil {
-		return
+		return obj, copied
+	}
+	// keep puts a copy of the value of k in obj, itself copied first.
+	keep := func(k string, v any) {
+		if !copied {
+			obj, copied = maps.Clone(obj), true
+		}
+		obj[k] = v
 	}
 	for k, v := range obj {
 		p, ok := s.Properties[k]
@@ -161,13 +196,24 @@ func walkTyped(schemas map[string]*spec.Schema, def string, obj map[string]any, 
 		switch x := v.(type) {
 		case map[string]any:
 			if ref := refName(&p); ref != "" {
-				walkTyped(schemas, ref, x, visit)
+				if m, c := walkTyped(schemas, ref, x, visit); c {
+					keep(k, m)
+				}
 			} else if p.AdditionalProperties != nil && p.AdditionalProperties.Schema != nil {
 				if ref := refName(p.AdditionalProperties.Schema); ref != "" {
-					for _, e := range x {
+					var out map[string]any // x's copy, once an entry is
+					for ek, e := range x {
 						if m, ok := e.(map[string]any); ok {
-							walkTyped(schemas, ref, m, visit)
+							if m, c := walkTyped(schemas, ref, m, visit); c {
+								if out == nil {
+									out = maps.Clone(x)
+								}
+								out[ek] = m
+							}
 						}
+					}
+					if out != nil {
+						keep(k, out)
 					}
 				}
 			}
@@ -176,14 +222,24 @@ func walkTyped(schemas map[string]*spec.Schema, def string, obj map[string]any, 
 				continue
 			}
 			if ref := refName(p.Items.Schema); ref != "" {
-				for _, e := range x {
+				var out []any // x's copy, once an item is
+				for i, e := range x {
 					if m, ok := e.(map[string]any); ok {
-						walkTyped(schemas, ref, m, visit)
+						if m, c := walkTyped(schemas, ref, m, visit); c {
+							if out == nil {
+								out = slices.Clone(x)
+							}
+							out[i] = m
+						}
 					}
+				}
+				if out != nil {
+					keep(k, out)
 				}
 			}
 		}
 	}
+	return obj, copied
 }
 
 // zeroOf is the JSON zero value of a Go kind of zeroFieldsTable.
