@@ -9,6 +9,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"kubeplay/server/typed"
 )
 
 //go:generate go run ./internal/gen -out zz_generated_structs.go
@@ -258,11 +260,11 @@ func zeroOf(kind string) any {
 // refName is the schema name a property refers to, directly or through a
 // single allOf, as the v3 documents write references.
 func refName(s *spec.Schema) string {
-	ref := s.Ref.String()
+	ref := typed.RefersTo(s)
 	if ref == "" && len(s.AllOf) == 1 {
-		ref = s.AllOf[0].Ref.String()
+		ref = typed.RefersTo(&s.AllOf[0])
 	}
-	return strings.TrimPrefix(ref, "#/components/schemas/")
+	return ref
 }
 
 // isEmpty reports whether v is the empty value omitempty leaves out, for

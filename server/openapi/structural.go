@@ -1,13 +1,13 @@
 package openapi
 
 import (
-	"strings"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"kubeplay/server/structural"
+	"kubeplay/server/typed"
 )
 
 // structuralCache holds the schemas Structural made, by kind.
@@ -48,19 +48,16 @@ type converter struct {
 	open    map[string]bool // definitions being converted, to stop at cycles
 }
 
-const refPrefix = "#/components/schemas/"
-
 func (c converter) convert(s *spec.Schema) *structural.Schema {
 	if s == nil {
 		return &structural.Schema{PreserveUnknownFields: true}
 	}
 	// A field with a default or a description of its own refers to its
 	// type through allOf.
-	if ref := s.Ref.String(); ref == "" && len(s.AllOf) == 1 {
+	if typed.RefersTo(s) == "" && len(s.AllOf) == 1 {
 		s = &s.AllOf[0]
 	}
-	if ref := s.Ref.String(); ref != "" {
-		name := strings.TrimPrefix(ref, refPrefix)
+	if name := typed.RefersTo(s); name != "" {
 		if c.open[name] {
 			return &structural.Schema{PreserveUnknownFields: true}
 		}
