@@ -80,7 +80,7 @@ func (b *finalizerBots) reconcile(ctx context.Context, key string) (time.Duratio
 		return 0, nil
 	}
 	var next time.Duration
-	err := updateObject(ctx, b.api, apiPath(res, ns, name), "", func(obj map[string]any) bool {
+	_, err := updateObject(ctx, b.api, apiPath(res, ns, name), "", func(obj map[string]any) bool {
 		var md metav1.ObjectMeta
 		if !decodeMeta(obj, &md) || md.DeletionTimestamp == nil {
 			return false

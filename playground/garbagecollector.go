@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -435,11 +436,12 @@ func (gc *garbageCollector) deleteDependent(ctx context.Context, n *node, policy
 	uid := types.UID(n.uid)
 	opts := metav1.DeleteOptions{TypeMeta: metav1.TypeMeta{Kind: "DeleteOptions", APIVersion: "v1"},
 		Preconditions: &metav1.Preconditions{UID: &uid}, PropagationPolicy: &policy}
-	if err := gc.api.Do(ctx, "DELETE", n.path(), opts, nil); err != nil {
+	var deleted written
+	if err := gc.api.Do(ctx, "DELETE", n.path(), opts, &deleted); err != nil {
 		return err
 	}
 	for _, o := range owners {
-		gc.record(o, server.PhaseDependentDeleted, n, "deleted with propagationPolicy "+string(policy))
+		gc.record(o, server.PhaseDependentDeleted, n, deleted.revision(), "deleted with propagationPolicy "+string(policy))
 	}
 	return nil
 }
@@ -448,45 +450,68 @@ func (gc *garbageCollector) deleteDependent(ctx context.Context, n *node, policy
 // its orphan finalizer.
 func (gc *garbageCollector) orphanDependents(ctx context.Context, owner *node, deps []*node) error {
 	for _, d := range deps {
-		err := gc.update(ctx, d, func(obj map[string]any) bool {
+		rev, err := updateObject(ctx, gc.api, d.path(), d.uid, func(obj map[string]any) bool {
 			return removeOwnerRefs(obj, func(uid string) bool { return uid == owner.uid })
 		})
 		if err != nil && !apierrors.IsNotFound(err) {
 			return err
 		}
-		if err == nil {
-			gc.record(owner.uid, server.PhaseDependentOrphaned, d, "owner reference removed")
+		if err == nil && rev > 0 {
+			gc.record(owner.uid, server.PhaseDependentOrphaned, d, rev, "owner reference removed")
 		}
 	}
 	return gc.update(ctx, owner, func(obj map[string]any) bool { return removeFinalizer(obj, server.FinalizerOrphan) })
 }
 
-func (gc *garbageCollector) record(ownerUID string, phase server.DeletionPhase, dep *node, msg string) {
+// record adds to the owner's deletion timeline what the collector did to a
+// dependent, at the revision of that write: the API records the owner's own
+// phases when its requests return, which may be after the collector, woken
+// by the owner's change, has written.
+func (gc *garbageCollector) record(ownerUID string, phase server.DeletionPhase, dep *node, rev int64, msg string) {
 	owner := server.ObjectRef{UID: ownerUID}
 	ref := dep.ref()
-	gc.journal.record(server.DeletionEvent{Time: time.Now(), Phase: phase, Object: owner,
+	gc.journal.record(server.DeletionEvent{Time: time.Now(), Phase: phase, Object: owner, Revision: rev,
 		Actor: garbageCollectorAgent, Dependent: &ref, Message: msg})
 }
 
 // update changes n through the API (see updateObject); a conflict is
 // returned for a retry.
 func (gc *garbageCollector) update(ctx context.Context, n *node, change func(map[string]any) bool) error {
-	return updateObject(ctx, gc.api, n.path(), n.uid, change)
+	_, err := updateObject(ctx, gc.api, n.path(), n.uid, change)
+	return err
+}
+
+// written is the resourceVersion of an object an API write answers with.
+type written struct {
+	Metadata struct {
+		ResourceVersion string `json:"resourceVersion"`
+	} `json:"metadata"`
+}
+
+// revision is the write's revision, 0 if the answer has none (a Status).
+func (w written) revision() int64 {
+	rev, _ := strconv.ParseInt(w.Metadata.ResourceVersion, 10, 64)
+	return rev
 }
 
 // updateObject reads the object at path through the API, applies change
-// and writes it back if change reports a change. It does nothing if the
-// object is not the one with uid (any object when uid is "").
-func updateObject(ctx context.Context, api *inproc.Client, path, uid string, change func(map[string]any) bool) error {
+// and writes it back if change reports a change, returning the revision
+// of the write (0 if nothing was written). It does nothing if the object is
+// not the one with uid (any object when uid is "").
+func updateObject(ctx context.Context, api *inproc.Client, path, uid string, change func(map[string]any) bool) (int64, error) {
 	var obj map[string]any
 	if err := api.Get(ctx, path, &obj); err != nil {
-		return err
+		return 0, err
 	}
 	md, _ := obj["metadata"].(map[string]any)
 	if md == nil || uid != "" && md["uid"] != uid || !change(obj) {
-		return nil
+		return 0, nil
 	}
-	return api.Do(ctx, "PUT", path, obj, nil)
+	var out written
+	if err := api.Do(ctx, "PUT", path, obj, &out); err != nil {
+		return 0, err
+	}
+	return out.revision(), nil
 }
 
 // decodeMeta reads the metadata of an object decoded as JSON.
