@@ -103,27 +103,24 @@ func prebuiltObjects(created, managed time.Time) []store.KeyValue {
 // APIServices, only those of apiServices (the group versions served now)
 // are made here: syncLocalAPIServices sees to the others.
 func (s *registry) bootstrap(ctx context.Context, apiServices []object) error {
-	unwanted := map[string]bool{}
-	for _, obj := range localAPIServices(defaultBuiltin()) {
-		_, key, err := bootstrapKey(obj)
-		if err != nil {
-			return err
-		}
-		unwanted[key] = true
-	}
+	wanted := map[string]bool{}
 	for _, obj := range apiServices {
 		_, key, err := bootstrapKey(obj)
 		if err != nil {
 			return err
 		}
-		delete(unwanted, key)
+		wanted[key] = true
 	}
+	// The prebuilt APIServices are those of the group versions served by
+	// default (bootstrapObjects).
+	apiServicesPrefix := collectionPrefix(catalog.LookupBuiltin(apiServicesGVR), "")
+	unwanted := func(key string) bool { return strings.HasPrefix(key, apiServicesPrefix) && !wanted[key] }
 	rev, err := s.store.CurrentRevision(ctx)
 	if err != nil {
 		return err
 	}
 	if rev == 0 {
-		kvs := slices.DeleteFunc(prebuiltObjects(s.now(), time.Now()), func(kv store.KeyValue) bool { return unwanted[kv.Key] })
+		kvs := slices.DeleteFunc(prebuiltObjects(s.now(), time.Now()), func(kv store.KeyValue) bool { return unwanted(kv.Key) })
 		_, err := s.store.CreateAll(ctx, kvs)
 		if !errors.Is(err, store.ErrExists) {
 			return err
@@ -132,7 +129,7 @@ func (s *registry) bootstrap(ctx context.Context, apiServices []object) error {
 	}
 	var keys []string
 	for _, p := range prebuiltLines() {
-		if !unwanted[p.key] {
+		if !unwanted(p.key) {
 			keys = append(keys, p.key)
 		}
 	}
