@@ -103,27 +103,24 @@ func prebuiltObjects(created, managed time.Time) []store.KeyValue {
 // APIServices, only those of apiServices (the group versions served now)
 // are made here: syncLocalAPIServices sees to the others.
 func (s *registry) bootstrap(ctx context.Context, apiServices []object) error {
-	unwanted := map[string]bool{}
-	for _, obj := range localAPIServices(defaultBuiltin()) {
-		_, key, err := bootstrapKey(obj)
-		if err != nil {
-			return err
-		}
-		unwanted[key] = true
-	}
+	wanted := map[string]bool{}
 	for _, obj := range apiServices {
 		_, key, err := bootstrapKey(obj)
 		if err != nil {
 			return err
 		}
-		delete(unwanted, key)
+		wanted[key] = true
 	}
+	// The prebuilt APIServices are those of the group versions served by
+	// default (bootstrapObjects).
+	apiServicesPrefix := collectionPrefix(catalog.LookupBuiltin(apiServicesGVR), "")
+	unwanted := func(key string) bool { return strings.HasPrefix(key, apiServicesPrefix) && !wanted[key] }
 	rev, err := s.store.CurrentRevision(ctx)
 	if err != nil {
 		return err
 	}
 	if rev == 0 {
-		kvs := slices.DeleteFunc(prebuiltObjects(s.now(), time.Now()), func(kv store.KeyValue) bool { return unwanted[kv.Key] })
+		kvs := slices.DeleteFunc(prebuiltObjects(s.now(), time.Now()), func(kv store.KeyValue) bool { return unwanted(kv.Key) })
 		_, err := s.store.CreateAll(ctx, kvs)
 		if !errors.Is(err, store.ErrExists) {
 			return err
@@ -132,7 +129,7 @@ func (s *registry) bootstrap(ctx context.Context, apiServices []object) error {
 	}
 	var keys []string
 	for _, p := range prebuiltLines() {
-		if !unwanted[p.key] {
+		if !unwanted(p.key) {
 			keys = append(keys, p.key)
 		}
 	}
@@ -143,8 +140,9 @@ func (s *registry) bootstrap(ctx context.Context, apiServices []object) error {
 	return s.createMissing(ctx, missing)
 }
 
-// missing returns those of keys that are not stored, with one List per
-// collection: a Get per object took a quarter of a second in a browser.
+// missing returns those of keys that are not stored, with one read of the
+// keys alone per collection: a Get per object took a quarter of a second in
+// a browser, and reading the values too (a List) half of what is left.
 func (s *registry) missing(ctx context.Context, keys []string) (map[string]bool, error) {
 	missing := map[string]bool{}
 	listed := map[string]bool{}
@@ -156,12 +154,12 @@ func (s *registry) missing(ctx context.Context, keys []string) (map[string]bool,
 		if listed[prefix] {
 			continue
 		}
-		list, err := s.store.List(ctx, prefix, "", 0, 0)
+		stored, err := s.store.Keys(ctx, prefix)
 		if err != nil {
 			return nil, err
 		}
-		for _, kv := range list.Items {
-			delete(missing, kv.Key)
+		for _, key := range stored {
+			delete(missing, key)
 		}
 		listed[prefix] = true
 	}

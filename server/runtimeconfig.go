@@ -125,10 +125,17 @@ func (s *Server) setAPI(ctx context.Context, change func(*apiSettings)) error {
 	defer s.apiMu.Unlock()
 	a := *s.api.Load()
 	change(&a)
-	s.api.Store(&a)
 	builtin := a.builtin()
+	return s.applyAPI(ctx, a, builtin, localAPIServices(builtin))
+}
+
+// applyAPI makes a the settings, serving builtin, a.builtin(), whose local
+// APIServices are apiServices: New has them already from its bootstrap.
+// The caller holds apiMu.
+func (s *Server) applyAPI(ctx context.Context, a apiSettings, builtin []catalog.Resource, apiServices []object) error {
+	s.api.Store(&a)
 	s.catalog.SetBuiltin(builtin)
-	return s.reg.syncLocalAPIServices(ctx, localAPIServices(builtin))
+	return s.reg.syncLocalAPIServices(ctx, apiServices)
 }
 
 // builtin returns the built-in resources served with a.

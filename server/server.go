@@ -150,7 +150,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Version != 0 {
 		settings.minor = opts.Version
 	}
-	if err := s.reg.bootstrap(ctx, localAPIServices(settings.builtin())); err != nil {
+	builtin := settings.builtin()
+	apiServices := localAPIServices(builtin)
+	if err := s.reg.bootstrap(ctx, apiServices); err != nil {
 		return nil, fmt.Errorf("server: bootstrap: %w", err)
 	}
 	if err := s.reg.loadCRDs(ctx); err != nil {
@@ -158,7 +160,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	// After the bootstrap, which writes through types a configuration or
 	// an older release may switch off.
-	if err := s.setAPI(ctx, func(a *apiSettings) { *a = settings }); err != nil {
+	s.apiMu.Lock()
+	defer s.apiMu.Unlock()
+	if err := s.applyAPI(ctx, settings, builtin, apiServices); err != nil {
 		return nil, fmt.Errorf("server: local APIServices: %w", err)
 	}
 	return s, nil

@@ -110,15 +110,17 @@ async function supported() {
 	}
 }
 
-// start starts a worker, which loads SQLite WASM and Go's runtime while the
-// page downloads and compiles kubeplay.wasm, then runs the engine there with
-// options (reset, snapshot: see worker.js) and resolves to it.
+// start starts a worker, which loads SQLite WASM and Go's runtime and opens
+// the database with options (reset, snapshot: see worker.js) while the page
+// downloads and compiles kubeplay.wasm, then runs the engine there and
+// resolves to it.
 async function start(options) {
 	await supported();
 	const t = kubeplay.timings;
 	const first = kubeplay.worker === null;
 	const worker = new Worker(new URL("worker.js", import.meta.url), { type: "module" });
 	kubeplay.worker = worker;
+	worker.postMessage({ type: "open", ...options });
 	stopped = null;
 	const requests = new Map(); // id -> the request's sink
 	let onReady, onFailed, onSqlite, onExport;
@@ -180,13 +182,13 @@ async function start(options) {
 	}
 	if (first) report("start");
 	try {
-		worker.postMessage({ type: "start", module: await module, ...options });
+		worker.postMessage({ type: "start", module: await module });
 	} catch (err) {
 		// A browser that cannot post this Module (another example's) to a
 		// worker gets its own.
 		if (err.name !== "DataCloneError" || ownModule) throw err;
 		module = ownCompile();
-		worker.postMessage({ type: "start", module: await module, ...options });
+		worker.postMessage({ type: "start", module: await module });
 	}
 	await ready;
 	engine = {

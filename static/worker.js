@@ -4,14 +4,17 @@
 // and relays requests and answers as messages:
 //
 // page -> worker
-//   {type: "start", module, reset, snapshot, memory}
+//   {type: "open", reset, snapshot, memory}
+//                       open the database the engine is to run on, while
+//                       the page still downloads and compiles the engine;
+//                       reset: empty the saved database first; snapshot: an
+//                       SQLite file (Uint8Array) to replace it with first;
+//                       memory: use a database in memory, not the saved one.
+//                       A new database, saved or in memory, starts as
+//                       dist/bootstrap.sqlite3.
+//   {type: "start", module}   run the engine on the database opened
 //   {type: "close"}   stop the engine and release the database, then
 //                     answer {type: "closed"}: this worker is replaced
-//                       run the engine; reset: empty the saved database
-//                       first; snapshot: an SQLite file (Uint8Array) to
-//                       replace it with first; memory: use a database in
-//                       memory, not the saved one. A new database, saved or
-//                       in memory, starts as dist/bootstrap.sqlite3.
 //   {type: "serve", id, method, url, headers, body}   wasm/engine.go's serve
 //   {type: "cancel", id}
 //   {type: "send", id, bytes}
@@ -72,6 +75,7 @@ const flowWindow = 1 << 20;
 const at = () => performance.timeOrigin + performance.now();
 
 let engine = null; // wasm/engine.go's engine once started
+let opened = null; // open's promise, from the "open" message on
 let pool = null; // the opfs-sahpool VFS's utilities, when the database is saved
 const requests = new Map(); // id -> {sent, paused}
 const early = []; // messages before the engine started
@@ -113,6 +117,9 @@ onmessage = (e) => {
 	const m = e.data;
 	if (m.type === "close") {
 		closeEngine();
+	} else if (m.type === "open") {
+		opened = open(m);
+		opened.catch(() => {}); // start reports it
 	} else if (m.type === "start") {
 		start(m).catch((err) => postMessage({ type: "failed", message: err.message ?? String(err) }));
 	} else if (!engine) {
@@ -190,14 +197,23 @@ function sink(id) {
 	};
 }
 
-async function start({ module, reset, snapshot, memory }) {
-	const [sqlite3] = await Promise.all([sqlite, goRuntime]);
+// open readies the database the engine is to run on and the emulation kept
+// with it, and resolves to {sqlite3, storage, database, emulation}.
+async function open({ reset, snapshot, memory }) {
+	const sqlite3 = await sqlite;
 	const storage = memory ? { kind: "memory", reason: "this page's own: the sandbox saved in this browser is untouched" } : await openStorage(sqlite3, reset, snapshot);
+	if (storage.kind === "memory") return { sqlite3, storage, database: await memoryDatabase(sqlite3) };
+	return { sqlite3, storage, database: dbFile, emulation: await loadEmulation() };
+}
+
+async function start({ module }) {
+	if (!opened) throw new Error("kubeplay: the engine's worker was told to start before opening its database");
+	const [{ sqlite3, storage, database, emulation }] = await Promise.all([opened, goRuntime]);
 	// The store's browser driver (store/sqlite_js.go) looks for the module here.
 	globalThis.sqlite3 = sqlite3;
-	globalThis[databaseGlobal] = storage.kind === "memory" ? await memoryDatabase(sqlite3) : dbFile;
+	globalThis[databaseGlobal] = database;
 	if (storage.kind !== "memory") {
-		globalThis[emulationGlobal] = await loadEmulation();
+		globalThis[emulationGlobal] = emulation;
 		globalThis[saveEmulationHook] = saveEmulation;
 	}
 	const go = new Go();

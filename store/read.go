@@ -145,6 +145,28 @@ func (db *DB) Count(ctx context.Context, prefix string) (int64, error) {
 	return n, err
 }
 
+// Keys implements Store. It reads the key index alone (see liveKeys).
+func (db *DB) Keys(ctx context.Context, prefix string) ([]string, error) {
+	var keys []string
+	err := db.read(ctx, func(tx *sql.Tx, cur, _ int64) error {
+		r := prefixRange(prefix)
+		rows, err := tx.Query(`SELECT key FROM (`+fmt.Sprintf(liveKeys, r.sql("key"))+`) ORDER BY key`, append(r.args(), cur)...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var key []byte
+			if err := rows.Scan(&key); err != nil {
+				return err
+			}
+			keys = append(keys, string(key))
+		}
+		return rows.Err()
+	})
+	return keys, err
+}
+
 // keyRange is the half-open byte range of keys [lo, hi); hi nil means
 // unbounded. Bounds are bytes, bound as BLOBs, so they compare exactly as Go
 // compares strings.

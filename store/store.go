@@ -105,6 +105,10 @@ type Store interface {
 	List(ctx context.Context, prefix, startKey string, limit int, atRev int64) (ListResult, error)
 	// Count returns the number of keys starting with prefix at the latest revision.
 	Count(ctx context.Context, prefix string) (int64, error)
+	// Keys returns the keys starting with prefix at the latest revision, in
+	// key order, without their values: what List would return of them, for
+	// far less reading.
+	Keys(ctx context.Context, prefix string) ([]string, error)
 	// CurrentRevision returns the revision of the latest write.
 	CurrentRevision(ctx context.Context) (int64, error)
 	// LastWriteUnder returns a revision at or after that of the newest

@@ -293,6 +293,16 @@ func (s suite) testCount(t *testing.T) {
 	}
 }
 
+func (s suite) testKeys(t *testing.T) {
+	st := s.new(t)
+	listFixture(t, st)
+	for prefix, want := range map[string][]string{"/a/": {"/a/1", "/a/2", "/a/3"}, "/a": {"/a", "/a/1", "/a/2", "/a/3", "/a0", "/ab"}, "/c": nil} {
+		got, err := st.Keys(t.Context(), prefix)
+		wantErr(t, "Keys", err, nil)
+		wantStrings(t, "Keys("+prefix+")", got, want)
+	}
+}
+
 func (s suite) testLastWriteUnder(t *testing.T) {
 	st := s.new(t)
 	mustCreate(t, st, "/a/1", "x")

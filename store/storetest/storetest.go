@@ -35,6 +35,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store, opts ...Option) {
 	t.Run("Get", s.testGet)
 	t.Run("List", s.testList)
 	t.Run("Count", s.testCount)
+	t.Run("Keys", s.testKeys)
 	t.Run("LastWriteUnder", s.testLastWriteUnder)
 	t.Run("Compact", s.testCompact)
 	t.Run("Watch", s.testWatch)
