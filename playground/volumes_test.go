@@ -112,6 +112,14 @@ func TestVolumes_staticBinding(t *testing.T) {
 		mustDo(t, h, 201, "POST", "/api/v1/persistentvolumes", fmt.Sprintf(`{"metadata":{"name":%q},"spec":{"capacity":{"storage":%q},
 			"accessModes":["ReadWriteOnce"],"hostPath":{"path":"/data"}}}`, pv.name, pv.size))
 	}
+	// The binder chooses among the volumes it has seen, as
+	// kube-controller-manager's among those in its informer: an Available
+	// volume is one it has.
+	for _, name := range []string{"big", "small", "tiny"} {
+		waitFor(t, name+" to be Available", func() bool {
+			return child(mustDo(t, h, 200, "GET", "/api/v1/persistentvolumes/"+name, ""), "status")["phase"] == "Available"
+		})
+	}
 	createClaim(t, h, "manual", `"storageClassName":"",`)
 	var claim map[string]any
 	waitFor(t, "the claim to be bound", func() bool {
