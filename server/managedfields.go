@@ -101,7 +101,7 @@ func (s *registry) trackUpdate(rs *resourceStore, subresource string, live, obj 
 	if err != nil {
 		return nil, err
 	}
-	return fieldmanager.Update(f, rs.res.GroupVersionKind(), live, obj, manager), nil
+	return fieldmanager.Update(f, live, obj, manager), nil
 }
 
 // customTypeConverter types the objects of a custom resource by its CRD's

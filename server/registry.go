@@ -299,7 +299,7 @@ func (s *registry) trackWrite(wr *write, live, obj object) (object, error) {
 		}
 		wr.fieldManager = f
 	}
-	return fieldmanager.Update(wr.fieldManager, wr.res.GroupVersionKind(), live, obj, wr.manager), nil
+	return fieldmanager.Update(wr.fieldManager, live, obj, wr.manager), nil
 }
 
 // afterWrite runs the strategy's afterWrite on a stored object.

@@ -191,7 +191,7 @@ func (s *Server) writeScale(r *http.Request, req *request) (object, error) {
 	wr := scaleWrite(req, opts.manager, opts.dryRun)
 	out, _, err := s.reg.updateWith(r.Context(), wr, func(live object, rev int64) (object, error) {
 		return s.scaled(wr, live, rev, func(f *fieldmanager.FieldManager, old object) (object, error) {
-			return fieldmanager.Update(f, scaleKind.GroupVersionKind(), old, runtime.DeepCopyJSON(body), wr.manager), nil
+			return fieldmanager.Update(f, old, runtime.DeepCopyJSON(body), wr.manager), nil
 		})
 	})
 	if err != nil {
@@ -212,7 +212,7 @@ func (s *Server) patchScale(ctx context.Context, pr *patchRequest) (object, int,
 			if err != nil {
 				return nil, err
 			}
-			return fieldmanager.Update(f, scaleKind.GroupVersionKind(), old, patched, pr.manager), nil
+			return fieldmanager.Update(f, old, patched, pr.manager), nil
 		})
 	})
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 )
@@ -30,7 +29,7 @@ var stripped = fieldpath.NewSet(
 )
 
 // created computes the managedFields kube-apiserver's field manager gives
-// obj, of kind gvk, on its create by manager, without running it: most of
+// obj, of f's kind, on its create by manager, without running it: most of
 // the manager's work on a create goes into machinery that has nothing to
 // do (the managers of the object, none yet, their versions, an
 // Unstructured round trip of the entries). What it records then is its
@@ -39,8 +38,9 @@ var stripped = fieldpath.NewSet(
 // obj is not such a plain create (a subresource's, managedFields sent, an
 // object of another kind or that does not type), which the field manager
 // itself must record.
-func (f *FieldManager) created(gvk schema.GroupVersionKind, obj Object, manager string) (entries []any, ok bool) {
-	if f.subresource != "" || gvk != f.gvk {
+func (f *FieldManager) created(obj Object, manager string) (entries []any, ok bool) {
+	gvk := f.gvk
+	if f.subresource != "" {
 		return nil, false
 	}
 	// A sent managedFields, even an empty one, is a starting point.

@@ -4,10 +4,10 @@ package fieldmanager
 var (
 	CreatedByShortcut = func(f *FieldManager, obj Object, manager string) ([]any, bool) {
 		PlainNumbers(obj)
-		return f.created(f.gvk, obj, manager)
+		return f.created(obj, manager)
 	}
 	CreatedByFieldManager = func(f *FieldManager, obj Object, manager string) Object {
 		PlainNumbers(obj)
-		return f.update(f.gvk, nil, obj, manager)
+		return f.update(nil, obj, manager)
 	}
 )

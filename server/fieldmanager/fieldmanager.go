@@ -164,19 +164,20 @@ func (m *Managers) Forget(tc managedfields.TypeConverter) {
 // failure to compute managedFields drops them rather than failing the write.
 // A plain create is recorded without running the field manager (created),
 // with the same entries.
-func Update(f *FieldManager, gvk schema.GroupVersionKind, live, obj Object, manager string) Object {
+func Update(f *FieldManager, live, obj Object, manager string) Object {
 	PlainNumbers(obj)
 	if live == nil {
-		if entries, ok := f.created(gvk, obj, manager); ok {
+		if entries, ok := f.created(obj, manager); ok {
 			setManagedFields(obj, entries)
 			return obj
 		}
 	}
-	return f.update(gvk, live, obj, manager)
+	return f.update(live, obj, manager)
 }
 
 // update is Update by kube-apiserver's field manager.
-func (f *FieldManager) update(gvk schema.GroupVersionKind, live, obj Object, manager string) Object {
+func (f *FieldManager) update(live, obj Object, manager string) Object {
+	gvk := f.gvk
 	if live == nil {
 		live = NewObject(gvk)
 	}

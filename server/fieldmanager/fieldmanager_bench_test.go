@@ -27,6 +27,6 @@ func BenchmarkUpdate_create(b *testing.B) {
 			"metadata": map[string]any{"name": "cm", "namespace": "default", "uid": "7c2a1f4e-2b1c-4d8e-9f3a-0e5d6c7b8a90",
 				"creationTimestamp": "2026-01-02T03:04:05Z", "labels": map[string]any{"app": "bench"}},
 			"data": map[string]any{"k": value}}
-		fieldmanager.Update(f, gvk, nil, obj, "bench")
+		fieldmanager.Update(f, nil, obj, "bench")
 	}
 }
