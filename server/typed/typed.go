@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -45,7 +46,7 @@ func Decode(schemas map[string]*spec.Schema, def string, body []byte) (Result, e
 	d.dec.UseNumber()
 	// A reference to def, so that the object is known by its schema's name.
 	ref := &spec.Schema{SchemaProps: spec.SchemaProps{Ref: spec.MustCreateRef("#/components/schemas/" + def)}}
-	v, err := d.value(ref, field{}, structName(def))
+	v, err := d.value(ref, structName(def))
 	if err != nil {
 		return Result{}, err
 	}
@@ -67,13 +68,39 @@ type decoder struct {
 	// typeErr is the first value of the wrong type; as Go's decoder,
 	// decoding goes on after it so that the text is still checked.
 	typeErr *Error
+	// at are the steps from the object to the value being decoded.
+	at []field
 }
 
-// field is where a value sits: the Go struct that holds the nearest field
-// and the path to it by field names only ("spec.containers.image"), as Go's
-// type errors say, and the path with indices ("spec.containers[0].image"),
-// as the unknown and duplicate field reports say.
+// field is a step from a value to one in it: a struct's field, a slice's
+// element or a map's value. The decoder keeps the steps to the value it is
+// at (decoder.at) and works out the names reports use (fieldNames) only
+// when something is reported: building the paths of every field of every
+// body was a fifth of the decoder's allocations.
 type field struct {
+	step step
+	// structName is the Go struct of which a stepField is a field.
+	structName string
+	// def is the schema of that struct, name the field's JSON name (or a
+	// map's key, for a stepKey).
+	def, name string
+	i         int // an element's index
+}
+
+type step uint8
+
+const (
+	stepField step = iota // a struct's field
+	stepIndex             // a slice's element
+	stepKey               // a map's value
+)
+
+// fieldNames are the names of a field that reports use: the Go struct
+// that holds the nearest field and the path to it by field names only
+// ("spec.containers.image"), as Go's type errors say, and the path with
+// indices ("spec.containers[0].image"), as the unknown and duplicate field
+// reports say.
+type fieldNames struct {
 	structName string
 	goPath     string
 	path       string
@@ -82,21 +109,35 @@ type field struct {
 	goType string
 }
 
-// child is the field name of the struct structName, of the schema def.
-func (f field) child(structName, def, name string) field {
-	t := goTypes()[def+"\t"+name]
-	goPath := name
-	if t.via != "" {
-		goPath = t.via + "." + name
+// names are the names of the field at the end of steps.
+func names(steps []field) fieldNames {
+	var n fieldNames
+	for _, f := range steps {
+		switch f.step {
+		case stepField:
+			t := goTypes()[f.def+"\t"+f.name]
+			goPath := f.name
+			if t.via != "" {
+				goPath = t.via + "." + f.name
+			}
+			n = fieldNames{structName: f.structName, goPath: join(n.goPath, goPath), path: join(n.path, f.name), goType: t.goType}
+		case stepIndex:
+			n.path += "[" + strconv.Itoa(f.i) + "]"
+			n.goType = elemType(n.goType, "[]")
+		case stepKey:
+			n.path = join(n.path, f.name)
+			n.goType = elemType(n.goType, "map[")
+		}
 	}
-	return field{structName: structName, goPath: join(f.goPath, goPath), path: join(f.path, name), goType: t.goType}
+	return n
 }
 
-func (f field) index(i int) field {
-	f.path += "[" + strconv.Itoa(i) + "]"
-	f.goType = elemType(f.goType, "[]")
-	return f
-}
+// enter and leave step into and out of a value of the one the decoder is at.
+func (d *decoder) enter(f field) { d.at = append(d.at, f) }
+func (d *decoder) leave()        { d.at = d.at[:len(d.at)-1] }
+
+// path is the path of the value the decoder is at, with indices.
+func (d *decoder) path() string { return names(d.at).path }
 
 // elemType is the type of the elements of a slice or map type named
 // container ("" if it is not one).
@@ -176,7 +217,11 @@ func (d *decoder) fail(format string, args ...any) {
 	}
 }
 
-func (d *decoder) typeError(got string, f field, goType string) {
+func (d *decoder) typeError(got string, goType string) {
+	if d.typeErr != nil {
+		return // only the first is reported
+	}
+	f := names(d.at)
 	if f.goType != "" {
 		goType = f.goType
 	}
@@ -189,9 +234,9 @@ func (d *decoder) typeError(got string, f field, goType string) {
 
 const quantityMessage = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 
-// value decodes the next JSON value as schema s; at is where it sits,
+// value decodes the next JSON value as schema s, at d.at;
 // inStruct the Go struct type it is (for an object schema).
-func (d *decoder) value(s *spec.Schema, at field, inStruct string) (any, error) {
+func (d *decoder) value(s *spec.Schema, inStruct string) (any, error) {
 	s, name := d.resolve(s)
 	if name != "" {
 		inStruct = structName(name)
@@ -210,7 +255,7 @@ func (d *decoder) value(s *spec.Schema, at field, inStruct string) (any, error) 
 	case name == quantityDef:
 		return d.quantity(tok)
 	case name == intOrStringDef || s.Extensions["x-kubernetes-int-or-string"] == true:
-		return d.intOrString(tok, at)
+		return d.intOrString(tok)
 	case name == rawExtensionDef:
 		return d.rest(tok) // any JSON, kept as it is for validation to judge
 	}
@@ -218,19 +263,19 @@ func (d *decoder) value(s *spec.Schema, at field, inStruct string) (any, error) 
 	switch {
 	case typ.Contains("object") || len(s.Properties) > 0:
 		if kind != "object" {
-			d.typeError(kind, at, d.goType(s, name))
+			d.typeError(kind, d.goType(s, name))
 			return d.rest(tok)
 		}
 		switch {
 		case len(s.Properties) > 0:
-			return d.object(s, at, inStruct, name)
+			return d.object(s, inStruct, name)
 		case s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil:
-			return d.mapValue(s.AdditionalProperties.Schema, at)
+			return d.mapValue(s.AdditionalProperties.Schema)
 		}
 		return d.rest(tok) // free-form (RawExtension, FieldsV1)
 	case typ.Contains("array"):
 		if kind != "array" {
-			d.typeError(kind, at, d.goType(s, name))
+			d.typeError(kind, d.goType(s, name))
 			return d.rest(tok)
 		}
 		var items *spec.Schema
@@ -239,10 +284,12 @@ func (d *decoder) value(s *spec.Schema, at field, inStruct string) (any, error) 
 		}
 		out := []any{}
 		for i := 0; d.dec.More(); i++ {
-			v, err := d.value(items, at.index(i), "")
+			d.enter(field{step: stepIndex, i: i})
+			v, err := d.value(items, "")
 			if err != nil {
 				return nil, err
 			}
+			d.leave()
 			if v == nil {
 				v = d.zero(items) // a null element decodes to the zero value
 			}
@@ -253,7 +300,7 @@ func (d *decoder) value(s *spec.Schema, at field, inStruct string) (any, error) 
 	case typ.Contains("string"):
 		str, ok := tok.(string)
 		if !ok {
-			d.typeError(kind, at, "string")
+			d.typeError(kind, "string")
 			return d.rest(tok)
 		}
 		switch s.Format {
@@ -273,12 +320,12 @@ func (d *decoder) value(s *spec.Schema, at field, inStruct string) (any, error) 
 		return str, nil
 	case typ.Contains("integer"):
 		n, ok := tok.(json.Number)
-		goType := map[string]string{"int32": "int32", "int64": "int64"}[s.Format]
-		if goType == "" {
-			goType = "int"
+		goType := "int"
+		if s.Format == "int32" || s.Format == "int64" {
+			goType = s.Format
 		}
 		if !ok {
-			d.typeError(kind, at, goType)
+			d.typeError(kind, goType)
 			return d.rest(tok)
 		}
 		bits := 64
@@ -286,19 +333,19 @@ func (d *decoder) value(s *spec.Schema, at field, inStruct string) (any, error) 
 			bits = 32
 		}
 		if _, err := strconv.ParseInt(n.String(), 10, bits); err != nil {
-			d.typeError("number "+n.String(), at, goType)
+			d.typeError("number "+n.String(), goType)
 			return nil, nil
 		}
 		return n, nil
 	case typ.Contains("number"):
 		if _, ok := tok.(json.Number); !ok {
-			d.typeError(kind, at, "float64")
+			d.typeError(kind, "float64")
 			return d.rest(tok)
 		}
 		return tok, nil
 	case typ.Contains("boolean"):
 		if _, ok := tok.(bool); !ok {
-			d.typeError(kind, at, "bool")
+			d.typeError(kind, "bool")
 			return d.rest(tok)
 		}
 		return tok, nil
@@ -325,36 +372,39 @@ func (d *decoder) zero(s *spec.Schema) any {
 }
 
 // object decodes the fields of a Go struct (the '{' is read).
-func (d *decoder) object(s *spec.Schema, at field, inStruct, def string) (any, error) {
+func (d *decoder) object(s *spec.Schema, inStruct, def string) (any, error) {
 	out := map[string]any{}
-	seen := map[string]bool{}
+	var seen keySet
+	props := properties(s)
 	for d.dec.More() {
 		tok, err := d.dec.Token()
 		if err != nil {
 			return nil, syntaxError(err)
 		}
 		key := tok.(string) // object keys are strings
-		prop, known := s.Properties[key]
-		child := at.child(inStruct, def, key)
+		prop, known := props[key]
+		d.enter(field{step: stepField, structName: inStruct, def: def, name: key})
+		again := seen.add(key)
 		if !known {
-			if !seen[key] {
-				d.fieldErrors = append(d.fieldErrors, fmt.Sprintf("unknown field %q", child.path))
-				d.unknown = append(d.unknown, child.path)
+			if !again {
+				path := d.path()
+				d.fieldErrors = append(d.fieldErrors, fmt.Sprintf("unknown field %q", path))
+				d.unknown = append(d.unknown, path)
 			}
-			seen[key] = true
 			if err := d.skip(); err != nil {
 				return nil, err
 			}
+			d.leave()
 			continue
 		}
-		if seen[key] {
-			d.fieldErrors = append(d.fieldErrors, fmt.Sprintf("duplicate field %q", child.path))
+		if again {
+			d.fieldErrors = append(d.fieldErrors, fmt.Sprintf("duplicate field %q", d.path()))
 		}
-		seen[key] = true
-		v, err := d.value(&prop, child, "")
+		v, err := d.value(prop, "")
 		if err != nil {
 			return nil, err
 		}
+		d.leave()
 		if v == nil {
 			delete(out, key)
 		} else {
@@ -365,25 +415,74 @@ func (d *decoder) object(s *spec.Schema, at field, inStruct, def string) (any, e
 	return out, syntaxError(err)
 }
 
+// keySet is the keys of an object seen so far: a few in a slice, as most
+// objects have, then in a map, so that a body of many keys stays linear.
+type keySet struct {
+	few  []string
+	many map[string]bool
+}
+
+// add adds key, reporting whether it was there already.
+func (k *keySet) add(key string) bool {
+	if k.many != nil {
+		had := k.many[key]
+		k.many[key] = true
+		return had
+	}
+	if slices.Contains(k.few, key) {
+		return true
+	}
+	if len(k.few) < 16 {
+		k.few = append(k.few, key)
+		return false
+	}
+	k.many = make(map[string]bool, 2*len(k.few))
+	for _, f := range k.few {
+		k.many[f] = true
+	}
+	k.many[key] = true
+	return false
+}
+
+// propertyIndex holds, for each object schema the decoder met, pointers to
+// its properties: a map of spec.Schema values would be copied (several
+// hundred bytes) at every field, into a frame that then stays on the stack
+// for the whole descent into the value. The schemas Decode is given are the
+// process's (fieldmanager.Schemas), so the index is as long-lived as they are.
+var propertyIndex sync.Map // *spec.Schema -> map[string]*spec.Schema
+
+func properties(s *spec.Schema) map[string]*spec.Schema {
+	if m, ok := propertyIndex.Load(s); ok {
+		return m.(map[string]*spec.Schema)
+	}
+	m := make(map[string]*spec.Schema, len(s.Properties))
+	for name, prop := range s.Properties {
+		m[name] = &prop
+	}
+	actual, _ := propertyIndex.LoadOrStore(s, m)
+	return actual.(map[string]*spec.Schema)
+}
+
 // mapValue decodes a Go map (the '{' is read). Its values' errors name the
 // map's field, as Go's decoder does.
-func (d *decoder) mapValue(elem *spec.Schema, at field) (any, error) {
+func (d *decoder) mapValue(elem *spec.Schema) (any, error) {
 	out := map[string]any{}
-	seen := map[string]bool{}
+	var seen keySet
 	for d.dec.More() {
 		tok, err := d.dec.Token()
 		if err != nil {
 			return nil, syntaxError(err)
 		}
 		key := tok.(string)
-		if seen[key] {
-			d.fieldErrors = append(d.fieldErrors, fmt.Sprintf("duplicate field %q", join(at.path, key)))
+		d.enter(field{step: stepKey, name: key})
+		if seen.add(key) {
+			d.fieldErrors = append(d.fieldErrors, fmt.Sprintf("duplicate field %q", d.path()))
 		}
-		seen[key] = true
-		v, err := d.value(elem, field{structName: at.structName, goPath: at.goPath, path: join(at.path, key), goType: elemType(at.goType, "map[")}, "")
+		v, err := d.value(elem, "")
 		if err != nil {
 			return nil, err
 		}
+		d.leave()
 		out[key] = v
 	}
 	_, err := d.dec.Token()
@@ -421,18 +520,18 @@ func (d *decoder) quantity(tok json.Token) (any, error) {
 
 // intOrString decodes an IntOrString: a string, or a number that fits an
 // int32.
-func (d *decoder) intOrString(tok json.Token, at field) (any, error) {
+func (d *decoder) intOrString(tok json.Token) (any, error) {
 	switch v := tok.(type) {
 	case string:
 		return v, nil
 	case json.Number:
 		if _, err := strconv.ParseInt(v.String(), 10, 32); err != nil {
-			d.typeError("number "+v.String(), at, "int32")
+			d.typeError("number "+v.String(), "int32")
 			return nil, nil
 		}
 		return v, nil
 	}
-	d.typeError(jsonKind(tok), at, "int32")
+	d.typeError(jsonKind(tok), "int32")
 	return d.rest(tok)
 }
 

@@ -74,6 +74,19 @@ func TestDecode_unknownAndDuplicateFields(t *testing.T) {
 		{pod, `{"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"i","foo":1}],"replicas":"x"}}`,
 			[]string{`unknown field "spec.containers[0].foo"`, `unknown field "spec.replicas"`}, "spec"},
 	}
+	// An object of many keys: a repeat is found among the first ones and
+	// the later ones alike.
+	var many strings.Builder
+	many.WriteString(`{"metadata":{"name":"c"},"data":{`)
+	for i := range 20 {
+		fmt.Fprintf(&many, `"k%02d":"v",`, i)
+	}
+	many.WriteString(`"k00":"w","k18":"w"}}`)
+	tests = append(tests, struct {
+		def, body   string
+		fieldErrors []string
+		wantObject  string
+	}{configMap, many.String(), []string{`duplicate field "data.k00"`, `duplicate field "data.k18"`}, "data"})
 	for _, tt := range tests {
 		res, err := typed.Decode(schemas, tt.def, []byte(tt.body))
 		if err != nil {
