@@ -42,11 +42,25 @@ func Decode(schemas map[string]*spec.Schema, def string, body []byte) (Result, e
 	if _, ok := schemas[def]; !ok {
 		return Result{}, fmt.Errorf("typed: no schema %q", def)
 	}
-	d := &decoder{schemas: schemas, dec: json.NewDecoder(bytes.NewReader(body))}
-	d.dec.UseNumber()
-	// A reference to def, so that the object is known by its schema's name.
-	ref := &spec.Schema{SchemaProps: spec.SchemaProps{Ref: spec.MustCreateRef("#/components/schemas/" + def)}}
-	v, err := d.value(ref, structName(def))
+	res, err := decode(schemas, def, newScanner(body))
+	if errors.Is(err, errRescan) {
+		return decodeWithDecoder(schemas, def, body)
+	}
+	return res, err
+}
+
+// decodeWithDecoder is Decode reading the body's tokens from a
+// json.Decoder, for the errors it reports.
+func decodeWithDecoder(schemas map[string]*spec.Schema, def string, body []byte) (Result, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	return decode(schemas, def, dec)
+}
+
+func decode(schemas map[string]*spec.Schema, def string, toks tokens) (Result, error) {
+	d := &decoder{schemas: schemas, dec: toks}
+	d.at = d.atDepth[:0]
+	v, err := d.resolved(schemas[def], def, structName(def))
 	if err != nil {
 		return Result{}, err
 	}
@@ -62,14 +76,16 @@ func Decode(schemas map[string]*spec.Schema, def string, body []byte) (Result, e
 
 type decoder struct {
 	schemas     map[string]*spec.Schema
-	dec         *json.Decoder
+	dec         tokens
 	fieldErrors []string
 	unknown     []string
 	// typeErr is the first value of the wrong type; as Go's decoder,
 	// decoding goes on after it so that the text is still checked.
 	typeErr *Error
-	// at are the steps from the object to the value being decoded.
-	at []field
+	// at are the steps from the object to the value being decoded, in
+	// atDepth while they fit, as they do for most bodies.
+	at      []field
+	atDepth [8]field
 }
 
 // field is a step from a value to one in it: a struct's field, a slice's
@@ -241,6 +257,11 @@ func (d *decoder) value(s *spec.Schema, inStruct string) (any, error) {
 	if name != "" {
 		inStruct = structName(name)
 	}
+	return d.resolved(s, name, inStruct)
+}
+
+// resolved is value of s, resolved, named name if a definition.
+func (d *decoder) resolved(s *spec.Schema, name, inStruct string) (any, error) {
 	tok, err := d.dec.Token()
 	if err != nil {
 		return nil, syntaxError(err)

@@ -1,0 +1,5 @@
+package typed
+
+// DecodeWithDecoder is Decode reading the body from a json.Decoder only,
+// as it does when the scanner gives up.
+var DecodeWithDecoder = decodeWithDecoder
