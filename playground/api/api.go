@@ -16,6 +16,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -39,8 +40,8 @@ const snapshotType = "application/vnd.sqlite3"
 
 // Handler serves the playground API and the sandboxes' Kubernetes APIs.
 type Handler struct {
-	m   *playground.Manager
-	mux *http.ServeMux
+	m      *playground.Manager
+	routes func() *http.ServeMux
 	// CACert is the PEM of the certificate the server presents over
 	// HTTPS, for the kubeconfigs it hands out (nil: the system's roots).
 	CACert []byte
@@ -52,33 +53,43 @@ type Handler struct {
 // New returns the handler of m's sandboxes. Mount it at "/playground/v1/"
 // and "/sandboxes/".
 func New(m *playground.Manager) *Handler {
-	h := &Handler{m: m, mux: http.NewServeMux()}
-	h.mux.HandleFunc("GET "+Prefix+"/openapi.json", func(w http.ResponseWriter, r *http.Request) {
+	h := &Handler{m: m}
+	h.routes = sync.OnceValue(h.newMux)
+	return h
+}
+
+// newMux routes the API, at its first request rather than at the server's
+// start: http.ServeMux records where each pattern was registered
+// (runtime.Caller), which reads symbol tables of the binary that the
+// server need not have in memory to become ready.
+func (h *Handler) newMux() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET "+Prefix+"/openapi.json", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(openapiDoc)
 	})
-	h.mux.HandleFunc("GET "+Prefix+"/scenarios", h.scenarios)
-	h.mux.HandleFunc("POST "+Prefix+"/sandboxes", h.create)
-	h.mux.HandleFunc("GET "+Prefix+"/sandboxes", h.list)
-	h.mux.HandleFunc("GET "+Prefix+"/sandboxes/{id}", h.with(h.get))
-	h.mux.HandleFunc("DELETE "+Prefix+"/sandboxes/{id}", h.delete)
-	h.mux.HandleFunc("POST "+Prefix+"/sandboxes/{id}/reset", h.with(h.reset))
-	h.mux.HandleFunc("GET "+Prefix+"/sandboxes/{id}/kubeconfig", h.with(h.kubeconfig))
-	h.mux.HandleFunc("GET "+Prefix+"/sandboxes/{id}/snapshot", h.with(h.snapshot))
-	h.mux.HandleFunc("PUT "+Prefix+"/sandboxes/{id}/snapshot", h.with(h.restore))
-	h.mux.HandleFunc("GET "+Prefix+"/sandboxes/{id}/settings", h.with(h.settings))
-	h.mux.HandleFunc("PATCH "+Prefix+"/sandboxes/{id}/settings", h.with(h.patchSettings))
-	h.mux.HandleFunc("POST "+Prefix+"/sandboxes/{id}/compact", h.with(h.compact))
-	h.mux.HandleFunc("POST "+Prefix+"/sandboxes/{id}/clock", h.with(h.advanceClock))
-	h.mux.HandleFunc("POST "+Prefix+"/sandboxes/{id}/run", h.with(h.run))
-	h.mux.HandleFunc("GET "+Prefix+"/sandboxes/{id}/journal", h.with(h.journal))
-	h.mux.HandleFunc("GET "+Prefix+"/sandboxes/{id}/journal/live", h.with(h.live))
-	h.mux.HandleFunc("GET "+Prefix+"/sandboxes/{id}/deletions", h.with(h.deletions))
-	h.mux.HandleFunc(Prefix+"/", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET "+Prefix+"/scenarios", h.scenarios)
+	mux.HandleFunc("POST "+Prefix+"/sandboxes", h.create)
+	mux.HandleFunc("GET "+Prefix+"/sandboxes", h.list)
+	mux.HandleFunc("GET "+Prefix+"/sandboxes/{id}", h.with(h.get))
+	mux.HandleFunc("DELETE "+Prefix+"/sandboxes/{id}", h.delete)
+	mux.HandleFunc("POST "+Prefix+"/sandboxes/{id}/reset", h.with(h.reset))
+	mux.HandleFunc("GET "+Prefix+"/sandboxes/{id}/kubeconfig", h.with(h.kubeconfig))
+	mux.HandleFunc("GET "+Prefix+"/sandboxes/{id}/snapshot", h.with(h.snapshot))
+	mux.HandleFunc("PUT "+Prefix+"/sandboxes/{id}/snapshot", h.with(h.restore))
+	mux.HandleFunc("GET "+Prefix+"/sandboxes/{id}/settings", h.with(h.settings))
+	mux.HandleFunc("PATCH "+Prefix+"/sandboxes/{id}/settings", h.with(h.patchSettings))
+	mux.HandleFunc("POST "+Prefix+"/sandboxes/{id}/compact", h.with(h.compact))
+	mux.HandleFunc("POST "+Prefix+"/sandboxes/{id}/clock", h.with(h.advanceClock))
+	mux.HandleFunc("POST "+Prefix+"/sandboxes/{id}/run", h.with(h.run))
+	mux.HandleFunc("GET "+Prefix+"/sandboxes/{id}/journal", h.with(h.journal))
+	mux.HandleFunc("GET "+Prefix+"/sandboxes/{id}/journal/live", h.with(h.live))
+	mux.HandleFunc("GET "+Prefix+"/sandboxes/{id}/deletions", h.with(h.deletions))
+	mux.HandleFunc(Prefix+"/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such endpoint: %s %s (the API is described at %s/openapi.json)", r.Method, r.URL.Path, Prefix)
 	})
-	h.mux.HandleFunc("/sandboxes/{id}/", h.kube)
-	return h
+	mux.HandleFunc("/sandboxes/{id}/", h.kube)
+	return mux
 }
 
 // ServeHTTP serves the playground API, and in hosted mode
@@ -94,7 +105,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	h.mux.ServeHTTP(w, r)
+	h.routes().ServeHTTP(w, r)
 }
 
 // kube serves a sandbox's Kubernetes API, rooted at /sandboxes/<id>.

@@ -282,7 +282,7 @@ func TestAPI_openapi(t *testing.T) {
 	// Every route registered in api.go: `"METHOD "+Prefix+"/path"`.
 	n := 0
 	for _, line := range strings.Split(string(src), "\n") {
-		_, rest, ok := strings.Cut(line, `h.mux.HandleFunc("`)
+		_, rest, ok := strings.Cut(line, `mux.HandleFunc("`)
 		if !ok || !strings.Contains(rest, `"+Prefix+"`) {
 			continue
 		}
