@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"slices"
 	"strings"
 	"sync"
@@ -138,6 +139,37 @@ func (s *registry) bootstrap(ctx context.Context, apiServices []object) error {
 		return err
 	}
 	return s.createMissing(ctx, missing)
+}
+
+// bootstrapStamp returns the stamp of a store found to hold the bootstrap
+// objects (by their keys, as bootstrap checks them) and exactly the local
+// APIServices apiServices (as syncLocalAPIServices makes them): a hash of
+// what those checks' outcome depends on besides the store's contents.
+func bootstrapStamp(apiServices []object) (int64, error) {
+	h := fnv.New64a()
+	for _, p := range prebuiltLines() {
+		h.Write([]byte(p.key))
+		h.Write([]byte{'\n'})
+	}
+	b, err := json.Marshal(apiServices)
+	if err != nil {
+		return 0, err
+	}
+	h.Write(b)
+	return int64(h.Sum64()), nil
+}
+
+// bootstrapChecked reports whether the store's stamp says that it holds
+// the bootstrap objects and the local APIServices apiServices: then
+// bootstrap and syncLocalAPIServices would find nothing to do (see
+// Server.StampBootstrap).
+func (s *registry) bootstrapChecked(ctx context.Context, apiServices []object) (bool, error) {
+	stamp, current, err := s.store.Stamp(ctx)
+	if err != nil || !current {
+		return false, err
+	}
+	want, err := bootstrapStamp(apiServices)
+	return stamp == want, err
 }
 
 // missing returns those of keys that are not stored, with one read of the
