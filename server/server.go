@@ -200,11 +200,7 @@ func (s *Server) StampBootstrap(ctx context.Context) error {
 	if err := s.reg.syncLocalAPIServices(ctx, apiServices); err != nil {
 		return err
 	}
-	stamp, err := bootstrapStamp(apiServices)
-	if err != nil {
-		return err
-	}
-	return s.reg.store.SetStamp(ctx, stamp, rev)
+	return s.reg.store.SetStamp(ctx, bootstrapStamp(apiServices), rev)
 }
 
 // Catalog returns the resource types the server serves.
