@@ -145,11 +145,13 @@ func (s *registry) bootstrap(ctx context.Context, apiServices []object) error {
 }
 
 // bootstrapStamp returns the stamp of a store found to hold the bootstrap
-// objects (by their keys, as bootstrap checks them) and exactly the local
-// APIServices apiServices (as syncLocalAPIServices makes them): a hash of
-// what those checks' outcome depends on besides the store's contents.
+// objects (by their keys, as bootstrap checks them), exactly the local
+// APIServices apiServices (as syncLocalAPIServices makes them) and no
+// CustomResourceDefinition: a hash of what those checks' outcome depends on
+// besides the store's contents, and of what the stamp says.
 func bootstrapStamp(apiServices []object) int64 {
 	h := fnv.New64a()
+	h.Write([]byte("bootstrap keys, local APIServices, no CRDs\n"))
 	for _, p := range prebuiltLines() {
 		h.Write([]byte(p.key))
 		h.Write([]byte{'\n'})
@@ -183,8 +185,8 @@ func hashValue(h hash.Hash, v any) {
 }
 
 // bootstrapChecked reports whether the store's stamp says that it holds
-// the bootstrap objects and the local APIServices apiServices: then
-// bootstrap and syncLocalAPIServices would find nothing to do (see
+// the bootstrap objects, the local APIServices apiServices and no CRD: then
+// bootstrap, syncLocalAPIServices and loadCRDs would find nothing to do (see
 // Server.StampBootstrap).
 func (s *registry) bootstrapChecked(ctx context.Context, apiServices []object) (bool, error) {
 	stamp, current, err := s.store.Stamp(ctx)

@@ -87,10 +87,11 @@ func (r *readRecorder) record(prefix string) {
 }
 
 // TestNew_stampedBootstrap: a server started on a store that StampBootstrap
-// stamped, with the same settings, reads neither the bootstrap objects'
-// keys nor the local APIServices; with other settings, or once something
-// wrote to the store, it checks and repairs as on any store. StampBootstrap
-// repairs what it finds missing, and then refuses to stamp.
+// stamped, with the same settings, reads nothing: neither the bootstrap
+// objects' keys, nor the local APIServices, nor CRDs; with other settings,
+// or once something wrote to the store, it checks and repairs as on any
+// store. StampBootstrap repairs what it finds missing, and then refuses to
+// stamp; it refuses to stamp a store that holds a CRD.
 func TestNew_stampedBootstrap(t *testing.T) {
 	ctx := t.Context()
 	st, err := store.Open(ctx, ":memory:", store.Options{})
@@ -113,9 +114,7 @@ func TestNew_stampedBootstrap(t *testing.T) {
 		if _, err := server.New(ctx, opts); err != nil {
 			t.Fatal(err)
 		}
-		return slices.DeleteFunc(rec.reads, func(prefix string) bool {
-			return prefix != apiServices && !strings.HasPrefix(prefix, "/registry/namespaces/")
-		})
+		return rec.reads
 	}
 	if reads := checks(server.Options{}); len(reads) != 0 {
 		t.Errorf("a start on a stamped store read %q", reads)
@@ -160,5 +159,15 @@ func TestNew_stampedBootstrap(t *testing.T) {
 	}
 	if _, current, err := st.Stamp(ctx); err != nil || current {
 		t.Errorf("Stamp after StampBootstrap repaired = current %v, %v; want not current", current, err)
+	}
+
+	if _, err := st.Create(ctx, "/registry/apiextensions.k8s.io/customresourcedefinitions/widgets.example.com", []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.StampBootstrap(ctx); err == nil || !strings.Contains(err.Error(), "CustomResourceDefinitions") {
+		t.Errorf("StampBootstrap of a store with a CRD: %v, want an error about it", err)
+	}
+	if _, current, err := st.Stamp(ctx); err != nil || current {
+		t.Errorf("Stamp after StampBootstrap of a store with a CRD = current %v, %v; want not current", current, err)
 	}
 }

@@ -161,9 +161,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		if err := s.reg.bootstrap(ctx, apiServices); err != nil {
 			return nil, fmt.Errorf("server: bootstrap: %w", err)
 		}
-	}
-	if err := s.reg.loadCRDs(ctx); err != nil {
-		return nil, fmt.Errorf("server: custom resources: %w", err)
+		if err := s.reg.loadCRDs(ctx); err != nil {
+			return nil, fmt.Errorf("server: custom resources: %w", err)
+		}
 	}
 	// After the bootstrap, which writes through types a configuration or
 	// an older release may switch off.
@@ -179,13 +179,13 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 
 // StampBootstrap checks that the store holds what New makes sure of at start
 // (the bootstrap objects, the local APIServices of the server's settings),
-// making what is missing, and then stamps it so (store.Store.SetStamp): New
-// on it, with the same settings, skips those checks until something writes
-// to the store. static/internal/bootstrapdb stamps the database the
-// browser's sandboxes start from: its checks are a sixth of the engine's
-// start there. It fails with store.ErrConflict if the store was written
-// while it checked, the repairs of the check included: call it on a quiet
-// store.
+// making what is missing, and that it holds no CustomResourceDefinition,
+// and then stamps it so (store.Store.SetStamp): New on it, with the same
+// settings, skips those checks and the reading of CRDs until something
+// writes to the store. static/internal/bootstrapdb stamps the database the
+// browser's sandboxes start from: its checks were half of the engine's start
+// there. It fails with store.ErrConflict if the store was written while it
+// checked, the repairs of the check included: call it on a quiet store.
 func (s *Server) StampBootstrap(ctx context.Context) error {
 	s.apiMu.Lock()
 	defer s.apiMu.Unlock()
@@ -199,6 +199,13 @@ func (s *Server) StampBootstrap(ctx context.Context) error {
 	}
 	if err := s.reg.syncLocalAPIServices(ctx, apiServices); err != nil {
 		return err
+	}
+	crds, err := s.reg.store.Keys(ctx, collectionPrefix(catalog.LookupBuiltin(crdsGVR), ""))
+	if err != nil {
+		return err
+	}
+	if len(crds) > 0 {
+		return fmt.Errorf("server: the store holds %d CustomResourceDefinitions, which a stamp says it has not", len(crds))
 	}
 	return s.reg.store.SetStamp(ctx, bootstrapStamp(apiServices), rev)
 }

@@ -47,7 +47,7 @@ func run(ctx context.Context, path string) error {
 		return err
 	}
 	// The engine then skips, at its first start, the check for missing
-	// objects and the local APIServices' sync.
+	// objects, the local APIServices' sync and the reading of CRDs.
 	if err := sb.StampBootstrap(ctx); err != nil {
 		return err
 	}
