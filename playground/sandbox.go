@@ -259,6 +259,11 @@ func (sb *Sandbox) PlantUndecodable(ctx context.Context, gvr schema.GroupVersion
 	return sb.api.PlantUndecodable(ctx, gvr, ns, name, value)
 }
 
+// StampBootstrap records in the sandbox's store that it holds what every
+// cluster starts with, checked, so that a sandbox opened on it later skips
+// that check (see server.Server.StampBootstrap).
+func (sb *Sandbox) StampBootstrap(ctx context.Context) error { return sb.api.StampBootstrap(ctx) }
+
 // Compact drops the store's history up to its current revision, which it
 // returns: reads and watches from before it then answer 410 Gone.
 func (sb *Sandbox) Compact(ctx context.Context) (int64, error) {

@@ -7,7 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
+	"hash/fnv"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -138,6 +142,58 @@ func (s *registry) bootstrap(ctx context.Context, apiServices []object) error {
 		return err
 	}
 	return s.createMissing(ctx, missing)
+}
+
+// bootstrapStamp returns the stamp of a store found to hold the bootstrap
+// objects (by their keys, as bootstrap checks them), exactly the local
+// APIServices apiServices (as syncLocalAPIServices makes them) and no
+// CustomResourceDefinition: a hash of what those checks' outcome depends on
+// besides the store's contents, and of what the stamp says.
+func bootstrapStamp(apiServices []object) int64 {
+	h := fnv.New64a()
+	h.Write([]byte("bootstrap keys, local APIServices, no CRDs\n"))
+	for _, p := range prebuiltLines() {
+		h.Write([]byte(p.key))
+		h.Write([]byte{'\n'})
+	}
+	for _, obj := range apiServices {
+		hashValue(h, obj)
+	}
+	return int64(h.Sum64())
+}
+
+// hashValue writes v, a value of an object as localAPIServices makes them,
+// to h (a type they do not hold today, through fmt). By hand: encoding/json's
+// first call costs the engine's start in WebAssembly tens of milliseconds
+// (compiling its functions).
+func hashValue(h hash.Hash, v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		h.Write([]byte{'{'})
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			h.Write(strconv.AppendQuote(nil, k))
+			hashValue(h, v[k])
+		}
+		h.Write([]byte{'}'})
+	case string:
+		h.Write(strconv.AppendQuote(nil, v))
+	case int:
+		h.Write(strconv.AppendInt(nil, int64(v), 10))
+	default:
+		fmt.Fprintf(h, "%T%#v", v, v)
+	}
+}
+
+// bootstrapChecked reports whether the store's stamp says that it holds
+// the bootstrap objects, the local APIServices apiServices and no CRD: then
+// bootstrap, syncLocalAPIServices and loadCRDs would find nothing to do (see
+// Server.StampBootstrap).
+func (s *registry) bootstrapChecked(ctx context.Context, apiServices []object) (bool, error) {
+	stamp, current, err := s.store.Stamp(ctx)
+	if err != nil || !current {
+		return false, err
+	}
+	return stamp == bootstrapStamp(apiServices), nil
 }
 
 // missing returns those of keys that are not stored, with one read of the

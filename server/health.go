@@ -112,9 +112,14 @@ func bootstraps(gvr schema.GroupVersionResource, object string) bool {
 	if res == nil {
 		return false
 	}
-	matches := func(l prebuilt) bool { return strings.HasPrefix(l.key, collectionPrefix(res, "")) }
+	// The key or prefix made once, not per line: postStartHooks' first call,
+	// on the path of a browser engine's first answer, took 40-60 ms so
+	// under Node.
+	prefix := collectionPrefix(res, "")
+	matches := func(l prebuilt) bool { return strings.HasPrefix(l.key, prefix) }
 	if ns, name, ok := strings.Cut(object, "/"); ok {
-		matches = func(l prebuilt) bool { return l.key == objectKey(res, ns, name) }
+		key := objectKey(res, ns, name)
+		matches = func(l prebuilt) bool { return l.key == key }
 	}
 	return slices.ContainsFunc(prebuiltLines(), matches)
 }

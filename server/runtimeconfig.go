@@ -133,9 +133,14 @@ func (s *Server) setAPI(ctx context.Context, change func(*apiSettings)) error {
 // APIServices are apiServices: New has them already from its bootstrap.
 // The caller holds apiMu.
 func (s *Server) applyAPI(ctx context.Context, a apiSettings, builtin []catalog.Resource, apiServices []object) error {
+	s.setBuiltin(a, builtin)
+	return s.reg.syncLocalAPIServices(ctx, apiServices)
+}
+
+// setBuiltin is applyAPI less the local APIServices' sync.
+func (s *Server) setBuiltin(a apiSettings, builtin []catalog.Resource) {
 	s.api.Store(&a)
 	s.catalog.SetBuiltin(builtin)
-	return s.reg.syncLocalAPIServices(ctx, apiServices)
 }
 
 // builtin returns the built-in resources served with a.

@@ -125,7 +125,8 @@ var _ http.Handler = (*Server)(nil)
 
 // New returns a server over opts.Store, creating the namespaces every
 // cluster starts with (default, kube-system, kube-public, kube-node-lease)
-// and the default RBAC roles and bindings if they do not exist yet.
+// and the default RBAC roles and bindings if they do not exist yet (unless
+// the store's stamp says it has them: see StampBootstrap).
 func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Store == nil {
 		return nil, errors.New("server: no store")
@@ -152,20 +153,61 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	builtin := settings.builtin()
 	apiServices := localAPIServices(builtin)
-	if err := s.reg.bootstrap(ctx, apiServices); err != nil {
+	checked, err := s.reg.bootstrapChecked(ctx, apiServices)
+	if err != nil {
 		return nil, fmt.Errorf("server: bootstrap: %w", err)
 	}
-	if err := s.reg.loadCRDs(ctx); err != nil {
-		return nil, fmt.Errorf("server: custom resources: %w", err)
+	if !checked {
+		if err := s.reg.bootstrap(ctx, apiServices); err != nil {
+			return nil, fmt.Errorf("server: bootstrap: %w", err)
+		}
+		if err := s.reg.loadCRDs(ctx); err != nil {
+			return nil, fmt.Errorf("server: custom resources: %w", err)
+		}
 	}
 	// After the bootstrap, which writes through types a configuration or
 	// an older release may switch off.
 	s.apiMu.Lock()
 	defer s.apiMu.Unlock()
-	if err := s.applyAPI(ctx, settings, builtin, apiServices); err != nil {
+	if checked {
+		s.setBuiltin(settings, builtin)
+	} else if err := s.applyAPI(ctx, settings, builtin, apiServices); err != nil {
 		return nil, fmt.Errorf("server: local APIServices: %w", err)
 	}
 	return s, nil
+}
+
+// StampBootstrap checks that the store holds what New makes sure of at start
+// (the bootstrap objects, the local APIServices of the server's settings),
+// making what is missing, and that it holds no CustomResourceDefinition,
+// and then stamps it so (store.Store.SetStamp): New on it, with the same
+// settings, skips those checks and the reading of CRDs until something
+// writes to the store. static/internal/bootstrapdb stamps the database the
+// browser's sandboxes start from: its checks were half of the engine's start
+// there. It fails with store.ErrConflict if the store was written while it
+// checked, the repairs of the check included: call it on a quiet store.
+func (s *Server) StampBootstrap(ctx context.Context) error {
+	s.apiMu.Lock()
+	defer s.apiMu.Unlock()
+	apiServices := localAPIServices(s.api.Load().builtin())
+	rev, err := s.reg.store.CurrentRevision(ctx)
+	if err != nil {
+		return err
+	}
+	if err := s.reg.bootstrap(ctx, apiServices); err != nil {
+		return err
+	}
+	if err := s.reg.syncLocalAPIServices(ctx, apiServices); err != nil {
+		return err
+	}
+	crds, err := s.reg.store.Keys(ctx, collectionPrefix(catalog.LookupBuiltin(crdsGVR), ""))
+	if err != nil {
+		return err
+	}
+	if len(crds) > 0 {
+		return fmt.Errorf("server: the store holds %d CustomResourceDefinitions, which a stamp says it has not", len(crds))
+	}
+	return s.reg.store.SetStamp(ctx, bootstrapStamp(apiServices), rev)
 }
 
 // Catalog returns the resource types the server serves.

@@ -7,17 +7,19 @@ import (
 	"kubeplay/server/validation"
 )
 
-// batchStrategies are the strategies of the batch group's resources.
-var batchStrategies = map[schema.GroupResource]strategy{
-	{Group: "batch", Resource: "jobs"}: {
-		tracksGeneration: true, orphansByDefault: true,
-		validate: validation.Job, validateUpdate: validation.JobUpdate, readBack: defaults.JobLabels,
-		podSecurity:      podSecurityTemplate("spec", "template"),
-		selectableFields: withNamespace(map[string]selectableField{"status.successful": {path: "status.succeeded", zero: "0"}}),
-	},
-	{Group: "batch", Resource: "cronjobs"}: {
-		tracksGeneration: true, updateSkipsObjectMeta: true,
-		validate: validation.CronJob, validateUpdate: validation.CronJobUpdate,
-		podSecurity: podSecurityTemplate("spec", "jobTemplate", "spec", "template"),
-	},
+// batchStrategies returns the strategies of the batch group's resources.
+func batchStrategies() map[schema.GroupResource]strategy {
+	return map[schema.GroupResource]strategy{
+		{Group: "batch", Resource: "jobs"}: {
+			tracksGeneration: true, orphansByDefault: true,
+			validate: validation.Job, validateUpdate: validation.JobUpdate, readBack: defaults.JobLabels,
+			podSecurity:      podSecurityTemplate("spec", "template"),
+			selectableFields: withNamespace(map[string]selectableField{"status.successful": {path: "status.succeeded", zero: "0"}}),
+		},
+		{Group: "batch", Resource: "cronjobs"}: {
+			tracksGeneration: true, updateSkipsObjectMeta: true,
+			validate: validation.CronJob, validateUpdate: validation.CronJobUpdate,
+			podSecurity: podSecurityTemplate("spec", "jobTemplate", "spec", "template"),
+		},
+	}
 }

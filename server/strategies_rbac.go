@@ -15,26 +15,28 @@ import (
 	"kubeplay/server/validation"
 )
 
-// rbacStrategies are the strategies of rbac.authorization.k8s.io's
+// rbacStrategies returns the strategies of rbac.authorization.k8s.io's
 // resources: a PUT of a missing role or binding creates it, and a user
 // writes one only if it does not escalate its privileges.
-var rbacStrategies = map[schema.GroupResource]strategy{
-	{Group: "rbac.authorization.k8s.io", Resource: "roles"}: {
-		createOnUpdate: true, validate: validation.Role, validateUpdate: validation.RoleUpdate,
-		authorizeWrite: (*admission).confirmNoEscalation,
-	},
-	{Group: "rbac.authorization.k8s.io", Resource: "rolebindings"}: {
-		createOnUpdate: true, validate: validation.RoleBinding, validateUpdate: validation.RoleBindingUpdate,
-		authorizeWrite: (*admission).confirmNoEscalation,
-	},
-	{Group: "rbac.authorization.k8s.io", Resource: "clusterroles"}: {
-		createOnUpdate: true, validate: validation.ClusterRole, validateUpdate: validation.ClusterRoleUpdate,
-		authorizeWrite: (*admission).confirmNoEscalation,
-	},
-	{Group: "rbac.authorization.k8s.io", Resource: "clusterrolebindings"}: {
-		createOnUpdate: true, validate: validation.ClusterRoleBinding, validateUpdate: validation.ClusterRoleBindingUpdate,
-		authorizeWrite: (*admission).confirmNoEscalation,
-	},
+func rbacStrategies() map[schema.GroupResource]strategy {
+	return map[schema.GroupResource]strategy{
+		{Group: "rbac.authorization.k8s.io", Resource: "roles"}: {
+			createOnUpdate: true, validate: validation.Role, validateUpdate: validation.RoleUpdate,
+			authorizeWrite: (*admission).confirmNoEscalation,
+		},
+		{Group: "rbac.authorization.k8s.io", Resource: "rolebindings"}: {
+			createOnUpdate: true, validate: validation.RoleBinding, validateUpdate: validation.RoleBindingUpdate,
+			authorizeWrite: (*admission).confirmNoEscalation,
+		},
+		{Group: "rbac.authorization.k8s.io", Resource: "clusterroles"}: {
+			createOnUpdate: true, validate: validation.ClusterRole, validateUpdate: validation.ClusterRoleUpdate,
+			authorizeWrite: (*admission).confirmNoEscalation,
+		},
+		{Group: "rbac.authorization.k8s.io", Resource: "clusterrolebindings"}: {
+			createOnUpdate: true, validate: validation.ClusterRoleBinding, validateUpdate: validation.ClusterRoleBindingUpdate,
+			authorizeWrite: (*admission).confirmNoEscalation,
+		},
+	}
 }
 
 // rbacObject is the part of a role or binding the escalation check reads.

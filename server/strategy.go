@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -172,20 +173,25 @@ type strategy struct {
 	gracefulDelete func(d *deletion, now time.Time) (done bool)
 }
 
-// strategies are the built-in resources' strategies, by group resource.
-// They are set in init, as their hooks reach back to what reads them.
-var strategies map[schema.GroupResource]*strategy
+// strategies returns the built-in resources' strategies, by group resource,
+// made at the first call: their tables were two thirds of the package's
+// initialisation, which the engine's start in a browser waited for. It is
+// set in init, as their hooks reach back to what reads them.
+var strategies func() map[schema.GroupResource]*strategy
 
 // noStrategy is the strategy of a resource without an entry.
 var noStrategy strategy
 
 func init() {
-	strategies = map[schema.GroupResource]*strategy{}
-	for _, g := range []map[schema.GroupResource]strategy{coreStrategies, appsStrategies, batchStrategies, rbacStrategies, otherStrategies} {
-		for gr, st := range g {
-			strategies[gr] = &st
+	strategies = sync.OnceValue(func() map[schema.GroupResource]*strategy {
+		all := map[schema.GroupResource]*strategy{}
+		for _, g := range []map[schema.GroupResource]strategy{coreStrategies(), appsStrategies(), batchStrategies(), rbacStrategies(), otherStrategies()} {
+			for gr, st := range g {
+				all[gr] = &st
+			}
 		}
-	}
+		return all
+	})
 }
 
 // strategyOf returns r's strategy, which nothing may modify. A write reads
@@ -194,7 +200,7 @@ func strategyOf(r *catalog.Resource) *strategy {
 	if r.Custom != nil {
 		return &customStrategy
 	}
-	if st, ok := strategies[r.GroupResource()]; ok {
+	if st, ok := strategies()[r.GroupResource()]; ok {
 		return st
 	}
 	return &noStrategy

@@ -87,6 +87,13 @@ const stateSQL = `SELECT
 	ifnull((SELECT seq FROM sqlite_sequence WHERE name = 'kv'), 0),
 	ifnull((SELECT value FROM meta WHERE name = 'compact_rev'), 0)`
 
+// openSQL reads, at Open, stateSQL's and the stamp and its revision (see
+// SetStamp; -1 for none).
+const openSQL = `SELECT s.*,
+	ifnull((SELECT value FROM meta WHERE name = 'stamp'), 0),
+	ifnull((SELECT value FROM meta WHERE name = 'stamp_rev'), -1)
+	FROM (` + stateSQL + `) AS s`
+
 // DB is the Store on SQLite. It is safe for concurrent use.
 type DB struct {
 	sql  *sql.DB
@@ -100,6 +107,8 @@ type DB struct {
 	rev     atomic.Int64
 	horizon atomic.Int64
 	closed  atomic.Bool // set under mu
+	// stamp is the latest SetStamp's, for the contents at stampRev (under mu).
+	stamp, stampRev int64
 
 	watchMu  sync.Mutex
 	watchers map[*watcher]struct{}
@@ -171,7 +180,7 @@ func (db *DB) init(ctx context.Context) error {
 		}
 	}
 	var rev, horizon int64
-	if err := db.sql.QueryRowContext(ctx, stateSQL).Scan(&rev, &horizon); err != nil {
+	if err := db.sql.QueryRowContext(ctx, openSQL).Scan(&rev, &horizon, &db.stamp, &db.stampRev); err != nil {
 		return translateErr(err)
 	}
 	db.rev.Store(rev)

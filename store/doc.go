@@ -28,7 +28,8 @@
 //
 //	kv(rev INTEGER PRIMARY KEY AUTOINCREMENT, key BLOB, value BLOB,
 //	   create_rev, prev_rev, deleted, written_at)  -- index (key, rev, deleted)
-//	meta(name, value)                             -- 'compact_rev': the horizon
+//	meta(name, value)                             -- 'compact_rev': the horizon;
+//	                                                 'stamp', 'stamp_rev': SetStamp's
 //
 // Every write appends one row at the next revision: create_rev is the
 // revision that created this incarnation of the key (= rev for a create),

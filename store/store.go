@@ -134,6 +134,16 @@ type Store interface {
 	// last revision it received (as a client reconnecting after a watch
 	// timeout does). The watch ends when ctx is done or the store closes.
 	Watch(ctx context.Context, prefix string, afterRev int64) (Watcher, error)
+	// SetStamp records stamp, a value of the caller's own, for the store's
+	// contents as of revision rev, with them (a snapshot keeps it): a
+	// caller that checked something true of the contents records it, so as
+	// not to check again while they stay the same. ErrConflict if rev is
+	// not the current revision: the contents changed since the check.
+	SetStamp(ctx context.Context, stamp, rev int64) error
+	// Stamp returns the latest stamp SetStamp recorded (0 if none), and
+	// whether it is for the contents as they are: false once anything has
+	// been written since.
+	Stamp(ctx context.Context) (stamp int64, current bool, err error)
 	// Compact drops history at or below rev, keeping each key's value as of
 	// rev, and moves the horizon to rev. Compacting at or below the current
 	// horizon is a no-op.

@@ -11,7 +11,7 @@ type Snapshotter interface {
 }
 
 // testSnapshot: a snapshot opened as a store has the data, history,
-// revisions and horizon the store had when it was taken, and writes made
+// revisions, horizon and stamp the store had when it was taken, and writes made
 // after it do not reach it.
 func (s suite) testSnapshot(t *testing.T) {
 	if s.openAt == nil {
@@ -27,6 +27,7 @@ func (s suite) testSnapshot(t *testing.T) {
 	a2 := mustUpdate(t, st, "/a", "v2", a1)
 	wantErr(t, "Compact", st.Compact(t.Context(), a1), nil)
 	b1 := mustCreate(t, st, "/b", "v1")
+	wantErr(t, "SetStamp", st.SetStamp(t.Context(), 3, b1), nil)
 	path := t.TempDir() + "/snapshot.db"
 	wantErr(t, "Snapshot", snap.Snapshot(t.Context(), path), nil)
 	mustUpdate(t, st, "/a", "v3", a2)
@@ -38,6 +39,9 @@ func (s suite) testSnapshot(t *testing.T) {
 	}
 	if horizon, err := cp.CompactedRevision(t.Context()); err != nil || horizon != a1 {
 		t.Fatalf("CompactedRevision of the snapshot = %d, %v; want %d", horizon, err, a1)
+	}
+	if stamp, current, err := cp.Stamp(t.Context()); err != nil || stamp != 3 || !current {
+		t.Fatalf("Stamp of the snapshot = %d, %v, %v; want 3, true", stamp, current, err)
 	}
 	wantKV(t, "Get", mustGet(t, cp, "/a", 0), kv("/a", "v2", a1, a2))
 	wantKV(t, "Get at the horizon", mustGet(t, cp, "/a", a1), kv("/a", "v1", a1, a1))

@@ -38,6 +38,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store, opts ...Option) {
 	t.Run("Keys", s.testKeys)
 	t.Run("LastWriteUnder", s.testLastWriteUnder)
 	t.Run("Compact", s.testCompact)
+	t.Run("Stamp", s.testStamp)
 	t.Run("Watch", s.testWatch)
 	t.Run("Close", s.testClose)
 	t.Run("Concurrency", s.testConcurrency)

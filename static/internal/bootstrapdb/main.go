@@ -46,6 +46,11 @@ func run(ctx context.Context, path string) error {
 	if err := settle(ctx, st); err != nil {
 		return err
 	}
+	// The engine then skips, at its first start, the check for missing
+	// objects, the local APIServices' sync and the reading of CRDs.
+	if err := sb.StampBootstrap(ctx); err != nil {
+		return err
+	}
 	return st.Snapshot(ctx, path)
 }
 

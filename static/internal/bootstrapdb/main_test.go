@@ -12,7 +12,8 @@ import (
 )
 
 // TestRun writes the bootstrap database and opens a sandbox on it, as the
-// browser does: the sandbox finds what it starts with and writes nothing.
+// browser does: the sandbox finds what it starts with, stamped as checked,
+// and writes nothing.
 func TestRun(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "bootstrap.sqlite3")
@@ -29,6 +30,9 @@ func TestRun(t *testing.T) {
 	before, err := st.CurrentRevision(ctx)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if _, current, err := st.Stamp(ctx); err != nil || !current {
+		t.Errorf("the bootstrap database's stamp: current %v, %v; want current", current, err)
 	}
 	for _, key := range []string{"/registry/namespaces/kube-system", "/registry/clusterroles/admin"} {
 		if _, err := st.Get(ctx, key, 0); err != nil {
