@@ -84,10 +84,14 @@ export default kubeplay;
 
 // Offline use is a bonus: no service worker (an insecure origin, a private
 // window) changes nothing else. The worker keeps the engine once it runs
-// here (see sw.js).
-globalThis.navigator?.serviceWorker?.register(new URL("sw.js", import.meta.url)).catch(() => {});
+// here (see sw.js). It is registered once the engine answers: its start and
+// install (a fetch of the site's files) took the cores the engine's download
+// and compilation need, ~0.1 s of a cold start's first answer.
 kubeplay.ready.then(
-	() => globalThis.navigator?.serviceWorker?.ready.then((r) => r.active?.postMessage("keep-engine")),
+	() => {
+		globalThis.navigator?.serviceWorker?.register(new URL("sw.js", import.meta.url)).catch(() => {});
+		return globalThis.navigator?.serviceWorker?.ready.then((r) => r.active?.postMessage("keep-engine"));
+	},
 	() => {},
 );
 
