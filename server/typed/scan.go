@@ -108,11 +108,12 @@ func (s *scanner) Token() (json.Token, error) {
 			}
 			return json.Delim(c), nil
 		case ']', '}':
-			want, states := byte('['), [2]scanState{arrayStart, arrayComma}
+			// These states are only ever set with their container open.
+			start, comma := arrayStart, arrayComma
 			if c == '}' {
-				want, states = '{', [2]scanState{objectStart, objectComma}
+				start, comma = objectStart, objectComma
 			}
-			if (s.state != states[0] && s.state != states[1]) || len(s.open) == 0 || s.open[len(s.open)-1] != want {
+			if s.state != start && s.state != comma {
 				return nil, errRescan
 			}
 			s.i++
@@ -136,20 +137,17 @@ func (s *scanner) Token() (json.Token, error) {
 			}
 			s.i++
 		case '"':
-			if s.state == objectStart || s.state == objectKey {
-				str, err := s.string()
-				if err != nil {
-					return nil, err
-				}
-				s.state = objectColon
-				return str, nil
-			}
-			if !s.valueAllowed() {
+			key := s.state == objectStart || s.state == objectKey
+			if !key && !s.valueAllowed() {
 				return nil, errRescan
 			}
 			str, err := s.string()
 			if err != nil {
 				return nil, err
+			}
+			if key {
+				s.state = objectColon
+				return str, nil
 			}
 			return str, s.scalarEnd()
 		default:
