@@ -440,8 +440,15 @@ func (gc *garbageCollector) deleteDependent(ctx context.Context, n *node, policy
 	if err := gc.api.Do(ctx, "DELETE", n.path(), opts, &deleted); err != nil {
 		return err
 	}
+	rev := deleted.revision()
+	if rev == 0 {
+		// Removed at once, the answer is a Status: the revision of the
+		// removal is the one the server journaled for the dependent
+		// before answering.
+		rev = gc.journal.removedAt(n.uid)
+	}
 	for _, o := range owners {
-		gc.record(o, server.PhaseDependentDeleted, n, deleted.revision(), "deleted with propagationPolicy "+string(policy))
+		gc.record(o, server.PhaseDependentDeleted, n, rev, "deleted with propagationPolicy "+string(policy))
 	}
 	return nil
 }

@@ -103,8 +103,11 @@ func TestGarbageCollector_Background(t *testing.T) {
 		t.Fatalf("owner timeline %v", got)
 	}
 	for _, e := range tl[2:] {
-		if e.Phase != server.PhaseDependentDeleted || !strings.Contains(e.Actor, "generic-garbage-collector") {
-			t.Errorf("owner timeline entry %+v", e)
+		// Each carries the revision of its removal, after the owner's, so
+		// that the timeline's order does not depend on which request
+		// returned first.
+		if e.Phase != server.PhaseDependentDeleted || !strings.Contains(e.Actor, "generic-garbage-collector") || e.Revision <= tl[1].Revision {
+			t.Errorf("owner timeline entry %+v (the owner removed at %d)", e, tl[1].Revision)
 		}
 	}
 	if tl[0].Actor != "Go-http-client/1.1" && tl[0].Actor != "" {

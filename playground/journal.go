@@ -96,6 +96,19 @@ func (j *DeletionJournal) Timeline(uid string) []server.DeletionEvent {
 	return slices.Clone(j.byUID[uid])
 }
 
+// removedAt returns the revision at which the object with uid was removed
+// from the store, 0 if its timeline does not say.
+func (j *DeletionJournal) removedAt(uid string) int64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for _, e := range j.byUID[uid] {
+		if e.Phase == server.PhaseRemoved {
+			return e.Revision
+		}
+	}
+	return 0
+}
+
 // TimelineOf returns the deletion events of the latest object named
 // ns/name of resource gr (ns is "" for cluster-scoped objects).
 func (j *DeletionJournal) TimelineOf(gr schema.GroupResource, ns, name string) []server.DeletionEvent {
